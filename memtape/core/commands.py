@@ -1,0 +1,70 @@
+"""Commands: what the outside world asks a session to do.
+
+A command is a request, not a fact: a policy decides which events (if any)
+honour it, or rejects it.
+"""
+
+import attrs
+
+
+@attrs.frozen
+class AddTurn:
+    """Add a conversation turn; ``salient=None`` means salient iff the role is ``tool``."""
+
+    role: str
+    text: str
+    salient: bool | None = None
+
+
+@attrs.frozen
+class AdvanceClock:
+    """Move the logical clock forward to the time ``to``."""
+
+    to: float
+
+
+@attrs.frozen
+class WriteFact:
+    """Write a fact; an active fact on ``key`` (or on ``supersedes``) is retired."""
+
+    key: str
+    text: str
+    importance: float
+    supersedes: str | None = None
+
+
+@attrs.frozen
+class ReadFact:
+    """Read one active fact, named by its ``key`` or by its ``id`` (exactly one)."""
+
+    key: str | None = None
+    id: int | None = None
+
+
+@attrs.frozen
+class RecordEpisode:
+    """Record a raw episode for the next consolidation pass."""
+
+    text: str
+
+
+@attrs.frozen
+class Consolidate:
+    """Run a sleep-time consolidation pass over every recorded episode."""
+
+
+Command = AddTurn | AdvanceClock | WriteFact | ReadFact | RecordEpisode | Consolidate
+"""Any command of the kernel."""
+
+COMMAND_TYPES: dict[str, type[Command]] = {
+    "turn": AddTurn,
+    "advance": AdvanceClock,
+    "write": WriteFact,
+    "read": ReadFact,
+    "episode": RecordEpisode,
+    "consolidate": Consolidate,
+}
+"""Every command type by its kind, the name it carries in scenarios and logs."""
+
+COMMAND_KINDS: dict[type[Command], str] = {cls: kind for kind, cls in COMMAND_TYPES.items()}
+"""The kind of each command type (the inverse of ``COMMAND_TYPES``)."""

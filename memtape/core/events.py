@@ -1,0 +1,164 @@
+"""Events: immutable, past-tense records of what happened in a run.
+
+An event holds a decision and the external inputs behind it (a turn's
+measured token count, a summary's text, the score that justified an
+eviction), never what the fold can derive from earlier events. Each event
+type carries a schema version in ``VERSION``.
+"""
+
+from typing import ClassVar
+
+import attrs
+
+
+@attrs.frozen
+class TurnAdded:
+    """A conversation turn joined the window, verbatim, with its measured tokens."""
+
+    VERSION: ClassVar[int] = 1
+    turn: int
+    role: str
+    text: str
+    tokens: int
+    salient: bool
+
+
+@attrs.frozen
+class WarmItem:
+    """What a turn became in the WARM tier: a stand-in text and its tokens."""
+
+    turn: int
+    text: str
+    tokens: int
+
+
+@attrs.frozen
+class CompactionTriggered:
+    """One whole compaction decision, applied in this order by the fold.
+
+    The HOT turns not named in ``hot`` leave HOT: those in ``warm`` become
+    the given warm items (appended after the existing ones), those in
+    ``dropped`` are dropped. Then the ``cold`` oldest warm items go COLD, and
+    the COLD gist becomes ``gist`` (``""`` and 0 tokens while nothing is cold).
+    """
+
+    VERSION: ClassVar[int] = 1
+    budget: int
+    hot: tuple[int, ...]
+    warm: tuple[WarmItem, ...]
+    dropped: tuple[int, ...]
+    cold: int
+    gist: str
+    gist_tokens: int
+
+
+@attrs.frozen
+class ClockAdvanced:
+    """The logical clock moved forward to ``to``."""
+
+    VERSION: ClassVar[int] = 1
+    to: float
+
+
+@attrs.frozen
+class FactWritten:
+    """A fact entered the store as active, at the current clock."""
+
+    VERSION: ClassVar[int] = 1
+    id: int
+    key: str
+    text: str
+    importance: float
+
+
+@attrs.frozen
+class FactRead:
+    """An active fact was read (its read count goes up by one)."""
+
+    VERSION: ClassVar[int] = 1
+    id: int
+
+
+@attrs.frozen
+class Superseded:
+    """An active fact was retired because fact ``by`` replaces it; it is kept."""
+
+    VERSION: ClassVar[int] = 1
+    id: int
+    by: int
+
+
+@attrs.frozen
+class Evicted:
+    """An active fact left the store over capacity; ``score`` is why it was chosen."""
+
+    VERSION: ClassVar[int] = 1
+    id: int
+    score: float
+
+
+@attrs.frozen
+class EpisodeRecorded:
+    """A raw episode was recorded for a later consolidation pass."""
+
+    VERSION: ClassVar[int] = 1
+    id: int
+    text: str
+
+
+@attrs.frozen
+class SemanticFact:
+    """A durable fact distilled from an episode; it is also written to the store."""
+
+    key: str
+    text: str
+    importance: float
+    episode: int
+
+
+@attrs.frozen
+class ProceduralRule:
+    """A durable how-to rule distilled from an episode."""
+
+    text: str
+    episode: int
+
+
+@attrs.frozen
+class Consolidated:
+    """A sleep-time pass consumed ``episodes`` and distilled facts and rules."""
+
+    VERSION: ClassVar[int] = 1
+    episodes: tuple[int, ...]
+    semantic: tuple[SemanticFact, ...]
+    procedural: tuple[ProceduralRule, ...]
+
+
+Event = (
+    TurnAdded
+    | CompactionTriggered
+    | ClockAdvanced
+    | FactWritten
+    | FactRead
+    | Superseded
+    | Evicted
+    | EpisodeRecorded
+    | Consolidated
+)
+"""Any event of the kernel."""
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.__name__: cls
+    for cls in (
+        TurnAdded,
+        CompactionTriggered,
+        ClockAdvanced,
+        FactWritten,
+        FactRead,
+        Superseded,
+        Evicted,
+        EpisodeRecorded,
+        Consolidated,
+    )
+}
+"""Every event type by its class name, the name it carries in a log."""

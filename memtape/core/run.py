@@ -1,0 +1,121 @@
+"""The run: an append-only log of events, the state after it, and fast seeks.
+
+A run knows which command caused each batch of events, keeps a snapshot of
+the state every ``snapshot_every`` events, and so rebuilds the state at any
+position with at most ``snapshot_every`` folds. It does not know policies:
+the fold it uses is handed to it.
+"""
+
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+
+from memtape.core.commands import Command
+from memtape.core.errors import BadInput, CorruptLog
+from memtape.core.events import Event
+from memtape.core.state import INITIAL_STATE, State
+
+Evolve = Callable[[State, Event], State]
+"""A pure fold step: the state after one event."""
+
+DEFAULT_SNAPSHOT_EVERY = 1024
+"""Events between two snapshots unless a run says otherwise."""
+
+
+class Run:
+    """An append-only event log with the current state and seeks to any position."""
+
+    __slots__ = (
+        "_commands",
+        "_ends",
+        "_events",
+        "_evolve",
+        "_snapshot_every",
+        "_snapshots",
+        "_state",
+    )
+
+    def __init__(
+        self,
+        evolve: Evolve,
+        initial: State = INITIAL_STATE,
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+    ) -> None:
+        if snapshot_every < 1:
+            raise BadInput(f"snapshot_every must be at least 1, got {snapshot_every}")
+        self._evolve = evolve
+        self._snapshot_every = snapshot_every
+        self._events: list[Event] = []
+        self._commands: list[Command] = []
+        self._ends: list[int] = []
+        self._snapshots: list[State] = [initial]
+        self._state = initial
+
+    @property
+    def state(self) -> State:
+        """The state after the last event."""
+        return self._state
+
+    @property
+    def events(self) -> Sequence[Event]:
+        """Every event so far, oldest first (a read-only view)."""
+        return tuple(self._events)
+
+    @property
+    def commands(self) -> Sequence[Command]:
+        """The command behind each batch, in order: ``commands[s - 1]`` is step ``s``."""
+        return tuple(self._commands)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def append(self, command: Command, events: Sequence[Event]) -> State:
+        """Append the batch of events that honours ``command``, all or nothing.
+
+        The batch is folded before anything is stored, so an event that does
+        not fit leaves the run exactly as it was.
+        """
+        if not events:
+            raise BadInput(f"a command must be honoured by at least one event: {command!r}")
+        state = self._state
+        position = len(self._events)
+        every = self._snapshot_every
+        snapshots: list[State] = []
+        for event in events:
+            try:
+                state = self._evolve(state, event)
+            except CorruptLog as error:
+                raise CorruptLog(
+                    f"event {position + 1} ({type(event).__name__}): {error}"
+                ) from None
+            position += 1
+            if position % every == 0:
+                snapshots.append(state)
+        self._events.extend(events)
+        self._commands.append(command)
+        self._ends.append(position)
+        self._snapshots.extend(snapshots)
+        self._state = state
+        return state
+
+    def state_at(self, position: int) -> State:
+        """The state after the first ``position`` events (0: the initial state)."""
+        if not 0 <= position <= len(self._events):
+            raise BadInput(f"position {position} is out of range 0..{len(self._events)}")
+        base = position // self._snapshot_every
+        state = self._snapshots[base]
+        for event in self._events[base * self._snapshot_every : position]:
+            state = self._evolve(state, event)
+        return state
+
+    def step_of(self, position: int) -> int:
+        """The step (1-based command number) of the event at 1-based ``position``."""
+        if not 1 <= position <= len(self._events):
+            raise BadInput(f"event {position} is out of range 1..{len(self._events)}")
+        return bisect_left(self._ends, position) + 1
+
+    def batch(self, step: int) -> tuple[int, int]:
+        """The positions ``(start, end)`` of step ``step``'s events: ``events[start:end]``."""
+        if not 1 <= step <= len(self._ends):
+            raise BadInput(f"step {step} is out of range 1..{len(self._ends)}")
+        start = self._ends[step - 2] if step > 1 else 0
+        return start, self._ends[step - 1]

@@ -1,0 +1,132 @@
+"""State: immutable values that the reducers fold events into.
+
+Collections that grow with the run are persistent (pyrsistent), so a new
+state shares nearly everything with its predecessor: one fold step costs the
+same at event ten and at event a million, and keeping many states (snapshots)
+is cheap.
+"""
+
+from typing import Literal
+
+import attrs
+from pyrsistent import pmap, pset, pvector
+from pyrsistent.typing import PMap, PSet, PVector
+
+from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, TurnAdded, WarmItem
+
+Tier = Literal["hot", "warm", "cold", "dropped"]
+"""Where a turn sits in (or outside) the window."""
+
+FactStatus = Literal["active", "retired", "evicted"]
+"""A fact's standing in the store."""
+
+
+@attrs.frozen
+class Window:
+    """The context window the model sees: COLD gist, WARM items, HOT turns.
+
+    ``tokens`` is kept as a running total of hot, warm and gist tokens, so no
+    step ever re-counts the window.
+    """
+
+    hot: PVector[TurnAdded]
+    warm: PVector[WarmItem]
+    cold: PVector[int]
+    gist: str
+    gist_tokens: int
+    dropped: PVector[int]
+    tokens: int
+    turns: int
+
+    def tier_of(self, turn: int) -> Tier | None:
+        """The tier that holds ``turn`` now, or None if it has not arrived yet."""
+        if turn < 1 or turn > self.turns:
+            return None
+        if any(t.turn == turn for t in self.hot):
+            return "hot"
+        if any(w.turn == turn for w in self.warm):
+            return "warm"
+        if turn in self.cold:
+            return "cold"
+        return "dropped"
+
+
+@attrs.frozen
+class Fact:
+    """One fact in the store, with what the fold knows of its life.
+
+    ``written_at`` is the clock at the write; ``last_read_at`` the clock at
+    the latest read. Which of them counts as the "last touch" is a policy's
+    business, not the store's.
+    """
+
+    id: int
+    key: str
+    text: str
+    importance: float
+    written_at: float
+    reads: int = 0
+    last_read_at: float | None = None
+    status: FactStatus = "active"
+    ended_at: float | None = None
+    superseded_by: int | None = None
+    evicted_score: float | None = None
+
+
+@attrs.frozen
+class Store:
+    """Every fact ever written (by id), which are active, and the newest active per key."""
+
+    facts: PMap[int, Fact]
+    active: PSet[int]
+    by_key: PMap[str, int]
+
+    def active_facts(self) -> list[Fact]:
+        """The active facts, oldest write first."""
+        return sorted((self.facts[i] for i in self.active), key=lambda f: f.id)
+
+    def with_status(self, status: FactStatus) -> list[Fact]:
+        """The facts with ``status``, oldest write first."""
+        return sorted((f for f in self.facts.values() if f.status == status), key=lambda f: f.id)
+
+
+@attrs.frozen
+class Memory:
+    """Episodes waiting for consolidation, and what passes distilled from them."""
+
+    episodes: PVector[EpisodeRecorded]
+    recorded: int
+    semantic: PVector[SemanticFact]
+    procedural: PVector[ProceduralRule]
+
+
+@attrs.frozen
+class State:
+    """Everything a run knows at one point: the clock, the window, the store, the memory."""
+
+    clock: float
+    window: Window
+    store: Store
+    memory: Memory
+
+
+EMPTY_WINDOW = Window(
+    hot=pvector(),
+    warm=pvector(),
+    cold=pvector(),
+    gist="",
+    gist_tokens=0,
+    dropped=pvector(),
+    tokens=0,
+    turns=0,
+)
+"""The window before any turn."""
+
+EMPTY_STORE = Store(facts=pmap(), active=pset(), by_key=pmap())
+"""The store before any write."""
+
+EMPTY_MEMORY = Memory(episodes=pvector(), recorded=0, semantic=pvector(), procedural=pvector())
+"""The memory before any episode."""
+
+INITIAL_STATE = State(clock=0.0, window=EMPTY_WINDOW, store=EMPTY_STORE, memory=EMPTY_MEMORY)
+"""The state of every run before its first event (``state_at(0)``)."""

@@ -1,0 +1,1 @@
+"""Policies: the deciders of each memory axis, and the session that runs them."""

@@ -1,0 +1,111 @@
+"""Tiered compaction: keep the last turns HOT, fold salient older ones WARM,
+drop chatter, and push the oldest WARM items into a COLD gist."""
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import attrs
+
+from memtape.core.commands import AddTurn
+from memtape.core.errors import BadInput, Rejected
+from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
+from memtape.core.state import State, Window
+from memtape.policies.params import Params
+from memtape.policies.tokenizers import Tokenizer, WordCount, tokenizer_named
+
+
+def gist_for(turns: int) -> str:
+    """The one-line COLD gist standing for ``turns`` turns (empty for none)."""
+    if turns == 0:
+        return ""
+    return f"[{turns} earlier turn{'' if turns == 1 else 's'} summarized]"
+
+
+@attrs.frozen
+class TieredCompaction:
+    """The seed's compaction: over ``budget``, keep ``hot_n`` turns verbatim.
+
+    A turn costs the tokens of ``"{role}: {text}"``; its WARM stand-in is the
+    bare text. The window is over budget when its tokens are strictly greater
+    than the budget.
+    """
+
+    name: ClassVar[str] = "tiered"
+    budget: int
+    hot_n: int
+    tokenizer: Tokenizer = attrs.field(factory=WordCount)
+
+    def __attrs_post_init__(self) -> None:
+        if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget <= 0:
+            raise BadInput(f"budget must be a positive integer, got {self.budget!r}")
+        if isinstance(self.hot_n, bool) or not isinstance(self.hot_n, int) or self.hot_n < 0:
+            raise BadInput(f"hot_n must be an integer >= 0, got {self.hot_n!r}")
+
+    @classmethod
+    def from_params(cls, data: Mapping[str, Any], where: str) -> "TieredCompaction":
+        """Build the policy from a scenario's ``[compaction]`` table."""
+        params = Params(data, where)
+        budget = params.integer("budget", minimum=1)
+        hot_n = params.integer("hot_n", 2, minimum=0)
+        try:
+            tokenizer = tokenizer_named(params.text("tokenizer", WordCount.name))
+        except BadInput as error:
+            raise params.error("tokenizer", str(error)) from None
+        params.done()
+        return cls(budget, hot_n, tokenizer)
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, as a scenario table would write them."""
+        return {
+            "policy": self.name,
+            "budget": self.budget,
+            "hot_n": self.hot_n,
+            "tokenizer": self.tokenizer.name,
+        }
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The turn, and the compaction it triggers if it takes the window over budget."""
+        if not command.role or command.role != command.role.strip():
+            raise Rejected(f"a turn's role must be a non-empty word, got {command.role!r}")
+        window = state.window
+        salient = command.role == "tool" if command.salient is None else command.salient
+        tokens = self.tokenizer.count(f"{command.role}: {command.text}")
+        turn = TurnAdded(window.turns + 1, command.role, command.text, tokens, salient)
+        total = window.tokens + tokens
+        if total <= self.budget:
+            return (turn,)
+        return (turn, self._compact(window, turn, total))
+
+    def _compact(self, window: Window, turn: TurnAdded, total: int) -> CompactionTriggered:
+        hot = [*window.hot, turn]
+        split = max(len(hot) - self.hot_n, 0)
+        warm: list[WarmItem] = []
+        dropped: list[int] = []
+        tokens = total
+        for old in hot[:split]:
+            tokens -= old.tokens
+            if old.salient:
+                item = WarmItem(old.turn, old.text, self.tokenizer.count(old.text))
+                warm.append(item)
+                tokens += item.tokens
+            else:
+                dropped.append(old.turn)
+        waiting = len(window.warm) + len(warm)
+        cold = 0
+        gist, gist_tokens = window.gist, window.gist_tokens
+        while tokens > self.budget and cold < waiting:
+            oldest = window.warm[cold] if cold < len(window.warm) else warm[cold - len(window.warm)]
+            cold += 1
+            gist = gist_for(len(window.cold) + cold)
+            new_gist_tokens = self.tokenizer.count(gist)
+            tokens += new_gist_tokens - gist_tokens - oldest.tokens
+            gist_tokens = new_gist_tokens
+        return CompactionTriggered(
+            self.budget,
+            tuple(t.turn for t in hot[split:]),
+            tuple(warm),
+            tuple(dropped),
+            cold,
+            gist,
+            gist_tokens,
+        )

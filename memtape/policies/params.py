@@ -1,0 +1,78 @@
+"""Reading policy parameters from scenario data, with errors that name the place."""
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from memtape.core.errors import BadInput
+
+
+class Params:
+    """Typed access to one table of parameters; ``done()`` rejects leftovers."""
+
+    def __init__(self, data: Mapping[str, Any], where: str) -> None:
+        self._data = dict(data)
+        self._where = where
+
+    def integer(self, name: str, default: int | None = None, *, minimum: int) -> int:
+        """An integer parameter of at least ``minimum``."""
+        value = self._take(name, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise self.error(name, f"must be an integer >= {minimum}, got {value!r}")
+        return value
+
+    def number(
+        self,
+        name: str,
+        default: float | None = None,
+        *,
+        minimum: float,
+        maximum: float = math.inf,
+        exclusive_minimum: bool = False,
+    ) -> float:
+        """A finite number within the given bounds."""
+        value = self._take(name, default)
+        below = value <= minimum if exclusive_minimum else value < minimum
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or below
+            or value > maximum
+        ):
+            low = "(" if exclusive_minimum else "["
+            high = f"{maximum:g}]" if math.isfinite(maximum) else "inf)"
+            raise self.error(name, f"must be a number in {low}{minimum:g}, {high}, got {value!r}")
+        return float(value)
+
+    def text(self, name: str, default: str | None = None) -> str:
+        """A string parameter."""
+        value = self._take(name, default)
+        if not isinstance(value, str):
+            raise self.error(name, f"must be a string, got {value!r}")
+        return value
+
+    def raw(self, name: str, default: Any = None) -> Any:
+        """A parameter of any shape, for the caller to check."""
+        return self._take(name, default)
+
+    def optional(self, name: str) -> Any:
+        """A parameter of any shape, or None when it is absent."""
+        return self._data.pop(name, None)
+
+    def done(self) -> None:
+        """Reject any parameter nobody asked for (a typo must not pass silently)."""
+        if self._data:
+            names = ", ".join(sorted(self._data))
+            raise BadInput(f"{self._where}: unknown parameter(s) {names}")
+
+    def error(self, name: str, problem: str) -> BadInput:
+        """An error naming this table and the parameter."""
+        return BadInput(f"{self._where}: {name} {problem}")
+
+    def _take(self, name: str, default: Any) -> Any:
+        if name in self._data:
+            return self._data.pop(name)
+        if default is None:
+            raise BadInput(f"{self._where}: missing parameter {name}")
+        return default

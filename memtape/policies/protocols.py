@@ -1,0 +1,82 @@
+"""What a policy is: the protocol each axis's deciders implement.
+
+A policy is a decider: ``decide(state, command) -> events``. It may measure
+or ask the outside world, but whatever it learns goes into the events, so a
+replay never calls it again. A command it cannot honour raises ``Rejected``.
+"""
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
+
+from memtape.core.commands import AddTurn, Consolidate, ReadFact, RecordEpisode, WriteFact
+from memtape.core.events import Event
+from memtape.core.state import Fact, State, Store
+from memtape.policies.forgetting import Scored
+
+
+class CompactionPolicy(Protocol):
+    """Keeps the window bounded: decides what each new turn does to it."""
+
+    name: ClassVar[str]
+
+    @property
+    def budget(self) -> int:
+        """The token budget the window is measured against."""
+        ...
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The events of one turn: the turn, and any compaction it triggers."""
+        ...
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, as a scenario table would write them."""
+        ...
+
+
+class ForgettingPolicy(Protocol):
+    """Keeps the store sharp: scores facts, supersedes and evicts."""
+
+    name: ClassVar[str]
+
+    @property
+    def capacity(self) -> int:
+        """The most active facts the store holds after a command."""
+        ...
+
+    def decide(self, state: State, command: WriteFact | ReadFact) -> tuple[Event, ...]:
+        """The events of a write (supersessions, evictions) or of a read."""
+        ...
+
+    def score(self, fact: Fact, now: float) -> Scored:
+        """A fact's score at ``now``, with the factors behind it."""
+        ...
+
+    def rank(self, store: Store, now: float) -> list[Scored]:
+        """The active facts by score, highest first."""
+        ...
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, as a scenario table would write them."""
+        ...
+
+
+class ConsolidationPolicy(Protocol):
+    """Distills episodes into durable facts and rules in a sleep-time pass."""
+
+    name: ClassVar[str]
+
+    def decide(self, state: State, command: RecordEpisode | Consolidate) -> tuple[Event, ...]:
+        """The events of recording an episode, or of one pass."""
+        ...
+
+    def makes_semantic_facts(self) -> bool:
+        """Whether a pass may write facts to the store."""
+        ...
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, as a scenario table would write them."""
+        ...
+
+
+PolicyTable = Mapping[str, Any]
+"""One axis's parameters as data: ``{"policy": NAME, ...}``."""

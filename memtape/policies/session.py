@@ -1,0 +1,189 @@
+"""A session: policies deciding commands over a run.
+
+``Policies`` bundles one policy per axis and routes each command to the one
+that decides it; ``Session`` appends what they decide to a ``Run``.
+"""
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
+
+import attrs
+
+from memtape.core.codec import event_data
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Command,
+    Consolidate,
+    ReadFact,
+    RecordEpisode,
+    WriteFact,
+)
+from memtape.core.errors import BadInput, Rejected
+from memtape.core.events import ClockAdvanced, Consolidated, Event
+from memtape.core.logs import debug_enabled, get_logger
+from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
+from memtape.core.state import State
+from memtape.policies.compaction import TieredCompaction
+from memtape.policies.consolidation import RuleConsolidation
+from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
+from memtape.reducers import evolve
+
+COMPACTION: dict[str, Any] = {TieredCompaction.name: TieredCompaction}
+"""Compaction policies by name."""
+
+FORGETTING: dict[str, Any] = {ImportanceRecencyAccess.name: ImportanceRecencyAccess}
+"""Forgetting policies by name."""
+
+CONSOLIDATION: dict[str, Any] = {RuleConsolidation.name: RuleConsolidation}
+"""Consolidation policies by name."""
+
+AXES = {"compaction": COMPACTION, "forgetting": FORGETTING, "consolidation": CONSOLIDATION}
+"""Each axis of memory and the policies that serve it."""
+
+_log = get_logger()
+
+P = TypeVar("P")
+
+
+@attrs.frozen
+class Policies:
+    """One policy per axis (any may be absent) and the routing of commands to them."""
+
+    compaction: CompactionPolicy | None = None
+    forgetting: ForgettingPolicy | None = None
+    consolidation: ConsolidationPolicy | None = None
+
+    def __attrs_post_init__(self) -> None:
+        needs_store = self.consolidation is not None and self.consolidation.makes_semantic_facts()
+        if needs_store and self.forgetting is None:
+            raise BadInput("consolidation rules write facts, which needs a [forgetting] policy")
+
+    @classmethod
+    def from_params(cls, tables: Mapping[str, Any], where: str = "policies") -> "Policies":
+        """Build the policies from ``{"compaction": {"policy": NAME, ...}, ...}``."""
+        unknown = set(tables) - set(AXES)
+        if unknown:
+            raise BadInput(f"{where}: unknown section(s) {', '.join(sorted(unknown))}")
+        built: dict[str, Any] = {}
+        for axis, known in AXES.items():
+            table = tables.get(axis)
+            if table is None:
+                continue
+            if not isinstance(table, Mapping):
+                raise BadInput(f"{where}: [{axis}] must be a table")
+            params = dict(table)
+            name = params.pop("policy", None)
+            if name not in known:
+                names = ", ".join(sorted(known))
+                raise BadInput(f"{where}: [{axis}] policy must be one of {names}, got {name!r}")
+            built[axis] = known[name].from_params(params, f"{where}: [{axis}]")
+        return cls(**built)
+
+    def params(self) -> dict[str, dict[str, Any]]:
+        """Every present policy's parameters, by axis: what ``from_params`` reads back."""
+        present = {
+            "compaction": self.compaction,
+            "forgetting": self.forgetting,
+            "consolidation": self.consolidation,
+        }
+        return {axis: policy.params() for axis, policy in present.items() if policy is not None}
+
+    def decide(self, state: State, command: Command) -> tuple[Event, ...]:
+        """The events that honour ``command`` in ``state``, or ``Rejected`` saying why not."""
+        if isinstance(command, AddTurn):
+            return _require(self.compaction, "a turn", "compaction").decide(state, command)
+        if isinstance(command, WriteFact | ReadFact):
+            return _require(self.forgetting, "a fact", "forgetting").decide(state, command)
+        if isinstance(command, AdvanceClock):
+            return (_advance(state, command),)
+        if isinstance(command, RecordEpisode):
+            return _require(self.consolidation, "an episode", "consolidation").decide(
+                state, command
+            )
+        if isinstance(command, Consolidate):
+            return self._consolidate(state, command)
+        raise Rejected(f"unknown command {command!r}")
+
+    def _consolidate(self, state: State, command: Consolidate) -> tuple[Event, ...]:
+        policy = _require(self.consolidation, "a consolidation pass", "consolidation")
+        events: list[Event] = []
+        for event in policy.decide(state, command):
+            events.append(event)
+            state = evolve(state, event)
+            if isinstance(event, Consolidated) and event.semantic:
+                # Distilled facts enter the store like any other write.
+                forgetting = _require(self.forgetting, "a distilled fact", "forgetting")
+                for fact in event.semantic:
+                    write = WriteFact(fact.key, fact.text, fact.importance)
+                    for written in forgetting.decide(state, write):
+                        events.append(written)
+                        state = evolve(state, written)
+        return tuple(events)
+
+
+def _require(policy: P | None, what: str, axis: str) -> P:
+    if policy is None:
+        raise Rejected(f"{what} needs a [{axis}] policy, and this session has none")
+    return policy
+
+
+def _advance(state: State, command: AdvanceClock) -> ClockAdvanced:
+    to = command.to
+    if isinstance(to, bool) or not isinstance(to, int | float) or not math.isfinite(to):
+        raise Rejected(f"the clock moves to a finite number, got {to!r}")
+    if to < state.clock:
+        raise Rejected(f"the clock cannot move backwards, from t={state.clock:g} to t={to:g}")
+    return ClockAdvanced(float(to))
+
+
+class Session:
+    """Commands in, policies decide, events appended to the run, state folded."""
+
+    def __init__(
+        self,
+        policies: Policies,
+        *,
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+    ) -> None:
+        self.policies = policies
+        self.run = Run(evolve, snapshot_every=snapshot_every)
+
+    @property
+    def state(self) -> State:
+        """The state after every command so far."""
+        return self.run.state
+
+    def execute(self, command: Command) -> tuple[Event, ...]:
+        """Decide ``command`` and append its events; a rejection changes nothing."""
+        before = self.run.state
+        events = self.policies.decide(before, command)
+        self.run.append(command, events)
+        if debug_enabled():
+            self._log(before, events)
+        return events
+
+    def execute_all(self, commands: Iterable[Command]) -> None:
+        """Execute each command in order."""
+        for command in commands:
+            self.execute(command)
+
+    def _log(self, before: State, events: tuple[Event, ...]) -> None:
+        step = len(self.run.commands)
+        position = len(self.run) - len(events)
+        state = before
+        for event in events:
+            position += 1
+            window = state.window.tokens
+            state = evolve(state, event)
+            _log.debug(
+                type(event).__name__,
+                at=position,
+                step=step,
+                clock=state.clock,
+                window_before=window,
+                window_after=state.window.tokens,
+                **event_data(event),
+            )

@@ -1,0 +1,106 @@
+"""The root fold: route each event to the reducer of the part it changes."""
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from memtape.core.errors import CorruptLog
+from memtape.core.events import (
+    ClockAdvanced,
+    CompactionTriggered,
+    Consolidated,
+    EpisodeRecorded,
+    Event,
+    Evicted,
+    FactRead,
+    FactWritten,
+    Superseded,
+    TurnAdded,
+)
+from memtape.core.state import INITIAL_STATE, State
+from memtape.reducers import memory, store, window
+
+
+def _turn_added(state: State, event: TurnAdded) -> State:
+    return State(state.clock, window.turn_added(state.window, event), state.store, state.memory)
+
+
+def _compaction(state: State, event: CompactionTriggered) -> State:
+    return State(
+        state.clock,
+        window.compaction_triggered(state.window, event),
+        state.store,
+        state.memory,
+    )
+
+
+def _clock_advanced(state: State, event: ClockAdvanced) -> State:
+    if event.to < state.clock:
+        raise CorruptLog(f"the clock cannot move back from {state.clock:g} to {event.to:g}")
+    return State(event.to, state.window, state.store, state.memory)
+
+
+def _fact_written(state: State, event: FactWritten) -> State:
+    return State(
+        state.clock, state.window, store.fact_written(state.store, event, state.clock), state.memory
+    )
+
+
+def _fact_read(state: State, event: FactRead) -> State:
+    return State(
+        state.clock, state.window, store.fact_read(state.store, event, state.clock), state.memory
+    )
+
+
+def _superseded(state: State, event: Superseded) -> State:
+    return State(
+        state.clock, state.window, store.superseded(state.store, event, state.clock), state.memory
+    )
+
+
+def _evicted(state: State, event: Evicted) -> State:
+    return State(
+        state.clock, state.window, store.evicted(state.store, event, state.clock), state.memory
+    )
+
+
+def _episode_recorded(state: State, event: EpisodeRecorded) -> State:
+    return State(
+        state.clock, state.window, state.store, memory.episode_recorded(state.memory, event)
+    )
+
+
+def _consolidated(state: State, event: Consolidated) -> State:
+    return State(state.clock, state.window, state.store, memory.consolidated(state.memory, event))
+
+
+_REDUCERS: dict[type, Callable[[State, Any], State]] = {
+    TurnAdded: _turn_added,
+    CompactionTriggered: _compaction,
+    ClockAdvanced: _clock_advanced,
+    FactWritten: _fact_written,
+    FactRead: _fact_read,
+    Superseded: _superseded,
+    Evicted: _evicted,
+    EpisodeRecorded: _episode_recorded,
+    Consolidated: _consolidated,
+}
+
+
+def evolve(state: State, event: Event) -> State:
+    """The state after ``event``: pure, no I/O, no clock, no policy knowledge.
+
+    Raises ``CorruptLog`` for an unknown event or one that does not fit the
+    state it follows.
+    """
+    try:
+        reducer = _REDUCERS[type(event)]
+    except KeyError:
+        raise CorruptLog(f"unknown event type {type(event).__name__}") from None
+    return reducer(state, event)
+
+
+def fold(events: Iterable[Event], state: State = INITIAL_STATE) -> State:
+    """Fold ``events`` into ``state`` (the initial state by default)."""
+    for event in events:
+        state = evolve(state, event)
+    return state

@@ -1,0 +1,87 @@
+"""Folding store events: facts written, read, superseded, evicted."""
+
+from memtape.core.errors import CorruptLog
+from memtape.core.events import Evicted, FactRead, FactWritten, Superseded
+from memtape.core.state import Fact, Store
+
+
+def fact_written(store: Store, event: FactWritten, clock: float) -> Store:
+    """Add the fact as active and make it the newest active fact on its key."""
+    if event.id != len(store.facts) + 1:
+        raise CorruptLog(f"fact {event.id} cannot follow fact {len(store.facts)}")
+    fact = Fact(event.id, event.key, event.text, event.importance, clock)
+    return Store(
+        store.facts.set(event.id, fact),
+        store.active.add(event.id),
+        store.by_key.set(event.key, event.id),
+    )
+
+
+def fact_read(store: Store, event: FactRead, clock: float) -> Store:
+    """Count one more read of an active fact, at the current clock."""
+    fact = _active(store, event.id)
+    read = Fact(
+        fact.id,
+        fact.key,
+        fact.text,
+        fact.importance,
+        fact.written_at,
+        fact.reads + 1,
+        clock,
+    )
+    return Store(store.facts.set(fact.id, read), store.active, store.by_key)
+
+
+def superseded(store: Store, event: Superseded, clock: float) -> Store:
+    """Retire an active fact in favour of a newer one; it stays in the store."""
+    fact = _active(store, event.id)
+    if event.by not in store.facts:
+        raise CorruptLog(f"fact {event.id} is superseded by fact {event.by}, which does not exist")
+    retired = Fact(
+        fact.id,
+        fact.key,
+        fact.text,
+        fact.importance,
+        fact.written_at,
+        fact.reads,
+        fact.last_read_at,
+        "retired",
+        clock,
+        superseded_by=event.by,
+    )
+    return _deactivate(store, retired)
+
+
+def evicted(store: Store, event: Evicted, clock: float) -> Store:
+    """Mark an active fact evicted, keeping the score that condemned it."""
+    fact = _active(store, event.id)
+    gone = Fact(
+        fact.id,
+        fact.key,
+        fact.text,
+        fact.importance,
+        fact.written_at,
+        fact.reads,
+        fact.last_read_at,
+        "evicted",
+        clock,
+        evicted_score=event.score,
+    )
+    return _deactivate(store, gone)
+
+
+def _active(store: Store, fact_id: int) -> Fact:
+    if fact_id not in store.active:
+        raise CorruptLog(f"fact {fact_id} is not active")
+    return store.facts[fact_id]
+
+
+def _deactivate(store: Store, fact: Fact) -> Store:
+    active = store.active.remove(fact.id)
+    by_key = store.by_key
+    if by_key.get(fact.key) == fact.id:
+        # Another active fact may share the key (a policy that never
+        # supersedes); the newest of them now answers for it.
+        others = [i for i in active if store.facts[i].key == fact.key]
+        by_key = by_key.set(fact.key, max(others)) if others else by_key.remove(fact.key)
+    return Store(store.facts.set(fact.id, fact), active, by_key)

@@ -1,0 +1,155 @@
+"""Load a scenario: a TOML header naming the policies, then one step per command.
+
+```toml
+[scenario]
+name = "my-scenario"
+about = "what it shows"
+
+[compaction]
+policy = "tiered"
+budget = 40
+
+[[step]]
+turn = "user"             # a turn: its role, text, and optional salient flag
+text = "Hi, I'm Dana."
+```
+
+The other steps: ``advance = 6`` (the clock), ``write = "key"`` with
+``text``, ``importance`` and optional ``supersedes``; ``read = "key"`` or
+``read = 3`` (an id); ``episode = "text"``; ``consolidate = true``.
+"""
+
+import tomllib
+from collections.abc import Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Command,
+    Consolidate,
+    ReadFact,
+    RecordEpisode,
+    WriteFact,
+)
+from memtape.core.errors import BadInput
+from memtape.policies.params import Params
+from memtape.policies.session import Policies
+
+SHIPPED = ("refund-desk", "dana-facts", "sleep-pass")
+"""The seed scenarios that ship inside the package, run by name."""
+
+_KINDS = ("turn", "advance", "write", "read", "episode", "consolidate")
+_NEEDS = {
+    "turn": "compaction",
+    "write": "forgetting",
+    "read": "forgetting",
+    "episode": "consolidation",
+    "consolidate": "consolidation",
+}
+
+
+@attrs.frozen
+class Scenario:
+    """A named session to run: its policies and its steps, one command each."""
+
+    name: str
+    about: str
+    policies: Policies
+    steps: tuple[Command, ...]
+    source: str
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    """A shipped scenario by name, or a scenario file by path."""
+    if name_or_path in SHIPPED:
+        text = resources.files(__package__).joinpath(f"{name_or_path}.toml").read_text("utf-8")
+        return parse_scenario(text, name_or_path)
+    path = Path(name_or_path)
+    if not path.is_file():
+        shipped = ", ".join(SHIPPED)
+        raise BadInput(
+            f"{name_or_path}: no such scenario file, and not a shipped scenario ({shipped})"
+        )
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise BadInput(f"{name_or_path}: cannot read it: {error}") from None
+    return parse_scenario(text, name_or_path)
+
+
+def parse_scenario(text: str, source: str) -> Scenario:
+    """Parse a scenario's TOML text; ``source`` names it in error messages."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise BadInput(f"{source}: not valid TOML: {error}") from None
+    header = data.pop("scenario", {})
+    if not isinstance(header, dict):
+        raise BadInput(f"{source}: [scenario] must be a table")
+    info = Params(header, f"{source}: [scenario]")
+    name = info.text("name", Path(source).stem)
+    about = info.text("about", "")
+    info.done()
+    steps = data.pop("step", [])
+    if not isinstance(steps, list):
+        raise BadInput(f"{source}: steps are written as [[step]] tables")
+    policies = Policies.from_params(data, source)
+    present = {axis for axis, table in policies.params().items() if table}
+    commands = []
+    for number, step in enumerate(steps, start=1):
+        where = f"{source}: step {number}"
+        if not isinstance(step, dict):
+            raise BadInput(f"{where}: must be a table")
+        kind, command = _command(step, where)
+        axis = _NEEDS.get(kind)
+        if axis is not None and axis not in present:
+            raise BadInput(f"{where}: a {kind} step needs a [{axis}] policy in the header")
+        commands.append(command)
+    return Scenario(name, about, policies, tuple(commands), source)
+
+
+def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
+    kinds = [kind for kind in _KINDS if kind in step]
+    if len(kinds) != 1:
+        raise BadInput(f"{where}: name exactly one of {', '.join(_KINDS)}, found {kinds or 'none'}")
+    kind = kinds[0]
+    params = Params(step, where)
+    command: Command
+    if kind == "turn":
+        salient = params.optional("salient")
+        if salient is not None and not isinstance(salient, bool):
+            raise params.error("salient", f"must be true or false, got {salient!r}")
+        command = AddTurn(params.text("turn"), params.text("text"), salient)
+    elif kind == "advance":
+        command = AdvanceClock(params.number("advance", minimum=0.0))
+    elif kind == "write":
+        supersedes = params.optional("supersedes")
+        if supersedes is not None and not isinstance(supersedes, str):
+            raise params.error("supersedes", f"must be a key (a string), got {supersedes!r}")
+        command = WriteFact(
+            params.text("write"),
+            params.text("text"),
+            params.number("importance", minimum=0.0, maximum=1.0),
+            supersedes,
+        )
+    elif kind == "read":
+        target = params.raw("read")
+        if isinstance(target, str):
+            command = ReadFact(key=target)
+        elif isinstance(target, int) and not isinstance(target, bool):
+            command = ReadFact(id=target)
+        else:
+            raise params.error("read", f"must be a key (a string) or an id, got {target!r}")
+    elif kind == "episode":
+        command = RecordEpisode(params.text("episode"))
+    else:
+        if params.raw("consolidate") is not True:
+            raise params.error("consolidate", "must be true")
+        command = Consolidate()
+    params.done()
+    return kind, command
