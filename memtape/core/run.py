@@ -10,6 +10,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 
 from memtape.core.commands import Command
+from memtape.core.diff import StateDiff, diff_states
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
 from memtape.core.state import INITIAL_STATE, State
@@ -119,3 +120,7 @@ class Run:
             raise BadInput(f"step {step} is out of range 1..{len(self._ends)}")
         start = self._ends[step - 2] if step > 1 else 0
         return start, self._ends[step - 1]
+
+    def diff(self, before: int, after: int) -> StateDiff:
+        """What changed between positions ``before`` and ``after``."""
+        return diff_states(self.state_at(before), self.state_at(after))

@@ -146,10 +146,11 @@ class Session:
         self,
         policies: Policies,
         *,
+        run: Run | None = None,
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
     ) -> None:
         self.policies = policies
-        self.run = Run(evolve, snapshot_every=snapshot_every)
+        self.run = run if run is not None else Run(evolve, snapshot_every=snapshot_every)
 
     @property
     def state(self) -> State:

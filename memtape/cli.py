@@ -1,0 +1,183 @@
+"""The ``memtape`` command: demo, run, show, timeline.
+
+Every error the user can cause is one line on stderr and exit status 2:
+no traceback, and nothing written.
+"""
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import structlog
+
+from memtape import __version__
+from memtape.core.errors import MemtapeError, Rejected
+from memtape.core.logs import LOGGER_NAME
+from memtape.demo import demo_lines
+from memtape.policies.runfiles import LoadedRun, load_run, save_run
+from memtape.policies.session import Session
+from memtape.projections.text import render_timeline, render_view
+from memtape.projections.timeline import timeline
+from memtape.projections.view import view_data
+from memtape.scenarios import SHIPPED, Scenario, load_scenario
+
+EXIT_USAGE = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    _configure_logging(args.verbose)
+    try:
+        status: int = args.handler(args)
+    except MemtapeError as error:
+        print(f"memtape: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        # The reader (``| head``) left: not an error of ours.
+        sys.stderr.close()
+        return 0
+    return status
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memtape",
+        description="Simulate the memory policies of LLM agents as an event-sourced system.",
+    )
+    parser.add_argument("--version", action="version", version=f"memtape {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log each decision to stderr")
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the meter (default: auto, when writing to a terminal)",
+    )
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+
+    demo = commands.add_parser("demo", help="walk through the three seed mechanisms")
+    demo.set_defaults(handler=_demo)
+
+    shipped = ", ".join(SHIPPED)
+    run = commands.add_parser(
+        "run",
+        help="run a scenario and record its events",
+        description=f"Run a scenario (shipped: {shipped}, or a TOML file) and record the run.",
+    )
+    run.add_argument("scenario", metavar="SCENARIO|FILE")
+    run.add_argument("--out", required=True, type=Path, metavar="RUN.jsonl")
+    run.set_defaults(handler=_run)
+
+    show = commands.add_parser(
+        "show",
+        help="the window, the store and the memory at one point of a run",
+        description="Show the projections at event N of a run (a run file, or a scenario).",
+    )
+    show.add_argument("run", metavar="RUN")
+    show.add_argument("--at", type=int, metavar="N", help="after the N-th event (default: the end)")
+    show.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    show.set_defaults(handler=_show)
+
+    line = commands.add_parser(
+        "timeline",
+        help="one row per event",
+        description="One row per event of a run (a run file, or a scenario).",
+    )
+    line.add_argument("run", metavar="RUN")
+    line.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    line.set_defaults(handler=_timeline)
+    return parser
+
+
+def _configure_logging(verbose: bool) -> None:
+    logger = logging.getLogger(LOGGER_NAME)
+    if not verbose:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.KeyValueRenderer(key_order=["event", "at", "step"]),
+        ],
+    )
+
+
+def _color(args: argparse.Namespace) -> bool:
+    if args.color != "auto":
+        return bool(args.color == "always")
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def _print_lines(lines: Iterable[str]) -> None:
+    for line in lines:
+        print(line)
+
+
+def _demo(args: argparse.Namespace) -> int:
+    _print_lines(demo_lines(_color(args)))
+    return 0
+
+
+def _simulate(scenario: Scenario) -> Session:
+    session = Session(scenario.policies)
+    for number, command in enumerate(scenario.steps, start=1):
+        try:
+            session.execute(command)
+        except Rejected as error:
+            raise Rejected(f"{scenario.source}: step {number}: {error}") from None
+    return session
+
+
+def _run(args: argparse.Namespace) -> int:
+    scenario = load_scenario(args.scenario)
+    session = _simulate(scenario)
+    save_run(session, args.out, scenario.name)
+    print(
+        f"recorded {len(session.run)} events from {len(scenario.steps)} steps "
+        f"of {scenario.name} to {args.out}"
+    )
+    return 0
+
+
+def _open(target: str) -> LoadedRun:
+    """A run file, or a scenario (shipped name or .toml file) run in memory."""
+    if target in SHIPPED or target.endswith(".toml"):
+        scenario = load_scenario(target)
+        return LoadedRun(_simulate(scenario), scenario.name, Path(target))
+    return load_run(Path(target))
+
+
+def _show(args: argparse.Namespace) -> int:
+    loaded = _open(args.run)
+    run = loaded.session.run
+    at = len(run) if args.at is None else args.at
+    if not 0 <= at <= len(run):
+        raise MemtapeError(f"{args.run}: --at {at} is out of range 0..{len(run)}")
+    view = view_data(run.state_at(at), at, loaded.session.policies)
+    if args.json:
+        print(json.dumps(view, indent=2, ensure_ascii=False))
+    else:
+        _print_lines(render_view(view, _color(args)))
+    return 0
+
+
+def _timeline(args: argparse.Namespace) -> int:
+    loaded = _open(args.run)
+    rows = timeline(loaded.session.run, loaded.session.policies)
+    if args.json:
+        print(json.dumps([row.data() for row in rows], indent=2, ensure_ascii=False))
+    else:
+        _print_lines(render_timeline(rows, _color(args)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

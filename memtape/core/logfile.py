@@ -1,0 +1,161 @@
+"""The JSONL run file: a header line, then one event per line.
+
+Each event line is ``{"at", "step", "type", "v", "event"}``; the first event
+of a command's batch also carries ``"command"`` and the last carries
+``"end": true``, so a reader knows where whole commands begin and end.
+Writing is atomic: a failed write leaves any earlier file untouched.
+"""
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from memtape import __version__
+from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
+from memtape.core.commands import Command
+from memtape.core.errors import BadInput
+from memtape.core.events import Event
+from memtape.core.run import Run
+
+FORMAT = 1
+"""The run file format this memtape writes and reads."""
+
+
+@attrs.frozen
+class RecordedBatch:
+    """One command and the events that honoured it, as read from a file."""
+
+    step: int
+    command: Command
+    events: tuple[Event, ...]
+    line: int
+
+
+@attrs.frozen
+class RunFile:
+    """A run file's header and its batches, decoded but not yet folded."""
+
+    header: dict[str, Any]
+    batches: tuple[RecordedBatch, ...]
+
+
+def write_run(path: Path, header: Mapping[str, Any], run: Run) -> None:
+    """Write ``run`` to ``path`` with ``header``, replacing the file atomically."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as out:
+            top = {"memtape": "run", "format": FORMAT, "version": __version__, **header}
+            top.update(events=len(run), steps=len(run.commands))
+            out.write(json.dumps(top, ensure_ascii=False) + "\n")
+            for line in _event_lines(run):
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        os.replace(tmp, path)
+    except OSError as error:
+        tmp.unlink(missing_ok=True)
+        raise BadInput(f"{path}: cannot write the run: {error.strerror or error}") from None
+
+
+def _event_lines(run: Run) -> Iterator[dict[str, Any]]:
+    events = run.events
+    for step, command in enumerate(run.commands, start=1):
+        start, end = run.batch(step)
+        for at in range(start + 1, end + 1):
+            event = events[at - 1]
+            line: dict[str, Any] = {
+                "at": at,
+                "step": step,
+                "type": type(event).__name__,
+                "v": event.VERSION,
+                "event": event_data(event),
+            }
+            if at == start + 1:
+                line["command"] = command_data(command)
+            if at == end:
+                line["end"] = True
+            yield line
+
+
+def read_run(path: Path) -> RunFile:
+    """Read and check a run file; any problem is a ``BadInput`` naming the line."""
+    try:
+        text = path.read_text("utf-8")
+    except IsADirectoryError:
+        raise BadInput(f"{path}: is a directory, not a run file") from None
+    except FileNotFoundError:
+        raise BadInput(f"{path}: no such run file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise BadInput(f"{path}: cannot read it: {error}") from None
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if not lines:
+        raise BadInput(f"{path}: empty file, not a run file")
+    header = _json(lines[0], path, 1)
+    if header.get("memtape") != "run":
+        raise BadInput(f"{path}: line 1: not a memtape run file header")
+    if header.get("format") != FORMAT:
+        raise BadInput(
+            f"{path}: line 1: run file format {header.get('format')!r} is not readable "
+            f"by memtape {__version__} (it reads format {FORMAT})"
+        )
+    return RunFile(header, _batches(lines, path))
+
+
+def _batches(lines: list[str], path: Path) -> tuple[RecordedBatch, ...]:
+    batches: list[RecordedBatch] = []
+    pending: list[Event] = []
+    command: Command | None = None
+    first_line = 0
+    for number, raw in enumerate(lines[1:], start=2):
+        where = f"{path}: line {number}"
+        line = _json(raw, path, number)
+        if line.get("at") != number - 1:
+            raise BadInput(f"{where}: expected event at {number - 1}, found at {line.get('at')!r}")
+        step = len(batches) + 1
+        if line.get("step") != step:
+            raise BadInput(f"{where}: expected step {step}, found step {line.get('step')!r}")
+        if command is None:
+            command = _command(line, where, step)
+            first_line = number
+        elif "command" in line:
+            raise BadInput(f"{where}: step {step - 1} ended without its end mark")
+        pending.append(_event(line, where))
+        if line.get("end") is True:
+            batches.append(RecordedBatch(step, command, tuple(pending), first_line))
+            pending, command = [], None
+    if command is not None:
+        raise BadInput(f"{path}: step {len(batches) + 1} has no end mark: the file is cut short")
+    return tuple(batches)
+
+
+def _command(line: dict[str, Any], where: str, step: int) -> Command:
+    if "command" not in line:
+        raise BadInput(f"{where}: the first event of step {step} does not name its command")
+    try:
+        return command_from_data(line["command"])
+    except BadInput as error:
+        raise BadInput(f"{where}: command: {error}") from None
+
+
+def _event(line: dict[str, Any], where: str) -> Event:
+    type_name, version = line.get("type"), line.get("v")
+    if not isinstance(type_name, str) or not isinstance(version, int):
+        raise BadInput(f"{where}: an event needs a type and a version (v)")
+    try:
+        return event_from_data(type_name, version, line.get("event"))
+    except BadInput as error:
+        raise BadInput(f"{where}: {error}") from None
+
+
+def _json(raw: str, path: Path, number: int) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise BadInput(f"{path}: line {number}: not JSON ({error.msg})") from None
+    if not isinstance(data, dict):
+        raise BadInput(f"{path}: line {number}: expected a JSON object")
+    return data

@@ -1,0 +1,112 @@
+"""Text renderers: the view and the timeline for a terminal (numbers rounded).
+
+They read the same JSON-ready data as ``--json`` prints, so the two never
+disagree.
+"""
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from memtape.projections.meter import Meter
+from memtape.projections.timeline import TimelineRow
+
+_ANSI = {"red": "31", "green": "32", "yellow": "33", "dim": "2", "bold": "1"}
+
+
+def paint(text: str, style: str, color: bool) -> str:
+    """``text`` in an ANSI ``style`` when ``color`` is on, unchanged otherwise."""
+    return f"\033[{_ANSI[style]}m{text}\033[0m" if color else text
+
+
+def meter_line(meter: Meter, color: bool, width: int = 40) -> str:
+    """A bar scaled so the budget fills ``width``; the overflow shows past it."""
+    filled = round(meter.tokens / meter.budget * width)
+    bar = "█" * min(filled, width) + "·" * max(width - filled, 0)
+    overflow = "▶" * min(max(filled - width, 0), 10)
+    label = f"{meter.tokens}/{meter.budget}"
+    if meter.over:
+        return paint(f"{bar}{overflow} {label} OVER BUDGET", "red", color)
+    return paint(f"{bar} {label}", "green", color)
+
+
+def render_view(view: dict[str, Any], color: bool = False) -> Iterator[str]:
+    """The lines of ``memtape show``."""
+    yield paint(f"at event {view['at']} · clock t={view['clock']:g}", "bold", color)
+    if view["window"] is not None:
+        yield from _window_lines(view["window"], color)
+    if view["store"] is not None:
+        yield from _store_lines(view["store"], view["clock"])
+    if view["episodes"] is not None:
+        yield from _memory_lines(view)
+
+
+def _window_lines(window: dict[str, Any], color: bool) -> Iterator[str]:
+    meter = Meter(window["tokens"], window["budget"])
+    yield f"window  {meter_line(meter, color)}"
+    cold = window["cold"]
+    if cold["turns"]:
+        yield f"  COLD  {cold['gist']}  ({cold['turns']} turns, {cold['tokens']} tokens)"
+    else:
+        yield "  COLD  (empty)"
+    for n, item in enumerate(window["warm"]):
+        tier = "WARM" if n == 0 else "    "
+        yield f"  {tier}  turn {item['turn']:>3}  {item['text']}  ({item['tokens']})"
+    if not window["warm"]:
+        yield "  WARM  (empty)"
+    for n, turn in enumerate(window["hot"]):
+        tier = "HOT " if n == 0 else "    "
+        said = f"{turn['role']}: {turn['text']}"
+        yield f"  {tier}  turn {turn['turn']:>3}  {said}  ({turn['tokens']})"
+    if not window["hot"]:
+        yield "  HOT   (empty)"
+    dropped = ", ".join(str(t) for t in window["dropped"]) or "none"
+    yield paint(f"  dropped turns: {dropped}", "dim", color)
+
+
+def _store_lines(store: dict[str, Any], clock: float) -> Iterator[str]:
+    ranking = store["ranking"]
+    yield f"store  {len(ranking)} of {store['capacity']} active facts, ranked at t={clock:g}"
+    if ranking:
+        names = list(ranking[0]["factors"])
+        yield "  " + "  ".join(["id", "key".ljust(12), "score ", *names, "reads", "text"])
+        for fact in ranking:
+            factors = "  ".join(f"{fact['factors'][n]:.4f}".ljust(len(n)) for n in names)
+            key = fact["key"].ljust(12)
+            yield (
+                f"  {fact['id']:>2}  {key}  {fact['score']:.4f}  {factors}  "
+                f"{fact['reads']:>5}  {fact['text']}"
+            )
+    for fact in store["retired"]:
+        yield (
+            f"  retired  {fact['id']} {fact['key']!r}: {fact['text']}  "
+            f"(superseded by {fact['superseded_by']} at t={fact['retired_at']:g})"
+        )
+    for fact in store["evicted"]:
+        yield (
+            f"  evicted  {fact['id']} {fact['key']!r}: {fact['text']}  "
+            f"(score {fact['score']:.4f} at t={fact['evicted_at']:g})"
+        )
+
+
+def _memory_lines(view: dict[str, Any]) -> Iterator[str]:
+    yield f"memory  {len(view['episodes'])} episode(s) pending"
+    for episode in view["episodes"]:
+        yield f"  episode {episode['id']}: {episode['text']}"
+    for fact in view["semantic"]:
+        yield (
+            f"  semantic    {fact['text']}  (key {fact['key']}, importance "
+            f"{fact['importance']:g}, from episode {fact['episode']})"
+        )
+    for rule in view["procedural"]:
+        yield f"  procedural  {rule['text']}  (from episode {rule['episode']})"
+
+
+def render_timeline(rows: Iterable[TimelineRow], color: bool = False) -> Iterator[str]:
+    """The lines of ``memtape timeline``: position, step, type, meter, summary."""
+    for row in rows:
+        gauge = ""
+        if row.meter is not None:
+            gauge = f"{row.meter.tokens:>4}/{row.meter.budget:<4}"
+            gauge = paint(gauge, "red" if row.meter.over else "green", color) + " "
+        name = type(row.event).__name__
+        yield f"{row.at:>5}  step {row.step:>4}  {name:<19} {gauge}{row.summary}"

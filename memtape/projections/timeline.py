@@ -1,0 +1,103 @@
+"""The timeline: one row per event, with the meter after it and a one-line summary."""
+
+from collections.abc import Iterator
+from typing import Any
+
+import attrs
+
+from memtape.core.codec import event_data
+from memtape.core.events import (
+    ClockAdvanced,
+    CompactionTriggered,
+    Consolidated,
+    EpisodeRecorded,
+    Event,
+    Evicted,
+    FactRead,
+    FactWritten,
+    Superseded,
+    TurnAdded,
+)
+from memtape.core.run import Run
+from memtape.core.state import State
+from memtape.policies.session import Policies
+from memtape.projections.meter import Meter, meter
+from memtape.reducers import evolve
+
+
+@attrs.frozen
+class TimelineRow:
+    """One event: its 1-based position, its step, the event, the meter after it."""
+
+    at: int
+    step: int
+    event: Event
+    meter: Meter | None
+    summary: str
+
+    def data(self) -> dict[str, Any]:
+        """The row as JSON-ready data (the ``timeline --json`` contract)."""
+        return {
+            "at": self.at,
+            "step": self.step,
+            "type": type(self.event).__name__,
+            "event": event_data(self.event),
+            "meter": self.meter.data() if self.meter is not None else None,
+            "summary": self.summary,
+        }
+
+
+def timeline(run: Run, policies: Policies) -> Iterator[TimelineRow]:
+    """A row per event, folding once from the start (linear in the run)."""
+    state = run.state_at(0)
+    events = run.events
+    for step in range(1, len(run.commands) + 1):
+        start, end = run.batch(step)
+        for at in range(start + 1, end + 1):
+            event = events[at - 1]
+            before = state
+            state = evolve(state, event)
+            gauge = meter(state.window, policies.compaction)
+            yield TimelineRow(at, step, event, gauge, summarize(event, before, state))
+
+
+def summarize(event: Event, before: State, after: State) -> str:
+    """What the event did, in one line of plain words."""
+    match event:
+        case TurnAdded(turn=turn, role=role, tokens=tokens, salient=salient):
+            kind = "salient" if salient else "chatter"
+            return f"turn {turn} ({role}, {kind}) adds {tokens} tokens"
+        case CompactionTriggered():
+            warm = _numbers(item.turn for item in event.warm)
+            cold = _numbers(after.window.cold[len(before.window.cold) :])
+            return (
+                f"compaction over budget {event.budget}: hot keeps {_numbers(event.hot)}; "
+                f"warm gets {warm}; dropped {_numbers(event.dropped)}; pushed cold {cold}"
+            )
+        case ClockAdvanced(to=to):
+            return f"clock moves from t={before.clock:g} to t={to:g}"
+        case FactWritten(id=fact_id, key=key, importance=importance):
+            return f"fact {fact_id} written on {key!r}, importance {importance:g}"
+        case FactRead(id=fact_id):
+            fact = after.store.facts[fact_id]
+            return f"fact {fact_id} ({fact.key!r}) read, {fact.reads} read(s) so far"
+        case Superseded(id=fact_id, by=by):
+            return (
+                f"fact {fact_id} ({before.store.facts[fact_id].key!r}) retired: superseded by {by}"
+            )
+        case Evicted(id=fact_id, score=score):
+            key = before.store.facts[fact_id].key
+            return f"fact {fact_id} ({key!r}) evicted over capacity, score {score:.4f}"
+        case EpisodeRecorded(id=episode_id):
+            return f"episode {episode_id} recorded"
+        case Consolidated(episodes=episodes, semantic=semantic, procedural=procedural):
+            return (
+                f"consolidation consumed {len(episodes)} episode(s): "
+                f"{len(semantic)} semantic fact(s), {len(procedural)} procedural rule(s)"
+            )
+    raise TypeError(f"no summary for {type(event).__name__}")
+
+
+def _numbers(values: Any) -> str:
+    listed = ", ".join(str(v) for v in values)
+    return listed or "none"
