@@ -21,7 +21,7 @@ from memtape.core.commands import (
     WriteFact,
 )
 from memtape.core.errors import BadInput, Rejected
-from memtape.core.events import ClockAdvanced, Consolidated, Event
+from memtape.core.events import ClockAdvanced, CompactionTriggered, Consolidated, Event, TurnAdded
 from memtape.core.logs import debug_enabled, get_logger
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State
@@ -172,19 +172,20 @@ class Session:
             self.execute(command)
 
     def _log(self, before: State, events: tuple[Event, ...]) -> None:
+        """One entry per event, with the numbers that decided it."""
+        compaction = self.policies.compaction
         step = len(self.run.commands)
         position = len(self.run) - len(events)
         state = before
         for event in events:
             position += 1
-            window = state.window.tokens
-            state = evolve(state, event)
-            _log.debug(
-                type(event).__name__,
-                at=position,
-                step=step,
-                clock=state.clock,
-                window_before=window,
-                window_after=state.window.tokens,
-                **event_data(event),
-            )
+            numbers = event_data(event)
+            after = evolve(state, event)
+            if compaction is not None and isinstance(event, TurnAdded | CompactionTriggered):
+                numbers.update(
+                    window_before=state.window.tokens,
+                    window_after=after.window.tokens,
+                    budget=compaction.budget,
+                )
+            state = after
+            _log.debug(type(event).__name__, at=position, step=step, clock=state.clock, **numbers)
