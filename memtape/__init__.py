@@ -1,6 +1,52 @@
 """memtape: simulate the memory policies of LLM agents as an event-sourced system.
 
 Policies decide, events record, pure reducers fold, projections render.
+The names below are the public API; everything else is reachable by module.
 """
 
 __version__ = "0.1.0"
+
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Command,
+    Consolidate,
+    ReadFact,
+    RecordEpisode,
+    WriteFact,
+)
+from memtape.core.errors import BadInput, CorruptLog, MemtapeError, Rejected
+from memtape.core.run import Run
+from memtape.policies.compaction import TieredCompaction
+from memtape.policies.consolidation import RuleConsolidation
+from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.runfiles import load_run, save_run
+from memtape.policies.session import Policies, Session
+from memtape.reducers import evolve, fold
+from memtape.scenarios import load_scenario
+
+__all__ = [
+    "AddTurn",
+    "AdvanceClock",
+    "BadInput",
+    "Command",
+    "Consolidate",
+    "CorruptLog",
+    "ImportanceRecencyAccess",
+    "MemtapeError",
+    "Policies",
+    "ReadFact",
+    "RecordEpisode",
+    "Rejected",
+    "RuleConsolidation",
+    "Run",
+    "Session",
+    "TieredCompaction",
+    "WriteFact",
+    "__version__",
+    "evolve",
+    "fold",
+    "load_run",
+    "load_scenario",
+    "save_run",
+]
