@@ -1,0 +1,309 @@
+"""memtape.core.codec: events and commands to JSON-ready data and back, exactly and strictly."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+# ruff: noqa: SIM300
+
+import json
+from typing import Any
+
+import attrs
+import pytest
+
+from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
+from memtape.core.commands import (
+    COMMAND_TYPES,
+    AddTurn,
+    AdvanceClock,
+    Command,
+    Consolidate,
+    ReadFact,
+    RecordEpisode,
+    WriteFact,
+)
+from memtape.core.errors import BadInput
+from memtape.core.events import (
+    EVENT_TYPES,
+    ClockAdvanced,
+    CompactionTriggered,
+    Consolidated,
+    EpisodeRecorded,
+    Event,
+    Evicted,
+    FactRead,
+    FactWritten,
+    ProceduralRule,
+    SemanticFact,
+    Superseded,
+    TurnAdded,
+    WarmItem,
+)
+
+AWKWARD = 0.1 + 0.2
+"""A float whose shortest repr has 17 digits: it survives only at full precision."""
+
+EVENTS: list[Event] = [
+    TurnAdded(1, "user", "hello × there", 3, salient=False),
+    CompactionTriggered(
+        40,
+        (9, 10),
+        (WarmItem(8, "bare text", 2), WarmItem(7, "more", 1)),
+        (6, 5),
+        2,
+        "[2 earlier turns summarized]",
+        4,
+    ),
+    CompactionTriggered(40, (), (), (), 0, "", 0),
+    ClockAdvanced(1 / 3),
+    FactWritten(1, "name", "the user is Dana", AWKWARD),
+    FactRead(1),
+    Superseded(2, 5),
+    Evicted(4, 0.2 * 0.5**1.5),
+    EpisodeRecorded(1, "the user confirmed their name"),
+    Consolidated(
+        (1, 2, 3),
+        (SemanticFact("user.name", "user.name = Dana", AWKWARD, 1),),
+        (ProceduralRule("apply the fee", 2),),
+    ),
+    Consolidated((), (), ()),
+]
+
+COMMANDS: list[Command] = [
+    AddTurn("user", "hi"),
+    AddTurn("tool", "result", salient=False),
+    AddTurn("user", "decision", salient=True),
+    AdvanceClock(1 / 3),
+    WriteFact("name", "Dana", AWKWARD),
+    WriteFact("contact", "phone", 0.6, supersedes="contact"),
+    ReadFact(key="name"),
+    ReadFact(id=3),
+    RecordEpisode("something happened"),
+    Consolidate(),
+]
+
+
+def _name(value: object) -> str:
+    return type(value).__name__
+
+
+def _through_json(data: Any) -> Any:
+    return json.loads(json.dumps(data))
+
+
+def _event_back(event: Event) -> Event:
+    return event_from_data(_name(event), event.VERSION, _through_json(event_data(event)))
+
+
+def _bad_event(type_name: str, data: Any, version: int = 1) -> str:
+    with pytest.raises(BadInput) as caught:
+        event_from_data(type_name, version, data)
+    return str(caught.value)
+
+
+def _bad_command(data: Any) -> str:
+    with pytest.raises(BadInput) as caught:
+        command_from_data(data)
+    return str(caught.value)
+
+
+class TestEventRoundTrip:
+    def test_the_samples_cover_every_event_type(self) -> None:
+        assert set(EVENT_TYPES) == {_name(e) for e in EVENTS}
+
+    @pytest.mark.parametrize("event", EVENTS, ids=_name)
+    def test_an_event_survives_json_unchanged(self, event: Event) -> None:
+        assert event == _event_back(event)
+
+    def test_event_data_holds_the_fields_only(self) -> None:
+        assert {"id": 4, "score": 0.25} == event_data(Evicted(4, 0.25))
+
+    def test_nested_parts_become_plain_data(self) -> None:
+        assert {
+            "budget": 40,
+            "hot": [3],
+            "warm": [{"turn": 2, "text": "t", "tokens": 1}],
+            "dropped": [1],
+            "cold": 0,
+            "gist": "",
+            "gist_tokens": 0,
+        } == _through_json(
+            event_data(CompactionTriggered(40, (3,), (WarmItem(2, "t", 1),), (1,), 0, "", 0))
+        )
+
+    def test_floats_keep_full_precision(self) -> None:
+        back = _event_back(FactWritten(1, "k", "v", AWKWARD))
+        assert isinstance(back, FactWritten)
+
+        assert AWKWARD.hex() == back.importance.hex()
+
+    def test_an_eviction_score_keeps_full_precision(self) -> None:
+        score = 0.2 * 0.5**1.5
+        back = _event_back(Evicted(4, score))
+        assert isinstance(back, Evicted)
+
+        assert score.hex() == back.score.hex()
+
+    def test_tuples_come_back_as_tuples(self) -> None:
+        back = _event_back(EVENTS[1])
+        assert isinstance(back, CompactionTriggered)
+
+        assert (tuple, tuple, tuple) == (type(back.hot), type(back.warm), type(back.dropped))
+
+    def test_nested_tuples_come_back_as_tuples(self) -> None:
+        back = _event_back(EVENTS[9])
+        assert isinstance(back, Consolidated)
+
+        assert (tuple, tuple, tuple) == (
+            type(back.episodes),
+            type(back.semantic),
+            type(back.procedural),
+        )
+
+    def test_an_integer_where_a_float_belongs_becomes_a_float(self) -> None:
+        back = event_from_data("ClockAdvanced", 1, {"to": 6})
+        assert isinstance(back, ClockAdvanced)
+
+        assert (6.0, float) == (back.to, type(back.to))
+
+
+class TestEventStrictness:
+    def test_a_string_where_a_number_belongs_is_named(self) -> None:
+        message = _bad_event("Evicted", {"id": 4, "score": "0.07"})
+
+        assert "Evicted.score" in message
+
+    def test_a_string_where_an_integer_belongs_is_named(self) -> None:
+        message = _bad_event("FactRead", {"id": "1"})
+
+        assert "FactRead.id" in message
+
+    def test_a_float_where_an_integer_belongs_is_rejected(self) -> None:
+        message = _bad_event("FactRead", {"id": 1.0})
+
+        assert "FactRead.id" in message
+
+    def test_a_boolean_where_an_integer_belongs_is_rejected(self) -> None:
+        message = _bad_event("FactRead", {"id": True})
+
+        assert "FactRead.id" in message
+
+    def test_a_boolean_where_a_number_belongs_is_rejected(self) -> None:
+        message = _bad_event("ClockAdvanced", {"to": False})
+
+        assert "ClockAdvanced.to" in message
+
+    def test_a_number_where_a_string_belongs_is_rejected(self) -> None:
+        message = _bad_event("EpisodeRecorded", {"id": 1, "text": 5})
+
+        assert "EpisodeRecorded.text" in message
+
+    def test_a_number_where_a_boolean_belongs_is_rejected(self) -> None:
+        data = {"turn": 1, "role": "user", "text": "hi", "tokens": 2, "salient": 1}
+
+        assert "TurnAdded.salient" in _bad_event("TurnAdded", data)
+
+    def test_a_missing_field_is_named(self) -> None:
+        assert "required field missing @ Evicted.score" == _bad_event("Evicted", {"id": 4})
+
+    def test_an_extra_field_is_named(self) -> None:
+        message = _bad_event("Evicted", {"id": 4, "score": 0.5, "reason": "weak"})
+
+        assert "extra fields found (reason) @ Evicted" == message
+
+    def test_a_bad_nested_field_is_named_by_its_path(self) -> None:
+        data = event_data(EVENTS[1])
+        data["warm"][0]["turn"] = "8"
+
+        assert "CompactionTriggered.warm[0].turn" in _bad_event("CompactionTriggered", data)
+
+    def test_an_extra_nested_field_is_named_by_its_path(self) -> None:
+        data = event_data(EVENTS[1])
+        data["warm"][1]["colour"] = "red"
+
+        message = _bad_event("CompactionTriggered", data)
+
+        assert "extra fields found (colour) @ CompactionTriggered.warm[1]" == message
+
+    def test_an_unknown_type_is_named(self) -> None:
+        assert "unknown event type 'FactForgotten'" == _bad_event("FactForgotten", {"id": 1})
+
+    def test_a_future_version_is_refused_saying_which(self) -> None:
+        message = _bad_event("Evicted", {"id": 4, "score": 0.5}, version=2)
+
+        assert message.startswith("Evicted version 2 is not readable here")
+
+    def test_fields_that_are_not_an_object_are_refused(self) -> None:
+        assert "Evicted: expected an object of fields, got [4, 0.5]" == _bad_event(
+            "Evicted", [4, 0.5]
+        )
+
+    def test_a_rejection_hides_the_cattrs_error_behind_it(self) -> None:
+        with pytest.raises(BadInput) as caught:
+            event_from_data("FactRead", 1, {"id": "x"})
+
+        assert True is caught.value.__suppress_context__
+
+
+class TestCommandRoundTrip:
+    def test_the_samples_cover_every_command_kind(self) -> None:
+        assert set(COMMAND_TYPES.values()) == {type(c) for c in COMMANDS}
+
+    @pytest.mark.parametrize("command", COMMANDS, ids=repr)
+    def test_a_command_survives_json_unchanged(self, command: Command) -> None:
+        assert command == command_from_data(_through_json(command_data(command)))
+
+    def test_command_data_carries_the_kind_first(self) -> None:
+        assert {"kind": "read", "key": None, "id": 3} == command_data(ReadFact(id=3))
+
+    def test_a_command_without_fields_is_just_its_kind(self) -> None:
+        assert {"kind": "consolidate"} == command_data(Consolidate())
+
+    def test_floats_keep_full_precision(self) -> None:
+        back = command_from_data(_through_json(command_data(AdvanceClock(1 / 3))))
+        assert isinstance(back, AdvanceClock)
+
+        assert (1 / 3).hex() == back.to.hex()
+
+    def test_the_input_data_is_not_changed(self) -> None:
+        data = {"kind": "episode", "text": "x"}
+
+        command_from_data(data)
+
+        assert {"kind": "episode", "text": "x"} == data
+
+
+class TestCommandStrictness:
+    def test_a_string_where_a_number_belongs_is_named(self) -> None:
+        data = {"kind": "write", "key": "k", "text": "v", "importance": "0.5", "supersedes": None}
+
+        assert "write.importance" in _bad_command(data)
+
+    def test_a_missing_field_is_named(self) -> None:
+        message = _bad_command({"kind": "write", "key": "k", "text": "v"})
+
+        assert "required field missing @ write.importance" == message
+
+    def test_an_extra_field_is_named(self) -> None:
+        message = _bad_command({"kind": "turn", "role": "user", "text": "hi", "mood": "happy"})
+
+        assert "extra fields found (mood) @ turn" == message
+
+    def test_a_salient_flag_must_be_a_boolean(self) -> None:
+        message = _bad_command({"kind": "turn", "role": "user", "text": "hi", "salient": "yes"})
+
+        assert "turn.salient" in message
+
+    def test_a_read_id_must_be_an_integer(self) -> None:
+        assert "read.id" in _bad_command({"kind": "read", "id": "3"})
+
+    def test_an_unknown_kind_is_named(self) -> None:
+        assert "unknown command kind 'forget'" == _bad_command({"kind": "forget"})
+
+    @pytest.mark.parametrize("data", [[], "turn", {"role": "user"}, {"kind": 3}], ids=repr)
+    def test_data_without_a_kind_is_refused(self, data: Any) -> None:
+        assert _bad_command(data).startswith("a command must be an object with a kind")
+
+
+class TestCodecCoversEveryField:
+    @pytest.mark.parametrize("event", EVENTS, ids=_name)
+    def test_event_data_names_every_field(self, event: Event) -> None:
+        assert [f.name for f in attrs.fields(type(event))] == list(event_data(event))

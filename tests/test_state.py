@@ -1,0 +1,170 @@
+"""memtape.core.state: immutable values, the initial state, tiers and fact standing."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+# ruff: noqa: SIM300
+
+import attrs
+import pytest
+from pyrsistent import pmap, pset
+
+from memtape.core.events import (
+    ClockAdvanced,
+    CompactionTriggered,
+    Event,
+    Evicted,
+    FactRead,
+    FactWritten,
+    Superseded,
+    TurnAdded,
+    WarmItem,
+)
+from memtape.core.state import (
+    EMPTY_MEMORY,
+    EMPTY_STORE,
+    EMPTY_WINDOW,
+    INITIAL_STATE,
+    Fact,
+    FactStatus,
+    State,
+    Store,
+    Tier,
+)
+from memtape.reducers import fold
+
+TIERED: list[Event] = [
+    TurnAdded(1, "user", "a b", 3, salient=False),
+    TurnAdded(2, "tool", "c d", 3, salient=True),
+    TurnAdded(3, "tool", "e f", 3, salient=True),
+    TurnAdded(4, "user", "g h", 3, salient=False),
+    CompactionTriggered(
+        6, (4,), (WarmItem(2, "c d", 2), WarmItem(3, "e f", 2)), (1,), 1, "[1 gist]", 2
+    ),
+]
+"""Turn 1 dropped, turn 2 cold, turn 3 warm, turn 4 hot."""
+
+FACTS: list[Event] = [
+    FactWritten(1, "name", "Dana", 0.9),
+    FactWritten(2, "contact", "email", 0.6),
+    FactWritten(3, "order", "ORD-3300", 0.7),
+    ClockAdvanced(2.0),
+    FactWritten(4, "contact", "phone", 0.6),
+    Superseded(2, 4),
+    Evicted(3, 0.35),
+    FactRead(1),
+]
+
+
+class TestInitialState:
+    def test_the_clock_starts_at_zero(self) -> None:
+        assert 0.0 == INITIAL_STATE.clock
+
+    def test_the_window_starts_empty(self) -> None:
+        window = INITIAL_STATE.window
+
+        assert ([], [], [], [], "", 0, 0, 0) == (
+            list(window.hot),
+            list(window.warm),
+            list(window.cold),
+            list(window.dropped),
+            window.gist,
+            window.gist_tokens,
+            window.tokens,
+            window.turns,
+        )
+
+    def test_the_store_starts_empty(self) -> None:
+        assert (EMPTY_STORE, {}, set(), {}) == (
+            INITIAL_STATE.store,
+            dict(EMPTY_STORE.facts),
+            set(EMPTY_STORE.active),
+            dict(EMPTY_STORE.by_key),
+        )
+
+    def test_the_memory_starts_empty(self) -> None:
+        memory = INITIAL_STATE.memory
+
+        assert (EMPTY_MEMORY, [], 0, [], []) == (
+            memory,
+            list(memory.episodes),
+            memory.recorded,
+            list(memory.semantic),
+            list(memory.procedural),
+        )
+
+    def test_the_initial_state_is_built_from_the_empty_parts(self) -> None:
+        assert State(0.0, EMPTY_WINDOW, EMPTY_STORE, EMPTY_MEMORY) == INITIAL_STATE
+
+
+class TestStatesAreValues:
+    def test_two_folds_of_the_same_events_are_equal(self) -> None:
+        assert fold(TIERED + FACTS) == fold(TIERED + FACTS)
+
+    def test_states_after_different_events_differ(self) -> None:
+        assert fold(TIERED) != fold(TIERED[:-1])
+
+    def test_a_state_cannot_be_changed(self) -> None:
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            INITIAL_STATE.clock = 1.0  # type: ignore[misc]
+
+    def test_a_window_cannot_be_changed(self) -> None:
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            EMPTY_WINDOW.tokens = 1  # type: ignore[misc]
+
+    def test_a_new_state_shares_the_parts_it_did_not_change(self) -> None:
+        before = fold(TIERED)
+        after = fold([FactWritten(1, "k", "v", 0.5)], before)
+
+        assert (True, True) == (after.window is before.window, after.memory is before.memory)
+
+
+class TestWindowTierOf:
+    @pytest.mark.parametrize(
+        ("turn", "tier"), [(1, "dropped"), (2, "cold"), (3, "warm"), (4, "hot")]
+    )
+    def test_each_turn_is_found_in_its_tier(self, turn: int, tier: Tier) -> None:
+        assert tier == fold(TIERED).window.tier_of(turn)
+
+    @pytest.mark.parametrize("turn", [0, -1, 5])
+    def test_a_turn_that_has_not_arrived_has_no_tier(self, turn: int) -> None:
+        assert None is fold(TIERED).window.tier_of(turn)
+
+    def test_before_any_compaction_every_turn_is_hot(self) -> None:
+        window = fold(TIERED[:4]).window
+
+        assert ["hot"] * 4 == [window.tier_of(t) for t in range(1, 5)]
+
+
+class TestFact:
+    def test_a_new_fact_is_active_and_unread(self) -> None:
+        fact = Fact(1, "k", "v", 0.5, 0.0)
+
+        assert (0, None, "active", None, None, None) == (
+            fact.reads,
+            fact.last_read_at,
+            fact.status,
+            fact.ended_at,
+            fact.superseded_by,
+            fact.evicted_score,
+        )
+
+
+class TestStore:
+    def test_active_facts_are_listed_oldest_write_first(self) -> None:
+        assert [1, 4] == [f.id for f in fold(FACTS).store.active_facts()]
+
+    @pytest.mark.parametrize(
+        ("status", "ids"), [("active", [1, 4]), ("retired", [2]), ("evicted", [3])]
+    )
+    def test_facts_are_listed_by_status(self, status: FactStatus, ids: list[int]) -> None:
+        store = fold(FACTS).store
+
+        assert ids == [f.id for f in store.with_status(status)]
+
+    def test_active_facts_sort_by_id_whatever_the_set_order(self) -> None:
+        facts = {i: Fact(i, f"k{i}", "v", 0.5, 0.0) for i in (5, 1, 3, 2, 4)}
+        store = Store(pmap(facts), pset(facts), pmap({f.key: f.id for f in facts.values()}))
+
+        assert [1, 2, 3, 4, 5] == [f.id for f in store.active_facts()]
+
+    def test_the_newest_active_fact_answers_for_its_key(self) -> None:
+        assert {"name": 1, "contact": 4} == dict(fold(FACTS).store.by_key)
