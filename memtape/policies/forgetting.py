@@ -104,9 +104,9 @@ class ImportanceRecencyAccess:
         new = Fact(len(store.facts) + 1, command.key, command.text, command.importance, state.clock)
         events: list[Event] = [FactWritten(new.id, new.key, new.text, new.importance)]
         events.extend(Superseded(old, new.id) for old in retire)
-        candidates = [store.facts[i] for i in store.active if i not in retire]
-        candidates.append(new)
-        if len(candidates) > self.capacity:
+        if len(store.active) - len(retire) + 1 > self.capacity:
+            candidates = [store.facts[i] for i in store.active if i not in retire]
+            candidates.append(new)
             scored = [self.score(fact, state.clock) for fact in candidates]
             scored.sort(key=lambda s: (s.score, s.fact.written_at, s.fact.id))
             events.extend(
