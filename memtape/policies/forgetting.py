@@ -73,7 +73,10 @@ class ImportanceRecencyAccess:
         recency = 0.5 ** ((now - fact.written_at) / self.half_life)
         access = 1 + self.access_boost * fact.reads
         factors = {"importance": fact.importance, "recency": recency, "access": access}
-        return Scored(fact, factors, fact.importance * recency * access)
+        decayed = fact.importance * recency
+        # A fact decayed to nothing stays at nothing, however large its access
+        # factor grows (0 x inf would be NaN, and NaN ranks nowhere).
+        return Scored(fact, factors, decayed * access if decayed else 0.0)
 
     def rank(self, store: Store, now: float) -> list[Scored]:
         """The active facts by score, highest first; ties to the oldest write, then lowest id."""
