@@ -1,0 +1,291 @@
+"""memtape.policies.compaction: the tiered compaction decider and its parameters."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+# ruff: noqa: SIM300
+
+from typing import Any
+
+import pytest
+
+from memtape.core.commands import AddTurn
+from memtape.core.errors import BadInput, Rejected
+from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
+from memtape.core.state import INITIAL_STATE, State
+from memtape.policies.compaction import TieredCompaction, gist_for
+from memtape.policies.tokenizers import WordCount
+from memtape.reducers import evolve
+
+
+def _words(n: int) -> str:
+    """A text of ``n`` words (so a turn of it costs ``n + 1`` tokens)."""
+    return " ".join(f"w{i}" for i in range(n))
+
+
+def _play(policy: TieredCompaction, *turns: AddTurn) -> tuple[State, list[tuple[Event, ...]]]:
+    state = INITIAL_STATE
+    decided = []
+    for turn in turns:
+        events = policy.decide(state, turn)
+        for event in events:
+            state = evolve(state, event)
+        decided.append(events)
+    return state, decided
+
+
+def _compaction(events: tuple[Event, ...]) -> CompactionTriggered:
+    assert 2 == len(events)
+    compaction = events[1]
+    assert isinstance(compaction, CompactionTriggered)
+    return compaction
+
+
+def _user(words: int) -> AddTurn:
+    return AddTurn("user", _words(words))
+
+
+def _tool(words: int) -> AddTurn:
+    return AddTurn("tool", _words(words))
+
+
+class TestGist:
+    def test_no_cold_turns_means_no_gist(self) -> None:
+        assert "" == gist_for(0)
+
+    def test_one_turn_is_singular(self) -> None:
+        assert "[1 earlier turn summarized]" == gist_for(1)
+
+    @pytest.mark.parametrize("turns", [2, 5, 12])
+    def test_several_turns_are_plural(self, turns: int) -> None:
+        assert f"[{turns} earlier turns summarized]" == gist_for(turns)
+
+    @pytest.mark.parametrize("turns", [1, 2, 99])
+    def test_the_gist_is_four_words(self, turns: int) -> None:
+        assert 4 == len(gist_for(turns).split())
+
+
+class TestTurns:
+    def test_a_turn_costs_the_words_of_role_colon_text(self) -> None:
+        (turn,) = TieredCompaction(100, 2).decide(INITIAL_STATE, AddTurn("user", "one two three"))
+
+        assert TurnAdded(1, "user", "one two three", 4, salient=False) == turn
+
+    def test_turns_are_numbered_in_order(self) -> None:
+        state, _ = _play(TieredCompaction(100, 2), _user(1), _user(1))
+
+        assert [1, 2] == [t.turn for t in state.window.hot]
+
+    @pytest.mark.parametrize(("role", "salient"), [("tool", True), ("user", False), ("x", False)])
+    def test_salience_defaults_to_whether_the_role_is_tool(self, role: str, salient: bool) -> None:
+        (turn,) = TieredCompaction(100, 2).decide(INITIAL_STATE, AddTurn(role, "text"))
+        assert isinstance(turn, TurnAdded)
+
+        assert salient == turn.salient
+
+    @pytest.mark.parametrize(("role", "salient"), [("tool", False), ("user", True)])
+    def test_an_explicit_salient_flag_wins(self, role: str, salient: bool) -> None:
+        (turn,) = TieredCompaction(100, 2).decide(INITIAL_STATE, AddTurn(role, "t", salient))
+        assert isinstance(turn, TurnAdded)
+
+        assert salient == turn.salient
+
+    @pytest.mark.parametrize("role", ["", " user", "user ", "   "])
+    def test_a_role_must_be_a_non_empty_word(self, role: str) -> None:
+        with pytest.raises(Rejected, match="a turn's role must be a non-empty word"):
+            TieredCompaction(100, 2).decide(INITIAL_STATE, AddTurn(role, "text"))
+
+
+class TestBudget:
+    def test_a_turn_within_budget_is_one_event(self) -> None:
+        _, decided = _play(TieredCompaction(40, 2), _user(10))
+
+        assert 1 == len(decided[0])
+
+    def test_exactly_reaching_the_budget_is_not_over(self) -> None:
+        state, decided = _play(TieredCompaction(40, 2), _user(19), _user(19))
+
+        assert (40, [1, 1]) == (state.window.tokens, [len(d) for d in decided])
+
+    def test_one_token_over_the_budget_compacts(self) -> None:
+        _, decided = _play(TieredCompaction(40, 1), _user(19), _user(20))
+
+        assert [TurnAdded, CompactionTriggered] == [type(e) for e in decided[1]]
+
+    def test_the_compaction_records_the_budget(self) -> None:
+        _, decided = _play(TieredCompaction(40, 1), _user(19), _user(20))
+
+        assert 40 == _compaction(decided[1]).budget
+
+
+class TestCompaction:
+    def test_the_last_hot_n_turns_stay_hot(self) -> None:
+        state, _ = _play(TieredCompaction(20, 2), _user(5), _user(5), _user(5), _user(5))
+
+        assert [3, 4] == [t.turn for t in state.window.hot]
+
+    def test_older_chatter_is_dropped(self) -> None:
+        _, decided = _play(TieredCompaction(20, 2), _user(5), _user(5), _user(5), _user(5))
+
+        assert (1, 2) == _compaction(decided[3]).dropped
+
+    def test_older_salient_turns_go_warm_as_bare_text(self) -> None:
+        _, decided = _play(TieredCompaction(20, 2), _tool(5), _user(5), _user(5), _user(5))
+
+        assert (WarmItem(1, _words(5), 5),) == _compaction(decided[3]).warm
+
+    def test_a_user_turn_flagged_salient_goes_warm(self) -> None:
+        turns = (AddTurn("user", _words(5), salient=True), _user(5), _user(5), _user(5))
+        _, decided = _play(TieredCompaction(20, 2), *turns)
+
+        assert ((1,), (2,)) == (
+            tuple(w.turn for w in _compaction(decided[3]).warm),
+            _compaction(decided[3]).dropped,
+        )
+
+    def test_a_warm_item_costs_one_token_less_than_its_turn(self) -> None:
+        state, _ = _play(TieredCompaction(20, 2), _tool(5), _user(5), _user(5), _user(5))
+
+        assert 6 - 1 == state.window.warm[0].tokens
+
+    def test_hot_n_zero_moves_every_turn_out_of_hot(self) -> None:
+        state, decided = _play(TieredCompaction(10, 0), _tool(4), _user(5))
+
+        assert ((), [], [1], [2], 4) == (
+            _compaction(decided[1]).hot,
+            list(state.window.hot),
+            [w.turn for w in state.window.warm],
+            list(state.window.dropped),
+            state.window.tokens,
+        )
+
+    def test_hot_n_larger_than_the_window_keeps_every_turn_hot(self) -> None:
+        state, decided = _play(TieredCompaction(10, 5), _user(5), _user(5))
+
+        assert ((1, 2), (), (), 0, 12) == (
+            _compaction(decided[1]).hot,
+            _compaction(decided[1]).warm,
+            _compaction(decided[1]).dropped,
+            _compaction(decided[1]).cold,
+            state.window.tokens,
+        )
+
+    def test_nothing_goes_cold_when_folding_is_enough(self) -> None:
+        state, decided = _play(TieredCompaction(20, 1), _tool(5), _user(5), _user(10))
+
+        assert (0, "", 0, 5 + 11) == (
+            _compaction(decided[2]).cold,
+            state.window.gist,
+            state.window.gist_tokens,
+            state.window.tokens,
+        )
+
+    def test_the_oldest_warm_item_goes_cold_while_over_budget(self) -> None:
+        # Folded: 9 + 5 warm + 10 hot = 24 > 20; turn 1 cold: 4 + 5 + 10 = 19.
+        state, decided = _play(TieredCompaction(20, 1), _tool(9), _tool(5), _user(9))
+
+        assert (1, [1], [2], gist_for(1)) == (
+            _compaction(decided[2]).cold,
+            list(state.window.cold),
+            [w.turn for w in state.window.warm],
+            state.window.gist,
+        )
+
+    def test_the_gist_counts_once_something_is_cold(self) -> None:
+        state, _ = _play(TieredCompaction(20, 1), _tool(9), _tool(5), _user(9))
+
+        assert (4, 4 + 5 + 10) == (state.window.gist_tokens, state.window.tokens)
+
+    def test_cooling_stops_once_within_budget(self) -> None:
+        state, _ = _play(TieredCompaction(20, 1), _tool(9), _tool(5), _user(9))
+
+        assert [2] == [w.turn for w in state.window.warm]
+
+    def test_when_hot_alone_is_over_every_warm_item_goes_cold(self) -> None:
+        state, _ = _play(TieredCompaction(10, 1), _tool(3), _tool(3), _user(20))
+
+        assert ([1, 2], [], gist_for(2), 21 + 4) == (
+            list(state.window.cold),
+            list(state.window.warm),
+            state.window.gist,
+            state.window.tokens,
+        )
+
+    def test_the_gist_grows_with_later_cold_turns(self) -> None:
+        state, _ = _play(TieredCompaction(10, 1), _tool(3), _user(20), _tool(3), _user(20))
+
+        assert ([1, 3], gist_for(2), 4) == (
+            list(state.window.cold),
+            state.window.gist,
+            state.window.gist_tokens,
+        )
+
+    def test_the_window_total_after_compactions_equals_a_recount(self) -> None:
+        policy = TieredCompaction(20, 2)
+        turns = [_tool(5), _user(7), _tool(3), _user(9), _tool(4), _user(2), _tool(8)]
+        state, _ = _play(policy, *turns)
+
+        assert (
+            sum(t.tokens for t in state.window.hot)
+            + sum(w.tokens for w in state.window.warm)
+            + state.window.gist_tokens
+            == state.window.tokens
+        )
+
+
+class TestParameters:
+    @pytest.mark.parametrize("budget", [0, -1])
+    def test_a_budget_of_zero_or_less_is_refused(self, budget: int) -> None:
+        with pytest.raises(BadInput, match=f"budget must be a positive integer, got {budget}"):
+            TieredCompaction(budget, 2)
+
+    def test_a_negative_hot_n_is_refused(self) -> None:
+        with pytest.raises(BadInput, match="hot_n must be an integer >= 0, got -1"):
+            TieredCompaction(40, -1)
+
+    @pytest.mark.parametrize("budget", [True, 40.0, "40"])
+    def test_a_budget_must_be_an_integer(self, budget: Any) -> None:
+        with pytest.raises(BadInput, match="budget must be a positive integer"):
+            TieredCompaction(budget, 2)
+
+    def test_the_tokenizer_defaults_to_word_count(self) -> None:
+        assert WordCount() == TieredCompaction(40, 2).tokenizer
+
+    def test_from_params_defaults_hot_n_and_tokenizer(self) -> None:
+        assert TieredCompaction(40, 2, WordCount()) == TieredCompaction.from_params(
+            {"budget": 40}, "here"
+        )
+
+    def test_from_params_reads_every_parameter(self) -> None:
+        data = {"budget": 60, "hot_n": 0, "tokenizer": "words"}
+
+        assert TieredCompaction(60, 0) == TieredCompaction.from_params(data, "here")
+
+    def test_params_read_back_to_the_same_policy(self) -> None:
+        policy = TieredCompaction(60, 3)
+        data = policy.params()
+        del data["policy"]
+
+        assert policy == TieredCompaction.from_params(data, "here")
+
+    def test_params_name_the_policy(self) -> None:
+        assert {"policy": "tiered", "budget": 40, "hot_n": 2, "tokenizer": "words"} == (
+            TieredCompaction(40, 2).params()
+        )
+
+    def test_a_missing_budget_is_named_with_its_place(self) -> None:
+        with pytest.raises(BadInput, match=r"^f.toml: \[compaction\]: missing parameter budget$"):
+            TieredCompaction.from_params({}, "f.toml: [compaction]")
+
+    @pytest.mark.parametrize(("name", "value"), [("budget", 0), ("hot_n", -1), ("budget", "40")])
+    def test_an_impossible_parameter_is_named_with_its_place(self, name: str, value: Any) -> None:
+        data = {"budget": 40, name: value}
+
+        with pytest.raises(BadInput, match=rf"^here: {name} must be an integer"):
+            TieredCompaction.from_params(data, "here")
+
+    def test_an_unknown_tokenizer_is_named_with_its_place(self) -> None:
+        with pytest.raises(BadInput, match=r"^here: tokenizer unknown tokenizer 'bpe'"):
+            TieredCompaction.from_params({"budget": 40, "tokenizer": "bpe"}, "here")
+
+    def test_an_unknown_parameter_is_refused(self) -> None:
+        with pytest.raises(BadInput, match=r"^here: unknown parameter\(s\) budjet$"):
+            TieredCompaction.from_params({"budget": 40, "budjet": 41}, "here")

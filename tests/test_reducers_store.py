@@ -1,0 +1,158 @@
+"""memtape.reducers.store: facts written, read, superseded (kept) and evicted (kept)."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+# ruff: noqa: SIM300
+
+import pytest
+
+from memtape.core.errors import CorruptLog
+from memtape.core.events import Evicted, FactRead, FactWritten, Superseded
+from memtape.core.state import EMPTY_STORE, Fact, Store
+from memtape.reducers.store import evicted, fact_read, fact_written, superseded
+
+
+def _store(*keys: str, clock: float = 0.0) -> Store:
+    store = EMPTY_STORE
+    for n, key in enumerate(keys, start=1):
+        store = fact_written(store, FactWritten(n, key, f"fact {n}", 0.5), clock)
+    return store
+
+
+class TestFactWritten:
+    def test_a_written_fact_is_stored_active_at_the_clock(self) -> None:
+        store = fact_written(EMPTY_STORE, FactWritten(1, "name", "Dana", 0.9), 2.5)
+
+        assert Fact(1, "name", "Dana", 0.9, 2.5) == store.facts[1]
+
+    def test_a_written_fact_is_active(self) -> None:
+        assert {1, 2} == set(_store("a", "b").active)
+
+    def test_a_written_fact_answers_for_its_key(self) -> None:
+        assert {"a": 1, "b": 2} == dict(_store("a", "b").by_key)
+
+    def test_the_newest_fact_on_a_key_answers_for_it(self) -> None:
+        assert 2 == _store("a", "a").by_key["a"]
+
+    @pytest.mark.parametrize("fact_id", [1, 3, 0])
+    def test_an_id_out_of_sequence_is_corrupt(self, fact_id: int) -> None:
+        with pytest.raises(CorruptLog, match=f"fact {fact_id} cannot follow fact 1"):
+            fact_written(_store("a"), FactWritten(fact_id, "b", "v", 0.5), 0.0)
+
+    def test_the_store_before_is_left_unchanged(self) -> None:
+        before = _store("a")
+
+        fact_written(before, FactWritten(2, "b", "v", 0.5), 0.0)
+
+        assert ([1], [1]) == (list(before.facts), list(before.active))
+
+
+class TestFactRead:
+    def test_a_read_counts_one_more_read(self) -> None:
+        store = fact_read(fact_read(_store("a"), FactRead(1), 1.0), FactRead(1), 2.0)
+
+        assert 2 == store.facts[1].reads
+
+    def test_a_read_records_its_time_but_not_as_a_write(self) -> None:
+        fact = fact_read(_store("a", clock=1.0), FactRead(1), 3.0).facts[1]
+
+        assert (3.0, 1.0) == (fact.last_read_at, fact.written_at)
+
+    def test_reading_a_fact_that_does_not_exist_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match="fact 2 is not active"):
+            fact_read(_store("a"), FactRead(2), 0.0)
+
+    def test_reading_a_retired_fact_is_corrupt(self) -> None:
+        store = superseded(_store("a", "a"), Superseded(1, 2), 0.0)
+
+        with pytest.raises(CorruptLog, match="fact 1 is not active"):
+            fact_read(store, FactRead(1), 0.0)
+
+
+class TestSuperseded:
+    def test_the_old_fact_is_retired_and_kept(self) -> None:
+        fact = superseded(_store("a", "a"), Superseded(1, 2), 4.0).facts[1]
+
+        assert ("retired", 2, 4.0, "fact 1") == (
+            fact.status,
+            fact.superseded_by,
+            fact.ended_at,
+            fact.text,
+        )
+
+    def test_the_old_fact_leaves_the_actives(self) -> None:
+        assert {2} == set(superseded(_store("a", "a"), Superseded(1, 2), 0.0).active)
+
+    def test_the_key_keeps_answering_with_the_newer_fact(self) -> None:
+        assert {"a": 2} == dict(superseded(_store("a", "a"), Superseded(1, 2), 0.0).by_key)
+
+    def test_superseding_by_a_fact_of_another_key_drops_the_old_key(self) -> None:
+        store = superseded(_store("contact", "phone"), Superseded(1, 2), 0.0)
+
+        assert {"phone": 2} == dict(store.by_key)
+
+    def test_the_reads_of_the_retired_fact_are_kept(self) -> None:
+        store = fact_read(_store("a", "a"), FactRead(1), 1.0)
+
+        fact = superseded(store, Superseded(1, 2), 2.0).facts[1]
+
+        assert (1, 1.0) == (fact.reads, fact.last_read_at)
+
+    def test_superseding_a_fact_that_is_not_active_is_corrupt(self) -> None:
+        store = superseded(_store("a", "a"), Superseded(1, 2), 0.0)
+
+        with pytest.raises(CorruptLog, match="fact 1 is not active"):
+            superseded(store, Superseded(1, 2), 0.0)
+
+    def test_superseding_by_a_fact_that_does_not_exist_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match="superseded by fact 9, which does not exist"):
+            superseded(_store("a"), Superseded(1, 9), 0.0)
+
+
+class TestEvicted:
+    def test_the_evicted_fact_is_kept_with_its_score(self) -> None:
+        fact = evicted(_store("a", "b"), Evicted(1, 0.0707), 6.0).facts[1]
+
+        assert ("evicted", 0.0707, 6.0, None) == (
+            fact.status,
+            fact.evicted_score,
+            fact.ended_at,
+            fact.superseded_by,
+        )
+
+    def test_the_evicted_fact_leaves_the_actives_and_its_key(self) -> None:
+        store = evicted(_store("a", "b"), Evicted(1, 0.1), 0.0)
+
+        assert ({2}, {"b": 2}) == (set(store.active), dict(store.by_key))
+
+    def test_another_active_fact_on_the_key_then_answers_for_it(self) -> None:
+        store = evicted(_store("a", "a", "a"), Evicted(3, 0.1), 0.0)
+
+        assert 2 == store.by_key["a"]
+
+    def test_evicting_an_older_fact_of_a_shared_key_keeps_the_newest(self) -> None:
+        store = evicted(_store("a", "a"), Evicted(1, 0.1), 0.0)
+
+        assert 2 == store.by_key["a"]
+
+    def test_evicting_an_evicted_fact_is_corrupt(self) -> None:
+        store = evicted(_store("a"), Evicted(1, 0.1), 0.0)
+
+        with pytest.raises(CorruptLog, match="fact 1 is not active"):
+            evicted(store, Evicted(1, 0.1), 0.0)
+
+    def test_evicting_a_retired_fact_is_corrupt(self) -> None:
+        store = superseded(_store("a", "a"), Superseded(1, 2), 0.0)
+
+        with pytest.raises(CorruptLog, match="fact 1 is not active"):
+            evicted(store, Evicted(1, 0.1), 0.0)
+
+    def test_evicting_a_fact_that_does_not_exist_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match="fact 7 is not active"):
+            evicted(_store("a"), Evicted(7, 0.1), 0.0)
+
+    def test_the_store_before_is_left_unchanged(self) -> None:
+        before = _store("a")
+
+        evicted(before, Evicted(1, 0.1), 0.0)
+
+        assert ("active", {1}) == (before.facts[1].status, set(before.active))

@@ -1,0 +1,192 @@
+"""memtape.reducers.window: turns join HOT, compactions are applied, tokens kept incrementally."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+# ruff: noqa: SIM300
+
+import pytest
+
+from memtape.core.errors import CorruptLog
+from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
+from memtape.core.state import EMPTY_WINDOW, Window
+from memtape.reducers.window import compaction_triggered, turn_added
+
+
+def _turn(n: int, tokens: int = 5, *, salient: bool = False) -> TurnAdded:
+    return TurnAdded(n, "tool" if salient else "user", f"text of turn {n}", tokens, salient)
+
+
+def _window(*turns: TurnAdded) -> Window:
+    window = EMPTY_WINDOW
+    for turn in turns:
+        window = turn_added(window, turn)
+    return window
+
+
+def _recount(window: Window) -> int:
+    return (
+        sum(t.tokens for t in window.hot) + sum(w.tokens for w in window.warm) + window.gist_tokens
+    )
+
+
+FOUR = (_turn(1, 11), _turn(2, 9, salient=True), _turn(3, 9), _turn(4, 12))
+"""The first four turns of refund-desk: 41 tokens."""
+
+FIRST = CompactionTriggered(40, (3, 4), (WarmItem(2, "bare", 8),), (1,), 0, "", 0)
+"""refund-desk's compaction at turn 4: turn 1 dropped, turn 2 warm, 3 and 4 stay."""
+
+
+class TestTurnAdded:
+    def test_a_turn_joins_hot_last(self) -> None:
+        assert [1, 2] == [t.turn for t in _window(_turn(1), _turn(2)).hot]
+
+    def test_a_turn_adds_its_tokens_to_the_total(self) -> None:
+        assert 11 + 9 == _window(_turn(1, 11), _turn(2, 9)).tokens
+
+    def test_a_turn_counts_as_one_more_turn(self) -> None:
+        assert 3 == _window(_turn(1), _turn(2), _turn(3)).turns
+
+    def test_a_turn_is_kept_verbatim(self) -> None:
+        turn = _turn(1, 7, salient=True)
+
+        assert [turn] == list(_window(turn).hot)
+
+    @pytest.mark.parametrize("number", [1, 3, 0])
+    def test_a_turn_out_of_sequence_is_corrupt(self, number: int) -> None:
+        window = _window(_turn(1))
+
+        with pytest.raises(CorruptLog, match=f"turn {number} cannot follow turn 1"):
+            turn_added(window, _turn(number))
+
+    def test_a_turn_leaves_the_previous_window_unchanged(self) -> None:
+        before = _window(_turn(1))
+
+        turn_added(before, _turn(2))
+
+        assert [1] == [t.turn for t in before.hot]
+
+
+class TestCompactionTriggered:
+    def test_the_named_hot_turns_stay_hot(self) -> None:
+        assert [3, 4] == [t.turn for t in compaction_triggered(_window(*FOUR), FIRST).hot]
+
+    def test_warm_items_are_appended_to_warm(self) -> None:
+        window = compaction_triggered(_window(*FOUR), FIRST)
+
+        assert [WarmItem(2, "bare", 8)] == list(window.warm)
+
+    def test_dropped_turns_are_recorded(self) -> None:
+        assert [1] == list(compaction_triggered(_window(*FOUR), FIRST).dropped)
+
+    def test_tokens_lose_the_leaving_turns_and_gain_the_warm_items(self) -> None:
+        assert 41 - 11 - 9 + 8 == compaction_triggered(_window(*FOUR), FIRST).tokens
+
+    def test_the_turn_count_does_not_change(self) -> None:
+        assert 4 == compaction_triggered(_window(*FOUR), FIRST).turns
+
+    def test_the_oldest_warm_items_go_cold_with_the_gist(self) -> None:
+        window = compaction_triggered(_window(*FOUR), FIRST)
+        window = turn_added(window, _turn(5, 11, salient=True))
+        second = CompactionTriggered(
+            40, (5,), (WarmItem(3, "x", 2), WarmItem(4, "y", 3)), (), 2, "[2 turns]", 2
+        )
+
+        window = compaction_triggered(window, second)
+
+        assert ([2, 3], [4], "[2 turns]", 2) == (
+            list(window.cold),
+            [w.turn for w in window.warm],
+            window.gist,
+            window.gist_tokens,
+        )
+
+    def test_tokens_swap_the_cold_items_for_the_gist(self) -> None:
+        window = compaction_triggered(_window(*FOUR), FIRST)
+        cooling = CompactionTriggered(40, (3, 4), (), (), 1, "[1 turn]", 2)
+
+        assert 29 - 8 + 2 == compaction_triggered(window, cooling).tokens
+
+    def test_a_new_gist_replaces_the_old_one_in_the_total(self) -> None:
+        window = compaction_triggered(_window(*FOUR), FIRST)
+        window = compaction_triggered(
+            window, CompactionTriggered(40, (3, 4), (), (), 1, "[one]", 1)
+        )
+        window = turn_added(window, _turn(5, 2))
+        window = compaction_triggered(
+            window,
+            CompactionTriggered(40, (4, 5), (WarmItem(3, "z", 1),), (), 1, "[two of them]", 3),
+        )
+
+        assert (_recount(window), 12 + 2 + 3) == (window.tokens, window.tokens)
+
+    def test_a_compaction_without_cold_items_keeps_the_gist_it_carries(self) -> None:
+        window = compaction_triggered(_window(*FOUR), FIRST)
+        window = compaction_triggered(
+            window, CompactionTriggered(40, (3, 4), (), (), 1, "[one]", 1)
+        )
+
+        window = compaction_triggered(
+            window, CompactionTriggered(40, (4,), (), (3,), 0, "[one]", 1)
+        )
+
+        assert ("[one]", 1, 12 + 1) == (window.gist, window.gist_tokens, window.tokens)
+
+    def test_hot_n_zero_empties_hot(self) -> None:
+        event = CompactionTriggered(40, (), (WarmItem(2, "bare", 8),), (1, 3, 4), 0, "", 0)
+
+        window = compaction_triggered(_window(*FOUR), event)
+
+        assert ([], 8) == (list(window.hot), window.tokens)
+
+    def test_the_total_always_equals_a_recount(self) -> None:
+        window = compaction_triggered(_window(*FOUR), FIRST)
+
+        assert _recount(window) == window.tokens
+
+    def test_the_window_before_is_left_unchanged(self) -> None:
+        before = _window(*FOUR)
+
+        compaction_triggered(before, FIRST)
+
+        assert ([1, 2, 3, 4], 41, []) == (
+            [t.turn for t in before.hot],
+            before.tokens,
+            list(before.warm),
+        )
+
+
+class TestCompactionThatDoesNotFit:
+    def test_naming_a_turn_that_is_not_in_hot_is_corrupt(self) -> None:
+        event = CompactionTriggered(40, (3, 4), (WarmItem(2, "bare", 8),), (5,), 0, "", 0)
+
+        with pytest.raises(CorruptLog, match=r"names turns \[2, 3, 4, 5\] but HOT holds"):
+            compaction_triggered(_window(*FOUR), event)
+
+    def test_leaving_a_hot_turn_unaccounted_for_is_corrupt(self) -> None:
+        event = CompactionTriggered(40, (3, 4), (WarmItem(2, "bare", 8),), (), 0, "", 0)
+
+        with pytest.raises(CorruptLog, match=r"HOT holds \[1, 2, 3, 4\]"):
+            compaction_triggered(_window(*FOUR), event)
+
+    def test_naming_a_turn_twice_is_corrupt(self) -> None:
+        event = CompactionTriggered(40, (2, 3, 4), (WarmItem(2, "bare", 8),), (1,), 0, "", 0)
+
+        with pytest.raises(CorruptLog):
+            compaction_triggered(_window(*FOUR), event)
+
+    def test_naming_an_already_compacted_turn_is_corrupt(self) -> None:
+        window = compaction_triggered(_window(*FOUR), FIRST)
+
+        with pytest.raises(CorruptLog):
+            compaction_triggered(window, CompactionTriggered(40, (3, 4), (), (1,), 0, "", 0))
+
+    def test_sending_more_items_cold_than_warm_holds_is_corrupt(self) -> None:
+        event = CompactionTriggered(40, (3, 4), (WarmItem(2, "bare", 8),), (1,), 2, "[2]", 1)
+
+        with pytest.raises(CorruptLog, match="sends 2 warm items cold but WARM holds 1"):
+            compaction_triggered(_window(*FOUR), event)
+
+    def test_a_negative_cold_count_is_corrupt(self) -> None:
+        event = CompactionTriggered(40, (3, 4), (WarmItem(2, "bare", 8),), (1,), -1, "", 0)
+
+        with pytest.raises(CorruptLog):
+            compaction_triggered(_window(*FOUR), event)
