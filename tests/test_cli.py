@@ -1,0 +1,1120 @@
+"""The ``memtape`` command: golden figures through its JSON, run files, errors, logging.
+
+Most tests call ``memtape.cli.main`` in-process; a few run the installed
+console script and ``python -m memtape.cli`` for real.
+"""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+# ruff: noqa: SIM300
+
+import json
+import logging
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+import structlog
+
+from memtape import __version__
+from memtape.cli import main
+from memtape.core.codec import event_data
+from memtape.core.commands import AddTurn
+from memtape.core.logs import LOGGER_NAME
+from memtape.policies.session import Session
+from memtape.scenarios import load_scenario
+
+SCENARIOS = ("refund-desk", "dana-facts", "sleep-pass")
+EVENTS = {"refund-desk": 15, "dana-facts": 11, "sleep-pass": 6}
+STEPS = {"refund-desk": 10, "dana-facts": 9, "sleep-pass": 5}
+
+# refund-desk, turn: the tokens of "{role}: {text}" as REFERENCE.md measures them
+TURN_TOKENS = {1: 11, 2: 9, 3: 9, 4: 12, 5: 11, 6: 9, 7: 11, 8: 10, 9: 9, 10: 10}
+# a salient turn's WARM stand-in is its bare text: one word fewer
+WARM_TOKENS = {2: 8, 5: 10, 8: 9}
+
+# refund-desk, event position: (tokens, HOT turns, WARM turns, COLD turns, dropped turns)
+REFUND_AT: dict[int, tuple[int, list[int], list[int], int, list[int]]] = {
+    0: (0, [], [], 0, []),
+    1: (11, [1], [], 0, []),
+    2: (20, [1, 2], [], 0, []),
+    3: (29, [1, 2, 3], [], 0, []),
+    4: (41, [1, 2, 3, 4], [], 0, []),
+    5: (29, [3, 4], [2], 0, [1]),
+    6: (40, [3, 4, 5], [2], 0, [1]),
+    7: (49, [3, 4, 5, 6], [2], 0, [1]),
+    8: (28, [5, 6], [2], 0, [1, 3, 4]),
+    9: (39, [5, 6, 7], [2], 0, [1, 3, 4]),
+    10: (49, [5, 6, 7, 8], [2], 0, [1, 3, 4]),
+    11: (39, [7, 8], [2, 5], 0, [1, 3, 4, 6]),
+    12: (48, [7, 8, 9], [2, 5], 0, [1, 3, 4, 6]),
+    13: (37, [8, 9], [2, 5], 0, [1, 3, 4, 6, 7]),
+    14: (47, [8, 9, 10], [2, 5], 0, [1, 3, 4, 6, 7]),
+    15: (32, [9, 10], [8], 2, [1, 3, 4, 6, 7]),
+}
+# the positions where turns 4, 6, 8, 9 and 10 arrive, taking the window over budget
+OVER_AT = {4, 7, 10, 12, 14}
+# compacting turn: (its compaction's position, the window after it)
+AFTER_COMPACTION = {4: (5, 29), 6: (8, 28), 8: (11, 39), 9: (13, 37), 10: (15, 32)}
+
+HALF_LIFE = 4.0
+ACCESS_BOOST = 0.1
+# dana-facts, key: (id, importance, written at)
+DANA_FACTS = {
+    "name": (1, 0.9, 0.0),
+    "contact": (2, 0.6, 0.0),
+    "order": (3, 0.7, 0.0),
+    "chitchat": (4, 0.2, 0.0),
+}
+DANA_AT_T0 = 4
+DANA_AFTER_READS = 7
+DANA_END = 11
+
+SLEEP_BEFORE_PASS = 4
+SLEEP_END = 6
+RULE = "returns after the 30-day window: apply a 10% restocking fee"
+
+
+def expected_score(importance: float, age: float, reads: int) -> float:
+    """REFERENCE.md's formula, computed here independently of memtape."""
+    return float(importance * 0.5 ** (age / HALF_LIFE) * (1 + ACCESS_BOOST * reads))
+
+
+class Outcome(NamedTuple):
+    status: int
+    out: str
+    err: str
+
+
+Cli = Callable[..., Outcome]
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """``-v`` configures logging globally; put it back so tests stay independent."""
+    logger = logging.getLogger(LOGGER_NAME)
+    handlers, level = list(logger.handlers), logger.level
+    config = structlog.get_config()
+    yield
+    logger.handlers[:] = handlers
+    logger.setLevel(level)
+    structlog.configure(**config)
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
+    """Run ``memtape ARGS...`` in-process; its status, stdout and stderr."""
+
+    def run(*argv: str) -> Outcome:
+        status = main(list(argv))
+        captured = capsys.readouterr()
+        return Outcome(status, captured.out, captured.err)
+
+    return run
+
+
+def show_json(cli: Cli, target: str, at: int | None = None) -> dict[str, Any]:
+    where = [] if at is None else ["--at", str(at)]
+    outcome = cli("show", target, *where, "--json")
+    assert (0, "") == (outcome.status, outcome.err)
+    view: dict[str, Any] = json.loads(outcome.out)
+    return view
+
+
+def timeline_json(cli: Cli, target: str) -> list[dict[str, Any]]:
+    outcome = cli("timeline", target, "--json")
+    assert (0, "") == (outcome.status, outcome.err)
+    rows: list[dict[str, Any]] = json.loads(outcome.out)
+    return rows
+
+
+def live_session(name: str) -> Session:
+    scenario = load_scenario(name)
+    session = Session(scenario.policies)
+    session.execute_all(scenario.steps)
+    return session
+
+
+def record(cli: Cli, name: str, out: Path) -> Path:
+    outcome = cli("run", name, "--out", str(out))
+    assert (0, "") == (outcome.status, outcome.err)
+    return out
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+def assert_one_line_error(outcome: Outcome, name: str, *fragments: str) -> None:
+    """Exit 2, nothing on stdout, one ``memtape: error:`` line naming ``name``
+    (the file or scenario) and saying each of ``fragments`` besides it."""
+    assert (2, "") == (outcome.status, outcome.out)
+    assert 1 == len(outcome.err.splitlines())
+    assert outcome.err.startswith("memtape: error: ")
+    assert "Traceback" not in outcome.err
+    assert name in outcome.err
+    message = outcome.err.replace(name, "NAME")
+    assert [] == [f for f in fragments if f not in message]
+
+
+class TestShowRefundDeskJson:
+    @pytest.mark.parametrize(("at", "expected"), [(at, row[0]) for at, row in REFUND_AT.items()])
+    def test_window_tokens_at_every_position(self, cli: Cli, at: int, expected: int) -> None:
+        assert expected == show_json(cli, "refund-desk", at)["window"]["tokens"]
+
+    @pytest.mark.parametrize("at", sorted(REFUND_AT))
+    def test_budget_is_40_at_every_position(self, cli: Cli, at: int) -> None:
+        assert 40 == show_json(cli, "refund-desk", at)["window"]["budget"]
+
+    @pytest.mark.parametrize("at", sorted(REFUND_AT))
+    def test_over_exactly_when_turns_4_6_8_9_10_arrive(self, cli: Cli, at: int) -> None:
+        assert (at in OVER_AT) == show_json(cli, "refund-desk", at)["window"]["over"]
+
+    @pytest.mark.parametrize(("turn", "expected"), sorted(AFTER_COMPACTION.items()))
+    def test_each_compaction_brings_the_window_back_under_budget(
+        self, cli: Cli, turn: int, expected: tuple[int, int]
+    ) -> None:
+        at, tokens = expected
+        window = show_json(cli, "refund-desk", at)["window"]
+
+        assert (tokens, False) == (window["tokens"], window["over"])
+
+    @pytest.mark.parametrize(("at", "expected"), [(at, row[1]) for at, row in REFUND_AT.items()])
+    def test_hot_turns_at_every_position(self, cli: Cli, at: int, expected: list[int]) -> None:
+        hot = show_json(cli, "refund-desk", at)["window"]["hot"]
+
+        assert expected == [turn["turn"] for turn in hot]
+
+    @pytest.mark.parametrize(("at", "expected"), [(at, row[2]) for at, row in REFUND_AT.items()])
+    def test_warm_turns_at_every_position(self, cli: Cli, at: int, expected: list[int]) -> None:
+        warm = show_json(cli, "refund-desk", at)["window"]["warm"]
+
+        assert expected == [item["turn"] for item in warm]
+
+    @pytest.mark.parametrize(("at", "expected"), [(at, row[3]) for at, row in REFUND_AT.items()])
+    def test_cold_turn_count_at_every_position(self, cli: Cli, at: int, expected: int) -> None:
+        assert expected == show_json(cli, "refund-desk", at)["window"]["cold"]["turns"]
+
+    @pytest.mark.parametrize(("at", "expected"), [(at, row[4]) for at, row in REFUND_AT.items()])
+    def test_dropped_turns_at_every_position(self, cli: Cli, at: int, expected: list[int]) -> None:
+        assert expected == show_json(cli, "refund-desk", at)["window"]["dropped"]
+
+    @pytest.mark.parametrize("at", sorted(REFUND_AT))
+    def test_tokens_are_the_sum_of_the_tiers(self, cli: Cli, at: int) -> None:
+        window = show_json(cli, "refund-desk", at)["window"]
+        tiers = window["cold"]["tokens"] + sum(
+            item["tokens"] for item in window["hot"] + window["warm"]
+        )
+
+        assert window["tokens"] == tiers
+
+    def test_hot_turns_carry_their_measured_tokens(self, cli: Cli) -> None:
+        hot = show_json(cli, "refund-desk", 14)["window"]["hot"]
+
+        assert {8: 10, 9: 9, 10: 10} == {turn["turn"]: turn["tokens"] for turn in hot}
+
+    def test_hot_turns_are_verbatim_with_their_roles(self, cli: Cli) -> None:
+        turns = [s for s in load_scenario("refund-desk").steps if isinstance(s, AddTurn)]
+        hot = show_json(cli, "refund-desk", 4)["window"]["hot"]
+
+        assert [(s.role, s.text) for s in turns[:4]] == [(t["role"], t["text"]) for t in hot]
+
+    def test_warm_items_are_the_bare_text_one_token_less(self, cli: Cli) -> None:
+        seen = {
+            item["turn"]: item["tokens"]
+            for at in (11, 15)
+            for item in show_json(cli, "refund-desk", at)["window"]["warm"]
+        }
+
+        assert WARM_TOKENS == seen
+
+    def test_warm_item_text_is_the_turn_text_without_its_role(self, cli: Cli) -> None:
+        warm = show_json(cli, "refund-desk", 15)["window"]["warm"]
+        turn_8 = load_scenario("refund-desk").steps[7]
+        assert isinstance(turn_8, AddTurn)
+
+        assert [turn_8.text] == [item["text"] for item in warm]
+
+    def test_final_cold_gist_summarizes_two_turns_in_four_tokens(self, cli: Cli) -> None:
+        cold = show_json(cli, "refund-desk")["window"]["cold"]
+
+        assert (2, 4, 4) == (cold["turns"], cold["tokens"], len(cold["gist"].split()))
+
+    def test_final_cold_gist_says_how_many_turns_it_summarizes(self, cli: Cli) -> None:
+        gist = show_json(cli, "refund-desk")["window"]["cold"]["gist"]
+
+        assert "2" in gist.split()[0]
+
+    def test_cold_costs_nothing_before_any_turn_is_cold(self, cli: Cli) -> None:
+        cold = show_json(cli, "refund-desk", 14)["window"]["cold"]
+
+        assert {"turns": 0, "gist": "", "tokens": 0} == cold
+
+    def test_final_window_is_32_tokens_of_cold_warm_hot(self, cli: Cli) -> None:
+        window = show_json(cli, "refund-desk")["window"]
+        hot = sum(turn["tokens"] for turn in window["hot"])
+        warm = sum(item["tokens"] for item in window["warm"])
+
+        assert (32, 4, 9, 19) == (window["tokens"], window["cold"]["tokens"], warm, hot)
+
+    def test_default_position_is_the_end(self, cli: Cli) -> None:
+        assert show_json(cli, "refund-desk", 15) == show_json(cli, "refund-desk")
+
+    def test_at_is_echoed_and_the_clock_never_moves(self, cli: Cli) -> None:
+        view = show_json(cli, "refund-desk", 9)
+
+        assert (9, 0.0) == (view["at"], view["clock"])
+
+    def test_store_is_null_without_a_forgetting_policy(self, cli: Cli) -> None:
+        assert None is show_json(cli, "refund-desk")["store"]
+
+    def test_memory_parts_are_null_without_a_consolidation_policy(self, cli: Cli) -> None:
+        view = show_json(cli, "refund-desk")
+
+        assert [None, None, None] == [view["episodes"], view["semantic"], view["procedural"]]
+
+
+class TestShowDanaFactsJson:
+    def test_ranking_at_t0_orders_by_importance(self, cli: Cli) -> None:
+        ranking = show_json(cli, "dana-facts", DANA_AT_T0)["store"]["ranking"]
+
+        assert [("name", 0.9), ("order", 0.7), ("contact", 0.6), ("chitchat", 0.2)] == [
+            (fact["key"], fact["score"]) for fact in ranking
+        ]
+
+    def test_ranking_after_the_reads_at_t6(self, cli: Cli) -> None:
+        ranking = show_json(cli, "dana-facts", DANA_AFTER_READS)["store"]["ranking"]
+
+        assert ["name", "order", "contact", "chitchat"] == [fact["key"] for fact in ranking]
+
+    def test_scores_after_the_reads_follow_the_formula_exactly(self, cli: Cli) -> None:
+        ranking = show_json(cli, "dana-facts", DANA_AFTER_READS)["store"]["ranking"]
+        reads = {"name": 2}
+        expected = {
+            key: expected_score(importance, 6.0 - written, reads.get(key, 0))
+            for key, (_, importance, written) in DANA_FACTS.items()
+        }
+
+        assert expected == {fact["key"]: fact["score"] for fact in ranking}
+
+    def test_scores_after_the_reads_match_the_reference_to_four_places(self, cli: Cli) -> None:
+        ranking = show_json(cli, "dana-facts", DANA_AFTER_READS)["store"]["ranking"]
+
+        assert [0.3818, 0.2475, 0.2121, 0.0707] == [round(f["score"], 4) for f in ranking]
+
+    def test_factors_after_the_reads(self, cli: Cli) -> None:
+        name = show_json(cli, "dana-facts", DANA_AFTER_READS)["store"]["ranking"][0]
+
+        assert (0.9, 0.5**1.5, 1 + ACCESS_BOOST * 2) == (
+            name["importance"],
+            name["recency"],
+            name["access"],
+        )
+
+    def test_reads_after_the_reads(self, cli: Cli) -> None:
+        ranking = show_json(cli, "dana-facts", DANA_AFTER_READS)["store"]["ranking"]
+
+        assert {"name": 2, "order": 0, "contact": 0, "chitchat": 0} == {
+            fact["key"]: fact["reads"] for fact in ranking
+        }
+
+    def test_nothing_retired_or_evicted_before_the_writes_at_t6(self, cli: Cli) -> None:
+        store = show_json(cli, "dana-facts", DANA_AFTER_READS)["store"]
+
+        assert ([], []) == (store["retired"], store["evicted"])
+
+    def test_capacity_is_4(self, cli: Cli) -> None:
+        assert 4 == show_json(cli, "dana-facts")["store"]["capacity"]
+
+    def test_clock_is_6_at_the_end(self, cli: Cli) -> None:
+        assert 6.0 == show_json(cli, "dana-facts")["clock"]
+
+    def test_final_ranking_order_and_ids(self, cli: Cli) -> None:
+        ranking = show_json(cli, "dana-facts", DANA_END)["store"]["ranking"]
+
+        assert [(5, "contact"), (1, "name"), (3, "order"), (6, "promo")] == [
+            (fact["id"], fact["key"]) for fact in ranking
+        ]
+
+    def test_final_scores_follow_the_formula_exactly(self, cli: Cli) -> None:
+        ranking = show_json(cli, "dana-facts", DANA_END)["store"]["ranking"]
+
+        assert [
+            expected_score(0.6, 0.0, 0),
+            expected_score(0.9, 6.0, 2),
+            expected_score(0.7, 6.0, 0),
+            expected_score(0.15, 0.0, 0),
+        ] == [fact["score"] for fact in ranking]
+
+    def test_final_phone_contact_ranks_first(self, cli: Cli) -> None:
+        first = show_json(cli, "dana-facts")["store"]["ranking"][0]
+
+        assert ("contact", "Dana prefers to be contacted by phone.") == (
+            first["key"],
+            first["text"],
+        )
+
+    def test_email_contact_is_retired_superseded_by_the_phone_fact(self, cli: Cli) -> None:
+        retired = show_json(cli, "dana-facts")["store"]["retired"]
+
+        assert [(2, "contact", "Dana prefers to be contacted by email.", 5)] == [
+            (f["id"], f["key"], f["text"], f["superseded_by"]) for f in retired
+        ]
+
+    def test_chitchat_is_evicted_with_its_score(self, cli: Cli) -> None:
+        evicted = show_json(cli, "dana-facts")["store"]["evicted"]
+
+        assert [(4, "chitchat", expected_score(0.2, 6.0, 0))] == [
+            (f["id"], f["key"], f["score"]) for f in evicted
+        ]
+
+    def test_evicted_score_is_0_0707(self, cli: Cli) -> None:
+        evicted = show_json(cli, "dana-facts")["store"]["evicted"]
+
+        assert [0.0707] == [round(f["score"], 4) for f in evicted]
+
+    def test_retired_and_evicted_facts_are_never_ranked(self, cli: Cli) -> None:
+        ranking = show_json(cli, "dana-facts")["store"]["ranking"]
+
+        assert set() == {f["id"] for f in ranking} & {2, 4}
+
+    @pytest.mark.parametrize("at", range(DANA_END + 1))
+    def test_ranking_is_sorted_by_score_highest_first(self, cli: Cli, at: int) -> None:
+        scores = [f["score"] for f in show_json(cli, "dana-facts", at)["store"]["ranking"]]
+
+        assert sorted(scores, reverse=True) == scores
+
+    def test_window_is_null_without_a_compaction_policy(self, cli: Cli) -> None:
+        assert None is show_json(cli, "dana-facts")["window"]
+
+    def test_memory_parts_are_null_without_a_consolidation_policy(self, cli: Cli) -> None:
+        view = show_json(cli, "dana-facts")
+
+        assert [None, None, None] == [view["episodes"], view["semantic"], view["procedural"]]
+
+
+class TestShowSleepPassJson:
+    def test_four_episodes_pending_before_the_pass(self, cli: Cli) -> None:
+        episodes = show_json(cli, "sleep-pass", SLEEP_BEFORE_PASS)["episodes"]
+
+        assert [1, 2, 3, 4] == [episode["id"] for episode in episodes]
+
+    def test_nothing_distilled_before_the_pass(self, cli: Cli) -> None:
+        view = show_json(cli, "sleep-pass", SLEEP_BEFORE_PASS)
+
+        assert ([], []) == (view["semantic"], view["procedural"])
+
+    def test_every_episode_is_consumed_by_the_pass(self, cli: Cli) -> None:
+        assert [] == show_json(cli, "sleep-pass", SLEEP_END)["episodes"]
+
+    def test_one_semantic_fact_user_name(self, cli: Cli) -> None:
+        semantic = show_json(cli, "sleep-pass", SLEEP_END)["semantic"]
+
+        assert [("user.name", "user.name = Dana")] == [(f["key"], f["text"]) for f in semantic]
+
+    def test_one_procedural_rule(self, cli: Cli) -> None:
+        procedural = show_json(cli, "sleep-pass", SLEEP_END)["procedural"]
+
+        assert [RULE] == [rule["text"] for rule in procedural]
+
+    def test_the_distilled_fact_is_in_the_store(self, cli: Cli) -> None:
+        ranking = show_json(cli, "sleep-pass", SLEEP_END)["store"]["ranking"]
+
+        assert [("user.name", "user.name = Dana", 0.9)] == [
+            (f["key"], f["text"], f["score"]) for f in ranking
+        ]
+
+    def test_window_is_null_without_a_compaction_policy(self, cli: Cli) -> None:
+        assert None is show_json(cli, "sleep-pass")["window"]
+
+
+class TestJsonContract:
+    """Issue 2, point 9: these field names are a contract (more may be added)."""
+
+    TOP = frozenset({"at", "clock", "window", "store", "episodes", "semantic", "procedural"})
+    WINDOW = frozenset({"tokens", "budget", "over", "hot", "warm", "cold", "dropped"})
+    HOT = frozenset({"turn", "role", "text", "tokens"})
+    WARM = frozenset({"turn", "text", "tokens"})
+    COLD = frozenset({"turns", "gist", "tokens"})
+    STORE = frozenset({"capacity", "ranking", "retired", "evicted"})
+    RANKED = frozenset({"id", "key", "text", "importance", "recency", "access", "reads", "score"})
+    RETIRED = frozenset({"id", "key", "text"})
+    EVICTED = frozenset({"id", "key", "text", "score"})
+    ROW = frozenset({"at", "type", "event", "meter"})
+    METER = frozenset({"tokens", "budget", "over"})
+
+    @pytest.mark.parametrize("name", SCENARIOS)
+    def test_top_level_fields(self, cli: Cli, name: str) -> None:
+        assert set() == self.TOP - show_json(cli, name).keys()
+
+    def test_window_fields(self, cli: Cli) -> None:
+        assert set() == self.WINDOW - show_json(cli, "refund-desk")["window"].keys()
+
+    def test_hot_turn_fields(self, cli: Cli) -> None:
+        hot = show_json(cli, "refund-desk")["window"]["hot"]
+
+        assert [set(), set()] == [self.HOT - turn.keys() for turn in hot]
+
+    def test_warm_item_fields(self, cli: Cli) -> None:
+        warm = show_json(cli, "refund-desk")["window"]["warm"]
+
+        assert [set()] == [self.WARM - item.keys() for item in warm]
+
+    def test_cold_fields(self, cli: Cli) -> None:
+        assert set() == self.COLD - show_json(cli, "refund-desk")["window"]["cold"].keys()
+
+    def test_dropped_is_a_list_of_turn_numbers(self, cli: Cli) -> None:
+        assert [1, 3, 4, 6, 7] == show_json(cli, "refund-desk")["window"]["dropped"]
+
+    def test_store_fields(self, cli: Cli) -> None:
+        assert set() == self.STORE - show_json(cli, "dana-facts")["store"].keys()
+
+    def test_ranked_fact_fields(self, cli: Cli) -> None:
+        ranking = show_json(cli, "dana-facts")["store"]["ranking"]
+
+        assert [set()] * 4 == [self.RANKED - fact.keys() for fact in ranking]
+
+    def test_retired_fact_fields(self, cli: Cli) -> None:
+        retired = show_json(cli, "dana-facts")["store"]["retired"]
+
+        assert [set()] == [self.RETIRED - fact.keys() for fact in retired]
+
+    def test_evicted_fact_fields(self, cli: Cli) -> None:
+        evicted = show_json(cli, "dana-facts")["store"]["evicted"]
+
+        assert [set()] == [self.EVICTED - fact.keys() for fact in evicted]
+
+    def test_memory_parts_are_lists(self, cli: Cli) -> None:
+        view = show_json(cli, "sleep-pass", SLEEP_BEFORE_PASS)
+
+        assert [list, list, list] == [
+            type(view["episodes"]),
+            type(view["semantic"]),
+            type(view["procedural"]),
+        ]
+
+    @pytest.mark.parametrize("name", SCENARIOS)
+    def test_timeline_row_fields(self, cli: Cli, name: str) -> None:
+        rows = timeline_json(cli, name)
+
+        assert [set()] * EVENTS[name] == [self.ROW - row.keys() for row in rows]
+
+    def test_timeline_meter_fields(self, cli: Cli) -> None:
+        rows = timeline_json(cli, "refund-desk")
+
+        assert [set()] * 15 == [self.METER - row["meter"].keys() for row in rows]
+
+
+class TestTimelineJson:
+    @pytest.mark.parametrize("name", SCENARIOS)
+    def test_one_row_per_event_at_1_based_positions(self, cli: Cli, name: str) -> None:
+        rows = timeline_json(cli, name)
+
+        assert list(range(1, EVENTS[name] + 1)) == [row["at"] for row in rows]
+
+    @pytest.mark.parametrize("name", SCENARIOS)
+    def test_types_are_the_event_class_names(self, cli: Cli, name: str) -> None:
+        events = live_session(name).run.events
+
+        assert [type(e).__name__ for e in events] == [r["type"] for r in timeline_json(cli, name)]
+
+    @pytest.mark.parametrize("name", SCENARIOS)
+    def test_event_fields_are_the_events_data(self, cli: Cli, name: str) -> None:
+        events = live_session(name).run.events
+
+        assert [event_data(e) for e in events] == [r["event"] for r in timeline_json(cli, name)]
+
+    def test_refund_desk_types(self, cli: Cli) -> None:
+        compacted = {5, 8, 11, 13, 15}
+        expected = [
+            "CompactionTriggered" if at in compacted else "TurnAdded" for at in range(1, 16)
+        ]
+
+        assert expected == [row["type"] for row in timeline_json(cli, "refund-desk")]
+
+    def test_meter_is_the_window_after_each_event(self, cli: Cli) -> None:
+        rows = timeline_json(cli, "refund-desk")
+
+        assert [REFUND_AT[at][0] for at in range(1, 16)] == [row["meter"]["tokens"] for row in rows]
+
+    def test_meter_is_over_exactly_at_the_arrivals_of_4_6_8_9_10(self, cli: Cli) -> None:
+        rows = timeline_json(cli, "refund-desk")
+
+        assert OVER_AT == {row["at"] for row in rows if row["meter"]["over"]}
+
+    def test_meter_agrees_with_show_at_every_position(self, cli: Cli) -> None:
+        rows = timeline_json(cli, "refund-desk")
+        shown = []
+        for row in rows:
+            window = show_json(cli, "refund-desk", row["at"])["window"]
+            shown.append({k: window[k] for k in ("tokens", "budget", "over")})
+
+        assert shown == [row["meter"] for row in rows]
+
+    def test_compaction_event_carries_the_whole_decision(self, cli: Cli) -> None:
+        row = timeline_json(cli, "refund-desk")[14]
+
+        assert (15, [9, 10], [8], [], 2, 4) == (
+            row["at"],
+            row["event"]["hot"],
+            [item["turn"] for item in row["event"]["warm"]],
+            row["event"]["dropped"],
+            row["event"]["cold"],
+            row["event"]["gist_tokens"],
+        )
+
+    @pytest.mark.parametrize("name", ["dana-facts", "sleep-pass"])
+    def test_meter_is_null_without_a_compaction_policy(self, cli: Cli, name: str) -> None:
+        assert {None} == {row["meter"] for row in timeline_json(cli, name)}
+
+    def test_evicted_event_carries_the_score_that_justified_it(self, cli: Cli) -> None:
+        row = timeline_json(cli, "dana-facts")[10]
+
+        assert ("Evicted", {"id": 4, "score": expected_score(0.2, 6.0, 0)}) == (
+            row["type"],
+            row["event"],
+        )
+
+    def test_sleep_pass_types(self, cli: Cli) -> None:
+        expected = ["EpisodeRecorded"] * 4 + ["Consolidated", "FactWritten"]
+
+        assert expected == [row["type"] for row in timeline_json(cli, "sleep-pass")]
+
+
+class TestRunFileRoundTrip:
+    @pytest.mark.parametrize("name", SCENARIOS)
+    def test_run_reports_what_it_recorded(self, cli: Cli, tmp_path: Path, name: str) -> None:
+        out = tmp_path / "run.jsonl"
+        outcome = cli("run", name, "--out", str(out))
+
+        assert (
+            0,
+            f"recorded {EVENTS[name]} events from {STEPS[name]} steps of {name} to {out}\n",
+            "",
+        ) == outcome
+
+    @pytest.mark.parametrize("name", SCENARIOS)
+    def test_show_on_the_file_equals_show_on_the_scenario_at_every_position(
+        self, cli: Cli, tmp_path: Path, name: str
+    ) -> None:
+        path = str(record(cli, name, tmp_path / "run.jsonl"))
+        positions = range(EVENTS[name] + 1)
+
+        assert [show_json(cli, name, at) for at in positions] == [
+            show_json(cli, path, at) for at in positions
+        ]
+
+    @pytest.mark.parametrize("name", SCENARIOS)
+    def test_text_show_on_the_file_equals_text_show_on_the_scenario(
+        self, cli: Cli, tmp_path: Path, name: str
+    ) -> None:
+        path = str(record(cli, name, tmp_path / "run.jsonl"))
+
+        assert cli("show", name, "--at", "3") == cli("show", path, "--at", "3")
+
+    @pytest.mark.parametrize("name", SCENARIOS)
+    def test_timeline_on_the_file_equals_timeline_on_the_scenario(
+        self, cli: Cli, tmp_path: Path, name: str
+    ) -> None:
+        path = str(record(cli, name, tmp_path / "run.jsonl"))
+
+        assert timeline_json(cli, name) == timeline_json(cli, path)
+
+    @pytest.mark.parametrize("name", SCENARIOS)
+    def test_text_timeline_on_the_file_equals_text_timeline_on_the_scenario(
+        self, cli: Cli, tmp_path: Path, name: str
+    ) -> None:
+        path = str(record(cli, name, tmp_path / "run.jsonl"))
+
+        assert cli("timeline", name) == cli("timeline", path)
+
+    def test_header_names_format_version_scenario_and_policies(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        header = read_lines(record(cli, "refund-desk", tmp_path / "run.jsonl"))[0]
+        policies = {
+            "compaction": {"policy": "tiered", "budget": 40, "hot_n": 2, "tokenizer": "words"}
+        }
+
+        assert (1, __version__, "refund-desk", policies) == (
+            header["format"],
+            header["version"],
+            header["scenario"],
+            header["policies"],
+        )
+
+    def test_header_policies_of_dana_facts(self, cli: Cli, tmp_path: Path) -> None:
+        header = read_lines(record(cli, "dana-facts", tmp_path / "run.jsonl"))[0]
+        forgetting = {
+            "policy": "importance-recency-access",
+            "capacity": 4,
+            "half_life": 4.0,
+            "access_boost": 0.1,
+        }
+
+        assert {"forgetting": forgetting} == header["policies"]
+
+    @pytest.mark.parametrize("name", SCENARIOS)
+    def test_one_line_per_event_after_the_header(self, cli: Cli, tmp_path: Path, name: str) -> None:
+        lines = read_lines(record(cli, name, tmp_path / "run.jsonl"))
+
+        assert list(range(1, EVENTS[name] + 1)) == [line["at"] for line in lines[1:]]
+
+    @pytest.mark.parametrize("name", SCENARIOS)
+    def test_every_event_line_has_at_step_type_v_event(
+        self, cli: Cli, tmp_path: Path, name: str
+    ) -> None:
+        lines = read_lines(record(cli, name, tmp_path / "run.jsonl"))
+
+        assert [set()] * EVENTS[name] == [
+            {"at", "step", "type", "v", "event"} - line.keys() for line in lines[1:]
+        ]
+
+    def test_command_on_the_first_event_of_each_step_only(self, cli: Cli, tmp_path: Path) -> None:
+        lines = read_lines(record(cli, "refund-desk", tmp_path / "run.jsonl"))
+        firsts = [1, 2, 3, 4, 6, 7, 9, 10, 12, 14]
+
+        assert firsts == [line["at"] for line in lines[1:] if "command" in line]
+
+    def test_end_mark_on_the_last_event_of_each_step_only(self, cli: Cli, tmp_path: Path) -> None:
+        lines = read_lines(record(cli, "refund-desk", tmp_path / "run.jsonl"))
+        lasts = [1, 2, 3, 5, 6, 8, 9, 11, 13, 15]
+
+        assert lasts == [line["at"] for line in lines[1:] if line.get("end") is True]
+
+    def test_steps_number_the_commands(self, cli: Cli, tmp_path: Path) -> None:
+        lines = read_lines(record(cli, "dana-facts", tmp_path / "run.jsonl"))
+
+        assert [1, 2, 3, 4, 5, 6, 7, 8, 8, 9, 9] == [line["step"] for line in lines[1:]]
+
+    def test_command_is_recorded_with_its_kind(self, cli: Cli, tmp_path: Path) -> None:
+        lines = read_lines(record(cli, "dana-facts", tmp_path / "run.jsonl"))
+
+        assert {"kind": "advance", "to": 6.0} == lines[5]["command"]
+
+    def test_a_second_run_replaces_the_file_with_the_same_content(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        out = record(cli, "sleep-pass", tmp_path / "run.jsonl")
+        first = out.read_text("utf-8")
+        record(cli, "sleep-pass", out)
+
+        assert first == out.read_text("utf-8")
+
+    def test_run_leaves_only_the_run_file_behind(self, cli: Cli, tmp_path: Path) -> None:
+        record(cli, "refund-desk", tmp_path / "run.jsonl")
+
+        assert ["run.jsonl"] == sorted(p.name for p in tmp_path.iterdir())
+
+    def test_a_users_scenario_file_runs_like_the_shipped_one(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        mine = tmp_path / "mine.toml"
+        mine.write_text(_shipped_text("refund-desk"), "utf-8")
+
+        assert show_json(cli, "refund-desk", 11) == show_json(cli, str(mine), 11)
+
+
+def _shipped_text(name: str) -> str:
+    return resources.files("memtape.scenarios").joinpath(f"{name}.toml").read_text("utf-8")
+
+
+FORGETTING = '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 2\n'
+WRITE_A = '[[step]]\nwrite = "a"\ntext = "x"\nimportance = 0.5\n'
+
+# file name, file text (None: do not create it), fragments the error must name
+BAD_SCENARIOS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
+    "unknown scenario": ("no-such-scenario", None, ("shipped",)),
+    "missing file": ("missing.toml", None, ()),
+    "malformed TOML": ("bad.toml", "[scenario\nname = 1\n", ("TOML", "line 1")),
+    "budget 0": (
+        "budget.toml",
+        '[compaction]\npolicy = "tiered"\nbudget = 0\n',
+        ("[compaction]", "budget", "0"),
+    ),
+    "hot_n -1": (
+        "hot.toml",
+        '[compaction]\npolicy = "tiered"\nbudget = 40\nhot_n = -1\n',
+        ("[compaction]", "hot_n", "-1"),
+    ),
+    "capacity 0": (
+        "capacity.toml",
+        '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 0\n',
+        ("[forgetting]", "capacity", "0"),
+    ),
+    "importance 1.5": (
+        "importance.toml",
+        FORGETTING + WRITE_A + '[[step]]\nwrite = "b"\ntext = "y"\nimportance = 1.5\n',
+        ("step 2", "importance", "1.5"),
+    ),
+    "unknown policy": (
+        "policy.toml",
+        '[compaction]\npolicy = "lru"\nbudget = 40\n',
+        ("[compaction]", "lru"),
+    ),
+    "unknown step kind": (
+        "kind.toml",
+        FORGETTING + '[[step]]\nfly = "away"\n',
+        ("step 1",),
+    ),
+    "read of an unknown key": (
+        "read.toml",
+        FORGETTING + WRITE_A + '[[step]]\nread = "nobody"\n',
+        ("step 2", "'nobody'"),
+    ),
+    "clock moving backwards": (
+        "clock.toml",
+        FORGETTING + "[[step]]\nadvance = 5\n[[step]]\nadvance = 3\n",
+        ("step 2", "backwards"),
+    ),
+}
+
+
+def _bad_scenario(tmp_path: Path, case: str) -> tuple[str, tuple[str, ...]]:
+    name, text, fragments = BAD_SCENARIOS[case]
+    if text is not None:
+        (tmp_path / name).write_text(text, "utf-8")
+    target = name if name == "no-such-scenario" else str(tmp_path / name)
+    return target, fragments
+
+
+class TestScenarioErrors:
+    @pytest.mark.parametrize("case", sorted(BAD_SCENARIOS))
+    def test_run_exits_2_with_one_line_naming_the_file_and_place(
+        self, cli: Cli, tmp_path: Path, case: str
+    ) -> None:
+        target, fragments = _bad_scenario(tmp_path, case)
+
+        outcome = cli("run", target, "--out", str(tmp_path / "o.jsonl"))
+
+        assert_one_line_error(outcome, target, *fragments)
+
+    @pytest.mark.parametrize("case", sorted(BAD_SCENARIOS))
+    def test_run_leaves_an_existing_out_file_untouched(
+        self, cli: Cli, tmp_path: Path, case: str
+    ) -> None:
+        target, _ = _bad_scenario(tmp_path, case)
+        out = tmp_path / "o.jsonl"
+        out.write_text("sentinel\n", "utf-8")
+        before = sorted(p.name for p in tmp_path.iterdir())
+        cli("run", target, "--out", str(out))
+
+        assert ("sentinel\n", before) == (
+            out.read_text("utf-8"),
+            sorted(p.name for p in tmp_path.iterdir()),
+        )
+
+    @pytest.mark.parametrize("case", sorted(BAD_SCENARIOS))
+    def test_run_does_not_create_the_out_file(self, cli: Cli, tmp_path: Path, case: str) -> None:
+        target, _ = _bad_scenario(tmp_path, case)
+        out = tmp_path / "o.jsonl"
+        cli("run", target, "--out", str(out))
+
+        assert not out.exists()
+
+    @pytest.mark.parametrize("command", ["show", "timeline"])
+    @pytest.mark.parametrize("case", sorted(c for c in BAD_SCENARIOS if c != "unknown scenario"))
+    def test_show_and_timeline_of_a_toml_file_report_the_same_error(
+        self, cli: Cli, tmp_path: Path, case: str, command: str
+    ) -> None:
+        target, _ = _bad_scenario(tmp_path, case)
+        expected = cli("run", target, "--out", str(tmp_path / "o.jsonl"))
+
+        assert expected == cli(command, target)
+
+    @pytest.mark.parametrize("command", ["show", "timeline"])
+    def test_show_and_timeline_of_an_unknown_name_report_it(self, cli: Cli, command: str) -> None:
+        assert_one_line_error(cli(command, "no-such-scenario"), "no-such-scenario")
+
+    def test_a_directory_is_an_error_naming_it(self, cli: Cli, tmp_path: Path) -> None:
+        folder = tmp_path / "folder.toml"
+        folder.mkdir()
+
+        assert_one_line_error(
+            cli("run", str(folder), "--out", str(tmp_path / "o.jsonl")), str(folder)
+        )
+
+    def test_a_directory_is_called_a_directory(self, cli: Cli, tmp_path: Path) -> None:
+        # The run file reader says "is a directory"; the scenario loader says
+        # "no such scenario file" about a directory that exists.
+        folder = tmp_path / "folder.toml"
+        folder.mkdir()
+        outcome = cli("run", str(folder), "--out", str(tmp_path / "o.jsonl"))
+
+        assert_one_line_error(outcome, str(folder), "directory")
+
+    def test_out_in_a_missing_directory_is_an_error(self, cli: Cli, tmp_path: Path) -> None:
+        out = tmp_path / "nowhere" / "o.jsonl"
+
+        assert_one_line_error(cli("run", "refund-desk", "--out", str(out)), str(out))
+
+    def test_out_that_is_a_directory_is_an_error_and_stays_a_directory(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "o.jsonl"
+        out.mkdir()
+        outcome = cli("run", "refund-desk", "--out", str(out))
+
+        assert (2, True, ["o.jsonl"]) == (
+            outcome.status,
+            out.is_dir(),
+            sorted(p.name for p in tmp_path.iterdir()),
+        )
+
+
+def _drop(n: int) -> Callable[[list[str]], list[str]]:
+    return lambda lines: lines[:n] + lines[n + 1 :]
+
+
+def _edit(n: int, change: Callable[[dict[str, Any]], None]) -> Callable[[list[str]], list[str]]:
+    def edit(lines: list[str]) -> list[str]:
+        line = json.loads(lines[n])
+        change(line)
+        return [*lines[:n], json.dumps(line), *lines[n + 1 :]]
+
+    return edit
+
+
+def _set(n: int, key: str, value: Any) -> Callable[[list[str]], list[str]]:
+    return _edit(n, lambda line: line.__setitem__(key, value))
+
+
+def _delete(n: int, key: str) -> Callable[[list[str]], list[str]]:
+    return _edit(n, lambda line: line.__delitem__(key))
+
+
+# A broken copy of the recorded refund-desk file (line n is lines[n - 1]) and
+# the fragments its error must name.
+BAD_LOGS: dict[str, tuple[Callable[[list[str]], list[str]], tuple[str, ...]]] = {
+    "not a JSON line": (lambda ls: [*ls[:3], "{oops", *ls[4:]], ("line 4", "JSON")),
+    "not a JSON object": (lambda ls: [*ls[:3], "[1, 2]", *ls[4:]], ("line 4",)),
+    "unknown event type": (_set(2, "type", "TurnForgotten"), ("line 3", "TurnForgotten")),
+    "future event version": (_set(2, "v", 2), ("line 3", "TurnAdded", "version 2")),
+    "future format": (_set(0, "format", 2), ("line 1", "format 2")),
+    "gap in positions": (_drop(3), ("line 4", "at 3")),
+    "position out of order": (_set(3, "at", 7), ("line 4", "at 3")),
+    "wrong step number": (_set(3, "step", 9), ("line 4", "step")),
+    "step without its end mark": (_delete(5, "end"), ("line 7", "step 4")),
+    "cut short": (lambda ls: ls[:5], ("step 4", "end mark")),
+    "first event without its command": (_delete(2, "command"), ("line 3", "command")),
+    "wrong field type": (
+        _edit(2, lambda line: line["event"].__setitem__("tokens", "9")),
+        ("line 3", "tokens"),
+    ),
+    "missing field": (
+        _edit(2, lambda line: line["event"].__delitem__("salient")),
+        ("line 3", "salient"),
+    ),
+    "unknown field": (
+        _edit(2, lambda line: line["event"].__setitem__("mood", "sunny")),
+        ("line 3", "mood"),
+    ),
+    "event without a type": (_delete(2, "type"), ("line 3", "type")),
+    "missing header": (lambda ls: ls[1:], ("line 1", "header")),
+    "header without policies": (_delete(0, "policies"), ("line 1", "policies")),
+    "header with an unknown policy": (
+        _edit(0, lambda line: line["policies"]["compaction"].__setitem__("policy", "lru")),
+        ("line 1", "lru"),
+    ),
+    "header with an impossible budget": (
+        _edit(0, lambda line: line["policies"]["compaction"].__setitem__("budget", 0)),
+        ("line 1", "budget"),
+    ),
+    "event that does not fit its state": (
+        _edit(5, lambda line: line["event"].__setitem__("hot", [3, 99])),
+        ("step 4", "line 5"),
+    ),
+    "empty file": (lambda ls: [], ("empty",)),
+}
+
+
+def _broken_log(cli: Cli, tmp_path: Path, case: str) -> Path:
+    good = record(cli, "refund-desk", tmp_path / "good.jsonl").read_text("utf-8").splitlines()
+    broken = BAD_LOGS[case][0](good)
+    path = tmp_path / "broken.jsonl"
+    path.write_text("".join(line + "\n" for line in broken), "utf-8")
+    return path
+
+
+class TestRunFileErrors:
+    @pytest.mark.parametrize("command", ["show", "timeline"])
+    @pytest.mark.parametrize("case", sorted(BAD_LOGS))
+    def test_exits_2_with_one_line_naming_the_file_and_line(
+        self, cli: Cli, tmp_path: Path, case: str, command: str
+    ) -> None:
+        path = _broken_log(cli, tmp_path, case)
+
+        assert_one_line_error(cli(command, str(path)), str(path), *BAD_LOGS[case][1])
+
+    @pytest.mark.parametrize("case", sorted(BAD_LOGS))
+    def test_reading_a_broken_log_leaves_it_unchanged(
+        self, cli: Cli, tmp_path: Path, case: str
+    ) -> None:
+        path = _broken_log(cli, tmp_path, case)
+        before = path.read_bytes()
+        cli("show", str(path), "--json")
+
+        assert before == path.read_bytes()
+
+    def test_a_version_that_is_true_is_not_version_1(self, cli: Cli, tmp_path: Path) -> None:
+        # JSON true is not the integer 1, as the codec holds for event fields.
+        good = record(cli, "refund-desk", tmp_path / "good.jsonl").read_text("utf-8").splitlines()
+        path = tmp_path / "broken.jsonl"
+        path.write_text("\n".join(_set(1, "v", True)(good)) + "\n", "utf-8")
+
+        assert_one_line_error(cli("show", str(path)), str(path), "line 2")
+
+    @pytest.mark.parametrize("command", ["show", "timeline"])
+    def test_a_missing_run_file(self, cli: Cli, tmp_path: Path, command: str) -> None:
+        path = tmp_path / "missing.jsonl"
+
+        assert_one_line_error(cli(command, str(path)), str(path))
+
+    @pytest.mark.parametrize("command", ["show", "timeline"])
+    def test_a_directory_instead_of_a_run_file(
+        self, cli: Cli, tmp_path: Path, command: str
+    ) -> None:
+        assert_one_line_error(cli(command, str(tmp_path)), str(tmp_path), "directory")
+
+    def test_a_file_that_is_not_utf_8(self, cli: Cli, tmp_path: Path) -> None:
+        path = tmp_path / "latin.jsonl"
+        path.write_bytes(b'{"memtape": "run", "x": "\xe9"}\n')
+
+        assert_one_line_error(cli("show", str(path)), str(path))
+
+
+class TestAtOutOfRange:
+    @pytest.mark.parametrize("at", ["16", "-1", "1000"])
+    def test_show_on_a_scenario(self, cli: Cli, at: str) -> None:
+        assert_one_line_error(cli("show", "refund-desk", "--at", at), "refund-desk", at, "0..15")
+
+    def test_show_on_a_run_file(self, cli: Cli, tmp_path: Path) -> None:
+        path = str(record(cli, "dana-facts", tmp_path / "run.jsonl"))
+
+        assert_one_line_error(cli("show", path, "--at", "12"), path, "12", "0..11")
+
+    @pytest.mark.parametrize("at", [0, 15])
+    def test_both_ends_are_in_range(self, cli: Cli, at: int) -> None:
+        assert at == show_json(cli, "refund-desk", at)["at"]
+
+
+class TestVerboseLogging:
+    def test_one_entry_per_event_in_order(self, cli: Cli, tmp_path: Path) -> None:
+        outcome = cli("-v", "run", "refund-desk", "--out", str(tmp_path / "run.jsonl"))
+        events = live_session("refund-desk").run.events
+        expected = [f"event='{type(e).__name__}' at={at} " for at, e in enumerate(events, 1)]
+
+        assert expected == [
+            line[: len(head)] for line, head in zip(outcome.err.splitlines(), expected, strict=True)
+        ]
+
+    def test_entries_go_to_stderr_not_stdout(self, cli: Cli, tmp_path: Path) -> None:
+        out = tmp_path / "run.jsonl"
+        outcome = cli("-v", "run", "refund-desk", "--out", str(out))
+
+        assert f"recorded 15 events from 10 steps of refund-desk to {out}\n" == outcome.out
+
+    def test_compaction_entry_carries_the_numbers_that_decided_it(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        outcome = cli("-v", "run", "refund-desk", "--out", str(tmp_path / "run.jsonl"))
+        fifth = outcome.err.splitlines()[4]
+
+        assert [] == [
+            part
+            for part in (
+                "hot=[3, 4]",
+                "dropped=[1]",
+                "window_before=41",
+                "window_after=29",
+                "budget=40",
+            )
+            if part not in fifth
+        ]
+
+    def test_eviction_entry_carries_its_score(self, cli: Cli, tmp_path: Path) -> None:
+        outcome = cli("-v", "run", "dana-facts", "--out", str(tmp_path / "run.jsonl"))
+        last = outcome.err.splitlines()[-1]
+
+        assert f"score={expected_score(0.2, 6.0, 0)!r}" in last
+
+    def test_dana_facts_logs_eleven_entries(self, cli: Cli, tmp_path: Path) -> None:
+        outcome = cli("-v", "run", "dana-facts", "--out", str(tmp_path / "run.jsonl"))
+
+        assert 11 == len(outcome.err.splitlines())
+
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ("run", "refund-desk", "--out", "{tmp}/run.jsonl"),
+            ("show", "dana-facts"),
+            ("timeline", "sleep-pass"),
+            ("demo",),
+        ],
+    )
+    def test_quiet_without_v(self, cli: Cli, tmp_path: Path, argv: tuple[str, ...]) -> None:
+        outcome = cli(*(arg.format(tmp=tmp_path) for arg in argv))
+
+        assert (0, "") == (outcome.status, outcome.err)
+
+    def test_quiet_without_v_after_an_earlier_v_call(self, cli: Cli, tmp_path: Path) -> None:
+        cli("-v", "run", "dana-facts", "--out", str(tmp_path / "a.jsonl"))
+        outcome = cli("run", "dana-facts", "--out", str(tmp_path / "b.jsonl"))
+
+        assert "" == outcome.err
+
+    def test_a_second_v_call_logs_each_event_once(self, cli: Cli, tmp_path: Path) -> None:
+        cli("-v", "run", "dana-facts", "--out", str(tmp_path / "a.jsonl"))
+        outcome = cli("-v", "run", "dana-facts", "--out", str(tmp_path / "b.jsonl"))
+
+        assert 11 == len(outcome.err.splitlines())
+
+
+class TestRealProcess:
+    """The installed console script and ``python -m memtape.cli``, run for real."""
+
+    def test_console_script_run_then_module_show_equals_in_process_show(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "run.jsonl"
+        script = Path(sys.executable).parent / "memtape"
+        subprocess.run(
+            [script, "run", "refund-desk", "--out", out], check=True, capture_output=True
+        )
+        shown = subprocess.run(
+            [sys.executable, "-m", "memtape.cli", "show", out, "--at", "11", "--json"],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+
+        assert show_json(cli, "refund-desk", 11) == json.loads(shown.stdout)
+
+    def test_bad_input_exits_2_with_one_line_and_no_traceback(self, tmp_path: Path) -> None:
+        out = tmp_path / "o.jsonl"
+        done = subprocess.run(
+            [sys.executable, "-m", "memtape.cli", "run", "no-such-scenario", "--out", out],
+            check=False,
+            capture_output=True,
+            text=True,
+        )
+
+        assert_one_line_error(
+            Outcome(done.returncode, done.stdout, done.stderr), "no-such-scenario"
+        )
+
+    def test_verbose_console_script_logs_one_entry_per_event(self, tmp_path: Path) -> None:
+        script = Path(sys.executable).parent / "memtape"
+        done = subprocess.run(
+            [script, "-v", "run", "sleep-pass", "--out", tmp_path / "run.jsonl"],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+
+        assert ["EpisodeRecorded"] * 4 + ["Consolidated", "FactWritten"] == [
+            line.split("'")[1] for line in done.stderr.splitlines()
+        ]
