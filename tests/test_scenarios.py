@@ -1,0 +1,359 @@
+"""memtape.scenarios: the TOML format, the loader, and the shipped seed scenarios."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+# ruff: noqa: SIM300
+
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Consolidate,
+    ReadFact,
+    RecordEpisode,
+    WriteFact,
+)
+from memtape.core.errors import BadInput
+from memtape.policies.compaction import TieredCompaction
+from memtape.policies.consolidation import RuleConsolidation
+from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.session import Policies, Session
+from memtape.scenarios import SHIPPED, load_scenario, parse_scenario
+
+COMPACTION = '[compaction]\npolicy = "tiered"\nbudget = 40\n'
+FORGETTING = '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 4\n'
+CONSOLIDATION = '[consolidation]\npolicy = "rules"\n'
+ALL = COMPACTION + FORGETTING + CONSOLIDATION
+TURN = '[[step]]\nturn = "user"\ntext = "hello there"\n'
+
+
+def _file(tmp_path: Path, text: str, name: str = "mine.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, "utf-8")
+    return path
+
+
+def _refusal(tmp_path: Path, text: str) -> tuple[Path, str]:
+    path = _file(tmp_path, text)
+    with pytest.raises(BadInput) as caught:
+        load_scenario(str(path))
+    return path, str(caught.value)
+
+
+class TestShipped:
+    def test_the_three_seed_scenarios_ship(self) -> None:
+        assert ("refund-desk", "dana-facts", "sleep-pass") == SHIPPED
+
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_a_shipped_scenario_loads_by_name(self, name: str) -> None:
+        scenario = load_scenario(name)
+
+        assert (name, name) == (scenario.name, scenario.source)
+
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_a_shipped_scenario_says_what_it_shows(self, name: str) -> None:
+        assert "" != load_scenario(name).about
+
+    @pytest.mark.parametrize(
+        ("name", "steps"), [("refund-desk", 10), ("dana-facts", 9), ("sleep-pass", 5)]
+    )
+    def test_a_shipped_scenario_has_one_step_per_command(self, name: str, steps: int) -> None:
+        assert steps == len(load_scenario(name).steps)
+
+    def test_refund_desk_uses_compaction_only(self) -> None:
+        assert Policies(compaction=TieredCompaction(40, 2)) == load_scenario("refund-desk").policies
+
+    def test_dana_facts_uses_forgetting_only(self) -> None:
+        assert Policies(forgetting=ImportanceRecencyAccess(4, 4.0, 0.1)) == (
+            load_scenario("dana-facts").policies
+        )
+
+    def test_sleep_pass_uses_forgetting_and_consolidation(self) -> None:
+        policies = load_scenario("sleep-pass").policies
+
+        assert (None, True, True) == (
+            policies.compaction,
+            isinstance(policies.forgetting, ImportanceRecencyAccess),
+            isinstance(policies.consolidation, RuleConsolidation),
+        )
+
+    def test_dana_facts_steps_are_writes_an_advance_reads_and_writes(self) -> None:
+        steps = load_scenario("dana-facts").steps
+
+        assert [WriteFact] * 4 + [AdvanceClock] + [ReadFact] * 2 + [WriteFact] * 2 == [
+            type(s) for s in steps
+        ]
+
+    def test_sleep_pass_steps_are_four_episodes_and_a_pass(self) -> None:
+        steps = load_scenario("sleep-pass").steps
+
+        assert [RecordEpisode] * 4 + [Consolidate] == [type(s) for s in steps]
+
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_a_shipped_scenario_runs_to_the_end(self, name: str) -> None:
+        scenario = load_scenario(name)
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+
+        assert len(scenario.steps) == len(session.run.commands)
+
+
+class TestUserFiles:
+    def test_a_user_file_loads_by_path(self, tmp_path: Path) -> None:
+        path = _file(tmp_path, COMPACTION + TURN)
+
+        assert (AddTurn("user", "hello there"),) == load_scenario(str(path)).steps
+
+    def test_the_source_is_the_path_given(self, tmp_path: Path) -> None:
+        path = _file(tmp_path, COMPACTION + TURN)
+
+        assert str(path) == load_scenario(str(path)).source
+
+    def test_the_name_defaults_to_the_file_stem(self, tmp_path: Path) -> None:
+        path = _file(tmp_path, COMPACTION + TURN, "late-refund.toml")
+
+        assert ("late-refund", "") == (
+            load_scenario(str(path)).name,
+            load_scenario(str(path)).about,
+        )
+
+    def test_the_header_names_the_scenario(self, tmp_path: Path) -> None:
+        header = '[scenario]\nname = "mine"\nabout = "what it shows"\n'
+        scenario = load_scenario(str(_file(tmp_path, header + COMPACTION + TURN)))
+
+        assert ("mine", "what it shows") == (scenario.name, scenario.about)
+
+    def test_a_user_copy_of_a_shipped_file_loads_the_same(self, tmp_path: Path) -> None:
+        shipped = load_scenario("dana-facts")
+        text = resources.files("memtape.scenarios").joinpath("dana-facts.toml").read_text("utf-8")
+        copy = load_scenario(str(_file(tmp_path, text)))
+
+        assert (shipped.policies, shipped.steps) == (copy.policies, copy.steps)
+
+    def test_a_file_without_steps_has_none(self, tmp_path: Path) -> None:
+        assert () == load_scenario(str(_file(tmp_path, COMPACTION))).steps
+
+
+class TestSteps:
+    def test_a_turn_step(self) -> None:
+        steps = parse_scenario(COMPACTION + TURN, "s").steps
+
+        assert (AddTurn("user", "hello there", None),) == steps
+
+    @pytest.mark.parametrize("flag", [True, False])
+    def test_a_turn_step_may_set_salience(self, flag: bool) -> None:
+        text = COMPACTION + TURN + f"salient = {str(flag).lower()}\n"
+
+        assert (AddTurn("user", "hello there", flag),) == parse_scenario(text, "s").steps
+
+    @pytest.mark.parametrize(("value", "to"), [("6", 6.0), ("2.5", 2.5), ("0", 0.0)])
+    def test_an_advance_step(self, value: str, to: float) -> None:
+        assert (AdvanceClock(to),) == parse_scenario(f"[[step]]\nadvance = {value}\n", "s").steps
+
+    def test_a_write_step(self) -> None:
+        text = FORGETTING + '[[step]]\nwrite = "name"\ntext = "Dana"\nimportance = 0.9\n'
+
+        assert (WriteFact("name", "Dana", 0.9),) == parse_scenario(text, "s").steps
+
+    def test_a_write_step_may_name_what_it_supersedes(self) -> None:
+        text = FORGETTING + (
+            '[[step]]\nwrite = "phone"\ntext = "x"\nimportance = 1\nsupersedes = "email"\n'
+        )
+
+        assert (WriteFact("phone", "x", 1.0, "email"),) == parse_scenario(text, "s").steps
+
+    def test_a_read_step_by_key(self) -> None:
+        text = FORGETTING + '[[step]]\nread = "name"\n'
+
+        assert (ReadFact(key="name"),) == parse_scenario(text, "s").steps
+
+    def test_a_read_step_by_id(self) -> None:
+        text = FORGETTING + "[[step]]\nread = 3\n"
+
+        assert (ReadFact(id=3),) == parse_scenario(text, "s").steps
+
+    def test_an_episode_step(self) -> None:
+        text = CONSOLIDATION + '[[step]]\nepisode = "it happened"\n'
+
+        assert (RecordEpisode("it happened"),) == parse_scenario(text, "s").steps
+
+    def test_a_consolidate_step(self) -> None:
+        text = CONSOLIDATION + "[[step]]\nconsolidate = true\n"
+
+        assert (Consolidate(),) == parse_scenario(text, "s").steps
+
+    def test_steps_keep_their_order(self) -> None:
+        text = ALL + TURN + "[[step]]\nadvance = 1\n" + '[[step]]\nepisode = "e"\n'
+
+        assert [AddTurn, AdvanceClock, RecordEpisode] == [
+            type(s) for s in parse_scenario(text, "s").steps
+        ]
+
+
+class TestMalformed:
+    def test_a_missing_file_is_named(self) -> None:
+        with pytest.raises(
+            BadInput, match=r"^nope\.toml: no such scenario file, and not a shipped"
+        ):
+            load_scenario("nope.toml")
+
+    def test_a_directory_is_not_a_scenario_file(self, tmp_path: Path) -> None:
+        with pytest.raises(BadInput, match="no such scenario file"):
+            load_scenario(str(tmp_path))
+
+    def test_an_unreadable_file_is_named(self, tmp_path: Path) -> None:
+        path = tmp_path / "latin.toml"
+        path.write_bytes(b"# caf\xe9\n")
+
+        with pytest.raises(BadInput, match=r"latin\.toml: cannot read it"):
+            load_scenario(str(path))
+
+    def test_invalid_toml_is_named_with_the_file(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, "[compaction\npolicy = 1\n")
+
+        assert message.startswith(f"{path}: not valid TOML:")
+
+    def test_an_unknown_step_kind_is_named_with_file_and_step(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, COMPACTION + TURN + '[[step]]\nspeak = "hi"\n')
+
+        assert message.startswith(f"{path}: step 2: name exactly one of turn, advance, write")
+
+    def test_an_unknown_step_kind_says_none_was_found(self, tmp_path: Path) -> None:
+        _, message = _refusal(tmp_path, '[[step]]\nspeak = "hi"\n')
+
+        assert message.endswith("found none")
+
+    def test_two_kinds_in_one_step_are_named(self, tmp_path: Path) -> None:
+        step = '[[step]]\nturn = "user"\ntext = "x"\nadvance = 3\n'
+        path, message = _refusal(tmp_path, COMPACTION + TURN + step)
+
+        assert (
+            f"{path}: step 2: name exactly one of turn, advance, write, read, episode, "
+            "consolidate, found ['turn', 'advance']"
+        ) == message
+
+    def test_an_unknown_field_is_named(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, COMPACTION + TURN + 'mood = "happy"\n')
+
+        assert f"{path}: step 1: unknown parameter(s) mood" == message
+
+    def test_a_missing_field_is_named(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, COMPACTION + '[[step]]\nturn = "user"\n')
+
+        assert f"{path}: step 1: missing parameter text" == message
+
+    @pytest.mark.parametrize(
+        ("step", "problem"),
+        [
+            ('turn = 3\ntext = "x"', "turn must be a string, got 3"),
+            ('turn = "user"\ntext = ["x"]', "text must be a string, got ['x']"),
+            ('turn = "user"\ntext = "x"\nsalient = "yes"', "salient must be true or false"),
+            ("advance = -1", "advance must be a number in [0, inf), got -1"),
+            ('advance = "soon"', "advance must be a number in [0, inf), got 'soon'"),
+            ('write = "k"\ntext = "x"\nimportance = 1.5', "importance must be a number in [0, 1]"),
+            ('write = "k"\ntext = "x"\nimportance = "high"', "importance must be a number"),
+            (
+                'write = "k"\ntext = "x"\nimportance = 0.5\nsupersedes = 3',
+                "supersedes must be a key",
+            ),
+            ("read = true", "read must be a key (a string) or an id, got True"),
+            ("read = 1.5", "read must be a key (a string) or an id, got 1.5"),
+            ("episode = 4", "episode must be a string, got 4"),
+            ("consolidate = false", "consolidate must be true"),
+        ],
+        ids=lambda value: value.split("\n")[-1],
+    )
+    def test_a_field_of_the_wrong_type_is_named_with_file_and_step(
+        self, tmp_path: Path, step: str, problem: str
+    ) -> None:
+        path, message = _refusal(tmp_path, ALL + TURN + f"[[step]]\n{step}\n")
+
+        assert message.startswith(f"{path}: step 2: {problem}")
+
+    @pytest.mark.parametrize(
+        ("header", "step", "axis"),
+        [
+            (FORGETTING, TURN, "compaction"),
+            (COMPACTION, '[[step]]\nwrite = "k"\ntext = "x"\nimportance = 0.5\n', "forgetting"),
+            (COMPACTION, '[[step]]\nread = "k"\n', "forgetting"),
+            (COMPACTION, '[[step]]\nepisode = "e"\n', "consolidation"),
+            (COMPACTION, "[[step]]\nconsolidate = true\n", "consolidation"),
+        ],
+        ids=["turn", "write", "read", "episode", "consolidate"],
+    )
+    def test_a_step_needing_a_missing_policy_is_named(
+        self, tmp_path: Path, header: str, step: str, axis: str
+    ) -> None:
+        kind = step.removeprefix("[[step]]\n").split(" ", maxsplit=1)[0]
+
+        path, message = _refusal(tmp_path, header + step)
+
+        assert f"{path}: step 1: a {kind} step needs a [{axis}] policy in the header" == message
+
+    def test_an_advance_step_needs_no_policy(self, tmp_path: Path) -> None:
+        path = _file(tmp_path, "[[step]]\nadvance = 3\n")
+
+        assert (AdvanceClock(3.0),) == load_scenario(str(path)).steps
+
+    def test_an_unknown_policy_name_is_named(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, '[compaction]\npolicy = "sliding"\nbudget = 4\n')
+
+        assert f"{path}: [compaction] policy must be one of tiered, got 'sliding'" == message
+
+    def test_a_policy_name_that_is_not_a_string_is_named(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, '[compaction]\npolicy = ["tiered"]\nbudget = 4\n')
+
+        assert message.startswith(f"{path}: [compaction] policy must be one of tiered")
+
+    def test_a_policy_number_that_is_a_string_is_named(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, FORGETTING + 'half_life = "4"\n')
+
+        assert message.startswith(f"{path}: [forgetting]: half_life must be a number")
+
+    def test_an_impossible_policy_parameter_is_named(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, '[compaction]\npolicy = "tiered"\nbudget = 0\n')
+
+        assert f"{path}: [compaction]: budget must be an integer >= 1, got 0" == message
+
+    def test_an_unknown_policy_parameter_is_named(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, COMPACTION + "budjet = 50\n")
+
+        assert f"{path}: [compaction]: unknown parameter(s) budjet" == message
+
+    def test_a_bad_consolidation_rule_is_named(self, tmp_path: Path) -> None:
+        rule = '[[consolidation.rule]]\npattern = "("\nprocedural = "x"\n'
+        path, message = _refusal(tmp_path, FORGETTING + CONSOLIDATION + rule)
+
+        assert message.startswith(f"{path}: [consolidation] rule 1: pattern is not a regular")
+
+    def test_an_unknown_section_is_named(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, COMPACTION + "[colours]\nred = 1\n")
+
+        assert f"{path}: unknown section(s) colours" == message
+
+    def test_an_unknown_header_field_is_named(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, '[scenario]\nauthor = "me"\n' + COMPACTION)
+
+        assert f"{path}: [scenario]: unknown parameter(s) author" == message
+
+    def test_a_header_that_is_not_a_table_is_named(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, 'scenario = "mine"\n' + COMPACTION)
+
+        assert f"{path}: [scenario] must be a table" == message
+
+    def test_steps_that_are_not_an_array_of_tables_are_named(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, COMPACTION + '[step]\nturn = "user"\ntext = "x"\n')
+
+        assert f"{path}: steps are written as [[step]] tables" == message
+
+    def test_a_step_that_is_not_a_table_is_named(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, "step = [1]\n")
+
+        assert f"{path}: step 1: must be a table" == message
+
+    def test_parse_names_the_source_it_is_given(self) -> None:
+        with pytest.raises(BadInput, match=r"^pasted: step 1: missing parameter text$"):
+            parse_scenario(COMPACTION + '[[step]]\nturn = "user"\n', "pasted")
