@@ -851,6 +851,13 @@ class TestScenarioErrors:
 
         assert_one_line_error(cli("run", "refund-desk", "--out", str(out)), str(out))
 
+    def test_out_under_a_file_is_an_error(self, cli: Cli, tmp_path: Path) -> None:
+        parent = tmp_path / "a-file"
+        parent.write_text("x", "utf-8")
+        out = parent / "o.jsonl"
+
+        assert_one_line_error(cli("run", "refund-desk", "--out", str(out)), str(out))
+
     def test_out_that_is_a_directory_is_an_error_and_stays_a_directory(
         self, cli: Cli, tmp_path: Path
     ) -> None:

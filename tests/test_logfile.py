@@ -1,0 +1,470 @@
+"""memtape.core.logfile: the JSONL run file, written atomically and read strictly."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+# ruff: noqa: SIM300
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtape import __version__
+from memtape.core.codec import command_data, event_data
+from memtape.core.errors import BadInput
+from memtape.core.events import EVENT_TYPES
+from memtape.core.logfile import FORMAT, read_run, write_run
+from memtape.core.run import Run
+from memtape.policies.session import Session
+from memtape.scenarios import SHIPPED, load_scenario
+
+HEADER = {"scenario": "test", "policies": {}}
+
+
+def _run(name: str) -> Run:
+    scenario = load_scenario(name)
+    session = Session(scenario.policies)
+    session.execute_all(scenario.steps)
+    return session.run
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, Run]:
+    return {name: _run(name) for name in SHIPPED}
+
+
+def _written(tmp_path: Path, run: Run, name: str = "run.jsonl") -> Path:
+    path = tmp_path / name
+    write_run(path, HEADER, run)
+    return path
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+
+
+def _listing(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+class TestWriteRun:
+    def test_header_line_names_the_format_and_memtape_version(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        header = _lines(_written(tmp_path, runs["dana-facts"]))[0]
+
+        assert ("run", FORMAT, __version__) == (
+            header["memtape"],
+            header["format"],
+            header["version"],
+        )
+
+    def test_header_carries_the_callers_fields(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        header = _lines(_written(tmp_path, runs["dana-facts"]))[0]
+
+        assert ("test", {}) == (header["scenario"], header["policies"])
+
+    def test_header_counts_events_and_steps(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        header = _lines(_written(tmp_path, runs["refund-desk"]))[0]
+
+        assert (15, 10) == (header["events"], header["steps"])
+
+    def test_one_line_per_event(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        lines = _lines(_written(tmp_path, runs["dana-facts"]))
+
+        assert list(range(1, 12)) == [line["at"] for line in lines[1:]]
+
+    def test_each_line_names_the_type_version_and_fields_of_its_event(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        run = runs["sleep-pass"]
+        lines = _lines(_written(tmp_path, run))
+
+        assert [(type(e).__name__, e.VERSION, event_data(e)) for e in run.events] == [
+            (line["type"], line["v"], line["event"]) for line in lines[1:]
+        ]
+
+    def test_each_line_names_its_step(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        run = runs["refund-desk"]
+        lines = _lines(_written(tmp_path, run))
+
+        assert [run.step_of(at) for at in range(1, 16)] == [line["step"] for line in lines[1:]]
+
+    def test_the_first_event_of_a_step_carries_its_command(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        run = runs["sleep-pass"]
+        lines = _lines(_written(tmp_path, run))
+
+        assert [command_data(c) for c in run.commands] == [
+            line["command"] for line in lines[1:] if "command" in line
+        ]
+
+    def test_only_the_first_event_of_a_step_carries_a_command(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        lines = _lines(_written(tmp_path, runs["dana-facts"]))
+
+        assert [1, 2, 3, 4, 5, 6, 7, 8, 10] == [
+            line["at"] for line in lines[1:] if "command" in line
+        ]
+
+    def test_only_the_last_event_of_a_step_carries_the_end_mark(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        lines = _lines(_written(tmp_path, runs["dana-facts"]))
+
+        assert [1, 2, 3, 4, 5, 6, 7, 9, 11] == [line["at"] for line in lines[1:] if "end" in line]
+
+    def test_the_end_mark_is_true(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        lines = _lines(_written(tmp_path, runs["dana-facts"]))
+
+        assert {True} == {line["end"] for line in lines[1:] if "end" in line}
+
+    def test_an_empty_run_is_a_header_alone(self, tmp_path: Path) -> None:
+        lines = _lines(_written(tmp_path, Run(lambda state, _: state)))
+
+        assert [(0, 0)] == [(line["events"], line["steps"]) for line in lines]
+
+    def test_text_is_written_as_utf_8_unescaped(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        text = _written(tmp_path, runs["refund-desk"]).read_text("utf-8")
+
+        assert True is ("$200.00 × 0.9" in text)
+
+    def test_only_the_run_file_is_left_behind(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        _written(tmp_path, runs["refund-desk"])
+
+        assert ["run.jsonl"] == _listing(tmp_path)
+
+    def test_an_existing_file_is_replaced(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        path = tmp_path / "run.jsonl"
+        path.write_text("old\n", "utf-8")
+        write_run(path, HEADER, runs["sleep-pass"])
+
+        assert 7 == len(path.read_text("utf-8").splitlines())
+
+
+class TestWriteRunIsAtomic:
+    def test_a_parent_that_is_a_file_is_bad_input_naming_the_path(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        parent = tmp_path / "a-file"
+        parent.write_text("x", "utf-8")
+        path = parent / "run.jsonl"
+
+        with pytest.raises(BadInput, match=str(path)):
+            write_run(path, HEADER, runs["refund-desk"])
+
+    def test_a_missing_parent_is_bad_input(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        with pytest.raises(BadInput, match="cannot write"):
+            write_run(tmp_path / "nowhere" / "run.jsonl", HEADER, runs["refund-desk"])
+
+    def test_a_target_that_is_a_directory_stays_a_directory(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        target = tmp_path / "run.jsonl"
+        target.mkdir()
+        with pytest.raises(BadInput):
+            write_run(target, HEADER, runs["refund-desk"])
+
+        assert (True, ["run.jsonl"]) == (target.is_dir(), _listing(tmp_path))
+
+    def test_a_failed_replace_leaves_the_existing_file_untouched(
+        self, tmp_path: Path, runs: dict[str, Run], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = tmp_path / "run.jsonl"
+        path.write_text("sentinel\n", "utf-8")
+
+        def full_disk(src: Path, dst: Path) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr("memtape.core.logfile.os.replace", full_disk)
+        with pytest.raises(BadInput, match="No space left"):
+            write_run(path, HEADER, runs["refund-desk"])
+
+        assert ("sentinel\n", ["run.jsonl"]) == (path.read_text("utf-8"), _listing(tmp_path))
+
+    def test_a_failure_while_writing_leaves_the_existing_file_untouched(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        path = tmp_path / "run.jsonl"
+        path.write_text("sentinel\n", "utf-8")
+        with pytest.raises(TypeError):
+            write_run(path, {"scenario": object()}, runs["refund-desk"])
+
+        assert "sentinel\n" == path.read_text("utf-8")
+
+    def test_a_failure_while_writing_leaves_no_temporary_file(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        # A header json cannot encode stands for any failure that is not an
+        # OSError (an interrupt, say) in the middle of the write.
+        path = tmp_path / "run.jsonl"
+        path.write_text("sentinel\n", "utf-8")
+        with pytest.raises(TypeError):
+            write_run(path, {"scenario": object()}, runs["refund-desk"])
+
+        assert ["run.jsonl"] == _listing(tmp_path)
+
+    def test_a_directory_where_the_temporary_file_goes_is_bad_input(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        (tmp_path / ".run.jsonl.tmp").mkdir()
+
+        with pytest.raises(BadInput):
+            write_run(tmp_path / "run.jsonl", HEADER, runs["refund-desk"])
+
+
+class TestRoundTrip:
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_events_come_back_equal(self, tmp_path: Path, runs: dict[str, Run], name: str) -> None:
+        run = runs[name]
+        batches = read_run(_written(tmp_path, run)).batches
+
+        assert list(run.events) == [event for batch in batches for event in batch.events]
+
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_commands_come_back_equal(
+        self, tmp_path: Path, runs: dict[str, Run], name: str
+    ) -> None:
+        run = runs[name]
+
+        assert list(run.commands) == [b.command for b in read_run(_written(tmp_path, run)).batches]
+
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_batches_keep_their_boundaries(
+        self, tmp_path: Path, runs: dict[str, Run], name: str
+    ) -> None:
+        run = runs[name]
+        batches = read_run(_written(tmp_path, run)).batches
+
+        assert [run.batch(step) for step in range(1, len(run.commands) + 1)] == [
+            (b.line - 2, b.line - 2 + len(b.events)) for b in batches
+        ]
+
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_steps_are_numbered_from_1(
+        self, tmp_path: Path, runs: dict[str, Run], name: str
+    ) -> None:
+        run = runs[name]
+        batches = read_run(_written(tmp_path, run)).batches
+
+        assert list(range(1, len(run.commands) + 1)) == [b.step for b in batches]
+
+    def test_the_header_comes_back(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        header = read_run(_written(tmp_path, runs["sleep-pass"])).header
+
+        assert {
+            "memtape": "run",
+            "format": FORMAT,
+            "version": __version__,
+            "scenario": "test",
+            "policies": {},
+            "events": 6,
+            "steps": 5,
+        } == header
+
+    def test_the_three_seed_scenarios_cover_every_event_type(self, runs: dict[str, Run]) -> None:
+        seen = {type(e).__name__ for run in runs.values() for e in run.events}
+
+        assert set(EVENT_TYPES) == seen
+
+    def test_floats_survive_exactly(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        run = runs["dana-facts"]
+        batches = read_run(_written(tmp_path, run)).batches
+
+        assert run.events[-1] == batches[-1].events[-1]
+
+    def test_an_empty_run_reads_back_as_no_batches(self, tmp_path: Path) -> None:
+        assert () == read_run(_written(tmp_path, Run(lambda state, _: state))).batches
+
+
+def _broken(tmp_path: Path, runs: dict[str, Run], lines: list[str]) -> Path:
+    path = tmp_path / "broken.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), "utf-8")
+    return path
+
+
+def _good(tmp_path: Path, runs: dict[str, Run]) -> list[str]:
+    return _written(tmp_path, runs["refund-desk"], "good.jsonl").read_text("utf-8").splitlines()
+
+
+def _with(line: str, **changes: Any) -> str:
+    data = json.loads(line)
+    data.update(changes)
+    return json.dumps(data)
+
+
+def _without(line: str, key: str) -> str:
+    data = json.loads(line)
+    del data[key]
+    return json.dumps(data)
+
+
+class TestReadRunErrors:
+    def test_missing_file(self, tmp_path: Path) -> None:
+        with pytest.raises(BadInput, match="no such run file"):
+            read_run(tmp_path / "missing.jsonl")
+
+    def test_directory(self, tmp_path: Path) -> None:
+        with pytest.raises(BadInput, match="is a directory"):
+            read_run(tmp_path)
+
+    def test_empty_file(self, tmp_path: Path) -> None:
+        path = tmp_path / "empty.jsonl"
+        path.write_text("", "utf-8")
+
+        with pytest.raises(BadInput, match="empty file"):
+            read_run(path)
+
+    def test_not_utf_8(self, tmp_path: Path) -> None:
+        path = tmp_path / "latin.jsonl"
+        path.write_bytes(b"\xe9\n")
+
+        with pytest.raises(BadInput, match="cannot read"):
+            read_run(path)
+
+    def test_a_line_that_is_not_json(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [*good[:3], "{oops", *good[4:]])
+
+        with pytest.raises(BadInput, match="line 4: not JSON"):
+            read_run(path)
+
+    def test_a_line_that_is_not_an_object(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [*good[:3], "3", *good[4:]])
+
+        with pytest.raises(BadInput, match="line 4: expected a JSON object"):
+            read_run(path)
+
+    def test_a_header_that_is_not_a_memtape_run(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [_with(good[0], memtape="tape"), *good[1:]])
+
+        with pytest.raises(BadInput, match="line 1: not a memtape run file header"):
+            read_run(path)
+
+    def test_a_missing_header(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        path = _broken(tmp_path, runs, _good(tmp_path, runs)[1:])
+
+        with pytest.raises(BadInput, match="line 1"):
+            read_run(path)
+
+    def test_a_future_format(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [_with(good[0], format=FORMAT + 1), *good[1:]])
+
+        with pytest.raises(BadInput, match=f"line 1: run file format {FORMAT + 1}"):
+            read_run(path)
+
+    def test_an_unknown_event_type(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [*good[:2], _with(good[2], type="Nope"), *good[3:]])
+
+        with pytest.raises(BadInput, match="line 3: unknown event type 'Nope'"):
+            read_run(path)
+
+    def test_a_future_event_version(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [*good[:2], _with(good[2], v=2), *good[3:]])
+
+        with pytest.raises(BadInput, match="line 3: TurnAdded version 2"):
+            read_run(path)
+
+    def test_an_event_without_a_version(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [*good[:2], _without(good[2], "v"), *good[3:]])
+
+        with pytest.raises(BadInput, match="line 3: an event needs a type and a version"):
+            read_run(path)
+
+    def test_a_version_that_is_true(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        # JSON true is not the integer 1 (the codec holds that for event fields).
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [*good[:2], _with(good[2], v=True), *good[3:]])
+
+        with pytest.raises(BadInput, match="line 3"):
+            read_run(path)
+
+    def test_a_gap_in_positions(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [*good[:3], *good[4:]])
+
+        with pytest.raises(BadInput, match="line 4: expected event at 3, found at 4"):
+            read_run(path)
+
+    def test_a_position_that_is_a_string(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [*good[:2], _with(good[2], at="2"), *good[3:]])
+
+        with pytest.raises(BadInput, match="line 3: expected event at 2"):
+            read_run(path)
+
+    def test_a_wrong_step(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [*good[:2], _with(good[2], step=3), *good[3:]])
+
+        with pytest.raises(BadInput, match="line 3: expected step 2, found step 3"):
+            read_run(path)
+
+    def test_a_step_without_its_end_mark(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [*good[:2], _without(good[2], "end"), *good[3:]])
+
+        with pytest.raises(BadInput, match="line 4"):
+            read_run(path)
+
+    def test_a_next_command_before_the_end_mark(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        # Step 4 is turn 4 (line 5) and its compaction (line 6): a command on
+        # line 6 means step 4 (not step 3, which ended on line 4) has no end.
+        good = _good(tmp_path, runs)
+        command = json.loads(good[4])["command"]
+        path = _broken(tmp_path, runs, [*good[:5], _with(good[5], command=command), *good[6:]])
+
+        with pytest.raises(BadInput, match="line 6: step 4 ended without its end mark"):
+            read_run(path)
+
+    def test_a_file_cut_short_in_a_step(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        path = _broken(tmp_path, runs, _good(tmp_path, runs)[:5])
+
+        with pytest.raises(BadInput, match="step 4 has no end mark: the file is cut short"):
+            read_run(path)
+
+    def test_a_first_event_without_its_command(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [*good[:2], _without(good[2], "command"), *good[3:]])
+
+        with pytest.raises(BadInput, match="line 3: the first event of step 2"):
+            read_run(path)
+
+    def test_an_unknown_command_kind(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        broken = _with(good[2], command={"kind": "dance"})
+        path = _broken(tmp_path, runs, [*good[:2], broken, *good[3:]])
+
+        with pytest.raises(BadInput, match="line 3: command: unknown command kind 'dance'"):
+            read_run(path)
+
+    def test_an_event_field_of_the_wrong_type(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        event = json.loads(good[2])["event"] | {"tokens": "nine"}
+        path = _broken(tmp_path, runs, [*good[:2], _with(good[2], event=event), *good[3:]])
+
+        with pytest.raises(BadInput, match=r"line 3: .*TurnAdded\.tokens"):
+            read_run(path)
+
+    def test_a_salient_flag_that_is_a_number(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        event = json.loads(good[2])["event"] | {"salient": 1}
+        path = _broken(tmp_path, runs, [*good[:2], _with(good[2], event=event), *good[3:]])
+
+        with pytest.raises(BadInput, match=r"line 3: .*salient"):
+            read_run(path)
+
+    def test_an_event_that_is_not_an_object(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        good = _good(tmp_path, runs)
+        path = _broken(tmp_path, runs, [*good[:2], _with(good[2], event=[1]), *good[3:]])
+
+        with pytest.raises(BadInput, match="line 3"):
+            read_run(path)
