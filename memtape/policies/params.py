@@ -32,12 +32,11 @@ class Params:
     ) -> float:
         """A finite number within the given bounds."""
         value = self._take(name, default)
-        below = value <= minimum if exclusive_minimum else value < minimum
+        is_number = isinstance(value, int | float) and not isinstance(value, bool)
         if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
+            not is_number
             or not math.isfinite(value)
-            or below
+            or (value <= minimum if exclusive_minimum else value < minimum)
             or value > maximum
         ):
             low = "(" if exclusive_minimum else "["

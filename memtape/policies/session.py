@@ -76,7 +76,7 @@ class Policies:
                 raise BadInput(f"{where}: [{axis}] must be a table")
             params = dict(table)
             name = params.pop("policy", None)
-            if name not in known:
+            if not isinstance(name, str) or name not in known:
                 names = ", ".join(sorted(known))
                 raise BadInput(f"{where}: [{axis}] policy must be one of {names}, got {name!r}")
             built[axis] = known[name].from_params(params, f"{where}: [{axis}]")
