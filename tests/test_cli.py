@@ -5,7 +5,6 @@ console script and ``python -m memtape.cli`` for real.
 """
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import json
 import logging

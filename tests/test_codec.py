@@ -1,7 +1,6 @@
 """memtape.core.codec: events and commands to JSON-ready data and back, exactly and strictly."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import json
 from typing import Any

@@ -1,7 +1,6 @@
 """memtape.policies.compaction: the tiered compaction decider and its parameters."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 from typing import Any
 

@@ -1,7 +1,6 @@
 """memtape.policies.consolidation: rules distill episodes; a pass consumes every episode."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 from typing import Any
 

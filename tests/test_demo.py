@@ -1,7 +1,6 @@
 """memtape.demo and ``memtape demo``: the three seed walkthroughs with the seed's figures."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import re
 

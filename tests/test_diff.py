@@ -1,7 +1,6 @@
 """memtape.core.diff and Run.diff: what changed between two points of a run."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 from typing import Any
 

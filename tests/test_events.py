@@ -1,7 +1,6 @@
 """memtape.core.events and memtape.core.commands: frozen, versioned, registered by name."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import attrs
 import pytest

@@ -1,7 +1,6 @@
 """memtape.policies.forgetting: importance x recency x access, supersession, eviction."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import math
 from typing import Any

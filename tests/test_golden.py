@@ -1,7 +1,6 @@
 """Golden tests: every figure of REFERENCE.md, through the shipped scenarios and the API."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import pytest
 

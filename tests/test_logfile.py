@@ -1,7 +1,6 @@
 """memtape.core.logfile: the JSONL run file, written atomically and read strictly."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import json
 from pathlib import Path

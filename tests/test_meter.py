@@ -1,7 +1,6 @@
 """memtape.projections.meter: the window's tokens against the budget."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import pytest
 

@@ -1,7 +1,6 @@
 """memtape.policies.params: typed parameters whose errors name the place and the parameter."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import datetime
 import math

@@ -1,7 +1,6 @@
 """memtape.reducers.memory: episodes queued, consolidation passes prune and distill."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import pytest
 

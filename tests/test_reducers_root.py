@@ -1,7 +1,6 @@
 """memtape.reducers.root: each event to the part it changes; the clock; the fold."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 from typing import cast
 

@@ -1,7 +1,6 @@
 """memtape.reducers.store: facts written, read, superseded (kept) and evicted (kept)."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import pytest
 

@@ -1,7 +1,6 @@
 """memtape.reducers.window: turns join HOT, compactions are applied, tokens kept incrementally."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import pytest
 

@@ -1,7 +1,6 @@
 """memtape.core.run: an append-only log, all-or-nothing batches, seeks with snapshots."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import pytest
 

@@ -1,7 +1,6 @@
 """memtape.policies.runfiles: a session saved to a run file and loaded back."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import json
 from pathlib import Path

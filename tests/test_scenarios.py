@@ -1,7 +1,6 @@
 """memtape.scenarios: the TOML format, the loader, and the shipped seed scenarios."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 from importlib import resources
 from pathlib import Path

@@ -1,7 +1,6 @@
 """memtape.policies.session: policies by axis, command routing, the session and its log."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import logging
 from collections.abc import Iterator

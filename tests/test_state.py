@@ -1,7 +1,6 @@
 """memtape.core.state: immutable values, the initial state, tiers and fact standing."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import attrs
 import pytest

@@ -1,7 +1,6 @@
 """memtape.projections.text: the meter bar, the view and the timeline for a terminal."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 from typing import Any
 

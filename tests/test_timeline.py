@@ -1,7 +1,6 @@
 """memtape.projections.timeline: one row per event, with the meter after it."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
-# ruff: noqa: SIM300
 
 import pytest
 
