@@ -210,6 +210,18 @@ class TestShowRefundDeskJson:
 
         assert window["tokens"] == tiers
 
+    @pytest.mark.parametrize("at", sorted(REFUND_AT))
+    def test_every_hot_turn_costs_its_reference_tokens(self, cli: Cli, at: int) -> None:
+        hot = show_json(cli, "refund-desk", at)["window"]["hot"]
+
+        assert [TURN_TOKENS[t["turn"]] for t in hot] == [t["tokens"] for t in hot]
+
+    @pytest.mark.parametrize("at", sorted(REFUND_AT))
+    def test_every_warm_item_costs_its_bare_text(self, cli: Cli, at: int) -> None:
+        warm = show_json(cli, "refund-desk", at)["window"]["warm"]
+
+        assert [WARM_TOKENS[w["turn"]] for w in warm] == [w["tokens"] for w in warm]
+
     def test_hot_turns_carry_their_measured_tokens(self, cli: Cli) -> None:
         hot = show_json(cli, "refund-desk", 14)["window"]["hot"]
 
