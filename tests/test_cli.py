@@ -4,8 +4,6 @@ Most tests call ``memtape.cli.main`` in-process; a few run the installed
 console script and ``python -m memtape.cli`` for real.
 """
 
-# Tests read `assert expected == actual`, which SIM300 would turn around.
-
 import json
 import logging
 import subprocess

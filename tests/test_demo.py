@@ -1,7 +1,5 @@
 """memtape.demo and ``memtape demo``: the three seed walkthroughs with the seed's figures."""
 
-# Tests read `assert expected == actual`, which SIM300 would turn around.
-
 import re
 
 import pytest

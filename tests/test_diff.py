@@ -1,7 +1,5 @@
 """memtape.core.diff and Run.diff: what changed between two points of a run."""
 
-# Tests read `assert expected == actual`, which SIM300 would turn around.
-
 from typing import Any
 
 import attrs

@@ -1,7 +1,5 @@
 """memtape.core.logfile: the JSONL run file, written atomically and read strictly."""
 
-# Tests read `assert expected == actual`, which SIM300 would turn around.
-
 import json
 from pathlib import Path
 from typing import Any
@@ -204,14 +202,6 @@ class TestWriteRunIsAtomic:
             write_run(path, {"scenario": object()}, runs["refund-desk"])
 
         assert ["run.jsonl"] == _listing(tmp_path)
-
-    def test_a_directory_where_the_temporary_file_goes_is_bad_input(
-        self, tmp_path: Path, runs: dict[str, Run]
-    ) -> None:
-        (tmp_path / ".run.jsonl.tmp").mkdir()
-
-        with pytest.raises(BadInput):
-            write_run(tmp_path / "run.jsonl", HEADER, runs["refund-desk"])
 
 
 class TestRoundTrip:

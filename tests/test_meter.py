@@ -1,7 +1,5 @@
 """memtape.projections.meter: the window's tokens against the budget."""
 
-# Tests read `assert expected == actual`, which SIM300 would turn around.
-
 import pytest
 
 from memtape.core.state import EMPTY_WINDOW

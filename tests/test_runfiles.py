@@ -1,7 +1,5 @@
 """memtape.policies.runfiles: a session saved to a run file and loaded back."""
 
-# Tests read `assert expected == actual`, which SIM300 would turn around.
-
 import json
 from pathlib import Path
 from typing import Any

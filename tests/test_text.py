@@ -1,7 +1,5 @@
 """memtape.projections.text: the meter bar, the view and the timeline for a terminal."""
 
-# Tests read `assert expected == actual`, which SIM300 would turn around.
-
 from typing import Any
 
 import pytest

@@ -1,7 +1,5 @@
 """memtape.projections.timeline: one row per event, with the meter after it."""
 
-# Tests read `assert expected == actual`, which SIM300 would turn around.
-
 import pytest
 
 from memtape.core.codec import event_data

@@ -1,7 +1,5 @@
 """memtape.projections.view: the JSON-ready view at one point of a run."""
 
-# Tests read `assert expected == actual`, which SIM300 would turn around.
-
 import json
 from typing import Any
 
