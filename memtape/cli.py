@@ -94,11 +94,22 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+_HANDLER_NAME = "memtape-cli"
+
+
 def _configure_logging(verbose: bool) -> None:
+    """Show decision entries on stderr with ``-v``; otherwise leave the logger quiet.
+
+    Idempotent, so that ``main`` can be called many times in one process.
+    """
     logger = logging.getLogger(LOGGER_NAME)
+    for handler in [h for h in logger.handlers if h.get_name() == _HANDLER_NAME]:
+        logger.removeHandler(handler)
     if not verbose:
+        logger.setLevel(logging.NOTSET)
         return
     handler = logging.StreamHandler(sys.stderr)
+    handler.set_name(_HANDLER_NAME)
     handler.setFormatter(logging.Formatter("%(message)s"))
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)

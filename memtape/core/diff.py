@@ -1,12 +1,15 @@
 """What changed between two states: turns that moved between tiers, facts
 added, read, retired or evicted, episodes, the clock and the window's tokens."""
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, TypeVar
 
 import attrs
 
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact
 from memtape.core.state import Fact, State, Tier, Window
+
+T = TypeVar("T")
 
 FactChangeKind = Literal["added", "read", "retired", "evicted", "removed", "restored"]
 """How a fact changed: the most telling change wins (a fact added and then
@@ -45,6 +48,7 @@ class StateDiff:
     episodes_consumed: tuple[EpisodeRecorded, ...]
     semantic: tuple[SemanticFact, ...]
     procedural: tuple[ProceduralRule, ...]
+    """Distilled facts and rules held at one point and not the other."""
 
     def is_empty(self) -> bool:
         """Whether the two states are the same in every respect the diff reports."""
@@ -70,20 +74,24 @@ def diff_states(before: State, after: State) -> StateDiff:
         old, new = before.store.facts.get(fact_id), after.store.facts.get(fact_id)
         if old != new:
             changes.append(FactChange(fact_id, _fact_kind(old, new), old, new))
-    old_pending = {e.id: e for e in before.memory.episodes}
-    new_pending = {e.id: e for e in after.memory.episodes}
-    recorded = tuple(e for e in after.memory.episodes if e.id > before.memory.recorded)
-    consumed = tuple(e for i, e in old_pending.items() if i not in new_pending)
+    old_pending = {e.id for e in before.memory.episodes}
+    new_pending = {e.id for e in after.memory.episodes}
     return StateDiff(
         clock=(before.clock, after.clock),
         tokens=(before.window.tokens, after.window.tokens),
         turns=moves,
         facts=tuple(changes),
-        episodes_recorded=recorded,
-        episodes_consumed=consumed,
-        semantic=tuple(after.memory.semantic[len(before.memory.semantic) :]),
-        procedural=tuple(after.memory.procedural[len(before.memory.procedural) :]),
+        episodes_recorded=tuple(e for e in after.memory.episodes if e.id not in old_pending),
+        episodes_consumed=tuple(e for e in before.memory.episodes if e.id not in new_pending),
+        semantic=_distilled(before.memory.semantic, after.memory.semantic),
+        procedural=_distilled(before.memory.procedural, after.memory.procedural),
     )
+
+
+def _distilled(before: Sequence[T], after: Sequence[T]) -> tuple[T, ...]:
+    """What one point holds beyond the other (distilled lists only ever grow)."""
+    longer, shorter = (after, before) if len(after) >= len(before) else (before, after)
+    return tuple(longer[len(shorter) :])
 
 
 def _tiers(window: Window) -> dict[int, Tier]:

@@ -8,6 +8,7 @@ Writing is atomic: a failed write leaves any earlier file untouched.
 
 import json
 import os
+import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -44,19 +45,31 @@ class RunFile:
 
 
 def write_run(path: Path, header: Mapping[str, Any], run: Run) -> None:
-    """Write ``run`` to ``path`` with ``header``, replacing the file atomically."""
-    tmp = path.with_name(f".{path.name}.tmp")
+    """Write ``run`` to ``path`` with ``header``, replacing the file atomically.
+
+    The lines go to a fresh temporary file beside ``path``, which then takes
+    its place; on any failure the temporary file is removed and ``path`` is
+    as it was.
+    """
     try:
-        with tmp.open("w", encoding="utf-8") as out:
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as error:
+        raise BadInput(f"{path}: cannot write the run: {error.strerror or error}") from None
+    tmp = Path(name)
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
             top = {"memtape": "run", "format": FORMAT, "version": __version__, **header}
             top.update(events=len(run), steps=len(run.commands))
             out.write(json.dumps(top, ensure_ascii=False) + "\n")
             for line in _event_lines(run):
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
         os.replace(tmp, path)
-    except OSError as error:
+    except BaseException as error:
         tmp.unlink(missing_ok=True)
-        raise BadInput(f"{path}: cannot write the run: {error.strerror or error}") from None
+        if isinstance(error, OSError):
+            raise BadInput(f"{path}: cannot write the run: {error.strerror or error}") from None
+        raise
 
 
 def _event_lines(run: Run) -> Iterator[dict[str, Any]]:
@@ -97,7 +110,7 @@ def read_run(path: Path) -> RunFile:
     header = _json(lines[0], path, 1)
     if header.get("memtape") != "run":
         raise BadInput(f"{path}: line 1: not a memtape run file header")
-    if header.get("format") != FORMAT:
+    if not _is_int(header.get("format"), FORMAT):
         raise BadInput(
             f"{path}: line 1: run file format {header.get('format')!r} is not readable "
             f"by memtape {__version__} (it reads format {FORMAT})"
@@ -113,16 +126,18 @@ def _batches(lines: list[str], path: Path) -> tuple[RecordedBatch, ...]:
     for number, raw in enumerate(lines[1:], start=2):
         where = f"{path}: line {number}"
         line = _json(raw, path, number)
-        if line.get("at") != number - 1:
+        if not _is_int(line.get("at"), number - 1):
             raise BadInput(f"{where}: expected event at {number - 1}, found at {line.get('at')!r}")
         step = len(batches) + 1
-        if line.get("step") != step:
+        if command is not None and "command" in line:
+            raise BadInput(
+                f"{where}: step {step} ended without its end mark (a new command begins)"
+            )
+        if not _is_int(line.get("step"), step):
             raise BadInput(f"{where}: expected step {step}, found step {line.get('step')!r}")
         if command is None:
             command = _command(line, where, step)
             first_line = number
-        elif "command" in line:
-            raise BadInput(f"{where}: step {step - 1} ended without its end mark")
         pending.append(_event(line, where))
         if line.get("end") is True:
             batches.append(RecordedBatch(step, command, tuple(pending), first_line))
@@ -143,12 +158,17 @@ def _command(line: dict[str, Any], where: str, step: int) -> Command:
 
 def _event(line: dict[str, Any], where: str) -> Event:
     type_name, version = line.get("type"), line.get("v")
-    if not isinstance(type_name, str) or not isinstance(version, int):
+    if not isinstance(type_name, str) or type(version) is not int:
         raise BadInput(f"{where}: an event needs a type and a version (v)")
     try:
         return event_from_data(type_name, version, line.get("event"))
     except BadInput as error:
         raise BadInput(f"{where}: {error}") from None
+
+
+def _is_int(value: Any, expected: int) -> bool:
+    """Whether ``value`` is the integer ``expected`` (JSON's ``true`` is not 1)."""
+    return type(value) is int and value == expected
 
 
 def _json(raw: str, path: Path, number: int) -> dict[str, Any]:

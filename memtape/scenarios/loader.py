@@ -70,6 +70,8 @@ def load_scenario(name_or_path: str) -> Scenario:
         text = resources.files(__package__).joinpath(f"{name_or_path}.toml").read_text("utf-8")
         return parse_scenario(text, name_or_path)
     path = Path(name_or_path)
+    if path.is_dir():
+        raise BadInput(f"{name_or_path}: is a directory, not a scenario file")
     if not path.is_file():
         shipped = ", ".join(SHIPPED)
         raise BadInput(
