@@ -200,7 +200,7 @@ class TestMalformed:
             load_scenario("nope.toml")
 
     def test_a_directory_is_not_a_scenario_file(self, tmp_path: Path) -> None:
-        with pytest.raises(BadInput, match="no such scenario file"):
+        with pytest.raises(BadInput, match="is a directory, not a scenario file"):
             load_scenario(str(tmp_path))
 
     def test_an_unreadable_file_is_named(self, tmp_path: Path) -> None:
