@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import structlog
 
@@ -45,8 +46,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors in memtape's one-line form."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"memtape: error: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="memtape",
         description="Simulate the memory policies of LLM agents as an event-sourced system.",
     )

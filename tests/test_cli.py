@@ -1134,3 +1134,26 @@ class TestRealProcess:
         assert ["EpisodeRecorded"] * 4 + ["Consolidated", "FactWritten"] == [
             line.split("'")[1] for line in done.stderr.splitlines()
         ]
+
+
+class TestUsageErrors:
+    @pytest.mark.parametrize(
+        ("argv", "fragment"),
+        [
+            (["show", "refund-desk", "--at", "abc"], "invalid int value: 'abc'"),
+            (["bogus"], "invalid choice: 'bogus'"),
+            (["run", "refund-desk"], "required: --out"),
+            ([], "required: COMMAND"),
+        ],
+    )
+    def test_a_usage_error_is_one_line_and_exit_2(
+        self, capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str
+    ) -> None:
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        err = capsys.readouterr().err
+
+        assert 2 == exited.value.code
+        assert 1 == len(err.splitlines())
+        assert err.startswith("memtape: error: ")
+        assert fragment in err
