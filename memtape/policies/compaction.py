@@ -65,44 +65,46 @@ class TieredCompaction:
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
         """The turn, and the compaction it triggers if it takes the window over budget."""
-        if not command.role or command.role != command.role.strip():
-            raise Rejected(f"a turn's role must be a non-empty word, got {command.role!r}")
+        role = command.role
+        if not role or role != role.strip():
+            raise Rejected(f"a turn's role must be a non-empty word, got {role!r}")
         window = state.window
-        salient = command.role == "tool" if command.salient is None else command.salient
-        tokens = self.tokenizer.count(f"{command.role}: {command.text}")
-        turn = TurnAdded(window.turns + 1, command.role, command.text, tokens, salient)
+        salient = role == "tool" if command.salient is None else command.salient
+        tokens = self.tokenizer.count(f"{role}: {command.text}")
+        turn = TurnAdded(window.turns + 1, role, command.text, tokens, salient)
         total = window.tokens + tokens
         if total <= self.budget:
             return (turn,)
         return (turn, self._compact(window, turn, total))
 
     def _compact(self, window: Window, turn: TurnAdded, total: int) -> CompactionTriggered:
+        count = self.tokenizer.count
         hot = [*window.hot, turn]
-        split = max(len(hot) - self.hot_n, 0)
+        split = len(hot) - self.hot_n if len(hot) > self.hot_n else 0
         warm: list[WarmItem] = []
         dropped: list[int] = []
         tokens = total
         for old in hot[:split]:
             tokens -= old.tokens
             if old.salient:
-                item = WarmItem(old.turn, old.text, self.tokenizer.count(old.text))
+                item = WarmItem(old.turn, old.text, count(old.text))
                 warm.append(item)
                 tokens += item.tokens
             else:
                 dropped.append(old.turn)
-        waiting = len(window.warm) + len(warm)
+        waiting = len(window.warm)
         cold = 0
         gist, gist_tokens = window.gist, window.gist_tokens
-        while tokens > self.budget and cold < waiting:
-            oldest = window.warm[cold] if cold < len(window.warm) else warm[cold - len(window.warm)]
+        while tokens > self.budget and cold < waiting + len(warm):
+            oldest = window.warm[cold] if cold < waiting else warm[cold - waiting]
             cold += 1
             gist = gist_for(len(window.cold) + cold)
-            new_gist_tokens = self.tokenizer.count(gist)
-            tokens += new_gist_tokens - gist_tokens - oldest.tokens
-            gist_tokens = new_gist_tokens
+            tokens -= oldest.tokens + gist_tokens
+            gist_tokens = count(gist)
+            tokens += gist_tokens
         return CompactionTriggered(
             self.budget,
-            tuple(t.turn for t in hot[split:]),
+            tuple([old.turn for old in hot[split:]]),
             tuple(warm),
             tuple(dropped),
             cold,

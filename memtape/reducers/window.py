@@ -29,38 +29,47 @@ def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
     The cost is proportional to the tiers the decision touches, never to the
     length of the run.
     """
-    staying = set(event.hot)
-    leaving = {item.turn for item in event.warm}
-    leaving.update(event.dropped)
-    hot_turns = [turn.turn for turn in window.hot]
-    if len(staying) + len(leaving) != len(hot_turns) or not staying.union(leaving).issuperset(
-        hot_turns
-    ):
-        raise CorruptLog(
-            f"compaction names turns {sorted(staying | leaving)} but HOT holds {hot_turns}"
-        )
+    staying = event.hot
+    kept: list[TurnAdded] = []
+    left: set[int] = set()
     tokens = window.tokens
     for turn in window.hot:
-        if turn.turn not in staying:
+        if turn.turn in staying:
+            kept.append(turn)
+        else:
+            left.add(turn.turn)
             tokens -= turn.tokens
-    warm = window.warm.extend(event.warm)
+    leaving = set(event.dropped)
+    warm = window.warm
+    for item in event.warm:
+        leaving.add(item.turn)
+        warm = warm.append(item)
+        tokens += item.tokens
+    # The decision must split HOT exactly: every turn named to stay is in HOT,
+    # and the turns named to leave are all the others.
+    if left != leaving or len(kept) != len(set(staying)):
+        named = sorted(leaving.union(staying))
+        raise CorruptLog(
+            f"compaction names turns {named} but HOT holds {[turn.turn for turn in window.hot]}"
+        )
     if not 0 <= event.cold <= len(warm):
         raise CorruptLog(
             f"compaction sends {event.cold} warm items cold but WARM holds {len(warm)}"
         )
-    for item in event.warm:
-        tokens += item.tokens
-    cooled = warm[: event.cold]
-    for item in cooled:
-        tokens -= item.tokens
-    tokens += event.gist_tokens - window.gist_tokens
+    cold = window.cold
+    if event.cold:
+        cooled = warm[: event.cold]
+        warm = warm[event.cold :]
+        cold = cold.extend([item.turn for item in cooled])
+        for item in cooled:
+            tokens -= item.tokens
     return Window(
-        pvector(turn for turn in window.hot if turn.turn in staying),
-        warm[event.cold :],
-        window.cold.extend(item.turn for item in cooled),
+        pvector(kept),
+        warm,
+        cold,
         event.gist,
         event.gist_tokens,
         window.dropped.extend(event.dropped),
-        tokens,
+        tokens + event.gist_tokens - window.gist_tokens,
         window.turns,
     )
