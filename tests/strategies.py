@@ -1,0 +1,285 @@
+"""Hypothesis strategies for memtape's kernel: commands, policy parameters, sessions.
+
+The command strategies mix commands a session honours with ones it must
+reject (a blank role, an importance outside [0, 1], a read of a fact that is
+gone, the clock moving backwards), so every property runs over both.
+"""
+
+import math
+from collections.abc import Sequence
+from typing import TypeVar
+
+import attrs
+from hypothesis import strategies as st
+
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Command,
+    Consolidate,
+    ReadFact,
+    RecordEpisode,
+    WriteFact,
+)
+from memtape.policies.compaction import TieredCompaction
+from memtape.policies.consolidation import RuleConsolidation
+from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.session import Policies, Session
+
+T = TypeVar("T")
+
+WORDS = ("Dana", "refund", "order", "policy", "fee", "window", "the", "is", "a", "ok", "$200")
+"""Words that turn, fact and episode texts are made of (besides random text)."""
+
+ROLES = ("user", "assistant", "tool")
+"""The roles of a conversation."""
+
+BAD_ROLES = ("", " ", " user", "tool\n", "\tassistant")
+"""Roles a compaction policy must reject: empty, or with surrounding whitespace."""
+
+KEYS = ("name", "contact", "order", "chitchat", "promo", "user.name", "colour")
+"""A small key space, so that writes supersede and reads find facts."""
+
+EPISODES = (
+    "the user confirmed their name is Dana",
+    "the user confirmed their name is Bo",
+    "the tool said a 10% restocking fee applies",
+    "colour = blue",
+    "order = ORD3300",
+    "the user said nothing of note",
+    "",
+)
+"""Episode texts, several of which the consolidation rules below distill."""
+
+RULES: tuple[dict[str, object], ...] = (
+    {
+        "pattern": "name is (?P<name>[A-Z][a-z]+)",
+        "semantic": {"key": "user.name", "text": "user.name = {name}", "importance": 0.9},
+    },
+    {
+        "pattern": "restocking fee",
+        "procedural": "returns after the 30-day window: apply a 10% restocking fee",
+    },
+    {
+        "pattern": "^(?P<key>[a-z]+) = (?P<value>\\w+)$",
+        "semantic": {"key": "{key}", "text": "{key} is {value}", "importance": 0.4},
+    },
+)
+"""Consolidation rules: two write facts (one to a key of KEYS), one makes a procedure."""
+
+
+@attrs.frozen
+class PolicyParams:
+    """One draw of every policy parameter, and how often the run snapshots."""
+
+    budget: int
+    hot_n: int
+    capacity: int
+    half_life: float
+    access_boost: float
+    snapshot_every: int
+
+    def compaction(self) -> TieredCompaction:
+        """The tiered compaction policy with these parameters."""
+        return TieredCompaction(self.budget, self.hot_n)
+
+    def forgetting(self) -> ImportanceRecencyAccess:
+        """The importance x recency x access policy with these parameters."""
+        return ImportanceRecencyAccess(self.capacity, self.half_life, self.access_boost)
+
+    def policies(self) -> Policies:
+        """All three policies, the consolidation one with ``RULES``."""
+        consolidation = RuleConsolidation.from_params({"rule": [dict(r) for r in RULES]}, "test")
+        return Policies(
+            compaction=self.compaction(),
+            forgetting=self.forgetting(),
+            consolidation=consolidation,
+        )
+
+    def session(self) -> Session:
+        """A fresh session under these parameters."""
+        return Session(self.policies(), snapshot_every=self.snapshot_every)
+
+
+def policy_params(
+    access_boosts: st.SearchStrategy[float] | None = None,
+) -> st.SearchStrategy[PolicyParams]:
+    """Parameters within the policies' documented domains (small budgets more often)."""
+    return st.builds(
+        PolicyParams,
+        budget=st.one_of(st.integers(1, 40), st.integers(1, 200)),
+        hot_n=st.integers(0, 6),
+        capacity=st.integers(1, 8),
+        half_life=st.one_of(
+            st.floats(0.5, 20.0),
+            st.floats(0.0, 1e6, exclude_min=True, allow_nan=False),
+        ),
+        access_boost=access_boosts if access_boosts is not None else st.floats(0.0, 10.0),
+        snapshot_every=st.sampled_from((1, 2, 3, 7)),
+    )
+
+
+def weighted(*branches: tuple[int, st.SearchStrategy[T]]) -> st.SearchStrategy[T]:
+    """One of ``branches``, each drawn about as often as its weight says.
+
+    (``st.one_of`` flattens nested choices and drops repeated branches, so
+    repeating a branch there would not weigh it.)
+    """
+    choices = [strategy for weight, strategy in branches for _ in range(weight)]
+    return st.integers(0, len(choices) - 1).flatmap(choices.__getitem__)
+
+
+def texts() -> st.SearchStrategy[str]:
+    """Texts of words, or arbitrary unicode; empty ones included."""
+    return weighted(
+        (3, st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join)),
+        (1, st.text(max_size=16)),
+    )
+
+
+def roles(*, valid_only: bool = False) -> st.SearchStrategy[str]:
+    """Roles: the usual three, any other word, and (unless ``valid_only``) bad ones."""
+    valid = weighted(
+        (6, st.sampled_from(ROLES)),
+        (1, st.text(min_size=1, max_size=6).filter(lambda r: r == r.strip() and r != "")),
+    )
+    if valid_only:
+        return valid
+    return weighted((8, valid), (1, st.sampled_from(BAD_ROLES)))
+
+
+def add_turns(*, valid_only: bool = False) -> st.SearchStrategy[AddTurn]:
+    """Turns with random roles and texts, salient, chatter or left to the role."""
+    return st.builds(
+        AddTurn,
+        role=roles(valid_only=valid_only),
+        text=texts(),
+        salient=st.one_of(st.none(), st.booleans()),
+    )
+
+
+def importances() -> st.SearchStrategy[float]:
+    """Importances a write accepts: [0, 1]."""
+    return st.one_of(st.floats(0.0, 1.0), st.sampled_from((0.0, 1.0)))
+
+
+def bad_importances(*, nan: bool = True) -> st.SearchStrategy[float]:
+    """Importances a write rejects: outside [0, 1], infinite, or (if ``nan``) NaN."""
+    outside = st.floats(allow_nan=False).filter(lambda x: not 0.0 <= x <= 1.0)
+    return st.one_of(outside, st.just(math.nan)) if nan else outside
+
+
+def keys(*, valid_only: bool = False) -> st.SearchStrategy[str]:
+    """Fact keys from a small space (so writes collide), and (unless ``valid_only``) blank ones."""
+    valid = st.sampled_from(KEYS)
+    if valid_only:
+        return valid
+    return weighted((12, valid), (1, st.sampled_from(("", " ", "\n"))), (1, st.text(max_size=4)))
+
+
+def write_facts(*, valid_only: bool = False, nan: bool = True) -> st.SearchStrategy[WriteFact]:
+    """Writes, sometimes naming a key to supersede; mostly valid importances."""
+    importance = importances()
+    if not valid_only:
+        importance = weighted((10, importance), (1, bad_importances(nan=nan)))
+    return st.builds(
+        WriteFact,
+        key=keys(valid_only=valid_only),
+        text=texts(),
+        importance=importance,
+        supersedes=weighted((6, st.none()), (1, keys(valid_only=valid_only))),
+    )
+
+
+def read_facts() -> st.SearchStrategy[ReadFact]:
+    """Reads by key or by id (often a real one), and reads naming both or neither."""
+    ids = weighted((4, st.integers(1, 6)), (1, st.integers(-1, 16)))
+    return weighted(
+        (6, st.builds(ReadFact, key=keys())),
+        (6, st.builds(ReadFact, id=ids)),
+        (1, st.builds(ReadFact, key=keys(), id=ids)),
+        (1, st.just(ReadFact())),
+    )
+
+
+def record_episodes() -> st.SearchStrategy[RecordEpisode]:
+    """Episodes, several of which the consolidation rules match."""
+    return st.builds(RecordEpisode, weighted((3, st.sampled_from(EPISODES)), (1, texts())))
+
+
+@attrs.frozen
+class ClockStep:
+    """A clock move relative to the clock so far; ``command_sequences`` makes it absolute."""
+
+    delta: float
+
+
+def clock_steps(*, nan: bool = True) -> st.SearchStrategy[ClockStep]:
+    """Mostly forward moves (zero included), some backward, some far, some not finite."""
+    deltas = weighted(
+        (12, st.floats(0.0, 20.0)),
+        (2, st.floats(-20.0, -0.001)),
+        (2, st.floats(1e3, 1e9)),
+        (1, st.sampled_from((math.inf, -math.inf, math.nan) if nan else (math.inf, -math.inf))),
+    )
+    return st.builds(ClockStep, deltas)
+
+
+def _absolute(steps: Sequence[Command | ClockStep]) -> list[Command]:
+    clock = 0.0
+    commands: list[Command] = []
+    for step in steps:
+        if isinstance(step, ClockStep):
+            to = clock + step.delta
+            if math.isfinite(to) and to >= clock:
+                clock = to
+            commands.append(AdvanceClock(to))
+        else:
+            commands.append(step)
+    return commands
+
+
+def commands(*, nan: bool = True) -> st.SearchStrategy[Command | ClockStep]:
+    """One command of any kind (a clock move still relative)."""
+    return weighted(
+        (6, add_turns()),
+        (4, write_facts(nan=nan)),
+        (2, clock_steps(nan=nan)),
+        (2, read_facts()),
+        (2, record_episodes()),
+        (1, st.just(Consolidate())),
+    )
+
+
+def command_sequences(*, max_size: int = 40, nan: bool = True) -> st.SearchStrategy[list[Command]]:
+    """Whole sessions: random commands, clock moves relative to the clock reached so far.
+
+    A backward move is written as an absolute time below the clock, so the
+    session rejects it; ``nan=False`` leaves out NaN times and importances
+    (whose commands cannot equal themselves).
+    """
+    return _sequences(commands(nan=nan), max_size).map(_absolute)
+
+
+def valid_command_sequences(*, max_size: int = 30) -> st.SearchStrategy[list[Command]]:
+    """Sessions of commands that mostly succeed: valid roles, keys, importances, forward clock."""
+    step: st.SearchStrategy[Command | ClockStep] = weighted(
+        (6, add_turns(valid_only=True)),
+        (4, write_facts(valid_only=True)),
+        (2, st.builds(ClockStep, st.floats(0.0, 20.0))),
+        (1, st.builds(ReadFact, key=keys(valid_only=True))),
+        (1, st.builds(ReadFact, id=st.integers(1, 6))),
+        (2, record_episodes()),
+        (1, st.just(Consolidate())),
+    )
+    return _sequences(step, max_size).map(_absolute)
+
+
+def _sequences(step: st.SearchStrategy[T], max_size: int) -> st.SearchStrategy[list[T]]:
+    # Hypothesis keeps lists short on average; long sessions are where
+    # compactions push items cold and writes evict, so draw those often.
+    short = min(6, max_size)
+    return weighted(
+        (1, st.lists(step, max_size=short)),
+        (2, st.lists(step, min_size=min(15, max_size), max_size=max_size)),
+    )
