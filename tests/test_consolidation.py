@@ -84,6 +84,24 @@ class TestPass:
 
         assert (1, ()) == (len(event.semantic), event.procedural)
 
+    def test_a_match_whose_key_comes_out_blank_distills_nothing_but_is_consumed(self) -> None:
+        blank = {
+            "pattern": "^(?P<key>\\w*) = (?P<value>\\w+)$",
+            "semantic": {"key": "{key}", "text": "{value}", "importance": 0.5},
+        }
+        event = _pass(_policy(blank), " = blue")
+
+        assert ((1,), ()) == (event.episodes, event.semantic)
+
+    def test_after_a_blank_key_the_next_rule_may_distill(self) -> None:
+        blank = {
+            "pattern": "^(?P<key>\\w*) = ",
+            "semantic": {"key": "{key}", "text": "nothing", "importance": 0.5},
+        }
+        event = _pass(_policy(blank, FEE_RULE), " = a restocking fee")
+
+        assert ((), 1) == (event.semantic, len(event.procedural))
+
     def test_unmatched_episodes_are_consumed_too(self) -> None:
         event = _pass(_policy(NAME_RULE), "nothing to learn", "name is Dana", "small talk")
 

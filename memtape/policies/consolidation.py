@@ -30,7 +30,10 @@ def _groups(pattern: re.Pattern[str], text: str) -> dict[str, str] | None:
 
 @attrs.frozen
 class SemanticRule:
-    """An episode matching ``pattern`` becomes a fact; texts may name its groups."""
+    """An episode matching ``pattern`` becomes a fact; texts may name its groups.
+
+    A match whose key comes out blank distills nothing (the next rule may).
+    """
 
     pattern: re.Pattern[str]
     key: str
@@ -43,6 +46,9 @@ class SemanticRule:
         if groups is None:
             return None
         key, text = self.key.format_map(groups), self.text.format_map(groups)
+        if not key.strip():
+            # No fact can live under a blank key; the episode is still consumed.
+            return None
         return SemanticFact(key, text, self.importance, episode.id)
 
 
