@@ -1,14 +1,15 @@
-"""The benchmark suite's targets, checked after a measured run.
+"""The benchmark suite's helper fixture, and the targets checked after a timed run.
 
-Each benchmark records its median time under a name (``measure``). When
-the benchmarks are enabled (``make bench``), the end of the session prints
-the targets of issue 2 as a table of measured ratios and fails the run if
-any is missed. With ``--benchmark-disable`` (the smoke run of ``make test``)
-nothing is timed, so nothing is recorded and no target is checked.
+Each benchmark times its target through ``bench.measure``, which records the
+median under a name. When the benchmarks are enabled (``make bench``), the
+end of the session prints the noted figures and the targets of issue 2 as a
+table of measured ratios, and fails the run if a target is missed. With
+``--benchmark-disable`` (the smoke run of ``make test``) every benchmark runs
+once at a small size, nothing is timed, and no target is checked.
 """
 
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 import attrs
 import pytest
@@ -17,25 +18,58 @@ from pytest_benchmark.fixture import BenchmarkFixture
 SMOKE_SHRINK = 50
 """How much smaller every size is when the benchmarks are disabled (a smoke run)."""
 
-Scale = Callable[[int], int]
-"""The size to run for a benchmark's full size: smaller in a smoke run."""
+MEDIANS = pytest.StashKey[dict[str, float]]()
+"""Where the session keeps each recorded median, in seconds, by name."""
+
+NOTES = pytest.StashKey[list[str]]()
+"""Lines of figures the benchmarks noted for the summary (throughputs), in order."""
+
+REPORT = pytest.StashKey[list[str]]()
+"""The targets' table, once the session has checked them."""
 
 T = TypeVar("T")
 
 
-class Measure(Protocol):
-    """Times a target with ``benchmark.pedantic`` and records its median under a name."""
+@attrs.frozen
+class Bench:
+    """One benchmark's helpers around pytest-benchmark's ``benchmark`` fixture."""
 
-    def __call__(self, name: str, target: Callable[..., T], *args: Any, rounds: int) -> T:
-        """The target's result (from its last round)."""
-        ...
+    benchmark: BenchmarkFixture
+    medians: dict[str, float]
+    notes: list[str]
 
+    @property
+    def timed(self) -> bool:
+        """Whether this run times the benchmarks (not a ``--benchmark-disable`` smoke run)."""
+        return bool(self.benchmark.enabled)
 
-MEDIANS = pytest.StashKey[dict[str, float]]()
-"""Where the session keeps each recorded median, by name."""
+    def size(self, full: int) -> int:
+        """The size to run: ``full`` when timed, ``SMOKE_SHRINK`` times smaller otherwise."""
+        return full if self.timed else full // SMOKE_SHRINK
 
-REPORT = pytest.StashKey[list[str]]()
-"""The targets' table, once the session has checked them."""
+    def measure(self, name: str, target: Callable[..., T], *args: Any, rounds: int) -> T:
+        """Time ``target(*args)`` over ``rounds`` rounds and keep the median under ``name``.
+
+        Returns the target's result (from its last round). With the benchmarks
+        disabled, the target runs once, untimed, and nothing is kept.
+        """
+        result: T = self.benchmark.pedantic(  # type: ignore[no-untyped-call]
+            target, args=args, rounds=rounds, iterations=1
+        )
+        if self.median is not None:
+            self.medians[name] = self.median
+        return result
+
+    @property
+    def median(self) -> float | None:
+        """The median time of the measured target, in seconds (None if untimed)."""
+        stats = self.benchmark.stats
+        return None if stats is None else float(stats.stats.median)
+
+    def note(self, line: str) -> None:
+        """Add a line of figures to the summary of a timed run."""
+        if self.timed:
+            self.notes.append(line)
 
 
 @attrs.frozen
@@ -90,31 +124,13 @@ TARGETS = (
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[MEDIANS] = {}
+    config.stash[NOTES] = []
 
 
 @pytest.fixture
-def scale(benchmark: BenchmarkFixture) -> Scale:
-    """Full sizes when timing, sizes ``SMOKE_SHRINK`` times smaller in a smoke run."""
-    return lambda size: size if benchmark.enabled else size // SMOKE_SHRINK
-
-
-@pytest.fixture
-def measure(request: pytest.FixtureRequest, benchmark: BenchmarkFixture) -> Measure:
-    """Time ``target(*args)`` over ``rounds`` rounds and keep the median under ``name``.
-
-    With the benchmarks disabled, the target runs once, untimed, and nothing is kept.
-    """
-    medians = request.config.stash[MEDIANS]
-
-    def run(name: str, target: Callable[..., T], *args: Any, rounds: int) -> T:
-        result: T = benchmark.pedantic(  # type: ignore[no-untyped-call]
-            target, args=args, rounds=rounds, iterations=1
-        )
-        if benchmark.enabled and benchmark.stats is not None:
-            medians[name] = benchmark.stats.stats.median
-        return result
-
-    return run
+def bench(request: pytest.FixtureRequest, benchmark: BenchmarkFixture) -> Bench:
+    """This benchmark's helpers: sizes, timing with recorded medians, notes."""
+    return Bench(benchmark, request.config.stash[MEDIANS], request.config.stash[NOTES])
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -146,9 +162,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, config: pytest.Config
 ) -> None:
-    """Print the targets' table after pytest-benchmark's own tables."""
-    lines = config.stash.get(REPORT, [])
+    """Print the noted figures and the targets' table after pytest-benchmark's tables."""
+    lines = config.stash.get(NOTES, []) + config.stash.get(REPORT, [])
     if lines:
-        terminalreporter.section("targets")
+        terminalreporter.section("figures and targets")
         for line in lines:
             terminalreporter.write_line(line)

@@ -10,9 +10,8 @@ honest; ``conftest.py`` checks the ratios of their median times.
 
 import attrs
 import pytest
-from pytest_benchmark.fixture import BenchmarkFixture
 
-from benchmarks.conftest import Measure, Scale
+from benchmarks.conftest import Bench
 from benchmarks.sessions import run_tiered, support_session
 from memtape.core.commands import AddTurn
 from memtape.core.state import Window
@@ -21,7 +20,7 @@ Setting = tuple[int, int]
 """A tiered compaction's (budget, hot_n)."""
 
 SETTINGS = [pytest.param((2000, 8), id="2000-8"), pytest.param((40, 2), id="40-2")]
-"""A roomy window (which fills, then compacts a little every few turns) and the seed's tight one."""
+"""A roomy window (about 150 turns fit) and the seed's tight one (about 3 turns fit)."""
 
 SIZES = {"10k": 10_000, "100k": 100_000}
 """Session lengths in turns, by the name the targets use."""
@@ -125,15 +124,23 @@ def run_yardstick(commands: tuple[AddTurn, ...], budget: int, hot_n: int) -> Yar
     return yardstick
 
 
+def note_per_turn(bench: Bench, who: str, setting: Setting, turns: int) -> None:
+    """Note the measured cost of one turn."""
+    if bench.median is not None:
+        budget, hot_n = setting
+        per_turn = bench.median / turns * 1e6
+        bench.note(
+            f"{who}, budget {budget} / hot_n {hot_n}, {turns:,} turns: {per_turn:.2f} µs/turn"
+        )
+
+
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("setting", SETTINGS)
-def test_memtape(
-    benchmark: BenchmarkFixture, scale: Scale, measure: Measure, setting: Setting, size: str
-) -> None:
+def test_memtape(bench: Bench, setting: Setting, size: str) -> None:
     budget, hot_n = setting
-    turns = scale(SIZES[size])
-    benchmark.group = f"compaction, budget {budget} / hot_n {hot_n}"
-    session = measure(
+    turns = bench.size(SIZES[size])
+    bench.benchmark.group = f"compaction, budget {budget} / hot_n {hot_n}"
+    session = bench.measure(
         f"memtape-{budget}-{hot_n}-{size}",
         run_tiered,
         support_session(turns),
@@ -142,20 +149,20 @@ def test_memtape(
         rounds=ROUNDS,
     )
     assert len(session.run.commands) == turns
-    benchmark.extra_info.update(turns=turns, events=len(session.run))
+    bench.benchmark.extra_info.update(turns=turns, events=len(session.run))
+    note_per_turn(bench, "memtape", setting, turns)
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
-def test_yardstick(
-    benchmark: BenchmarkFixture, scale: Scale, measure: Measure, setting: Setting
-) -> None:
+def test_yardstick(bench: Bench, setting: Setting) -> None:
     budget, hot_n = setting
-    turns = scale(SIZES["100k"])
+    turns = bench.size(SIZES["100k"])
     commands = support_session(turns)
-    benchmark.group = f"compaction, budget {budget} / hot_n {hot_n}"
-    yardstick = measure(
+    bench.benchmark.group = f"compaction, budget {budget} / hot_n {hot_n}"
+    yardstick = bench.measure(
         f"yardstick-{budget}-{hot_n}-100k", run_yardstick, commands, budget, hot_n, rounds=ROUNDS
     )
-    benchmark.extra_info.update(turns=turns)
+    bench.benchmark.extra_info.update(turns=turns)
+    note_per_turn(bench, "yardstick", setting, turns)
     memtape = run_tiered(commands, budget, hot_n).state.window
     assert yardstick.figures() == memtape_figures(memtape)

@@ -10,9 +10,8 @@ from collections.abc import Callable
 from functools import cache
 
 import pytest
-from pytest_benchmark.fixture import BenchmarkFixture
 
-from benchmarks.conftest import Measure, Scale
+from benchmarks.conftest import Bench
 from benchmarks.sessions import run_tiered, support_session
 from memtape.core.events import Event
 from memtape.core.state import State
@@ -46,19 +45,15 @@ def recorded() -> Callable[[int, int, int], Recording]:
     "setting", [pytest.param((2000, 8), id="2000-8"), pytest.param((40, 2), id="40-2")]
 )
 def test_fold(
-    benchmark: BenchmarkFixture,
-    scale: Scale,
-    measure: Measure,
-    recorded: Callable[[int, int, int], Recording],
-    setting: tuple[int, int],
+    bench: Bench, recorded: Callable[[int, int, int], Recording], setting: tuple[int, int]
 ) -> None:
     budget, hot_n = setting
-    events, expected = recorded(budget, hot_n, scale(EVENTS))
-    benchmark.group = "fold"
-    state = measure(f"fold-{budget}-{hot_n}", fold, events, rounds=ROUNDS)
+    events, expected = recorded(budget, hot_n, bench.size(EVENTS))
+    bench.benchmark.group = "fold"
+    state = bench.measure(f"fold-{budget}-{hot_n}", fold, events, rounds=ROUNDS)
     assert state == expected
-    if benchmark.stats is not None:
-        benchmark.extra_info["events_per_second"] = round(
-            len(events) / benchmark.stats.stats.median
-        )
-    benchmark.extra_info.update(events=len(events))
+    bench.benchmark.extra_info.update(events=len(events))
+    if bench.median is not None:
+        rate = len(events) / bench.median
+        bench.benchmark.extra_info["events_per_second"] = round(rate)
+        bench.note(f"fold, budget {budget} / hot_n {hot_n}: {rate:,.0f} events/s")
