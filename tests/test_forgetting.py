@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 import pytest
-from pyrsistent import pmap, pset
+from immutables import Map
 
 from memtape.core.commands import AdvanceClock, ReadFact, WriteFact
 from memtape.core.errors import BadInput, Rejected
@@ -36,9 +36,9 @@ def _play(
 def _hand_built(*facts: Fact, clock: float) -> State:
     """A state whose store holds ``facts`` (all active), for cases no policy run reaches."""
     store = Store(
-        pmap({f.id: f for f in facts}),
-        pset(f.id for f in facts),
-        pmap({f.key: f.id for f in facts}),
+        Map({f.id: f for f in facts}),
+        Map(dict.fromkeys(f.id for f in facts)),
+        Map({f.key: f.id for f in facts}),
     )
     return State(clock, INITIAL_STATE.window, store, INITIAL_STATE.memory)
 

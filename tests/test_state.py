@@ -4,7 +4,7 @@
 
 import attrs
 import pytest
-from pyrsistent import pmap, pset
+from immutables import Map
 
 from memtape.core.events import (
     ClockAdvanced,
@@ -161,7 +161,9 @@ class TestStore:
 
     def test_active_facts_sort_by_id_whatever_the_set_order(self) -> None:
         facts = {i: Fact(i, f"k{i}", "v", 0.5, 0.0) for i in (5, 1, 3, 2, 4)}
-        store = Store(pmap(facts), pset(facts), pmap({f.key: f.id for f in facts.values()}))
+        store = Store(
+            Map(facts), Map(dict.fromkeys(facts)), Map({f.key: f.id for f in facts.values()})
+        )
 
         assert [1, 2, 3, 4, 5] == [f.id for f in store.active_facts()]
 

@@ -1,18 +1,19 @@
 """State: immutable values that the reducers fold events into.
 
-Collections that grow with the run are persistent (pyrsistent), so a new
-state shares nearly everything with its predecessor: one fold step costs the
-same at event ten and at event a million, and keeping many states (snapshots)
-is cheap.
+Collections that grow with the run are persistent (``immutables.Map`` and
+``Seq``), so a new state shares nearly everything with its predecessor: one
+fold step costs the same at event ten and at event a million, and keeping
+many states (snapshots) is cheap. The HOT and WARM tiers are plain tuples:
+a compaction policy keeps them within its budget.
 """
 
 from typing import Literal
 
 import attrs
-from pyrsistent import pmap, pset, pvector
-from pyrsistent.typing import PMap, PSet, PVector
+from immutables import Map
 
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, TurnAdded, WarmItem
+from memtape.core.seq import Seq
 
 Tier = Literal["hot", "warm", "cold", "dropped"]
 """Where a turn sits in (or outside) the window."""
@@ -29,12 +30,12 @@ class Window:
     step ever re-counts the window.
     """
 
-    hot: PVector[TurnAdded]
-    warm: PVector[WarmItem]
-    cold: PVector[int]
+    hot: tuple[TurnAdded, ...]
+    warm: tuple[WarmItem, ...]
+    cold: Seq[int]
     gist: str
     gist_tokens: int
-    dropped: PVector[int]
+    dropped: Seq[int]
     tokens: int
     turns: int
 
@@ -75,11 +76,11 @@ class Fact:
 
 @attrs.frozen
 class Store:
-    """Every fact ever written (by id), which are active, and the newest active per key."""
+    """Every fact ever written (by id), the active ids, and the newest active id per key."""
 
-    facts: PMap[int, Fact]
-    active: PSet[int]
-    by_key: PMap[str, int]
+    facts: Map[int, Fact]
+    active: Map[int, None]
+    by_key: Map[str, int]
 
     def active_facts(self) -> list[Fact]:
         """The active facts, oldest write first."""
@@ -94,10 +95,10 @@ class Store:
 class Memory:
     """Episodes waiting for consolidation, and what passes distilled from them."""
 
-    episodes: PVector[EpisodeRecorded]
+    episodes: Seq[EpisodeRecorded]
     recorded: int
-    semantic: PVector[SemanticFact]
-    procedural: PVector[ProceduralRule]
+    semantic: Seq[SemanticFact]
+    procedural: Seq[ProceduralRule]
 
 
 @attrs.frozen
@@ -111,21 +112,21 @@ class State:
 
 
 EMPTY_WINDOW = Window(
-    hot=pvector(),
-    warm=pvector(),
-    cold=pvector(),
+    hot=(),
+    warm=(),
+    cold=Seq(),
     gist="",
     gist_tokens=0,
-    dropped=pvector(),
+    dropped=Seq(),
     tokens=0,
     turns=0,
 )
 """The window before any turn."""
 
-EMPTY_STORE = Store(facts=pmap(), active=pset(), by_key=pmap())
+EMPTY_STORE = Store(facts=Map(), active=Map(), by_key=Map())
 """The store before any write."""
 
-EMPTY_MEMORY = Memory(episodes=pvector(), recorded=0, semantic=pvector(), procedural=pvector())
+EMPTY_MEMORY = Memory(episodes=Seq(), recorded=0, semantic=Seq(), procedural=Seq())
 """The memory before any episode."""
 
 INITIAL_STATE = State(clock=0.0, window=EMPTY_WINDOW, store=EMPTY_STORE, memory=EMPTY_MEMORY)

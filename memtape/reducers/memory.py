@@ -1,9 +1,8 @@
 """Folding memory events: episodes recorded, consolidation passes."""
 
-from pyrsistent import pvector
-
 from memtape.core.errors import CorruptLog
 from memtape.core.events import Consolidated, EpisodeRecorded
+from memtape.core.seq import Seq
 from memtape.core.state import Memory
 
 
@@ -28,7 +27,7 @@ def consolidated(memory: Memory, event: Consolidated) -> Memory:
             f"consolidation consumes episodes {sorted(consumed - pending)}, not pending"
         )
     return Memory(
-        pvector(episode for episode in memory.episodes if episode.id not in consumed),
+        Seq(episode for episode in memory.episodes if episode.id not in consumed),
         memory.recorded,
         memory.semantic.extend(event.semantic),
         memory.procedural.extend(event.procedural),

@@ -12,7 +12,7 @@ def fact_written(store: Store, event: FactWritten, clock: float) -> Store:
     fact = Fact(event.id, event.key, event.text, event.importance, clock)
     return Store(
         store.facts.set(event.id, fact),
-        store.active.add(event.id),
+        store.active.set(event.id, None),
         store.by_key.set(event.key, event.id),
     )
 
@@ -77,11 +77,11 @@ def _active(store: Store, fact_id: int) -> Fact:
 
 
 def _deactivate(store: Store, fact: Fact) -> Store:
-    active = store.active.remove(fact.id)
+    active = store.active.delete(fact.id)
     by_key = store.by_key
     if by_key.get(fact.key) == fact.id:
         # Another active fact may share the key (a policy that never
         # supersedes); the newest of them now answers for it.
         others = [i for i in active if store.facts[i].key == fact.key]
-        by_key = by_key.set(fact.key, max(others)) if others else by_key.remove(fact.key)
+        by_key = by_key.set(fact.key, max(others)) if others else by_key.delete(fact.key)
     return Store(store.facts.set(fact.id, fact), active, by_key)

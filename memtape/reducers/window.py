@@ -1,7 +1,5 @@
 """Folding window events: a turn arrives, a compaction is applied."""
 
-from pyrsistent import pvector
-
 from memtape.core.errors import CorruptLog
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.core.state import Window
@@ -12,7 +10,7 @@ def turn_added(window: Window, event: TurnAdded) -> Window:
     if event.turn != window.turns + 1:
         raise CorruptLog(f"turn {event.turn} cannot follow turn {window.turns}")
     return Window(
-        window.hot.append(event),
+        (*window.hot, event),
         window.warm,
         window.cold,
         window.gist,
@@ -40,11 +38,10 @@ def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
             left.add(turn.turn)
             tokens -= turn.tokens
     leaving = set(event.dropped)
-    warm = window.warm
     for item in event.warm:
         leaving.add(item.turn)
-        warm = warm.append(item)
         tokens += item.tokens
+    warm = window.warm + event.warm if event.warm else window.warm
     # The decision must split HOT exactly: every turn named to stay is in HOT,
     # and the turns named to leave are all the others.
     if left != leaving or len(kept) != len(set(staying)):
@@ -64,7 +61,7 @@ def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
         for item in cooled:
             tokens -= item.tokens
     return Window(
-        pvector(kept),
+        tuple(kept),
         warm,
         cold,
         event.gist,

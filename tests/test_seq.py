@@ -1,0 +1,72 @@
+"""Seq behaves like an immutable list, version by version."""
+
+import pickle
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memtape.core.seq import Seq
+
+batches = st.lists(st.lists(st.integers(), max_size=5), max_size=12)
+
+
+class TestSeqAsAList:
+    @given(batches)
+    def test_every_version_equals_its_list_model(self, steps: list[list[int]]) -> None:
+        """Appending and extending gives the items a list would hold, at every version."""
+        seq: Seq[int] = Seq()
+        model: list[int] = []
+        versions = [(seq, list(model))]
+        for step in steps:
+            seq = seq.append(step[0]) if len(step) == 1 else seq.extend(step)
+            model.extend(step)
+            versions.append((seq, list(model)))
+        for version, expected in versions:
+            assert expected == list(version)
+            assert len(expected) == len(version)
+
+    @given(st.lists(st.integers(), max_size=20), st.integers(-25, 25))
+    def test_indexing_matches_a_list(self, items: list[int], index: int) -> None:
+        seq = Seq(items)
+        if -len(items) <= index < len(items):
+            assert items[index] == seq[index]
+        else:
+            with pytest.raises(IndexError):
+                seq[index]
+
+    @given(st.lists(st.integers(), max_size=20), st.slices(25))
+    def test_slicing_matches_a_list_as_a_tuple(self, items: list[int], where: slice) -> None:
+        assert tuple(items[where]) == Seq(items)[where]
+
+    def test_earlier_versions_do_not_change(self) -> None:
+        first = Seq([1, 2])
+        first.append(3)
+        first.extend([4, 5])
+
+        assert [1, 2] == list(first)
+
+
+class TestSeqAsAValue:
+    @given(st.lists(st.integers(), max_size=10), st.lists(st.integers(), max_size=10))
+    def test_equal_exactly_when_the_items_are(self, a: list[int], b: list[int]) -> None:
+        assert (a == b) == (Seq(a) == Seq(b))
+
+    def test_equal_sequences_hash_alike(self) -> None:
+        assert hash(Seq([1, 2, 3])) == hash(Seq([1]).extend([2, 3]))
+
+    def test_a_seq_is_not_equal_to_a_list(self) -> None:
+        assert Seq([1]) != [1]
+
+    def test_extending_with_nothing_returns_the_same_seq(self) -> None:
+        seq = Seq([1])
+
+        assert seq is seq.extend([])
+
+    def test_pickles(self) -> None:
+        seq = Seq(["a", "b"])
+
+        assert seq == pickle.loads(pickle.dumps(seq))
+
+    def test_repr_shows_the_items(self) -> None:
+        assert "Seq([1, 2])" == repr(Seq([1, 2]))
