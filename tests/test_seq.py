@@ -39,6 +39,17 @@ class TestSeqAsAList:
     def test_slicing_matches_a_list_as_a_tuple(self, items: list[int], where: slice) -> None:
         assert tuple(items[where]) == Seq(items)[where]
 
+    @pytest.mark.parametrize("size", [31, 32, 33, 1024, 1025, 1057, 32 * 32 * 32 + 33])
+    def test_sizes_across_the_levels_of_the_trie(self, size: int) -> None:
+        """Every item is where a list has it, around each point where the trie grows."""
+        items = list(range(size))
+        seq = Seq(items)
+
+        assert items == list(seq)
+        assert [items[i] for i in (0, 31 % size, size // 2, -1)] == [
+            seq[i] for i in (0, 31 % size, size // 2, -1)
+        ]
+
     def test_earlier_versions_do_not_change(self) -> None:
         first = Seq([1, 2])
         first.append(3)

@@ -1,57 +1,64 @@
 """``Seq``: an immutable, append-only sequence that shares structure between versions.
 
-It is a hash array mapped trie (``immutables.Map``) keyed by position.
-Appending copies only the trie's path to the new position, O(log32 n), and
-the trie's nodes are ordinary garbage-collected objects, so a new version
-costs the collector that path, not the whole sequence. (A persistent vector
-whose nodes are hidden inside one object is walked whole by every
-collection that finds it young: a cost that grows with the run.)
+It is a 32-way trie of plain tuples with a tail, as in Clojure's persistent
+vector. Appending copies the tail (at most 32 items) and, once every 32
+appends, one path of the trie: O(log32 n), effectively constant. The nodes
+are ordinary tuples, so the garbage collector sees only a new version's
+copied path, and stops tracking the nodes that hold only numbers and
+strings altogether. (A persistent vector whose nodes are hidden inside one
+object is walked whole by every collection that finds it young: a cost that
+grows with the run.)
 """
 
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar, final, overload
 
-import immutables
-
 T = TypeVar("T")
+
+_BITS = 5
+_WIDTH = 1 << _BITS
+_MASK = _WIDTH - 1
+
+Node = tuple[Any, ...]
 
 
 @final
 class Seq(Sequence[T]):
-    """An immutable sequence with O(log n) ``append`` and ``extend`` per item."""
+    """An immutable sequence with effectively constant-time ``append``."""
 
-    __slots__ = ("_items",)
-    _items: immutables.Map[int, T]
+    __slots__ = ("_count", "_root", "_shift", "_tail")
+    _count: int
+    _shift: int
+    _root: Node
+    _tail: tuple[T, ...]
 
     def __init__(self, items: Iterable[T] = ()) -> None:
-        builder: immutables.MapMutation[int, T] = immutables.Map[int, T]().mutate()
-        for position, item in enumerate(items):
-            builder[position] = item
-        self._items = builder.finish()
-
-    @classmethod
-    def _of(cls, items: "immutables.Map[int, T]") -> "Seq[T]":
-        seq: Seq[T] = cls.__new__(cls)
-        seq._items = items
-        return seq
+        self._count, self._shift, self._root, self._tail = 0, _BITS, (), ()
+        built = self.extend(items)
+        self._count, self._shift = built._count, built._shift
+        self._root, self._tail = built._root, built._tail
 
     def append(self, item: T) -> "Seq[T]":
         """This sequence with ``item`` at the end."""
-        return Seq._of(self._items.set(len(self._items), item))
+        count, tail = self._count, self._tail
+        if len(tail) < _WIDTH:
+            return _seq(count + 1, self._shift, self._root, (*tail, item))
+        shift, root = self._shift, self._root
+        if (count >> _BITS) > (1 << shift):
+            root, shift = (root, _path(shift, tail)), shift + _BITS
+        else:
+            root = _push(count, shift, root, tail)
+        return _seq(count + 1, shift, root, (item,))
 
     def extend(self, items: Iterable[T]) -> "Seq[T]":
         """This sequence with ``items`` at the end."""
-        builder = self._items.mutate()
-        position = len(self._items)
+        seq = self
         for item in items:
-            builder[position] = item
-            position += 1
-        if position == len(self._items):
-            return self
-        return Seq._of(builder.finish())
+            seq = seq.append(item)
+        return seq
 
     def __len__(self) -> int:
-        return len(self._items)
+        return self._count
 
     @overload
     def __getitem__(self, index: int) -> T: ...
@@ -61,29 +68,70 @@ class Seq(Sequence[T]):
 
     def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
         if isinstance(index, slice):
-            items = self._items
-            return tuple(items[i] for i in range(*index.indices(len(items))))
-        position = index + len(self._items) if index < 0 else index
-        try:
-            return self._items[position]
-        except KeyError:
-            raise IndexError(f"Seq index {index} out of range") from None
+            return tuple(self._at(i) for i in range(*index.indices(self._count)))
+        position = index + self._count if index < 0 else index
+        if not 0 <= position < self._count:
+            raise IndexError(f"Seq index {index} out of range")
+        return self._at(position)
+
+    def _at(self, position: int) -> T:
+        start = self._count - len(self._tail)
+        if position >= start:
+            return self._tail[position - start]
+        return self._leaf(position)[position & _MASK]  # type: ignore[no-any-return]
+
+    def _leaf(self, position: int) -> Node:
+        node, level = self._root, self._shift
+        while level > 0:
+            node = node[(position >> level) & _MASK]
+            level -= _BITS
+        return node
 
     def __iter__(self) -> Iterator[T]:
-        items = self._items
-        for position in range(len(items)):
-            yield items[position]
+        for start in range(0, self._count - len(self._tail), _WIDTH):
+            yield from self._leaf(start)
+        yield from self._tail
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Seq):
             return NotImplemented
-        return self._items is other._items or self._items == other._items
+        # The trie's shape depends only on the count, so equal sequences
+        # have equal nodes, and tuples compare at C speed.
+        return (
+            self._count == other._count and self._tail == other._tail and self._root == other._root
+        )
 
     def __hash__(self) -> int:
-        return hash(self._items)
+        return hash((self._count, self._root, self._tail))
 
     def __repr__(self) -> str:
         return f"Seq({list(self)!r})"
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Seq, (list(self),))
+
+
+def _seq(count: int, shift: int, root: Node, tail: tuple[T, ...]) -> Seq[T]:
+    seq: Seq[T] = Seq.__new__(Seq)
+    seq._count, seq._shift, seq._root, seq._tail = count, shift, root, tail
+    return seq
+
+
+def _path(level: int, node: Node) -> Node:
+    """``node`` wrapped in single-child nodes down from ``level`` to the leaves."""
+    while level > 0:
+        node = (node,)
+        level -= _BITS
+    return node
+
+
+def _push(count: int, level: int, parent: Node, leaf: Node) -> Node:
+    """``parent`` with the full tail ``leaf`` added as the leaf after the last one."""
+    index = ((count - 1) >> level) & _MASK
+    if level == _BITS:
+        child = leaf
+    elif index < len(parent):
+        child = _push(count, level - _BITS, parent[index], leaf)
+    else:
+        child = _path(level - _BITS, leaf)
+    return (*parent[:index], child, *parent[index + 1 :])
