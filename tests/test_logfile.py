@@ -119,7 +119,7 @@ class TestWriteRun:
         assert {True} == {line["end"] for line in lines[1:] if "end" in line}
 
     def test_an_empty_run_is_a_header_alone(self, tmp_path: Path) -> None:
-        lines = _lines(_written(tmp_path, Run(lambda state, _: state)))
+        lines = _lines(_written(tmp_path, Run(lambda _, state: state)))
 
         assert [(0, 0)] == [(line["events"], line["steps"]) for line in lines]
 
@@ -265,7 +265,7 @@ class TestRoundTrip:
         assert run.events[-1] == batches[-1].events[-1]
 
     def test_an_empty_run_reads_back_as_no_batches(self, tmp_path: Path) -> None:
-        assert () == read_run(_written(tmp_path, Run(lambda state, _: state))).batches
+        assert () == read_run(_written(tmp_path, Run(lambda _, state: state))).batches
 
 
 def _broken(tmp_path: Path, runs: dict[str, Run], lines: list[str]) -> Path:

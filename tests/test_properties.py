@@ -257,6 +257,22 @@ class TestReplay:
         assert state == run.state_at(len(run))
         assert state == run.state
 
+    @SLOW
+    @given(policy_params(), command_sequences(), st.data())
+    def test_folding_any_slice_equals_evolving_event_by_event(
+        self, params: PolicyParams, commands: list[Command], data: st.DataObject
+    ) -> None:
+        """The batch fold (which applies a turn and its compaction in one step) equals
+        ``evolve`` event by event, for slices cut anywhere, even between the two."""
+        session, _ = record(params, commands)
+        events = session.run.events
+        states = [INITIAL_STATE]
+        for event in events:
+            states.append(evolve(states[-1], event))
+        start = data.draw(st.integers(0, len(events)), label="start")
+        end = data.draw(st.integers(start, len(events)), label="end")
+        assert states[end] == fold(events[start:end], states[start])
+
     @given(policy_params(), command_sequences())
     def test_the_same_commands_always_decide_the_same_events(
         self, params: PolicyParams, commands: list[Command]

@@ -7,7 +7,7 @@ from memtape.core.run import Run
 from memtape.policies.session import Policies, Session
 from memtape.projections.meter import Meter
 from memtape.projections.timeline import TimelineRow, summarize, timeline
-from memtape.reducers import evolve
+from memtape.reducers import fold
 from memtape.scenarios import SHIPPED, load_scenario
 
 
@@ -75,7 +75,7 @@ class TestRows:
         assert {None} == {row.meter for row in _rows(sessions, name)}
 
     def test_an_empty_run_has_no_rows(self) -> None:
-        assert [] == list(timeline(Run(evolve), Policies()))
+        assert [] == list(timeline(Run(fold), Policies()))
 
 
 class TestRowData:

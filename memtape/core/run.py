@@ -15,8 +15,8 @@ from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
 from memtape.core.state import INITIAL_STATE, State
 
-Evolve = Callable[[State, Event], State]
-"""A pure fold step: the state after one event."""
+Fold = Callable[[Sequence[Event], State], State]
+"""A pure fold: the state after a sequence of events, from a given state."""
 
 DEFAULT_SNAPSHOT_EVERY = 1024
 """Events between two snapshots unless a run says otherwise."""
@@ -29,7 +29,7 @@ class Run:
         "_commands",
         "_ends",
         "_events",
-        "_evolve",
+        "_fold",
         "_snapshot_every",
         "_snapshots",
         "_state",
@@ -37,13 +37,13 @@ class Run:
 
     def __init__(
         self,
-        evolve: Evolve,
+        fold: Fold,
         initial: State = INITIAL_STATE,
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
     ) -> None:
         if snapshot_every < 1:
             raise BadInput(f"snapshot_every must be at least 1, got {snapshot_every}")
-        self._evolve = evolve
+        self._fold = fold
         self._snapshot_every = snapshot_every
         self._events: list[Event] = []
         self._commands: list[Command] = []
@@ -77,36 +77,48 @@ class Run:
         """
         if not events:
             raise BadInput(f"a command must be honoured by at least one event: {command!r}")
-        state = self._state
-        position = len(self._events)
+        start = len(self._events)
+        end = start + len(events)
         every = self._snapshot_every
+        fold = self._fold
+        state = self._state
         snapshots: list[State] = []
-        for event in events:
-            try:
-                state = self._evolve(state, event)
-            except CorruptLog as error:
-                raise CorruptLog(
-                    f"event {position + 1} ({type(event).__name__}): {error}"
-                ) from None
-            position += 1
-            if position % every == 0:
+        try:
+            done = start
+            for boundary in range((start // every + 1) * every, end + 1, every):
+                state = fold(events[done - start : boundary - start], state)
                 snapshots.append(state)
+                done = boundary
+            if done < end:
+                state = fold(events[done - start :], state)
+        except CorruptLog:
+            raise self._locate(events) from None
         self._events.extend(events)
         self._commands.append(command)
-        self._ends.append(position)
-        self._snapshots.extend(snapshots)
+        self._ends.append(end)
+        if snapshots:
+            self._snapshots.extend(snapshots)
         self._state = state
         return state
+
+    def _locate(self, events: Sequence[Event]) -> CorruptLog:
+        """The error of the first event of ``events`` that does not fit, with its position."""
+        state = self._state
+        for position, event in enumerate(events, start=len(self._events) + 1):
+            try:
+                state = self._fold((event,), state)
+            except CorruptLog as error:
+                return CorruptLog(f"event {position} ({type(event).__name__}): {error}")
+        return CorruptLog("a batch failed to fold, then folded")  # pragma: no cover
 
     def state_at(self, position: int) -> State:
         """The state after the first ``position`` events (0: the initial state)."""
         if not 0 <= position <= len(self._events):
             raise BadInput(f"position {position} is out of range 0..{len(self._events)}")
         base = position // self._snapshot_every
-        state = self._snapshots[base]
-        for event in self._events[base * self._snapshot_every : position]:
-            state = self._evolve(state, event)
-        return state
+        return self._fold(
+            self._events[base * self._snapshot_every : position], self._snapshots[base]
+        )
 
     def step_of(self, position: int) -> int:
         """The step (1-based command number) of the event at 1-based ``position``."""

@@ -8,7 +8,7 @@ from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.logfile import read_run, write_run
 from memtape.core.run import Run
 from memtape.policies.session import Policies, Session
-from memtape.reducers import evolve
+from memtape.reducers import fold
 
 
 @attrs.frozen
@@ -32,7 +32,7 @@ def load_run(path: Path) -> LoadedRun:
     if not isinstance(policies_data, dict):
         raise BadInput(f"{path}: line 1: the header names no policies")
     policies = Policies.from_params(policies_data, f"{path}: line 1: policies")
-    run = Run(evolve)
+    run = Run(fold)
     for batch in recorded.batches:
         try:
             run.append(batch.command, batch.events)

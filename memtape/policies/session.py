@@ -29,7 +29,7 @@ from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
-from memtape.reducers import evolve
+from memtape.reducers import evolve, fold
 
 COMPACTION: dict[str, Any] = {TieredCompaction.name: TieredCompaction}
 """Compaction policies by name."""
@@ -94,7 +94,10 @@ class Policies:
     def decide(self, state: State, command: Command) -> tuple[Event, ...]:
         """The events that honour ``command`` in ``state``, or ``Rejected`` saying why not."""
         if isinstance(command, AddTurn):
-            return _require(self.compaction, "a turn", "compaction").decide(state, command)
+            compaction = self.compaction
+            if compaction is None:
+                raise Rejected("a turn needs a [compaction] policy, and this session has none")
+            return compaction.decide(state, command)
         if isinstance(command, WriteFact | ReadFact):
             return _require(self.forgetting, "a fact", "forgetting").decide(state, command)
         if isinstance(command, AdvanceClock):
@@ -150,7 +153,7 @@ class Session:
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
     ) -> None:
         self.policies = policies
-        self.run = run if run is not None else Run(evolve, snapshot_every=snapshot_every)
+        self.run = run if run is not None else Run(fold, snapshot_every=snapshot_every)
 
     @property
     def state(self) -> State:

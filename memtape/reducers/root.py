@@ -100,7 +100,26 @@ def evolve(state: State, event: Event) -> State:
 
 
 def fold(events: Iterable[Event], state: State = INITIAL_STATE) -> State:
-    """Fold ``events`` into ``state`` (the initial state by default)."""
+    """Fold ``events`` into ``state`` (the initial state by default).
+
+    Equal to applying ``evolve`` event by event; a turn followed by the
+    compaction it triggered is applied in one step, since nothing reads the
+    state between them.
+    """
+    turn: TurnAdded | None = None
     for event in events:
-        state = evolve(state, event)
+        if turn is not None:
+            if type(event) is CompactionTriggered:
+                compacted = window.turn_then_compaction(state.window, turn, event)
+                state = State(state.clock, compacted, state.store, state.memory)
+                turn = None
+                continue
+            state = _turn_added(state, turn)
+            turn = None
+        if type(event) is TurnAdded:
+            turn = event
+        else:
+            state = evolve(state, event)
+    if turn is not None:
+        state = _turn_added(state, turn)
     return state

@@ -7,8 +7,7 @@ from memtape.core.state import Window
 
 def turn_added(window: Window, event: TurnAdded) -> Window:
     """Append the turn to HOT and add its tokens to the running total."""
-    if event.turn != window.turns + 1:
-        raise CorruptLog(f"turn {event.turn} cannot follow turn {window.turns}")
+    _check_next(window, event)
     return Window(
         (*window.hot, event),
         window.warm,
@@ -27,11 +26,38 @@ def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
     The cost is proportional to the tiers the decision touches, never to the
     length of the run.
     """
+    return _compact(window, window.hot, window.tokens, window.turns, event)
+
+
+def turn_then_compaction(
+    window: Window, turn: TurnAdded, compaction: CompactionTriggered
+) -> Window:
+    """The window after a turn and the compaction it triggered, in one step.
+
+    Equal to ``compaction_triggered(turn_added(window, turn), compaction)``
+    without building the window in between, which nothing reads.
+    """
+    _check_next(window, turn)
+    hot = (*window.hot, turn)
+    return _compact(window, hot, window.tokens + turn.tokens, window.turns + 1, compaction)
+
+
+def _check_next(window: Window, turn: TurnAdded) -> None:
+    if turn.turn != window.turns + 1:
+        raise CorruptLog(f"turn {turn.turn} cannot follow turn {window.turns}")
+
+
+def _compact(
+    window: Window,
+    hot: tuple[TurnAdded, ...],
+    tokens: int,
+    turns: int,
+    event: CompactionTriggered,
+) -> Window:
     staying = event.hot
     kept: list[TurnAdded] = []
     left: set[int] = set()
-    tokens = window.tokens
-    for turn in window.hot:
+    for turn in hot:
         if turn.turn in staying:
             kept.append(turn)
         else:
@@ -47,7 +73,7 @@ def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
     if left != leaving or len(kept) != len(set(staying)):
         named = sorted(leaving.union(staying))
         raise CorruptLog(
-            f"compaction names turns {named} but HOT holds {[turn.turn for turn in window.hot]}"
+            f"compaction names turns {named} but HOT holds {[turn.turn for turn in hot]}"
         )
     if not 0 <= event.cold <= len(warm):
         raise CorruptLog(
@@ -68,5 +94,5 @@ def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
         event.gist_tokens,
         window.dropped.extend(event.dropped),
         tokens + event.gist_tokens - window.gist_tokens,
-        window.turns,
+        turns,
     )
