@@ -1,5 +1,7 @@
 """Folding store events: facts written, read, superseded, evicted."""
 
+import attrs
+
 from memtape.core.errors import CorruptLog
 from memtape.core.events import Evicted, FactRead, FactWritten, Superseded
 from memtape.core.state import Fact, Store
@@ -37,36 +39,14 @@ def superseded(store: Store, event: Superseded, clock: float) -> Store:
     fact = _active(store, event.id)
     if event.by not in store.facts:
         raise CorruptLog(f"fact {event.id} is superseded by fact {event.by}, which does not exist")
-    retired = Fact(
-        fact.id,
-        fact.key,
-        fact.text,
-        fact.importance,
-        fact.written_at,
-        fact.reads,
-        fact.last_read_at,
-        "retired",
-        clock,
-        superseded_by=event.by,
-    )
+    retired = attrs.evolve(fact, status="retired", ended_at=clock, superseded_by=event.by)
     return _deactivate(store, retired)
 
 
 def evicted(store: Store, event: Evicted, clock: float) -> Store:
     """Mark an active fact evicted, keeping the score that condemned it."""
     fact = _active(store, event.id)
-    gone = Fact(
-        fact.id,
-        fact.key,
-        fact.text,
-        fact.importance,
-        fact.written_at,
-        fact.reads,
-        fact.last_read_at,
-        "evicted",
-        clock,
-        evicted_score=event.score,
-    )
+    gone = attrs.evolve(fact, status="evicted", ended_at=clock, evicted_score=event.score)
     return _deactivate(store, gone)
 
 
