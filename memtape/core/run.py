@@ -30,6 +30,7 @@ class Run:
         "_ends",
         "_events",
         "_fold",
+        "_frozen",
         "_snapshot_every",
         "_snapshots",
         "_state",
@@ -46,6 +47,7 @@ class Run:
         self._fold = fold
         self._snapshot_every = snapshot_every
         self._events: list[Event] = []
+        self._frozen: tuple[tuple[Event, ...], tuple[Command, ...]] | None = None
         self._commands: list[Command] = []
         self._ends: list[int] = []
         self._snapshots: list[State] = [initial]
@@ -57,14 +59,21 @@ class Run:
         return self._state
 
     @property
-    def events(self) -> Sequence[Event]:
-        """Every event so far, oldest first (a read-only view)."""
-        return tuple(self._events)
+    def events(self) -> tuple[Event, ...]:
+        """Every event so far, oldest first."""
+        return self._log()[0]
 
     @property
-    def commands(self) -> Sequence[Command]:
+    def commands(self) -> tuple[Command, ...]:
         """The command behind each batch, in order: ``commands[s - 1]`` is step ``s``."""
-        return tuple(self._commands)
+        return self._log()[1]
+
+    def _log(self) -> tuple[tuple[Event, ...], tuple[Command, ...]]:
+        # Every append adds events, so the length of the events says whether
+        # the tuples built at the last read are still whole.
+        if self._frozen is None or len(self._frozen[0]) != len(self._events):
+            self._frozen = (tuple(self._events), tuple(self._commands))
+        return self._frozen
 
     def __len__(self) -> int:
         return len(self._events)
