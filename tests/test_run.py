@@ -40,6 +40,25 @@ def _recorded(snapshot_every: int = DEFAULT_SNAPSHOT_EVERY) -> Run:
     return run
 
 
+class TestReadingTheLog:
+    def test_reading_the_events_twice_does_not_copy_them_again(self) -> None:
+        run = _recorded()
+
+        assert run.events is run.events
+
+    def test_an_append_shows_in_the_next_read(self) -> None:
+        run = Run(fold)
+        run.append(*BATCHES[0])
+        first = run.events
+        run.append(*BATCHES[1])
+
+        assert (len(BATCHES[0][1]), len(BATCHES[0][1]) + len(BATCHES[1][1]), 2) == (
+            len(first),
+            len(run.events),
+            len(run.commands),
+        )
+
+
 class TestNewRun:
     def test_a_new_run_is_empty_at_the_initial_state(self) -> None:
         run = Run(fold)
