@@ -56,43 +56,41 @@ def _compact(
 ) -> Window:
     staying = event.hot
     kept: list[TurnAdded] = []
-    left: set[int] = set()
     for turn in hot:
         if turn.turn in staying:
             kept.append(turn)
         else:
-            left.add(turn.turn)
             tokens -= turn.tokens
-    leaving = set(event.dropped)
+    named = [*staying, *event.dropped]
     for item in event.warm:
-        leaving.add(item.turn)
+        named.append(item.turn)
         tokens += item.tokens
-    warm = window.warm + event.warm if event.warm else window.warm
-    # The decision must split HOT exactly: every turn named to stay is in HOT,
-    # and the turns named to leave are all the others.
-    if left != leaving or len(kept) != len(set(staying)):
-        named = sorted(leaving.union(staying))
+    # The decision must split HOT exactly: each HOT turn named once, no other.
+    named.sort()
+    if named != [turn.turn for turn in hot]:
         raise CorruptLog(
             f"compaction names turns {named} but HOT holds {[turn.turn for turn in hot]}"
         )
-    if not 0 <= event.cold <= len(warm):
-        raise CorruptLog(
-            f"compaction sends {event.cold} warm items cold but WARM holds {len(warm)}"
-        )
+    warm = window.warm + event.warm if event.warm else window.warm
+    cooling = event.cold
+    if not 0 <= cooling <= len(warm):
+        raise CorruptLog(f"compaction sends {cooling} warm items cold but WARM holds {len(warm)}")
     cold = window.cold
-    if event.cold:
-        cooled = warm[: event.cold]
-        warm = warm[event.cold :]
-        cold = cold.extend([item.turn for item in cooled])
-        for item in cooled:
+    if cooling:
+        for item in warm[:cooling]:
+            cold = cold.append(item.turn)
             tokens -= item.tokens
+        warm = warm[cooling:]
+    dropped = window.dropped
+    for turn_number in event.dropped:
+        dropped = dropped.append(turn_number)
     return Window(
         tuple(kept),
         warm,
         cold,
         event.gist,
         event.gist_tokens,
-        window.dropped.extend(event.dropped),
+        dropped,
         tokens + event.gist_tokens - window.gist_tokens,
         turns,
     )
