@@ -288,3 +288,21 @@ class TestParameters:
     def test_an_unknown_parameter_is_refused(self) -> None:
         with pytest.raises(BadInput, match=r"^here: unknown parameter\(s\) budjet$"):
             TieredCompaction.from_params({"budget": 40, "budjet": 41}, "here")
+
+
+class TestCommandTypes:
+    @pytest.mark.parametrize(
+        ("command", "problem"),
+        [
+            (AddTurn(5, "x"), "role"),  # type: ignore[arg-type]
+            (AddTurn("user", 5), "text"),  # type: ignore[arg-type]
+            (AddTurn("user", "x", "no"), "salient"),  # type: ignore[arg-type]
+        ],
+    )
+    def test_a_field_of_the_wrong_type_is_rejected(self, command: AddTurn, problem: str) -> None:
+        with pytest.raises(Rejected, match=problem):
+            TieredCompaction(40, 2).decide(INITIAL_STATE, command)
+
+    def test_a_tokenizer_named_by_a_string_is_refused(self) -> None:
+        with pytest.raises(BadInput, match="tokenizer must be a Tokenizer"):
+            TieredCompaction(40, 2, "words")  # type: ignore[arg-type]

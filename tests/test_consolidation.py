@@ -201,22 +201,29 @@ class TestRulesFromParams:
         }
 
         assert (
-            "f.toml: [consolidation] rule 2 semantic text: ['nmae'] name no group of the pattern"
+            "f.toml: [consolidation] rule 2 semantic text: {nmae} names no group of the pattern"
             == _refused(rule)
         )
 
     def test_a_semantic_key_naming_an_unknown_group_is_refused(self) -> None:
         rule = {"pattern": "x", "semantic": {"key": "{who}", "text": "t", "importance": 0.9}}
 
-        assert _refused(rule).startswith("f.toml: [consolidation] rule 2 semantic key: ['who']")
+        assert _refused(rule).startswith("f.toml: [consolidation] rule 2 semantic key: {who}")
+
+    @pytest.mark.parametrize("field", ["{a!r}", "{a:d}", "{a:>99999999999}", "{a.upper}", "{a[0]}"])
+    def test_a_template_field_must_be_a_plain_group(self, field: str) -> None:
+        """Conversions, formats, attributes and indexes could fail or blow up at a pass."""
+        message = _refused({"pattern": "(?P<a>x)", "procedural": f"do {field}"})
+
+        assert message.startswith("f.toml: [consolidation] rule 2 procedural: ")
 
     def test_a_procedural_template_naming_an_unknown_group_is_refused(self) -> None:
         assert _refused({"pattern": "x", "procedural": "do {what}"}).startswith(
-            "f.toml: [consolidation] rule 2 procedural: ['what']"
+            "f.toml: [consolidation] rule 2 procedural: {what}"
         )
 
     def test_a_positional_field_is_refused(self) -> None:
-        assert "name no group" in _refused({"pattern": "(x)", "procedural": "do {0}"})
+        assert "names no group" in _refused({"pattern": "(x)", "procedural": "do {0}"})
 
     def test_a_malformed_template_is_refused(self) -> None:
         assert _refused({"pattern": "x", "procedural": "do {what"}).startswith(

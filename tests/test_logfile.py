@@ -457,3 +457,44 @@ class TestReadRunErrors:
 
         with pytest.raises(BadInput, match="line 3"):
             read_run(path)
+
+
+class TestUnreadableNumbersAndShapes:
+    def _with_line(self, tmp_path: Path, runs: dict[str, Run], raw: str) -> Path:
+        path = _written(tmp_path, runs["refund-desk"])
+        lines = path.read_text("utf-8").splitlines()
+        lines[2] = raw
+        path.write_text("\n".join(lines) + "\n", "utf-8")
+        return path
+
+    @pytest.mark.parametrize(
+        "raw",
+        [
+            '{"at": 2, "step": 2, "type": "ClockAdvanced", "v": 1, "event": {"to": NaN}}',
+            '{"at": 2, "step": 2, "type": "ClockAdvanced", "v": 1, "event": {"to": Infinity}}',
+            '{"at": ' + "9" * 5000 + "}",
+            "[" * 100_000,
+        ],
+        ids=["nan", "infinity", "huge-integer", "deep-nesting"],
+    )
+    def test_a_line_python_cannot_read_as_json_names_its_line(
+        self, tmp_path: Path, runs: dict[str, Run], raw: str
+    ) -> None:
+        path = self._with_line(tmp_path, runs, raw)
+
+        with pytest.raises(BadInput, match=r"line 3: not (readable )?JSON"):
+            read_run(path)
+
+
+class TestHeaderCounts:
+    def test_a_file_cut_between_two_steps_is_not_a_shorter_run(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        path = _written(tmp_path, runs["refund-desk"])
+        lines = path.read_text("utf-8").splitlines()
+        path.write_text("\n".join(lines[:3]) + "\n", "utf-8")
+
+        with pytest.raises(
+            BadInput, match="header promises 15 events in 10 steps, the file holds 2 in 2"
+        ):
+            read_run(path)

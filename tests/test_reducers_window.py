@@ -189,3 +189,41 @@ class TestCompactionThatDoesNotFit:
 
         with pytest.raises(CorruptLog):
             compaction_triggered(_window(*FOUR), event)
+
+
+class TestCompactionNamingTurnsTwice:
+    def _hot(self) -> Window:
+        window = EMPTY_WINDOW
+        for turn in (TurnAdded(1, "tool", "a b", 3, True), TurnAdded(2, "user", "c", 2, False)):
+            window = turn_added(window, turn)
+        return window
+
+    def test_a_turn_both_warm_and_dropped_is_refused(self) -> None:
+        both = CompactionTriggered(40, (2,), (WarmItem(1, "a b", 2),), (1,), 0, "", 0)
+
+        with pytest.raises(CorruptLog, match="compaction names turns"):
+            compaction_triggered(self._hot(), both)
+
+    def test_a_turn_warm_twice_is_refused(self) -> None:
+        twice = CompactionTriggered(
+            40, (2,), (WarmItem(1, "a", 1), WarmItem(1, "b", 1)), (), 0, "", 0
+        )
+
+        with pytest.raises(CorruptLog, match="compaction names turns"):
+            compaction_triggered(self._hot(), twice)
+
+    @pytest.mark.parametrize(
+        "event",
+        [
+            CompactionTriggered(40, (2,), (WarmItem(1, "a b", -2),), (), 0, "", 0),
+            CompactionTriggered(40, (2,), (), (1,), 0, "", -4),
+        ],
+        ids=["warm-item", "gist"],
+    )
+    def test_negative_tokens_are_refused(self, event: CompactionTriggered) -> None:
+        with pytest.raises(CorruptLog, match="-"):
+            compaction_triggered(self._hot(), event)
+
+    def test_a_turn_with_negative_tokens_is_refused(self) -> None:
+        with pytest.raises(CorruptLog, match="turn 1 has -1 tokens"):
+            turn_added(EMPTY_WINDOW, TurnAdded(1, "user", "x", -1, False))

@@ -356,3 +356,14 @@ class TestMalformed:
     def test_parse_names_the_source_it_is_given(self) -> None:
         with pytest.raises(BadInput, match=r"^pasted: step 1: missing parameter text$"):
             parse_scenario(COMPACTION + '[[step]]\nturn = "user"\n', "pasted")
+
+
+class TestUnreadableToml:
+    @pytest.mark.parametrize(
+        "text",
+        ["[compaction]\npolicy = 'tiered'\nbudget = " + "9" * 5000, "a = " + "[" * 100_000],
+        ids=["huge-integer", "deep-nesting"],
+    )
+    def test_what_python_cannot_read_is_bad_input_naming_the_file(self, text: str) -> None:
+        with pytest.raises(BadInput, match=r"^big\.toml: "):
+            parse_scenario(text, "big.toml")

@@ -147,7 +147,7 @@ class TestPoliciesFromParams:
     def test_rules_that_write_facts_need_a_forgetting_policy(self) -> None:
         tables = {"consolidation": TABLES["consolidation"]}
 
-        assert "consolidation rules write facts, which needs a [forgetting] policy" == (
+        assert "f.toml: consolidation rules write facts, which needs a [forgetting] policy" == (
             _refused(tables)
         )
 
@@ -379,3 +379,29 @@ class TestSessionLogging:
             session.execute(AdvanceClock(1))
 
         assert [] == logs
+
+
+class TestCommandsOfTheWrongType:
+    @pytest.mark.parametrize(
+        "command",
+        [
+            ReadFact(id=True),
+            ReadFact(id="1"),  # type: ignore[arg-type]
+            RecordEpisode(5),  # type: ignore[arg-type]
+            AddTurn("user", 5),  # type: ignore[arg-type]
+        ],
+    )
+    def test_are_rejected_and_leave_no_trace(self, command: Command) -> None:
+        session = _session(WriteFact("k", "v", 0.5))
+        before = (len(session.run), session.state)
+
+        with pytest.raises(Rejected):
+            session.execute(command)
+        assert before == (len(session.run), session.state)
+
+
+class TestSteps:
+    def test_steps_count_the_commands(self) -> None:
+        session = _session(WriteFact("k", "v", 0.5), AdvanceClock(1.0))
+
+        assert 2 == session.run.steps

@@ -4,6 +4,7 @@ Floats survive at full precision; tuples come back as tuples. Structuring is
 strict: a string where a number belongs is an error, not a guess.
 """
 
+import math
 from typing import Any, TypeVar
 
 import cattrs
@@ -26,8 +27,8 @@ def _strict_int(value: Any, _: type) -> int:
 
 
 def _strict_float(value: Any, _: type) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"expected a number, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise TypeError(f"expected a finite number, got {value!r}")
     return float(value)
 
 

@@ -115,7 +115,14 @@ def read_run(path: Path) -> RunFile:
             f"{path}: line 1: run file format {header.get('format')!r} is not readable "
             f"by memtape {__version__} (it reads format {FORMAT})"
         )
-    return RunFile(header, _batches(lines, path))
+    batches = _batches(lines, path)
+    events = sum(len(batch.events) for batch in batches)
+    if not (_is_int(header.get("events"), events) and _is_int(header.get("steps"), len(batches))):
+        raise BadInput(
+            f"{path}: the header promises {header.get('events')!r} events in "
+            f"{header.get('steps')!r} steps, the file holds {events} in {len(batches)}"
+        )
+    return RunFile(header, batches)
 
 
 def _batches(lines: list[str], path: Path) -> tuple[RecordedBatch, ...]:
@@ -166,6 +173,10 @@ def _event(line: dict[str, Any], where: str) -> Event:
         raise BadInput(f"{where}: {error}") from None
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def _is_int(value: Any, expected: int) -> bool:
     """Whether ``value`` is the integer ``expected`` (JSON's ``true`` is not 1)."""
     return type(value) is int and value == expected
@@ -173,9 +184,13 @@ def _is_int(value: Any, expected: int) -> bool:
 
 def _json(raw: str, path: Path, number: int) -> dict[str, Any]:
     try:
-        data = json.loads(raw)
+        data = json.loads(raw, parse_constant=_no_constant)
     except json.JSONDecodeError as error:
         raise BadInput(f"{path}: line {number}: not JSON ({error.msg})") from None
+    except (ValueError, RecursionError) as error:
+        # NaN and Infinity (not JSON), numbers past Python's digit limit,
+        # nesting past its recursion limit.
+        raise BadInput(f"{path}: line {number}: not readable JSON ({error})") from None
     if not isinstance(data, dict):
         raise BadInput(f"{path}: line {number}: expected a JSON object")
     return data

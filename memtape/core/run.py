@@ -78,6 +78,11 @@ class Run:
     def __len__(self) -> int:
         return len(self._events)
 
+    @property
+    def steps(self) -> int:
+        """How many commands the run has recorded."""
+        return len(self._ends)
+
     def append(self, command: Command, events: Sequence[Event]) -> State:
         """Append the batch of events that honours ``command``, all or nothing.
 

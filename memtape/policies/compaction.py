@@ -40,6 +40,11 @@ class TieredCompaction:
             raise BadInput(f"budget must be a positive integer, got {self.budget!r}")
         if isinstance(self.hot_n, bool) or not isinstance(self.hot_n, int) or self.hot_n < 0:
             raise BadInput(f"hot_n must be an integer >= 0, got {self.hot_n!r}")
+        if not callable(getattr(self.tokenizer, "count", None)) or isinstance(self.tokenizer, str):
+            raise BadInput(
+                f"tokenizer must be a Tokenizer (tokenizer_named({self.tokenizer!r}) finds one "
+                f"by name), got {self.tokenizer!r}"
+            )
 
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "TieredCompaction":
@@ -65,13 +70,18 @@ class TieredCompaction:
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
         """The turn, and the compaction it triggers if it takes the window over budget."""
-        role = command.role
-        if not role or role != role.strip():
+        role, text, salient = command.role, command.text, command.salient
+        if not isinstance(role, str) or not role or role != role.strip():
             raise Rejected(f"a turn's role must be a non-empty word, got {role!r}")
+        if not isinstance(text, str):
+            raise Rejected(f"a turn's text must be a string, got {text!r}")
+        if salient is not None and not isinstance(salient, bool):
+            raise Rejected(f"a turn's salient flag must be true, false or unset, got {salient!r}")
         window = state.window
-        salient = role == "tool" if command.salient is None else command.salient
-        tokens = self.tokenizer.count(f"{role}: {command.text}")
-        turn = TurnAdded(window.turns + 1, role, command.text, tokens, salient)
+        if salient is None:
+            salient = role == "tool"
+        tokens = self.tokenizer.count(f"{role}: {text}")
+        turn = TurnAdded(window.turns + 1, role, text, tokens, salient)
         total = window.tokens + tokens
         if total <= self.budget:
             return (turn,)

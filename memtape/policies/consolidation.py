@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import attrs
 
 from memtape.core.commands import Consolidate, RecordEpisode
-from memtape.core.errors import BadInput
+from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import (
     Consolidated,
     EpisodeRecorded,
@@ -101,6 +101,8 @@ class RuleConsolidation:
     def decide(self, state: State, command: RecordEpisode | Consolidate) -> tuple[Event, ...]:
         """Record an episode, or run a pass over every pending one."""
         if isinstance(command, RecordEpisode):
+            if not isinstance(command.text, str):
+                raise Rejected(f"an episode's text must be a string, got {command.text!r}")
             return (EpisodeRecorded(state.memory.recorded + 1, command.text),)
         return (self.distill(state.memory.episodes),)
 
@@ -151,10 +153,15 @@ def _rule(data: Mapping[str, Any], where: str) -> Rule:
 
 
 def _check_fields(template: str, groups: set[str], where: str) -> None:
+    """Allow only plain ``{group}`` fields, so that filling a template cannot fail."""
     try:
-        fields = {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+        fields = list(string.Formatter().parse(template))
     except ValueError as error:
         raise BadInput(f"{where}: {error}") from None
-    unknown = fields - groups
-    if unknown:
-        raise BadInput(f"{where}: {sorted(unknown)} name no group of the pattern")
+    for _, name, spec, conversion in fields:
+        if name is None:
+            continue
+        if spec or conversion:
+            raise BadInput(f"{where}: write a group as {{{name}}}, with no conversion or format")
+        if name not in groups:
+            raise BadInput(f"{where}: {{{name}}} names no group of the pattern")

@@ -40,10 +40,9 @@ class ImportanceRecencyAccess:
     access_boost: float
 
     def __attrs_post_init__(self) -> None:
-        if isinstance(self.capacity, bool) or not isinstance(self.capacity, int):
-            raise BadInput(f"capacity must be an integer >= 1, got {self.capacity!r}")
-        if self.capacity < 1:
-            raise BadInput(f"capacity must be an integer >= 1, got {self.capacity!r}")
+        capacity = self.capacity
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise BadInput(f"capacity must be an integer >= 1, got {capacity!r}")
         if not (math.isfinite(self.half_life) and self.half_life > 0):
             raise BadInput(f"half_life must be a positive number, got {self.half_life!r}")
         if not (math.isfinite(self.access_boost) and self.access_boost >= 0):
@@ -137,6 +136,8 @@ def find_active(store: Store, command: ReadFact) -> int:
     """The id of the active fact a read names, or ``Rejected`` saying why there is none."""
     if (command.key is None) == (command.id is None):
         raise Rejected("a read names a fact by key or by id (exactly one of them)")
+    if command.id is not None and (isinstance(command.id, bool) or not isinstance(command.id, int)):
+        raise Rejected(f"a fact's id is an integer, got {command.id!r}")
     if command.key is not None:
         found = store.by_key.get(command.key)
         if found is None:

@@ -80,7 +80,10 @@ class Policies:
                 names = ", ".join(sorted(known))
                 raise BadInput(f"{where}: [{axis}] policy must be one of {names}, got {name!r}")
             built[axis] = known[name].from_params(params, f"{where}: [{axis}]")
-        return cls(**built)
+        try:
+            return cls(**built)
+        except BadInput as error:
+            raise BadInput(f"{where}: {error}") from None
 
     def params(self) -> dict[str, dict[str, Any]]:
         """Every present policy's parameters, by axis: what ``from_params`` reads back."""
@@ -177,7 +180,7 @@ class Session:
     def _log(self, before: State, events: tuple[Event, ...]) -> None:
         """One entry per event, with the numbers that decided it."""
         compaction = self.policies.compaction
-        step = len(self.run.commands)
+        step = self.run.steps
         position = len(self.run) - len(events)
         state = before
         for event in events:

@@ -45,6 +45,8 @@ def turn_then_compaction(
 def _check_next(window: Window, turn: TurnAdded) -> None:
     if turn.turn != window.turns + 1:
         raise CorruptLog(f"turn {turn.turn} cannot follow turn {window.turns}")
+    if turn.tokens < 0:
+        raise CorruptLog(f"turn {turn.turn} has {turn.tokens} tokens")
 
 
 def _compact(
@@ -65,7 +67,12 @@ def _compact(
     for item in event.warm:
         named.append(item.turn)
         tokens += item.tokens
-    # The decision must split HOT exactly: each HOT turn named once, no other.
+        if item.tokens < 0:
+            raise CorruptLog(f"warm item of turn {item.turn} has {item.tokens} tokens")
+    if event.gist_tokens < 0:
+        raise CorruptLog(f"the gist has {event.gist_tokens} tokens")
+    # A split that names a turn twice, or misses one, would lose or duplicate
+    # turns and leave the running token total wrong for the rest of the run.
     named.sort()
     if named != [turn.turn for turn in hot]:
         raise CorruptLog(

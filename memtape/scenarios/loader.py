@@ -90,6 +90,9 @@ def parse_scenario(text: str, source: str) -> Scenario:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise BadInput(f"{source}: not valid TOML: {error}") from None
+    except (ValueError, RecursionError) as error:
+        # Numbers past Python's digit limit, or nesting past its recursion limit.
+        raise BadInput(f"{source}: cannot read it: {error}") from None
     header = data.pop("scenario", {})
     if not isinstance(header, dict):
         raise BadInput(f"{source}: [scenario] must be a table")
