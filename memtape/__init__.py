@@ -20,9 +20,9 @@ from memtape.core.run import Run
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.runfiles import load_run, save_run
 from memtape.policies.session import Policies, Session
 from memtape.reducers import evolve, fold
+from memtape.runfiles import load_run, save_run
 from memtape.scenarios import load_scenario
 
 __all__ = [

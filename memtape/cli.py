@@ -19,11 +19,11 @@ from memtape import __version__
 from memtape.core.errors import MemtapeError, Rejected
 from memtape.core.logs import LOGGER_NAME
 from memtape.demo import demo_lines
-from memtape.policies.runfiles import LoadedRun, load_run, save_run
 from memtape.policies.session import Session
 from memtape.projections.text import render_timeline, render_view
 from memtape.projections.timeline import timeline
 from memtape.projections.view import view_data
+from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
 
 EXIT_USAGE = 2

@@ -146,7 +146,7 @@ class TestRulesFromParams:
     def test_rules_keep_their_order(self) -> None:
         policy = _policy(NAME_RULE, FEE_RULE)
 
-        assert ["SemanticRule", "ProcedureRule"] == [type(r).__name__ for r in policy.rules]
+        assert ["SemanticPattern", "ProceduralPattern"] == [type(r).__name__ for r in policy.rules]
 
     def test_semantic_rules_make_semantic_facts(self) -> None:
         assert (True, False) == (

@@ -1,4 +1,4 @@
-"""memtape.policies.runfiles: a session saved to a run file and loaded back."""
+"""memtape.runfiles: a session saved to a run file and loaded back."""
 
 import json
 from pathlib import Path
@@ -9,8 +9,8 @@ import pytest
 from memtape.core.commands import AddTurn, AdvanceClock, WriteFact
 from memtape.core.errors import BadInput
 from memtape.core.events import FactWritten, TurnAdded
-from memtape.policies.runfiles import LoadedRun, load_run, save_run
 from memtape.policies.session import Session
+from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, load_scenario
 
 

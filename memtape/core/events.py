@@ -2,7 +2,10 @@
 
 An event holds a decision and the external inputs behind it (a turn's
 measured token count, a summary's text, the score that justified an
-eviction), never what the fold can derive from earlier events. Each event
+eviction), never what the fold can derive from earlier events. The one
+exception is identity: a turn's number and a fact's or episode's id are
+written into the event that creates it, so a log reads on its own and the
+fold can refuse an event that does not follow its predecessor. Each event
 type carries a schema version in ``VERSION``.
 """
 

@@ -29,7 +29,7 @@ def _groups(pattern: re.Pattern[str], text: str) -> dict[str, str] | None:
 
 
 @attrs.frozen
-class SemanticRule:
+class SemanticPattern:
     """An episode matching ``pattern`` becomes a fact; texts may name its groups.
 
     A match whose key comes out blank distills nothing (the next rule may).
@@ -53,7 +53,7 @@ class SemanticRule:
 
 
 @attrs.frozen
-class ProcedureRule:
+class ProceduralPattern:
     """An episode matching ``pattern`` becomes a procedural rule (``text``)."""
 
     pattern: re.Pattern[str]
@@ -67,7 +67,7 @@ class ProcedureRule:
         return ProceduralRule(self.text.format_map(groups), episode.id)
 
 
-Rule = SemanticRule | ProcedureRule
+Rule = SemanticPattern | ProceduralPattern
 """A consolidation rule: a pattern and what a matching episode becomes."""
 
 
@@ -96,7 +96,7 @@ class RuleConsolidation:
 
     def makes_semantic_facts(self) -> bool:
         """Whether any rule writes facts (which then needs a forgetting policy)."""
-        return any(isinstance(rule, SemanticRule) for rule in self.rules)
+        return any(isinstance(rule, SemanticPattern) for rule in self.rules)
 
     def decide(self, state: State, command: RecordEpisode | Consolidate) -> tuple[Event, ...]:
         """Record an episode, or run a pass over every pending one."""
@@ -139,7 +139,7 @@ def _rule(data: Mapping[str, Any], where: str) -> Rule:
         if not isinstance(procedural, str):
             raise BadInput(f"{where}: procedural must be a string, got {procedural!r}")
         _check_fields(procedural, groups, f"{where} procedural")
-        return ProcedureRule(pattern, procedural)
+        return ProceduralPattern(pattern, procedural)
     if not isinstance(semantic, dict):
         raise BadInput(f"{where}: semantic must be a table with key, text and importance")
     fact = Params(semantic, f"{where} semantic")
@@ -149,7 +149,7 @@ def _rule(data: Mapping[str, Any], where: str) -> Rule:
     fact.done()
     for name, template in (("key", key), ("text", text)):
         _check_fields(template, groups, f"{where} semantic {name}")
-    return SemanticRule(pattern, key, text, importance)
+    return SemanticPattern(pattern, key, text, importance)
 
 
 def _check_fields(template: str, groups: set[str], where: str) -> None:

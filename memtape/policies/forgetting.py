@@ -11,15 +11,7 @@ from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import Event, Evicted, FactRead, FactWritten, Superseded
 from memtape.core.state import Fact, State, Store
 from memtape.policies.params import Params
-
-
-@attrs.frozen
-class Scored:
-    """A fact's score under a policy, with each factor that multiplied into it."""
-
-    fact: Fact
-    factors: dict[str, float]
-    score: float
+from memtape.policies.protocols import Scored
 
 
 @attrs.frozen

@@ -5,13 +5,22 @@ or ask the outside world, but whatever it learns goes into the events, so a
 replay never calls it again. A command it cannot honour raises ``Rejected``.
 """
 
-from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
+
+import attrs
 
 from memtape.core.commands import AddTurn, Consolidate, ReadFact, RecordEpisode, WriteFact
 from memtape.core.events import Event
 from memtape.core.state import Fact, State, Store
-from memtape.policies.forgetting import Scored
+
+
+@attrs.frozen
+class Scored:
+    """A fact's score under a policy, with each factor that went into it."""
+
+    fact: Fact
+    factors: dict[str, float]
+    score: float
 
 
 class CompactionPolicy(Protocol):
@@ -76,7 +85,3 @@ class ConsolidationPolicy(Protocol):
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
         ...
-
-
-PolicyTable = Mapping[str, Any]
-"""One axis's parameters as data: ``{"policy": NAME, ...}``."""

@@ -43,6 +43,16 @@ CONSOLIDATION: dict[str, Any] = {RuleConsolidation.name: RuleConsolidation}
 AXES = {"compaction": COMPACTION, "forgetting": FORGETTING, "consolidation": CONSOLIDATION}
 """Each axis of memory and the policies that serve it."""
 
+AXIS_OF: dict[type[Command], str | None] = {
+    AddTurn: "compaction",
+    WriteFact: "forgetting",
+    ReadFact: "forgetting",
+    RecordEpisode: "consolidation",
+    Consolidate: "consolidation",
+    AdvanceClock: None,
+}
+"""The axis whose policy decides each command (None: the session itself)."""
+
 _log = get_logger()
 
 P = TypeVar("P")

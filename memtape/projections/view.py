@@ -7,8 +7,7 @@ from typing import Any
 
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, TurnAdded
 from memtape.core.state import Fact, State, Window
-from memtape.policies.forgetting import Scored
-from memtape.policies.protocols import CompactionPolicy, ForgettingPolicy
+from memtape.policies.protocols import CompactionPolicy, ForgettingPolicy, Scored
 from memtape.policies.session import Policies
 from memtape.projections.meter import meter
 

@@ -28,6 +28,7 @@ from typing import Any
 import attrs
 
 from memtape.core.commands import (
+    COMMAND_TYPES,
     AddTurn,
     AdvanceClock,
     Command,
@@ -38,19 +39,12 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput
 from memtape.policies.params import Params
-from memtape.policies.session import Policies
+from memtape.policies.session import AXIS_OF, Policies
 
 SHIPPED = ("refund-desk", "dana-facts", "sleep-pass")
 """The seed scenarios that ship inside the package, run by name."""
 
-_KINDS = ("turn", "advance", "write", "read", "episode", "consolidate")
-_NEEDS = {
-    "turn": "compaction",
-    "write": "forgetting",
-    "read": "forgetting",
-    "episode": "consolidation",
-    "consolidate": "consolidation",
-}
+_KINDS = tuple(COMMAND_TYPES)
 
 
 @attrs.frozen
@@ -104,15 +98,14 @@ def parse_scenario(text: str, source: str) -> Scenario:
     if not isinstance(steps, list):
         raise BadInput(f"{source}: steps are written as [[step]] tables")
     policies = Policies.from_params(data, source)
-    present = {axis for axis, table in policies.params().items() if table}
     commands = []
     for number, step in enumerate(steps, start=1):
         where = f"{source}: step {number}"
         if not isinstance(step, dict):
             raise BadInput(f"{where}: must be a table")
         kind, command = _command(step, where)
-        axis = _NEEDS.get(kind)
-        if axis is not None and axis not in present:
+        axis = AXIS_OF[type(command)]
+        if axis is not None and getattr(policies, axis) is None:
             raise BadInput(f"{where}: a {kind} step needs a [{axis}] policy in the header")
         commands.append(command)
     return Scenario(name, about, policies, tuple(commands), source)
