@@ -4,8 +4,7 @@ Policies decide, events record, pure reducers fold, projections render.
 The names below are the public API; everything else is reachable by module.
 """
 
-__version__ = "0.1.0"
-
+from memtape._version import __version__
 from memtape.core.commands import (
     AddTurn,
     AdvanceClock,

@@ -15,7 +15,7 @@ from typing import NoReturn
 
 import structlog
 
-from memtape import __version__
+from memtape._version import __version__
 from memtape.core.errors import MemtapeError, Rejected
 from memtape.core.logs import LOGGER_NAME
 from memtape.demo import demo_lines

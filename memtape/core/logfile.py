@@ -15,7 +15,7 @@ from typing import Any
 
 import attrs
 
-from memtape import __version__
+from memtape._version import __version__
 from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
