@@ -13,6 +13,7 @@ from cattrs.errors import ClassValidationError
 from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, Command
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES, Event
+from memtape.core.upcast import upcast
 
 T = TypeVar("T")
 
@@ -57,15 +58,17 @@ def event_data(event: Event) -> dict[str, Any]:
 
 
 def event_from_data(type_name: str, version: int, data: Any) -> Event:
-    """Rebuild an event from its type name, schema version and fields."""
+    """Rebuild an event from its type name, schema version and fields.
+
+    Fields stored at an older version are first brought to the class's
+    ``VERSION`` by the upcasters in force (``memtape.core.upcast``); a newer
+    version, or an older one with no upcasters, is a ``BadInput``.
+    """
     cls = EVENT_TYPES.get(type_name)
     if cls is None:
         raise BadInput(f"unknown event type {type_name!r}")
-    if version != cls.VERSION:
-        raise BadInput(
-            f"{type_name} version {version} is not readable here (this memtape writes "
-            f"version {cls.VERSION}; a newer memtape may have written it)"
-        )
+    if type(version) is not int or version != cls.VERSION:
+        data, _ = upcast(type_name, version, data, current=cls.VERSION)
     return _structure(data, cls, type_name)
 
 

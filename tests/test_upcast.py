@@ -1,0 +1,254 @@
+"""memtape.core.upcast: old event versions brought to the current one on load."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtape.core.codec import event_data, event_from_data
+from memtape.core.errors import BadInput
+from memtape.core.events import EVENT_TYPES, Event, FactRead, TurnAdded
+from memtape.core.logfile import read_run
+from memtape.core.upcast import UPCASTERS, Upcasters, upcast, use_upcasters
+from memtape.policies.session import Session
+from memtape.scenarios import load_scenario
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+REFUND_DESK_V0 = FIXTURES / "refund-desk-v0.jsonl"
+"""refund-desk as a hypothetical pre-release memtape wrote it: its ``TurnAdded``
+lines are version 0, which had no ``salient`` field (a turn was salient iff its
+role was ``tool``). No memtape ever shipped this format; it stands in for the
+first real old format until there is one."""
+
+
+def _turn_added_v0_v1(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data, "salient": data["role"] == "tool"}
+
+
+V0_UPCASTERS: Upcasters = {("TurnAdded", 0): _turn_added_v0_v1}
+
+
+def _mark(label: str) -> Any:
+    """An upcaster that appends ``label`` to the ``trail`` field, to show the order of steps."""
+
+    def step(data: dict[str, Any]) -> dict[str, Any]:
+        return {**data, "trail": [*data["trail"], label]}
+
+    return step
+
+
+CHAIN: Upcasters = {("Thing", 0): _mark("0->1"), ("Thing", 1): _mark("1->2")}
+
+
+def _refused(*args: Any, **kwargs: Any) -> str:
+    with pytest.raises(BadInput) as caught:
+        upcast(*args, **kwargs)
+    return str(caught.value)
+
+
+def _shipped_refund_desk() -> list[Event]:
+    """The events ``memtape run refund-desk`` records."""
+    scenario = load_scenario("refund-desk")
+    session = Session(scenario.policies)
+    session.execute_all(scenario.steps)
+    return list(session.run.events)
+
+
+class TestChaining:
+    def test_each_step_applies_once_in_version_order(self) -> None:
+        data, _ = upcast("Thing", 0, {"trail": []}, upcasters=CHAIN, current=2)
+
+        assert {"trail": ["0->1", "1->2"]} == data
+
+    def test_the_result_carries_the_version_reached(self) -> None:
+        assert ({"trail": ["1->2"]}, 2) == upcast(
+            "Thing", 1, {"trail": []}, upcasters=CHAIN, current=2
+        )
+
+    def test_the_current_version_passes_unchanged(self) -> None:
+        assert ({"trail": []}, 2) == upcast("Thing", 2, {"trail": []}, upcasters=CHAIN, current=2)
+
+    def test_the_current_version_defaults_to_the_event_class(self) -> None:
+        fields = {"turn": 1, "role": "tool", "text": "hi", "tokens": 2}
+
+        assert (fields | {"salient": True}, TurnAdded.VERSION) == upcast(
+            "TurnAdded", 0, fields, upcasters=V0_UPCASTERS
+        )
+
+    def test_the_callers_fields_are_not_changed(self) -> None:
+        def pops(data: dict[str, Any]) -> dict[str, Any]:
+            data.pop("gone")
+            return data
+
+        fields = {"gone": 1, "kept": 2}
+        upcast("Thing", 0, fields, upcasters={("Thing", 0): pops}, current=1)
+
+        assert {"gone": 1, "kept": 2} == fields
+
+    def test_an_upcaster_of_another_type_is_not_used(self) -> None:
+        message = _refused("Other", 0, {"trail": []}, upcasters=CHAIN, current=1)
+
+        assert "Other version 0 is not readable here: no upcaster" in message
+
+
+class TestMissingLink:
+    def test_a_version_with_no_upcaster_names_the_type_and_versions(self) -> None:
+        message = _refused("Thing", 0, {}, upcasters={}, current=1)
+
+        assert (
+            "Thing version 0 is not readable here: no upcaster from version 0 to 1 "
+            "(this memtape reads version 1)"
+        ) == message
+
+    def test_a_gap_in_the_middle_of_the_chain_names_the_missing_step(self) -> None:
+        upcasters = {("Thing", 0): CHAIN[("Thing", 0)], ("Thing", 2): _mark("2->3")}
+
+        message = _refused("Thing", 0, {"trail": []}, upcasters=upcasters, current=3)
+
+        assert "no upcaster from version 1 to 2" in message
+
+    def test_the_shipped_registry_does_not_read_version_0(self) -> None:
+        message = _refused("TurnAdded", 0, {"turn": 1, "role": "user", "text": "t", "tokens": 1})
+
+        assert message.startswith("TurnAdded version 0 is not readable here: no upcaster")
+
+    def test_an_upcaster_that_cannot_read_its_input_is_bad_input(self) -> None:
+        message = _refused("TurnAdded", 0, {"turn": 1}, upcasters=V0_UPCASTERS)
+
+        assert "TurnAdded version 0 cannot be upcast to version 1: KeyError: 'role'" == message
+
+
+class TestNewerVersion:
+    def test_a_newer_version_says_to_upgrade(self) -> None:
+        message = _refused("TurnAdded", 3, {})
+
+        assert (
+            "TurnAdded version 3 is not readable here: it is newer than this memtape "
+            "reads (1); upgrade memtape"
+        ) == message
+
+    def test_a_newer_version_is_refused_even_with_upcasters_from_it(self) -> None:
+        upcasters = {("Thing", 3): _mark("3->4")}
+
+        message = _refused("Thing", 3, {"trail": []}, upcasters=upcasters, current=2)
+
+        assert "newer than this memtape reads (2)" in message
+
+    def test_the_codec_refuses_a_newer_version_the_same_way(self) -> None:
+        with pytest.raises(BadInput, match=r"FactRead version 2 .* upgrade memtape"):
+            event_from_data("FactRead", 2, {"id": 1})
+
+
+class TestVersionShape:
+    @pytest.mark.parametrize("version", [True, False, "1", 1.0, None], ids=repr)
+    def test_a_version_that_is_not_an_integer_is_refused(self, version: Any) -> None:
+        message = _refused("FactRead", version, {"id": 1})
+
+        assert f"FactRead version {version!r} is not a schema version (an integer)" == message
+
+    @pytest.mark.parametrize("version", [True, "1"], ids=repr)
+    def test_the_codec_refuses_a_version_that_is_not_an_integer(self, version: Any) -> None:
+        with pytest.raises(BadInput, match="is not a schema version"):
+            event_from_data("FactRead", version, {"id": 1})
+
+    def test_a_negative_version_is_refused(self) -> None:
+        message = _refused("Thing", -1, {}, upcasters={("Thing", -1): _mark("x")}, current=0)
+
+        assert "Thing version -1 is not a schema version (below 0)" == message
+
+    def test_fields_that_are_not_an_object_are_refused_before_any_upcaster(self) -> None:
+        message = _refused("TurnAdded", 0, [1, "user"], upcasters=V0_UPCASTERS)
+
+        assert "TurnAdded: expected an object of fields, got [1, 'user']" == message
+
+
+class TestUnknownType:
+    def test_upcast_names_an_unknown_type(self) -> None:
+        assert "unknown event type 'FactForgotten'" == _refused("FactForgotten", 0, {})
+
+    def test_the_codec_still_names_an_unknown_type_before_its_version(self) -> None:
+        with pytest.raises(BadInput) as caught:
+            event_from_data("FactForgotten", 0, {"id": 1})
+
+        assert "unknown event type 'FactForgotten'" == str(caught.value)
+
+
+class TestUpcastersInForce:
+    def test_the_codec_uses_the_upcasters_in_force(self) -> None:
+        fields = {"turn": 2, "role": "tool", "text": "result", "tokens": 3}
+        with use_upcasters(V0_UPCASTERS):
+            event = event_from_data("TurnAdded", 0, fields)
+
+        assert TurnAdded(2, "tool", "result", 3, salient=True) == event
+
+    def test_the_shipped_upcasters_come_back_after_the_block(self) -> None:
+        fields = {"turn": 2, "role": "tool", "text": "result", "tokens": 3}
+        with use_upcasters(V0_UPCASTERS):
+            pass
+
+        with pytest.raises(BadInput, match="no upcaster from version 0 to 1"):
+            event_from_data("TurnAdded", 0, fields)
+
+    def test_the_shipped_upcasters_come_back_after_an_error(self) -> None:
+        with pytest.raises(BadInput), use_upcasters(V0_UPCASTERS):
+            event_from_data("TurnAdded", 0, {"turn": 1})
+
+        with pytest.raises(BadInput, match="no upcaster from version 0 to 1"):
+            event_from_data("TurnAdded", 0, {"turn": 1, "role": "u", "text": "t", "tokens": 1})
+
+    def test_an_upcast_event_is_checked_like_any_other(self) -> None:
+        fields = {"turn": 2, "role": "tool", "text": "result", "tokens": "3"}
+        with pytest.raises(BadInput, match=r"TurnAdded\.tokens"), use_upcasters(V0_UPCASTERS):
+            event_from_data("TurnAdded", 0, fields)
+
+    def test_an_event_at_the_current_version_is_decoded_without_upcasters(self) -> None:
+        with use_upcasters({}):
+            event = event_from_data("FactRead", 1, event_data(FactRead(7)))
+
+        assert FactRead(7) == event
+
+
+class TestShippedUpcasters:
+    def test_each_names_a_known_type_and_a_version_below_its_current_one(self) -> None:
+        for name, start in UPCASTERS:
+            assert name in EVENT_TYPES
+            assert 0 <= start < EVENT_TYPES[name].VERSION
+
+    @pytest.mark.parametrize("name", list(EVENT_TYPES))
+    def test_every_released_version_reaches_the_current_one(self, name: str) -> None:
+        # Versions 1 up to the current one have been written by a release;
+        # bumping VERSION without registering an upcaster fails here.
+        current = EVENT_TYPES[name].VERSION
+
+        assert [] == [v for v in range(1, current) if (name, v) not in UPCASTERS]
+
+
+class TestOldFormatFixture:
+    def test_the_fixture_holds_version_0_turns_without_a_salient_flag(self) -> None:
+        lines = [json.loads(raw) for raw in REFUND_DESK_V0.read_text("utf-8").splitlines()[1:]]
+        turns = [line for line in lines if line["type"] == "TurnAdded"]
+
+        assert (10, {0}, []) == (
+            len(turns),
+            {line["v"] for line in turns},
+            [line["at"] for line in turns if "salient" in line["event"]],
+        )
+
+    def test_it_loads_to_the_events_memtape_records_for_refund_desk(self) -> None:
+        with use_upcasters(V0_UPCASTERS):
+            batches = read_run(REFUND_DESK_V0).batches
+
+        assert _shipped_refund_desk() == [event for batch in batches for event in batch.events]
+
+    def test_without_the_upcaster_it_is_refused_at_its_first_turn(self) -> None:
+        with pytest.raises(BadInput) as caught:
+            read_run(REFUND_DESK_V0)
+
+        assert (
+            f"{REFUND_DESK_V0}: line 2: TurnAdded version 0 is not readable here: "
+            "no upcaster from version 0 to 1 (this memtape reads version 1)"
+        ) == str(caught.value)
