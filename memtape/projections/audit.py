@@ -1,0 +1,423 @@
+"""The audit: the life of one turn or fact, event by event, with the numbers behind each step.
+
+``audit`` walks the log once, and only at the events that touch its target
+does it rebuild the states around them (before and after the event), so every
+figure it reports (a window's tokens, a fact's score, the ranking an eviction
+beat) is recomputed from the states at that point, never read from a guess.
+Field names of ``life_data`` are a contract (``memtape why --json``); numbers
+are exact there and rounded in ``render_life``.
+"""
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+import attrs
+
+from memtape.core.errors import BadInput
+from memtape.core.events import (
+    CompactionTriggered,
+    Evicted,
+    FactRead,
+    FactWritten,
+    Superseded,
+    TurnAdded,
+)
+from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
+from memtape.core.state import Fact, State, Tier
+from memtape.policies.protocols import ForgettingPolicy, Scored
+from memtape.policies.session import Policies
+from memtape.reducers import evolve, fold
+
+
+@attrs.frozen
+class TurnTarget:
+    """A turn, by its 1-based number (``turn:5``)."""
+
+    turn: int
+
+
+@attrs.frozen
+class FactTarget:
+    """One fact, by its id (``3``)."""
+
+    id: int
+
+
+@attrs.frozen
+class KeyTarget:
+    """Every fact that ever had a key (``chitchat``), in id order."""
+
+    key: str
+
+
+Target = TurnTarget | FactTarget | KeyTarget
+"""What ``memtape why`` asks about."""
+
+_TURN = re.compile(r"turn:(.*)", re.DOTALL)
+_NUMBER = re.compile(r"[0-9]+")
+
+
+def parse_target(text: str) -> Target:
+    """``turn:N`` is a turn, a bare integer a fact id, anything else a fact key."""
+    if not text.strip():
+        raise BadInput("a target is turn:N, a fact id or a fact key, got an empty string")
+    turn = _TURN.fullmatch(text)
+    if turn is not None:
+        number = turn.group(1)
+        if not _NUMBER.fullmatch(number) or int(number) < 1:
+            raise BadInput(f"a turn target is turn:N with N a whole number >= 1, got {text!r}")
+        return TurnTarget(int(number))
+    if _NUMBER.fullmatch(text):
+        if int(text) < 1:
+            raise BadInput(f"a fact id is a whole number >= 1, got {text!r}")
+        return FactTarget(int(text))
+    return KeyTarget(text)
+
+
+@attrs.frozen
+class Step:
+    """One event in a life: where it sits, what it did, and the numbers that decided it."""
+
+    at: int
+    step: int
+    type: str
+    clock: float
+    what: str
+    numbers: Mapping[str, Any]
+
+
+@attrs.frozen
+class Standing:
+    """Where a turn or fact stands at the end of the run."""
+
+    status: str
+    what: str
+    numbers: Mapping[str, Any]
+
+
+@attrs.frozen
+class Subject:
+    """The life of one turn or one fact: its steps, oldest first, and where it ends."""
+
+    kind: Literal["turn", "fact"]
+    id: int
+    label: str
+    steps: tuple[Step, ...]
+    now: Standing
+
+
+@attrs.frozen
+class Life:
+    """What ``audit`` found for a target: one subject (several for a key, in id order)."""
+
+    target: Target
+    subjects: tuple[Subject, ...]
+
+
+@attrs.frozen
+class _Moment:
+    """An event that touches the target: its position, its step, the states around it."""
+
+    at: int
+    step: int
+    before: State
+    after: State
+
+
+class _Seeker:
+    """The states around the touching events, in order, folding forward when that is cheaper.
+
+    The first touch seeks with ``run.state_at`` (at most a snapshot interval
+    of folds); a later one folds on from the previous touch when that is no
+    more than a default interval away, so a target touched on every event
+    still costs one pass over the log.
+    """
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+        self._events = run.events
+        self._last: tuple[int, State] | None = None
+
+    def around(self, at: int) -> _Moment:
+        """The event at 1-based position ``at``, with the states before and after it."""
+        last = self._last
+        if last is not None and 0 <= at - 1 - last[0] <= DEFAULT_SNAPSHOT_EVERY:
+            before = fold(self._events[last[0] : at - 1], last[1])
+        else:
+            before = self._run.state_at(at - 1)
+        after = evolve(before, self._events[at - 1])
+        self._last = (at, after)
+        return _Moment(at, self._run.step_of(at), before, after)
+
+
+def audit(run: Run, policies: Policies, target: Target) -> Life:
+    """The life of ``target`` in ``run`` under ``policies``, or ``BadInput`` if it never existed."""
+    if isinstance(target, TurnTarget):
+        return Life(target, (_turn_life(run, policies, target.turn),))
+    store = run.state.store
+    if isinstance(target, FactTarget):
+        if target.id not in store.facts:
+            known = f"facts 1..{len(store.facts)}" if store.facts else "no facts"
+            raise BadInput(f"no fact has id {target.id}: the run has {known}")
+        ids = [target.id]
+    else:
+        ids = sorted(f.id for f in store.facts.values() if f.key == target.key)
+        if not ids:
+            raise BadInput(f"no fact has key {target.key!r}")
+    forgetting = policies.forgetting
+    if forgetting is None:
+        raise BadInput("auditing a fact needs a [forgetting] policy to score it")
+    return Life(target, _fact_lives(run, forgetting, ids))
+
+
+def _turn_life(run: Run, policies: Policies, turn: int) -> Subject:
+    final = run.state.window
+    if not 1 <= turn <= final.turns:
+        known = f"turns 1..{final.turns}" if final.turns else "no turns"
+        raise BadInput(f"no turn {turn}: the run has {known}")
+    budget = policies.compaction.budget if policies.compaction is not None else None
+    seeker = _Seeker(run)
+    steps: list[Step] = []
+    added: TurnAdded | None = None
+    tier: Tier | None = None
+    for at, event in enumerate(run.events, start=1):
+        if isinstance(event, TurnAdded) and event.turn == turn:
+            added = event
+            tier = "hot"
+            steps.append(_arrival(seeker.around(at), event, budget))
+        elif isinstance(event, CompactionTriggered) and (
+            tier == "hot" or (tier == "warm" and event.cold > 0)
+        ):
+            moment = seeker.around(at)
+            moved = moment.after.window.tier_of(turn)
+            if tier == moved == "warm":
+                continue
+            steps.append(_compaction(moment, event, turn, tier, moved))
+            tier = moved
+        if tier in ("cold", "dropped"):
+            break
+    assert added is not None, f"turn {turn} is in the window but never arrived"
+    kind = "salient" if added.salient else "chatter"
+    label = f"turn {turn} ({added.role}, {kind}): {added.role}: {added.text}"
+    return Subject("turn", turn, label, tuple(steps), _turn_now(run.state, turn))
+
+
+def _arrival(moment: _Moment, event: TurnAdded, budget: int | None) -> Step:
+    window_before, window_after = moment.before.window.tokens, moment.after.window.tokens
+    over = None if budget is None else window_after > budget
+    verdict = "" if budget is None else f", budget {budget}, {'over' if over else 'not over'}"
+    what = f"arrived with {event.tokens} tokens: window {window_before} → {window_after}{verdict}"
+    numbers = {
+        "tokens": event.tokens,
+        "window_before": window_before,
+        "window_after": window_after,
+        "budget": budget,
+        "over": over,
+    }
+    return Step(moment.at, moment.step, "TurnAdded", moment.after.clock, what, numbers)
+
+
+def _compaction(
+    moment: _Moment, event: CompactionTriggered, turn: int, tier: Tier | None, moved: Tier | None
+) -> Step:
+    before, window = moment.before, moment.after.window
+    numbers: dict[str, Any] = {
+        "trigger": window.turns,
+        "tier_before": tier,
+        "tier_after": moved,
+        "window_before": before.window.tokens,
+        "window_after": window.tokens,
+        "budget": event.budget,
+        "over": window.tokens > event.budget,
+    }
+    warm = next((item for item in event.warm if item.turn == turn), None)
+    if warm is not None:
+        numbers["warm_tokens"] = warm.tokens
+    if moved == "hot":
+        numbers["hot"] = list(event.hot)
+        done = f"stayed HOT (kept verbatim: {', '.join(str(t) for t in event.hot)})"
+    elif moved == "dropped":
+        done = "dropped as chatter"
+    elif moved == "warm":
+        done = f"folded to WARM ({numbers['warm_tokens']} tokens)"
+    else:
+        numbers["gist"] = window.gist
+        done = f"pushed COLD (gist {window.gist!r})"
+        if warm is not None:
+            done = f"folded to WARM ({warm.tokens} tokens), then {done}"
+    what = (
+        f"turn {window.turns}'s compaction: {done}, "
+        f"window {before.window.tokens} → {window.tokens}, budget {event.budget}"
+    )
+    return Step(moment.at, moment.step, "CompactionTriggered", moment.after.clock, what, numbers)
+
+
+def _turn_now(state: State, turn: int) -> Standing:
+    window = state.window
+    tier = window.tier_of(turn)
+    assert tier is not None
+    numbers: dict[str, Any] = {"tier": tier}
+    if tier == "warm":
+        numbers["warm_tokens"] = next(i.tokens for i in window.warm if i.turn == turn)
+        what = f"WARM ({numbers['warm_tokens']} tokens)"
+    elif tier == "cold":
+        numbers["gist"] = window.gist
+        what = f"COLD (gist {window.gist!r})"
+    else:
+        what = tier.upper()
+    return Standing(tier, f"now {what}; window {window.tokens} tokens", numbers)
+
+
+def _fact_lives(run: Run, forgetting: ForgettingPolicy, ids: list[int]) -> tuple[Subject, ...]:
+    wanted = set(ids)
+    seeker = _Seeker(run)
+    steps: dict[int, list[Step]] = {i: [] for i in ids}
+    for at, event in enumerate(run.events, start=1):
+        if isinstance(event, FactWritten | FactRead | Superseded | Evicted) and event.id in wanted:
+            steps[event.id].append(_fact_step(seeker.around(at), forgetting, event))
+    final = run.state
+    subjects = []
+    for fact_id in ids:
+        fact = final.store.facts[fact_id]
+        label = f"fact {fact_id} {fact.key!r}: {fact.text}"
+        now = _fact_now(forgetting, final, fact)
+        subjects.append(Subject("fact", fact_id, label, tuple(steps[fact_id]), now))
+    return tuple(subjects)
+
+
+def _fact_step(
+    moment: _Moment,
+    forgetting: ForgettingPolicy,
+    event: FactWritten | FactRead | Superseded | Evicted,
+) -> Step:
+    after = moment.after
+    clock = after.clock
+    numbers: dict[str, Any]
+    match event:
+        case FactWritten(importance=importance):
+            numbers = {"importance": importance, "clock": clock}
+            what = f"written at t={clock:g}, importance {importance:g}"
+        case FactRead(id=fact_id):
+            scored = forgetting.score(after.store.facts[fact_id], clock)
+            reads = scored.fact.reads
+            numbers = {"reads": reads, "score": scored.score, "factors": scored.factors}
+            what = f"read at t={clock:g}, {reads} read(s) now, score {scored.score:.4f}"
+        case Superseded(by=by):
+            key = after.store.facts[by].key
+            numbers = {"by": by}
+            what = f"superseded at t={clock:g} by fact {by} ({key!r}): retired, kept, never ranked"
+        case Evicted():
+            numbers, what = _eviction(forgetting, event, moment.before)
+    return Step(moment.at, moment.step, type(event).__name__, clock, what, numbers)
+
+
+def _eviction(
+    forgetting: ForgettingPolicy, event: Evicted, before: State
+) -> tuple[dict[str, Any], str]:
+    clock = before.clock
+    actives = [forgetting.score(fact, clock) for fact in before.store.active_facts()]
+    actives.sort(key=lambda s: (-s.score, s.fact.written_at, s.fact.id))
+    evicted = next(s for s in actives if s.fact.id == event.id)
+    others = [s for s in actives if s.fact.id != event.id]
+    lowest = all(evicted.score <= s.score for s in others)
+    place = "the lowest" if lowest else f"ranked {actives.index(evicted) + 1}"
+    listed = ", ".join(f"{s.fact.key} {s.score:.4f}" for s in others)
+    what = f"evicted at t={clock:g}, score {evicted.score:.4f}, {place} of {len(actives)} actives"
+    if listed:
+        what += f": {listed}"
+    if evicted.score != event.score:
+        what += f" (the log recorded {event.score:.4f})"
+    numbers = {
+        "score": evicted.score,
+        "factors": evicted.factors,
+        "recorded_score": event.score,
+        "lowest": lowest,
+        "capacity": forgetting.capacity,
+        "actives": [_scored_data(s) for s in actives],
+    }
+    return numbers, what
+
+
+def _scored_data(scored: Scored) -> dict[str, Any]:
+    return {"id": scored.fact.id, "key": scored.fact.key, "score": scored.score}
+
+
+def _fact_now(forgetting: ForgettingPolicy, state: State, fact: Fact) -> Standing:
+    numbers: dict[str, Any] = {"status": fact.status}
+    if fact.status == "active":
+        ranking = forgetting.rank(state.store, state.clock)
+        rank = next(n for n, s in enumerate(ranking, start=1) if s.fact.id == fact.id)
+        scored = ranking[rank - 1]
+        numbers.update(score=scored.score, factors=scored.factors, rank=rank, of=len(ranking))
+        what = (
+            f"now active at t={state.clock:g}, score {scored.score:.4f}, "
+            f"rank {rank} of {len(ranking)}"
+        )
+    elif fact.status == "retired":
+        numbers.update(ended_at=fact.ended_at, superseded_by=fact.superseded_by)
+        what = f"now retired (since t={fact.ended_at:g}, superseded by fact {fact.superseded_by})"
+    else:
+        numbers.update(ended_at=fact.ended_at, score=fact.evicted_score)
+        what = f"now evicted (since t={fact.ended_at:g}, with score {fact.evicted_score:.4f})"
+    return Standing(fact.status, what, numbers)
+
+
+def life_data(life: Life) -> dict[str, Any]:
+    """The life as JSON-ready data (the ``why --json`` contract); numbers are exact."""
+    return {
+        "target": _target_data(life.target),
+        "subjects": [
+            {
+                "kind": subject.kind,
+                "id": subject.id,
+                "label": subject.label,
+                "steps": [
+                    {
+                        "at": s.at,
+                        "step": s.step,
+                        "type": s.type,
+                        "clock": s.clock,
+                        "what": s.what,
+                        "numbers": dict(s.numbers),
+                    }
+                    for s in subject.steps
+                ],
+                "now": {
+                    "status": subject.now.status,
+                    "what": subject.now.what,
+                    "numbers": dict(subject.now.numbers),
+                },
+            }
+            for subject in life.subjects
+        ],
+    }
+
+
+def _target_data(target: Target) -> dict[str, Any]:
+    match target:
+        case TurnTarget(turn=turn):
+            return {"kind": "turn", "turn": turn}
+        case FactTarget(id=fact_id):
+            return {"kind": "fact", "id": fact_id}
+        case KeyTarget(key=key):
+            return {"kind": "key", "key": key}
+
+
+def render_life(life: Life) -> Iterator[str]:
+    """The lines of ``memtape why``: per subject, a heading, one line per step, where it ends."""
+    for subject in life_data(life)["subjects"]:
+        yield subject["label"]
+        for step in subject["steps"]:
+            yield f"{step['at']:>5}  step {step['step']:>4}  {step['type']:<19} {step['what']}"
+            factors = step["numbers"].get("factors")
+            if factors is not None:
+                yield f"{'':<37} = {_product(factors)}"
+        now = subject["now"]
+        yield f"{'':<5}  {now['what']}"
+        if "factors" in now["numbers"]:
+            yield f"{'':<37} = {_product(now['numbers']['factors'])}"
+
+
+def _product(factors: Mapping[str, float]) -> str:
+    return " × ".join(f"{name} {value:.4f}" for name, value in factors.items())
