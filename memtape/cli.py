@@ -20,6 +20,8 @@ from memtape.core.errors import MemtapeError, Rejected
 from memtape.core.logs import LOGGER_NAME
 from memtape.demo import demo_lines
 from memtape.policies.session import Session
+from memtape.projections.audit import audit, life_data, parse_target, render_life
+from memtape.projections.diffs import diff_data, render_diff, step_diff, step_diff_data
 from memtape.projections.text import render_timeline, render_view
 from memtape.projections.timeline import timeline
 from memtape.projections.view import view_data
@@ -90,6 +92,33 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--at", type=int, metavar="N", help="after the N-th event (default: the end)")
     show.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     show.set_defaults(handler=_show)
+
+    diff = commands.add_parser(
+        "diff",
+        help="what changed between two points of a run, or two runs at one step",
+        description=(
+            "memtape diff RUN A B: what changed from event A to event B of a run. "
+            "memtape diff RUN1 RUN2 --step N: the states after the N-th command of two runs "
+            "of the same inputs (steps count commands, so two policies line up)."
+        ),
+    )
+    diff.add_argument("targets", nargs="+", metavar="RUN A B | RUN1 RUN2")
+    diff.add_argument("--step", type=int, metavar="N", help="compare two runs after command N")
+    diff.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    diff.set_defaults(handler=_diff)
+
+    why = commands.add_parser(
+        "why",
+        help="the life of a turn or a fact, with the numbers behind each step",
+        description=(
+            "The life of a turn (turn:5) or a fact (its key, or its id) in a run, event by "
+            "event, with the numbers that decided each step recomputed from the states there."
+        ),
+    )
+    why.add_argument("run", metavar="RUN")
+    why.add_argument("target", metavar="turn:N|KEY|ID")
+    why.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    why.set_defaults(handler=_why)
 
     line = commands.add_parser(
         "timeline",
@@ -185,6 +214,59 @@ def _show(args: argparse.Namespace) -> int:
         print(json.dumps(view, indent=2, ensure_ascii=False))
     else:
         _print_lines(render_view(view, _color(args)))
+    return 0
+
+
+def _budget(loaded: LoadedRun) -> int | None:
+    compaction = loaded.session.policies.compaction
+    return None if compaction is None else compaction.budget
+
+
+def _diff(args: argparse.Namespace) -> int:
+    targets: list[str] = args.targets
+    if args.step is not None:
+        if len(targets) != 2:
+            raise MemtapeError("diff --step compares two runs: memtape diff RUN1 RUN2 --step N")
+        first, second = _open(targets[0]), _open(targets[1])
+        compared = step_diff(first.session.run, second.session.run, args.step)
+        data = step_diff_data(compared, (_budget(first), _budget(second)))
+    else:
+        if len(targets) != 3:
+            raise MemtapeError("diff compares two points of a run: memtape diff RUN A B")
+        loaded = _open(targets[0])
+        run = loaded.session.run
+        before, after = (_position(text, len(run), targets[0]) for text in targets[1:])
+        budget = _budget(loaded)
+        data = diff_data(
+            run.diff(before, after), before=before, after=after, budgets=(budget, budget)
+        )
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        _print_lines(render_diff(data, _color(args)))
+    return 0
+
+
+def _position(text: str, length: int, name: str) -> int:
+    try:
+        position = int(text)
+    except ValueError:
+        raise MemtapeError(f"{name}: a point of a run is an event number, got {text!r}") from None
+    if not 0 <= position <= length:
+        raise MemtapeError(f"{name}: event {position} is out of range 0..{length}")
+    return position
+
+
+def _why(args: argparse.Namespace) -> int:
+    loaded = _open(args.run)
+    try:
+        life = audit(loaded.session.run, loaded.session.policies, parse_target(args.target))
+    except MemtapeError as error:
+        raise MemtapeError(f"{args.run}: {error}") from None
+    if args.json:
+        print(json.dumps(life_data(life), indent=2, ensure_ascii=False))
+    else:
+        _print_lines(render_life(life))
     return 0
 
 

@@ -1157,3 +1157,95 @@ class TestUsageErrors:
         assert 1 == len(err.splitlines())
         assert err.startswith("memtape: error: ")
         assert fragment in err
+
+
+class TestDiffCommand:
+    def test_two_points_of_a_run_as_json(self, cli: Cli) -> None:
+        outcome = cli("diff", "refund-desk", "3", "5", "--json")
+        data = json.loads(outcome.out)
+
+        assert (0, 3, 5) == (outcome.status, data["from"], data["to"])
+        assert [
+            {"turn": 1, "before": "hot", "after": "dropped"},
+            {"turn": 2, "before": "hot", "after": "warm"},
+            {"turn": 4, "before": None, "after": "hot"},
+        ] == data["turns"]
+
+    def test_a_run_file_and_its_scenario_diff_alike(self, cli: Cli, tmp_path: Path) -> None:
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+
+        assert cli("diff", "dana-facts", "4", "11").out == cli("diff", str(path), "4", "11").out
+
+    def test_the_eviction_shows_its_score(self, cli: Cli) -> None:
+        assert (
+            "fact 4 'chitchat' evicted (score 0.0707) at t=6"
+            in cli("diff", "dana-facts", "4", "11").out.splitlines()
+        )
+
+    def test_two_runs_after_the_same_step(self, cli: Cli, tmp_path: Path) -> None:
+        wider = tmp_path / "refund-60.toml"
+        wider.write_text(_shipped_text("refund-desk").replace("budget = 40", "budget = 60"))
+        data = json.loads(cli("diff", "refund-desk", str(wider), "--step", "4", "--json").out)
+
+        assert (4, {"tokens": 29, "budget": 40, "over": False}) == (
+            data["step"],
+            data["meter"]["before"],
+        )
+        assert {"tokens": 41, "budget": 60, "over": False} == data["meter"]["after"]
+
+    @pytest.mark.parametrize(
+        ("argv", "fragment"),
+        [
+            (["diff", "refund-desk", "3", "99"], "event 99 is out of range 0..15"),
+            (["diff", "refund-desk", "three", "5"], "an event number, got 'three'"),
+            (["diff", "refund-desk", "3"], "memtape diff RUN A B"),
+            (["diff", "refund-desk", "--step", "2"], "memtape diff RUN1 RUN2 --step N"),
+            (["diff", "refund-desk", "dana-facts", "--step", "1"], "diverge at step 1"),
+        ],
+    )
+    def test_bad_arguments_are_one_line(self, cli: Cli, argv: list[str], fragment: str) -> None:
+        outcome = cli(*argv)
+
+        assert (2, "") == (outcome.status, outcome.out)
+        assert 1 == len(outcome.err.splitlines())
+        assert fragment in outcome.err
+
+
+class TestWhyCommand:
+    def test_the_evicted_chitchat_fact_names_its_rivals(self, cli: Cli) -> None:
+        lines = cli("why", "dana-facts", "chitchat").out.splitlines()
+
+        assert any(
+            line.endswith(
+                "evicted at t=6, score 0.0707, the lowest of 5 actives: "
+                "contact 0.6000, name 0.3818, order 0.2475, promo 0.1500"
+            )
+            for line in lines
+        )
+
+    def test_a_run_file_and_its_scenario_answer_alike(self, cli: Cli, tmp_path: Path) -> None:
+        path = record(cli, "refund-desk", tmp_path / "refund.jsonl")
+
+        assert cli("why", "refund-desk", "turn:5").out == cli("why", str(path), "turn:5").out
+
+    def test_json_carries_the_exact_eviction_score(self, cli: Cli) -> None:
+        data = json.loads(cli("why", "dana-facts", "4", "--json").out)
+        (evicted,) = [s for s in data["subjects"][0]["steps"] if s["type"] == "Evicted"]
+
+        assert expected_score(0.2, 6, 0) == evicted["numbers"]["score"]
+
+    @pytest.mark.parametrize(
+        ("target", "fragment"),
+        [("turn:11", "no turn 11"), ("turn:x", "turn:N"), ("weather", "no fact has key")],
+    )
+    def test_an_unknown_target_is_one_line_naming_the_run(
+        self, cli: Cli, target: str, fragment: str
+    ) -> None:
+        outcome = cli("why", "refund-desk" if target.startswith("turn") else "dana-facts", target)
+
+        assert (2, "") == (outcome.status, outcome.out)
+        assert 1 == len(outcome.err.splitlines())
+        assert fragment in outcome.err
+        assert outcome.err.startswith("memtape: error: refund-desk: ") or outcome.err.startswith(
+            "memtape: error: dana-facts: "
+        )
