@@ -200,7 +200,10 @@ def _open(target: str) -> LoadedRun:
     if target in SHIPPED or target.endswith(".toml"):
         scenario = load_scenario(target)
         return LoadedRun(_simulate(scenario), scenario.name, Path(target))
-    return load_run(Path(target))
+    loaded = load_run(Path(target))
+    if loaded.torn is not None:
+        print(f"memtape: warning: {target}: {loaded.torn}", file=sys.stderr)
+    return loaded
 
 
 def _show(args: argparse.Namespace) -> int:

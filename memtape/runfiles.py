@@ -13,11 +13,12 @@ from memtape.reducers import fold
 
 @attrs.frozen
 class LoadedRun:
-    """A session rebuilt from a run file, and the scenario it recorded."""
+    """A session rebuilt from a run file, the scenario it recorded, and any torn tail dropped."""
 
     session: Session
     scenario: str
     path: Path
+    torn: str | None = None
 
 
 def save_run(session: Session, path: Path, scenario: str) -> None:
@@ -39,4 +40,4 @@ def load_run(path: Path) -> LoadedRun:
         except CorruptLog as error:
             raise BadInput(f"{path}: step {batch.step} (line {batch.line}): {error}") from None
     scenario = recorded.header.get("scenario")
-    return LoadedRun(Session(policies, run=run), str(scenario or path.stem), path)
+    return LoadedRun(Session(policies, run=run), str(scenario or path.stem), path, recorded.torn)

@@ -914,7 +914,6 @@ BAD_LOGS: dict[str, tuple[Callable[[list[str]], list[str]], tuple[str, ...]]] = 
     "position out of order": (_set(3, "at", 7), ("line 4", "at 3")),
     "wrong step number": (_set(3, "step", 9), ("line 4", "step")),
     "step without its end mark": (_delete(5, "end"), ("line 7", "step 4")),
-    "cut short": (lambda ls: ls[:5], ("step 4", "end mark")),
     "first event without its command": (_delete(2, "command"), ("line 3", "command")),
     "wrong field type": (
         _edit(2, lambda line: line["event"].__setitem__("tokens", "9")),
@@ -1249,3 +1248,17 @@ class TestWhyCommand:
         assert outcome.err.startswith("memtape: error: refund-desk: ") or outcome.err.startswith(
             "memtape: error: dana-facts: "
         )
+
+
+class TestTornTailWarning:
+    def test_a_torn_run_loads_with_one_warning_line(self, cli: Cli, tmp_path: Path) -> None:
+        path = record(cli, "refund-desk", tmp_path / "refund.jsonl")
+        lines = path.read_text("utf-8").splitlines(keepends=True)
+        path.write_text("".join(lines[:11]), "utf-8")
+        outcome = cli("show", str(path), "--json")
+
+        assert (0, 9) == (outcome.status, json.loads(outcome.out)["at"])
+        assert [
+            f"memtape: warning: {path}: a torn tail: step 8 (from line 11) has no end mark; "
+            "loaded the 7 whole steps before it"
+        ] == outcome.err.splitlines()

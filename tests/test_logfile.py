@@ -414,12 +414,6 @@ class TestReadRunErrors:
         with pytest.raises(BadInput, match="line 6: step 4 ended without its end mark"):
             read_run(path)
 
-    def test_a_file_cut_short_in_a_step(self, tmp_path: Path, runs: dict[str, Run]) -> None:
-        path = _broken(tmp_path, runs, _good(tmp_path, runs)[:5])
-
-        with pytest.raises(BadInput, match="step 4 has no end mark: the file is cut short"):
-            read_run(path)
-
     def test_a_first_event_without_its_command(self, tmp_path: Path, runs: dict[str, Run]) -> None:
         good = _good(tmp_path, runs)
         path = _broken(tmp_path, runs, [*good[:2], _without(good[2], "command"), *good[3:]])
@@ -497,4 +491,49 @@ class TestHeaderCounts:
         with pytest.raises(
             BadInput, match="header promises 15 events in 10 steps, the file holds 2 in 2"
         ):
+            read_run(path)
+
+
+class TestTornTail:
+    """What a writer killed mid-command leaves loads up to the last whole command."""
+
+    def test_a_step_without_its_end_mark_at_the_end_is_dropped(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        loaded = read_run(_broken(tmp_path, runs, _good(tmp_path, runs)[:5]))
+
+        assert (3, "a torn tail: step 4 (from line 5) has no end mark") == (
+            len(loaded.batches),
+            (loaded.torn or "").split(";")[0],
+        )
+
+    def test_an_unfinished_last_line_is_dropped(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        path = _written(tmp_path, runs["refund-desk"])
+        whole = path.read_text("utf-8")
+        path.write_text(whole[: whole.rindex('"end"')], "utf-8")
+        loaded = read_run(path)
+
+        assert 9 == len(loaded.batches)
+        assert loaded.torn is not None
+        assert "line 16 is an unfinished write" in loaded.torn
+
+    def test_a_whole_file_has_no_torn_tail(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        assert None is read_run(_written(tmp_path, runs["refund-desk"])).torn
+
+    def test_a_last_line_missing_only_its_newline_is_whole(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        path = _written(tmp_path, runs["refund-desk"])
+        path.write_text(path.read_text("utf-8").rstrip("\n"), "utf-8")
+
+        assert (None, 10) == (read_run(path).torn, len(read_run(path).batches))
+
+    def test_a_file_cut_between_two_commands_is_still_an_error(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        path = _written(tmp_path, runs["refund-desk"])
+        lines = path.read_text("utf-8").splitlines(keepends=True)
+        path.write_text("".join(lines[:12]), "utf-8")
+
+        with pytest.raises(BadInput, match="header promises 15 events"):
             read_run(path)

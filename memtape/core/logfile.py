@@ -38,10 +38,15 @@ class RecordedBatch:
 
 @attrs.frozen
 class RunFile:
-    """A run file's header and its batches, decoded but not yet folded."""
+    """A run file's header and its batches, decoded but not yet folded.
+
+    ``torn`` describes a torn tail that was dropped (what a writer killed
+    mid-command leaves), or is None for a whole file.
+    """
 
     header: dict[str, Any]
     batches: tuple[RecordedBatch, ...]
+    torn: str | None = None
 
 
 def write_run(path: Path, header: Mapping[str, Any], run: Run) -> None:
@@ -93,7 +98,11 @@ def _event_lines(run: Run) -> Iterator[dict[str, Any]]:
 
 
 def read_run(path: Path) -> RunFile:
-    """Read and check a run file; any problem is a ``BadInput`` naming the line."""
+    """Read and check a run file; any problem is a ``BadInput`` naming the line.
+
+    A torn tail (an unfinished last command, or an unfinished last line) is
+    dropped and described in ``RunFile.torn``: the run is whole up to there.
+    """
     try:
         text = path.read_text("utf-8")
     except IsADirectoryError:
@@ -103,8 +112,13 @@ def read_run(path: Path) -> RunFile:
     except (OSError, UnicodeDecodeError) as error:
         raise BadInput(f"{path}: cannot read it: {error}") from None
     lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
+    last = lines.pop()  # "" when the file ends with a newline, as written files do
+    unfinished = None
+    if last:
+        if _parses(last):
+            lines.append(last)
+        else:
+            unfinished = len(lines) + 1
     if not lines:
         raise BadInput(f"{path}: empty file, not a run file")
     header = _json(lines[0], path, 1)
@@ -115,7 +129,15 @@ def read_run(path: Path) -> RunFile:
             f"{path}: line 1: run file format {header.get('format')!r} is not readable "
             f"by memtape {__version__} (it reads format {FORMAT})"
         )
-    batches = _batches(lines, path)
+    batches, open_step = _batches(lines, path)
+    tail = []
+    if open_step is not None:
+        tail.append(f"step {open_step[0]} (from line {open_step[1]}) has no end mark")
+    if unfinished is not None:
+        tail.append(f"line {unfinished} is an unfinished write")
+    if tail:
+        whole = f"loaded the {len(batches)} whole steps before it"
+        return RunFile(header, batches, f"a torn tail: {'; '.join(tail)}; {whole}")
     events = sum(len(batch.events) for batch in batches)
     if not (_is_int(header.get("events"), events) and _is_int(header.get("steps"), len(batches))):
         raise BadInput(
@@ -125,7 +147,18 @@ def read_run(path: Path) -> RunFile:
     return RunFile(header, batches)
 
 
-def _batches(lines: list[str], path: Path) -> tuple[RecordedBatch, ...]:
+def _parses(raw: str) -> bool:
+    try:
+        json.loads(raw, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _batches(
+    lines: list[str], path: Path
+) -> tuple[tuple[RecordedBatch, ...], tuple[int, int] | None]:
+    """The whole batches, and the (step, first line) of an unfinished last one."""
     batches: list[RecordedBatch] = []
     pending: list[Event] = []
     command: Command | None = None
@@ -150,8 +183,8 @@ def _batches(lines: list[str], path: Path) -> tuple[RecordedBatch, ...]:
             batches.append(RecordedBatch(step, command, tuple(pending), first_line))
             pending, command = [], None
     if command is not None:
-        raise BadInput(f"{path}: step {len(batches) + 1} has no end mark: the file is cut short")
-    return tuple(batches)
+        return tuple(batches), (len(batches) + 1, first_line)
+    return tuple(batches), None
 
 
 def _command(line: dict[str, Any], where: str, step: int) -> Command:
