@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+import attrs
 import structlog
 
 from memtape._version import __version__
@@ -81,6 +82,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("scenario", metavar="SCENARIO|FILE")
     run.add_argument("--out", required=True, type=Path, metavar="RUN.jsonl")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="AXIS.PARAM=VALUE",
+        help="override a policy parameter, e.g. --set compaction.budget=60 (repeatable)",
+    )
     run.set_defaults(handler=_run)
 
     show = commands.add_parser(
@@ -186,6 +194,8 @@ def _simulate(scenario: Scenario) -> Session:
 
 def _run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
+    if args.set:
+        scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(args.set))
     session = _simulate(scenario)
     save_run(session, args.out, scenario.name)
     print(

@@ -1262,3 +1262,39 @@ class TestTornTailWarning:
             f"memtape: warning: {path}: a torn tail: step 8 (from line 11) has no end mark; "
             "loaded the 7 whole steps before it"
         ] == outcome.err.splitlines()
+
+
+class TestRunWithSettings:
+    def test_a_setting_changes_the_recorded_policy_and_its_decisions(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "wide.jsonl"
+        outcome = cli("run", "refund-desk", "--out", str(path), "--set", "compaction.budget=60")
+        header = read_lines(path)[0]
+        view = show_json(cli, str(path), 4)
+
+        assert 0 == outcome.status
+        assert 60 == header["policies"]["compaction"]["budget"]
+        assert (41, 60, False) == (
+            view["window"]["tokens"],
+            view["window"]["budget"],
+            view["window"]["over"],
+        )
+
+    @pytest.mark.parametrize(
+        ("setting", "fragment"),
+        [
+            ("budget=60", "AXIS.PARAM=VALUE"),
+            ("forgetting.capacity=3", "no [forgetting] policy"),
+            ("compaction.budget=0", "budget must be an integer >= 1"),
+            ("compaction.budget=lots", "budget must be an integer >= 1, got 'lots'"),
+        ],
+    )
+    def test_a_bad_setting_is_one_line_and_writes_nothing(
+        self, cli: Cli, tmp_path: Path, setting: str, fragment: str
+    ) -> None:
+        path = tmp_path / "never.jsonl"
+        outcome = cli("run", "refund-desk", "--out", str(path), "--set", setting)
+
+        assert (2, 1, False) == (outcome.status, len(outcome.err.splitlines()), path.exists())
+        assert fragment in outcome.err

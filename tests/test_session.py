@@ -405,3 +405,34 @@ class TestSteps:
         session = _session(WriteFact("k", "v", 0.5), AdvanceClock(1.0))
 
         assert 2 == session.run.steps
+
+
+class TestWithSettings:
+    def test_values_are_read_as_toml(self) -> None:
+        changed = ALL.with_settings(["compaction.budget=60", "forgetting.half_life=2.5"])
+
+        assert (60, 2.5) == (
+            changed.params()["compaction"]["budget"],
+            changed.params()["forgetting"]["half_life"],
+        )
+
+    def test_the_original_policies_do_not_change(self) -> None:
+        ALL.with_settings(["compaction.budget=60"])
+
+        assert COMPACTION == ALL.compaction
+
+    def test_no_settings_gives_equal_policies(self) -> None:
+        assert ALL.params() == ALL.with_settings([]).params()
+
+    @pytest.mark.parametrize(
+        ("setting", "fragment"),
+        [
+            ("compaction", "AXIS.PARAM=VALUE"),
+            ("compaction.=1", "AXIS.PARAM=VALUE"),
+            ("store.capacity=3", "no axis 'store'"),
+            ("compaction.policy=nope", "policy must be one of"),
+        ],
+    )
+    def test_a_bad_setting_says_what_is_wrong(self, setting: str, fragment: str) -> None:
+        with pytest.raises(BadInput, match=fragment):
+            ALL.with_settings([setting])

@@ -5,6 +5,7 @@ that decides it; ``Session`` appends what they decide to a ``Run``.
 """
 
 import math
+import tomllib
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -104,6 +105,27 @@ class Policies:
         }
         return {axis: policy.params() for axis, policy in present.items() if policy is not None}
 
+    def with_settings(self, settings: Iterable[str]) -> "Policies":
+        """These policies with ``AXIS.PARAM=VALUE`` settings applied, e.g. ``compaction.budget=60``.
+
+        A value is read as a TOML value (``60``, ``4.5``, ``true``, ``"words"``), or
+        as a plain string when it is not one; ``AXIS.policy=NAME`` changes the policy.
+        """
+        tables = self.params()
+        for setting in settings:
+            name, sep, raw = setting.partition("=")
+            axis, dot, param = name.strip().partition(".")
+            if not sep or not dot or not param:
+                raise BadInput(
+                    f"--set {setting!r}: write AXIS.PARAM=VALUE, e.g. compaction.budget=60"
+                )
+            if axis not in AXES:
+                raise BadInput(f"--set {setting!r}: no axis {axis!r} (axes: {', '.join(AXES)})")
+            if axis not in tables:
+                raise BadInput(f"--set {setting!r}: this scenario has no [{axis}] policy")
+            tables[axis][param] = _value(raw.strip())
+        return Policies.from_params(tables, "--set")
+
     def decide(self, state: State, command: Command) -> tuple[Event, ...]:
         """The events that honour ``command`` in ``state``, or ``Rejected`` saying why not."""
         if isinstance(command, AddTurn):
@@ -144,6 +166,13 @@ def _require(policy: P | None, what: str, axis: str) -> P:
     if policy is None:
         raise Rejected(f"{what} needs a [{axis}] policy, and this session has none")
     return policy
+
+
+def _value(raw: str) -> Any:
+    try:
+        return tomllib.loads(f"value = {raw}")["value"]
+    except tomllib.TOMLDecodeError:
+        return raw
 
 
 def _advance(state: State, command: AdvanceClock) -> ClockAdvanced:
