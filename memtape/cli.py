@@ -115,6 +115,26 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     diff.set_defaults(handler=_diff)
 
+    fork = commands.add_parser(
+        "fork",
+        help="re-decide a run from a point under changed policy parameters",
+        description=(
+            "Keep the first N events of a run (N must fall between commands) and re-decide "
+            "the remaining commands with the given settings: a counterfactual."
+        ),
+    )
+    fork.add_argument("run", metavar="RUN")
+    fork.add_argument("--at", type=int, required=True, metavar="N", help="keep the first N events")
+    fork.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="AXIS.PARAM=VALUE",
+        help="a changed policy parameter, e.g. --set compaction.budget=60 (repeatable)",
+    )
+    fork.add_argument("--out", required=True, type=Path, metavar="RUN2.jsonl")
+    fork.set_defaults(handler=_fork)
+
     why = commands.add_parser(
         "why",
         help="the life of a turn or a fact, with the numbers behind each step",
@@ -222,7 +242,7 @@ def _show(args: argparse.Namespace) -> int:
     at = len(run) if args.at is None else args.at
     if not 0 <= at <= len(run):
         raise MemtapeError(f"{args.run}: --at {at} is out of range 0..{len(run)}")
-    view = view_data(run.state_at(at), at, loaded.session.policies)
+    view = view_data(run.state_at(at), at, loaded.session.policies_at(at))
     if args.json:
         print(json.dumps(view, indent=2, ensure_ascii=False))
     else:
@@ -230,8 +250,8 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _budget(loaded: LoadedRun) -> int | None:
-    compaction = loaded.session.policies.compaction
+def _budget(loaded: LoadedRun, position: int) -> int | None:
+    compaction = loaded.session.policies_at(position).compaction
     return None if compaction is None else compaction.budget
 
 
@@ -242,17 +262,16 @@ def _diff(args: argparse.Namespace) -> int:
             raise MemtapeError("diff --step compares two runs: memtape diff RUN1 RUN2 --step N")
         first, second = _open(targets[0]), _open(targets[1])
         compared = step_diff(first.session.run, second.session.run, args.step)
-        data = step_diff_data(compared, (_budget(first), _budget(second)))
+        budgets = (_budget(first, compared.before), _budget(second, compared.after))
+        data = step_diff_data(compared, budgets)
     else:
         if len(targets) != 3:
             raise MemtapeError("diff compares two points of a run: memtape diff RUN A B")
         loaded = _open(targets[0])
         run = loaded.session.run
         before, after = (_position(text, len(run), targets[0]) for text in targets[1:])
-        budget = _budget(loaded)
-        data = diff_data(
-            run.diff(before, after), before=before, after=after, budgets=(budget, budget)
-        )
+        budgets = (_budget(loaded, before), _budget(loaded, after))
+        data = diff_data(run.diff(before, after), before=before, after=after, budgets=budgets)
     if args.json:
         print(json.dumps(data, indent=2, ensure_ascii=False))
     else:
@@ -270,6 +289,27 @@ def _position(text: str, length: int, name: str) -> int:
     return position
 
 
+def _fork(args: argparse.Namespace) -> int:
+    loaded = _open(args.run)
+    run = loaded.session.run
+    if not 0 <= args.at <= len(run):
+        raise MemtapeError(f"{args.run}: --at {args.at} is out of range 0..{len(run)}")
+    try:
+        forked = loaded.session.fork(args.at, args.set)
+    except MemtapeError as error:
+        raise MemtapeError(f"{args.run}: {error}") from None
+    save_run(
+        forked, args.out, loaded.scenario, origin={"run": args.run, "at": args.at, "set": args.set}
+    )
+    kept = sum(1 for step in range(1, run.steps + 1) if run.batch(step)[1] <= args.at)
+    changes = ", ".join(args.set) or "no changes"
+    print(
+        f"forked {args.run} after event {args.at}: kept {kept} of {run.steps} steps, "
+        f"re-decided the rest with {changes}; {len(forked.run)} events to {args.out}"
+    )
+    return 0
+
+
 def _why(args: argparse.Namespace) -> int:
     loaded = _open(args.run)
     try:
@@ -285,7 +325,7 @@ def _why(args: argparse.Namespace) -> int:
 
 def _timeline(args: argparse.Namespace) -> int:
     loaded = _open(args.run)
-    rows = timeline(loaded.session.run, loaded.session.policies)
+    rows = timeline(loaded.session.run, loaded.session.policies_at)
     if args.json:
         print(json.dumps([row.data() for row in rows], indent=2, ensure_ascii=False))
     else:

@@ -1,13 +1,15 @@
 """Saving a session to a run file, and loading one back with its policies."""
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.logfile import read_run, write_run
 from memtape.core.run import Run
-from memtape.policies.session import Policies, Session
+from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import fold
 
 
@@ -21,9 +23,22 @@ class LoadedRun:
     torn: str | None = None
 
 
-def save_run(session: Session, path: Path, scenario: str) -> None:
-    """Write the session's run, its policies and scenario name, to ``path``."""
-    write_run(path, {"scenario": scenario, "policies": session.policies.params()}, session.run)
+def save_run(
+    session: Session, path: Path, scenario: str, *, origin: Mapping[str, Any] | None = None
+) -> None:
+    """Write the session's run, its policies and scenario name, to ``path``.
+
+    A session whose policies changed along the way (a fork) also records
+    each epoch, and ``origin`` says where a fork came from.
+    """
+    header: dict[str, Any] = {"scenario": scenario, "policies": session.policies.params()}
+    if len(session.epochs) > 1:
+        header["epochs"] = [
+            {"from": epoch.start, "policies": epoch.policies.params()} for epoch in session.epochs
+        ]
+    if origin is not None:
+        header["forked_from"] = dict(origin)
+    write_run(path, header, session.run)
 
 
 def load_run(path: Path) -> LoadedRun:
@@ -40,4 +55,26 @@ def load_run(path: Path) -> LoadedRun:
         except CorruptLog as error:
             raise BadInput(f"{path}: step {batch.step} (line {batch.line}): {error}") from None
     scenario = recorded.header.get("scenario")
-    return LoadedRun(Session(policies, run=run), str(scenario or path.stem), path, recorded.torn)
+    epochs = _epochs(recorded.header.get("epochs"), policies, path)
+    session = Session(policies, run=run, epochs=epochs)
+    return LoadedRun(session, str(scenario or path.stem), path, recorded.torn)
+
+
+def _epochs(data: Any, policies: Policies, path: Path) -> tuple[Epoch, ...]:
+    if data is None:
+        return (Epoch(0, policies),)
+    where = f"{path}: line 1: epochs"
+    if not isinstance(data, list) or not data or not all(isinstance(e, dict) for e in data):
+        raise BadInput(f"{where}: a list of {{from, policies}} tables")
+    epochs: list[Epoch] = []
+    for number, epoch in enumerate(data, start=1):
+        start, tables = epoch.get("from"), epoch.get("policies")
+        previous = epochs[-1].start if epochs else -1
+        if type(start) is not int or start <= previous or (number == 1 and start != 0):
+            raise BadInput(f"{where}: epoch {number} starts at {start!r}, not after {previous}")
+        if not isinstance(tables, dict):
+            raise BadInput(f"{where}: epoch {number} names no policies")
+        epochs.append(Epoch(start, Policies.from_params(tables, f"{where} {number}")))
+    if epochs[-1].policies != policies:
+        raise BadInput(f"{where}: the last epoch's policies differ from the header's")
+    return tuple(epochs)

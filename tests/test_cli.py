@@ -1298,3 +1298,36 @@ class TestRunWithSettings:
 
         assert (2, 1, False) == (outcome.status, len(outcome.err.splitlines()), path.exists())
         assert fragment in outcome.err
+
+
+class TestForkCommand:
+    def test_a_fork_with_a_wider_budget_keeps_its_prefix(self, cli: Cli, tmp_path: Path) -> None:
+        source = record(cli, "refund-desk", tmp_path / "refund.jsonl")
+        out = tmp_path / "wide.jsonl"
+        outcome = cli(
+            "fork", str(source), "--at", "5", "--set", "compaction.budget=60", "--out", str(out)
+        )
+
+        assert 0 == outcome.status
+        assert read_lines(source)[1:6] == read_lines(out)[1:6]
+        assert (41, 40, True) == tuple(
+            show_json(cli, str(out), 4)["window"][k] for k in ("tokens", "budget", "over")
+        )
+        assert (49, 60, False) == tuple(
+            show_json(cli, str(out), 7)["window"][k] for k in ("tokens", "budget", "over")
+        )
+
+    def test_a_point_inside_a_command_is_one_line_and_writes_nothing(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "never.jsonl"
+        outcome = cli("fork", "refund-desk", "--at", "4", "--out", str(out))
+
+        assert (2, False) == (outcome.status, out.exists())
+        assert "event 4 falls inside a command" in outcome.err
+        assert 1 == len(outcome.err.splitlines())
+
+    def test_an_out_of_range_point_is_refused(self, cli: Cli, tmp_path: Path) -> None:
+        outcome = cli("fork", "refund-desk", "--at", "99", "--out", str(tmp_path / "x.jsonl"))
+
+        assert (2, True) == (outcome.status, "--at 99 is out of range 0..15" in outcome.err)

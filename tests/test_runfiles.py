@@ -217,3 +217,57 @@ class TestLoadRunErrors:
 
         with pytest.raises(BadInput, match="line 1: not JSON"):
             load_run(path)
+
+
+class TestForkedRunFiles:
+    def _forked(self, tmp_path: Path) -> Path:
+        scenario = load_scenario("refund-desk")
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        path = tmp_path / "forked.jsonl"
+        origin = {"run": "refund-desk", "at": 5, "set": ["compaction.budget=60"]}
+        save_run(session.fork(5, ["compaction.budget=60"]), path, "refund-desk", origin=origin)
+        return path
+
+    def test_the_epochs_come_back(self, tmp_path: Path) -> None:
+        session = load_run(self._forked(tmp_path)).session
+
+        assert [(0, 40), (5, 60)] == [
+            (epoch.start, epoch.policies.compaction.budget)  # type: ignore[union-attr]
+            for epoch in session.epochs
+        ]
+
+    def test_the_header_says_where_the_fork_came_from(self, tmp_path: Path) -> None:
+        header = json.loads(self._forked(tmp_path).read_text("utf-8").splitlines()[0])
+
+        assert {"run": "refund-desk", "at": 5, "set": ["compaction.budget=60"]} == header[
+            "forked_from"
+        ]
+
+    def test_a_run_never_forked_writes_no_epochs(self, tmp_path: Path) -> None:
+        scenario = load_scenario("dana-facts")
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        path = tmp_path / "plain.jsonl"
+        save_run(session, path, "dana-facts")
+
+        assert "epochs" not in json.loads(path.read_text("utf-8").splitlines()[0])
+
+    @pytest.mark.parametrize(
+        ("epochs", "fragment"),
+        [
+            ("not a list", "a list of"),
+            ([{"from": 3, "policies": {}}], "epoch 1 starts at 3"),
+            ([{"from": 0, "policies": {}}, {"from": 0, "policies": {}}], "epoch 2 starts at 0"),
+            ([{"from": 0}], "epoch 1 names no policies"),
+        ],
+    )
+    def test_bad_epochs_are_named(self, tmp_path: Path, epochs: object, fragment: str) -> None:
+        path = self._forked(tmp_path)
+        lines = path.read_text("utf-8").splitlines()
+        header = json.loads(lines[0])
+        header["epochs"] = epochs
+        path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", "utf-8")
+
+        with pytest.raises(BadInput, match=fragment):
+            load_run(path)

@@ -33,7 +33,7 @@ from memtape.core.state import INITIAL_STATE
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.session import Policies, Session
+from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import fold
 from memtape.scenarios import SHIPPED, load_scenario
 
@@ -436,3 +436,58 @@ class TestWithSettings:
     def test_a_bad_setting_says_what_is_wrong(self, setting: str, fragment: str) -> None:
         with pytest.raises(BadInput, match=fragment):
             ALL.with_settings([setting])
+
+
+def _refund() -> Session:
+    scenario = load_scenario("refund-desk")
+    session = Session(scenario.policies)
+    session.execute_all(scenario.steps)
+    return session
+
+
+class TestFork:
+    def test_keeps_the_events_before_the_point_verbatim(self) -> None:
+        original = _refund()
+        forked = original.fork(5, ["compaction.budget=60"])
+
+        assert original.run.events[:5] == forked.run.events[:5]
+
+    def test_re_decides_the_rest_under_the_changed_policy(self) -> None:
+        forked = _refund().fork(5, ["compaction.budget=60"])
+        budgets = [e.budget for e in forked.run.events[5:] if isinstance(e, CompactionTriggered)]
+
+        assert [60] == budgets
+
+    def test_records_the_same_commands(self) -> None:
+        original = _refund()
+
+        assert original.run.commands == original.fork(5, ["compaction.budget=60"]).run.commands
+
+    def test_without_settings_reproduces_the_run(self) -> None:
+        original = _refund()
+
+        assert original.run.events == original.fork(5, []).run.events
+
+    def test_leaves_the_original_unchanged(self) -> None:
+        original = _refund()
+        events = original.run.events
+        original.fork(5, ["compaction.budget=60"])
+
+        assert (events, 40) == (original.run.events, original.policies.compaction.budget)  # type: ignore[union-attr]
+
+    def test_the_policies_in_force_change_at_the_fork(self) -> None:
+        forked = _refund().fork(5, ["compaction.budget=60"])
+        budgets = [forked.policies_at(p).compaction.budget for p in (0, 5, 6, 12)]  # type: ignore[union-attr]
+
+        assert [40, 40, 60, 60] == budgets
+
+    @pytest.mark.parametrize("at", [4, 7])
+    def test_a_point_inside_a_command_is_refused(self, at: int) -> None:
+        with pytest.raises(BadInput, match=f"event {at} falls inside a command"):
+            _refund().fork(at, [])
+
+    def test_a_fork_at_the_start_re_decides_everything(self) -> None:
+        forked = _refund().fork(0, ["compaction.hot_n=1"])
+
+        assert [Epoch(0, forked.policies)] == list(forked.epochs[-1:])
+        assert 1 == forked.policies_at(1).compaction.hot_n  # type: ignore[union-attr]

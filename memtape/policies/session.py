@@ -6,7 +6,8 @@ that decides it; ``Session`` appends what they decide to a ``Run``.
 
 import math
 import tomllib
-from collections.abc import Iterable, Mapping
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import attrs
@@ -184,6 +185,14 @@ def _advance(state: State, command: AdvanceClock) -> ClockAdvanced:
     return ClockAdvanced(float(to))
 
 
+@attrs.frozen
+class Epoch:
+    """The policies in force from the event after ``start`` on (a fork starts a new epoch)."""
+
+    start: int
+    policies: Policies
+
+
 class Session:
     """Commands in, policies decide, events appended to the run, state folded."""
 
@@ -193,9 +202,51 @@ class Session:
         *,
         run: Run | None = None,
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+        epochs: Sequence[Epoch] = (),
     ) -> None:
         self.policies = policies
         self.run = run if run is not None else Run(fold, snapshot_every=snapshot_every)
+        self.epochs: tuple[Epoch, ...] = tuple(epochs) or (Epoch(0, policies),)
+
+    def policies_at(self, position: int) -> Policies:
+        """The policies that decided the event at 1-based ``position`` (0: the first ones).
+
+        A run forked with other settings has more than one epoch; the state
+        after ``position`` events is measured against the policies that made it.
+        """
+        starts = [epoch.start for epoch in self.epochs]
+        return self.epochs[max(bisect_left(starts, position) - 1, 0)].policies
+
+    def fork(self, at: int, settings: Sequence[str]) -> "Session":
+        """A new session that keeps the first ``at`` events and re-decides the rest.
+
+        ``at`` must fall between two commands; the remaining commands are
+        decided again under the policies in force there with ``settings``
+        applied (``compaction.budget=60``). This session is not changed.
+        """
+        run = self.run
+        ends = [0, *(run.batch(step)[1] for step in range(1, run.steps + 1))]
+        if at not in ends:
+            before = max(end for end in ends if end < at) if at > 0 else 0
+            after = min((end for end in ends if end > at), default=len(run))
+            raise BadInput(
+                f"event {at} falls inside a command; a fork starts between commands "
+                f"(the nearest are {before} and {after})"
+            )
+        policies = self.policies_at(at).with_settings(settings)
+        kept = ends.index(at)
+        epochs = [epoch for epoch in self.epochs if epoch.start < at]
+        forked = Session(policies, epochs=[*epochs, Epoch(at, policies)])
+        commands = run.commands
+        for step in range(1, kept + 1):
+            start, end = run.batch(step)
+            forked.run.append(commands[step - 1], run.events[start:end])
+        for step in range(kept + 1, run.steps + 1):
+            try:
+                forked.execute(commands[step - 1])
+            except Rejected as error:
+                raise BadInput(f"step {step}, re-decided after the fork: {error}") from None
+        return forked
 
     @property
     def state(self) -> State:

@@ -1,6 +1,6 @@
 """The timeline: one row per event, with the meter after it and a one-line summary."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import attrs
@@ -47,17 +47,22 @@ class TimelineRow:
         }
 
 
-def timeline(run: Run, policies: Policies) -> Iterator[TimelineRow]:
-    """A row per event, folding once from the start (linear in the run)."""
+def timeline(run: Run, policies: Policies | Callable[[int], Policies]) -> Iterator[TimelineRow]:
+    """A row per event, folding once from the start (linear in the run).
+
+    ``policies`` may be a function of the position (``Session.policies_at``),
+    for a run whose policies changed along the way (a fork).
+    """
+    policies_at = policies if callable(policies) else lambda _: policies
     state = run.state_at(0)
     events = run.events
-    for step in range(1, len(run.commands) + 1):
+    for step in range(1, run.steps + 1):
         start, end = run.batch(step)
         for at in range(start + 1, end + 1):
             event = events[at - 1]
             before = state
             state = evolve(state, event)
-            gauge = meter(state.window, policies.compaction)
+            gauge = meter(state.window, policies_at(at).compaction)
             yield TimelineRow(at, step, event, gauge, summarize(event, before, state))
 
 
