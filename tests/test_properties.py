@@ -1,7 +1,8 @@
 """Property tests of the kernel over random command sequences and policy parameters.
 
-The ``check_*`` functions state the invariants once; the stateful test in
-``test_stateful.py`` checks the same ones after every step.
+The invariants themselves live in ``memtape.invariants`` (``memtape check``
+runs the same ones); these tests assert that they find nothing, here and
+after every step of the stateful test in ``test_stateful.py``.
 """
 
 import contextlib
@@ -30,14 +31,27 @@ from memtape.core.events import (
     CompactionTriggered,
     Consolidated,
     Event,
-    Evicted,
     FactRead,
     FactWritten,
     TurnAdded,
 )
 from memtape.core.run import Run
-from memtape.core.state import INITIAL_STATE, State, Store, Window
-from memtape.policies.compaction import gist_for
+from memtape.core.state import INITIAL_STATE, State, Window
+from memtape.invariants import (
+    Violation,
+    check_budget,
+    check_capacity,
+    check_evictions,
+    check_gist,
+    check_hot,
+    check_ranking,
+    check_replay,
+    check_run,
+    check_status,
+    check_tiers,
+    check_token_total,
+    redecide,
+)
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
@@ -55,7 +69,7 @@ SLOW = settings(deadline=None)
 """For tests that fold whole logs many times over."""
 
 
-# -- the invariants, stated once ------------------------------------------------------------
+# -- what the invariants are checked with -----------------------------------------------------
 
 
 def turns_of(events: Sequence[Event]) -> dict[int, TurnAdded]:
@@ -63,107 +77,38 @@ def turns_of(events: Sequence[Event]) -> dict[int, TurnAdded]:
     return {e.turn: e for e in events if isinstance(e, TurnAdded)}
 
 
-def check_token_total(window: Window) -> None:
-    """The running total equals hot + warm + gist tokens counted from scratch."""
-    recount = sum(t.tokens for t in window.hot) + sum(w.tokens for w in window.warm)
-    assert recount + window.gist_tokens == window.tokens
-
-
-def check_tiers(window: Window) -> None:
-    """Every turn so far sits in exactly one of hot, warm, cold, dropped; ``tier_of`` says which."""
-    tiers: dict[str, list[int]] = {
+def check_tier_of(window: Window) -> None:
+    """``tier_of`` names the one tier each turn sits in, and nothing outside the turns so far."""
+    tiers = {
         "hot": [t.turn for t in window.hot],
         "warm": [w.turn for w in window.warm],
         "cold": list(window.cold),
         "dropped": list(window.dropped),
     }
     for turn in range(1, window.turns + 1):
-        holding = [name for name, turns in tiers.items() if turn in turns]
-        assert [window.tier_of(turn)] == holding
-    assert window.turns == sum(len(turns) for turns in tiers.values())
+        assert [window.tier_of(turn)] == [name for name, turns in tiers.items() if turn in turns]
     assert window.tier_of(0) is None
     assert window.tier_of(window.turns + 1) is None
 
 
-def check_gist(window: Window) -> None:
-    """The COLD gist says how many turns are cold, and costs its words (nothing while empty)."""
-    assert gist_for(len(window.cold)) == window.gist
-    assert WordCount().count(window.gist) == window.gist_tokens
-
-
-def check_budget(window: Window, budget: int) -> None:
-    """Between commands the window is over budget only when WARM has nothing left to push cold.
-
-    Equivalently: whenever HOT and the gist fit the budget, the whole window does.
-    """
-    if window.tokens > budget:
-        assert list(window.warm) == []
-    hot = sum(t.tokens for t in window.hot)
-    if hot + window.gist_tokens <= budget:
-        assert window.tokens <= budget
-
-
-def check_hot(window: Window, hot_n: int, turns: dict[int, TurnAdded], *, compacted: bool) -> None:
-    """HOT holds the newest turns verbatim: at least the last ``hot_n``, only those if compacted."""
-    numbers = [t.turn for t in window.hot]
-    least = min(hot_n, window.turns)
-    if compacted:
-        assert list(range(window.turns - least + 1, window.turns + 1)) == numbers
-    else:
-        assert list(range(window.turns - len(numbers) + 1, window.turns + 1)) == numbers
-        assert len(numbers) >= least
-    assert [turns[n] for n in numbers] == list(window.hot)
-
-
-def check_capacity(store: Store, capacity: int) -> None:
-    """After a whole command, the store holds at most ``capacity`` active facts."""
-    assert len(store.active) <= capacity
-
-
-def check_ranking(policy: ImportanceRecencyAccess, store: Store, now: float) -> None:
-    """The ranking holds exactly the active facts, never a retired or evicted one."""
-    ranked = [s.fact for s in policy.rank(store, now)]
-    assert sorted(store.active) == sorted(f.id for f in ranked)
-    assert all(f.status == "active" for f in ranked)
-    assert all(store.facts[f.id] == f for f in ranked)
-
-
-def check_status(store: Store) -> None:
-    """``active`` names exactly the facts whose status is active, and ``by_key`` points into it."""
-    assert {f.id for f in store.facts.values() if f.status == "active"} == set(store.active)
-    for key, fact_id in store.by_key.items():
-        assert fact_id in store.active
-        assert key == store.facts[fact_id].key
-
-
-def check_evictions(params: PolicyParams, before: State, events: Sequence[Event]) -> None:
-    """Each fact ``events`` evict scored lowest among the actives just before (the new fact
-    included), ties to the oldest write, then the lowest id; and only over capacity."""
-    policy = params.forgetting()
-    state = before
-    for event in events:
-        if isinstance(event, Evicted):
-            store = state.store
-            scored = [policy.score(store.facts[i], state.clock) for i in store.active]
-            weakest = min(scored, key=lambda s: (s.score, s.fact.written_at, s.fact.id))
-            assert weakest.fact.id == event.id
-            assert weakest.score == event.score
-            assert len(store.active) == params.capacity + 1
-        state = evolve(state, event)
-
-
-def check_command_boundary(session: Session, params: PolicyParams, *, compacted: bool) -> None:
-    """Every invariant that holds between two commands."""
+def check_command_boundary(
+    session: Session, params: PolicyParams, *, compacted: bool
+) -> list[Violation]:
+    """Every invariant that holds between two commands, on the session's live state."""
     state = session.state
     window = state.window
-    check_token_total(window)
-    check_tiers(window)
-    check_gist(window)
-    check_budget(window, params.budget)
-    check_hot(window, params.hot_n, turns_of(session.run.events), compacted=compacted)
-    check_capacity(state.store, params.capacity)
-    check_status(state.store)
-    check_ranking(params.forgetting(), state.store, state.clock)
+    at = len(session.run)
+    turns = turns_of(session.run.events)
+    return [
+        *check_token_total(window, at=at),
+        *check_tiers(window, at=at),
+        *check_gist(window, params.compaction(), at=at),
+        *check_budget(window, params.budget, at=at),
+        *check_hot(window, params.hot_n, turns, compacted=compacted, at=at),
+        *check_capacity(state.store, params.capacity, at=at),
+        *check_status(state.store, at=at),
+        *check_ranking(params.forgetting(), state.store, state.clock, at=at),
+    ]
 
 
 def check_unchanged(
@@ -186,11 +131,14 @@ class Step:
     """One command of a recorded session: its events (None if rejected) and the states around them.
 
     ``states[k]`` is the state just before ``events[k]``; ``states[-1]`` the state after it all.
+    ``start`` is the number of events before the command, so ``states[k]`` is the run's state
+    at position ``start + k``.
     """
 
     command: Command
     events: tuple[Event, ...] | None
     states: tuple[State, ...]
+    start: int
 
     @property
     def before(self) -> State:
@@ -208,16 +156,16 @@ def record(params: PolicyParams, commands: Sequence[Command]) -> tuple[Session, 
     session = params.session()
     steps: list[Step] = []
     for command in commands:
-        before = session.state
+        before, start = session.state, len(session.run)
         try:
             events = session.execute(command)
         except Rejected:
-            steps.append(Step(command, None, (before,)))
+            steps.append(Step(command, None, (before,), start))
             continue
         states = [before]
         for event in events:
             states.append(evolve(states[-1], event))
-        steps.append(Step(command, events, tuple(states)))
+        steps.append(Step(command, events, tuple(states), start))
     return session, steps
 
 
@@ -240,7 +188,8 @@ class TestReplay:
         for command in commands:
             with contextlib.suppress(Rejected):
                 session.execute(command)
-            assert fold(session.run.events) == session.state
+            run = session.run
+            assert [] == check_replay(fold(run.events), session.state, at=len(run))
 
     @SLOW
     @given(policy_params(), command_sequences())
@@ -252,10 +201,10 @@ class TestReplay:
         run = session.run
         state = INITIAL_STATE
         for position, event in enumerate(run.events):
-            assert state == run.state_at(position)
+            assert [] == check_replay(state, run.state_at(position), at=position)
             state = evolve(state, event)
-        assert state == run.state_at(len(run))
-        assert state == run.state
+        assert [] == check_replay(state, run.state_at(len(run)), at=len(run))
+        assert [] == check_replay(state, run.state, at=len(run))
 
     @SLOW
     @given(policy_params(), command_sequences(), st.data())
@@ -293,6 +242,15 @@ class TestReplay:
         again.execute_all(session.run.commands)
         assert session.run.events == again.run.events
         assert session.state == again.state
+        assert redecide(session.run, params.policies()) is None
+
+    @given(policy_params(), command_sequences(), st.sampled_from((1, 2, 5)))
+    def test_checking_a_whole_recorded_run_finds_nothing(
+        self, params: PolicyParams, commands: list[Command], checkpoint: int
+    ) -> None:
+        """``check_run``, every invariant in one pass over the run, finds no violation."""
+        session, _ = record(params, commands)
+        assert [] == check_run(session.run, params.policies(), checkpoint=checkpoint)
 
     @given(policy_params(), command_sequences())
     def test_each_command_remembers_its_batch_of_events(
@@ -348,7 +306,8 @@ class TestCompaction:
             except Rejected:
                 events = ()
             compacted = any(isinstance(e, CompactionTriggered) for e in events)
-            check_command_boundary(session, params, compacted=compacted)
+            assert [] == check_command_boundary(session, params, compacted=compacted)
+            check_tier_of(session.state.window)
 
     @given(policy_params(), command_sequences())
     def test_the_running_total_is_hot_plus_warm_plus_gist_at_every_event(
@@ -357,8 +316,8 @@ class TestCompaction:
         """Even inside a batch, the running token total equals the tiers recounted from scratch."""
         _, steps = record(params, commands)
         for step in steps:
-            for state in step.states:
-                check_token_total(state.window)
+            for at, state in enumerate(step.states, start=step.start):
+                assert [] == check_token_total(state.window, at=at)
 
     @given(policy_params(), command_sequences())
     def test_a_compaction_happens_exactly_when_a_turn_takes_the_window_over_budget(
@@ -386,7 +345,8 @@ class TestCompaction:
             if isinstance(events[-1], CompactionTriggered):
                 compactions += 1
                 window = step.after.window
-                check_hot(window, params.hot_n, turns, compacted=True)
+                at = step.start + len(events)
+                assert [] == check_hot(window, params.hot_n, turns, compacted=True, at=at)
                 assert events[-1].budget == params.budget
                 assert tuple(t.turn for t in window.hot) == events[-1].hot
         assert compactions == sum(isinstance(e, CompactionTriggered) for e in session.run.events)
@@ -399,7 +359,8 @@ class TestCompaction:
         _, steps = record(params, commands)
         for step, events in accepted(steps):
             if isinstance(events[-1], CompactionTriggered):
-                check_budget(step.after.window, params.budget)
+                at = step.start + len(events)
+                assert [] == check_budget(step.after.window, params.budget, at=at)
 
     @given(policy_params(), command_sequences())
     def test_warm_and_cold_hold_salient_turns_and_dropped_ones_are_chatter(
@@ -440,7 +401,8 @@ class TestForgetting:
         """A whole command leaves at most ``capacity`` active facts (one more mid-batch)."""
         _, steps = record(params, commands)
         for step in steps:
-            check_capacity(step.after.store, params.capacity)
+            at = step.start + len(step.states) - 1
+            assert [] == check_capacity(step.after.store, params.capacity, at=at)
             for state in step.states:
                 assert len(state.store.active) <= params.capacity + 1
 
@@ -452,9 +414,9 @@ class TestForgetting:
         policy = params.forgetting()
         _, steps = record(params, commands)
         for step in steps:
-            for state in step.states:
-                check_ranking(policy, state.store, state.clock)
-                check_status(state.store)
+            for at, state in enumerate(step.states, start=step.start):
+                assert [] == check_ranking(policy, state.store, state.clock, at=at)
+                assert [] == check_status(state.store, at=at)
 
     @given(policy_params(), command_sequences())
     def test_an_evicted_fact_had_the_lowest_score_among_the_actives(
@@ -462,8 +424,9 @@ class TestForgetting:
     ) -> None:
         """The evicted fact scored lowest then (new fact included); ties: oldest, lowest id."""
         _, steps = record(params, commands)
+        policy = params.forgetting()
         for step, events in accepted(steps):
-            check_evictions(params, step.before, events)
+            assert [] == check_evictions(policy, step.before, events, start=step.start)
 
     @given(policy_params(), command_sequences())
     def test_advancing_the_clock_never_raises_a_score(

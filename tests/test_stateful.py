@@ -37,6 +37,20 @@ from memtape.core.events import (
     TurnAdded,
 )
 from memtape.core.state import INITIAL_STATE, State
+from memtape.invariants import (
+    check_budget,
+    check_capacity,
+    check_evictions,
+    check_gist,
+    check_hot,
+    check_ranking,
+    check_replay,
+    check_run,
+    check_status,
+    check_tiers,
+    check_token_total,
+    redecide,
+)
 from memtape.reducers import evolve, fold
 from tests.strategies import (
     BAD_ROLES,
@@ -50,20 +64,7 @@ from tests.strategies import (
     texts,
     write_facts,
 )
-from tests.test_properties import (
-    check_budget,
-    check_capacity,
-    check_evictions,
-    check_gist,
-    check_hot,
-    check_ranking,
-    check_status,
-    check_tiers,
-    check_token_total,
-    check_unchanged,
-    snapshot,
-    turns_of,
-)
+from tests.test_properties import check_tier_of, check_unchanged, snapshot, turns_of
 
 
 class SessionMachine(RuleBasedStateMachine):
@@ -94,10 +95,10 @@ class SessionMachine(RuleBasedStateMachine):
 
     def execute(self, command: Command) -> tuple[Event, ...]:
         """Execute a command that must be honoured, and keep the model in step."""
-        before = self.state
+        before, start = self.state, len(self.session.run)
         events = self.session.execute(command)
         assert len(events) >= 1
-        check_evictions(self.params, before, events)
+        assert [] == check_evictions(self.params.forgetting(), before, events, start=start)
         self.compacted = any(isinstance(e, CompactionTriggered) for e in events)
         self.facts += sum(isinstance(e, FactWritten) for e in events)
         return events
@@ -252,41 +253,53 @@ class SessionMachine(RuleBasedStateMachine):
     @invariant()
     def folding_the_log_gives_the_live_state(self) -> None:
         """The log folded from scratch equals the live state."""
-        assert fold(self.session.run.events) == self.state
+        run = self.session.run
+        assert [] == check_replay(fold(run.events), self.state, at=len(run))
 
     @invariant()
     def the_window_holds_together(self) -> None:
         """Token total, tiers, gist, budget and HOT all check out."""
         window = self.state.window
-        check_token_total(window)
-        check_tiers(window)
-        check_gist(window)
-        check_budget(window, self.params.budget)
+        at = len(self.session.run)
         turns = turns_of(self.session.run.events)
-        check_hot(window, self.params.hot_n, turns, compacted=self.compacted)
+        assert [] == [
+            *check_token_total(window, at=at),
+            *check_tiers(window, at=at),
+            *check_gist(window, self.params.compaction(), at=at),
+            *check_budget(window, self.params.budget, at=at),
+            *check_hot(window, self.params.hot_n, turns, compacted=self.compacted, at=at),
+        ]
+        check_tier_of(window)
 
     @invariant()
     def the_store_holds_together(self) -> None:
         """Capacity, statuses and the ranking check out."""
         state = self.state
-        check_capacity(state.store, self.params.capacity)
-        check_status(state.store)
-        check_ranking(self.params.forgetting(), state.store, state.clock)
+        at = len(self.session.run)
+        assert [] == [
+            *check_capacity(state.store, self.params.capacity, at=at),
+            *check_status(state.store, at=at),
+            *check_ranking(self.params.forgetting(), state.store, state.clock, at=at),
+        ]
 
     def teardown(self) -> None:
-        """Seeks, replay and the codec agree with the whole log."""
+        """Seeks, replay and the codec agree with the whole log, which checks out whole and
+        re-decides to itself."""
         run = self.session.run
         state = INITIAL_STATE
         for position, event in enumerate(run.events):
-            assert state == run.state_at(position)
+            assert [] == check_replay(state, run.state_at(position), at=position)
             cls = type(event)
             data = json.loads(json.dumps(event_data(event)))
             assert event == event_from_data(cls.__name__, cls.VERSION, data)
             state = evolve(state, event)
-        assert run.state == run.state_at(len(run))
+        assert [] == check_replay(run.state, run.state_at(len(run)), at=len(run))
         again = self.params.session()
         again.execute_all(run.commands)
         assert run.events == again.run.events
+        policies = self.params.policies()
+        assert [] == check_run(run, policies, checkpoint=1)
+        assert redecide(run, policies) is None
 
 
 class TestSessionMachine:

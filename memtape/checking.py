@@ -1,0 +1,119 @@
+"""Checking a run file: its integrity, the kernel's invariants, and a re-decision.
+
+This is what ``memtape check RUN`` does. A file that cannot be opened or
+read as a run at all raises ``BadInput``; everything wrong in a run that
+could be read is a problem in the ``CheckReport``, with its position.
+"""
+
+from pathlib import Path
+
+import attrs
+
+from memtape.core.errors import BadInput, CorruptLog
+from memtape.core.events import Event
+from memtape.core.logfile import read_run
+from memtape.core.run import Run
+from memtape.invariants import Violation, check_run, redecide
+from memtape.policies.session import Policies
+from memtape.reducers import evolve, fold
+
+
+@attrs.frozen
+class CheckReport:
+    """What checking one run file found: its size, and each problem by position.
+
+    ``events`` and ``steps`` count what the file holds. ``redecided`` says
+    whether the commands were decided again (not when the header's policies
+    cannot be rebuilt). ``problems`` are in order of position: the first is
+    the first bad position in the run.
+    """
+
+    path: Path
+    scenario: str
+    events: int
+    steps: int
+    redecided: bool
+    problems: tuple[Violation, ...]
+
+    @property
+    def ok(self) -> bool:
+        """Whether the run is clean: it folds, keeps every invariant and re-decides to itself."""
+        return not self.problems
+
+    @property
+    def first(self) -> Violation | None:
+        """The problem at the earliest position, if any."""
+        return self.problems[0] if self.problems else None
+
+    def lines(self) -> list[str]:
+        """One line per problem naming the file, or one line saying the run is clean."""
+        if self.ok:
+            redecided = ", re-decides to itself" if self.redecided else ""
+            return [
+                f"{self.path}: ok: {self.events} events in {self.steps} steps fold "
+                f"and keep every invariant{redecided}"
+            ]
+        return [f"{self.path}: {problem}" for problem in self.problems]
+
+
+def check_file(path: Path) -> CheckReport:
+    """Check the run file at ``path``: integrity, invariants, then a re-decision.
+
+    Raises ``BadInput`` (one line naming the file and place) when the file
+    cannot be opened or read as a run: missing, not JSON, an unknown event
+    type or version, a gap in positions, a cut-short tail. A header whose
+    policies cannot be rebuilt, an event that does not fold onto the state
+    before it, a broken invariant or a recorded event the policies no longer
+    decide is a problem in the report instead. Events after one that does
+    not fold are not checked.
+    """
+    recorded = read_run(path)
+    header = recorded.header
+    problems: list[Violation] = []
+    policies = _policies(header.get("policies"), path, problems)
+    run = Run(fold)
+    for batch in recorded.batches:
+        try:
+            run.append(batch.command, batch.events)
+        except CorruptLog:
+            problems.append(_unfolded(run, batch.events, batch.step, batch.line))
+            break
+    problems.extend(check_run(run, policies or Policies()))
+    if policies is not None:
+        divergence = redecide(run, policies)
+        if divergence is not None:
+            problems.append(divergence)
+    scenario = header.get("scenario")
+    return CheckReport(
+        path=path,
+        scenario=str(scenario or path.stem),
+        events=sum(len(batch.events) for batch in recorded.batches),
+        steps=len(recorded.batches),
+        redecided=policies is not None,
+        problems=tuple(sorted(problems, key=lambda p: p.position)),
+    )
+
+
+def _policies(data: object, path: Path, problems: list[Violation]) -> Policies | None:
+    """The policies the header names, or None with a problem saying why there are none."""
+    if not isinstance(data, dict):
+        problems.append(Violation(0, "header", "the header names no policies"))
+        return None
+    try:
+        return Policies.from_params(data, "policies")
+    except BadInput as error:
+        problems.append(Violation(0, "header", str(error)))
+        return None
+
+
+def _unfolded(run: Run, events: tuple[Event, ...], step: int, line: int) -> Violation:
+    """The integrity problem of the first event of a batch that does not fold onto ``run``."""
+    state = run.state
+    for position, event in enumerate(events, start=len(run) + 1):
+        try:
+            state = evolve(state, event)
+        except CorruptLog as error:
+            message = f"step {step} (from line {line}): {type(event).__name__}: {error}"
+            return Violation(position, "integrity", message)
+    message = f"step {step} (from line {line}) does not fold"  # pragma: no cover
+    return Violation(len(run) + 1, "integrity", message)  # pragma: no cover

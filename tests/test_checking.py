@@ -1,0 +1,157 @@
+"""memtape.checking: checking a run file's integrity, invariants and re-decision."""
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtape.checking import CheckReport, check_file
+from memtape.core.errors import BadInput
+from memtape.invariants import Violation
+from memtape.policies.session import Session
+from memtape.runfiles import save_run
+from memtape.scenarios import SHIPPED, load_scenario
+
+Line = dict[str, Any]
+
+
+def saved(tmp_path: Path, name: str) -> Path:
+    """The run of the shipped scenario ``name``, written to a file."""
+    scenario = load_scenario(name)
+    session = Session(scenario.policies)
+    session.execute_all(scenario.steps)
+    path = tmp_path / f"{name}.jsonl"
+    save_run(session, path, scenario.name)
+    return path
+
+
+def edited(path: Path, number: int, edit: Callable[[Line], None]) -> Path:
+    """``path`` with its line ``number`` (1: the header) changed by ``edit``, in place."""
+    lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    edit(lines[number - 1])
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    return path
+
+
+def set_field(field: str, value: Any) -> Callable[[Line], None]:
+    """An edit setting one field of an event line's event."""
+
+    def edit(line: Line) -> None:
+        line["event"][field] = value
+
+    return edit
+
+
+class TestCleanRuns:
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_a_recorded_seed_scenario_checks_out(self, tmp_path: Path, name: str) -> None:
+        """Each shipped scenario, saved and checked, is ok with no problem and re-decided."""
+        report = check_file(saved(tmp_path, name))
+        assert (True, (), True, name) == (
+            report.ok,
+            report.problems,
+            report.redecided,
+            report.scenario,
+        )
+
+    def test_a_clean_report_says_so_in_one_line(self, tmp_path: Path) -> None:
+        """The line names the file and its size."""
+        path = saved(tmp_path, "refund-desk")
+        expected = [
+            f"{path}: ok: 15 events in 10 steps fold and keep every invariant, re-decides to itself"
+        ]
+        assert expected == check_file(path).lines()
+
+
+class TestHandEditedRuns:
+    def test_a_hand_edited_token_count_is_caught_by_re_deciding_at_its_position(
+        self, tmp_path: Path
+    ) -> None:
+        """Turn 4 of refund-desk edited from 12 to 13 tokens still folds; the first problem is
+        at event 4, from re-deciding, naming the field and both values."""
+        path = saved(tmp_path, "refund-desk")
+        lines = path.read_text("utf-8").splitlines()
+        assert '"turn": 4' in lines[4]
+        assert '"tokens": 12' in lines[4]
+        edited(path, 5, set_field("tokens", 13))
+        report = check_file(path)
+        message = "step 4 (AddTurn): the log's TurnAdded has tokens 13 where the policies decide 12"
+        assert (False, Violation(4, "re-decide", message)) == (report.ok, report.first)
+
+    def test_the_edit_also_breaks_the_budget_later_on(self, tmp_path: Path) -> None:
+        """The extra token leaves the window over budget after turn 5, which the invariants
+        report after the re-decision; the report lists both, first position first."""
+        path = edited(saved(tmp_path, "refund-desk"), 5, set_field("tokens", 13))
+        expected = [
+            f"{path}: event 4: re-decide: step 4 (AddTurn): the log's TurnAdded has tokens 13 "
+            "where the policies decide 12",
+            f"{path}: event 6: budget: the window holds 41 tokens, over the budget of 40, "
+            "while WARM still holds 1 item(s) to push cold",
+        ]
+        assert expected == check_file(path).lines()
+
+    def test_an_event_that_does_not_fold_is_reported_with_its_step_and_line(
+        self, tmp_path: Path
+    ) -> None:
+        """Turn 5 renumbered 7 cannot follow turn 4: an integrity problem at event 6, and the
+        run before it checks out."""
+        path = edited(saved(tmp_path, "refund-desk"), 7, set_field("turn", 7))
+        message = "step 5 (from line 7): TurnAdded: turn 7 cannot follow turn 4"
+        report = check_file(path)
+        assert ((Violation(6, "integrity", message),), 15) == (report.problems, report.events)
+
+    def test_a_store_edit_that_still_folds_is_caught(self, tmp_path: Path) -> None:
+        """dana-facts' promo written with importance 0.05 makes it, not chitchat, the weakest:
+        the eviction breaks its invariant, and re-deciding disagrees with the write."""
+        path = edited(saved(tmp_path, "dana-facts"), 11, set_field("importance", 0.05))
+        report = check_file(path)
+        assert [(10, "re-decide"), (11, "eviction")] == [
+            (p.position, p.invariant) for p in report.problems
+        ]
+
+
+class TestHeaders:
+    def test_policies_that_cannot_be_built_are_a_problem_at_the_header(
+        self, tmp_path: Path
+    ) -> None:
+        """A budget of 0 is reported at position 0; the log is still checked, not re-decided."""
+
+        def zero_budget(header: Line) -> None:
+            header["policies"]["compaction"]["budget"] = 0
+
+        report = check_file(edited(saved(tmp_path, "refund-desk"), 1, zero_budget))
+        message = "policies: [compaction]: budget must be an integer >= 1, got 0"
+        assert ((Violation(0, "header", message),), False) == (report.problems, report.redecided)
+
+    def test_a_header_without_policies_is_a_problem(self, tmp_path: Path) -> None:
+        """No policies to check against: reported at the header."""
+        report = check_file(
+            edited(saved(tmp_path, "sleep-pass"), 1, lambda header: header.pop("policies"))
+        )
+        expected = (Violation(0, "header", "the header names no policies"),)
+        assert expected == report.problems
+
+    def test_the_header_line_reads_as_the_header(self, tmp_path: Path) -> None:
+        """A problem at position 0 prints as the header's, not an event's."""
+        report = CheckReport(
+            Path("run.jsonl"), "x", 0, 0, False, (Violation(0, "header", "no policies"),)
+        )
+        assert ["run.jsonl: header: header: no policies"] == report.lines()
+
+
+class TestUnreadableFiles:
+    def test_a_missing_file_is_bad_input(self, tmp_path: Path) -> None:
+        """A file that cannot be opened raises, for the command to exit 2."""
+        with pytest.raises(BadInput, match="no such run file"):
+            check_file(tmp_path / "missing.jsonl")
+
+    def test_a_line_that_is_not_json_is_bad_input(self, tmp_path: Path) -> None:
+        """A file that cannot be read as a run raises, naming the line."""
+        path = saved(tmp_path, "dana-facts")
+        lines = path.read_text("utf-8").splitlines()
+        lines[3] = "{not json"
+        path.write_text("\n".join(lines) + "\n", "utf-8")
+        with pytest.raises(BadInput, match="line 4: not JSON"):
+            check_file(path)

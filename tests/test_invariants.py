@@ -1,0 +1,464 @@
+"""The invariants as plain functions: each catches a run built by hand to break it, and
+the recorded seed scenarios break none."""
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import attrs
+import pytest
+from immutables import Map
+
+from memtape.core.commands import AddTurn, AdvanceClock, Command, RecordEpisode, WriteFact
+from memtape.core.errors import BadInput
+from memtape.core.events import (
+    ClockAdvanced,
+    CompactionTriggered,
+    EpisodeRecorded,
+    Event,
+    Evicted,
+    FactWritten,
+    Superseded,
+    TurnAdded,
+    WarmItem,
+)
+from memtape.core.run import Run
+from memtape.core.seq import Seq
+from memtape.core.state import Fact, State, Store, Window
+from memtape.invariants import (
+    Violation,
+    check_evictions,
+    check_gist,
+    check_hot,
+    check_run,
+    check_status,
+    check_tiers,
+    check_token_total,
+    redecide,
+)
+from memtape.policies.compaction import TieredCompaction
+from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.protocols import Scored
+from memtape.policies.session import Policies, Session
+from memtape.reducers import fold
+from memtape.scenarios import SHIPPED, load_scenario
+
+Batch = tuple[Command, Sequence[Event]]
+
+
+def run_of(*batches: Batch) -> Run:
+    """A run holding ``batches`` as given, decided by no policy."""
+    run = Run(fold)
+    for command, events in batches:
+        run.append(command, events)
+    return run
+
+
+def write(fact_id: int, key: str, importance: float) -> Batch:
+    """A write of fact ``fact_id`` with nothing superseded or evicted."""
+    return WriteFact(key, key, importance), (FactWritten(fact_id, key, key, importance),)
+
+
+def turn(number: int, tokens: int, *, salient: bool = False) -> TurnAdded:
+    """Turn ``number`` costing ``tokens``, whatever its text."""
+    return TurnAdded(number, "user", f"turn {number}", tokens, salient)
+
+
+def window_of(
+    hot: tuple[TurnAdded, ...] = (),
+    *,
+    warm: tuple[WarmItem, ...] = (),
+    cold: Sequence[int] = (),
+    gist: str = "",
+    gist_tokens: int = 0,
+    dropped: Sequence[int] = (),
+    tokens: int | None = None,
+    turns: int | None = None,
+) -> Window:
+    """A window built by hand; its total and count default to those of ``hot`` alone."""
+    return Window(
+        hot,
+        warm,
+        Seq(cold),
+        gist,
+        gist_tokens,
+        Seq(dropped),
+        sum(t.tokens for t in hot) if tokens is None else tokens,
+        len(hot) if turns is None else turns,
+    )
+
+
+def recorded(name: str) -> tuple[Run, Policies]:
+    """The run of a shipped scenario, and its policies."""
+    scenario = load_scenario(name)
+    session = Session(scenario.policies)
+    session.execute_all(scenario.steps)
+    return session.run, scenario.policies
+
+
+TIERED = Policies(compaction=TieredCompaction(10, 1))
+"""A budget of 10 tokens, one turn kept HOT."""
+
+
+def forgetting(capacity: int) -> Policies:
+    """The seed's forgetting policy with ``capacity``."""
+    return Policies(forgetting=ImportanceRecencyAccess(capacity, 4.0, 0.1))
+
+
+class TestShippedScenarios:
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_a_recorded_seed_scenario_breaks_no_invariant(self, name: str) -> None:
+        """Checking each shipped scenario's run, with a checkpoint at every event, finds nothing."""
+        run, policies = recorded(name)
+        assert [] == check_run(run, policies, checkpoint=1)
+
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_a_recorded_seed_scenario_re_decides_to_itself(self, name: str) -> None:
+        """Each shipped scenario's policies decide its recorded events again."""
+        run, policies = recorded(name)
+        assert redecide(run, policies) is None
+
+
+class TestTokenTotal:
+    def test_a_running_total_off_by_one_is_caught(self) -> None:
+        """A window whose total is not HOT + WARM + gist is reported with each part."""
+        window = window_of((turn(1, 2),), tokens=3)
+        expected = [
+            Violation(
+                7,
+                "token-total",
+                "the running total is 3 tokens, but HOT 2 + WARM 0 + gist 0 make 2",
+            )
+        ]
+        assert expected == check_token_total(window, at=7)
+
+    def test_a_right_total_passes(self) -> None:
+        """HOT, WARM and gist tokens adding up to the total is no violation."""
+        window = window_of(
+            (turn(3, 2),), warm=(WarmItem(1, "a b", 2),), gist_tokens=4, tokens=8, turns=3
+        )
+        assert [] == check_token_total(window, at=3)
+
+
+class TestTiers:
+    def test_a_turn_in_two_tiers_is_caught(self) -> None:
+        """A turn both HOT and COLD is reported."""
+        window = window_of((turn(1, 1),), cold=[1])
+        assert [Violation(2, "tiers", "turn 1 is in HOT and COLD")] == check_tiers(window, at=2)
+
+    def test_a_turn_in_no_tier_is_caught(self) -> None:
+        """A turn that arrived but sits nowhere is reported."""
+        window = window_of((turn(2, 1),), turns=2)
+        assert [Violation(2, "tiers", "turn 1 is in no tier")] == check_tiers(window, at=2)
+
+    def test_a_turn_that_never_arrived_is_caught(self) -> None:
+        """A tier holding a turn past the count is reported."""
+        window = window_of((turn(1, 1),), dropped=[5])
+        expected = [Violation(1, "tiers", "turn 5 is in dropped, but 1 turns arrived")]
+        assert expected == check_tiers(window, at=1)
+
+
+class TestGist:
+    def test_a_gist_that_miscounts_the_cold_turns_is_caught(self) -> None:
+        """Two cold turns with the gist of one are reported."""
+        compaction = TieredCompaction(10, 1)
+        window = window_of(cold=[1, 2], gist="[1 earlier turn summarized]", turns=2)
+        expected = [
+            Violation(
+                4, "gist", "2 turns are cold, but the gist reads '[1 earlier turn summarized]'"
+            )
+        ]
+        assert expected == check_gist(window, compaction, at=4)
+
+    def test_a_gist_that_misstates_its_tokens_is_caught(self) -> None:
+        """The gist's tokens are what the policy's tokenizer counts."""
+        compaction = TieredCompaction(10, 1)
+        gist = "[1 earlier turn summarized]"
+        window = window_of(cold=[1], gist=gist, gist_tokens=3, turns=1)
+        expected = [Violation(4, "gist", f"the gist {gist!r} costs 4 tokens, not 3")]
+        assert expected == check_gist(window, compaction, at=4)
+
+
+class TestBudget:
+    def test_a_compaction_leaving_the_window_over_budget_with_warm_items_is_caught(self) -> None:
+        """A compaction that folds a turn WARM but pushes nothing COLD, 12 tokens over a budget
+        of 10, breaks the budget at its position."""
+        compaction = CompactionTriggered(10, (2,), (WarmItem(1, "a b c d e f g", 7),), (), 0, "", 0)
+        run = run_of(
+            (AddTurn("tool", "x"), (turn(1, 8, salient=True),)),
+            (AddTurn("user", "y"), (turn(2, 5), compaction)),
+        )
+        message = (
+            "the window holds 12 tokens, over the budget of 10, "
+            "while WARM still holds 1 item(s) to push cold"
+        )
+        assert [Violation(3, "budget", message)] == check_run(run, TIERED)
+
+    def test_a_window_over_budget_with_nothing_warm_is_allowed(self) -> None:
+        """HOT alone over the budget, WARM empty: nothing more could be done."""
+        compaction = CompactionTriggered(10, (2,), (), (1,), 0, "", 0)
+        run = run_of(
+            (AddTurn("user", "x"), (turn(1, 3),)),
+            (AddTurn("user", "y"), (turn(2, 12), compaction)),
+        )
+        assert [] == check_run(run, TIERED)
+
+
+class TestHot:
+    def test_a_compaction_keeping_more_than_hot_n_turns_is_caught(self) -> None:
+        """With hot_n = 1, a compaction that keeps both turns HOT is reported."""
+        compaction = CompactionTriggered(10, (1, 2), (), (), 0, "", 0)
+        run = run_of(
+            (AddTurn("user", "x"), (turn(1, 6),)),
+            (AddTurn("user", "y"), (turn(2, 6), compaction)),
+        )
+        message = "after a compaction HOT holds turns [1, 2], not the last 1"
+        assert [Violation(3, "hot", message)] == check_run(run, TIERED)
+
+    def test_a_hot_turn_that_is_not_the_one_that_arrived_is_caught(self) -> None:
+        """HOT keeps each turn verbatim, as its TurnAdded brought it."""
+        window = window_of((turn(1, 2),))
+        arrived = {1: attrs.evolve(turn(1, 2), text="something else")}
+        expected = [Violation(1, "hot", "turn 1 in HOT is not verbatim the turn that arrived")]
+        assert expected == check_hot(window, 2, arrived, compacted=False, at=1)
+
+    def test_hot_missing_the_newest_turns_is_caught(self) -> None:
+        """Without a compaction, HOT ends with the newest turn."""
+        window = window_of((turn(1, 2),), turns=2, dropped=[2])
+        expected = [Violation(2, "hot", "HOT holds turns [1], not the newest 1 of 2 in order")]
+        assert expected == check_hot(window, 0, {1: turn(1, 2)}, compacted=False, at=2)
+
+
+class TestCapacity:
+    def test_a_write_over_capacity_without_an_eviction_is_caught(self) -> None:
+        """Three active facts under a capacity of two, reported at the first overflow only."""
+        run = run_of(write(1, "a", 0.5), write(2, "b", 0.5), write(3, "c", 0.5), write(4, "d", 0.5))
+        expected = [Violation(3, "capacity", "3 facts are active, over the capacity of 2")]
+        assert expected == check_run(run, forgetting(2))
+
+
+class TestEviction:
+    def test_evicting_a_fact_that_was_not_the_weakest_is_caught(self) -> None:
+        """Over capacity, fact 1 (0.9) goes while fact 2 (0.1) scored lowest."""
+        command, written = write(3, "c", 0.5)
+        run = run_of(write(1, "a", 0.9), write(2, "b", 0.1), (command, (*written, Evicted(1, 0.9))))
+        message = "fact 1 ('a', score 0.9) is evicted, but fact 2 ('b') scored lowest, 0.1"
+        assert [Violation(4, "eviction", message)] == check_run(run, forgetting(2))
+
+    def test_a_tie_evicts_the_oldest_write(self) -> None:
+        """Three equal scores: the first fact written goes, not the second."""
+        command, written = write(3, "c", 0.5)
+        run = run_of(write(1, "a", 0.5), write(2, "b", 0.5), (command, (*written, Evicted(2, 0.5))))
+        message = "fact 2 ('b', score 0.5) is evicted, but fact 1 ('a') scored lowest, 0.5"
+        assert [Violation(4, "eviction", message)] == check_run(run, forgetting(2))
+
+    def test_each_eviction_of_a_batch_is_checked_at_its_position(self) -> None:
+        """``check_evictions`` walks a batch from the state before it; the positions count on
+        from ``start``."""
+        before = run_of(write(1, "a", 0.9), write(2, "b", 0.1)).state
+        batch = (FactWritten(3, "c", "c", 0.5), Evicted(1, 0.9))
+        message = "fact 1 ('a', score 0.9) is evicted, but fact 2 ('b') scored lowest, 0.1"
+        policy = ImportanceRecencyAccess(2, 4.0, 0.1)
+        assert [Violation(4, "eviction", message)] == check_evictions(
+            policy, before, batch, start=2
+        )
+
+    def test_an_eviction_within_capacity_is_caught(self) -> None:
+        """Evicting with two active facts under a capacity of three is reported."""
+        command, written = write(2, "b", 0.5)
+        run = run_of(write(1, "a", 0.1), (command, (*written, Evicted(1, 0.1))))
+        message = "fact 1 is evicted with 2 facts active, within the capacity of 3"
+        assert [Violation(3, "eviction", message)] == check_run(run, forgetting(3))
+
+    def test_an_eviction_recording_a_wrong_score_is_caught(self) -> None:
+        """The weakest fact went, but not with the score it had."""
+        command, written = write(2, "b", 0.5)
+        run = run_of(write(1, "a", 0.1), (command, (*written, Evicted(1, 0.2))))
+        message = "fact 1 is evicted with score 0.2, but it scored 0.1 at t=0"
+        assert [Violation(3, "eviction", message)] == check_run(run, forgetting(1))
+
+
+@attrs.frozen
+class RanksEveryFact(ImportanceRecencyAccess):
+    """A broken policy: its ranking includes retired and evicted facts."""
+
+    def rank(self, store: Store, now: float) -> list[Scored]:
+        """Every fact ever written, by id."""
+        return [self.score(fact, now) for _, fact in sorted(store.facts.items())]
+
+
+class TestRanking:
+    def test_a_retired_fact_in_a_ranking_is_caught(self) -> None:
+        """After a supersession, a ranking still holding the old fact is reported."""
+        command, written = write(2, "a", 0.5)
+        run = run_of(write(1, "a", 0.5), (command, (*written, Superseded(1, 2))))
+        policies = Policies(forgetting=RanksEveryFact(4, 4.0, 0.1))
+        message = "the ranking holds facts [1, 2], the active ones are [2]"
+        assert [Violation(3, "ranking", message)] == check_run(run, policies)
+
+
+class TestStatus:
+    def test_an_active_id_whose_fact_is_retired_is_caught(self) -> None:
+        """``active`` naming a retired fact, and a key pointing to it, are both reported."""
+        fact = Fact(1, "a", "a", 0.5, 0.0, status="retired")
+        store = Store(Map({1: fact}), Map({1: None}), Map({"a": 1}))
+        expected = [
+            Violation(
+                5, "status", "the active facts are [1], but the facts with status active are []"
+            ),
+        ]
+        assert expected == check_status(store, at=5)
+
+    def test_a_key_pointing_to_an_inactive_fact_is_caught(self) -> None:
+        """``by_key`` names only active facts."""
+        fact = Fact(1, "a", "a", 0.5, 0.0, status="evicted")
+        store = Store(Map({1: fact}), Map(), Map({"a": 1}))
+        expected = [
+            Violation(5, "status", "key 'a' points to fact 1, which is not its active fact")
+        ]
+        assert expected == check_status(store, at=5)
+
+
+def skipping_clock(events: Sequence[Event], state: State) -> State:
+    """A broken fold: it ignores the clock."""
+    return fold([e for e in events if not isinstance(e, ClockAdvanced)], state)
+
+
+def accepting_anything(events: Sequence[Event], state: State) -> State:
+    """A broken fold: it accepts every event and changes nothing."""
+    return state
+
+
+class TestReplay:
+    def test_a_run_whose_state_differs_from_the_fold_is_caught(self) -> None:
+        """A run kept by a fold that skips the clock disagrees with the fold at its first
+        checkpoint, and says which part differs."""
+        run = Run(skipping_clock)
+        run.append(AdvanceClock(5.0), (ClockAdvanced(5.0),))
+        run.append(AdvanceClock(6.0), (ClockAdvanced(6.0),))
+        message = "folding the log from scratch gives another clock than the run"
+        assert [Violation(1, "replay", message)] == check_run(run, Policies(), checkpoint=1)
+
+    def test_checkpoints_double_so_a_late_checkpoint_reports_where_it_looked(self) -> None:
+        """With checkpoints at 1, 2, 4, ..., a divergence from event 3 on shows at 4."""
+        run = Run(skipping_clock)
+        for episode in (1, 2):
+            run.append(RecordEpisode("e"), (EpisodeRecorded(episode, "e"),))
+        for to in (3.0, 4.0, 5.0):
+            run.append(AdvanceClock(to), (ClockAdvanced(to),))
+        message = "folding the log from scratch gives another clock than the run"
+        assert [Violation(4, "replay", message)] == check_run(run, Policies(), checkpoint=1)
+
+
+class TestIntegrity:
+    def test_an_event_that_does_not_fold_stops_the_check_at_its_position(self) -> None:
+        """Turn 2 with no turn 1 before it is reported, and nothing after it is checked."""
+        run = Run(accepting_anything)
+        run.append(AdvanceClock(1.0), (ClockAdvanced(1.0),))
+        run.append(AddTurn("user", "x"), (turn(2, 1),))
+        run.append(AddTurn("user", "y"), (turn(3, 1),))
+        expected = [Violation(2, "integrity", "TurnAdded: turn 2 cannot follow turn 0")]
+        assert expected == check_run(run, TIERED)
+
+
+class TestCheckpoints:
+    def test_a_checkpoint_interval_below_one_is_refused(self) -> None:
+        """Checkpoints every 0 events would never come."""
+        with pytest.raises(BadInput, match="checkpoint must be at least 1, got 0"):
+            check_run(Run(fold), Policies(), checkpoint=0)
+
+
+@attrs.frozen
+class SkipsATurn:
+    """A broken compaction policy: it numbers each turn one too high."""
+
+    name: ClassVar[str] = "skips-a-turn"
+    budget: int = 10
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The turn, numbered as if one had been skipped."""
+        return (turn(state.window.turns + 2, 1),)
+
+    def params(self) -> dict[str, Any]:
+        """No parameters."""
+        return {"policy": self.name}
+
+
+class TestRedecide:
+    def test_a_hand_edited_token_count_is_caught_at_its_position(self) -> None:
+        """Turn 4 of refund-desk logged with 13 tokens instead of 12 still folds; re-deciding
+        finds it at event 4, naming the field and both values."""
+        original, policies = recorded("refund-desk")
+        run = Run(fold)
+        for step, command in enumerate(original.commands, start=1):
+            start, end = original.batch(step)
+            events = list(original.events[start:end])
+            if step == 4:
+                assert isinstance(events[0], TurnAdded)
+                events[0] = attrs.evolve(events[0], tokens=13)
+            run.append(command, events)
+        message = "step 4 (AddTurn): the log's TurnAdded has tokens 13 where the policies decide 12"
+        assert Violation(4, "re-decide", message) == redecide(run, policies)
+
+    def test_a_policy_whose_behaviour_changed_is_caught(self) -> None:
+        """dana-facts re-decided under a half-life of 8 scores its eviction differently."""
+        run, _ = recorded("dana-facts")
+        policies = Policies(forgetting=ImportanceRecencyAccess(4, 8.0, 0.1))
+        message = (
+            "step 9 (WriteFact): the log's Evicted has score 0.07071067811865477 "
+            "where the policies decide 0.11892071150027211"
+        )
+        assert Violation(11, "re-decide", message) == redecide(run, policies)
+
+    def test_an_event_the_policies_no_longer_decide_is_caught(self) -> None:
+        """Under a capacity of 5, dana-facts' eviction is one event too many."""
+        run, _ = recorded("dana-facts")
+        message = (
+            "step 9 (WriteFact): the log has Evicted(id=4, score=0.07071067811865477), "
+            "which the policies do not decide"
+        )
+        assert Violation(11, "re-decide", message) == redecide(run, forgetting(5))
+
+    def test_an_event_missing_from_the_log_is_caught(self) -> None:
+        """A turn logged without the compaction it triggers is reported after the turn."""
+        original, policies = recorded("refund-desk")
+        start, end = original.batch(4)
+        turn_four, compaction = original.events[start:end]
+        run = Run(fold)
+        for step, command in enumerate(original.commands[:4], start=1):
+            start, end = original.batch(step)
+            run.append(command, original.events[start:end] if step < 4 else (turn_four,))
+        message = f"step 4 (AddTurn): the policies also decide {compaction!r}, which the log lacks"
+        assert Violation(4, "re-decide", message) == redecide(run, policies)
+
+    def test_an_event_of_another_type_is_caught(self) -> None:
+        """A write logged as an episode is reported with both events."""
+        run = run_of((WriteFact("a", "x", 0.5), (EpisodeRecorded(1, "x"),)))
+        message = (
+            "step 1 (WriteFact): the log has EpisodeRecorded(id=1, text='x'), "
+            "the policies decide FactWritten(id=1, key='a', text='x', importance=0.5)"
+        )
+        assert Violation(1, "re-decide", message) == redecide(run, forgetting(4))
+
+    def test_a_policy_deciding_events_that_do_not_fold_is_caught(self) -> None:
+        """A log kept by a fold that accepts anything, of a policy that numbers turns from 2:
+        the log re-decides to itself, but does not fold."""
+        run = Run(accepting_anything)
+        run.append(AddTurn("user", "x"), (turn(2, 1),))
+        message = "step 1 (AddTurn): turn 2 cannot follow turn 0"
+        assert Violation(1, "integrity", message) == redecide(run, Policies(SkipsATurn()))
+
+    def test_a_command_the_policies_reject_is_caught(self) -> None:
+        """A turn re-decided without a compaction policy is rejected, at its first event."""
+        run, _ = recorded("refund-desk")
+        message = (
+            "step 1 (AddTurn): the policies reject the command: "
+            "a turn needs a [compaction] policy, and this session has none"
+        )
+        assert Violation(1, "re-decide", message) == redecide(run, Policies())
+
+
+class TestViolation:
+    def test_a_violation_reads_as_its_position_invariant_and_message(self) -> None:
+        """``str`` gives the line a report prints; position 0 is the header."""
+        lines = [str(Violation(4, "budget", "over")), str(Violation(0, "header", "no policies"))]
+        assert ["event 4: budget: over", "header: header: no policies"] == lines
