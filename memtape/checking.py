@@ -14,8 +14,9 @@ from memtape.core.events import Event
 from memtape.core.logfile import read_run
 from memtape.core.run import Run
 from memtape.invariants import Violation, check_run, redecide
-from memtape.policies.session import Policies
+from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
+from memtape.runfiles import epochs_from_header
 
 
 @attrs.frozen
@@ -78,9 +79,14 @@ def check_file(path: Path) -> CheckReport:
         except CorruptLog:
             problems.append(_unfolded(run, batch.events, batch.step, batch.line))
             break
-    problems.extend(check_run(run, policies or Policies()))
+    if recorded.torn is not None:
+        problems.append(Violation(len(run), "integrity", recorded.torn))
+    session = Session(
+        policies or Policies(), run=run, epochs=_epochs(header, path, policies, problems)
+    )
+    problems.extend(check_run(run, session.policies_at))
     if policies is not None:
-        divergence = redecide(run, policies)
+        divergence = redecide(run, session.policies_at)
         if divergence is not None:
             problems.append(divergence)
     scenario = header.get("scenario")
@@ -104,6 +110,19 @@ def _policies(data: object, path: Path, problems: list[Violation]) -> Policies |
     except BadInput as error:
         problems.append(Violation(0, "header", str(error)))
         return None
+
+
+def _epochs(
+    header: dict[str, object], path: Path, policies: Policies | None, problems: list[Violation]
+) -> tuple[Epoch, ...]:
+    """The policies in force from each point (one epoch unless the run was forked)."""
+    if policies is None:
+        return ()
+    try:
+        return epochs_from_header(header.get("epochs"), policies, path)
+    except BadInput as error:
+        problems.append(Violation(0, "header", str(error)))
+        return ()
 
 
 def _unfolded(run: Run, events: tuple[Event, ...], step: int, line: int) -> Violation:

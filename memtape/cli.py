@@ -17,6 +17,7 @@ import attrs
 import structlog
 
 from memtape._version import __version__
+from memtape.checking import check_file
 from memtape.core.errors import MemtapeError, Rejected
 from memtape.core.logs import LOGGER_NAME
 from memtape.demo import demo_lines
@@ -114,6 +115,19 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--step", type=int, metavar="N", help="compare two runs after command N")
     diff.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     diff.set_defaults(handler=_diff)
+
+    check = commands.add_parser(
+        "check",
+        help="verify a run file: integrity, invariants, and a re-decision",
+        description=(
+            "Re-fold a run file, verify the kernel's invariants and the log's integrity, and "
+            "decide every recorded command again, reporting the first event that differs. "
+            "Exit 0 when clean, 1 when anything is wrong in a log it could open, 2 when the "
+            "file cannot be opened or read as a run."
+        ),
+    )
+    check.add_argument("run", metavar="RUN.jsonl", type=Path)
+    check.set_defaults(handler=_check)
 
     fork = commands.add_parser(
         "fork",
@@ -287,6 +301,12 @@ def _position(text: str, length: int, name: str) -> int:
     if not 0 <= position <= length:
         raise MemtapeError(f"{name}: event {position} is out of range 0..{length}")
     return position
+
+
+def _check(args: argparse.Namespace) -> int:
+    report = check_file(args.run)
+    _print_lines(report.lines())
+    return 0 if report.ok else 1
 
 
 def _fork(args: argparse.Namespace) -> int:

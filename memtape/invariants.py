@@ -13,7 +13,7 @@ first that breaks the invariant; 0 stands for the initial state or the
 run's header.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -278,7 +278,10 @@ def check_replay(folded: State, recorded: State, *, at: int) -> list[Violation]:
 
 
 def check_run(
-    run: Run, policies: Policies, *, checkpoint: int = DEFAULT_SNAPSHOT_EVERY
+    run: Run,
+    policies: Policies | Callable[[int], Policies],
+    *,
+    checkpoint: int = DEFAULT_SNAPSHOT_EVERY,
 ) -> list[Violation]:
     """Every invariant over a whole run, in one pass that folds the log event by event.
 
@@ -292,8 +295,10 @@ def check_run(
     ``run.state_at``, the tiers and the statuses (so those report the
     checkpoint where they first show, and the whole check stays linear in the
     length of the run). Checks that need a policy the run lacks are skipped.
-    Each invariant reports its first violation only.
+    Each invariant reports its first violation only. ``policies`` may be a
+    function of the position (``Session.policies_at``), for a forked run.
     """
+    policies_at = _policies_at(policies)
     if checkpoint < 1:
         raise BadInput(f"checkpoint must be at least 1, got {checkpoint}")
     found: dict[str, Violation] = {}
@@ -302,14 +307,15 @@ def check_run(
         for violation in violations:
             found.setdefault(violation.invariant, violation)
 
-    compaction, forgetting = policies.compaction, policies.forgetting
-    tiered = compaction if isinstance(compaction, TieredCompaction) else None
     events = run.events
     state = run.state_at(0)
     hot: dict[int, TurnAdded] = {}
     next_checkpoint, checked = checkpoint, -1
     for step in range(1, run.steps + 1):
         start, end = run.batch(step)
+        in_force = policies_at(end)
+        compaction, forgetting = in_force.compaction, in_force.forgetting
+        tiered = compaction if isinstance(compaction, TieredCompaction) else None
         touched_window = touched_store = compacted = False
         for position in range(start + 1, end + 1):
             event = events[position - 1]
@@ -359,20 +365,22 @@ def _checkpoint(run: Run, state: State, position: int) -> list[Violation]:
     ]
 
 
-def redecide(run: Run, policies: Policies) -> Violation | None:
+def redecide(run: Run, policies: Policies | Callable[[int], Policies]) -> Violation | None:
     """Decide every recorded command again, from the state before its batch, under
-    ``policies``; the first event the log does not agree with, or None.
+    ``policies`` (or, for a forked run, the policies in force at each step);
+    the first event the log does not agree with, or None.
 
     A log edited by hand (a turn's tokens changed, and still folding) or a
     policy whose behaviour changed since the run was recorded shows here.
     """
+    policies_at = _policies_at(policies)
     events = run.events
     state = run.state_at(0)
     for step, command in enumerate(run.commands, start=1):
         start, end = run.batch(step)
         recorded = events[start:end]
         try:
-            expected = policies.decide(state, command)
+            expected = policies_at(end).decide(state, command)
         except Rejected as error:
             message = f"{_step(step, command)}: the policies reject the command: {error}"
             return Violation(start + 1, "re-decide", message)
@@ -383,6 +391,12 @@ def redecide(run: Run, policies: Policies) -> Violation | None:
         except CorruptLog as error:
             return Violation(start + 1, "integrity", f"{_step(step, command)}: {error}")
     return None
+
+
+def _policies_at(policies: Policies | Callable[[int], Policies]) -> Callable[[int], Policies]:
+    if isinstance(policies, Policies):
+        return lambda _: policies
+    return policies
 
 
 def _step(step: int, command: Command) -> str:

@@ -55,12 +55,13 @@ def load_run(path: Path) -> LoadedRun:
         except CorruptLog as error:
             raise BadInput(f"{path}: step {batch.step} (line {batch.line}): {error}") from None
     scenario = recorded.header.get("scenario")
-    epochs = _epochs(recorded.header.get("epochs"), policies, path)
+    epochs = epochs_from_header(recorded.header.get("epochs"), policies, path)
     session = Session(policies, run=run, epochs=epochs)
     return LoadedRun(session, str(scenario or path.stem), path, recorded.torn)
 
 
-def _epochs(data: Any, policies: Policies, path: Path) -> tuple[Epoch, ...]:
+def epochs_from_header(data: Any, policies: Policies, path: Path) -> tuple[Epoch, ...]:
+    """The epochs a run file's header lists (the policies in force from each point)."""
     if data is None:
         return (Epoch(0, policies),)
     where = f"{path}: line 1: epochs"

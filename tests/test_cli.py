@@ -1331,3 +1331,54 @@ class TestForkCommand:
         outcome = cli("fork", "refund-desk", "--at", "99", "--out", str(tmp_path / "x.jsonl"))
 
         assert (2, True) == (outcome.status, "--at 99 is out of range 0..15" in outcome.err)
+
+
+class TestCheckCommand:
+    @pytest.mark.parametrize("name", ["refund-desk", "dana-facts", "sleep-pass"])
+    def test_a_recorded_seed_run_is_clean(self, cli: Cli, tmp_path: Path, name: str) -> None:
+        path = record(cli, name, tmp_path / f"{name}.jsonl")
+        outcome = cli("check", str(path))
+
+        assert (0, "") == (outcome.status, outcome.err)
+        assert outcome.out.startswith(f"{path}: ok: ")
+
+    def test_a_hand_edited_token_count_is_caught_at_its_event(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        path = record(cli, "refund-desk", tmp_path / "refund.jsonl")
+        path.write_text(
+            path.read_text("utf-8").replace('"tokens": 12, "salient"', '"tokens": 13, "salient"'),
+            "utf-8",
+        )
+        outcome = cli("check", str(path))
+
+        assert 1 == outcome.status
+        assert outcome.out.splitlines()[0] == (
+            f"{path}: event 4: re-decide: step 4 (AddTurn): "
+            "the log's TurnAdded has tokens 13 where the policies decide 12"
+        )
+
+    def test_a_torn_tail_is_a_problem(self, cli: Cli, tmp_path: Path) -> None:
+        path = record(cli, "refund-desk", tmp_path / "refund.jsonl")
+        path.write_text("".join(path.read_text("utf-8").splitlines(keepends=True)[:11]), "utf-8")
+        outcome = cli("check", str(path))
+
+        assert 1 == outcome.status
+        assert (
+            "event 9: integrity: a torn tail: step 8 (from line 11) has no end mark" in outcome.out
+        )
+
+    def test_a_fork_re_decides_under_the_policies_of_each_point(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        source = record(cli, "refund-desk", tmp_path / "refund.jsonl")
+        forked = tmp_path / "forked.jsonl"
+        cli("fork", str(source), "--at", "5", "--set", "compaction.budget=60", "--out", str(forked))
+
+        assert 0 == cli("check", str(forked)).status
+
+    def test_a_file_that_cannot_be_opened_exits_2(self, cli: Cli, tmp_path: Path) -> None:
+        outcome = cli("check", str(tmp_path / "missing.jsonl"))
+
+        assert (2, "") == (outcome.status, outcome.out)
+        assert "no such run file" in outcome.err
