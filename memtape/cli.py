@@ -9,9 +9,9 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import attrs
 import structlog
@@ -253,14 +253,9 @@ def _open(target: str) -> LoadedRun:
 def _show(args: argparse.Namespace) -> int:
     loaded = _open(args.run)
     run = loaded.session.run
-    at = len(run) if args.at is None else args.at
-    if not 0 <= at <= len(run):
-        raise MemtapeError(f"{args.run}: --at {at} is out of range 0..{len(run)}")
+    at = len(run) if args.at is None else _within(args.at, len(run), f"{args.run}: --at")
     view = view_data(run.state_at(at), at, loaded.session.policies_at(at))
-    if args.json:
-        print(json.dumps(view, indent=2, ensure_ascii=False))
-    else:
-        _print_lines(render_view(view, _color(args)))
+    _emit(args, view, render_view)
     return 0
 
 
@@ -286,10 +281,7 @@ def _diff(args: argparse.Namespace) -> int:
         before, after = (_position(text, len(run), targets[0]) for text in targets[1:])
         budgets = (_budget(loaded, before), _budget(loaded, after))
         data = diff_data(run.diff(before, after), before=before, after=after, budgets=budgets)
-    if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        _print_lines(render_diff(data, _color(args)))
+    _emit(args, data, render_diff)
     return 0
 
 
@@ -298,9 +290,23 @@ def _position(text: str, length: int, name: str) -> int:
         position = int(text)
     except ValueError:
         raise MemtapeError(f"{name}: a point of a run is an event number, got {text!r}") from None
+    return _within(position, length, f"{name}: event")
+
+
+def _within(position: int, length: int, what: str) -> int:
     if not 0 <= position <= length:
-        raise MemtapeError(f"{name}: event {position} is out of range 0..{length}")
+        raise MemtapeError(f"{what} {position} is out of range 0..{length}")
     return position
+
+
+def _emit(
+    args: argparse.Namespace, data: Any, render: Callable[[Any, bool], Iterable[str]]
+) -> None:
+    """``data`` as JSON with ``--json`` (exact numbers), else as rendered text."""
+    if args.json:
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        _print_lines(render(data, _color(args)))
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -312,8 +318,7 @@ def _check(args: argparse.Namespace) -> int:
 def _fork(args: argparse.Namespace) -> int:
     loaded = _open(args.run)
     run = loaded.session.run
-    if not 0 <= args.at <= len(run):
-        raise MemtapeError(f"{args.run}: --at {args.at} is out of range 0..{len(run)}")
+    _within(args.at, len(run), f"{args.run}: --at")
     try:
         forked = loaded.session.fork(args.at, args.set)
     except MemtapeError as error:
@@ -336,10 +341,7 @@ def _why(args: argparse.Namespace) -> int:
         life = audit(loaded.session.run, loaded.session.policies, parse_target(args.target))
     except MemtapeError as error:
         raise MemtapeError(f"{args.run}: {error}") from None
-    if args.json:
-        print(json.dumps(life_data(life), indent=2, ensure_ascii=False))
-    else:
-        _print_lines(render_life(life))
+    _emit(args, life_data(life), lambda data, _: render_life(life))
     return 0
 
 
