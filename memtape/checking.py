@@ -25,8 +25,10 @@ class CheckReport:
 
     ``events`` and ``steps`` count what the file holds. ``redecided`` says
     whether the commands were decided again (not when the header's policies
-    cannot be rebuilt). ``problems`` are in order of position: the first is
-    the first bad position in the run.
+    cannot be rebuilt, nor for a redacted run). ``problems`` are in order of
+    position: the first is the first bad position in the run. ``redacted``
+    says the header marks the run redacted (``memtape.redact``): its texts
+    and rules are placeholders, so its commands cannot be decided again.
     """
 
     path: Path
@@ -35,6 +37,7 @@ class CheckReport:
     steps: int
     redecided: bool
     problems: tuple[Violation, ...]
+    redacted: bool = False
 
     @property
     def ok(self) -> bool:
@@ -47,14 +50,21 @@ class CheckReport:
         return self.problems[0] if self.problems else None
 
     def lines(self) -> list[str]:
-        """One line per problem naming the file, or one line saying the run is clean."""
+        """One line per problem naming the file, or one line saying the run is clean.
+
+        A redacted run also says that it cannot be re-decided (on its clean
+        line, or on a last line after its problems).
+        """
+        cannot = "redacted, so it cannot be re-decided (its texts and rules are placeholders)"
         if self.ok:
             redecided = ", re-decides to itself" if self.redecided else ""
+            redacted = f"; {cannot}" if self.redacted else ""
             return [
                 f"{self.path}: ok: {self.events} events in {self.steps} steps fold "
-                f"and keep every invariant{redecided}"
+                f"and keep every invariant{redecided}{redacted}"
             ]
-        return [f"{self.path}: {problem}" for problem in self.problems]
+        lines = [f"{self.path}: {problem}" for problem in self.problems]
+        return [*lines, f"{self.path}: {cannot}"] if self.redacted else lines
 
 
 def check_file(path: Path) -> CheckReport:
@@ -66,7 +76,8 @@ def check_file(path: Path) -> CheckReport:
     policies cannot be rebuilt, an event that does not fold onto the state
     before it, a broken invariant or a recorded event the policies no longer
     decide is a problem in the report instead. Events after one that does
-    not fold are not checked.
+    not fold are not checked. A run whose header says ``"redacted": true``
+    is checked for integrity and invariants but not re-decided.
     """
     recorded = read_run(path)
     header = recorded.header
@@ -85,7 +96,8 @@ def check_file(path: Path) -> CheckReport:
         policies or Policies(), run=run, epochs=_epochs(header, path, policies, problems)
     )
     problems.extend(check_run(run, session.policies_at))
-    if policies is not None:
+    redacted = header.get("redacted") is True
+    if policies is not None and not redacted:
         divergence = redecide(run, session.policies_at)
         if divergence is not None:
             problems.append(divergence)
@@ -95,8 +107,9 @@ def check_file(path: Path) -> CheckReport:
         scenario=str(scenario or path.stem),
         events=sum(len(batch.events) for batch in recorded.batches),
         steps=len(recorded.batches),
-        redecided=policies is not None,
+        redecided=policies is not None and not redacted,
         problems=tuple(sorted(problems, key=lambda p: p.position)),
+        redacted=redacted,
     )
 
 

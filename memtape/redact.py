@@ -1,0 +1,292 @@
+"""Redacting a run: a copy whose free texts are placeholders and whose figures are the same.
+
+A redacted copy can go into a bug report without the user's data. Every
+free text (turn texts, WARM items, fact keys and texts, episodes, distilled
+facts and rules, the consolidation rules and every other string of the
+header) becomes a placeholder of as many tokens under the run's tokenizer,
+so every figure (meters, scores, decisions, WARM tokens) stays as it was.
+What is not free text stays: a turn's role (a word the policy measures as
+part of the turn and routes on), the names of the policies and the
+tokenizer, and a COLD gist that is exactly the tiered policy's count
+template (``gist_for``), which the gist invariant checks word for word.
+
+A placeholder is ``TAG.1 TAG.2 ... TAG.n``, one word per token, where TAG
+comes from a keyed hash of the original text: equal texts get equal
+placeholders, so a fact superseded by key is still superseded by key, and
+different texts get different ones. The key is by default a digest of the
+whole run, so the copy is deterministic, yet a reader cannot test a guess of
+one short text (a key such as ``"name"``) by hashing it; pass the same
+``secret`` to redact several runs with agreeing placeholders.
+
+The copy's header carries ``"redacted": true``: its rules are placeholders
+too, so its commands cannot be decided again (``memtape check`` says so).
+"""
+
+import hashlib
+import hmac
+import json
+import os
+from pathlib import Path
+from typing import Any, assert_never
+
+import attrs
+
+from memtape.core.codec import command_data, event_data
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Command,
+    Consolidate,
+    ReadFact,
+    RecordEpisode,
+    WriteFact,
+)
+from memtape.core.errors import BadInput, CorruptLog
+from memtape.core.events import (
+    ClockAdvanced,
+    CompactionTriggered,
+    Consolidated,
+    EpisodeRecorded,
+    Event,
+    Evicted,
+    FactRead,
+    FactWritten,
+    ProceduralRule,
+    SemanticFact,
+    Superseded,
+    TurnAdded,
+    WarmItem,
+)
+from memtape.core.logfile import RecordedBatch, RunFile, read_run, write_run
+from memtape.core.run import Run
+from memtape.policies.compaction import TieredCompaction, gist_for
+from memtape.policies.session import Policies
+from memtape.policies.tokenizers import Tokenizer, WordCount
+from memtape.reducers import fold
+from memtape.runfiles import epochs_from_header
+
+REDACTED = "redacted"
+"""The header entry (``true``) that marks a redacted run."""
+
+_WRITER_OWNED = frozenset({"memtape", "format", "version", "events", "steps"})
+"""Header entries ``write_run`` writes itself."""
+
+_NAMES = frozenset({"policy", "tokenizer"})
+"""Header entries whose strings name a policy or a tokenizer, kept so the copy loads."""
+
+_TAG_LENGTHS = range(8, 65, 4)
+"""How many hex digits of the hash a tag takes: the fewest no other text holds."""
+
+
+@attrs.frozen
+class RedactedRun:
+    """A redacted run and the header to write it with.
+
+    ``torn`` describes a torn tail of the source (an unfinished last
+    command), which the copy leaves out, or is None.
+    """
+
+    header: dict[str, Any]
+    run: Run
+    torn: str | None = None
+
+    def write(self, path: Path) -> None:
+        """Write the copy to ``path`` atomically (``write_run``)."""
+        write_run(path, self.header, self.run)
+
+
+def redact(source: Path, *, secret: bytes | None = None) -> RedactedRun:
+    """The redacted copy of the run file at ``source``, in memory; the file is only read.
+
+    Raises ``BadInput`` naming the file when it is not a readable run, its
+    events do not fold, or a placeholder cannot keep a text's token count
+    under the run's tokenizer.
+    """
+    recorded = read_run(source)
+    header = recorded.header
+    try:
+        tokenizers = _tokenizers(header, source)
+        masks = _Masks(secret or _digest(recorded), tokenizers)
+        copy = {
+            name: _scrub(value, masks)
+            for name, value in header.items()
+            if name not in _WRITER_OWNED
+        }
+        copy[REDACTED] = True
+        _tokenizers(copy, source)  # the copy's header must load as the source's does
+        run = Run(fold)
+        cold = 0
+        for batch in recorded.batches:
+            events: list[Event] = []
+            for event in batch.events:
+                if isinstance(event, CompactionTriggered):
+                    cold += event.cold
+                events.append(_event(event, masks, cold))
+            _append(run, _command(batch.command, masks), events, batch)
+    except BadInput as error:
+        problem = str(error).removeprefix(f"{source}: ")
+        raise BadInput(f"{source}: cannot redact it: {problem}") from None
+    return RedactedRun(copy, run, recorded.torn)
+
+
+def export_redacted(source: Path, out: Path, *, secret: bytes | None = None) -> RedactedRun:
+    """Write the redacted copy of the run at ``source`` to ``out``; the source is not changed.
+
+    This is ``memtape export RUN --redact --out COPY``. ``out`` must not be
+    the source itself; the write is atomic, so a failure leaves ``out`` as
+    it was.
+    """
+    if out.exists() and source.exists() and os.path.samefile(source, out):
+        raise BadInput(f"{out}: is the run being redacted; write the copy to another file")
+    redacted = redact(source, secret=secret)
+    redacted.write(out)
+    return redacted
+
+
+class _Masks:
+    """The placeholder of each text, made once, injective, and of the same token count."""
+
+    def __init__(self, secret: bytes, tokenizers: tuple[Tokenizer, ...]) -> None:
+        self._secret = secret
+        self._tokenizers = tokenizers
+        self._made: dict[str, str] = {}
+        self._tags: set[str] = set()
+
+    def text(self, text: str) -> str:
+        """The placeholder of ``text``: as many tokens, the same one wherever ``text`` appears."""
+        made = self._made.get(text)
+        if made is not None:
+            return made
+        raw = text.encode("utf-8", "surrogatepass")
+        digest = hmac.new(self._secret, raw, hashlib.sha256).hexdigest()
+        tag = next(digest[:n] for n in _TAG_LENGTHS if digest[:n] not in self._tags)
+        self._tags.add(tag)
+        words = self._tokenizers[0].count(text)
+        made = " ".join(f"{tag}.{word}" for word in range(1, words + 1))
+        for tokenizer in self._tokenizers:
+            if tokenizer.count(made) != tokenizer.count(text):
+                raise BadInput(
+                    f"no placeholder keeps the token count of a text under the "
+                    f"{tokenizer.name!r} tokenizer"
+                )
+        self._made[text] = made
+        return made
+
+    def turn(self, role: str, text: str) -> str:
+        """The placeholder of a turn's text, which also keeps the tokens of ``"{role}: {text}"``."""
+        made = self.text(text)
+        for tokenizer in self._tokenizers:
+            if tokenizer.count(f"{role}: {made}") != tokenizer.count(f"{role}: {text}"):
+                raise BadInput(
+                    f"no placeholder keeps the token count of a {role} turn under the "
+                    f"{tokenizer.name!r} tokenizer"
+                )
+        return made
+
+    def optional(self, text: str | None) -> str | None:
+        """The placeholder of ``text``, or None for None."""
+        return None if text is None else self.text(text)
+
+
+def _tokenizers(header: dict[str, Any], source: Path) -> tuple[Tokenizer, ...]:
+    """Every tokenizer that measured the run (the seed's word count if none did).
+
+    Building the policies also checks that the header loads.
+    """
+    tables = header.get("policies")
+    if not isinstance(tables, dict):
+        raise BadInput("line 1: the header names no policies")
+    policies = Policies.from_params(tables, "line 1: policies")
+    epochs = epochs_from_header(header.get("epochs"), policies, source)
+    found: list[Tokenizer] = []
+    for epoch in epochs:
+        compaction = epoch.policies.compaction
+        if isinstance(compaction, TieredCompaction) and compaction.tokenizer not in found:
+            found.append(compaction.tokenizer)
+    return tuple(found) or (WordCount(),)
+
+
+def _digest(recorded: RunFile) -> bytes:
+    """A digest of the whole run (not of who wrote it), the default key of the placeholders."""
+    digest = hashlib.sha256()
+
+    def feed(data: Any) -> None:
+        digest.update(json.dumps(data, sort_keys=True).encode("ascii"))
+
+    feed({name: value for name, value in recorded.header.items() if name not in _WRITER_OWNED})
+    for batch in recorded.batches:
+        feed(command_data(batch.command))
+        for event in batch.events:
+            feed([type(event).__name__, event_data(event)])
+    return digest.digest()
+
+
+def _scrub(value: Any, masks: _Masks) -> Any:
+    """A header value with every string masked, except the names of policies and tokenizers."""
+    if isinstance(value, str):
+        return masks.text(value)
+    if isinstance(value, list):
+        return [_scrub(item, masks) for item in value]
+    if isinstance(value, dict):
+        return {
+            name: item if name in _NAMES and isinstance(item, str) else _scrub(item, masks)
+            for name, item in value.items()
+        }
+    return value
+
+
+def _event(event: Event, masks: _Masks, cold: int) -> Event:
+    """``event`` with its texts masked; ``cold`` counts the COLD turns after it."""
+    if isinstance(event, TurnAdded):
+        text = masks.turn(event.role, event.text)
+        return TurnAdded(event.turn, event.role, text, event.tokens, event.salient)
+    if isinstance(event, CompactionTriggered):
+        warm = tuple(WarmItem(i.turn, masks.text(i.text), i.tokens) for i in event.warm)
+        # The tiered gist only counts turns; the gist invariant reads it word for word.
+        gist = event.gist if event.gist == gist_for(cold) else masks.text(event.gist)
+        return CompactionTriggered(
+            event.budget, event.hot, warm, event.dropped, event.cold, gist, event.gist_tokens
+        )
+    if isinstance(event, FactWritten):
+        return FactWritten(
+            event.id, masks.text(event.key), masks.text(event.text), event.importance
+        )
+    if isinstance(event, EpisodeRecorded):
+        return EpisodeRecorded(event.id, masks.text(event.text))
+    if isinstance(event, Consolidated):
+        semantic = tuple(
+            SemanticFact(masks.text(f.key), masks.text(f.text), f.importance, f.episode)
+            for f in event.semantic
+        )
+        procedural = tuple(ProceduralRule(masks.text(r.text), r.episode) for r in event.procedural)
+        return Consolidated(event.episodes, semantic, procedural)
+    if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted):
+        return event
+    assert_never(event)
+
+
+def _command(command: Command, masks: _Masks) -> Command:
+    """``command`` with its texts masked as its events' are."""
+    if isinstance(command, AddTurn):
+        return AddTurn(command.role, masks.turn(command.role, command.text), command.salient)
+    if isinstance(command, WriteFact):
+        return WriteFact(
+            masks.text(command.key),
+            masks.text(command.text),
+            command.importance,
+            masks.optional(command.supersedes),
+        )
+    if isinstance(command, ReadFact):
+        return ReadFact(masks.optional(command.key), command.id)
+    if isinstance(command, RecordEpisode):
+        return RecordEpisode(masks.text(command.text))
+    if isinstance(command, AdvanceClock | Consolidate):
+        return command
+    assert_never(command)
+
+
+def _append(run: Run, command: Command, events: list[Event], batch: RecordedBatch) -> None:
+    try:
+        run.append(command, events)
+    except CorruptLog as error:
+        raise BadInput(f"step {batch.step} (line {batch.line}): {error}") from None

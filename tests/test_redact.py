@@ -1,0 +1,505 @@
+"""memtape.redact: a copy of a run with placeholder texts and the same figures."""
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+import attrs
+import pytest
+
+from memtape.checking import check_file
+from memtape.core.commands import AddTurn, WriteFact
+from memtape.core.errors import BadInput
+from memtape.core.events import (
+    CompactionTriggered,
+    Consolidated,
+    EpisodeRecorded,
+    FactWritten,
+    TurnAdded,
+)
+from memtape.policies import tokenizers
+from memtape.policies.compaction import TieredCompaction
+from memtape.policies.session import Policies, Session
+from memtape.policies.tokenizers import WordCount
+from memtape.projections.view import view_data
+from memtape.redact import REDACTED, export_redacted, redact
+from memtape.runfiles import LoadedRun, load_run, save_run
+from memtape.scenarios import SHIPPED, load_scenario
+
+
+def saved(tmp_path: Path, name: str) -> Path:
+    """The run of the shipped scenario ``name``, written to a file."""
+    scenario = load_scenario(name)
+    session = Session(scenario.policies)
+    session.execute_all(scenario.steps)
+    path = tmp_path / f"{name}.jsonl"
+    save_run(session, path, scenario.name)
+    return path
+
+
+def exported(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """The saved run of ``name`` and its redacted copy."""
+    source = saved(tmp_path, name)
+    out = tmp_path / f"{name}.redacted.jsonl"
+    export_redacted(source, out)
+    return source, out
+
+
+def forked(tmp_path: Path) -> Path:
+    """refund-desk forked after event 5 with a budget of 30, written to a file."""
+    scenario = load_scenario("refund-desk")
+    session = Session(scenario.policies)
+    session.execute_all(scenario.steps)
+    path = tmp_path / "forked.jsonl"
+    origin = {"run": "runs/dana-refund.jsonl", "at": 5, "set": ["compaction.budget=30"]}
+    save_run(session.fork(5, ["compaction.budget=30"]), path, "refund-desk", origin=origin)
+    return path
+
+
+def header(path: Path) -> dict[str, Any]:
+    """The header line of a run file."""
+    data: dict[str, Any] = json.loads(path.read_text("utf-8").splitlines()[0])
+    return data
+
+
+def figures(value: Any) -> Any:
+    """A ``show --json`` view with its free texts (``text`` and ``key``) left out."""
+    if isinstance(value, dict):
+        return {k: figures(v) for k, v in value.items() if k not in {"text", "key"}}
+    if isinstance(value, list):
+        return [figures(item) for item in value]
+    return value
+
+
+def views(loaded: LoadedRun) -> list[Any]:
+    """What ``memtape show RUN --at N --json`` prints, at every position N of the run."""
+    session = loaded.session
+    run = session.run
+    return [view_data(run.state_at(at), at, session.policies_at(at)) for at in range(len(run) + 1)]
+
+
+def original_texts(path: Path) -> set[str]:
+    """Every free text of a saved run: turns, WARM items, facts and keys, episodes,
+    distilled facts and rules, the rules' patterns and templates, the scenario name."""
+    loaded = load_run(path)
+    texts = {loaded.scenario}
+    for event in loaded.session.run.events:
+        if isinstance(event, TurnAdded | EpisodeRecorded):
+            texts.add(event.text)
+        elif isinstance(event, CompactionTriggered):
+            texts.update(item.text for item in event.warm)
+        elif isinstance(event, FactWritten):
+            texts.update((event.key, event.text))
+        elif isinstance(event, Consolidated):
+            texts.update(f.key for f in event.semantic)
+            texts.update(f.text for f in event.semantic)
+            texts.update(r.text for r in event.procedural)
+    for rule in header(path)["policies"].get("consolidation", {}).get("rule", []):
+        texts.update((rule["pattern"], rule.get("procedural", "")))
+        texts.update(rule.get("semantic", {}).get(name, "") for name in ("key", "text"))
+    return texts - {""}
+
+
+def rules_masked(policies: dict[str, Any]) -> dict[str, Any]:
+    """The policies' tables with each rule's pattern and procedural text left out."""
+    for rule in policies.get("consolidation", {}).get("rule", []):
+        del rule["pattern"]
+        rule.pop("procedural", None)
+    return policies
+
+
+def words(text: str) -> int:
+    return WordCount().count(text)
+
+
+class TestFiguresStayTheSame:
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_every_figure_of_show_is_the_same_at_every_position(
+        self, tmp_path: Path, name: str
+    ) -> None:
+        """Meter, budget, over, tier tokens, dropped turns, ranking scores and factors,
+        retired and evicted facts, the clock: equal to the original's at every point."""
+        source, out = exported(tmp_path, name)
+
+        assert [figures(v) for v in views(load_run(source))] == [
+            figures(v) for v in views(load_run(out))
+        ]
+
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_the_copy_has_the_same_shape_of_events(self, tmp_path: Path, name: str) -> None:
+        """The same number of events in the same steps, of the same types."""
+        source, out = exported(tmp_path, name)
+        original, copy = load_run(source).session.run, load_run(out).session.run
+
+        assert [
+            (type(e).__name__, original.step_of(at)) for at, e in enumerate(original.events, 1)
+        ] == [(type(e).__name__, copy.step_of(at)) for at, e in enumerate(copy.events, 1)]
+
+    def test_each_turn_placeholder_measures_the_recorded_tokens(self, tmp_path: Path) -> None:
+        """Re-measuring a redacted "{role}: {text}" gives the tokens the original turn cost."""
+        _, out = exported(tmp_path, "refund-desk")
+        turns = [e for e in load_run(out).session.run.events if isinstance(e, TurnAdded)]
+
+        assert [t.tokens for t in turns] == [words(f"{t.role}: {t.text}") for t in turns]
+
+    def test_each_warm_placeholder_measures_the_recorded_tokens(self, tmp_path: Path) -> None:
+        _, out = exported(tmp_path, "refund-desk")
+        warm = [
+            item
+            for e in load_run(out).session.run.events
+            if isinstance(e, CompactionTriggered)
+            for item in e.warm
+        ]
+
+        assert (True, [i.tokens for i in warm]) == (bool(warm), [words(i.text) for i in warm])
+
+    def test_a_forked_run_keeps_its_epochs_and_figures(self, tmp_path: Path) -> None:
+        source = forked(tmp_path)
+        out = tmp_path / "forked.redacted.jsonl"
+        export_redacted(source, out)
+        original, copy = load_run(source), load_run(out)
+
+        assert (
+            [(e.start, e.policies.params()) for e in original.session.epochs],
+            [figures(v) for v in views(original)],
+        ) == (
+            [(e.start, e.policies.params()) for e in copy.session.epochs],
+            [figures(v) for v in views(copy)],
+        )
+
+
+class TestNoOriginalTextRemains:
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_no_free_text_of_the_run_is_in_the_copy(self, tmp_path: Path, name: str) -> None:
+        source, out = exported(tmp_path, name)
+        content = out.read_text("utf-8")
+        texts = original_texts(source)
+
+        assert [] == [t for t in sorted(texts) if json.dumps(t, ensure_ascii=False) in content]
+        assert [] == [
+            t for t in sorted(texts) if json.dumps(t, ensure_ascii=False)[1:-1] in content
+        ]
+
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_the_seed_data_is_not_in_the_copy(self, tmp_path: Path, name: str) -> None:
+        _, out = exported(tmp_path, name)
+        content = out.read_bytes()
+        seeds = ["Dana", "ORD-3300", "$180.00", "$200", "Globex", "restocking", "name is"]
+
+        assert [] == [s for s in seeds if s.encode("utf-8") in content]
+
+    def test_the_texts_were_there_to_find(self, tmp_path: Path) -> None:
+        """The same search finds the texts in the source (the search can fail)."""
+        source = saved(tmp_path, "sleep-pass")
+        content = source.read_text("utf-8")
+        texts = original_texts(source)
+
+        assert sorted(texts) == [
+            t for t in sorted(texts) if json.dumps(t, ensure_ascii=False)[1:-1] in content
+        ]
+
+    def test_the_origin_of_a_fork_is_redacted_but_its_position_kept(self, tmp_path: Path) -> None:
+        out = tmp_path / "forked.redacted.jsonl"
+        export_redacted(forked(tmp_path), out)
+        origin = header(out)["forked_from"]
+
+        assert (5, False, False) == (
+            origin["at"],
+            "dana-refund" in out.read_text("utf-8"),
+            "compaction.budget=30" in origin["set"],
+        )
+
+
+class TestPlaceholders:
+    def test_the_same_key_gets_the_same_placeholder_everywhere(self, tmp_path: Path) -> None:
+        """Both writes on "contact" (the second supersedes the first) and the commands agree."""
+        _, out = exported(tmp_path, "dana-facts")
+        run = load_run(out).session.run
+        keys = [e.key for e in run.events if isinstance(e, FactWritten)]
+        commands = [c for c in run.commands if isinstance(c, WriteFact)]
+
+        assert (keys[1], keys[1], [c.key for c in commands]) == (
+            keys[4],
+            commands[4].supersedes,
+            keys,
+        )
+
+    def test_different_texts_get_different_placeholders(self, tmp_path: Path) -> None:
+        source, out = exported(tmp_path, "dana-facts")
+        facts = [e for e in load_run(source).session.run.events if isinstance(e, FactWritten)]
+        copies = [e for e in load_run(out).session.run.events if isinstance(e, FactWritten)]
+
+        assert (
+            len({f.key for f in facts}),
+            len({f.text for f in facts}),
+        ) == (len({c.key for c in copies}), len({c.text for c in copies}))
+
+    def test_a_warm_item_reads_as_the_turn_it_stands_for(self, tmp_path: Path) -> None:
+        _, out = exported(tmp_path, "refund-desk")
+        events = load_run(out).session.run.events
+        turns = {e.turn: e.text for e in events if isinstance(e, TurnAdded)}
+        warm = [i for e in events if isinstance(e, CompactionTriggered) for i in e.warm]
+
+        assert [turns[i.turn] for i in warm] == [i.text for i in warm]
+
+    def test_a_distilled_fact_reads_as_the_fact_it_wrote(self, tmp_path: Path) -> None:
+        _, out = exported(tmp_path, "sleep-pass")
+        events = load_run(out).session.run.events
+        semantic = [f for e in events if isinstance(e, Consolidated) for f in e.semantic]
+        written = [e for e in events if isinstance(e, FactWritten)]
+
+        assert [(f.key, f.text) for f in semantic] == [(w.key, w.text) for w in written]
+
+    def test_a_placeholder_has_one_word_per_word_of_the_text(self, tmp_path: Path) -> None:
+        source, out = exported(tmp_path, "sleep-pass")
+        episodes = [
+            e for e in load_run(source).session.run.events if isinstance(e, EpisodeRecorded)
+        ]
+        copies = [e for e in load_run(out).session.run.events if isinstance(e, EpisodeRecorded)]
+
+        assert [words(e.text) for e in episodes] == [words(c.text) for c in copies]
+
+    def test_roles_are_kept(self, tmp_path: Path) -> None:
+        """A role is not free text: the policy measures and routes on it."""
+        source, out = exported(tmp_path, "refund-desk")
+
+        assert [
+            c.role for c in load_run(source).session.run.commands if isinstance(c, AddTurn)
+        ] == [c.role for c in load_run(out).session.run.commands if isinstance(c, AddTurn)]
+
+    def test_the_tiered_gist_is_kept_word_for_word(self, tmp_path: Path) -> None:
+        """The gist only counts the COLD turns; the gist invariant reads it."""
+        source = tmp_path / "tight.jsonl"
+        scenario = load_scenario("refund-desk")
+        session = Session(scenario.policies.with_settings(["compaction.budget=25"]))
+        session.execute_all(scenario.steps)
+        save_run(session, source, "tight")
+        out = tmp_path / "tight.redacted.jsonl"
+        export_redacted(source, out)
+
+        assert "[3 earlier turns summarized]" == load_run(out).session.state.window.gist
+
+    def test_any_other_gist_is_a_placeholder(self, tmp_path: Path) -> None:
+        """A gist a policy wrote from the turns (here by hand) is free text."""
+        source = tmp_path / "tight.jsonl"
+        scenario = load_scenario("refund-desk")
+        session = Session(scenario.policies.with_settings(["compaction.budget=25"]))
+        session.execute_all(scenario.steps)
+        save_run(session, source, "tight")
+        lines = [json.loads(line) for line in source.read_text("utf-8").splitlines()]
+        for line in lines[1:]:
+            if line["type"] == "CompactionTriggered" and line["event"]["gist"]:
+                line["event"]["gist"] = "Dana wants her $180.00 refund"
+        source.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+        out = tmp_path / "tight.redacted.jsonl"
+        export_redacted(source, out)
+        gist = load_run(out).session.state.window.gist
+
+        assert (5, False) == (words(gist), "Dana" in out.read_text("utf-8"))
+
+
+class TestHeader:
+    def test_the_header_says_the_run_is_redacted(self, tmp_path: Path) -> None:
+        _, out = exported(tmp_path, "refund-desk")
+
+        assert True is header(out)[REDACTED]
+
+    def test_the_scenario_name_is_redacted(self, tmp_path: Path) -> None:
+        """A user's scenario name is often a customer's; the shipped ones are redacted alike."""
+        _, out = exported(tmp_path, "dana-facts")
+        name = header(out)["scenario"]
+
+        assert (1, False) == (words(name), "dana" in name)
+
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_policy_names_tokenizer_and_numbers_are_kept(self, tmp_path: Path, name: str) -> None:
+        source, out = exported(tmp_path, name)
+
+        assert figures(rules_masked(header(source)["policies"])) == figures(
+            rules_masked(header(out)["policies"])
+        )
+
+    def test_rule_patterns_and_templates_are_placeholders(self, tmp_path: Path) -> None:
+        _, out = exported(tmp_path, "sleep-pass")
+        rules = header(out)["policies"]["consolidation"]["rule"]
+        first, second = rules
+        semantic = first["semantic"]
+
+        assert [[3, 1, 3], [2, 10]] == [
+            [words(first["pattern"]), words(semantic["key"]), words(semantic["text"])],
+            [words(second["pattern"]), words(second["procedural"])],
+        ]
+
+    def test_the_copy_loads_with_its_policies(self, tmp_path: Path) -> None:
+        _, out = exported(tmp_path, "sleep-pass")
+        policies = load_run(out).session.policies
+
+        assert (True, True) == (
+            policies.forgetting is not None,
+            policies.consolidation is not None,
+        )
+
+
+class TestDeterminism:
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_redacting_twice_gives_the_same_bytes(self, tmp_path: Path, name: str) -> None:
+        source, out = exported(tmp_path, name)
+        again = tmp_path / "again.jsonl"
+        export_redacted(source, again)
+
+        assert out.read_bytes() == again.read_bytes()
+
+    def test_by_default_a_placeholder_depends_on_the_whole_run(self, tmp_path: Path) -> None:
+        """A reader cannot confirm a guess of one text by hashing it alone."""
+        source = saved(tmp_path, "refund-desk")
+        scenario = load_scenario("refund-desk")
+        other = Session(scenario.policies)
+        other.execute_all([*scenario.steps[:-1], AddTurn("user", "Thanks, bye.")])
+        changed = tmp_path / "changed.jsonl"
+        save_run(other, changed, "refund-desk")
+
+        first = redact(source).run.events[0]
+        second = redact(changed).run.events[0]
+        assert (True, False) == (
+            isinstance(first, TurnAdded) and isinstance(second, TurnAdded),
+            first == second,
+        )
+
+    def test_a_shared_secret_makes_placeholders_agree_across_runs(self, tmp_path: Path) -> None:
+        source, fork = saved(tmp_path, "refund-desk"), forked(tmp_path)
+        secret = b"one bug report"
+
+        assert (
+            redact(source, secret=secret).run.events[:5]
+            == (redact(fork, secret=secret).run.events[:5])
+        )
+
+
+class TestSourceAndCopy:
+    def test_the_source_is_not_changed(self, tmp_path: Path) -> None:
+        source = saved(tmp_path, "sleep-pass")
+        before = source.read_bytes()
+        export_redacted(source, tmp_path / "copy.jsonl")
+
+        assert before == source.read_bytes()
+
+    def test_the_copy_cannot_replace_the_source(self, tmp_path: Path) -> None:
+        source = saved(tmp_path, "dana-facts")
+        before = source.read_bytes()
+
+        with pytest.raises(BadInput, match="is the run being redacted"):
+            export_redacted(source, tmp_path / "." / source.name)
+        assert before == source.read_bytes()
+
+    def test_the_written_copy_is_the_one_in_memory(self, tmp_path: Path) -> None:
+        source, out = exported(tmp_path, "refund-desk")
+
+        assert redact(source).run.events == load_run(out).session.run.events
+
+    def test_a_torn_tail_is_left_out_and_said(self, tmp_path: Path) -> None:
+        source = saved(tmp_path, "dana-facts")
+        lines = source.read_text("utf-8").splitlines(keepends=True)
+        source.write_text("".join(lines[:-1]) + lines[-1][:20], "utf-8")
+        out = tmp_path / "copy.jsonl"
+        redacted = export_redacted(source, out)
+        whole = load_run(source)
+
+        assert (len(whole.session.run), True, whole.torn) == (
+            len(load_run(out).session.run),
+            bool(whole.torn),
+            redacted.torn,
+        )
+
+    def test_a_file_that_is_not_a_run_is_bad_input_and_nothing_is_written(
+        self, tmp_path: Path
+    ) -> None:
+        source = tmp_path / "notes.jsonl"
+        source.write_text("hello\n", "utf-8")
+        out = tmp_path / "copy.jsonl"
+
+        with pytest.raises(BadInput, match=r"notes\.jsonl"):
+            export_redacted(source, out)
+        assert False is out.exists()
+
+
+@attrs.frozen
+class Characters:
+    """A tokenizer counting characters, for which word placeholders do not work."""
+
+    name: ClassVar[str] = "chars"
+
+    def count(self, text: str) -> int:
+        return len(text)
+
+
+class TestTokenizers:
+    def test_a_tokenizer_the_placeholders_cannot_match_is_refused(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setitem(tokenizers.TOKENIZERS, Characters.name, Characters())
+        session = Session(Policies(compaction=TieredCompaction(40, 2, Characters())))
+        session.execute(AddTurn("user", "Hi, I'm Dana."))
+        source = tmp_path / "chars.jsonl"
+        save_run(session, source, "chars")
+        out = tmp_path / "copy.jsonl"
+
+        with pytest.raises(BadInput, match="'chars' tokenizer"):
+            export_redacted(source, out)
+        assert False is out.exists()
+
+
+class TestCheckingARedactedRun:
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_it_is_clean_and_not_re_decided(self, tmp_path: Path, name: str) -> None:
+        _, out = exported(tmp_path, name)
+        report = check_file(out)
+
+        assert (True, (), False, True) == (
+            report.ok,
+            report.problems,
+            report.redecided,
+            report.redacted,
+        )
+
+    def test_its_line_says_it_cannot_be_re_decided(self, tmp_path: Path) -> None:
+        _, out = exported(tmp_path, "refund-desk")
+
+        assert [
+            f"{out}: ok: 15 events in 10 steps fold and keep every invariant; redacted, "
+            "so it cannot be re-decided (its texts and rules are placeholders)"
+        ] == check_file(out).lines()
+
+    def test_a_forked_copy_is_clean(self, tmp_path: Path) -> None:
+        out = tmp_path / "forked.redacted.jsonl"
+        export_redacted(forked(tmp_path), out)
+
+        assert (True, False) == (check_file(out).ok, check_file(out).redecided)
+
+    def test_invariants_are_still_checked(self, tmp_path: Path) -> None:
+        """A hand-edited eviction score in a redacted copy is a problem, and the note follows."""
+        _, out = exported(tmp_path, "dana-facts")
+        lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
+        evicted = next(i for i, line in enumerate(lines) if line.get("type") == "Evicted")
+        lines[evicted]["event"]["score"] = 0.5
+        out.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+        report = check_file(out)
+
+        assert (["eviction"], f"{out}: redacted, so it cannot be re-decided") == (
+            [p.invariant for p in report.problems],
+            report.lines()[-1].split(" (")[0],
+        )
+
+    def test_without_the_mark_the_placeholder_rules_fail_to_re_decide(self, tmp_path: Path) -> None:
+        """Why the mark matters: the redacted rules no longer distill the redacted episodes."""
+        _, out = exported(tmp_path, "sleep-pass")
+        lines = out.read_text("utf-8").splitlines(keepends=True)
+        top = json.loads(lines[0])
+        del top[REDACTED]
+        out.write_text(json.dumps(top) + "\n" + "".join(lines[1:]), "utf-8")
+        report = check_file(out)
+
+        assert (["re-decide"], True, False) == (
+            [p.invariant for p in report.problems],
+            report.redecided,
+            report.redacted,
+        )
