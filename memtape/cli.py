@@ -27,6 +27,7 @@ from memtape.projections.diffs import diff_data, render_diff, step_diff, step_di
 from memtape.projections.text import render_timeline, render_view
 from memtape.projections.timeline import timeline
 from memtape.projections.view import view_data
+from memtape.redact import export_redacted
 from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
 
@@ -128,6 +129,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("run", metavar="RUN.jsonl", type=Path)
     check.set_defaults(handler=_check)
+
+    export = commands.add_parser(
+        "export",
+        help="a copy of a run with every free text replaced, for a bug report",
+        description=(
+            "Write a copy of a run in which every free text (turns, facts, keys, episodes, "
+            "distilled facts and rules, header texts) is a stable placeholder of the same token "
+            "count: every figure stays the same, none of the user's data does."
+        ),
+    )
+    export.add_argument("run", metavar="RUN.jsonl", type=Path)
+    export.add_argument("--redact", action="store_true", required=True, help="replace free texts")
+    export.add_argument("--out", required=True, type=Path, metavar="COPY.jsonl")
+    export.set_defaults(handler=_export)
 
     fork = commands.add_parser(
         "fork",
@@ -315,10 +330,20 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if report.ok else 1
 
 
+def _export(args: argparse.Namespace) -> int:
+    redacted = export_redacted(args.run, args.out)
+    if redacted.torn is not None:
+        print(f"memtape: warning: {args.run}: {redacted.torn}", file=sys.stderr)
+    print(f"wrote a redacted copy of {args.run} ({len(redacted.run)} events) to {args.out}")
+    return 0
+
+
 def _fork(args: argparse.Namespace) -> int:
     loaded = _open(args.run)
     run = loaded.session.run
     _within(args.at, len(run), f"{args.run}: --at")
+    if loaded.redacted:
+        raise MemtapeError(f"{args.run}: a redacted run cannot be re-decided, so not forked")
     try:
         forked = loaded.session.fork(args.at, args.set)
     except MemtapeError as error:

@@ -15,12 +15,14 @@ from memtape.reducers import fold
 
 @attrs.frozen
 class LoadedRun:
-    """A session rebuilt from a run file, the scenario it recorded, and any torn tail dropped."""
+    """A session rebuilt from a run file, the scenario it recorded, any torn tail
+    dropped, and whether its texts were redacted (then it cannot be re-decided)."""
 
     session: Session
     scenario: str
     path: Path
     torn: str | None = None
+    redacted: bool = False
 
 
 def save_run(
@@ -57,7 +59,8 @@ def load_run(path: Path) -> LoadedRun:
     scenario = recorded.header.get("scenario")
     epochs = epochs_from_header(recorded.header.get("epochs"), policies, path)
     session = Session(policies, run=run, epochs=epochs)
-    return LoadedRun(session, str(scenario or path.stem), path, recorded.torn)
+    redacted = recorded.header.get("redacted") is True
+    return LoadedRun(session, str(scenario or path.stem), path, recorded.torn, redacted)
 
 
 def epochs_from_header(data: Any, policies: Policies, path: Path) -> tuple[Epoch, ...]:

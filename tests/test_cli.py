@@ -1382,3 +1382,40 @@ class TestCheckCommand:
 
         assert (2, "") == (outcome.status, outcome.out)
         assert "no such run file" in outcome.err
+
+
+class TestExportCommand:
+    def test_a_redacted_copy_shows_the_same_figures_without_the_texts(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        source = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        copy = tmp_path / "copy.jsonl"
+        outcome = cli("export", str(source), "--redact", "--out", str(copy))
+        original, redacted = show_json(cli, str(source)), show_json(cli, str(copy))
+
+        assert 0 == outcome.status
+        assert [(f["id"], f["score"]) for f in original["store"]["ranking"]] == [
+            (f["id"], f["score"]) for f in redacted["store"]["ranking"]
+        ]
+        assert "Dana" not in copy.read_text("utf-8")
+
+    def test_a_redacted_run_checks_clean_but_is_not_re_decided(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        source = record(cli, "refund-desk", tmp_path / "refund.jsonl")
+        copy = tmp_path / "copy.jsonl"
+        cli("export", str(source), "--redact", "--out", str(copy))
+        outcome = cli("check", str(copy))
+
+        assert 0 == outcome.status
+        assert "cannot be re-decided" in outcome.out
+
+    def test_a_redacted_run_is_not_forked(self, cli: Cli, tmp_path: Path) -> None:
+        source = record(cli, "refund-desk", tmp_path / "refund.jsonl")
+        copy = tmp_path / "copy.jsonl"
+        cli("export", str(source), "--redact", "--out", str(copy))
+        out = tmp_path / "fork.jsonl"
+        outcome = cli("fork", str(copy), "--at", "5", "--out", str(out))
+
+        assert (2, False) == (outcome.status, out.exists())
+        assert "a redacted run cannot be re-decided" in outcome.err
