@@ -42,7 +42,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.handler(args)
     except MemtapeError as error:
-        print(f"memtape: error: {error}", file=sys.stderr)
+        print(f"memtape: error: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader (``| head``) left: not an error of ours.
@@ -56,6 +56,11 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"memtape: error: {message} (see {self.prog} --help)\n")
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks escaped: a message names user data, which may hold them."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -261,7 +266,7 @@ def _open(target: str) -> LoadedRun:
         return LoadedRun(_simulate(scenario), scenario.name, Path(target))
     loaded = load_run(Path(target))
     if loaded.torn is not None:
-        print(f"memtape: warning: {target}: {loaded.torn}", file=sys.stderr)
+        print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
     return loaded
 
 
@@ -326,14 +331,14 @@ def _emit(
 
 def _check(args: argparse.Namespace) -> int:
     report = check_file(args.run)
-    _print_lines(report.lines())
+    _print_lines(one_line(line) for line in report.lines())
     return 0 if report.ok else 1
 
 
 def _export(args: argparse.Namespace) -> int:
     redacted = export_redacted(args.run, args.out)
     if redacted.torn is not None:
-        print(f"memtape: warning: {args.run}: {redacted.torn}", file=sys.stderr)
+        print(f"memtape: warning: {args.run}: {one_line(redacted.torn)}", file=sys.stderr)
     print(f"wrote a redacted copy of {args.run} ({len(redacted.run)} events) to {args.out}")
     return 0
 

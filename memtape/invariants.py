@@ -48,8 +48,9 @@ class Violation:
     message: str
 
     def __str__(self) -> str:
-        where = f"event {self.position}" if self.position else "header"
-        return f"{where}: {self.invariant}: {self.message}"
+        if not self.position:
+            return f"header: {self.message}"
+        return f"event {self.position}: {self.invariant}: {self.message}"
 
 
 # -- the window ------------------------------------------------------------------------------

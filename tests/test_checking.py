@@ -138,7 +138,7 @@ class TestHeaders:
         report = CheckReport(
             Path("run.jsonl"), "x", 0, 0, False, (Violation(0, "header", "no policies"),)
         )
-        assert ["run.jsonl: header: header: no policies"] == report.lines()
+        assert ["run.jsonl: header: no policies"] == report.lines()
 
 
 class TestUnreadableFiles:

@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memtape.checking import CheckReport, check_file
-from memtape.cli import main
+from memtape.cli import main, one_line
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES
 from memtape.policies.session import Session
@@ -495,7 +495,8 @@ def _checked(path: Path) -> CheckReport | BadInput:
 
 
 def _one_line(error: BadInput) -> str:
-    message = str(error)
+    """The message as the CLI prints it (line breaks in user data escaped): one line."""
+    message = one_line(str(error))
     assert "\n" not in message, f"the message is more than one line: {message!r}"
     assert message, "the message is empty"
     return message
@@ -518,7 +519,7 @@ def expect_check(path: Path) -> None:
     if isinstance(outcome, BadInput):
         loaded = _loaded(path)
         assert isinstance(loaded, BadInput)
-        assert str(loaded) == _one_line(outcome)
+        assert str(loaded) == str(outcome)
     else:
         assert outcome.ok == (not outcome.problems)
         assert all(isinstance(line, str) for line in outcome.lines())
@@ -538,7 +539,7 @@ def expect_show(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     if loaded.torn is None:
         assert "" == err
     else:
-        assert f"memtape: warning: {path}: {loaded.torn}\n" == err
+        assert f"memtape: warning: {path}: {one_line(loaded.torn)}\n" == err
         assert 1 == err.count("\n")
 
 
@@ -551,7 +552,7 @@ def expect_check_command(path: Path, capsys: pytest.CaptureFixture[str]) -> None
     if isinstance(checked, BadInput):
         assert (2, "", f"memtape: error: {_one_line(checked)}\n") == (status, out, err)
         return
-    expected = "".join(line + "\n" for line in checked.lines())
+    expected = "".join(one_line(line) + "\n" for line in checked.lines())
     assert (0 if checked.ok else 1, expected, "") == (status, out, err)
 
 

@@ -461,4 +461,4 @@ class TestViolation:
     def test_a_violation_reads_as_its_position_invariant_and_message(self) -> None:
         """``str`` gives the line a report prints; position 0 is the header."""
         lines = [str(Violation(4, "budget", "over")), str(Violation(0, "header", "no policies"))]
-        assert ["event 4: budget: over", "header: header: no policies"] == lines
+        assert ["event 4: budget: over", "header: no policies"] == lines

@@ -187,3 +187,9 @@ class TestDone:
         Params(data, WHERE).integer("capacity", minimum=1)
 
         assert {"capacity": 4} == data
+
+
+class TestNumbersPastAFloat:
+    def test_an_integer_too_large_for_a_float_is_out_of_range_not_a_crash(self) -> None:
+        with pytest.raises(BadInput, match="half_life must be a number"):
+            Params({"half_life": 10**400}, "here").number("half_life", minimum=0.0)

@@ -28,9 +28,17 @@ def _strict_int(value: Any, _: type) -> int:
 
 
 def _strict_float(value: Any, _: type) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
         raise TypeError(f"expected a finite number, got {value!r}")
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise TypeError(
+            f"expected a finite number, got an integer of {len(str(value))} digits"
+        ) from None
+    if not math.isfinite(number):
+        raise TypeError(f"expected a finite number, got {value!r}")
+    return number
 
 
 def _strict_str(value: Any, _: type) -> str:

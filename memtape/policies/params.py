@@ -32,10 +32,8 @@ class Params:
     ) -> float:
         """A finite number within the given bounds."""
         value = self._take(name, default)
-        is_number = isinstance(value, int | float) and not isinstance(value, bool)
         if (
-            not is_number
-            or not math.isfinite(value)
+            not _finite(value)
             or (value <= minimum if exclusive_minimum else value < minimum)
             or value > maximum
         ):
@@ -75,3 +73,13 @@ class Params:
         if default is None:
             raise BadInput(f"{self._where}: missing parameter {name}")
         return default
+
+
+def _finite(value: Any) -> bool:
+    """Whether ``value`` is a number that is finite as a float (not a bool, not 10**400)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
