@@ -89,13 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("scenario", metavar="SCENARIO|FILE")
     run.add_argument("--out", required=True, type=Path, metavar="RUN.jsonl")
-    run.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="AXIS.PARAM=VALUE",
-        help="override a policy parameter, e.g. --set compaction.budget=60 (repeatable)",
-    )
+    _add_settings(run)
     run.set_defaults(handler=_run)
 
     show = commands.add_parser(
@@ -159,13 +153,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     fork.add_argument("run", metavar="RUN")
     fork.add_argument("--at", type=int, required=True, metavar="N", help="keep the first N events")
-    fork.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="AXIS.PARAM=VALUE",
-        help="a changed policy parameter, e.g. --set compaction.budget=60 (repeatable)",
-    )
+    _add_settings(fork)
     fork.add_argument("--out", required=True, type=Path, metavar="RUN2.jsonl")
     fork.set_defaults(handler=_fork)
 
@@ -194,6 +182,16 @@ def _parser() -> argparse.ArgumentParser:
 
 
 _HANDLER_NAME = "memtape-cli"
+
+
+def _add_settings(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="AXIS.PARAM=VALUE",
+        help="a policy parameter to change, e.g. --set compaction.budget=60 (repeatable)",
+    )
 
 
 def _configure_logging(verbose: bool) -> None:
