@@ -1,0 +1,62 @@
+"""Run storage: one interface, two backends (JSONL files and SQLite databases).
+
+``open_store(path)`` picks the backend by name: a path ending in ``.db`` is
+a SQLite store of many runs, any other a JSONL file of one. A run in a store
+is addressed as ``runs.db#ID``, or ``runs.db`` for its newest run
+(``parse_address``).
+"""
+
+from pathlib import Path
+
+from memtape.core.errors import BadInput
+from memtape.storage.base import Conflict, RunId, RunInfo, RunStore
+from memtape.storage.jsonl import JsonlStore
+from memtape.storage.sqlite import DEFAULT_TIMEOUT, SqliteStore
+
+SQLITE_SUFFIX = ".db"
+"""The file name ending that makes a path a SQLite store."""
+
+
+def is_sqlite(path: Path) -> bool:
+    """Whether ``path`` names a SQLite store (it ends in ``.db``)."""
+    return path.name.endswith(SQLITE_SUFFIX)
+
+
+def open_store(path: Path, *, create: bool = False, timeout: float = DEFAULT_TIMEOUT) -> RunStore:
+    """The store at ``path``: SQLite for ``.db``, JSONL otherwise.
+
+    Without ``create``, a missing file is a ``BadInput``; with it, the file
+    is made on first write. ``timeout`` is how long a SQLite store waits for
+    another process's lock.
+    """
+    if is_sqlite(path):
+        return SqliteStore(path, create=create, timeout=timeout)
+    return JsonlStore(path, create=create)
+
+
+def parse_address(text: str) -> tuple[Path, RunId | None]:
+    """A run address split into its store path and run id (None: the newest run).
+
+    ``runs.db#3`` is run 3 of ``runs.db``; ``runs.db`` its newest run. Only a
+    ``.db`` path takes an ``#ID``: in any other name a ``#`` is part of the name.
+    """
+    head, mark, tail = text.rpartition("#")
+    if not mark or not head.endswith(SQLITE_SUFFIX):
+        return Path(text), None
+    if not (tail.isascii() and tail.isdigit()) or int(tail) < 1:
+        raise BadInput(f"{text}: a run id is a positive whole number, got {tail!r}")
+    return Path(head), int(tail)
+
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "Conflict",
+    "JsonlStore",
+    "RunId",
+    "RunInfo",
+    "RunStore",
+    "SqliteStore",
+    "is_sqlite",
+    "open_store",
+    "parse_address",
+]
