@@ -11,12 +11,12 @@ import attrs
 
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
-from memtape.core.logfile import read_run
 from memtape.core.run import Run
 from memtape.invariants import Violation, check_run, redecide
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
 from memtape.runfiles import epochs_from_header
+from memtape.storage import read_address
 
 
 @attrs.frozen
@@ -79,7 +79,7 @@ def check_file(path: Path) -> CheckReport:
     not fold are not checked. A run whose header says ``"redacted": true``
     is checked for integrity and invariants but not re-decided.
     """
-    recorded = read_run(path)
+    recorded = read_address(str(path))
     header = recorded.header
     problems: list[Violation] = []
     policies = _policies(header.get("policies"), path, problems)

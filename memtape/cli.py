@@ -30,6 +30,7 @@ from memtape.projections.view import view_data
 from memtape.redact import export_redacted
 from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
+from memtape.storage import is_sqlite, open_store
 
 EXIT_USAGE = 2
 
@@ -88,7 +89,13 @@ def _parser() -> argparse.ArgumentParser:
         description=f"Run a scenario (shipped: {shipped}, or a TOML file) and record the run.",
     )
     run.add_argument("scenario", metavar="SCENARIO|FILE")
-    run.add_argument("--out", required=True, type=Path, metavar="RUN.jsonl")
+    run.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="RUN.jsonl|RUNS.db",
+        help="a JSONL file (replaced), or a .db store the run is added to",
+    )
     _add_settings(run)
     run.set_defaults(handler=_run)
 
@@ -116,6 +123,15 @@ def _parser() -> argparse.ArgumentParser:
     diff.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     diff.set_defaults(handler=_diff)
 
+    runs = commands.add_parser(
+        "runs",
+        help="list the runs in a store (runs.db)",
+        description="List the runs a store holds: id, scenario, events, policies, creation time.",
+    )
+    runs.add_argument("store", type=Path, metavar="STORE")
+    runs.add_argument("--json", action="store_true", help="print JSON")
+    runs.set_defaults(handler=_runs)
+
     check = commands.add_parser(
         "check",
         help="verify a run file: integrity, invariants, and a re-decision",
@@ -126,7 +142,7 @@ def _parser() -> argparse.ArgumentParser:
             "file cannot be opened or read as a run."
         ),
     )
-    check.add_argument("run", metavar="RUN.jsonl", type=Path)
+    check.add_argument("run", metavar="RUN", type=Path)
     check.set_defaults(handler=_check)
 
     export = commands.add_parser(
@@ -138,7 +154,7 @@ def _parser() -> argparse.ArgumentParser:
             "count: every figure stays the same, none of the user's data does."
         ),
     )
-    export.add_argument("run", metavar="RUN.jsonl", type=Path)
+    export.add_argument("run", metavar="RUN", type=Path)
     export.add_argument("--redact", action="store_true", required=True, help="replace free texts")
     export.add_argument("--out", required=True, type=Path, metavar="COPY.jsonl")
     export.set_defaults(handler=_export)
@@ -249,10 +265,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.set:
         scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(args.set))
     session = _simulate(scenario)
-    save_run(session, args.out, scenario.name)
+    address = save_run(session, args.out, scenario.name)
     print(
         f"recorded {len(session.run)} events from {len(scenario.steps)} steps "
-        f"of {scenario.name} to {args.out}"
+        f"of {scenario.name} to {address}"
     )
     return 0
 
@@ -262,7 +278,7 @@ def _open(target: str) -> LoadedRun:
     if target in SHIPPED or target.endswith(".toml"):
         scenario = load_scenario(target)
         return LoadedRun(_simulate(scenario), scenario.name, Path(target))
-    loaded = load_run(Path(target))
+    loaded = load_run(target)
     if loaded.torn is not None:
         print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
     return loaded
@@ -327,6 +343,23 @@ def _emit(
         _print_lines(render(data, _color(args)))
 
 
+def _runs(args: argparse.Namespace) -> int:
+    with open_store(args.store) as store:
+        runs = store.runs()
+    if args.json:
+        print(json.dumps([attrs.asdict(run) for run in runs], indent=2, ensure_ascii=False))
+        return 0
+    for run in runs:
+        policies = ", ".join(
+            f"{axis} {table.get('policy')}" for axis, table in (run.policies or {}).items()
+        )
+        print(
+            f"{args.store}#{run.id}  {run.scenario}  {run.events} events  "
+            f"{policies or 'no policies'}  created {run.created}"
+        )
+    return 0
+
+
 def _check(args: argparse.Namespace) -> int:
     report = check_file(args.run)
     _print_lines(one_line(line) for line in report.lines())
@@ -334,6 +367,8 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    if is_sqlite(args.out):
+        raise MemtapeError(f"{args.out}: export writes one JSONL file; give it another name")
     redacted = export_redacted(args.run, args.out)
     if redacted.torn is not None:
         print(f"memtape: warning: {args.run}: {one_line(redacted.torn)}", file=sys.stderr)
@@ -351,14 +386,13 @@ def _fork(args: argparse.Namespace) -> int:
         forked = loaded.session.fork(args.at, args.set)
     except MemtapeError as error:
         raise MemtapeError(f"{args.run}: {error}") from None
-    save_run(
-        forked, args.out, loaded.scenario, origin={"run": args.run, "at": args.at, "set": args.set}
-    )
+    origin = {"run": args.run, "at": args.at, "set": args.set}
+    address = save_run(forked, args.out, loaded.scenario, origin=origin)
     kept = sum(1 for step in range(1, run.steps + 1) if run.batch(step)[1] <= args.at)
     changes = ", ".join(args.set) or "no changes"
     print(
         f"forked {args.run} after event {args.at}: kept {kept} of {run.steps} steps, "
-        f"re-decided the rest with {changes}; {len(forked.run)} events to {args.out}"
+        f"re-decided the rest with {changes}; {len(forked.run)} events to {address}"
     )
     return 0
 

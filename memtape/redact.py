@@ -57,13 +57,14 @@ from memtape.core.events import (
     TurnAdded,
     WarmItem,
 )
-from memtape.core.logfile import RecordedBatch, RunFile, read_run, write_run
+from memtape.core.logfile import RecordedBatch, RunFile, write_run
 from memtape.core.run import Run
 from memtape.policies.compaction import TieredCompaction, gist_for
 from memtape.policies.session import Policies
 from memtape.policies.tokenizers import Tokenizer, WordCount
 from memtape.reducers import fold
 from memtape.runfiles import epochs_from_header
+from memtape.storage import read_address
 
 REDACTED = "redacted"
 """The header entry (``true``) that marks a redacted run."""
@@ -102,7 +103,7 @@ def redact(source: Path, *, secret: bytes | None = None) -> RedactedRun:
     events do not fold, or a placeholder cannot keep a text's token count
     under the run's tokenizer.
     """
-    recorded = read_run(source)
+    recorded = read_address(str(source))
     header = recorded.header
     try:
         tokenizers = _tokenizers(header, source)

@@ -7,10 +7,11 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput, CorruptLog
-from memtape.core.logfile import read_run, write_run
+from memtape.core.logfile import write_run
 from memtape.core.run import Run
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import fold
+from memtape.storage import is_sqlite, open_store, read_address
 
 
 @attrs.frozen
@@ -26,12 +27,19 @@ class LoadedRun:
 
 
 def save_run(
-    session: Session, path: Path, scenario: str, *, origin: Mapping[str, Any] | None = None
-) -> None:
-    """Write the session's run, its policies and scenario name, to ``path``.
+    session: Session,
+    path: Path,
+    scenario: str,
+    *,
+    origin: Mapping[str, Any] | None = None,
+) -> str:
+    """Write the session's run, its policies and scenario name; the run's address.
 
-    A session whose policies changed along the way (a fork) also records
-    each epoch, and ``origin`` says where a fork came from.
+    A path ending in ``.db`` adds the run to that SQLite store (one
+    transaction per command) and the address is ``path#ID``; any other path
+    is written as one JSONL file, atomically. A session whose policies
+    changed along the way (a fork) also records each epoch, and ``origin``
+    says where a fork came from.
     """
     header: dict[str, Any] = {"scenario": scenario, "policies": session.policies.params()}
     if len(session.epochs) > 1:
@@ -40,12 +48,24 @@ def save_run(
         ]
     if origin is not None:
         header["forked_from"] = dict(origin)
-    write_run(path, header, session.run)
+    run = session.run
+    if not is_sqlite(path):
+        write_run(path, header, run)
+        return str(path)
+    with open_store(path, create=True) as store:
+        run_id = store.create(header)
+        events = run.events
+        for step, command in enumerate(run.commands, start=1):
+            start, end = run.batch(step)
+            store.append(run_id, command, events[start:end], start)
+    return f"{path}#{run_id}"
 
 
-def load_run(path: Path) -> LoadedRun:
-    """Read ``path``, rebuild its policies and fold its events (deciding nothing)."""
-    recorded = read_run(path)
+def load_run(address: Path | str) -> LoadedRun:
+    """Read a run (a JSONL file, ``runs.db`` or ``runs.db#ID``), rebuild its policies
+    and fold its events (deciding nothing)."""
+    path = Path(address)
+    recorded = read_address(str(address))
     policies_data = recorded.header.get("policies")
     if not isinstance(policies_data, dict):
         raise BadInput(f"{path}: line 1: the header names no policies")

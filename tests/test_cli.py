@@ -1419,3 +1419,60 @@ class TestExportCommand:
 
         assert (2, False) == (outcome.status, out.exists())
         assert "a redacted run cannot be re-decided" in outcome.err
+
+
+class TestRunStores:
+    def _store(self, cli: Cli, tmp_path: Path) -> Path:
+        store = tmp_path / "runs.db"
+        for name in ("refund-desk", "dana-facts"):
+            assert 0 == cli("run", name, "--out", str(store)).status
+        return store
+
+    def test_runs_are_added_and_listed(self, cli: Cli, tmp_path: Path) -> None:
+        store = self._store(tmp_path=tmp_path, cli=cli)
+        rows = json.loads(cli("runs", str(store), "--json").out)
+
+        assert [(1, "refund-desk", 15), (2, "dana-facts", 11)] == [
+            (row["id"], row["scenario"], row["events"]) for row in rows
+        ]
+
+    def test_a_run_in_a_store_shows_like_its_scenario(self, cli: Cli, tmp_path: Path) -> None:
+        store = self._store(tmp_path=tmp_path, cli=cli)
+
+        assert show_json(cli, "dana-facts") == show_json(cli, f"{store}#2")
+        assert show_json(cli, "dana-facts") == show_json(cli, str(store))
+
+    def test_check_why_and_fork_take_a_store_address(self, cli: Cli, tmp_path: Path) -> None:
+        store = self._store(tmp_path=tmp_path, cli=cli)
+        outcome = cli(
+            "fork", f"{store}#1", "--at", "5", "--set", "compaction.budget=60", "--out", str(store)
+        )
+
+        assert outcome.out.rstrip().endswith(f"to {store}#3")
+        assert 0 == cli("check", f"{store}#3").status
+        assert "evicted at t=6" in cli("why", f"{store}#2", "chitchat").out
+
+    @pytest.mark.parametrize(
+        ("argv", "fragment"),
+        [
+            (["show", "{store}#9"], "no run #9"),
+            (["show", "{store}#x"], "a run id is a positive whole number"),
+            (["runs", "{missing}"], "no such run store"),
+        ],
+    )
+    def test_bad_addresses_are_one_line(
+        self, cli: Cli, tmp_path: Path, argv: list[str], fragment: str
+    ) -> None:
+        store = self._store(tmp_path=tmp_path, cli=cli)
+        missing = tmp_path / "missing.db"
+        outcome = cli(*(a.format(store=store, missing=missing) for a in argv))
+
+        assert (2, 1) == (outcome.status, len(outcome.err.splitlines()))
+        assert fragment in outcome.err
+        assert not missing.exists()
+
+    def test_export_will_not_write_a_store(self, cli: Cli, tmp_path: Path) -> None:
+        store = self._store(tmp_path=tmp_path, cli=cli)
+        outcome = cli("export", f"{store}#1", "--redact", "--out", str(tmp_path / "copy.db"))
+
+        assert (2, False) == (outcome.status, (tmp_path / "copy.db").exists())

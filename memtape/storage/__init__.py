@@ -9,6 +9,7 @@ is addressed as ``runs.db#ID``, or ``runs.db`` for its newest run
 from pathlib import Path
 
 from memtape.core.errors import BadInput
+from memtape.core.logfile import RunFile, read_run
 from memtape.storage.base import Conflict, RunId, RunInfo, RunStore
 from memtape.storage.jsonl import JsonlStore
 from memtape.storage.sqlite import DEFAULT_TIMEOUT, SqliteStore
@@ -48,6 +49,15 @@ def parse_address(text: str) -> tuple[Path, RunId | None]:
     return Path(head), int(tail)
 
 
+def read_address(address: str) -> RunFile:
+    """The run at ``address``: a JSONL file, ``runs.db`` (its newest run) or ``runs.db#ID``."""
+    path, run_id = parse_address(address)
+    if not is_sqlite(path):
+        return read_run(path)
+    with open_store(path) as store:
+        return store.read(run_id)
+
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "Conflict",
@@ -59,4 +69,5 @@ __all__ = [
     "is_sqlite",
     "open_store",
     "parse_address",
+    "read_address",
 ]
