@@ -120,6 +120,13 @@ TARGETS = (
         most=11,
     ),
     Target(
+        "1M-event JSONL run: read_run / orjson.loads on each line",
+        slower="load-read_run",
+        faster="load-orjson",
+        most=5,
+        issue=3,
+    ),
+    Target(
         "1M events, snapshots every 1024: full replay / median seek",
         slower="replay",
         faster="seek-1024",
