@@ -149,7 +149,7 @@ def read_run(path: Path) -> RunFile:
 
 def _parses(raw: str) -> bool:
     try:
-        json.loads(raw, parse_constant=_no_constant)
+        _DECODER.decode(raw)
     except (ValueError, RecursionError):
         return False
     return True
@@ -210,6 +210,10 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+# One decoder for every line: json.loads with options builds a new one per call.
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+
+
 def _is_int(value: Any, expected: int) -> bool:
     """Whether ``value`` is the integer ``expected`` (JSON's ``true`` is not 1)."""
     return type(value) is int and value == expected
@@ -217,7 +221,7 @@ def _is_int(value: Any, expected: int) -> bool:
 
 def _json(raw: str, path: Path, number: int) -> dict[str, Any]:
     try:
-        data = json.loads(raw, parse_constant=_no_constant)
+        data = _DECODER.decode(raw)
     except json.JSONDecodeError as error:
         raise BadInput(f"{path}: line {number}: not JSON ({error.msg})") from None
     except (ValueError, RecursionError) as error:
