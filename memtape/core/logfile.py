@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import orjson
 
 from memtape._version import __version__
 from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
@@ -149,8 +150,8 @@ def read_run(path: Path) -> RunFile:
 
 def _parses(raw: str) -> bool:
     try:
-        _DECODER.decode(raw)
-    except (ValueError, RecursionError):
+        orjson.loads(raw)
+    except orjson.JSONDecodeError:
         return False
     return True
 
@@ -164,21 +165,25 @@ def _batches(
     command: Command | None = None
     first_line = 0
     for number, raw in enumerate(lines[1:], start=2):
-        where = f"{path}: line {number}"
         line = _json(raw, path, number)
-        if not _is_int(line.get("at"), number - 1):
-            raise BadInput(f"{where}: expected event at {number - 1}, found at {line.get('at')!r}")
+        at = line.get("at")
+        if type(at) is not int or at != number - 1:
+            raise BadInput(
+                f"{path}: line {number}: expected event at {number - 1}, found at {at!r}"
+            )
         step = len(batches) + 1
         if command is not None and "command" in line:
             raise BadInput(
-                f"{where}: step {step} ended without its end mark (a new command begins)"
+                f"{path}: line {number}: step {step} ended without its end mark "
+                "(a new command begins)"
             )
-        if not _is_int(line.get("step"), step):
-            raise BadInput(f"{where}: expected step {step}, found step {line.get('step')!r}")
+        found = line.get("step")
+        if type(found) is not int or found != step:
+            raise BadInput(f"{path}: line {number}: expected step {step}, found step {found!r}")
         if command is None:
-            command = _command(line, where, step)
+            command = _command(line, path, number, step)
             first_line = number
-        pending.append(_event(line, where))
+        pending.append(_event(line, path, number))
         if line.get("end") is True:
             batches.append(RecordedBatch(step, command, tuple(pending), first_line))
             pending, command = [], None
@@ -187,31 +192,25 @@ def _batches(
     return tuple(batches), None
 
 
-def _command(line: dict[str, Any], where: str, step: int) -> Command:
+def _command(line: dict[str, Any], path: Path, number: int, step: int) -> Command:
     if "command" not in line:
-        raise BadInput(f"{where}: the first event of step {step} does not name its command")
+        raise BadInput(
+            f"{path}: line {number}: the first event of step {step} does not name its command"
+        )
     try:
         return command_from_data(line["command"])
     except BadInput as error:
-        raise BadInput(f"{where}: command: {error}") from None
+        raise BadInput(f"{path}: line {number}: command: {error}") from None
 
 
-def _event(line: dict[str, Any], where: str) -> Event:
+def _event(line: dict[str, Any], path: Path, number: int) -> Event:
     type_name, version = line.get("type"), line.get("v")
-    if not isinstance(type_name, str) or type(version) is not int:
-        raise BadInput(f"{where}: an event needs a type and a version (v)")
+    if type(type_name) is not str or type(version) is not int:
+        raise BadInput(f"{path}: line {number}: an event needs a type and a version (v)")
     try:
         return event_from_data(type_name, version, line.get("event"))
     except BadInput as error:
-        raise BadInput(f"{where}: {error}") from None
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-# One decoder for every line: json.loads with options builds a new one per call.
-_DECODER = json.JSONDecoder(parse_constant=_no_constant)
+        raise BadInput(f"{path}: line {number}: {error}") from None
 
 
 def _is_int(value: Any, expected: int) -> bool:
@@ -221,13 +220,10 @@ def _is_int(value: Any, expected: int) -> bool:
 
 def _json(raw: str, path: Path, number: int) -> dict[str, Any]:
     try:
-        data = _DECODER.decode(raw)
-    except json.JSONDecodeError as error:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        # orjson refuses NaN and Infinity, integers past 64 bits and deep nesting too.
         raise BadInput(f"{path}: line {number}: not JSON ({error.msg})") from None
-    except (ValueError, RecursionError) as error:
-        # NaN and Infinity (not JSON), numbers past Python's digit limit,
-        # nesting past its recursion limit.
-        raise BadInput(f"{path}: line {number}: not readable JSON ({error})") from None
     if not isinstance(data, dict):
         raise BadInput(f"{path}: line {number}: expected a JSON object")
     return data
