@@ -7,8 +7,18 @@ from typing import Any
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
+from memtape.core.codec import (
+    _FAST,
+    _Declined,
+    command_data,
+    command_from_data,
+    converter,
+    event_data,
+    event_from_data,
+)
 from memtape.core.commands import (
     COMMAND_TYPES,
     AddTurn,
@@ -36,6 +46,8 @@ from memtape.core.events import (
     TurnAdded,
     WarmItem,
 )
+from memtape.policies.session import Session
+from memtape.scenarios import load_scenario
 
 AWKWARD = 0.1 + 0.2
 """A float whose shortest repr has 17 digits: it survives only at full precision."""
@@ -306,3 +318,51 @@ class TestCodecCoversEveryField:
     @pytest.mark.parametrize("event", EVENTS, ids=_name)
     def test_event_data_names_every_field(self, event: Event) -> None:
         assert [f.name for f in attrs.fields(type(event))] == list(event_data(event))
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@st.composite
+def field_data(draw: st.DrawFn) -> tuple[type[Any], dict[str, Any]]:
+    """A class and JSON-shaped data for it: its own field names, with any values."""
+    cls = draw(st.sampled_from([*EVENT_TYPES.values(), *COMMAND_TYPES.values()]))
+    names = [field.name for field in attrs.fields(cls)]
+    data = {name: draw(json_values) for name in names}
+    if draw(st.booleans()) and names:
+        data.pop(draw(st.sampled_from(names)))
+    return cls, data
+
+
+class TestFastPath:
+    @given(field_data())
+    def test_whatever_the_fast_path_builds_cattrs_builds_alike(
+        self, case: tuple[type[Any], dict[str, Any]]
+    ) -> None:
+        """The fast path changes speed, never results: it declines what it cannot match."""
+        cls, data = case
+        try:
+            fast = _FAST[cls](data)
+        except _Declined:
+            return
+        slow = converter.structure(data, cls)
+        assert (slow, repr(slow)) == (fast, repr(fast))
+
+    @pytest.mark.parametrize("name", ["refund-desk", "dana-facts", "sleep-pass"])
+    def test_every_recorded_event_takes_the_fast_path(self, name: str) -> None:
+        scenario = load_scenario(name)
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        for event in session.run.events:
+            data = json.loads(json.dumps(event_data(event)))
+            assert event == _FAST[type(event)](data)
