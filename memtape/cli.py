@@ -30,7 +30,7 @@ from memtape.projections.view import view_data
 from memtape.redact import export_redacted
 from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
-from memtape.storage import is_sqlite, open_store
+from memtape.storage import is_sqlite, open_store, parse_address
 
 EXIT_USAGE = 2
 
@@ -260,7 +260,15 @@ def _simulate(scenario: Scenario) -> Session:
     return session
 
 
+def _out(path: Path) -> Path:
+    """An output path: a file or a store, never one run of a store (``runs.db#1``)."""
+    if parse_address(str(path))[1] is not None:
+        raise MemtapeError(f"{path}: --out takes a run file or a store, not the address of a run")
+    return path
+
+
 def _run(args: argparse.Namespace) -> int:
+    _out(args.out)
     scenario = load_scenario(args.scenario)
     if args.set:
         scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(args.set))
@@ -377,6 +385,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _fork(args: argparse.Namespace) -> int:
+    _out(args.out)
     loaded = _open(args.run)
     run = loaded.session.run
     _within(args.at, len(run), f"{args.run}: --at")

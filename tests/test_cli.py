@@ -1476,3 +1476,25 @@ class TestRunStores:
         outcome = cli("export", f"{store}#1", "--redact", "--out", str(tmp_path / "copy.db"))
 
         assert (2, False) == (outcome.status, (tmp_path / "copy.db").exists())
+
+
+class TestOutputAddresses:
+    @pytest.mark.parametrize(
+        "command", [["run", "refund-desk"], ["fork", "refund-desk", "--at", "5"]]
+    )
+    def test_out_refuses_the_address_of_one_run(
+        self, cli: Cli, tmp_path: Path, command: list[str]
+    ) -> None:
+        target = tmp_path / "runs.db#1"
+        outcome = cli(*command, "--out", str(target))
+
+        assert (2, False) == (outcome.status, target.exists())
+        assert "not the address of a run" in outcome.err
+
+    def test_a_run_id_too_large_for_a_store_is_one_line(self, cli: Cli, tmp_path: Path) -> None:
+        store = tmp_path / "runs.db"
+        cli("run", "refund-desk", "--out", str(store))
+        outcome = cli("show", f"{store}#{2**70}")
+
+        assert (2, 1) == (outcome.status, len(outcome.err.splitlines()))
+        assert "no run id is that large" in outcome.err

@@ -193,3 +193,12 @@ class TestNumbersPastAFloat:
     def test_an_integer_too_large_for_a_float_is_out_of_range_not_a_crash(self) -> None:
         with pytest.raises(BadInput, match="half_life must be a number"):
             Params({"half_life": 10**400}, "here").number("half_life", minimum=0.0)
+
+
+class TestIntegersPast64Bits:
+    def test_an_integer_past_64_bits_is_refused_naming_the_bound(self) -> None:
+        with pytest.raises(BadInput, match="budget must be at most 9223372036854775807"):
+            Params({"budget": 2**64}, "here").integer("budget", minimum=1)
+
+    def test_the_largest_64_bit_integer_is_accepted(self) -> None:
+        assert 2**63 - 1 == Params({"budget": 2**63 - 1}, "here").integer("budget", minimum=1)

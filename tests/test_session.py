@@ -491,3 +491,12 @@ class TestFork:
 
         assert [Epoch(0, forked.policies)] == list(forked.epochs[-1:])
         assert 1 == forked.policies_at(1).compaction.hot_n  # type: ignore[union-attr]
+
+
+class TestForkOfAFork:
+    def test_a_second_fork_at_the_same_point_keeps_the_first_forks_settings(self) -> None:
+        first = _refund().fork(5, ["compaction.budget=60"])
+        second = first.fork(5, ["compaction.hot_n=3"])
+        compaction = second.policies.compaction
+
+        assert (60, 3) == (compaction.budget, compaction.hot_n)  # type: ignore[union-attr]

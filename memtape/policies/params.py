@@ -6,6 +6,9 @@ from typing import Any
 
 from memtape.core.errors import BadInput
 
+MAX_INT = 2**63 - 1
+"""The largest integer parameter: run files carry 64-bit integers."""
+
 
 class Params:
     """Typed access to one table of parameters; ``done()`` rejects leftovers."""
@@ -19,6 +22,8 @@ class Params:
         value = self._take(name, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             raise self.error(name, f"must be an integer >= {minimum}, got {value!r}")
+        if value > MAX_INT:
+            raise self.error(name, f"must be at most {MAX_INT} (64 bits), got {value}")
         return value
 
     def number(

@@ -233,7 +233,9 @@ class Session:
                 f"event {at} falls inside a command; a fork starts between commands "
                 f"(the nearest are {before} and {after})"
             )
-        policies = self.policies_at(at).with_settings(settings)
+        # The policies that decided the first re-decided event (a fork of a
+        # fork at the same point starts from the first fork's settings).
+        policies = self.policies_at(at + 1).with_settings(settings)
         kept = ends.index(at)
         epochs = [epoch for epoch in self.epochs if epoch.start < at]
         forked = Session(policies, epochs=[*epochs, Epoch(at, policies)])

@@ -14,6 +14,9 @@ from memtape.storage.base import Conflict, RunId, RunInfo, RunStore
 from memtape.storage.jsonl import JsonlStore
 from memtape.storage.sqlite import DEFAULT_TIMEOUT, SqliteStore
 
+MAX_RUN_ID = 2**63 - 1
+"""The largest run id SQLite can hold."""
+
 SQLITE_SUFFIX = ".db"
 """The file name ending that makes a path a SQLite store."""
 
@@ -46,6 +49,8 @@ def parse_address(text: str) -> tuple[Path, RunId | None]:
         return Path(text), None
     if not (tail.isascii() and tail.isdigit()) or int(tail) < 1:
         raise BadInput(f"{text}: a run id is a positive whole number, got {tail!r}")
+    if int(tail) > MAX_RUN_ID:
+        raise BadInput(f"{text}: no run id is that large (at most {MAX_RUN_ID})")
     return Path(head), int(tail)
 
 
