@@ -8,6 +8,7 @@ import pytest
 
 from memtape import __version__
 from memtape.core.codec import command_data, event_data
+from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES
 from memtape.core.logfile import FORMAT, read_run, write_run
@@ -310,7 +311,7 @@ class TestReadRunErrors:
         path = tmp_path / "latin.jsonl"
         path.write_bytes(b"\xe9\n")
 
-        with pytest.raises(BadInput, match="cannot read"):
+        with pytest.raises(BadInput, match=r"line 1: not JSON .*UTF-8"):
             read_run(path)
 
     def test_a_line_that_is_not_json(self, tmp_path: Path, runs: dict[str, Run]) -> None:
@@ -537,3 +538,27 @@ class TestTornTail:
 
         with pytest.raises(BadInput, match="header promises 15 events"):
             read_run(path)
+
+
+class TestBytesAtTheEnd:
+    def test_a_write_cut_inside_a_character_is_a_torn_tail(self, tmp_path: Path) -> None:
+        scenario = load_scenario("refund-desk")
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        session.execute(AddTurn("user", "café"))
+        path = _written(tmp_path, session.run)
+        whole = path.read_bytes()
+        path.write_bytes(whole[: whole.rindex("é".encode()) + 1])
+        loaded = read_run(path)
+
+        assert 10 == len(loaded.batches)
+        assert loaded.torn is not None
+
+    def test_blank_lines_after_the_last_event_are_ignored(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        path = _written(tmp_path, runs["refund-desk"])
+        path.write_bytes(path.read_bytes() + b"\n  \n\n")
+        loaded = read_run(path)
+
+        assert (None, 10) == (loaded.torn, len(loaded.batches))

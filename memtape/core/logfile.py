@@ -105,15 +105,19 @@ def read_run(path: Path) -> RunFile:
     dropped and described in ``RunFile.torn``: the run is whole up to there.
     """
     try:
-        text = path.read_text("utf-8")
+        data = path.read_bytes()
     except IsADirectoryError:
         raise BadInput(f"{path}: is a directory, not a run file") from None
     except FileNotFoundError:
         raise BadInput(f"{path}: no such run file") from None
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         raise BadInput(f"{path}: cannot read it: {error}") from None
-    lines = text.split("\n")
-    last = lines.pop()  # "" when the file ends with a newline, as written files do
+    # Bytes, not text: a write cut inside a character is an unfinished last
+    # line like any other, and orjson checks each line's UTF-8 itself.
+    lines = data.split(b"\n")
+    last = lines.pop()  # empty when the file ends with a newline, as written files do
+    while not last and lines and not lines[-1].strip():
+        lines.pop()  # blank lines at the end (an editor's) are not events
     unfinished = None
     if last:
         if _parses(last):
@@ -148,7 +152,7 @@ def read_run(path: Path) -> RunFile:
     return RunFile(header, batches)
 
 
-def _parses(raw: str) -> bool:
+def _parses(raw: bytes) -> bool:
     try:
         orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -157,7 +161,7 @@ def _parses(raw: str) -> bool:
 
 
 def _batches(
-    lines: list[str], path: Path
+    lines: list[bytes], path: Path
 ) -> tuple[tuple[RecordedBatch, ...], tuple[int, int] | None]:
     """The whole batches, and the (step, first line) of an unfinished last one."""
     batches: list[RecordedBatch] = []
@@ -218,7 +222,7 @@ def _is_int(value: Any, expected: int) -> bool:
     return type(value) is int and value == expected
 
 
-def _json(raw: str, path: Path, number: int) -> dict[str, Any]:
+def _json(raw: bytes, path: Path, number: int) -> dict[str, Any]:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as error:
