@@ -409,7 +409,7 @@ def _fork(args: argparse.Namespace) -> int:
 def _why(args: argparse.Namespace) -> int:
     loaded = _open(args.run)
     try:
-        life = audit(loaded.session.run, loaded.session.policies, parse_target(args.target))
+        life = audit(loaded.session.run, loaded.session.policies_at, parse_target(args.target))
     except MemtapeError as error:
         raise MemtapeError(f"{args.run}: {error}") from None
     _emit(args, life_data(life), lambda data, _: render_life(life))

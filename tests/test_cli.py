@@ -1498,3 +1498,36 @@ class TestOutputAddresses:
 
         assert (2, 1) == (outcome.status, len(outcome.err.splitlines()))
         assert "no run id is that large" in outcome.err
+
+
+class TestWhyOnAFork:
+    def test_each_step_is_measured_against_the_policies_that_decided_it(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        source = record(cli, "refund-desk", tmp_path / "refund.jsonl")
+        forked = tmp_path / "wide.jsonl"
+        cli("fork", str(source), "--at", "5", "--set", "compaction.budget=60", "--out", str(forked))
+        steps = json.loads(cli("why", str(forked), "turn:4", "--json").out)["subjects"][0]["steps"]
+        arrival = next(step for step in steps if step["type"] == "TurnAdded")
+
+        assert (40, True) == (arrival["numbers"]["budget"], arrival["numbers"]["over"])
+
+    def test_an_eviction_is_scored_with_the_parameters_in_force(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        source = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        forked = tmp_path / "fast-decay.jsonl"
+        cli(
+            "fork",
+            str(source),
+            "--at",
+            "11",
+            "--set",
+            "forgetting.half_life=1.0",
+            "--out",
+            str(forked),
+        )
+        lines = cli("why", str(forked), "chitchat").out
+
+        assert "score 0.0707, the lowest of 5 actives" in lines
+        assert "the log recorded" not in lines

@@ -9,7 +9,7 @@ are exact there and rounded in ``render_life``.
 """
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 import attrs
@@ -151,10 +151,15 @@ class _Seeker:
         return _Moment(at, self._run.step_of(at), before, after)
 
 
-def audit(run: Run, policies: Policies, target: Target) -> Life:
-    """The life of ``target`` in ``run`` under ``policies``, or ``BadInput`` if it never existed."""
+def audit(run: Run, policies: Policies | Callable[[int], Policies], target: Target) -> Life:
+    """The life of ``target`` in ``run``, or ``BadInput`` if it never existed.
+
+    ``policies`` may be a function of the position (``Session.policies_at``):
+    each step is then measured against the policies that decided it (a fork).
+    """
+    policies_at = policies if callable(policies) else lambda _: policies
     if isinstance(target, TurnTarget):
-        return Life(target, (_turn_life(run, policies, target.turn),))
+        return Life(target, (_turn_life(run, policies_at, target.turn),))
     store = run.state.store
     if isinstance(target, FactTarget):
         if target.id not in store.facts:
@@ -165,18 +170,23 @@ def audit(run: Run, policies: Policies, target: Target) -> Life:
         ids = sorted(f.id for f in store.facts.values() if f.key == target.key)
         if not ids:
             raise BadInput(f"no fact has key {target.key!r}")
-    forgetting = policies.forgetting
-    if forgetting is None:
+    if policies_at(len(run)).forgetting is None:
         raise BadInput("auditing a fact needs a [forgetting] policy to score it")
-    return Life(target, _fact_lives(run, forgetting, ids))
+    return Life(target, _fact_lives(run, policies_at, ids))
 
 
-def _turn_life(run: Run, policies: Policies, turn: int) -> Subject:
+def _forgetting(policies_at: Callable[[int], Policies], at: int) -> ForgettingPolicy:
+    forgetting = policies_at(at).forgetting
+    if forgetting is None:
+        raise BadInput(f"event {at}: auditing a fact needs a [forgetting] policy to score it")
+    return forgetting
+
+
+def _turn_life(run: Run, policies_at: Callable[[int], Policies], turn: int) -> Subject:
     final = run.state.window
     if not 1 <= turn <= final.turns:
         known = f"turns 1..{final.turns}" if final.turns else "no turns"
         raise BadInput(f"no turn {turn}: the run has {known}")
-    budget = policies.compaction.budget if policies.compaction is not None else None
     seeker = _Seeker(run)
     steps: list[Step] = []
     added: TurnAdded | None = None
@@ -185,6 +195,8 @@ def _turn_life(run: Run, policies: Policies, turn: int) -> Subject:
         if isinstance(event, TurnAdded) and event.turn == turn:
             added = event
             tier = "hot"
+            compaction = policies_at(at).compaction
+            budget = compaction.budget if compaction is not None else None
             steps.append(_arrival(seeker.around(at), event, budget))
         elif isinstance(event, CompactionTriggered) and (
             tier == "hot" or (tier == "warm" and event.cold > 0)
@@ -269,13 +281,17 @@ def _turn_now(state: State, turn: int) -> Standing:
     return Standing(tier, f"now {what}; window {window.tokens} tokens", numbers)
 
 
-def _fact_lives(run: Run, forgetting: ForgettingPolicy, ids: list[int]) -> tuple[Subject, ...]:
+def _fact_lives(
+    run: Run, policies_at: Callable[[int], Policies], ids: list[int]
+) -> tuple[Subject, ...]:
     wanted = set(ids)
     seeker = _Seeker(run)
     steps: dict[int, list[Step]] = {i: [] for i in ids}
     for at, event in enumerate(run.events, start=1):
         if isinstance(event, FactWritten | FactRead | Superseded | Evicted) and event.id in wanted:
+            forgetting = _forgetting(policies_at, at)
             steps[event.id].append(_fact_step(seeker.around(at), forgetting, event))
+    forgetting = _forgetting(policies_at, len(run))
     final = run.state
     subjects = []
     for fact_id in ids:
