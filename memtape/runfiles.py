@@ -11,7 +11,7 @@ from memtape.core.logfile import write_run
 from memtape.core.run import Run
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import fold
-from memtape.storage import is_sqlite, open_store, read_address
+from memtape.storage import SqliteStore, is_sqlite, read_address
 
 
 @attrs.frozen
@@ -35,8 +35,8 @@ def save_run(
 ) -> str:
     """Write the session's run, its policies and scenario name; the run's address.
 
-    A path ending in ``.db`` adds the run to that SQLite store (one
-    transaction per command) and the address is ``path#ID``; any other path
+    A path ending in ``.db`` adds the run to that SQLite store, whole in one
+    transaction, and the address is ``path#ID``; any other path
     is written as one JSONL file, atomically. A session whose policies
     changed along the way (a fork) also records each epoch, and ``origin``
     says where a fork came from.
@@ -52,12 +52,11 @@ def save_run(
     if not is_sqlite(path):
         write_run(path, header, run)
         return str(path)
-    with open_store(path, create=True) as store:
-        run_id = store.create(header)
-        events = run.events
-        for step, command in enumerate(run.commands, start=1):
-            start, end = run.batch(step)
-            store.append(run_id, command, events[start:end], start)
+    store = SqliteStore(path, create=True)
+    try:
+        run_id = store.add_run(header, run)
+    finally:
+        store.close()
     return f"{path}#{run_id}"
 
 

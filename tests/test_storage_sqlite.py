@@ -13,6 +13,8 @@ from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn, AdvanceClock
 from memtape.core.errors import BadInput
 from memtape.core.events import ClockAdvanced, Event, TurnAdded
+from memtape.policies.session import Session
+from memtape.scenarios import load_scenario
 from memtape.storage import Conflict, JsonlStore, SqliteStore, open_store, parse_address
 from memtape.storage import sqlite as sqlite_backend
 
@@ -298,3 +300,51 @@ class TestConcurrentWriters:
 
         assert 1 == store.read().header["events"]
         store.close()
+
+
+class TestWholeRuns:
+    def _session(self) -> Session:
+        scenario = load_scenario("refund-desk")
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        return session
+
+    def test_a_failure_partway_through_a_whole_run_leaves_no_run(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = tmp_path / "runs.db"
+        rows = sqlite_backend._rows
+        calls: list[int] = []
+
+        def failing(*args: Any) -> Any:
+            calls.append(1)
+            if len(calls) == 3:
+                raise RuntimeError("killed")
+            return rows(*args)
+
+        monkeypatch.setattr(sqlite_backend, "_rows", failing)
+        store = SqliteStore(path, create=True)
+        with pytest.raises(RuntimeError):
+            store.add_run({"scenario": "x", "policies": {}}, self._session().run)
+        monkeypatch.undo()
+
+        assert [] == store.runs()
+        store.close()
+
+    def test_a_whole_run_reads_back_as_recorded(self, tmp_path: Path) -> None:
+        session = self._session()
+        with SqliteStore(tmp_path / "runs.db", create=True) as store:
+            run_id = store.add_run({"scenario": "x", "policies": {}}, session.run)
+            batches = store.read(run_id).batches
+
+        assert session.run.events == tuple(e for batch in batches for e in batch.events)
+
+    def test_processes_creating_one_store_at_once_all_succeed(self, tmp_path: Path) -> None:
+        path = tmp_path / "shared.db"
+        command = [sys.executable, "-m", "memtape.cli", "run", "dana-facts", "--out", str(path)]
+        processes = [subprocess.Popen(command, stderr=subprocess.PIPE) for _ in range(4)]
+        errors = [process.communicate()[1] for process in processes]
+
+        assert [0, 0, 0, 0] == [process.returncode for process in processes], errors
+        with SqliteStore(path) as store:
+            assert 4 == len(store.runs())

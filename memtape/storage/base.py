@@ -17,7 +17,7 @@ import abc
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import attrs
 
@@ -120,7 +120,7 @@ class RunStore(abc.ABC):
     def close(self) -> None:  # noqa: B027 (a store with nothing to release keeps this)
         """Release what the store holds open; it is not used afterwards."""
 
-    def __enter__(self) -> "RunStore":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

@@ -21,6 +21,7 @@ from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
 from memtape.core.logfile import RecordedBatch, RunFile
+from memtape.core.run import Run
 from memtape.storage.base import (
     Conflict,
     RunId,
@@ -77,7 +78,9 @@ class SqliteStore(RunStore):
         except sqlite3.Error as error:
             raise BadInput(f"{path}: cannot open the run store: {error}") from None
         try:
-            with self._guard():
+            # One read transaction: another process setting the store up
+            # commits its tables and marks together, so they are seen together.
+            with self._guard(), self._transaction(write=False):
                 self._ready = self._check_schema()
         except BaseException:
             self._db.close()
@@ -118,20 +121,7 @@ class SqliteStore(RunStore):
                 position, step = self._tail(run_id)
                 if position != expected_position:
                     raise Conflict.stale(where, expected_position, position)
-                rows = []
-                for offset, event in enumerate(events):
-                    rows.append(
-                        (
-                            run_id,
-                            position + offset + 1,
-                            step + 1,
-                            type(event).__name__,
-                            event.VERSION,
-                            _dumps(event_data(event)),
-                            _dumps(command_data(command)) if offset == 0 else None,
-                            int(offset == len(events) - 1),
-                        )
-                    )
+                rows = _rows(run_id, position, step + 1, command, events)
                 self._db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
         except sqlite3.IntegrityError:
             raise Conflict(
@@ -179,6 +169,29 @@ class SqliteStore(RunStore):
                 )
             )
         return listing
+
+    def add_run(self, header: Mapping[str, Any], run: Run) -> RunId:
+        """Add a finished run whole, in one transaction: a writer killed partway leaves nothing.
+
+        ``append`` is for recording live, one command at a time.
+        """
+        top = json.dumps(stamped_header(header), ensure_ascii=False, allow_nan=False)
+        created = datetime.now(UTC).isoformat(timespec="seconds")
+        with self._guard(), self._transaction():
+            if not self._ready:
+                self._set_up()
+            cursor = self._db.execute(
+                "INSERT INTO runs (header, created) VALUES (?, ?)", (top, created)
+            )
+            run_id = cursor.lastrowid
+            assert run_id is not None
+            events = run.events
+            for step, command in enumerate(run.commands, start=1):
+                start, end = run.batch(step)
+                rows = _rows(run_id, start, step, command, events[start:end])
+                self._db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        self._ready = True
+        return run_id
 
     def _check_schema(self) -> bool:
         """Whether the store is set up; a database that is not a memtape store is refused."""
@@ -267,6 +280,25 @@ class SqliteStore(RunStore):
             raise BadInput(f"{self.path}: cannot use the run store: {error}") from None
         except sqlite3.DatabaseError as error:
             raise BadInput(f"{self.path}: not a readable run store: {error}") from None
+
+
+def _rows(
+    run_id: RunId, position: int, step: int, command: Command, events: Sequence[Event]
+) -> list[tuple[Any, ...]]:
+    """The rows of one command's events, the first at ``position + 1``."""
+    return [
+        (
+            run_id,
+            position + offset + 1,
+            step,
+            type(event).__name__,
+            event.VERSION,
+            _dumps(event_data(event)),
+            _dumps(command_data(command)) if offset == 0 else None,
+            int(offset == len(events) - 1),
+        )
+        for offset, event in enumerate(events)
+    ]
 
 
 def _dumps(data: Any) -> str:
