@@ -562,3 +562,19 @@ class TestBytesAtTheEnd:
         loaded = read_run(path)
 
         assert (None, 10) == (loaded.torn, len(loaded.batches))
+
+
+class TestStamp:
+    def test_a_header_cannot_override_the_stamp(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        path = tmp_path / "run.jsonl"
+        write_run(
+            path, {**HEADER, "format": 99, "memtape": "other", "version": "0"}, runs["refund-desk"]
+        )
+        header = _lines(path)[0]
+
+        assert ("run", FORMAT, __version__) == (
+            header["memtape"],
+            header["format"],
+            header["version"],
+        )
+        assert ["memtape", "format", "version"] == list(header)[:3]

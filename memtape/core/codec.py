@@ -178,6 +178,9 @@ def _builder(hint: Any) -> Build | None:
 
 
 def _record(cls: type) -> Build | None:
+    fields = attrs.fields(cls)
+    if not all(field.init and not field.kw_only and field.alias == field.name for field in fields):
+        return None  # built positionally below: only plain fields qualify
     hints = typing.get_type_hints(cls)
     names = tuple(field.name for field in attrs.fields(cls))
     builders = [_builder(hints[name]) for name in names]

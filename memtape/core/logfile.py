@@ -65,7 +65,7 @@ def write_run(path: Path, header: Mapping[str, Any], run: Run) -> None:
     try:
         os.fchmod(fd, 0o644)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
-            top = {"memtape": "run", "format": FORMAT, "version": __version__, **header}
+            top = stamp(header)
             top.update(events=len(run), steps=len(run.commands))
             out.write(json.dumps(top, ensure_ascii=False) + "\n")
             for line in _event_lines(run):
@@ -76,6 +76,16 @@ def write_run(path: Path, header: Mapping[str, Any], run: Run) -> None:
         if isinstance(error, OSError):
             raise BadInput(f"{path}: cannot write the run: {error.strerror or error}") from None
         raise
+
+
+def stamp(header: Mapping[str, Any]) -> dict[str, Any]:
+    """``header`` under the stamp every run carries: the format and the memtape that wrote it.
+
+    The stamp comes first and cannot be overridden by the header's own entries.
+    """
+    top: dict[str, Any] = {"memtape": "run", "format": FORMAT, "version": __version__}
+    top.update((key, value) for key, value in header.items() if key not in top)
+    return top
 
 
 def _event_lines(run: Run) -> Iterator[dict[str, Any]]:

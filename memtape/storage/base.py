@@ -21,11 +21,10 @@ from typing import Any, Self
 
 import attrs
 
-from memtape._version import __version__
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
-from memtape.core.logfile import FORMAT, RunFile
+from memtape.core.logfile import RunFile, stamp
 
 RunId = int
 """A run's id in its store: 1 for the only run of a JSONL file, 1, 2, ... in SQLite."""
@@ -67,7 +66,7 @@ def stamped_header(header: Mapping[str, Any]) -> dict[str, Any]:
     The stamp names the format and the memtape version that created the run;
     the counts (``events``, ``steps``) are added when the run is read.
     """
-    top = {"memtape": "run", "format": FORMAT, "version": __version__, **header}
+    top = stamp(header)
     top.pop("events", None)
     top.pop("steps", None)
     return top
