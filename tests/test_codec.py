@@ -366,3 +366,20 @@ class TestFastPath:
         for event in session.run.events:
             data = json.loads(json.dumps(event_data(event)))
             assert event == _FAST[type(event)](data)
+
+
+class TestListsAreLists:
+    @pytest.mark.parametrize("value", ["", {}, "ab", 3])
+    def test_only_a_list_structures_as_a_tuple_field(self, value: object) -> None:
+        data = {
+            "budget": 40,
+            "hot": value,
+            "warm": [],
+            "dropped": [],
+            "cold": 0,
+            "gist": "",
+            "gist_tokens": 0,
+        }
+
+        with pytest.raises(BadInput, match="expected tuple @ CompactionTriggered.hot"):
+            event_from_data("CompactionTriggered", 1, data)

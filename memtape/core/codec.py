@@ -62,6 +62,23 @@ converter.register_structure_hook(float, _strict_float)
 converter.register_structure_hook(str, _strict_str)
 converter.register_structure_hook(bool, _strict_bool)
 
+_lenient = converter.copy()
+"""cattrs's own tuple handling (with the strict hooks above), for ``_strict_tuple``."""
+
+
+def _is_tuple(hint: Any) -> bool:
+    return typing.get_origin(hint) is tuple
+
+
+def _strict_tuple(value: Any, hint: Any) -> Any:
+    # cattrs makes a tuple of any iterable: "" or {} would quietly become ().
+    if not isinstance(value, list | tuple):
+        raise TypeError(f"expected a list, got {value!r}")
+    return _lenient.structure(value, hint)
+
+
+converter.register_structure_hook_func(_is_tuple, _strict_tuple)
+
 
 def event_data(event: Event) -> dict[str, Any]:
     """The event's fields as JSON-ready data (its type and version are not included)."""
