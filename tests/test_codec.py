@@ -381,5 +381,5 @@ class TestListsAreLists:
             "gist_tokens": 0,
         }
 
-        with pytest.raises(BadInput, match="expected tuple @ CompactionTriggered.hot"):
+        with pytest.raises(BadInput, match=r"expected tuple @ CompactionTriggered\.hot"):
             event_from_data("CompactionTriggered", 1, data)
