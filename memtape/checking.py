@@ -93,7 +93,7 @@ def check_file(path: Path) -> CheckReport:
     if recorded.torn is not None:
         problems.append(Violation(len(run), "integrity", recorded.torn))
     session = Session(
-        policies or Policies(), run=run, epochs=_epochs(header, path, policies, problems)
+        policies or Policies(), run=run, epochs=_epochs(header, path, policies, run, problems)
     )
     problems.extend(check_run(run, session.policies_at))
     redacted = header.get("redacted") is True
@@ -126,13 +126,17 @@ def _policies(data: object, path: Path, problems: list[Violation]) -> Policies |
 
 
 def _epochs(
-    header: dict[str, object], path: Path, policies: Policies | None, problems: list[Violation]
+    header: dict[str, object],
+    path: Path,
+    policies: Policies | None,
+    run: Run,
+    problems: list[Violation],
 ) -> tuple[Epoch, ...]:
     """The policies in force from each point (one epoch unless the run was forked)."""
     if policies is None:
         return ()
     try:
-        return epochs_from_header(header.get("epochs"), policies, path)
+        return epochs_from_header(header.get("epochs"), policies, path, run)
     except BadInput as error:
         problems.append(Violation(0, "header", str(error)))
         return ()

@@ -76,14 +76,20 @@ def load_run(address: Path | str) -> LoadedRun:
         except CorruptLog as error:
             raise BadInput(f"{path}: step {batch.step} (line {batch.line}): {error}") from None
     scenario = recorded.header.get("scenario")
-    epochs = epochs_from_header(recorded.header.get("epochs"), policies, path)
+    epochs = epochs_from_header(recorded.header.get("epochs"), policies, path, run)
     session = Session(policies, run=run, epochs=epochs)
     redacted = recorded.header.get("redacted") is True
     return LoadedRun(session, str(scenario or path.stem), path, recorded.torn, redacted)
 
 
-def epochs_from_header(data: Any, policies: Policies, path: Path) -> tuple[Epoch, ...]:
-    """The epochs a run file's header lists (the policies in force from each point)."""
+def epochs_from_header(
+    data: Any, policies: Policies, path: Path, run: Run | None = None
+) -> tuple[Epoch, ...]:
+    """The epochs a run file's header lists (the policies in force from each point).
+
+    Given the ``run``, each epoch must start between two of its commands: one
+    command's events are decided under one set of policies.
+    """
     if data is None:
         return (Epoch(0, policies),)
     where = f"{path}: line 1: epochs"
@@ -100,4 +106,9 @@ def epochs_from_header(data: Any, policies: Policies, path: Path) -> tuple[Epoch
         epochs.append(Epoch(start, Policies.from_params(tables, f"{where} {number}")))
     if epochs[-1].policies != policies:
         raise BadInput(f"{where}: the last epoch's policies differ from the header's")
+    if run is not None:
+        ends = {0, *(run.batch(step)[1] for step in range(1, run.steps + 1))}
+        for number, epoch in enumerate(epochs, start=1):
+            if epoch.start <= len(run) and epoch.start not in ends:
+                raise BadInput(f"{where}: epoch {number} starts at {epoch.start}, inside a command")
     return tuple(epochs)

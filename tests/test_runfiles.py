@@ -260,6 +260,13 @@ class TestForkedRunFiles:
             ([{"from": 3, "policies": {}}], "epoch 1 starts at 3"),
             ([{"from": 0, "policies": {}}, {"from": 0, "policies": {}}], "epoch 2 starts at 0"),
             ([{"from": 0}], "epoch 1 names no policies"),
+            (
+                [
+                    {"from": 0, "policies": {"compaction": {"policy": "tiered", "budget": 40}}},
+                    {"from": 4, "policies": {"compaction": {"policy": "tiered", "budget": 60}}},
+                ],
+                "epoch 2 starts at 4, inside a command",
+            ),
         ],
     )
     def test_bad_epochs_are_named(self, tmp_path: Path, epochs: object, fragment: str) -> None:
