@@ -373,6 +373,7 @@ class SkipsATurn:
 
     name: ClassVar[str] = "skips-a-turn"
     budget: int = 10
+    promises: frozenset[str] = frozenset()
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
         """The turn, numbered as if one had been skipped."""

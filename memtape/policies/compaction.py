@@ -11,6 +11,7 @@ from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
 from memtape.core.state import State, Window
 from memtape.policies.params import Params
+from memtape.policies.promises import BUDGET, RECENT_VERBATIM
 from memtape.policies.tokenizers import Tokenizer, WordCount, tokenizer_named
 
 
@@ -58,6 +59,21 @@ class TieredCompaction:
             raise params.error("tokenizer", str(error)) from None
         params.done()
         return cls(budget, hot_n, tokenizer)
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """The budget bound and the last ``hot_n`` turns verbatim."""
+        return frozenset({BUDGET, RECENT_VERBATIM})
+
+    @property
+    def verbatim(self) -> int:
+        """How many of the newest turns stay HOT verbatim."""
+        return self.hot_n
+
+    def floor(self, window: Window) -> int:
+        """The least this policy may keep: the last ``hot_n`` turns and the gist."""
+        kept = window.hot[-self.hot_n :] if self.hot_n else ()
+        return sum(turn.tokens for turn in kept) + window.gist_tokens
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""

@@ -90,6 +90,11 @@ class RuleConsolidation:
         rules = tuple(_rule(r, f"{where} rule {n}") for n, r in enumerate(raw, start=1))
         return cls(rules, tuple(raw))
 
+    @property
+    def promises(self) -> frozenset[str]:
+        """None beyond the invariants every policy keeps."""
+        return frozenset()
+
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
         return {"policy": self.name, "rule": [dict(r) for r in self.sources]}

@@ -11,6 +11,7 @@ from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import Event, Evicted, FactRead, FactWritten, Superseded
 from memtape.core.state import Fact, State, Store
 from memtape.policies.params import Params
+from memtape.policies.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
 from memtape.policies.protocols import Scored
 
 
@@ -49,6 +50,11 @@ class ImportanceRecencyAccess:
         access_boost = params.number("access_boost", 0.1, minimum=0.0)
         params.done()
         return cls(capacity, half_life, access_boost)
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """Capacity, eviction of the weakest, and supersession by key."""
+        return frozenset({CAPACITY, EVICTS_WEAKEST, SUPERSEDES})
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""

@@ -33,6 +33,11 @@ class CompactionPolicy(Protocol):
         """The token budget the window is measured against."""
         ...
 
+    @property
+    def promises(self) -> frozenset[str]:
+        """The invariants of ``memtape.policies.promises`` this policy keeps."""
+        ...
+
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
         """The events of one turn: the turn, and any compaction it triggers."""
         ...
@@ -50,6 +55,11 @@ class ForgettingPolicy(Protocol):
     @property
     def capacity(self) -> int:
         """The most active facts the store holds after a command."""
+        ...
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """The invariants of ``memtape.policies.promises`` this policy keeps."""
         ...
 
     def decide(self, state: State, command: WriteFact | ReadFact) -> tuple[Event, ...]:
@@ -73,6 +83,11 @@ class ConsolidationPolicy(Protocol):
     """Distills episodes into durable facts and rules in a sleep-time pass."""
 
     name: ClassVar[str]
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """The invariants of ``memtape.policies.promises`` this policy keeps."""
+        ...
 
     def decide(self, state: State, command: RecordEpisode | Consolidate) -> tuple[Event, ...]:
         """The events of recording an episode, or of one pass."""

@@ -1,0 +1,34 @@
+"""The promises of the shipped policies, and what the tiered policy's promises measure."""
+
+import attrs
+
+from memtape.core.events import TurnAdded
+from memtape.core.state import EMPTY_WINDOW
+from memtape.policies.compaction import TieredCompaction
+from memtape.policies.consolidation import RuleConsolidation
+from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.promises import (
+    BUDGET,
+    CAPACITY,
+    EVICTS_WEAKEST,
+    PROMISES,
+    RECENT_VERBATIM,
+    SUPERSEDES,
+)
+
+
+def test_the_shipped_policies_promise_known_invariants() -> None:
+    """Each shipped policy promises what its design keeps, in the shared vocabulary."""
+    assert TieredCompaction(40, 2).promises == {BUDGET, RECENT_VERBATIM}
+    assert ImportanceRecencyAccess(4, 4.0, 0.1).promises == {CAPACITY, EVICTS_WEAKEST, SUPERSEDES}
+    assert RuleConsolidation(()).promises == frozenset()
+    assert TieredCompaction(40, 2).promises <= PROMISES
+
+
+def test_the_tiered_floor_is_the_last_hot_n_turns_and_the_gist() -> None:
+    """Three HOT turns of 5, 6 and 7 tokens and a gist of 4: the floor under hot_n=2 is 17."""
+    hot = tuple(TurnAdded(n, "user", "x", tokens, True) for n, tokens in ((1, 5), (2, 6), (3, 7)))
+    window = attrs.evolve(EMPTY_WINDOW, hot=hot, tokens=22, gist="[g]", gist_tokens=4, turns=3)
+    assert TieredCompaction(40, 2).floor(window) == 6 + 7 + 4
+    assert TieredCompaction(40, 0).floor(window) == 4
+    assert TieredCompaction(40, 2).verbatim == 2
