@@ -30,7 +30,7 @@ from memtape.projections.view import view_data
 from memtape.redact import export_redacted
 from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
-from memtape.storage import is_sqlite, open_store, parse_address
+from memtape.storage import is_sqlite, open_store, parse_address, resolve_address
 
 EXIT_USAGE = 2
 
@@ -283,13 +283,18 @@ def _run(args: argparse.Namespace) -> int:
 
 def _open(target: str) -> LoadedRun:
     """A run file, or a scenario (shipped name or .toml file) run in memory."""
-    if target in SHIPPED or target.endswith(".toml"):
+    if _is_scenario(target):
         scenario = load_scenario(target)
         return LoadedRun(_simulate(scenario), scenario.name, Path(target))
     loaded = load_run(target)
     if loaded.torn is not None:
         print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
     return loaded
+
+
+def _is_scenario(target: str) -> bool:
+    """Whether a run argument names a scenario to simulate rather than a recorded run."""
+    return target in SHIPPED or target.endswith(".toml")
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -386,7 +391,8 @@ def _export(args: argparse.Namespace) -> int:
 
 def _fork(args: argparse.Namespace) -> int:
     _out(args.out)
-    loaded = _open(args.run)
+    source = args.run if _is_scenario(args.run) else resolve_address(args.run)
+    loaded = _open(source)
     run = loaded.session.run
     _within(args.at, len(run), f"{args.run}: --at")
     if loaded.redacted:
@@ -395,7 +401,7 @@ def _fork(args: argparse.Namespace) -> int:
         forked = loaded.session.fork(args.at, args.set)
     except MemtapeError as error:
         raise MemtapeError(f"{args.run}: {error}") from None
-    origin = {"run": args.run, "at": args.at, "set": args.set}
+    origin = {"run": source, "at": args.at, "set": args.set}
     address = save_run(forked, args.out, loaded.scenario, origin=origin)
     kept = sum(1 for step in range(1, run.steps + 1) if run.batch(step)[1] <= args.at)
     changes = ", ".join(args.set) or "no changes"

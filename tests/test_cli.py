@@ -1452,6 +1452,18 @@ class TestRunStores:
         assert 0 == cli("check", f"{store}#3").status
         assert "evicted at t=6" in cli("why", f"{store}#2", "chitchat").out
 
+    def test_a_fork_of_the_newest_run_records_which_run_that_was(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        """``runs.db`` names the newest run only until the next one: the fork's header
+        records the run it came from by its id."""
+        store = self._store(tmp_path=tmp_path, cli=cli)
+        out = tmp_path / "fork.jsonl"
+        assert 0 == cli("fork", str(store), "--at", "5", "--out", str(out)).status
+
+        header = json.loads(out.read_text().splitlines()[0])
+        assert f"{store}#2" == header["forked_from"]["run"]
+
     @pytest.mark.parametrize(
         ("argv", "fragment"),
         [

@@ -54,6 +54,19 @@ def parse_address(text: str) -> tuple[Path, RunId | None]:
     return Path(head), int(tail)
 
 
+def resolve_address(address: str) -> str:
+    """The address that names the same run for good: ``runs.db`` (its newest run, which
+    a later run replaces) becomes ``runs.db#ID``; any other address is already fixed."""
+    path, run_id = parse_address(address)
+    if run_id is not None or not is_sqlite(path):
+        return address
+    with open_store(path) as store:
+        runs = store.runs()
+    if not runs:
+        raise BadInput(f"{path}: the run store holds no runs")
+    return f"{path}#{runs[-1].id}"
+
+
 def read_address(address: str) -> RunFile:
     """The run at ``address``: a JSONL file, ``runs.db`` (its newest run) or ``runs.db#ID``."""
     path, run_id = parse_address(address)
@@ -75,4 +88,5 @@ __all__ = [
     "open_store",
     "parse_address",
     "read_address",
+    "resolve_address",
 ]
