@@ -6,10 +6,12 @@ of a command's batch also carries ``"command"`` and the last carries
 Writing is atomic: a failed write leaves any earlier file untouched.
 """
 
+import gc
 import json
 import os
 import tempfile
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +146,8 @@ def read_run(path: Path) -> RunFile:
             f"{path}: line 1: run file format {header.get('format')!r} is not readable "
             f"by memtape {__version__} (it reads format {FORMAT})"
         )
-    batches, open_step = _batches(lines, path)
+    with collector_paused():
+        batches, open_step = _batches(lines, path)
     tail = []
     if open_step is not None:
         tail.append(f"step {open_step[0]} (from line {open_step[1]}) has no end mark")
@@ -160,6 +163,25 @@ def read_run(path: Path) -> RunFile:
             f"{header.get('steps')!r} steps, the file holds {events} in {len(batches)}"
         )
     return RunFile(header, batches)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause CPython's cyclic garbage collector while a block builds many objects to keep.
+
+    Every object a load builds stays alive, and no cycle among them can be
+    garbage; yet each allocation counts towards a collection, and each full
+    collection walks every object built so far, so a million events cost
+    several times their decoding. Reference counting still frees whatever
+    dies. The collector's state is restored, whatever it was.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _parses(raw: bytes) -> bool:
