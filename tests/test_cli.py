@@ -662,6 +662,7 @@ class TestRunFileRoundTrip:
             "capacity": 4,
             "half_life": 4.0,
             "access_boost": 0.1,
+            "supersession": "key",
         }
 
         assert {"forgetting": forgetting} == header["policies"]
