@@ -4,6 +4,7 @@ Words are runs of letters and digits, compared case-blind; a fact is its key
 and its text (``user.name`` reads as the words ``user`` and ``name``).
 """
 
+import functools
 import re
 from collections.abc import Callable
 
@@ -15,8 +16,10 @@ Relevance = Callable[[str, Fact], float]
 """A relevance function: the query's text and a fact to a number (higher is closer)."""
 
 
+@functools.lru_cache(maxsize=65536)
 def words(text: str) -> frozenset[str]:
-    """The distinct words of ``text``, lowercased."""
+    """The distinct words of ``text``, lowercased (memoized: a query compares every
+    active fact's text, again at each query)."""
     return frozenset(_WORD.findall(text.lower()))
 
 
