@@ -18,6 +18,7 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
@@ -27,16 +28,29 @@ from memtape.core.events import ClockAdvanced, CompactionTriggered, Consolidated
 from memtape.core.logs import debug_enabled, get_logger
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State
+from memtape.policies.cache import FirstInFirstOut, LeastFrequentlyUsed, LeastRecentlyUsed
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.generative_agents import GenerativeAgents
+from memtape.policies.memorybank import MemoryBank
 from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
 from memtape.reducers import evolve, fold
 
 COMPACTION: dict[str, Any] = {TieredCompaction.name: TieredCompaction}
 """Compaction policies by name."""
 
-FORGETTING: dict[str, Any] = {ImportanceRecencyAccess.name: ImportanceRecencyAccess}
+FORGETTING: dict[str, Any] = {
+    policy.name: policy
+    for policy in (
+        ImportanceRecencyAccess,
+        GenerativeAgents,
+        MemoryBank,
+        LeastRecentlyUsed,
+        LeastFrequentlyUsed,
+        FirstInFirstOut,
+    )
+}
 """Forgetting policies by name."""
 
 CONSOLIDATION: dict[str, Any] = {RuleConsolidation.name: RuleConsolidation}
@@ -49,6 +63,7 @@ AXIS_OF: dict[type[Command], str | None] = {
     AddTurn: "compaction",
     WriteFact: "forgetting",
     ReadFact: "forgetting",
+    Query: "forgetting",
     RecordEpisode: "consolidation",
     Consolidate: "consolidation",
     AdvanceClock: None,
@@ -136,6 +151,8 @@ class Policies:
             return compaction.decide(state, command)
         if isinstance(command, WriteFact | ReadFact):
             return _require(self.forgetting, "a fact", "forgetting").decide(state, command)
+        if isinstance(command, Query):
+            return _require(self.forgetting, "a query", "forgetting").decide(state, command)
         if isinstance(command, AdvanceClock):
             return (_advance(state, command),)
         if isinstance(command, RecordEpisode):
