@@ -31,6 +31,7 @@ from memtape.redact import export_redacted
 from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
 from memtape.storage import is_sqlite, open_store, parse_address
+from memtape.viewer.page import view_page
 
 EXIT_USAGE = 2
 
@@ -194,6 +195,16 @@ def _parser() -> argparse.ArgumentParser:
     line.add_argument("run", metavar="RUN")
     line.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     line.set_defaults(handler=_timeline)
+
+    view = commands.add_parser(
+        "view",
+        help="write a self-contained HTML page to scrub through a run",
+        description="Write one HTML file (no network needed) to step through a run in a browser.",
+    )
+    view.add_argument("run", metavar="RUN")
+    view.add_argument("--out", type=Path, metavar="PAGE.html", help="default: RUN's name + .html")
+    view.add_argument("--compare", metavar="RUN2", help="a second run of the same inputs")
+    view.set_defaults(handler=_view)
     return parser
 
 
@@ -423,6 +434,14 @@ def _timeline(args: argparse.Namespace) -> int:
         print(json.dumps([row.data() for row in rows], indent=2, ensure_ascii=False))
     else:
         _print_lines(render_timeline(rows, _color(args)))
+    return 0
+
+
+def _view(args: argparse.Namespace) -> int:
+    runs = [_open(args.run)] + ([_open(args.compare)] if args.compare else [])
+    out: Path = args.out or Path(f"{runs[0].scenario}.html")
+    out.write_text(view_page(runs), encoding="utf-8")
+    print(f"wrote {out}: open it in a browser")
     return 0
 
 
