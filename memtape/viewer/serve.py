@@ -108,12 +108,7 @@ def live_source(target: str) -> LiveRun:
 
 def serve(live: LiveRun, port: int = 0) -> int:
     """Serve the live page on 127.0.0.1 (a free port when ``port`` is 0) until Ctrl-C."""
-    if not 0 <= port <= 65535:
-        raise BadInput(f"--port {port} is not a port (0..65535)")
-    try:
-        server = ThreadingHTTPServer(("127.0.0.1", port), _handler(live))
-    except OSError as error:
-        raise BadInput(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
+    server = make_server(live, port)
     host, bound = server.server_address[:2]
     print(f"memtape serve: {live.name} at http://{host!s}:{bound}/ (Ctrl-C stops)", flush=True)
     try:
@@ -123,6 +118,16 @@ def serve(live: LiveRun, port: int = 0) -> int:
     finally:
         server.server_close()
     return 0
+
+
+def make_server(live: LiveRun, port: int = 0) -> ThreadingHTTPServer:
+    """A server for the live page bound to 127.0.0.1 (not yet serving)."""
+    if not 0 <= port <= 65535:
+        raise BadInput(f"--port {port} is not a port (0..65535)")
+    try:
+        return ThreadingHTTPServer(("127.0.0.1", port), _handler(live))
+    except OSError as error:
+        raise BadInput(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
 
 
 def _handler(live: LiveRun) -> type[BaseHTTPRequestHandler]:

@@ -517,11 +517,16 @@
     const error = document.getElementById("live-error");
     const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
     const answer = await response.json();
-    if (!response.ok) { error.textContent = answer.error; return; }
-    error.textContent = "";
-    this.load(answer);
-    this.showNext();
-    this.seek(this.last());
+    if (response.ok) {
+      error.textContent = "";
+      this.load(answer);
+      this.showNext();
+      this.seek(this.last());
+    } else {
+      error.textContent = answer.error;
+    }
+    // Counts the answers drawn, so that a script (or a test) can wait for one.
+    document.body.dataset.answers = String(Number(document.body.dataset.answers || 0) + 1);
   };
 
   App.prototype.showNext = function () {
