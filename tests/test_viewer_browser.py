@@ -250,6 +250,9 @@ class TestRefundDesk:
         assert ["step 4 of 10", "step 4 of 10"] == [
             text.split(" · ")[1] for text in texts(page, ".where")
         ]
+        assert ["budget 40", "budget 60"] == [
+            text.split(" · ")[3] for text in texts(page, ".where")
+        ]
         screenshot("refund-desk-compare-budget-60")
 
 

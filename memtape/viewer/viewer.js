@@ -272,7 +272,12 @@
   Panel.prototype.render = function (at) {
     const view = this.tape.view(at);
     const step = at === 0 ? 0 : this.tape.rows[at - 1][0];
-    this.where.textContent = `event ${at} of ${this.tape.length} · step ${step} of ${this.tape.ends.length} · t=${number(view.clock, 2)}`;
+    const limits = [];
+    if (view.window !== null) limits.push(`budget ${view.window.budget}`);
+    if (view.store !== null) limits.push(`capacity ${view.store.capacity}`);
+    this.where.textContent = [
+      `event ${at} of ${this.tape.length}`, `step ${step} of ${this.tape.ends.length}`, `t=${number(view.clock, 2)}`,
+    ].concat(limits).join(" · ");
     this.renderMeter(view.window);
     this.renderTiers(view.window);
     this.renderStore(view.store);
@@ -323,7 +328,7 @@
   }
 
   function factorsText(row) {
-    const parts = Object.keys(row.factors).map((name) => `${name} ${number(row.factors[name], 4)}`);
+    const parts = Object.keys(row.factors).map((name) => `${name} ${row.factors[name].toFixed(4)}`);
     return `${parts.join(" × ")} = ${row.score.toFixed(4)}`;
   }
 
