@@ -9,7 +9,8 @@ access forgetting, seeded). The page is written as ``memtape view`` writes
 it and opened from disk in headless Chromium (``/usr/bin/chromium``) through
 Playwright. "Open" is from navigation to the page's first render of the last
 event; a jump is ``seek`` to a seeded random event, its render, and the
-layout it forces, timed inside the page. Targets (issue 5): at most 20 MB,
+layout it forces, timed inside the page, first alone, then with a point
+pinned in the middle (so each jump also draws the diff panel). Targets (issue 5): at most 20 MB,
 3 s and 100 ms.
 """
 
@@ -85,6 +86,9 @@ def main() -> None:
             rng = random.Random(SEED)
             length = len(session.run)
             jumps = [page.evaluate(_JUMP, rng.randint(0, length)) for _ in range(JUMPS)]
+            page.evaluate(_JUMP, length // 2)
+            page.click("#pin")
+            pinned = [page.evaluate(_JUMP, rng.randint(0, length)) for _ in range(JUMPS)]
             browser.close()
     print(f"run: {len(session.run):,} events, {session.run.steps:,} commands")
     print(f"page built in {built:.2f} s; file size {size / 1e6:.2f} MB (target <= 20 MB)")
@@ -92,6 +96,10 @@ def main() -> None:
     print(
         f"jump to a random event: median {statistics.median(jumps):.1f} ms, "
         f"max {max(jumps):.1f} ms over {JUMPS} jumps (target <= 100 ms)"
+    )
+    print(
+        f"the same with a pinned point (the diff panel on): median "
+        f"{statistics.median(pinned):.1f} ms, max {max(pinned):.1f} ms"
     )
 
 

@@ -462,6 +462,13 @@
       items.push(item);
     }
     fill(this.eventList, items);
+    this.scrollToCurrent();
+  };
+
+  // Keep the current event in the middle of the list's view.
+  App.prototype.scrollToCurrent = function () {
+    const current = this.eventList.querySelector("li.current");
+    if (current) this.eventList.scrollTop = current.offsetTop - this.eventList.clientHeight / 2;
   };
 
   App.prototype.jumpToEvent = function (at) {
