@@ -458,7 +458,11 @@ def _timeline(args: argparse.Namespace) -> int:
 def _view(args: argparse.Namespace) -> int:
     runs = [_open(args.run)] + ([_open(args.compare)] if args.compare else [])
     out: Path = args.out or Path(f"{runs[0].scenario}.html")
-    out.write_text(view_page(runs), encoding="utf-8")
+    page = view_page(runs)
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise MemtapeError(f"{out}: cannot write the page: {error.strerror}") from None
     print(f"wrote {out}: open it in a browser")
     return 0
 

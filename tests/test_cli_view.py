@@ -57,6 +57,7 @@ class TestView:
         [
             (["view", "no-such-scenario"], "no-such-scenario"),
             (["view", "refund-desk", "--compare", "missing.jsonl"], "missing.jsonl"),
+            (["view", "refund-desk", "--out", "no/such/folder/p.html"], "cannot write the page"),
             (["serve", "no-such-scenario"], "no-such-scenario"),
             (["serve", "refund-desk", "--port", "70000"], "--port 70000 is not a port"),
         ],

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from memtape.core.events import (
+    EpisodeRecorded,
     Event,
     Evicted,
     FactRead,
@@ -122,7 +123,7 @@ def state_delta(event: Event, before: State, after: State) -> dict[str, Any]:
     if after.store is not before.store:
         delta.update(store_delta(event, before.store, after.store))
     if after.memory is not before.memory:
-        delta.update(memory_delta(before.memory, after.memory))
+        delta.update(memory_delta(event, before.memory, after.memory))
     return delta
 
 
@@ -166,10 +167,13 @@ def _ending(fact: Fact) -> list[Any]:
     return [fact.id, fact.status, fact.ended_at, fact.superseded_by, fact.evicted_score]
 
 
-def memory_delta(before: Memory, after: Memory) -> dict[str, Any]:
-    """Pending episodes (consumed from the front), and the distilled facts and rules appended."""
+def memory_delta(event: Event, before: Memory, after: Memory) -> dict[str, Any]:
+    """Pending episodes (recorded, or consumed), and the distilled facts and rules appended."""
     delta: dict[str, Any] = {}
-    if after.episodes != before.episodes:
+    if isinstance(event, EpisodeRecorded):
+        # The memory reducer appends a recorded episode: no need to compare the queue.
+        delta["e"] = [0, [[event.id, event.text]]]
+    elif after.episodes != before.episodes:
         shift, added = shift_append(tuple(before.episodes), tuple(after.episodes))
         delta["e"] = [shift, [[e.id, e.text] for e in added]]
     if len(after.semantic) != len(before.semantic):

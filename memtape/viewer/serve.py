@@ -102,6 +102,9 @@ def live_source(target: str) -> LiveRun:
         scenario = load_scenario(target)
         return LiveRun(scenario.policies, scenario.steps, scenario.name)
     loaded = load_run(target)
+    if loaded.torn is not None:
+        torn = loaded.torn.replace("\n", "\\n")
+        print(f"memtape: warning: {target}: {torn}", file=sys.stderr)
     session = loaded.session
     return LiveRun(session.policies_at(0), session.run.commands, loaded.scenario)
 
