@@ -412,3 +412,24 @@ class TestServe:
         click_next(page)
         assert "" == page.locator("#live-error").inner_text()
         assert "name" in [key for key, _ in ranking(page)]
+
+    @pytest.mark.parametrize("served", ["refund-desk"], indirect=True)
+    def test_the_turn_form_adds_a_turn_shown_as_text(self, page: Page, served: str) -> None:
+        page.goto(served)
+        page.select_option("#turn-form [name=role]", "tool")
+        submit(page, "#turn-form", {"text": "<script>window.__pwned = 1</script> ok"})
+        assert "turn 1 tool (5, salient): <script>window.__pwned = 1</script> ok" == (
+            page.locator(".tier.hot li").inner_text()
+        )
+        assert page.evaluate("window.__pwned === undefined")
+        assert "Add next turn" == page.locator("#next").inner_text()
+
+    @pytest.mark.parametrize("served", ["sleep-pass"], indirect=True)
+    def test_the_episode_and_consolidate_forms(self, page: Page, served: str) -> None:
+        page.goto(served)
+        submit(page, "#episode-form", {"text": "The user said their name is Ada."})
+        assert ["1: The user said their name is Ada."] == texts(page, ".memory ul >> nth=0 >> li")
+        submit(page, "#consolidate-form", {})
+        assert [] == texts(page, ".memory ul >> nth=0 >> li")
+        assert texts(page, ".memory ul >> nth=1 >> li")[0].startswith("user.name: user.name = Ada")
+        assert [("user.name", "0.9000")] == ranking(page)

@@ -300,29 +300,49 @@
   Panel.prototype.renderTiers = function (window_) {
     this.tiers.hidden = window_ === null;
     if (window_ === null) return;
-    const cold = element("div", "tier cold");
-    cold.append(element("h3", "", `COLD · ${window_.cold.turns} turn(s) · ${window_.cold.tokens} tokens`));
-    cold.append(element("p", "gist", window_.cold.gist || "(empty)"));
-    const warm = element("div", "tier warm");
-    warm.append(element("h3", "", `WARM · ${window_.warm.length} item(s)`));
-    warm.append(listOf(window_.warm, (w) => `turn ${w.turn} (${w.tokens}): ${w.text}`));
-    const hot = element("div", "tier hot");
-    hot.append(element("h3", "", `HOT · ${window_.hot.length} turn(s), verbatim`));
-    hot.append(listOf(window_.hot, (t) => `turn ${t.turn} ${t.role} (${t.tokens}${t.salient ? ", salient" : ""}): ${t.text}`));
-    const dropped = element("div", "tier dropped");
-    dropped.append(element("h3", "", `dropped · ${window_.dropped.length} turn(s)`));
-    const strip = element("p", "strip");
-    const shown = window_.dropped.slice(-LIST_LIMIT);
-    if (shown.length < window_.dropped.length) strip.append(element("span", "more", `… ${window_.dropped.length - shown.length} earlier `));
-    for (const turn of shown) strip.append(element("s", "dropped-turn", `turn ${turn}`));
-    dropped.append(strip);
-    fill(this.tiers, [cold, warm, hot, dropped]);
+    const cold = window_.cold;
+    fill(this.tiers, [
+      section("tier cold", `COLD · ${cold.turns} turn(s) · ${cold.tokens} tokens`,
+        element("p", "gist", cold.gist || "(empty)")),
+      section("tier warm", `WARM · ${window_.warm.length} item(s)`, listOf(window_.warm, warmText)),
+      section("tier hot", `HOT · ${window_.hot.length} turn(s), verbatim`, listOf(window_.hot, hotText)),
+      section("tier dropped", `dropped · ${window_.dropped.length} turn(s)`, droppedStrip(window_.dropped)),
+    ]);
   };
 
-  function listOf(items, describe) {
-    const list = element("ul");
+  function section(className, title, body) {
+    const node = element("div", className);
+    node.append(element("h3", "", title), body);
+    return node;
+  }
+
+  function warmText(item) {
+    return `turn ${item.turn} (${item.tokens}): ${item.text}`;
+  }
+
+  function hotText(turn) {
+    const salient = turn.salient ? ", salient" : "";
+    return `turn ${turn.turn} ${turn.role} (${turn.tokens}${salient}): ${turn.text}`;
+  }
+
+  // The latest dropped turns, struck through; the earlier ones counted.
+  function droppedStrip(dropped) {
+    const strip = element("p", "strip");
+    const shown = dropped.slice(-LIST_LIMIT);
+    if (shown.length < dropped.length) {
+      strip.append(element("span", "more", `… ${dropped.length - shown.length} earlier`));
+    }
+    for (const turn of shown) strip.append(element("s", "dropped-turn", `turn ${turn}`));
+    return strip;
+  }
+
+  // The latest items of a list, each described as text; the earlier ones counted.
+  function listOf(items, describe, className) {
+    const list = element("ul", className);
     const shown = items.slice(-LIST_LIMIT);
-    if (shown.length < items.length) list.append(element("li", "more", `… ${items.length - shown.length} more`));
+    if (shown.length < items.length) {
+      list.append(element("li", "more", `… ${items.length - shown.length} more`));
+    }
     for (const item of shown) list.append(element("li", "", describe(item)));
     return list;
   }
@@ -332,37 +352,59 @@
     return `${parts.join(" × ")} = ${row.score.toFixed(4)}`;
   }
 
-  Panel.prototype.renderStore = function (store) {
-    this.store.hidden = store === null;
-    if (store === null) return;
+  function retiredText(fact) {
+    const when = number(fact.retired_at, 2);
+    return `${fact.key}: ${fact.text} · retired at t=${when}, superseded by fact ${fact.superseded_by}`;
+  }
+
+  function evictedText(fact) {
+    const when = number(fact.evicted_at, 2);
+    return `${fact.key}: ${fact.text} · evicted at t=${when} over capacity, score ${fact.score.toFixed(4)}`;
+  }
+
+  function rankingTable(ranking) {
     const table = element("table", "ranking");
     const head = element("tr");
     for (const title of ["#", "key", "fact", "score", "factors"]) head.append(element("th", "", title));
     table.append(head);
-    store.ranking.slice(0, LIST_LIMIT).forEach((row, index) => {
+    ranking.slice(0, LIST_LIMIT).forEach((row, index) => {
       const line = element("tr");
-      line.append(element("td", "", index + 1), element("td", "key", row.key), element("td", "", row.text),
-        element("td", "score", row.score.toFixed(4)), element("td", "factors", factorsText(row)));
+      line.append(
+        element("td", "", index + 1),
+        element("td", "key", row.key),
+        element("td", "", row.text),
+        element("td", "score", row.score.toFixed(4)),
+        element("td", "factors", factorsText(row)),
+      );
       table.append(line);
     });
-    const retired = listOf(store.retired, (f) => `${f.key}: ${f.text} · retired at t=${number(f.retired_at, 2)}, superseded by fact ${f.superseded_by}`);
-    const evicted = listOf(store.evicted, (f) => `${f.key}: ${f.text} · evicted at t=${number(f.evicted_at, 2)} over capacity, score ${f.score.toFixed(4)}`);
-    retired.className = "retired";
-    evicted.className = "evicted";
+    return table;
+  }
+
+  Panel.prototype.renderStore = function (store) {
+    this.store.hidden = store === null;
+    if (store === null) return;
     fill(this.store, [
-      element("h3", "", `Store · ${store.ranking.length}/${store.capacity} active, ranked by score`), table,
-      element("h3", "", `Retired · ${store.retired.length}`), retired,
-      element("h3", "", `Evicted · ${store.evicted.length}`), evicted,
+      element("h3", "", `Store · ${store.ranking.length}/${store.capacity} active, ranked by score`),
+      rankingTable(store.ranking),
+      element("h3", "", `Retired · ${store.retired.length}`),
+      listOf(store.retired, retiredText, "retired"),
+      element("h3", "", `Evicted · ${store.evicted.length}`),
+      listOf(store.evicted, evictedText, "evicted"),
     ]);
   };
 
   Panel.prototype.renderMemory = function (view) {
     this.memory.hidden = view.episodes === null;
     if (view.episodes === null) return;
+    const semantic = (f) => `${f.key}: ${f.text} (importance ${f.importance}, episode ${f.episode})`;
     fill(this.memory, [
-      element("h3", "", `Episodes pending · ${view.episodes.length}`), listOf(view.episodes, (e) => `${e.id}: ${e.text}`),
-      element("h3", "", `Semantic facts · ${view.semantic.length}`), listOf(view.semantic, (f) => `${f.key}: ${f.text} (importance ${f.importance}, episode ${f.episode})`),
-      element("h3", "", `Procedural rules · ${view.procedural.length}`), listOf(view.procedural, (r) => `${r.text} (episode ${r.episode})`),
+      element("h3", "", `Episodes pending · ${view.episodes.length}`),
+      listOf(view.episodes, (e) => `${e.id}: ${e.text}`),
+      element("h3", "", `Semantic facts · ${view.semantic.length}`),
+      listOf(view.semantic, semantic),
+      element("h3", "", `Procedural rules · ${view.procedural.length}`),
+      listOf(view.procedural, (r) => `${r.text} (episode ${r.episode})`),
     ]);
   };
 
@@ -490,6 +532,11 @@
     fill(this.diffBody, sections);
   };
 
+  App.prototype.pin = function () {
+    this.pinned = this.position;
+    this.renderDiff();
+  };
+
   // ---- controls ----
 
   function isTyping(target) {
@@ -499,7 +546,7 @@
   App.prototype.bind = function () {
     document.getElementById("back").addEventListener("click", () => this.seek(this.position - 1));
     document.getElementById("forward").addEventListener("click", () => this.seek(this.position + 1));
-    document.getElementById("pin").addEventListener("click", () => { this.pinned = this.position; this.renderDiff(); });
+    document.getElementById("pin").addEventListener("click", () => this.pin());
     this.slider.addEventListener("input", () => this.seek(Number(this.slider.value)));
     this.eventList.addEventListener("click", (event) => {
       const item = event.target.closest("li.event");
@@ -514,15 +561,20 @@
 
   // ---- live mode (memtape serve): commands go to the server, the run comes back ----
 
+  // A form's fields as the command the server decodes (memtape.core.codec.command_from_data).
+  const COMMANDS = {
+    turn: (f) => ({ role: f.role, text: f.text, salient: f.salient === "" ? null : f.salient === "true" }),
+    write: (f) => ({ key: f.key, text: f.text, importance: Number(f.importance), supersedes: f.supersedes || null }),
+    read: (f) => (/^#\d+$/.test(f.key) ? { key: null, id: Number(f.key.slice(1)) } : { key: f.key, id: null }),
+    advance: (f) => ({ to: Number(f.to) }),
+    episode: (f) => ({ text: f.text }),
+    consolidate: () => ({}),
+  };
+
   function commandOf(form) {
     const fields = Object.fromEntries(new FormData(form).entries());
     const kind = form.dataset.kind;
-    if (kind === "turn") return { kind: kind, role: fields.role, text: fields.text, salient: fields.salient === "" ? null : fields.salient === "true" };
-    if (kind === "write") return { kind: kind, key: fields.key, text: fields.text, importance: Number(fields.importance), supersedes: fields.supersedes || null };
-    if (kind === "read") return /^#\d+$/.test(fields.key) ? { kind: kind, key: null, id: Number(fields.key.slice(1)) } : { kind: kind, key: fields.key, id: null };
-    if (kind === "advance") return { kind: kind, to: Number(fields.to) };
-    if (kind === "episode") return { kind: kind, text: fields.text };
-    return { kind: kind };
+    return Object.assign({ kind: kind }, COMMANDS[kind](fields));
   }
 
   App.prototype.send = async function (path, body) {
