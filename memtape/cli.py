@@ -31,6 +31,8 @@ from memtape.redact import export_redacted
 from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
 from memtape.storage import is_sqlite, open_store, parse_address, resolve_address
+from memtape.viewer.page import view_page
+from memtape.viewer.serve import live_source, serve
 
 EXIT_USAGE = 2
 
@@ -64,7 +66,7 @@ def one_line(text: str) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrations, one per command)
     parser = _Parser(
         prog="memtape",
         description="Simulate the memory policies of LLM agents as an event-sourced system.",
@@ -194,7 +196,34 @@ def _parser() -> argparse.ArgumentParser:
     line.add_argument("run", metavar="RUN")
     line.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     line.set_defaults(handler=_timeline)
+
+    _add_viewer(commands)
     return parser
+
+
+def _add_viewer(commands: Any) -> None:
+    """``view`` and ``serve``: the viewer in the browser (memtape/viewer)."""
+    view = commands.add_parser(
+        "view",
+        help="write a self-contained HTML page to scrub through a run",
+        description="Write one HTML file (no network needed) to step through a run in a browser.",
+    )
+    view.add_argument("run", metavar="RUN")
+    view.add_argument("--out", type=Path, metavar="PAGE.html", help="default: RUN's name + .html")
+    view.add_argument("--compare", metavar="RUN2", help="a second run of the same inputs")
+    view.set_defaults(handler=_view)
+
+    live = commands.add_parser(
+        "serve",
+        help="the viewer, live: step a scenario or a recorded run from the browser",
+        description=(
+            "Serve the viewer on 127.0.0.1 and drive a simulation from the page: its next "
+            "step (a scenario's, or a recorded run's commands in order) or any command."
+        ),
+    )
+    live.add_argument("target", nargs="?", default="refund-desk", metavar="SCENARIO|RUN")
+    live.add_argument("--port", type=int, default=0, help="default: a free port")
+    live.set_defaults(handler=_serve)
 
 
 _HANDLER_NAME = "memtape-cli"
@@ -430,6 +459,22 @@ def _timeline(args: argparse.Namespace) -> int:
     else:
         _print_lines(render_timeline(rows, _color(args)))
     return 0
+
+
+def _view(args: argparse.Namespace) -> int:
+    runs = [_open(args.run)] + ([_open(args.compare)] if args.compare else [])
+    out: Path = args.out or Path(f"{runs[0].scenario}.html")
+    page = view_page(runs)
+    try:
+        out.write_text(page, encoding="utf-8")
+    except OSError as error:
+        raise MemtapeError(f"{out}: cannot write the page: {error.strerror}") from None
+    print(f"wrote {out}: open it in a browser")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    return serve(live_source(args.target), args.port)
 
 
 if __name__ == "__main__":

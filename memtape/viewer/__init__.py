@@ -1,0 +1,1 @@
+"""The time-travel viewer in the browser: a static page per run, and a live server."""

@@ -1,0 +1,210 @@
+"""A run as the viewer's data: tables written once, then one small delta per event.
+
+The page rebuilds the projected state (the ``show --json`` data) at any
+event from these deltas, from keyframes it takes while loading. Each text of
+the run is shipped once: a turn in the turn table, a fact in the fact table;
+HOT holds turn numbers, and what grows with the run (dropped and cold turns,
+distilled facts and rules) is shipped as what each event appended. So the
+payload grows with the events, not with the events times the state.
+
+Delta keys (all optional; an absent key means "unchanged"):
+``c`` clock; ``t`` window tokens; ``h`` HOT as ``[shift, appended turn numbers]``;
+``w`` WARM as ``[shift, appended [turn, text, tokens]]``; ``g`` ``[gist, tokens]``;
+``k`` turns appended to COLD; ``d`` turns appended to dropped; ``f`` fact ids
+written; ``r`` ``[id, reads]`` of facts read; ``x`` ``[id, status, ended_at,
+superseded_by, score]`` of facts retired or evicted; ``e`` pending episodes as
+``[shift, appended [id, text]]``; ``s`` semantic facts appended ``[key, text,
+importance, episode]``; ``p`` procedural rules appended ``[text, episode]``;
+``P`` the policy parameters, when they change (a fork); ``R`` the ranking
+``[id, score, factors]``, only for a forgetting policy the page cannot score.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from memtape.core.events import (
+    EpisodeRecorded,
+    Event,
+    Evicted,
+    FactRead,
+    FactWritten,
+    Superseded,
+    TurnAdded,
+)
+from memtape.core.run import Run
+from memtape.core.state import Fact, Memory, State, Store, Window
+from memtape.policies.session import Policies
+from memtape.projections.timeline import summarize
+from memtape.reducers import evolve
+
+T = TypeVar("T")
+
+PAGE_SCORERS = frozenset({"importance-recency-access"})
+"""Forgetting policies whose score ``viewer.js`` computes itself (same formula, same floats)."""
+
+
+def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> dict[str, Any]:
+    """The page's data for one run: its name, tables, event rows and per-event deltas."""
+    turns: list[list[Any]] = []
+    facts: list[list[Any]] = []
+    rows: list[list[Any]] = []
+    frames: list[dict[str, Any]] = []
+    params = policy_params(policies_at(0))
+    state = run.state_at(0)
+    events = run.events
+    ends: list[int] = []
+    for step in range(1, run.steps + 1):
+        start, end = run.batch(step)
+        ends.append(end)
+        for at in range(start + 1, end + 1):
+            event = events[at - 1]
+            after = evolve(state, event)
+            policies = policies_at(at)
+            frame = state_delta(event, state, after)
+            now = policy_params(policies)
+            if now != params:
+                frame["P"] = params = now
+            if _ranked_here(policies) and (
+                "P" in frame or after.store is not state.store or after.clock != state.clock
+            ):
+                frame["R"] = ranking_rows(policies, after)
+            _grow_tables(event, after, turns, facts)
+            rows.append([step, type(event).__name__, summarize(event, state, after)])
+            frames.append(frame)
+            state = after
+    return {
+        "name": name,
+        "params": policy_params(policies_at(0)),
+        "ends": ends,
+        "turns": turns,
+        "facts": facts,
+        "rows": rows,
+        "frames": frames,
+    }
+
+
+def policy_params(policies: Policies) -> dict[str, Any]:
+    """What the page needs of the policies in force: budget, capacity, scorer, memory."""
+    compaction, forgetting = policies.compaction, policies.forgetting
+    scorer = None
+    if forgetting is not None and forgetting.name in PAGE_SCORERS:
+        scorer = forgetting.params()
+    return {
+        "budget": None if compaction is None else compaction.budget,
+        "capacity": None if forgetting is None else forgetting.capacity,
+        "scorer": scorer,
+        "memory": policies.consolidation is not None,
+    }
+
+
+def _ranked_here(policies: Policies) -> bool:
+    forgetting = policies.forgetting
+    return forgetting is not None and forgetting.name not in PAGE_SCORERS
+
+
+def ranking_rows(policies: Policies, state: State) -> list[list[Any]]:
+    """The ranking as ``[id, score, factors]`` rows, for a policy the page cannot score."""
+    forgetting = policies.forgetting
+    if forgetting is None:
+        return []
+    return [
+        [scored.fact.id, scored.score, scored.factors]
+        for scored in forgetting.rank(state.store, state.clock)
+    ]
+
+
+def state_delta(event: Event, before: State, after: State) -> dict[str, Any]:
+    """What changed from ``before`` to ``after`` (one event apart), in the delta keys."""
+    delta: dict[str, Any] = {}
+    if after.clock != before.clock:
+        delta["c"] = after.clock
+    if after.window is not before.window:
+        delta.update(window_delta(before.window, after.window))
+    if after.store is not before.store:
+        delta.update(store_delta(event, before.store, after.store))
+    if after.memory is not before.memory:
+        delta.update(memory_delta(event, before.memory, after.memory))
+    return delta
+
+
+def window_delta(before: Window, after: Window) -> dict[str, Any]:
+    """Tokens, HOT, WARM, the gist, and the turns appended to COLD and dropped."""
+    delta: dict[str, Any] = {}
+    if after.tokens != before.tokens:
+        delta["t"] = after.tokens
+    if after.hot != before.hot:
+        delta["h"] = shift_append([t.turn for t in before.hot], [t.turn for t in after.hot])
+    if after.warm != before.warm:
+        shift, added = shift_append(before.warm, after.warm)
+        delta["w"] = [shift, [[item.turn, item.text, item.tokens] for item in added]]
+    if (after.gist, after.gist_tokens) != (before.gist, before.gist_tokens):
+        delta["g"] = [after.gist, after.gist_tokens]
+    # COLD and dropped only ever grow (the window reducer appends to them).
+    if len(after.cold) != len(before.cold):
+        delta["k"] = list(after.cold[len(before.cold) :])
+    if len(after.dropped) != len(before.dropped):
+        delta["d"] = list(after.dropped[len(before.dropped) :])
+    return delta
+
+
+def store_delta(event: Event, before: Store, after: Store) -> dict[str, Any]:
+    """The fact the event touched: written, read, or retired or evicted."""
+    if not isinstance(event, FactWritten | FactRead | Superseded | Evicted):
+        raise TypeError(f"the viewer cannot follow a store change by {type(event).__name__}")
+    fact, old = after.facts[event.id], before.facts.get(event.id)
+    delta: dict[str, Any] = {}
+    if old is None:
+        delta["f"] = [fact.id]
+        return delta
+    if fact.reads != old.reads:
+        delta["r"] = [[fact.id, fact.reads]]
+    if fact.status != old.status:
+        delta["x"] = [_ending(fact)]
+    return delta
+
+
+def _ending(fact: Fact) -> list[Any]:
+    return [fact.id, fact.status, fact.ended_at, fact.superseded_by, fact.evicted_score]
+
+
+def memory_delta(event: Event, before: Memory, after: Memory) -> dict[str, Any]:
+    """Pending episodes (recorded, or consumed), and the distilled facts and rules appended."""
+    delta: dict[str, Any] = {}
+    if isinstance(event, EpisodeRecorded):
+        # The memory reducer appends a recorded episode: no need to compare the queue.
+        delta["e"] = [0, [[event.id, event.text]]]
+    elif after.episodes != before.episodes:
+        shift, added = shift_append(tuple(before.episodes), tuple(after.episodes))
+        delta["e"] = [shift, [[e.id, e.text] for e in added]]
+    if len(after.semantic) != len(before.semantic):
+        delta["s"] = [
+            [f.key, f.text, f.importance, f.episode] for f in after.semantic[len(before.semantic) :]
+        ]
+    if len(after.procedural) != len(before.procedural):
+        delta["p"] = [[r.text, r.episode] for r in after.procedural[len(before.procedural) :]]
+    return delta
+
+
+def shift_append(before: Sequence[T], after: Sequence[T]) -> list[Any]:
+    """``[shift, appended]`` such that ``after == before[shift:] + appended``, least shift first.
+
+    A queue (HOT, WARM, pending episodes) loses items at its front and gains
+    them at its end, so this is small; shifting everything always works.
+    """
+    if after:
+        for shift in range(len(before)):
+            kept = len(before) - shift
+            if kept <= len(after) and list(after[:kept]) == list(before[shift:]):
+                return [shift, list(after[kept:])]
+    return [len(before), list(after)]
+
+
+def _grow_tables(
+    event: Event, after: State, turns: list[list[Any]], facts: list[list[Any]]
+) -> None:
+    """Each turn and fact enters its table once, when it arrives."""
+    if isinstance(event, TurnAdded):
+        turns.append([event.role, event.text, event.tokens, event.salient])
+    elif isinstance(event, FactWritten):
+        fact = after.store.facts[event.id]
+        facts.append([fact.key, fact.text, fact.importance, fact.written_at])

@@ -1,0 +1,196 @@
+"""``memtape serve``: the viewer in live mode, a simulation driven from the page.
+
+The server holds one session. The page sends commands (the scenario's or the
+recorded run's next one, or any command typed into its forms); the policies
+decide them, and the page gets the grown run back and redraws from it. A
+command the policies reject, or one that is malformed, is answered 400 with
+the one-line reason, and the session is unchanged.
+"""
+
+import sys
+import threading
+from collections.abc import Sequence
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import orjson
+
+from memtape.core.codec import command_from_data
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Command,
+    Consolidate,
+    ReadFact,
+    RecordEpisode,
+    WriteFact,
+)
+from memtape.core.errors import BadInput, MemtapeError
+from memtape.policies.session import Policies, Session
+from memtape.runfiles import load_run
+from memtape.scenarios import SHIPPED, load_scenario
+from memtape.viewer.page import page_html
+from memtape.viewer.payload import run_payload
+
+MAX_BODY = 1 << 20
+"""The largest command body the server reads, in bytes."""
+
+
+class LiveRun:
+    """A session grown by the page's commands, and the recorded commands still to come."""
+
+    def __init__(self, policies: Policies, upcoming: Sequence[Command], name: str) -> None:
+        self.session = Session(policies)
+        self.upcoming = list(upcoming)
+        self.name = name
+        self._lock = threading.Lock()
+
+    def next(self) -> None:
+        """Execute the next recorded command; a rejection leaves it next."""
+        with self._lock:
+            if not self.upcoming:
+                raise BadInput(f"{self.name}: every recorded step has been sent")
+            self.session.execute(self.upcoming[0])
+            del self.upcoming[0]
+
+    def command(self, data: Any) -> None:
+        """Decode and execute one command the page sent (``{"kind": ..., fields}``)."""
+        command = command_from_data(data)
+        with self._lock:
+            self.session.execute(command)
+
+    def data(self) -> dict[str, Any]:
+        """The page's data: the run so far, live, and what "next" would send."""
+        with self._lock:
+            session = self.session
+            run = run_payload(session.run, session.policies_at, self.name)
+            upcoming = self.upcoming[0] if self.upcoming else None
+        return {
+            "runs": [run],
+            "live": True,
+            "next": None if upcoming is None else next_label(upcoming),
+        }
+
+
+def next_label(command: Command) -> dict[str, str]:
+    """What the page's "next" button says it will send."""
+    match command:
+        case AddTurn():
+            label = "Add next turn"
+        case WriteFact(key=key):
+            label = f"Next step: write {key!r}"
+        case ReadFact(key=key, id=fact_id):
+            label = (
+                f"Next step: read {key!r}" if key is not None else f"Next step: read fact {fact_id}"
+            )
+        case AdvanceClock(to=to):
+            label = f"Next step: advance the clock to t={to:g}"
+        case RecordEpisode():
+            label = "Next step: record an episode"
+        case Consolidate():
+            label = "Next step: consolidate"
+    return {"label": label}
+
+
+def live_source(target: str) -> LiveRun:
+    """A live session for a scenario (its steps to come) or a run (its recorded commands).
+
+    A run is re-decided from the start under the policies that began it.
+    """
+    if target in SHIPPED or target.endswith(".toml"):
+        scenario = load_scenario(target)
+        return LiveRun(scenario.policies, scenario.steps, scenario.name)
+    loaded = load_run(target)
+    if loaded.torn is not None:
+        torn = loaded.torn.replace("\n", "\\n")
+        print(f"memtape: warning: {target}: {torn}", file=sys.stderr)
+    session = loaded.session
+    return LiveRun(session.policies_at(0), session.run.commands, loaded.scenario)
+
+
+def serve(live: LiveRun, port: int = 0) -> int:
+    """Serve the live page on 127.0.0.1 (a free port when ``port`` is 0) until Ctrl-C."""
+    server = make_server(live, port)
+    host, bound = server.server_address[:2]
+    print(f"memtape serve: {live.name} at http://{host!s}:{bound}/ (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("memtape serve: stopped", file=sys.stderr)
+    finally:
+        server.server_close()
+    return 0
+
+
+def make_server(live: LiveRun, port: int = 0) -> ThreadingHTTPServer:
+    """A server for the live page bound to 127.0.0.1 (not yet serving)."""
+    if not 0 <= port <= 65535:
+        raise BadInput(f"--port {port} is not a port (0..65535)")
+    try:
+        return ThreadingHTTPServer(("127.0.0.1", port), _handler(live))
+    except OSError as error:
+        raise BadInput(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
+
+
+def _handler(live: LiveRun) -> type[BaseHTTPRequestHandler]:
+    class Handler(LiveHandler):
+        run = live
+
+    return Handler
+
+
+class LiveHandler(BaseHTTPRequestHandler):
+    """The page at ``/``, its data at ``/api/data``; commands at ``/api/next``, ``/api/command``."""
+
+    run: LiveRun
+
+    def do_GET(self) -> None:
+        """The page, or the run's data."""
+        if self.path == "/":
+            page = page_html(self.run.data(), self.run.name).encode("utf-8")
+            self._send(HTTPStatus.OK, page, "text/html; charset=utf-8")
+        elif self.path == "/api/data":
+            self._json(HTTPStatus.OK, self.run.data())
+        else:
+            self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {self.path}"})
+
+    def do_POST(self) -> None:
+        """A command: the grown run, or 400 with the one-line reason it was refused."""
+        try:
+            if self.path == "/api/next":
+                self.run.next()
+            elif self.path == "/api/command":
+                self.run.command(self._body())
+            else:
+                self._json(HTTPStatus.NOT_FOUND, {"error": f"no such command path: {self.path}"})
+                return
+        except MemtapeError as error:
+            message = str(error).replace("\r", "\\r").replace("\n", "\\n")
+            self._json(HTTPStatus.BAD_REQUEST, {"error": message})
+            return
+        self._json(HTTPStatus.OK, self.run.data())
+
+    def _body(self) -> Any:
+        declared = self.headers.get("Content-Length") or "0"
+        length = int(declared) if declared.isdigit() else 0
+        if not 0 < length <= MAX_BODY:
+            raise BadInput(f"a command is a JSON object of at most {MAX_BODY} bytes")
+        try:
+            return orjson.loads(self.rfile.read(length))
+        except orjson.JSONDecodeError as error:
+            raise BadInput(f"the command is not JSON: {error}") from None
+
+    def _json(self, status: HTTPStatus, data: Any) -> None:
+        self._send(status, orjson.dumps(data), "application/json")
+
+    def _send(self, status: HTTPStatus, body: bytes, kind: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the page shows what happened; stderr stays for errors."""

@@ -1,0 +1,623 @@
+// The memtape viewer: rebuilds the projected state of a run at any event from
+// the payload's per-event deltas (see memtape/viewer/payload.py), and renders
+// it. Every text of the run is user data: it reaches the page through
+// textContent only, never as markup.
+"use strict";
+
+(function () {
+  const KEYFRAME_EVERY = 64;
+  const EVENT_ROWS_AROUND = 20;
+  const LIST_LIMIT = 40;
+
+  // ---- the tape: one run, folded once at load, sought by keyframes ----
+
+  function Tape(data) {
+    this.name = data.name;
+    this.turns = data.turns;
+    this.facts = data.facts;
+    this.rows = data.rows;
+    this.frames = data.frames;
+    this.ends = data.ends;
+    this.length = data.frames.length;
+    this.cold = [];
+    this.dropped = [];
+    this.semantic = [];
+    this.procedural = [];
+    this.turnAt = [];
+    this.coldAt = [];
+    this.droppedAt = [];
+    this.writtenAt = [];
+    this.endings = new Map();
+    this.readHistory = new Map();
+    this.keyframes = [];
+    this.foldAll(data.params);
+  }
+
+  Tape.prototype.initial = function (params) {
+    return {
+      at: 0, clock: 0, tokens: 0, params: params, hot: [], warm: [], gist: "", gistTokens: 0,
+      turns: 0, coldLen: 0, droppedLen: 0, active: [], episodes: [], semLen: 0, procLen: 0,
+      ranking: [],
+    };
+  };
+
+  // One pass over every delta: fills the append-only tables and keeps a keyframe every K events.
+  Tape.prototype.foldAll = function (params) {
+    let state = this.initial(params);
+    this.keyframes.push(state);
+    for (let at = 1; at <= this.length; at++) {
+      const frame = this.frames[at - 1];
+      this.record(frame, at);
+      state = applyDelta(state, frame, at, this.rows[at - 1][1] === "TurnAdded");
+      if (at % KEYFRAME_EVERY === 0) this.keyframes.push(state);
+    }
+  };
+
+  // What grows with the run is kept once, with the event that added it.
+  Tape.prototype.record = function (frame, at) {
+    if (this.rows[at - 1][1] === "TurnAdded") this.turnAt.push(at);
+    for (const turn of frame.k || []) { this.cold.push(turn); this.coldAt[turn] = at; }
+    for (const turn of frame.d || []) { this.dropped.push(turn); this.droppedAt[turn] = at; }
+    for (const id of frame.f || []) this.writtenAt[id] = at;
+    for (const fact of frame.s || []) this.semantic.push(fact);
+    for (const rule of frame.p || []) this.procedural.push(rule);
+    for (const [id, reads] of frame.r || []) {
+      if (!this.readHistory.has(id)) this.readHistory.set(id, []);
+      this.readHistory.get(id).push([at, reads]);
+    }
+    for (const [id, status, endedAt, by, score] of frame.x || []) {
+      this.endings.set(id, { at: at, status: status, endedAt: endedAt, by: by, score: score });
+    }
+  };
+
+  function shifted(list, change) {
+    return list.slice(change[0]).concat(change[1]);
+  }
+
+  // The small state after one more event; unchanged parts are shared, never mutated.
+  function applyDelta(state, frame, at, isTurn) {
+    const next = Object.assign({}, state);
+    next.at = at;
+    if (isTurn) next.turns = state.turns + 1;
+    if ("c" in frame) next.clock = frame.c;
+    if ("t" in frame) next.tokens = frame.t;
+    if ("h" in frame) next.hot = shifted(state.hot, frame.h);
+    if ("w" in frame) next.warm = shifted(state.warm, frame.w);
+    if ("g" in frame) { next.gist = frame.g[0]; next.gistTokens = frame.g[1]; }
+    if ("k" in frame) next.coldLen = state.coldLen + frame.k.length;
+    if ("d" in frame) next.droppedLen = state.droppedLen + frame.d.length;
+    if ("f" in frame) next.active = state.active.concat(frame.f);
+    if ("x" in frame) {
+      const gone = new Set(frame.x.map((ending) => ending[0]));
+      next.active = next.active.filter((id) => !gone.has(id));
+    }
+    if ("e" in frame) next.episodes = shifted(state.episodes, frame.e);
+    if ("s" in frame) next.semLen = state.semLen + frame.s.length;
+    if ("p" in frame) next.procLen = state.procLen + frame.p.length;
+    if ("P" in frame) next.params = frame.P;
+    if ("R" in frame) next.ranking = frame.R;
+    return next;
+  }
+
+  // The state after `at` events: the keyframe at or before it, then at most K deltas.
+  Tape.prototype.stateAt = function (at) {
+    let state = this.keyframes[Math.floor(at / KEYFRAME_EVERY)];
+    for (let i = state.at + 1; i <= at; i++) {
+      state = applyDelta(state, this.frames[i - 1], i, this.rows[i - 1][1] === "TurnAdded");
+    }
+    return state;
+  };
+
+  Tape.prototype.readsAt = function (id, at) {
+    const history = this.readHistory.get(id);
+    let reads = 0;
+    if (!history) return 0;
+    let low = 0;
+    let high = history.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      if (history[middle][0] <= at) { reads = history[middle][1]; low = middle + 1; } else { high = middle - 1; }
+    }
+    return reads;
+  };
+
+  Tape.prototype.factFields = function (id, at) {
+    const row = this.facts[id - 1];
+    return {
+      id: id, key: row[0], text: row[1], importance: row[2],
+      reads: this.readsAt(id, at), written_at: row[3],
+    };
+  };
+
+  // ---- the projection: the same data as `memtape show --json` ----
+
+  Tape.prototype.view = function (at) {
+    const state = this.stateAt(at);
+    const params = state.params;
+    const memory = params.memory;
+    return {
+      at: at,
+      clock: state.clock,
+      window: params.budget === null ? null : this.windowView(state),
+      store: params.capacity === null ? null : this.storeView(state),
+      episodes: memory ? state.episodes.map((e) => ({ id: e[0], text: e[1] })) : null,
+      semantic: memory ? this.semantic.slice(0, state.semLen).map(semanticView) : null,
+      procedural: memory ? this.procedural.slice(0, state.procLen).map(proceduralView) : null,
+    };
+  };
+
+  function semanticView(f) { return { key: f[0], text: f[1], importance: f[2], episode: f[3] }; }
+  function proceduralView(r) { return { text: r[0], episode: r[1] }; }
+
+  Tape.prototype.turnView = function (turn) {
+    const row = this.turns[turn - 1];
+    return { turn: turn, role: row[0], text: row[1], tokens: row[2], salient: row[3] };
+  };
+
+  Tape.prototype.windowView = function (state) {
+    return {
+      tokens: state.tokens,
+      budget: state.params.budget,
+      over: state.tokens > state.params.budget,
+      hot: state.hot.map((turn) => this.turnView(turn)),
+      warm: state.warm.map((w) => ({ turn: w[0], text: w[1], tokens: w[2] })),
+      cold: { turns: state.coldLen, gist: state.gist, tokens: state.gistTokens },
+      dropped: this.dropped.slice(0, state.droppedLen),
+    };
+  };
+
+  Tape.prototype.storeView = function (state) {
+    const retired = [];
+    const evicted = [];
+    for (const [id, end] of this.endings) {
+      if (end.at > state.at) continue;
+      const fields = this.factFields(id, state.at);
+      if (end.status === "retired") {
+        retired.push(Object.assign(fields, { retired_at: end.endedAt, superseded_by: end.by }));
+      } else {
+        evicted.push(Object.assign(fields, { score: end.score, evicted_at: end.endedAt }));
+      }
+    }
+    const byId = (a, b) => a.id - b.id;
+    return {
+      capacity: state.params.capacity,
+      ranking: this.ranking(state),
+      retired: retired.sort(byId),
+      evicted: evicted.sort(byId),
+    };
+  };
+
+  function rankedView(fields, factors, score) {
+    return Object.assign(fields, factors, { factors: factors, score: score });
+  }
+
+  // Ranked by score, highest first; ties to the oldest write, then the lowest id (as in Python).
+  Tape.prototype.ranking = function (state) {
+    const scorer = state.params.scorer;
+    if (scorer === null) {
+      return state.ranking.map((r) => rankedView(this.factFields(r[0], state.at), r[2], r[1]));
+    }
+    const ranked = state.active.map((id) => {
+      const fields = this.factFields(id, state.at);
+      const scored = SCORERS[scorer.policy](scorer, fields, state.clock);
+      return rankedView(fields, scored.factors, scored.score);
+    });
+    return ranked.sort((a, b) => (b.score - a.score) || (a.written_at - b.written_at) || (a.id - b.id));
+  };
+
+  // The same arithmetic, in the same order, as memtape/policies/forgetting.py.
+  const SCORERS = {
+    "importance-recency-access": function (params, fact, now) {
+      const recency = Math.pow(0.5, (now - fact.written_at) / params.half_life);
+      const access = 1 + params.access_boost * fact.reads;
+      const decayed = fact.importance * recency;
+      return {
+        factors: { importance: fact.importance, recency: recency, access: access },
+        score: decayed ? decayed * access : 0,
+      };
+    },
+  };
+
+  // Where a turn sits after `at` events: hot, warm, cold, dropped, or null (not arrived).
+  Tape.prototype.tierOf = function (turn, state) {
+    if (turn > state.turns) return null;
+    if (this.droppedAt[turn] !== undefined && this.droppedAt[turn] <= state.at) return "dropped";
+    if (this.coldAt[turn] !== undefined && this.coldAt[turn] <= state.at) return "cold";
+    if (state.warm.some((w) => w[0] === turn)) return "warm";
+    return "hot";
+  };
+
+  Tape.prototype.factStatus = function (id, at) {
+    if (!(this.writtenAt[id] <= at)) return null;
+    const end = this.endings.get(id);
+    return end && end.at <= at ? end.status : "active";
+  };
+
+  // ---- rendering: DOM built with textContent only ----
+
+  function element(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = String(text);
+    return node;
+  }
+
+  function fill(parent, children) {
+    parent.replaceChildren(...children);
+  }
+
+  function number(value, digits) {
+    return Number.isInteger(value) ? String(value) : value.toFixed(digits);
+  }
+
+  function Panel(root, tape) {
+    this.tape = tape;
+    this.node = element("section", "panel");
+    this.heading = element("h2", "run-name", tape.name);
+    this.where = element("p", "where");
+    this.meter = element("div", "meter");
+    this.track = element("div", "meter-track");
+    this.fillBar = element("div", "meter-fill");
+    this.budgetLine = element("div", "meter-budget");
+    this.meterText = element("p", "meter-text");
+    this.track.append(this.fillBar, this.budgetLine);
+    this.meter.append(this.track, this.meterText);
+    this.tiers = element("div", "tiers");
+    this.store = element("div", "store");
+    this.memory = element("div", "memory");
+    this.node.append(this.heading, this.where, this.meter, this.tiers, this.store, this.memory);
+    root.append(this.node);
+  }
+
+  Panel.prototype.render = function (at) {
+    const view = this.tape.view(at);
+    const step = at === 0 ? 0 : this.tape.rows[at - 1][0];
+    const limits = [];
+    if (view.window !== null) limits.push(`budget ${view.window.budget}`);
+    if (view.store !== null) limits.push(`capacity ${view.store.capacity}`);
+    this.where.textContent = [
+      `event ${at} of ${this.tape.length}`, `step ${step} of ${this.tape.ends.length}`, `t=${number(view.clock, 2)}`,
+    ].concat(limits).join(" · ");
+    this.renderMeter(view.window);
+    this.renderTiers(view.window);
+    this.renderStore(view.store);
+    this.renderMemory(view);
+    return view;
+  };
+
+  Panel.prototype.renderMeter = function (window_) {
+    this.meter.hidden = window_ === null;
+    if (window_ === null) return;
+    const scale = Math.max(window_.budget * 1.25, window_.tokens, 1);
+    this.fillBar.style.width = `${(100 * window_.tokens) / scale}%`;
+    this.budgetLine.style.left = `${(100 * window_.budget) / scale}%`;
+    this.meter.classList.toggle("over", window_.over);
+    this.meter.classList.toggle("under", !window_.over);
+    const standing = window_.over ? "over budget" : "within budget";
+    this.meterText.textContent = `${window_.tokens}/${window_.budget} tokens · ${standing}`;
+  };
+
+  Panel.prototype.renderTiers = function (window_) {
+    this.tiers.hidden = window_ === null;
+    if (window_ === null) return;
+    const cold = window_.cold;
+    fill(this.tiers, [
+      section("tier cold", `COLD · ${cold.turns} turn(s) · ${cold.tokens} tokens`,
+        element("p", "gist", cold.gist || "(empty)")),
+      section("tier warm", `WARM · ${window_.warm.length} item(s)`, listOf(window_.warm, warmText)),
+      section("tier hot", `HOT · ${window_.hot.length} turn(s), verbatim`, listOf(window_.hot, hotText)),
+      section("tier dropped", `dropped · ${window_.dropped.length} turn(s)`, droppedStrip(window_.dropped)),
+    ]);
+  };
+
+  function section(className, title, body) {
+    const node = element("div", className);
+    node.append(element("h3", "", title), body);
+    return node;
+  }
+
+  function warmText(item) {
+    return `turn ${item.turn} (${item.tokens}): ${item.text}`;
+  }
+
+  function hotText(turn) {
+    const salient = turn.salient ? ", salient" : "";
+    return `turn ${turn.turn} ${turn.role} (${turn.tokens}${salient}): ${turn.text}`;
+  }
+
+  // The latest dropped turns, struck through; the earlier ones counted.
+  function droppedStrip(dropped) {
+    const strip = element("p", "strip");
+    const shown = dropped.slice(-LIST_LIMIT);
+    if (shown.length < dropped.length) {
+      strip.append(element("span", "more", `… ${dropped.length - shown.length} earlier`));
+    }
+    for (const turn of shown) strip.append(element("s", "dropped-turn", `turn ${turn}`));
+    return strip;
+  }
+
+  // The latest items of a list, each described as text; the earlier ones counted.
+  function listOf(items, describe, className) {
+    const list = element("ul", className);
+    const shown = items.slice(-LIST_LIMIT);
+    if (shown.length < items.length) {
+      list.append(element("li", "more", `… ${items.length - shown.length} more`));
+    }
+    for (const item of shown) list.append(element("li", "", describe(item)));
+    return list;
+  }
+
+  function factorsText(row) {
+    const parts = Object.keys(row.factors).map((name) => `${name} ${row.factors[name].toFixed(4)}`);
+    return `${parts.join(" × ")} = ${row.score.toFixed(4)}`;
+  }
+
+  function retiredText(fact) {
+    const when = number(fact.retired_at, 2);
+    return `${fact.key}: ${fact.text} · retired at t=${when}, superseded by fact ${fact.superseded_by}`;
+  }
+
+  function evictedText(fact) {
+    const when = number(fact.evicted_at, 2);
+    return `${fact.key}: ${fact.text} · evicted at t=${when} over capacity, score ${fact.score.toFixed(4)}`;
+  }
+
+  function rankingTable(ranking) {
+    const table = element("table", "ranking");
+    const head = element("tr");
+    for (const title of ["#", "key", "fact", "score", "factors"]) head.append(element("th", "", title));
+    table.append(head);
+    ranking.slice(0, LIST_LIMIT).forEach((row, index) => {
+      const line = element("tr");
+      line.append(
+        element("td", "", index + 1),
+        element("td", "key", row.key),
+        element("td", "", row.text),
+        element("td", "score", row.score.toFixed(4)),
+        element("td", "factors", factorsText(row)),
+      );
+      table.append(line);
+    });
+    return table;
+  }
+
+  Panel.prototype.renderStore = function (store) {
+    this.store.hidden = store === null;
+    if (store === null) return;
+    fill(this.store, [
+      element("h3", "", `Store · ${store.ranking.length}/${store.capacity} active, ranked by score`),
+      rankingTable(store.ranking),
+      element("h3", "", `Retired · ${store.retired.length}`),
+      listOf(store.retired, retiredText, "retired"),
+      element("h3", "", `Evicted · ${store.evicted.length}`),
+      listOf(store.evicted, evictedText, "evicted"),
+    ]);
+  };
+
+  Panel.prototype.renderMemory = function (view) {
+    this.memory.hidden = view.episodes === null;
+    if (view.episodes === null) return;
+    const semantic = (f) => `${f.key}: ${f.text} (importance ${f.importance}, episode ${f.episode})`;
+    fill(this.memory, [
+      element("h3", "", `Episodes pending · ${view.episodes.length}`),
+      listOf(view.episodes, (e) => `${e.id}: ${e.text}`),
+      element("h3", "", `Semantic facts · ${view.semantic.length}`),
+      listOf(view.semantic, semantic),
+      element("h3", "", `Procedural rules · ${view.procedural.length}`),
+      listOf(view.procedural, (r) => `${r.text} (episode ${r.episode})`),
+    ]);
+  };
+
+  // ---- the diff between the pinned point and the current one ----
+
+  function diffLines(tape, from, to) {
+    const before = tape.stateAt(from);
+    const after = tape.stateAt(to);
+    const lines = [];
+    if (before.clock !== after.clock) lines.push(`clock t=${number(before.clock, 2)} → t=${number(after.clock, 2)}`);
+    if (before.tokens !== after.tokens) lines.push(`window ${before.tokens} → ${after.tokens} tokens`);
+    const turns = Math.max(before.turns, after.turns);
+    for (let turn = 1; turn <= turns; turn++) {
+      const was = tape.tierOf(turn, before);
+      const now = tape.tierOf(turn, after);
+      if (was !== now) lines.push(`turn ${turn}: ${was || "not arrived"} → ${now || "not arrived"}`);
+    }
+    for (let id = 1; id <= tape.facts.length; id++) {
+      const line = factChange(tape, id, from, to);
+      if (line) lines.push(line);
+    }
+    return lines;
+  }
+
+  function factChange(tape, id, from, to) {
+    const was = tape.factStatus(id, from);
+    const now = tape.factStatus(id, to);
+    const key = tape.facts[id - 1][0];
+    if (was === now) {
+      const reads = [tape.readsAt(id, from), tape.readsAt(id, to)];
+      return reads[0] !== reads[1] ? `fact ${id} '${key}': reads ${reads[0]} → ${reads[1]}` : null;
+    }
+    const end = tape.endings.get(id);
+    let why = "";
+    if (now === "retired" || was === "retired") why = ` (superseded by fact ${end.by})`;
+    if (now === "evicted" || was === "evicted") why = ` (score ${end.score.toFixed(4)})`;
+    return `fact ${id} '${key}': ${was || "not written"} → ${now || "not written"}${why}`;
+  }
+
+  // ---- the app: one or two panels stepping together ----
+
+  function App(data) {
+    this.panelsRoot = document.getElementById("panels");
+    this.slider = document.getElementById("slider");
+    this.positionText = document.getElementById("position");
+    this.eventList = document.getElementById("event-list");
+    this.diffBody = document.getElementById("diff-body");
+    this.pinned = null;
+    this.position = 0;
+    this.load(data);
+  }
+
+  App.prototype.load = function (data) {
+    this.data = data;
+    this.tapes = data.runs.map((run) => new Tape(run));
+    this.compare = this.tapes.length > 1;
+    this.panels = [];
+    this.panelsRoot.replaceChildren();
+    for (const tape of this.tapes) this.panels.push(new Panel(this.panelsRoot, tape));
+    document.getElementById("title").textContent = this.tapes.map((t) => t.name).join(" vs ");
+    this.slider.max = String(this.last());
+  };
+
+  // In one run, a position is an event; compared runs step together, command by command.
+  App.prototype.last = function () {
+    if (!this.compare) return this.tapes[0].length;
+    return Math.max(...this.tapes.map((t) => t.ends.length));
+  };
+
+  App.prototype.eventOf = function (tape, position) {
+    if (!this.compare) return position;
+    const step = Math.min(position, tape.ends.length);
+    return step === 0 ? 0 : tape.ends[step - 1];
+  };
+
+  App.prototype.seek = function (position) {
+    this.position = Math.max(0, Math.min(this.last(), position));
+    this.slider.value = String(this.position);
+    const unit = this.compare ? "step" : "event";
+    this.positionText.textContent = `${unit} ${this.position} / ${this.last()}`;
+    this.panels.forEach((panel, index) => panel.render(this.eventOf(this.tapes[index], this.position)));
+    this.renderEvents();
+    this.renderDiff();
+  };
+
+  App.prototype.renderEvents = function () {
+    const tape = this.tapes[0];
+    const current = this.eventOf(tape, this.position);
+    const first = Math.max(0, current - EVENT_ROWS_AROUND);
+    const last = Math.min(tape.length, current + EVENT_ROWS_AROUND);
+    const items = [];
+    for (let at = first; at <= last; at++) {
+      const text = at === 0 ? "start: nothing has happened" : `${tape.rows[at - 1][1]}: ${tape.rows[at - 1][2]}`;
+      const item = element("li", at === current ? "event current" : "event");
+      item.dataset.at = String(at);
+      item.append(element("span", "at", at), element("span", "what", text));
+      items.push(item);
+    }
+    fill(this.eventList, items);
+    this.scrollToCurrent();
+  };
+
+  // Keep the current event in the middle of the list's view.
+  App.prototype.scrollToCurrent = function () {
+    const current = this.eventList.querySelector("li.current");
+    if (current) this.eventList.scrollTop = current.offsetTop - this.eventList.clientHeight / 2;
+  };
+
+  App.prototype.jumpToEvent = function (at) {
+    if (!this.compare) { this.seek(at); return; }
+    this.seek(at === 0 ? 0 : this.tapes[0].rows[at - 1][0]);
+  };
+
+  App.prototype.renderDiff = function () {
+    if (this.pinned === null) { fill(this.diffBody, []); return; }
+    const sections = this.tapes.map((tape) => {
+      const from = this.eventOf(tape, this.pinned);
+      const to = this.eventOf(tape, this.position);
+      const lines = diffLines(tape, from, to);
+      const section = element("div", "diff-run");
+      section.append(element("h3", "", `${tape.name}: event ${from} → ${to}`));
+      section.append(listOf(lines.length ? lines : ["no change"], (line) => line));
+      return section;
+    });
+    fill(this.diffBody, sections);
+  };
+
+  App.prototype.pin = function () {
+    this.pinned = this.position;
+    this.renderDiff();
+  };
+
+  // ---- controls ----
+
+  function isTyping(target) {
+    return ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName) && target.type !== "range";
+  }
+
+  App.prototype.bind = function () {
+    document.getElementById("back").addEventListener("click", () => this.seek(this.position - 1));
+    document.getElementById("forward").addEventListener("click", () => this.seek(this.position + 1));
+    document.getElementById("pin").addEventListener("click", () => this.pin());
+    this.slider.addEventListener("input", () => this.seek(Number(this.slider.value)));
+    this.eventList.addEventListener("click", (event) => {
+      const item = event.target.closest("li.event");
+      if (item) this.jumpToEvent(Number(item.dataset.at));
+    });
+    document.addEventListener("keydown", (event) => {
+      if (isTyping(event.target) || event.target === this.slider) return;
+      if (event.key === "ArrowLeft") { event.preventDefault(); this.seek(this.position - 1); }
+      if (event.key === "ArrowRight") { event.preventDefault(); this.seek(this.position + 1); }
+    });
+  };
+
+  // ---- live mode (memtape serve): commands go to the server, the run comes back ----
+
+  // A form's fields as the command the server decodes (memtape.core.codec.command_from_data).
+  const COMMANDS = {
+    turn: (f) => ({ role: f.role, text: f.text, salient: f.salient === "" ? null : f.salient === "true" }),
+    write: (f) => ({ key: f.key, text: f.text, importance: Number(f.importance), supersedes: f.supersedes || null }),
+    read: (f) => (/^#\d+$/.test(f.key) ? { key: null, id: Number(f.key.slice(1)) } : { key: f.key, id: null }),
+    advance: (f) => ({ to: Number(f.to) }),
+    episode: (f) => ({ text: f.text }),
+    consolidate: () => ({}),
+  };
+
+  function commandOf(form) {
+    const fields = Object.fromEntries(new FormData(form).entries());
+    const kind = form.dataset.kind;
+    return Object.assign({ kind: kind }, COMMANDS[kind](fields));
+  }
+
+  App.prototype.send = async function (path, body) {
+    const error = document.getElementById("live-error");
+    const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const answer = await response.json();
+    if (response.ok) {
+      error.textContent = "";
+      this.load(answer);
+      this.showNext();
+      this.seek(this.last());
+    } else {
+      error.textContent = answer.error;
+    }
+    // Counts the answers drawn, so that a script (or a test) can wait for one.
+    document.body.dataset.answers = String(Number(document.body.dataset.answers || 0) + 1);
+  };
+
+  App.prototype.showNext = function () {
+    const next = document.getElementById("next");
+    const upcoming = this.data.next;
+    next.disabled = upcoming === null;
+    next.textContent = upcoming === null ? "no more recorded steps" : upcoming.label;
+  };
+
+  App.prototype.bindLive = function () {
+    document.getElementById("live").hidden = false;
+    this.showNext();
+    document.getElementById("next").addEventListener("click", () => this.send("/api/next", {}));
+    for (const form of document.querySelectorAll("#live form")) {
+      form.addEventListener("submit", (event) => { event.preventDefault(); this.send("/api/command", commandOf(form)); });
+    }
+  };
+
+  const app = new App(JSON.parse(document.getElementById("memtape-data").textContent));
+  app.bind();
+  if (app.data.live) app.bindLive();
+  app.seek(app.last());
+  // For tests and scripts: the projected state of run `index` at event `at`, and seeking.
+  window.memtapeViewer = {
+    view: (index, at) => app.tapes[index].view(at),
+    length: (index) => app.tapes[index].length,
+    seek: (position) => app.seek(position),
+    position: () => app.position,
+  };
+})();

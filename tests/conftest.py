@@ -1,0 +1,95 @@
+"""Shared fixtures: one headless Chromium for the whole session's browser tests.
+
+Without a Chromium (or Playwright) the browser tests are skipped and the run
+ends with one line saying so; with ``MEMTAPE_REQUIRE_BROWSER=1`` (set by
+``.ci/run``) they fail instead, so CI cannot pass without running them.
+"""
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path(os.environ.get("MEMTAPE_CHROMIUM", "/usr/bin/chromium"))
+"""Debian's Chromium (Playwright's own browser download does not work here)."""
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+"""Flags for a headless Chromium as root in a container with a closed network."""
+
+SCREENSHOTS = Path(__file__).resolve().parent.parent / ".artifacts" / "screenshots"
+"""Where browser tests leave a screenshot of each main state (git-ignored)."""
+
+_skipped: list[str] = []
+
+
+def _unavailable() -> str | None:
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} not found (apt-get install -y chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401, PLC0415
+    except ImportError:
+        return "Playwright for Python is not installed (pip install -e '.[browser]')"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """A headless Chromium, launched once for every browser test."""
+    reason = _unavailable()
+    if reason is not None:
+        if os.environ.get("MEMTAPE_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"browser tests are required (MEMTAPE_REQUIRE_BROWSER=1): {reason}")
+        _skipped.append(reason)
+        pytest.skip(f"browser tests skipped: {reason}")
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page; a script error in it fails the test.
+
+    The page's Content-Security-Policy is bypassed: the tests evaluate
+    scripts in it, and the escaping of user data must hold without the CSP's help.
+    """
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    yield opened
+    context.close()
+    assert [] == errors
+
+
+@pytest.fixture
+def screenshot(page: Any) -> Any:
+    """Save the page as ``.artifacts/screenshots/NAME.png``."""
+
+    def take(name: str) -> Path:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return take
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line when the browser tests were skipped, and why."""
+    if _skipped:
+        terminalreporter.write_line(f"browser tests SKIPPED: {_skipped[0]}", yellow=True)

@@ -1,0 +1,79 @@
+"""``memtape view`` and ``memtape serve`` on the command line: what they take and refuse."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from memtape.cli import main
+
+
+def page_data(path: Path) -> dict[str, object]:
+    page = path.read_text(encoding="utf-8")
+    match = re.search(r'id="memtape-data">(.*?)</script>', page, re.S)
+    assert match is not None
+    data = json.loads(match.group(1))
+    assert isinstance(data, dict)
+    return data
+
+
+def names(path: Path) -> list[str]:
+    runs = page_data(path)["runs"]
+    assert isinstance(runs, list)
+    return [run["name"] for run in runs]
+
+
+class TestView:
+    def test_a_scenario_is_simulated_into_one_page(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "rd.html"
+        assert 0 == main(["view", "refund-desk", "--out", str(out)])
+        assert f"wrote {out}: open it in a browser\n" == capsys.readouterr().out
+        assert ["refund-desk"] == names(out)
+
+    def test_the_page_is_named_after_the_run_by_default(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        assert 0 == main(["view", "dana-facts"])
+        assert ["dana-facts"] == names(tmp_path / "dana-facts.html")
+
+    def test_run_files_and_stores_and_a_comparison(self, tmp_path: Path) -> None:
+        jsonl, store, out = tmp_path / "a.jsonl", tmp_path / "runs.db", tmp_path / "v.html"
+        assert 0 == main(["run", "refund-desk", "--out", str(jsonl)])
+        assert 0 == main(
+            ["run", "refund-desk", "--set", "compaction.budget=60", "--out", str(store)]
+        )
+        assert 0 == main(["view", str(jsonl), "--compare", f"{store}#1", "--out", str(out)])
+        assert ["refund-desk", "refund-desk"] == names(out)
+        runs = page_data(out)["runs"]
+        assert isinstance(runs, list)
+        assert [40, 60] == [run["params"]["budget"] for run in runs]
+
+    @pytest.mark.parametrize(
+        ("argv", "fragment"),
+        [
+            (["view", "no-such-scenario"], "no-such-scenario"),
+            (["view", "refund-desk", "--compare", "missing.jsonl"], "missing.jsonl"),
+            (["view", "refund-desk", "--out", "no/such/folder/p.html"], "cannot write the page"),
+            (["serve", "no-such-scenario"], "no-such-scenario"),
+            (["serve", "refund-desk", "--port", "70000"], "--port 70000 is not a port"),
+        ],
+    )
+    def test_bad_input_is_one_line_and_writes_nothing(
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+        argv: list[str],
+        fragment: str,
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        assert 2 == main(argv)
+        err = capsys.readouterr().err
+        assert err.startswith("memtape: error: ")
+        assert fragment in err
+        assert 1 == err.count("\n")
+        assert [] == list(tmp_path.iterdir())

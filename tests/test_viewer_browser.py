@@ -1,0 +1,435 @@
+"""The viewer in a real browser (headless Chromium): what the page shows and does.
+
+The page folds the run's deltas itself (``viewer.js``); the first tests prove
+its state equals Python's ``show --json`` data at every event, for the seed
+scenarios and for a long mixed run with a fork. The others drive the page as
+a user would and read the seed's figures off it.
+"""
+
+import random
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Command,
+    Consolidate,
+    ReadFact,
+    RecordEpisode,
+    WriteFact,
+)
+from memtape.core.events import FactRead, TurnAdded
+from memtape.policies.compaction import TieredCompaction
+from memtape.policies.session import Session
+from memtape.projections.view import view_data
+from memtape.runfiles import LoadedRun
+from memtape.scenarios import load_scenario
+from memtape.viewer import payload
+from memtape.viewer.page import view_page
+from memtape.viewer.serve import live_source, make_server
+
+Page = Any
+Shot = Callable[[str], Path]
+
+RED = "rgb(192, 57, 43)"
+"""The meter's colour over budget (viewer.css)."""
+
+GREEN = "rgb(46, 139, 87)"
+"""The meter's colour within budget."""
+
+
+def simulated(name: str, *settings: str) -> LoadedRun:
+    """A shipped scenario run in memory, with parameters changed by ``settings``."""
+    scenario = load_scenario(name)
+    if settings:
+        scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(settings))
+    session = Session(scenario.policies)
+    session.execute_all(scenario.steps)
+    return LoadedRun(session, scenario.name, Path(name))
+
+
+def mixed_commands(session: Session, count: int, seed: int) -> Iterator[Command]:
+    """Seeded turns, writes, reads, clock moves, episodes and passes; none rejected."""
+    rng = random.Random(seed)
+    words = ("refund", "order", "Dana", "email", "phone", "earbuds", "warranty", "fee", "policy")
+    episodes = ("the user's name is Dana", "a restocking fee applies", "the user said thanks")
+    clock = 0.0
+    for _ in range(count):
+        draw = rng.random()
+        key = f"k{rng.randrange(8)}"
+        if draw < 0.45:
+            role = rng.choice(("user", "assistant", "tool"))
+            yield AddTurn(role, " ".join(rng.choices(words, k=rng.randint(2, 12))))
+        elif draw < 0.65 or (draw < 0.75 and key not in session.state.store.by_key):
+            yield WriteFact(key, f"{key} is {rng.randrange(1000)}", rng.randint(0, 100) / 100)
+        elif draw < 0.75:
+            yield ReadFact(key=key)
+        elif draw < 0.85:
+            clock += rng.choice((0.5, 1.0, 2.5))
+            yield AdvanceClock(clock)
+        elif draw < 0.95:
+            yield RecordEpisode(rng.choice(episodes))
+        else:
+            yield Consolidate()
+
+
+def mixed_run(count: int = 200, seed: int = 5) -> LoadedRun:
+    """A long run on all three axes, forked at its middle with another budget and half-life."""
+    policies = load_scenario("sleep-pass").policies
+    session = Session(attrs.evolve(policies, compaction=TieredCompaction(45, 3)))
+    for command in mixed_commands(session, count, seed):
+        session.execute(command)
+    middle = session.run.batch(session.run.steps // 2)[1]
+    forked = session.fork(middle, ["compaction.budget=70", "forgetting.half_life=2.5"])
+    return LoadedRun(forked, "mixed", Path("mixed"))
+
+
+def open_view(page: Page, folder: Path, *runs: LoadedRun) -> None:
+    """Write the static page for ``runs`` and open it from disk."""
+    path = folder / "view.html"
+    path.write_text(view_page(runs), encoding="utf-8")
+    page.goto(path.as_uri())
+    page.wait_for_function("window.memtapeViewer !== undefined")
+
+
+def page_views(page: Page, index: int = 0) -> list[Any]:
+    """The page's projected state at every event of run ``index``."""
+    return list(
+        page.evaluate(
+            "(i) => Array.from({length: memtapeViewer.length(i) + 1}, (_, at) =>"
+            " memtapeViewer.view(i, at))",
+            index,
+        )
+    )
+
+
+def python_views(loaded: LoadedRun) -> list[Any]:
+    """``show --json``'s data at every event."""
+    session = loaded.session
+    run = session.run
+    return [view_data(run.state_at(at), at, session.policies_at(at)) for at in range(len(run) + 1)]
+
+
+def assert_same_views(expected: list[Any], actual: list[Any]) -> None:
+    assert len(expected) == len(actual)
+    for at, (python, browser) in enumerate(zip(expected, actual, strict=True)):
+        assert python == browser, f"the page differs from show --json after event {at}"
+
+
+def position_of(loaded: LoadedRun, found: Callable[[Any], bool], nth: int = 1) -> int:
+    """The position right after the ``nth`` event for which ``found`` holds."""
+    hits = [at for at, event in enumerate(loaded.session.run.events, start=1) if found(event)]
+    return hits[nth - 1]
+
+
+def meter(page: Page, panel: int = 0) -> tuple[str, str]:
+    """The meter's text and the colour of its bar, in panel ``panel``."""
+    root = page.locator(".panel").nth(panel)
+    text = root.locator(".meter-text").inner_text()
+    colour = root.locator(".meter-fill").evaluate("(bar) => getComputedStyle(bar).backgroundColor")
+    return text, colour
+
+
+def texts(page: Page, selector: str) -> list[str]:
+    return [text.strip() for text in page.locator(selector).all_inner_texts()]
+
+
+def ranking(page: Page) -> list[tuple[str, str]]:
+    rows = page.locator("table.ranking tr").all()[1:]
+    return [
+        (row.locator("td.key").inner_text(), row.locator("td.score").inner_text()) for row in rows
+    ]
+
+
+def seek_end(page: Page) -> None:
+    page.focus("#slider")
+    page.keyboard.press("End")
+
+
+def jump_to(page: Page, at: int) -> None:
+    """Click the event at position ``at`` in the event list."""
+    page.click(f'li.event[data-at="{at}"]')
+
+
+class TestSameAsShowJson:
+    @pytest.mark.parametrize("name", ["refund-desk", "dana-facts", "sleep-pass"])
+    def test_every_event_of_each_seed_scenario(self, page: Page, tmp_path: Path, name: str) -> None:
+        loaded = simulated(name)
+        open_view(page, tmp_path, loaded)
+        assert_same_views(python_views(loaded), page_views(page))
+
+    def test_every_event_of_a_long_mixed_forked_run(self, page: Page, tmp_path: Path) -> None:
+        loaded = mixed_run()
+        open_view(page, tmp_path, loaded)
+        views = page_views(page)
+        assert_same_views(python_views(loaded), views)
+        # The run exercised every part the page folds.
+        end = views[-1]
+        for part in (end["window"]["dropped"], end["window"]["cold"]["turns"]):
+            assert part
+        for part in (end["store"]["retired"], end["store"]["evicted"]):
+            assert part
+        for part in (end["semantic"], end["procedural"]):
+            assert part
+        assert 70 == end["window"]["budget"]
+
+    def test_a_ranking_the_page_cannot_score_is_shipped_and_shown(
+        self, page: Page, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(payload, "PAGE_SCORERS", frozenset())
+        loaded = mixed_run(120, seed=9)
+        open_view(page, tmp_path, loaded)
+        assert_same_views(python_views(loaded), page_views(page))
+
+    def test_both_runs_of_a_comparison(self, page: Page, tmp_path: Path) -> None:
+        first, second = simulated("refund-desk"), simulated("refund-desk", "compaction.budget=60")
+        open_view(page, tmp_path, first, second)
+        assert_same_views(python_views(first), page_views(page, 0))
+        assert_same_views(python_views(second), page_views(page, 1))
+
+
+class TestRefundDesk:
+    def test_the_meter_goes_red_over_budget_at_turn_4_then_back_under(
+        self, page: Page, tmp_path: Path, screenshot: Shot
+    ) -> None:
+        loaded = simulated("refund-desk")
+        turn_4 = position_of(loaded, lambda e: isinstance(e, TurnAdded) and e.turn == 4)
+        open_view(page, tmp_path, loaded)
+        jump_to(page, 0)
+        for _ in range(turn_4):
+            page.keyboard.press("ArrowRight")
+        assert ("41/40 tokens · over budget", RED) == meter(page)
+        assert page.locator(".meter").first.evaluate("(m) => m.classList.contains('over')")
+        screenshot("refund-desk-turn-4-over-budget")
+        page.click("#forward")
+        assert ("29/40 tokens · within budget", GREEN) == meter(page)
+        screenshot("refund-desk-turn-4-compacted")
+        page.click("#back")
+        assert "41/40 tokens · over budget" == meter(page)[0]
+
+    def test_the_tiers_at_the_end(self, page: Page, tmp_path: Path, screenshot: Shot) -> None:
+        open_view(page, tmp_path, simulated("refund-desk"))
+        jump_to(page, 0)
+        seek_end(page)
+        assert_end_of_refund_desk(page)
+        screenshot("refund-desk-end")
+
+    def test_the_diff_from_a_pinned_point(
+        self, page: Page, tmp_path: Path, screenshot: Shot
+    ) -> None:
+        open_view(page, tmp_path, simulated("refund-desk"))
+        jump_to(page, 0)
+        page.click("#pin")
+        seek_end(page)
+        lines = texts(page, "#diff-body li")
+        assert "window 0 → 32 tokens" in lines
+        assert "turn 1: not arrived → dropped" in lines
+        assert "turn 2: not arrived → cold" in lines
+        assert "turn 8: not arrived → warm" in lines
+        assert "turn 10: not arrived → hot" in lines
+        screenshot("refund-desk-diff")
+
+    def test_two_policies_step_together(self, page: Page, tmp_path: Path, screenshot: Shot) -> None:
+        open_view(
+            page,
+            tmp_path,
+            simulated("refund-desk"),
+            simulated("refund-desk", "compaction.budget=60"),
+        )
+        jump_to(page, 0)
+        for _ in range(4):
+            page.keyboard.press("ArrowRight")
+        assert ("29/40 tokens · within budget", GREEN) == meter(page, 0)
+        assert ("41/60 tokens · within budget", GREEN) == meter(page, 1)
+        assert ["step 4 of 10", "step 4 of 10"] == [
+            text.split(" · ")[1] for text in texts(page, ".where")
+        ]
+        assert ["budget 40", "budget 60"] == [
+            text.split(" · ")[3] for text in texts(page, ".where")
+        ]
+        screenshot("refund-desk-compare-budget-60")
+
+
+def assert_end_of_refund_desk(page: Page) -> None:
+    assert "32/40 tokens · within budget" == meter(page)[0]
+    assert "[2 earlier turns summarized]" == page.locator(".tier.cold .gist").inner_text()
+    assert "COLD · 2 turn(s) · 4 tokens" == page.locator(".tier.cold h3").inner_text()
+    warm = texts(page, ".tier.warm li")
+    assert 1 == len(warm)
+    assert warm[0].startswith("turn 8 (9): calculator:")
+    hot = texts(page, ".tier.hot li")
+    assert ["turn 9 user (9)", "turn 10 tool (10, salient)"] == [h.split(":")[0] for h in hot]
+    assert ["turn 1", "turn 3", "turn 4", "turn 6", "turn 7"] == texts(page, "s.dropped-turn")
+    decoration = page.locator("s.dropped-turn").first.evaluate(
+        "(s) => getComputedStyle(s).textDecorationLine"
+    )
+    assert "line-through" == decoration
+
+
+class TestDanaFacts:
+    def test_the_ranking_at_t6_then_at_the_end(
+        self, page: Page, tmp_path: Path, screenshot: Shot
+    ) -> None:
+        loaded = simulated("dana-facts")
+        second_read = position_of(loaded, lambda e: isinstance(e, FactRead), nth=2)
+        open_view(page, tmp_path, loaded)
+        jump_to(page, second_read)
+        assert "t=6" in page.locator(".where").inner_text()
+        expected = [("name", "0.3818"), ("order", "0.2475"), ("contact", "0.2121")]
+        assert [*expected, ("chitchat", "0.0707")] == ranking(page)
+        factors = page.locator("table.ranking tr").nth(1).locator("td.factors").inner_text()
+        assert "importance 0.9000 × recency 0.3536 × access 1.2000 = 0.3818" == factors
+        screenshot("dana-facts-t6")
+        seek_end(page)
+        final = [
+            ("contact", "0.6000"),
+            ("name", "0.3818"),
+            ("order", "0.2475"),
+            ("promo", "0.1500"),
+        ]
+        assert final == ranking(page)
+        retired, evicted = texts(page, "ul.retired li"), texts(page, "ul.evicted li")
+        assert 1 == len(retired)
+        assert retired[0].startswith("contact: ")
+        assert "email" in retired[0]
+        assert retired[0].endswith("superseded by fact 5")
+        assert 1 == len(evicted)
+        assert evicted[0].startswith("chitchat: ")
+        assert evicted[0].endswith("over capacity, score 0.0707")
+        screenshot("dana-facts-end")
+
+
+class TestUserDataIsText:
+    def test_a_script_in_a_turn_shows_as_text_and_runs_nothing(
+        self, page: Page, tmp_path: Path, screenshot: Shot
+    ) -> None:
+        attacks = [
+            "<script>window.__pwned = 1</script>",
+            "</script><script>window.__pwned = 2</script>",
+            '<img src=x onerror="window.__pwned = 3">',
+            "<!-- \u2028 \u2029 & &amp; -->",
+        ]
+        scenario = tmp_path / "attack.toml"
+        steps = "".join(f"[[step]]\nturn = 'user'\ntext = '''{a}'''\n" for a in attacks)
+        scenario.write_text(
+            "[compaction]\npolicy = 'tiered'\nbudget = 400\n[forgetting]\n"
+            "policy = 'importance-recency-access'\ncapacity = 4\n"
+            f"{steps}[[step]]\nwrite = '</script>'\ntext = '<b>bold</b>'\nimportance = 0.5\n",
+            encoding="utf-8",
+        )
+        scenario_run = load_scenario(str(scenario))
+        session = Session(scenario_run.policies)
+        session.execute_all(scenario_run.steps)
+        open_view(page, tmp_path, LoadedRun(session, "<script>alert(1)</script>", scenario))
+        assert page.evaluate("window.__pwned === undefined")
+        assert 0 == page.locator(".panel script, .panel img, .panel b").count()
+        assert [f"turn {n} user" for n in range(1, 5)] == [
+            h.split(" (")[0] for h in texts(page, ".tier.hot li")
+        ]
+        shown = [h.split("): ", 1)[1] for h in texts(page, ".tier.hot li")]
+        assert attacks[:3] == shown[:3]
+        assert [("</script>", "0.5000")] == ranking(page)
+        assert "<script>alert(1)</script>" == page.locator(".run-name").inner_text()
+        screenshot("script-in-a-turn")
+
+
+@pytest.fixture
+def served(request: pytest.FixtureRequest) -> Iterator[str]:
+    """``memtape serve`` on the scenario the test names, in a thread; its URL."""
+    server = make_server(live_source(request.param))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    host, port = server.server_address[:2]
+    yield f"http://{host!s}:{port}/"
+    server.shutdown()
+    server.server_close()
+
+
+def answered(page: Page, click: str) -> None:
+    """Click, then wait until the page has drawn the server's answer."""
+    before = int(page.evaluate("document.body.dataset.answers || 0"))
+    page.click(click)
+    page.wait_for_function(f"Number(document.body.dataset.answers || 0) > {before}")
+
+
+def click_next(page: Page) -> None:
+    answered(page, "#next")
+
+
+def submit(page: Page, form: str, fields: dict[str, str]) -> None:
+    for name, value in fields.items():
+        page.fill(f"{form} [name={name}]", value)
+    answered(page, f"{form} button[type=submit]")
+
+
+class TestServe:
+    @pytest.mark.parametrize("served", ["refund-desk"], indirect=True)
+    def test_add_next_turn_ten_times(self, page: Page, served: str, screenshot: Shot) -> None:
+        page.goto(served)
+        assert "Add next turn" == page.locator("#next").inner_text()
+        for _ in range(4):
+            click_next(page)
+        assert ("29/40 tokens · within budget", GREEN) == meter(page)
+        page.click("#back")
+        assert ("41/40 tokens · over budget", RED) == meter(page)
+        screenshot("serve-refund-desk-turn-4")
+        for _ in range(6):
+            click_next(page)
+        assert_end_of_refund_desk(page)
+        assert page.locator("#next").is_disabled()
+        screenshot("serve-refund-desk-end")
+
+    @pytest.mark.parametrize("served", ["dana-facts"], indirect=True)
+    def test_forms_send_commands_and_a_refused_one_changes_nothing(
+        self, page: Page, served: str, screenshot: Shot
+    ) -> None:
+        page.goto(served)
+        submit(
+            page,
+            "#write-form",
+            {"key": "pet", "text": "Dana has a <i>cat</i>", "importance": "0.8"},
+        )
+        assert [("pet", "0.8000")] == ranking(page)
+        submit(page, "#advance-form", {"to": "4"})
+        assert [("pet", "0.4000")] == ranking(page)
+        submit(page, "#read-form", {"key": "pet"})
+        assert [("pet", "0.4400")] == ranking(page)
+        where = page.locator(".where").inner_text()
+        submit(page, "#read-form", {"key": "nobody"})
+        error = page.locator("#live-error").inner_text()
+        assert "cannot read 'nobody': no active fact has that key" == error
+        submit(page, "#advance-form", {"to": "1"})
+        error = page.locator("#live-error").inner_text()
+        assert "the clock cannot move backwards, from t=4 to t=1" == error
+        assert where == page.locator(".where").inner_text()
+        screenshot("serve-dana-facts-refused")
+        click_next(page)
+        assert "" == page.locator("#live-error").inner_text()
+        assert "name" in [key for key, _ in ranking(page)]
+
+    @pytest.mark.parametrize("served", ["refund-desk"], indirect=True)
+    def test_the_turn_form_adds_a_turn_shown_as_text(self, page: Page, served: str) -> None:
+        page.goto(served)
+        page.select_option("#turn-form [name=role]", "tool")
+        submit(page, "#turn-form", {"text": "<script>window.__pwned = 1</script> ok"})
+        assert "turn 1 tool (5, salient): <script>window.__pwned = 1</script> ok" == (
+            page.locator(".tier.hot li").inner_text()
+        )
+        assert page.evaluate("window.__pwned === undefined")
+        assert "Add next turn" == page.locator("#next").inner_text()
+
+    @pytest.mark.parametrize("served", ["sleep-pass"], indirect=True)
+    def test_the_episode_and_consolidate_forms(self, page: Page, served: str) -> None:
+        page.goto(served)
+        submit(page, "#episode-form", {"text": "The user said their name is Ada."})
+        assert ["1: The user said their name is Ada."] == texts(page, ".memory ul >> nth=0 >> li")
+        submit(page, "#consolidate-form", {})
+        assert [] == texts(page, ".memory ul >> nth=0 >> li")
+        assert texts(page, ".memory ul >> nth=1 >> li")[0].startswith("user.name: user.name = Ada")
+        assert [("user.name", "0.9000")] == ranking(page)
