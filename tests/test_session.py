@@ -135,7 +135,9 @@ class TestPoliciesFromParams:
     def test_a_policy_name_that_is_not_a_string_is_refused(self, name: Any) -> None:
         tables = {"compaction": {"policy": name, "budget": 10}}
 
-        assert _refused(tables).startswith("f.toml: [compaction] policy must be one of clear-tool-results")
+        assert _refused(tables).startswith(
+            "f.toml: [compaction] policy must be one of clear-tool-results"
+        )
 
     def test_a_section_that_is_not_a_table_is_refused(self) -> None:
         assert "f.toml: [forgetting] must be a table" == _refused({"forgetting": 4})
