@@ -22,6 +22,7 @@ from memtape.invariants import check_tiers, check_token_total
 from memtape.policies.promises import BUDGET, RECENT_VERBATIM
 from memtape.policies.protocols import CompactionPolicy
 from memtape.policies.session import COMPACTION, Policies, Session
+from memtape.policies.tokenizers import TOKENIZERS
 from memtape.reducers import fold
 from tests.strategies import add_turns
 
@@ -43,9 +44,12 @@ EXTRA: dict[str, dict[str, st.SearchStrategy[Any]]] = {
 
 @st.composite
 def compaction_tables(draw: st.DrawFn, name: str | None = None) -> dict[str, Any]:
-    """A ``[compaction]`` table of a registered policy, with some of its own parameters."""
+    """A ``[compaction]`` table of a registered policy, with some of its own parameters
+    and, one time in four, a tokenizer of any kind."""
     chosen = draw(st.sampled_from(sorted(COMPACTION))) if name is None else name
     table: dict[str, Any] = {"policy": chosen, "budget": draw(st.integers(1, 60))}
+    if draw(st.integers(0, 3)) == 0:
+        table["tokenizer"] = draw(st.sampled_from(sorted(TOKENIZERS)))
     for param, values in EXTRA[chosen].items():
         if draw(st.booleans()):
             table[param] = draw(values)
