@@ -21,13 +21,19 @@ from memtape.core.events import Queried
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.no_compaction import NoCompaction
+from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.session import Policies, Session
+from memtape.policies.sliding_window import SlidingWindow
+from memtape.policies.tokenizers import O200kBase
+from memtape.policies.tool_clearing import ClearToolResults
 from memtape.scenarios import SHIPPED, load_scenario, parse_scenario
 
 COMPACTION = '[compaction]\npolicy = "tiered"\nbudget = 40\n'
 FORGETTING = '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 4\n'
 CONSOLIDATION = '[consolidation]\npolicy = "rules"\n'
 ALL = COMPACTION + FORGETTING + CONSOLIDATION
+KNOWN = "clear-tool-results, none, rolling-summary, sliding-window, tiered"
 TURN = '[[step]]\nturn = "user"\ntext = "hello there"\n'
 
 
@@ -136,6 +142,31 @@ class TestUserFiles:
 
     def test_a_file_without_steps_has_none(self, tmp_path: Path) -> None:
         assert () == load_scenario(str(_file(tmp_path, COMPACTION))).steps
+
+    @pytest.mark.parametrize(
+        ("table", "policy"),
+        [
+            ('policy = "sliding-window"\nbudget = 60', SlidingWindow(60)),
+            (
+                'policy = "rolling-summary"\nbudget = 60\nkeep = 4\nsummary_tokens = 20',
+                RollingSummary(60, 4, 20),
+            ),
+            (
+                'policy = "clear-tool-results"\nbudget = 60\nkeep = 1\nplaceholder = "[gone]"',
+                ClearToolResults(60, 1, "[gone]"),
+            ),
+            (
+                'policy = "none"\nbudget = 60\ntokenizer = "o200k_base"',
+                NoCompaction(60, O200kBase()),
+            ),
+        ],
+    )
+    def test_each_compaction_policy_is_named_with_its_parameters(
+        self, tmp_path: Path, table: str, policy: object
+    ) -> None:
+        path = _file(tmp_path, f"[compaction]\n{table}\n" + TURN)
+
+        assert policy == load_scenario(str(path)).policies.compaction
 
 
 class TestSteps:
@@ -347,12 +378,12 @@ class TestMalformed:
     def test_an_unknown_policy_name_is_named(self, tmp_path: Path) -> None:
         path, message = _refusal(tmp_path, '[compaction]\npolicy = "sliding"\nbudget = 4\n')
 
-        assert f"{path}: [compaction] policy must be one of tiered, got 'sliding'" == message
+        assert f"{path}: [compaction] policy must be one of {KNOWN}, got 'sliding'" == message
 
     def test_a_policy_name_that_is_not_a_string_is_named(self, tmp_path: Path) -> None:
         path, message = _refusal(tmp_path, '[compaction]\npolicy = ["tiered"]\nbudget = 4\n')
 
-        assert message.startswith(f"{path}: [compaction] policy must be one of tiered")
+        assert message.startswith(f"{path}: [compaction] policy must be one of clear-tool-results")
 
     def test_a_policy_number_that_is_a_string_is_named(self, tmp_path: Path) -> None:
         path, message = _refusal(tmp_path, FORGETTING + 'half_life = "4"\n')
