@@ -88,7 +88,7 @@ class TestHandEditedRuns:
             f"{path}: event 4: re-decide: step 4 (AddTurn): the log's TurnAdded has tokens 13 "
             "where the policies decide 12",
             f"{path}: event 6: budget: the window holds 41 tokens, over the budget of 40, "
-            "while WARM still holds 1 item(s) to push cold",
+            "though the policy could keep as few as 24",
         ]
         assert expected == check_file(path).lines()
 

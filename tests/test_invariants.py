@@ -189,7 +189,7 @@ class TestBudget:
         )
         message = (
             "the window holds 12 tokens, over the budget of 10, "
-            "while WARM still holds 1 item(s) to push cold"
+            "though the policy could keep as few as 5"
         )
         assert [Violation(3, "budget", message)] == check_run(run, TIERED)
 
@@ -205,14 +205,20 @@ class TestBudget:
 
 class TestHot:
     def test_a_compaction_keeping_more_than_hot_n_turns_is_caught(self) -> None:
-        """With hot_n = 1, a compaction that keeps both turns HOT is reported."""
+        """With hot_n = 1, a compaction that keeps both turns HOT is reported; it also keeps 12
+        tokens where the policy's floor (the last turn) is 6, over the budget of 10."""
         compaction = CompactionTriggered(10, (1, 2), (), (), 0, "", 0)
         run = run_of(
             (AddTurn("user", "x"), (turn(1, 6),)),
             (AddTurn("user", "y"), (turn(2, 6), compaction)),
         )
+        budget = (
+            "the window holds 12 tokens, over the budget of 10, "
+            "though the policy could keep as few as 6"
+        )
         message = "after a compaction HOT holds turns [1, 2], not the last 1"
-        assert [Violation(3, "hot", message)] == check_run(run, TIERED)
+        expected = [Violation(3, "budget", budget), Violation(3, "hot", message)]
+        assert expected == check_run(run, TIERED)
 
     def test_a_hot_turn_that_is_not_the_one_that_arrived_is_caught(self) -> None:
         """HOT keeps each turn verbatim, as its TurnAdded brought it."""
