@@ -39,7 +39,8 @@ def decide_in_world(
 
 def _modules_of(policies: Any) -> list[str]:
     """The modules of the policy classes behind ``policies`` (one policy or a bundle)."""
-    parts = [getattr(policies, axis, None) for axis in ("compaction", "forgetting", "consolidation")]
+    axes = ("compaction", "forgetting", "consolidation")
+    parts = [getattr(policies, axis, None) for axis in axes]
     return sorted({type(p).__module__ for p in [policies, *parts] if p is not None})
 
 
@@ -48,7 +49,7 @@ def _world(world: int, modules: list[str]) -> Iterator[None]:
     """Within: the clocks read ``world``-dependent times and the global generator is seeded
     with ``world``; everything is put back afterwards."""
     seconds = 1_700_000_000.0 + 86_400.0 * 365 * (world + 1) + 0.123 * world
-    fixed = _datetime.datetime.fromtimestamp(seconds)  # noqa: DTZ006 (local time on purpose)
+    fixed = _datetime.datetime.fromtimestamp(seconds)
 
     class FrozenDatetime(_datetime.datetime):
         @classmethod

@@ -17,7 +17,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
-
 import orjson
 
 from memtape.core.codec import event_data, event_from_data
@@ -34,8 +33,8 @@ from memtape.core.events import (
 )
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State, Store, Window
-from memtape.policies.compaction import TieredCompaction, gist_for
 from memtape.determinism import decide_in_world
+from memtape.policies.compaction import TieredCompaction, gist_for
 from memtape.policies.promises import (
     BUDGET,
     CAPACITY,
@@ -274,9 +273,8 @@ def check_eviction(
     store = before.store
     if event.id not in store.active:
         return [Violation(at, "eviction", f"fact {event.id} is evicted but is not active")]
-    scores = {
-        s.fact.id: s.score for s in forgetting.rank(store, before.clock) if s.fact.id in store.active
-    }
+    ranked = forgetting.rank(store, before.clock)
+    scores = {s.fact.id: s.score for s in ranked if s.fact.id in store.active}
     if event.id not in scores:
         message = f"fact {event.id} is evicted, but the policy's ranking does not hold it"
         return [Violation(at, "eviction", message)]
@@ -354,8 +352,9 @@ def check_determinism(
     """Deciding ``command`` on ``state`` twice, with the wall clock and the global random
     generator set to different values each time, gives identical events (or the same
     rejection). ``at`` is the position its first event would take."""
-    first, second = decide_in_world(policies, state, command, 0), decide_in_world(
-        policies, state, command, 1
+    first, second = (
+        decide_in_world(policies, state, command, 0),
+        decide_in_world(policies, state, command, 1),
     )
     if first == second:
         return []

@@ -103,9 +103,7 @@ def check_command_boundary(
         *check_token_total(window, at=at),
         *check_tiers(window, at=at),
         *check_gist(window, params.compaction(), at=at),
-        *check_budget(
-            window, params.budget, floor=params.compaction().floor(window), at=at
-        ),
+        *check_budget(window, params.budget, floor=params.compaction().floor(window), at=at),
         *check_hot(window, params.hot_n, turns, compacted=compacted, at=at),
         *check_capacity(state.store, params.capacity, at=at),
         *check_status(state.store, at=at),
