@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 from memtape.core.commands import Command
@@ -48,6 +49,29 @@ def _modules_of(policies: Any) -> list[str]:
 def _world(world: int, modules: list[str]) -> Iterator[None]:
     """Within: the clocks read ``world``-dependent times and the global generator is seeded
     with ``world``; everything is put back afterwards."""
+    replacements = _replacements(world)
+    saved: list[tuple[Any, str, Any]] = []
+    targets = [time, _datetime, *(sys.modules[m] for m in modules if m in sys.modules)]
+    for target in targets:
+        for name, value in list(vars(target).items()):
+            # By identity: hashing every global of a module would cost more than deciding.
+            replacement = replacements.get(id(value))
+            if replacement is not None and replacement[0] is value:
+                saved.append((target, name, value))
+                setattr(target, name, replacement[1])
+    randomness = random.getstate()
+    random.seed(world)
+    try:
+        yield
+    finally:
+        random.setstate(randomness)
+        for target, name, value in reversed(saved):
+            setattr(target, name, value)
+
+
+@cache
+def _replacements(world: int) -> dict[int, tuple[Any, Any]]:
+    """Each clock of world ``world`` by the id of the real one: ``(real, made up)``."""
     seconds = 1_700_000_000.0 + 86_400.0 * 365 * (world + 1) + 0.123 * world
     fixed = _datetime.datetime.fromtimestamp(seconds)
 
@@ -65,35 +89,13 @@ def _world(world: int, modules: list[str]) -> Iterator[None]:
         def today(cls) -> "FrozenDatetime":
             return cls.fromtimestamp(seconds)
 
-    replacements: dict[Any, Any] = {_datetime.datetime: FrozenDatetime}
+    pairs: list[tuple[Any, Any]] = [(_datetime.datetime, FrozenDatetime)]
     for name in _CLOCKS:
         value = seconds if name == "time" else 1000.0 * (world + 1)
-        replacements[getattr(time, name)] = _constant(value)
-        replacements[getattr(time, f"{name}_ns")] = _constant(int(value * 1e9))
-    saved: list[tuple[Any, str, Any]] = []
-    targets = [time, _datetime, *(sys.modules[m] for m in modules if m in sys.modules)]
-    for target in targets:
-        for name, value in list(vars(target).items()):
-            if _hashable(value) and value in replacements:
-                saved.append((target, name, value))
-                setattr(target, name, replacements[value])
-    randomness = random.getstate()
-    random.seed(world)
-    try:
-        yield
-    finally:
-        random.setstate(randomness)
-        for target, name, value in reversed(saved):
-            setattr(target, name, value)
+        pairs.append((getattr(time, name), _constant(value)))
+        pairs.append((getattr(time, f"{name}_ns"), _constant(int(value * 1e9))))
+    return {id(real): (real, made_up) for real, made_up in pairs}
 
 
 def _constant(value: float) -> Callable[[], Any]:
     return lambda: value
-
-
-def _hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True

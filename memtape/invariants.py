@@ -352,11 +352,9 @@ def check_determinism(
     """Deciding ``command`` on ``state`` twice, with the wall clock and the global random
     generator set to different values each time, gives identical events (or the same
     rejection). ``at`` is the position its first event would take."""
-    first, second = (
-        decide_in_world(policies, state, command, 0),
-        decide_in_world(policies, state, command, 1),
-    )
-    if first == second:
+    first = decide_in_world(policies, state, command, 0)
+    second = decide_in_world(policies, state, command, 1)
+    if _outcome(first) == _outcome(second):
         return []
     message = (
         f"{type(command).__name__} decided twice on the same state, under another wall clock "

@@ -57,7 +57,7 @@ from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
 from memtape.policies.tokenizers import WordCount
 from memtape.reducers import evolve, fold
-from tests.strategies import (
+from memtape.testing.strategies import (
     PolicyParams,
     command_sequences,
     keys,

@@ -52,7 +52,7 @@ from memtape.invariants import (
     redecide,
 )
 from memtape.reducers import evolve, fold
-from tests.strategies import (
+from memtape.testing.strategies import (
     BAD_ROLES,
     PolicyParams,
     add_turns,
