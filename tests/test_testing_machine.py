@@ -116,3 +116,13 @@ class TestNaming:
 
 class Axisless:
     """A class that says nothing of its axis."""
+
+
+class TestExample:
+    def test_the_readme_shows_the_examples_test_as_it_is(self) -> None:
+        """The three lines in the README are the example's whole test file."""
+        root = Path(__file__).resolve().parent.parent
+        readme = (root / "README.md").read_text("utf-8")
+        section = readme.split("## Testing your own policy", 1)[1]
+        shown = section.split("```\n", 2)[1]
+        assert (root / "examples" / "test_keep_last.py").read_text("utf-8") == shown
