@@ -124,5 +124,5 @@ class TestExample:
         root = Path(__file__).resolve().parent.parent
         readme = (root / "README.md").read_text("utf-8")
         section = readme.split("## Testing your own policy", 1)[1]
-        shown = section.split("```\n", 2)[1]
+        shown = section.split("```", 2)[1].removeprefix("\n")
         assert (root / "examples" / "test_keep_last.py").read_text("utf-8") == shown
