@@ -580,6 +580,28 @@ def redecide(run: Run, policies: Policies | Callable[[int], Policies]) -> Violat
     return None
 
 
+def redecide_in_worlds(
+    run: Run, policies: Policies | Callable[[int], Policies]
+) -> Violation | None:
+    """``check_determinism`` for every recorded command, from the state before its batch:
+    the first command the policies decide differently under another wall clock and random
+    state, or None. (A policy that reads the clock may still re-decide to its own log when
+    the clock has not moved far enough; this check does not depend on luck.)"""
+    policies_at = _policies_at(policies)
+    state = run.state_at(0)
+    events = run.events
+    for step, command in enumerate(run.commands, start=1):
+        start, end = run.batch(step)
+        found = check_determinism(policies_at(end), state, command, at=start + 1)
+        if found:
+            return found[0]
+        try:
+            state = fold(events[start:end], state)
+        except CorruptLog:
+            return None
+    return None
+
+
 def _policies_at(policies: Policies | Callable[[int], Policies]) -> Callable[[int], Policies]:
     if isinstance(policies, Policies):
         return lambda _: policies

@@ -113,7 +113,7 @@ class InvariantBroken(AssertionError):
         self.steps = steps
         lines = [f"{policy} breaks {violation.invariant}: {violation}"]
         if path is not None:
-            lines.append(f"counterexample ({steps} steps): {path}")
+            lines.append(f"counterexample ({steps} step{'' if steps == 1 else 's'}): {path}")
             lines.append(f"replay it: memtape run {path} --out run.jsonl")
         elif why:
             lines.append(f"the counterexample could not be saved: {why}")
