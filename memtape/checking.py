@@ -12,7 +12,7 @@ import attrs
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
 from memtape.core.run import Run
-from memtape.invariants import Violation, check_run, redecide
+from memtape.invariants import Violation, check_run, redecide, redecide_in_worlds
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
 from memtape.runfiles import epochs_from_header
@@ -68,7 +68,8 @@ class CheckReport:
 
 
 def check_file(path: Path) -> CheckReport:
-    """Check the run file at ``path``: integrity, invariants, then a re-decision.
+    """Check the run file at ``path``: integrity, invariants, then a re-decision (plain,
+    and in two made-up worlds, which catches a policy that reads the clock or randomness).
 
     Raises ``BadInput`` (one line naming the file and place) when the file
     cannot be opened or read as a run: missing, not JSON, an unknown event
@@ -101,6 +102,9 @@ def check_file(path: Path) -> CheckReport:
         divergence = redecide(run, session.policies_at)
         if divergence is not None:
             problems.append(divergence)
+        chance = redecide_in_worlds(run, session.policies_at)
+        if chance is not None:
+            problems.append(chance)
     scenario = header.get("scenario")
     return CheckReport(
         path=path,

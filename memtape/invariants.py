@@ -17,7 +17,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import orjson
 
+from memtape.core.codec import event_data, event_from_data
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput, CorruptLog, Rejected
 from memtape.core.events import (
@@ -32,8 +34,16 @@ from memtape.core.events import (
 )
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State, Store, Window
+from memtape.determinism import decide_in_world
 from memtape.policies.compaction import TieredCompaction, gist_for
-from memtape.policies.protocols import ForgettingPolicy
+from memtape.policies.promises import (
+    BUDGET,
+    CAPACITY,
+    EVICTS_WEAKEST,
+    RECENT_VERBATIM,
+    SUPERSEDES,
+)
+from memtape.policies.protocols import CompactionPolicy, ForgettingPolicy
 from memtape.policies.session import Policies
 from memtape.reducers import evolve, fold
 
@@ -111,19 +121,45 @@ def check_gist(window: Window, compaction: TieredCompaction, *, at: int) -> list
     return []
 
 
-def check_budget(window: Window, budget: int, *, at: int) -> list[Violation]:
-    """Between commands the window is over budget only when WARM has nothing left to push cold.
+def check_budget(window: Window, budget: int, *, floor: int, at: int) -> list[Violation]:
+    """Between commands the window holds at most ``max(budget, floor)`` tokens.
 
-    Equivalently (with the token total right): whenever HOT and the gist fit
-    the budget, the whole window does.
+    ``floor`` is the least the policy's own rules let it keep in this window
+    (``policy.floor(window)``): a window is over budget only when the policy
+    could not have done better.
     """
-    if window.tokens <= budget or not window.warm:
+    if window.tokens <= max(budget, floor):
         return []
     message = (
         f"the window holds {window.tokens} tokens, over the budget of {budget}, "
-        f"while WARM still holds {len(window.warm)} item(s) to push cold"
+        f"though the policy could keep as few as {floor}"
     )
     return [Violation(at, "budget", message)]
+
+
+def check_verbatim(
+    window: Window, verbatim: int, turns: Mapping[int, TurnAdded], *, at: int
+) -> list[Violation]:
+    """HOT ends with the last ``verbatim`` turns (all of them while fewer arrived), exactly as
+    they arrived; what HOT holds before those is the policy's business.
+
+    ``turns`` maps (at least) those newest turns to the ``TurnAdded`` events
+    that brought them.
+    """
+    least = min(verbatim, window.turns)
+    if not least:
+        return []
+    expected = list(range(window.turns - least + 1, window.turns + 1))
+    tail = window.hot[-least:]
+    if [t.turn for t in tail] != expected:
+        numbers = [t.turn for t in window.hot]
+        message = f"HOT holds turns {numbers}, which do not end with the last {least} {expected}"
+        return [Violation(at, "recent-verbatim", message)]
+    for turn in tail:
+        if turns.get(turn.turn) != turn:
+            message = f"turn {turn.turn} in HOT is not verbatim the turn that arrived"
+            return [Violation(at, "recent-verbatim", message)]
+    return []
 
 
 def check_hot(
@@ -213,19 +249,37 @@ def check_status(store: Store, *, at: int) -> list[Violation]:
     return violations
 
 
+def check_supersedes(store: Store, *, at: int) -> list[Violation]:
+    """At most one active fact per key, so no read by key can return a stale one."""
+    holders: dict[str, list[int]] = {}
+    for fact_id in store.active:
+        holders.setdefault(store.facts[fact_id].key, []).append(fact_id)
+    for key, ids in holders.items():
+        if len(ids) > 1:
+            message = f"key {key!r} has {len(ids)} active facts, {sorted(ids)}"
+            return [Violation(at, "supersedes", message)]
+    return []
+
+
 def check_eviction(
     forgetting: ForgettingPolicy, before: State, event: Evicted, *, at: int
 ) -> list[Violation]:
     """The evicted fact scored lowest among the actives just before its eviction (the new
     fact included), ties to the oldest write, then the lowest id; and only over capacity.
 
-    ``before`` is the state just before ``event``, which sits at position ``at``.
+    The scores are those of the policy's own ranking (``rank``), so a policy
+    whose score depends on the other facts (normalized, say) is judged as it
+    ranks. ``before`` is the state just before ``event``, at position ``at``.
     """
     store = before.store
     if event.id not in store.active:
         return [Violation(at, "eviction", f"fact {event.id} is evicted but is not active")]
-    scored = [forgetting.score(store.facts[i], before.clock) for i in store.active]
-    weakest = min(scored, key=lambda s: (s.score, s.fact.written_at, s.fact.id))
+    ranked = forgetting.rank(store, before.clock)
+    scores = {s.fact.id: s.score for s in ranked if s.fact.id in store.active}
+    if event.id not in scores:
+        message = f"fact {event.id} is evicted, but the policy's ranking does not hold it"
+        return [Violation(at, "eviction", message)]
+    weakest = min(scores, key=lambda i: (scores[i], store.facts[i].written_at, i))
     violations: list[Violation] = []
     if len(store.active) <= forgetting.capacity:
         message = (
@@ -233,18 +287,17 @@ def check_eviction(
             f"within the capacity of {forgetting.capacity}"
         )
         violations.append(Violation(at, "eviction", message))
-    if weakest.fact.id != event.id:
-        condemned = store.facts[event.id]
-        mine = forgetting.score(condemned, before.clock).score
+    if weakest != event.id:
+        condemned, lowest = store.facts[event.id], store.facts[weakest]
         message = (
-            f"fact {event.id} ({condemned.key!r}, score {mine!r}) is evicted, but fact "
-            f"{weakest.fact.id} ({weakest.fact.key!r}) scored lowest, {weakest.score!r}"
+            f"fact {event.id} ({condemned.key!r}, score {scores[event.id]!r}) is evicted, but "
+            f"fact {weakest} ({lowest.key!r}) scored lowest, {scores[weakest]!r}"
         )
         violations.append(Violation(at, "eviction", message))
-    elif weakest.score != event.score:
+    elif scores[weakest] != event.score:
         message = (
             f"fact {event.id} is evicted with score {event.score!r}, "
-            f"but it scored {weakest.score!r} at t={before.clock:g}"
+            f"but it scored {scores[weakest]!r} at t={before.clock:g}"
         )
         violations.append(Violation(at, "eviction", message))
     return violations
@@ -304,6 +357,169 @@ def check_replay(folded: State, recorded: State, *, at: int) -> list[Violation]:
     return [Violation(at, "replay", message)]
 
 
+def check_codec(event: Event, *, at: int) -> list[Violation]:
+    """The event written as a run file writes it, and read back, equals itself."""
+    cls = type(event)
+    try:
+        data = orjson.loads(orjson.dumps(event_data(event)))
+        back = event_from_data(cls.__name__, cls.VERSION, data)
+    except (BadInput, TypeError, orjson.JSONEncodeError) as error:
+        message = f"{cls.__name__} cannot be written and read back: {error}"
+        return [Violation(at, "codec", message)]
+    if back != event:
+        message = f"{event!r} reads back from its run file as {back!r}"
+        return [Violation(at, "codec", message)]
+    return []
+
+
+def check_determinism(
+    policies: Policies, state: State, command: Command, *, at: int
+) -> list[Violation]:
+    """Deciding ``command`` on ``state`` twice, with the wall clock and the global random
+    generator set to different values each time, gives identical events (or the same
+    rejection). ``at`` is the position its first event would take."""
+    first = decide_in_world(policies, state, command, 0)
+    second = decide_in_world(policies, state, command, 1)
+    if _outcome(first) == _outcome(second):
+        return []
+    message = (
+        f"{type(command).__name__} decided twice on the same state, under another wall clock "
+        f"and random state: {_outcome(first)}, then {_outcome(second)}"
+    )
+    return [Violation(at, "determinism", message)]
+
+
+def _outcome(outcome: tuple[Event, ...] | Rejected) -> str:
+    if isinstance(outcome, Rejected):
+        return f"rejected ({outcome})"
+    return repr(list(outcome))
+
+
+def check_compaction(
+    compaction: CompactionPolicy,
+    window: Window,
+    turns: Mapping[int, TurnAdded],
+    *,
+    compacted: bool,
+    at: int,
+) -> list[Violation]:
+    """What ``compaction`` promises of the window after a command that added a turn.
+
+    BUDGET: within ``max(budget, floor(window))``; RECENT_VERBATIM: the last
+    ``verbatim`` turns HOT as they arrived. The seed's tiered policy is also
+    held to its own design: HOT exactly its last ``hot_n`` turns after a
+    compaction, and the gist.
+    """
+    promises = compaction.promises
+    violations: list[Violation] = []
+    if BUDGET in promises:
+        floor = getattr(compaction, "floor", None)
+        if callable(floor):
+            violations.extend(check_budget(window, compaction.budget, floor=floor(window), at=at))
+        else:
+            violations.append(_unkept(compaction, BUDGET, "floor(window)", at))
+    if RECENT_VERBATIM in promises:
+        verbatim = getattr(compaction, "verbatim", None)
+        if isinstance(verbatim, int):
+            violations.extend(check_verbatim(window, verbatim, turns, at=at))
+        else:
+            violations.append(_unkept(compaction, RECENT_VERBATIM, "verbatim (an int)", at))
+    if isinstance(compaction, TieredCompaction):
+        violations.extend(check_hot(window, compaction.hot_n, turns, compacted=compacted, at=at))
+        if compacted:
+            violations.extend(check_gist(window, compaction, at=at))
+    return violations
+
+
+def check_forgetting(forgetting: ForgettingPolicy, state: State, *, at: int) -> list[Violation]:
+    """What ``forgetting`` promises of the store after a command that touched it (CAPACITY,
+    SUPERSEDES), and the ranking every forgetting policy owes."""
+    promises = forgetting.promises
+    store = state.store
+    violations: list[Violation] = []
+    if CAPACITY in promises:
+        violations.extend(check_capacity(store, forgetting.capacity, at=at))
+    if SUPERSEDES in promises:
+        violations.extend(check_supersedes(store, at=at))
+    violations.extend(check_ranking(forgetting, store, state.clock, at=at))
+    return violations
+
+
+def _unkept(policy: object, promise: str, member: str, at: int) -> Violation:
+    message = f"{type(policy).__name__} promises {promise} but has no {member}"
+    return Violation(at, "promise", message)
+
+
+class StepChecker:
+    """The per-command checks of a run, fed one command's batch at a time.
+
+    After each event: the fold accepts it (``integrity``: the checker stops
+    at the first event that does not fold), the codec round trip, the token
+    total, for an eviction under EVICTS_WEAKEST, that the weakest fact
+    went, and for a query, that it returned the top of the ranking. After a
+    command that added a turn: ``check_compaction``; after one that touched
+    the store: ``check_forgetting``. The cost of a batch does
+    not grow with the run (``check_run`` adds the checks that do, at
+    checkpoints).
+    """
+
+    def __init__(self, initial: State) -> None:
+        self.state = initial
+        self.broken = False
+        self._hot: dict[int, TurnAdded] = {}
+
+    def check(
+        self,
+        policies: Policies,
+        events: Sequence[Event],
+        *,
+        start: int,
+        after_event: Callable[[int, State], list[Violation]] | None = None,
+    ) -> list[Violation]:
+        """Fold ``events`` (which follow position ``start``), checking them under ``policies``;
+        ``after_event(position, state)`` adds checks after each event."""
+        compaction, forgetting = policies.compaction, policies.forgetting
+        weakest = forgetting is not None and EVICTS_WEAKEST in forgetting.promises
+        violations: list[Violation] = []
+        touched_window = touched_store = compacted = False
+        state = self.state
+        for position, event in enumerate(events, start=start + 1):
+            try:
+                after = evolve(state, event)
+            except CorruptLog as error:
+                self.broken = True
+                message = f"{type(event).__name__}: {error}"
+                return [*violations, Violation(position, "integrity", message)]
+            violations.extend(check_codec(event, at=position))
+            if isinstance(event, TurnAdded):
+                touched_window = True
+                self._hot[event.turn] = event
+            elif isinstance(event, CompactionTriggered):
+                compacted = True
+            elif isinstance(event, _STORE_EVENTS):
+                touched_store = True
+                if isinstance(event, Evicted) and weakest and forgetting is not None:
+                    violations.extend(check_eviction(forgetting, state, event, at=position))
+                elif isinstance(event, Queried) and forgetting is not None:
+                    violations.extend(check_query(forgetting, state, event, at=position))
+            state = after
+            violations.extend(check_token_total(state.window, at=position))
+            if after_event is not None:
+                violations.extend(after_event(position, state))
+        self.state = state
+        end = start + len(events)
+        window = state.window
+        if touched_window and compaction is not None:
+            violations.extend(
+                check_compaction(compaction, window, self._hot, compacted=compacted, at=end)
+            )
+        if compacted:
+            self._hot = {t.turn: self._hot[t.turn] for t in window.hot if t.turn in self._hot}
+        if touched_store and forgetting is not None:
+            violations.extend(check_forgetting(forgetting, state, at=end))
+        return violations
+
+
 def check_run(
     run: Run,
     policies: Policies | Callable[[int], Policies],
@@ -312,88 +528,48 @@ def check_run(
 ) -> list[Violation]:
     """Every invariant over a whole run, in one pass that folds the log event by event.
 
-    After each event: the fold accepts it (``integrity``; the check stops at
-    the first event that does not fold), the token total, for an
-    eviction, that the weakest fact went, and for a query, that it returned
-    the top of the ranking. After each command that touched
-    the window under the tiered compaction: the budget, HOT and the gist;
-    after each command that touched the store: capacity and the ranking. At
-    positions ``checkpoint``, twice that, four times, ... and at the end,
-    whose checks cost the size of the state: replay equality with
-    ``run.state_at``, the tiers and the statuses (so those report the
-    checkpoint where they first show, and the whole check stays linear in the
-    length of the run). Checks that need a policy the run lacks are skipped.
-    Each invariant reports its first violation only. ``policies`` may be a
-    function of the position (``Session.policies_at``), for a forked run.
+    Each command's batch goes through ``StepChecker``: what every policy
+    owes (the fold, the codec, the token total, the ranking) and what each
+    policy in force promises, no more. At positions ``checkpoint``, twice
+    that, four times, ... and at the end, the checks whose cost is the size
+    of the state: replay equality with ``run.state_at``, the tiers and the
+    statuses (so those report the checkpoint where they first show, and the
+    whole check stays linear in the length of the run). Checks that need a
+    policy the run lacks are skipped. Each invariant reports its first
+    violation only. ``policies`` may be a function of the position
+    (``Session.policies_at``), for a forked run.
     """
     policies_at = _policies_at(policies)
     if checkpoint < 1:
         raise BadInput(f"checkpoint must be at least 1, got {checkpoint}")
     found: dict[str, Violation] = {}
-
-    def note(violations: list[Violation]) -> None:
-        for violation in violations:
-            found.setdefault(violation.invariant, violation)
-
     events = run.events
-    state = run.state_at(0)
-    hot: dict[int, TurnAdded] = {}
+    checker = StepChecker(run.state_at(0))
     next_checkpoint, checked = checkpoint, -1
+
+    def at_checkpoint(position: int, state: State) -> list[Violation]:
+        nonlocal next_checkpoint, checked
+        if position != next_checkpoint:
+            return []
+        next_checkpoint, checked = 2 * position, position
+        return _checkpoint(run, state, position)
+
     for step in range(1, run.steps + 1):
         start, end = run.batch(step)
-        in_force = policies_at(end)
-        compaction, forgetting = in_force.compaction, in_force.forgetting
-        tiered = compaction if isinstance(compaction, TieredCompaction) else None
-        touched_window = touched_store = compacted = False
-        for position in range(start + 1, end + 1):
-            event = events[position - 1]
-            try:
-                after = evolve(state, event)
-            except CorruptLog as error:
-                note([Violation(position, "integrity", f"{type(event).__name__}: {error}")])
-                return sorted(found.values(), key=lambda v: v.position)
-            if isinstance(event, TurnAdded):
-                touched_window = True
-                hot[event.turn] = event
-            elif isinstance(event, CompactionTriggered):
-                compacted = True
-            elif isinstance(event, _STORE_EVENTS):
-                touched_store = True
-                if forgetting is not None:
-                    note(_check_decision(forgetting, state, event, at=position))
-            state = after
-            note(check_token_total(state.window, at=position))
-            if position == next_checkpoint:
-                note(_checkpoint(run, state, position))
-                next_checkpoint, checked = 2 * position, position
-        window = state.window
-        if touched_window and tiered is not None:
-            # The WARM-based budget rule is the tiered policy's: a running summary or a
-            # cleared tool result stays WARM however far over budget the window is.
-            note(check_budget(window, tiered.budget, at=end))
-            note(check_hot(window, tiered.hot_n, hot, compacted=compacted, at=end))
-            if compacted:
-                note(check_gist(window, tiered, at=end))
-        if compacted:
-            hot = {t.turn: hot[t.turn] for t in window.hot if t.turn in hot}
-        if touched_store and forgetting is not None:
-            note(check_capacity(state.store, forgetting.capacity, at=end))
-            note(check_ranking(forgetting, state.store, state.clock, at=end))
-    if checked != len(run):
-        note(_checkpoint(run, state, len(run)))
-    note(check_replay(state, run.state, at=len(run)))
+        violations = checker.check(
+            policies_at(end), events[start:end], start=start, after_event=at_checkpoint
+        )
+        for violation in violations:
+            found.setdefault(violation.invariant, violation)
+        if checker.broken:
+            return sorted(found.values(), key=lambda v: v.position)
+    state = checker.state
+    for violation in [
+        *(_checkpoint(run, state, len(run)) if checked != len(run) else []),
+        *check_replay(state, run.state, at=len(run)),
+    ]:
+        found.setdefault(violation.invariant, violation)
     return sorted(found.values(), key=lambda v: v.position)
-
-
-def _check_decision(
-    forgetting: ForgettingPolicy, before: State, event: Event, *, at: int
-) -> list[Violation]:
-    """The checks of one store event against the ranking that decided it."""
-    if isinstance(event, Evicted):
-        return check_eviction(forgetting, before, event, at=at)
-    if isinstance(event, Queried):
-        return check_query(forgetting, before, event, at=at)
-    return []
 
 
 def _checkpoint(run: Run, state: State, position: int) -> list[Violation]:
@@ -430,6 +606,28 @@ def redecide(run: Run, policies: Policies | Callable[[int], Policies]) -> Violat
             state = fold(recorded, state)
         except CorruptLog as error:
             return Violation(start + 1, "integrity", f"{_step(step, command)}: {error}")
+    return None
+
+
+def redecide_in_worlds(
+    run: Run, policies: Policies | Callable[[int], Policies]
+) -> Violation | None:
+    """``check_determinism`` for every recorded command, from the state before its batch:
+    the first command the policies decide differently under another wall clock and random
+    state, or None. (A policy that reads the clock may still re-decide to its own log when
+    the clock has not moved far enough; this check does not depend on luck.)"""
+    policies_at = _policies_at(policies)
+    state = run.state_at(0)
+    events = run.events
+    for step, command in enumerate(run.commands, start=1):
+        start, end = run.batch(step)
+        found = check_determinism(policies_at(end), state, command, at=start + 1)
+        if found:
+            return found[0]
+        try:
+            state = fold(events[start:end], state)
+        except CorruptLog:
+            return None
     return None
 
 

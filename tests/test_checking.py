@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from memtape.checking import CheckReport, check_file
+from memtape.cli import main
 from memtape.core.errors import BadInput
 from memtape.invariants import Violation
 from memtape.policies.session import Session
@@ -88,7 +89,7 @@ class TestHandEditedRuns:
             f"{path}: event 4: re-decide: step 4 (AddTurn): the log's TurnAdded has tokens 13 "
             "where the policies decide 12",
             f"{path}: event 6: budget: the window holds 41 tokens, over the budget of 40, "
-            "while WARM still holds 1 item(s) to push cold",
+            "though the policy could keep as few as 24",
         ]
         assert expected == check_file(path).lines()
 
@@ -155,3 +156,18 @@ class TestUnreadableFiles:
         path.write_text("\n".join(lines) + "\n", "utf-8")
         with pytest.raises(BadInput, match="line 4: not JSON"):
             check_file(path)
+
+
+class TestDeterminism:
+    def test_a_policy_reading_the_wall_clock_is_reported(self, tmp_path: Path) -> None:
+        """A run of a policy that stamps turns with time.time() may re-decide to itself (within
+        the same second), but never in two made-up worlds."""
+        scenario = tmp_path / "s.toml"
+        scenario.write_text(
+            '[compaction]\npolicy = "tests.broken_policies:StampsTurns"\nbudget = 40\n\n'
+            '[[step]]\nturn = "user"\ntext = "hi"\n'
+        )
+        out = tmp_path / "run.jsonl"
+        assert 0 == main(["run", str(scenario), "--out", str(out)])
+        problems = check_file(out).problems
+        assert (1, "determinism") in [(p.position, p.invariant) for p in problems]

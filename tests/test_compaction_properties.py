@@ -24,7 +24,7 @@ from memtape.policies.protocols import CompactionPolicy
 from memtape.policies.session import COMPACTION, Policies, Session
 from memtape.policies.tokenizers import TOKENIZERS
 from memtape.reducers import fold
-from tests.strategies import add_turns
+from memtape.testing.strategies import add_turns
 
 PROPERTY = settings(max_examples=30, deadline=None)
 """Thirty sequences per policy keep the whole file within seconds."""

@@ -18,7 +18,7 @@ from memtape.policies.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
 from memtape.policies.session import FORGETTING, Policies, Session
 from memtape.policies.store_rules import weakest
 from memtape.reducers import evolve, fold
-from tests.strategies import store_command_sequences
+from memtape.testing.strategies import store_command_sequences
 
 NAMES = sorted(FORGETTING)
 

@@ -1,6 +1,7 @@
 """The invariants as plain functions: each catches a run built by hand to break it, and
 the recorded seed scenarios break none."""
 
+import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -31,24 +32,30 @@ from memtape.core.events import (
 )
 from memtape.core.run import Run
 from memtape.core.seq import Seq
-from memtape.core.state import Fact, State, Store, Window
+from memtape.core.state import INITIAL_STATE, Fact, State, Store, Window
 from memtape.invariants import (
     Violation,
+    check_codec,
+    check_determinism,
     check_evictions,
     check_gist,
     check_hot,
     check_run,
     check_status,
+    check_supersedes,
     check_tiers,
     check_token_total,
+    check_verbatim,
     redecide,
 )
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.promises import BUDGET, CAPACITY, EVICTS_WEAKEST
 from memtape.policies.protocols import Scored
 from memtape.policies.session import Policies, Session
 from memtape.reducers import fold
 from memtape.scenarios import SHIPPED, load_scenario
+from tests.broken_policies import StampsTurns
 
 Batch = tuple[Command, Sequence[Event]]
 
@@ -197,7 +204,7 @@ class TestBudget:
         )
         message = (
             "the window holds 12 tokens, over the budget of 10, "
-            "while WARM still holds 1 item(s) to push cold"
+            "though the policy could keep as few as 5"
         )
         assert [Violation(3, "budget", message)] == check_run(run, TIERED)
 
@@ -213,14 +220,20 @@ class TestBudget:
 
 class TestHot:
     def test_a_compaction_keeping_more_than_hot_n_turns_is_caught(self) -> None:
-        """With hot_n = 1, a compaction that keeps both turns HOT is reported."""
+        """With hot_n = 1, a compaction that keeps both turns HOT is reported; it also keeps 12
+        tokens where the policy's floor (the last turn) is 6, over the budget of 10."""
         compaction = CompactionTriggered(10, (1, 2), (), (), 0, "", 0)
         run = run_of(
             (AddTurn("user", "x"), (turn(1, 6),)),
             (AddTurn("user", "y"), (turn(2, 6), compaction)),
         )
+        budget = (
+            "the window holds 12 tokens, over the budget of 10, "
+            "though the policy could keep as few as 6"
+        )
         message = "after a compaction HOT holds turns [1, 2], not the last 1"
-        assert [Violation(3, "hot", message)] == check_run(run, TIERED)
+        expected = [Violation(3, "budget", budget), Violation(3, "hot", message)]
+        assert expected == check_run(run, TIERED)
 
     def test_a_hot_turn_that_is_not_the_one_that_arrived_is_caught(self) -> None:
         """HOT keeps each turn verbatim, as its TurnAdded brought it."""
@@ -506,3 +519,156 @@ class TestViolation:
         """``str`` gives the line a report prints; position 0 is the header."""
         lines = [str(Violation(4, "budget", "over")), str(Violation(0, "header", "no policies"))]
         assert ["event 4: budget: over", "header: no policies"] == lines
+
+
+class TestVerbatim:
+    def test_hot_not_ending_with_the_last_turns_is_caught(self) -> None:
+        """With verbatim 2, HOT holding turns 1 and 3 of 3 misses turn 2."""
+        window = window_of((turn(1, 1), turn(3, 1)), turns=3, dropped=[2])
+        arrived = {n: turn(n, 1) for n in (1, 2, 3)}
+        message = "HOT holds turns [1, 3], which do not end with the last 2 [2, 3]"
+        expected = [Violation(4, "recent-verbatim", message)]
+        assert expected == check_verbatim(window, 2, arrived, at=4)
+
+    def test_older_turns_before_the_last_ones_are_the_policys_business(self) -> None:
+        """A pinned first turn before the last two is no violation."""
+        window = window_of((turn(1, 1), turn(4, 1), turn(5, 1)), turns=5, dropped=[2, 3])
+        arrived = {n: turn(n, 1) for n in range(1, 6)}
+        assert [] == check_verbatim(window, 2, arrived, at=9)
+
+    def test_a_changed_turn_is_caught(self) -> None:
+        """The last turn in HOT must be exactly the turn that arrived."""
+        window = window_of((turn(1, 2),))
+        arrived = {1: attrs.evolve(turn(1, 2), text="edited")}
+        message = "turn 1 in HOT is not verbatim the turn that arrived"
+        assert [Violation(1, "recent-verbatim", message)] == check_verbatim(
+            window, 1, arrived, at=1
+        )
+
+
+class TestSupersedes:
+    def test_two_active_facts_on_a_key_are_caught(self) -> None:
+        """A write to a key that retires nothing, under a policy promising supersession."""
+        command, written = write(2, "a", 0.5)
+        run = run_of(write(1, "a", 0.5), (command, written))
+        message = "key 'a' has 2 active facts, [1, 2]"
+        assert [Violation(2, "supersedes", message)] == check_run(run, forgetting(4))
+
+    def test_a_policy_that_does_not_promise_it_is_not_held_to_it(self) -> None:
+        """The same run under a policy without SUPERSEDES keeps every invariant it promises."""
+        command, written = write(2, "a", 0.5)
+        run = run_of(write(1, "a", 0.5), (command, written))
+        assert [] == check_run(run, Policies(forgetting=AddOnly(4, 4.0, 0.1)))
+
+    def test_the_check_itself_passes_one_fact_per_key(self) -> None:
+        """Distinct keys are no violation."""
+        store = run_of(write(1, "a", 0.5), write(2, "b", 0.5)).state.store
+        assert [] == check_supersedes(store, at=2)
+
+
+@attrs.frozen
+class AddOnly(ImportanceRecencyAccess):
+    """Promises capacity and eviction of the weakest, not supersession."""
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """No SUPERSEDES."""
+        return frozenset({CAPACITY, EVICTS_WEAKEST})
+
+
+@attrs.frozen
+class NoPromises(TieredCompaction):
+    """The tiered policy promising nothing (and so held to nothing but its own design)."""
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """Nothing."""
+        return frozenset()
+
+
+@attrs.frozen
+class Normalized(ImportanceRecencyAccess):
+    """Scores min-max normalized over the active facts: a score depends on the others."""
+
+    def rank(self, store: Store, now: float, query: str = "") -> list[Scored]:
+        """The seed's ranking, each score scaled into [0, 1] over the actives."""
+        ranked = super().rank(store, now, query)
+        low, high = min(s.score for s in ranked), max(s.score for s in ranked)
+        span = (high - low) or 1.0
+        return [Scored(s.fact, s.factors, (s.score - low) / span) for s in ranked]
+
+
+class TestPromises:
+    def test_a_budget_not_promised_is_not_checked(self) -> None:
+        """The run the budget test builds passes under a policy that promises no budget."""
+        compaction = CompactionTriggered(10, (2,), (WarmItem(1, "a b c d e f g", 7),), (), 0, "", 0)
+        run = run_of(
+            (AddTurn("tool", "x"), (turn(1, 8, salient=True),)),
+            (AddTurn("user", "y"), (turn(2, 5), compaction)),
+        )
+        assert [] == check_run(run, Policies(compaction=NoPromises(10, 1)))
+
+    def test_a_promise_without_its_member_is_reported(self) -> None:
+        """A policy promising the budget with no floor cannot be checked, and says so."""
+        run = run_of((AddTurn("user", "x"), (turn(1, 1),)))
+        message = "FloorlessBudget promises budget but has no floor(window)"
+        assert [Violation(1, "promise", message)] == check_run(run, Policies(FloorlessBudget()))
+
+    def test_an_eviction_is_judged_by_the_policys_own_ranking(self) -> None:
+        """Under normalized scores the evicted fact scores 0.0, as its Evicted event says."""
+        command, written = write(3, "c", 0.5)
+        first, second = write(1, "a", 0.9), write(2, "b", 0.1)
+        run = run_of(first, second, (command, (*written, Evicted(2, 0.0))))
+        policies = Policies(forgetting=Normalized(2, 4.0, 0.1))
+        assert [] == check_run(run, policies)
+        wrong = run_of(first, second, (command, (*written, Evicted(2, 0.1))))
+        message = "fact 2 is evicted with score 0.1, but it scored 0.0 at t=0"
+        assert [Violation(4, "eviction", message)] == check_run(wrong, policies)
+
+
+@attrs.frozen
+class FloorlessBudget:
+    """Promises the budget but cannot say its floor."""
+
+    name: ClassVar[str] = "floorless"
+    budget: int = 10
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """The budget."""
+        return frozenset({BUDGET})
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The turn."""
+        return (turn(state.window.turns + 1, 1),)
+
+    def params(self) -> dict[str, Any]:
+        """No parameters."""
+        return {"policy": self.name}
+
+
+class TestCodec:
+    def test_an_event_that_reads_back_as_itself_passes(self) -> None:
+        """A turn survives JSON."""
+        assert [] == check_codec(turn(1, 2), at=1)
+
+    def test_an_event_that_cannot_survive_a_run_file_is_caught(self) -> None:
+        """A NaN importance is written as null and cannot be read back."""
+        violations = check_codec(FactWritten(1, "k", "t", math.nan), at=3)
+        assert [(3, "codec")] == [(v.position, v.invariant) for v in violations]
+
+
+class TestDeterminism:
+    def test_the_seed_policies_decide_the_same_in_any_world(self) -> None:
+        """A turn decided under the tiered policy does not depend on the clock."""
+        assert [] == check_determinism(TIERED, INITIAL_STATE, AddTurn("user", "hi"), at=1)
+
+    def test_a_policy_reading_the_wall_clock_is_caught(self) -> None:
+        """A turn stamped with time.time() differs between two worlds."""
+        policies = Policies(compaction=StampsTurns(10, 1))
+        violations = check_determinism(policies, INITIAL_STATE, AddTurn("user", "hi"), at=1)
+        assert [(1, "determinism")] == [(v.position, v.invariant) for v in violations]
+
+    def test_the_same_rejection_twice_is_deterministic(self) -> None:
+        """A blank role is rejected in both worlds with the same message."""
+        assert [] == check_determinism(TIERED, INITIAL_STATE, AddTurn("", "hi"), at=1)

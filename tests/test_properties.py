@@ -57,7 +57,7 @@ from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
 from memtape.policies.tokenizers import WordCount
 from memtape.reducers import evolve, fold
-from tests.strategies import (
+from memtape.testing.strategies import (
     PolicyParams,
     command_sequences,
     keys,
@@ -103,7 +103,7 @@ def check_command_boundary(
         *check_token_total(window, at=at),
         *check_tiers(window, at=at),
         *check_gist(window, params.compaction(), at=at),
-        *check_budget(window, params.budget, at=at),
+        *check_budget(window, params.budget, floor=params.compaction().floor(window), at=at),
         *check_hot(window, params.hot_n, turns, compacted=compacted, at=at),
         *check_capacity(state.store, params.capacity, at=at),
         *check_status(state.store, at=at),
@@ -360,7 +360,9 @@ class TestCompaction:
         for step, events in accepted(steps):
             if isinstance(events[-1], CompactionTriggered):
                 at = step.start + len(events)
-                assert [] == check_budget(step.after.window, params.budget, at=at)
+                window = step.after.window
+                floor = params.compaction().floor(window)
+                assert [] == check_budget(window, params.budget, floor=floor, at=at)
 
     @given(policy_params(), command_sequences())
     def test_warm_and_cold_hold_salient_turns_and_dropped_ones_are_chatter(

@@ -55,7 +55,7 @@ from memtape.invariants import (
     redecide,
 )
 from memtape.reducers import evolve, fold
-from tests.strategies import (
+from memtape.testing.strategies import (
     BAD_ROLES,
     PolicyParams,
     add_turns,
@@ -291,7 +291,9 @@ class SessionMachine(RuleBasedStateMachine):
             *check_token_total(window, at=at),
             *check_tiers(window, at=at),
             *check_gist(window, self.params.compaction(), at=at),
-            *check_budget(window, self.params.budget, at=at),
+            *check_budget(
+                window, self.params.budget, floor=self.params.compaction().floor(window), at=at
+            ),
             *check_hot(window, self.params.hot_n, turns, compacted=self.compacted, at=at),
         ]
         check_tier_of(window)

@@ -33,6 +33,7 @@ from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.generative_agents import GenerativeAgents
+from memtape.policies.imports import import_path, is_import_path, policy_class
 from memtape.policies.memorybank import MemoryBank
 from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
@@ -118,23 +119,39 @@ class Policies:
                 raise BadInput(f"{where}: [{axis}] must be a table")
             params = dict(table)
             name = params.pop("policy", None)
-            if not isinstance(name, str) or name not in known:
+            if isinstance(name, str) and is_import_path(name):
+                policy = policy_class(name, f"{where}: [{axis}]")
+            elif isinstance(name, str) and name in known:
+                policy = known[name]
+            else:
                 names = ", ".join(sorted(known))
                 raise BadInput(f"{where}: [{axis}] policy must be one of {names}, got {name!r}")
-            built[axis] = known[name].from_params(params, f"{where}: [{axis}]")
+            built[axis] = policy.from_params(params, f"{where}: [{axis}]")
         try:
             return cls(**built)
         except BadInput as error:
             raise BadInput(f"{where}: {error}") from None
 
     def params(self) -> dict[str, dict[str, Any]]:
-        """Every present policy's parameters, by axis: what ``from_params`` reads back."""
+        """Every present policy's parameters, by axis: what ``from_params`` reads back.
+
+        A policy that is not the one registered under its name is named by
+        its import path, so that the table builds it again.
+        """
         present = {
             "compaction": self.compaction,
             "forgetting": self.forgetting,
             "consolidation": self.consolidation,
         }
-        return {axis: policy.params() for axis, policy in present.items() if policy is not None}
+        tables: dict[str, dict[str, Any]] = {}
+        for axis, policy in present.items():
+            if policy is None:
+                continue
+            table = dict(policy.params())
+            if AXES[axis].get(getattr(policy, "name", "")) is not type(policy):
+                table["policy"] = import_path(type(policy))
+            tables[axis] = table
+        return tables
 
     def with_settings(self, settings: Iterable[str]) -> "Policies":
         """These policies with ``AXIS.PARAM=VALUE`` settings applied, e.g. ``compaction.budget=60``.

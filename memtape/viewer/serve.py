@@ -113,8 +113,9 @@ def serve(live: LiveRun, port: int = 0) -> int:
     """Serve the live page on 127.0.0.1 (a free port when ``port`` is 0) until Ctrl-C."""
     server = make_server(live, port)
     host, bound = server.server_address[:2]
-    print(f"memtape serve: {live.name} at http://{host!s}:{bound}/ (Ctrl-C stops)", flush=True)
     try:
+        # Inside the try: a Ctrl-C that comes as soon as the address is out stops cleanly too.
+        print(f"memtape serve: {live.name} at http://{host!s}:{bound}/ (Ctrl-C stops)", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         print("memtape serve: stopped", file=sys.stderr)

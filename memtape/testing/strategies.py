@@ -1,8 +1,10 @@
-"""Hypothesis strategies for memtape's kernel: commands, policy parameters, sessions.
+"""Hypothesis strategies for memtape: turns, facts, commands, scenarios, policy parameters.
 
 The command strategies mix commands a session honours with ones it must
 reject (a blank role, an importance outside [0, 1], a read of a fact that is
-gone, the clock moving backwards), so every property runs over both.
+gone, the clock moving backwards), so every property runs over both. Texts
+are made of a few words most of the time, so a counterexample shrinks to
+something a person reads at a glance.
 """
 
 import math
@@ -10,7 +12,6 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 import attrs
-from hypothesis import strategies as st
 
 from memtape.core.commands import (
     AddTurn,
@@ -26,6 +27,13 @@ from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
+from memtape.scenarios import Scenario
+from memtape.testing.requires import HYPOTHESIS_MISSING
+
+try:
+    from hypothesis import strategies as st
+except ImportError as error:  # pragma: no cover (the test extra installs it)
+    raise ImportError(HYPOTHESIS_MISSING) from error
 
 T = TypeVar("T")
 
@@ -108,7 +116,7 @@ def policy_params(
     """Parameters within the policies' documented domains (small budgets more often)."""
     return st.builds(
         PolicyParams,
-        budget=st.one_of(st.integers(1, 40), st.integers(1, 200)),
+        budget=budgets(),
         hot_n=st.integers(0, 6),
         capacity=st.integers(1, 8),
         half_life=st.one_of(
@@ -314,3 +322,23 @@ def _sequences(step: st.SearchStrategy[T], max_size: int) -> st.SearchStrategy[l
         (1, st.lists(step, max_size=short)),
         (2, st.lists(step, min_size=min(15, max_size), max_size=max_size)),
     )
+
+
+def scenarios(*, max_size: int = 30) -> st.SearchStrategy[Scenario]:
+    """Whole scenarios: all three seed policies under random parameters, and a session of
+    commands that mostly succeed (what ``scenario_text`` writes and ``memtape run`` runs)."""
+    return st.builds(
+        lambda params, steps: Scenario("generated", "", params.policies(), tuple(steps), "-"),
+        policy_params(),
+        valid_command_sequences(max_size=max_size),
+    )
+
+
+def budgets() -> st.SearchStrategy[int]:
+    """Token budgets for a compaction policy: small ones often, where compactions happen."""
+    return st.one_of(st.integers(1, 40), st.integers(1, 200))
+
+
+def capacities() -> st.SearchStrategy[int]:
+    """Capacities for a forgetting policy: small, so that writes evict."""
+    return st.integers(1, 6)

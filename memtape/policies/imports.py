@@ -1,0 +1,67 @@
+"""Policies named by import path: ``policy = "mypkg.mymodule:MyPolicy"`` in a scenario.
+
+A user's policy need not be registered: a scenario (or ``--set``) names its
+class by import path, and the class builds itself from the rest of the table
+with ``from_params(data, where)``, as the shipped policies do.
+"""
+
+import importlib
+import os
+import sys
+from types import ModuleType
+from typing import Any
+
+from memtape.core.errors import BadInput
+
+
+def is_import_path(name: str) -> bool:
+    """Whether a policy name is an import path (``module:Class``) rather than a registered name."""
+    return ":" in name
+
+
+def import_path(cls: type) -> str:
+    """The import path that names ``cls`` (``module:Qualified.Name``)."""
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def policy_class(path: str, where: str) -> Any:
+    """The policy class ``path`` names, or ``BadInput`` saying why there is none."""
+    module_name, _, qualname = path.partition(":")
+    if not module_name.strip() or not qualname.strip():
+        raise BadInput(f"{where}: policy {path!r} is not an import path like mypkg.module:Policy")
+    try:
+        module = _import(module_name)
+    except ImportError as error:
+        raise BadInput(f"{where}: policy {path!r}: cannot import {module_name}: {error}") from None
+    except Exception as error:
+        # A user's module may fail in any way while it loads; say so in one line.
+        message = f"importing {module_name} failed: {type(error).__name__}: {error}"
+        raise BadInput(f"{where}: policy {path!r}: {message}") from None
+    found: Any = module
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+        if found is None:
+            raise BadInput(f"{where}: policy {path!r}: {module_name} has no {qualname}")
+    if not isinstance(found, type) or not callable(getattr(found, "from_params", None)):
+        raise BadInput(
+            f"{where}: policy {path!r} is not a policy class with from_params(data, where)"
+        )
+    return found
+
+
+def _import(name: str) -> ModuleType:
+    """Import ``name``; a module beside the working directory is found too.
+
+    A console script does not put the working directory on ``sys.path``
+    (``python -m`` does), so ``memtape run`` from a project's root would not
+    find the project's own policies without this second try.
+    """
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        here = os.getcwd()
+        top = name.partition(".")[0]
+        if error.name != top or here in sys.path or "" in sys.path:
+            raise
+    sys.path.append(here)
+    return importlib.import_module(name)

@@ -1,0 +1,324 @@
+"""The kit's state machine: random sessions thrown at one policy, checked after every step.
+
+Subclass ``PolicyMachine``, name the policy (its class, its import path, or
+a registered name), and run its ``TestCase``::
+
+    class KeepLastMachine(PolicyMachine):
+        policy = "examples.keep_last:KeepLast"
+
+    TestKeepLast = KeepLastMachine.TestCase
+
+After every command it checks what every policy owes (the fold, the codec
+round trip, a rejection leaving no trace, determinism under another wall
+clock and random state, a ranking of exactly the active facts, replay
+equality) and what the policy promises (``memtape.policies.promises``), with
+the same functions ``memtape check`` uses. A broken invariant raises
+``InvariantBroken`` and saves the session so far as a scenario file; the last
+one saved is the minimal counterexample hypothesis shrank to.
+"""
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Command,
+    Consolidate,
+    ReadFact,
+    RecordEpisode,
+    WriteFact,
+)
+from memtape.core.errors import BadInput
+from memtape.core.state import State
+from memtape.invariants import Violation
+from memtape.policies.imports import import_path, is_import_path, policy_class
+from memtape.policies.session import AXES, Policies
+from memtape.scenarios.writer import scenario_text
+from memtape.testing import strategies as kit
+from memtape.testing.checked import CheckedSession, shortest
+from memtape.testing.requires import HYPOTHESIS_MISSING
+
+try:
+    from hypothesis import HealthCheck, Phase, settings
+    from hypothesis import strategies as st
+    from hypothesis.control import current_build_context
+    from hypothesis.errors import InvalidArgument
+    from hypothesis.stateful import (
+        RuleBasedStateMachine,
+        initialize,
+        invariant,
+        precondition,
+        rule,
+    )
+except ImportError as error:  # pragma: no cover (the test extra installs it)
+    raise ImportError(HYPOTHESIS_MISSING) from error
+
+COUNTEREXAMPLES = Path(".memtape") / "counterexamples"
+"""Where counterexamples go by default (``$MEMTAPE_COUNTEREXAMPLES`` overrides it)."""
+
+COMPANION_FORGETTING = "importance-recency-access"
+"""The forgetting policy beside a consolidation policy under test (distilled facts need one)."""
+
+# No explain phase: it re-runs a failing session hundreds of times to name
+# lines of code, where the saved scenario already says what broke.
+_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+
+settings.register_profile(
+    "memtape",
+    max_examples=50,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    phases=_PHASES,
+)
+settings.register_profile(
+    "memtape-ci",
+    max_examples=50,
+    stateful_step_count=30,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+    phases=_PHASES,
+)
+settings.register_profile(
+    "memtape-thorough",
+    max_examples=1000,
+    stateful_step_count=80,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    phases=_PHASES,
+)
+
+
+def kit_settings() -> settings:
+    """The settings a machine runs under: the profile ``$MEMTAPE_KIT_PROFILE`` names
+    (``memtape``, ``memtape-ci`` or ``memtape-thorough``; ``memtape`` by default)."""
+    return settings.get_profile(os.environ.get("MEMTAPE_KIT_PROFILE", "memtape"))
+
+
+class InvariantBroken(AssertionError):
+    """A policy broke an invariant; ``path`` holds the session that shows it, as a scenario."""
+
+    def __init__(
+        self, policy: str, violation: Violation, path: Path | None, steps: int, why: str = ""
+    ) -> None:
+        self.policy = policy
+        self.violation = violation
+        self.path = path
+        self.steps = steps
+        lines = [f"{policy} breaks {violation.invariant}: {violation}"]
+        if path is not None:
+            lines.append(f"counterexample ({steps} step{'' if steps == 1 else 's'}): {path}")
+            lines.append(f"replay it: memtape run {path} --out run.jsonl")
+        elif why:
+            lines.append(f"the counterexample could not be saved: {why}")
+        super().__init__("\n".join(lines))
+
+
+def policy_name(policy: Any, axis: str | None = None) -> str:
+    """The name a scenario gives ``policy`` (a class, an import path or a registered name)."""
+    if isinstance(policy, str) and policy:
+        return policy
+    if isinstance(policy, type):
+        name = str(getattr(policy, "name", ""))
+        registries = [AXES[axis]] if axis in AXES else list(AXES.values())
+        if any(known.get(name) is policy for known in registries):
+            return name
+        return import_path(policy)
+    raise BadInput(f"name the policy to test (a class or mypkg.module:Policy), got {policy!r}")
+
+
+def axis_of(policy: Any, declared: str | None = None) -> str:
+    """The axis ``policy`` serves: as declared (on the machine or as the class's ``axis``),
+    or the registry it is registered in."""
+    if declared is None:
+        cls = policy
+        if isinstance(policy, str) and is_import_path(policy):
+            cls = policy_class(policy, "the policy under test")
+        declared = getattr(cls, "axis", None)
+        if declared is None:
+            found = [
+                axis
+                for axis, known in AXES.items()
+                if policy in known or any(cls is registered for registered in known.values())
+            ]
+            declared = found[0] if len(found) == 1 else None
+    if declared not in AXES:
+        raise BadInput(
+            f"say which axis {policy_name(policy)} serves: axis = 'compaction', 'forgetting' "
+            "or 'consolidation' on the policy class (or on the machine)"
+        )
+    return str(declared)
+
+
+def _final() -> bool:
+    """Whether this run is the one hypothesis reports (or runs outside hypothesis at all)."""
+    try:
+        return current_build_context().is_final
+    except InvalidArgument:
+        return True
+
+
+class PolicyMachine(RuleBasedStateMachine):
+    """Drives a session of random commands under one policy, checking after every step.
+
+    Set ``policy`` (a class, ``"mypkg.module:Policy"`` or a registered name);
+    ``axis`` when the policy does not say; ``params``, any parameters besides
+    the budget (compaction) or capacity (forgetting) the kit draws; and
+    ``counterexamples``, the directory a counterexample is saved in.
+    """
+
+    policy: ClassVar[Any] = None
+    axis: ClassVar[str | None] = None
+    params: ClassVar[Mapping[str, Any]] = {}
+    counterexamples: ClassVar[Path | str | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.TestCase.settings = kit_settings()
+
+    def __init__(self) -> None:
+        super().__init__()
+        owner = type(self)
+        self.served = axis_of(owner.policy, owner.axis)
+        self.name = policy_name(owner.policy, self.served)
+        self.checked = CheckedSession(Policies())
+        self.failed = False
+
+    # -- the session -------------------------------------------------------------------------
+
+    @initialize(budget=kit.budgets(), capacity=kit.capacities())
+    def start(self, budget: int, capacity: int) -> None:
+        """A fresh session under the policy, with a drawn budget or capacity."""
+        tables = self.tables(budget, capacity)
+        self.checked = CheckedSession(Policies.from_params(tables, f"{self.name} built by the kit"))
+
+    def tables(self, budget: int, capacity: int) -> dict[str, dict[str, Any]]:
+        """The scenario tables that build the policy under test (and any it needs beside it)."""
+        table: dict[str, Any] = {"policy": self.name}
+        if self.served == "compaction":
+            table["budget"] = budget
+        elif self.served == "forgetting":
+            table["capacity"] = capacity
+        table.update(type(self).params)
+        tables = {self.served: table}
+        if self.served == "consolidation":
+            tables["forgetting"] = {"policy": COMPANION_FORGETTING, "capacity": capacity}
+        return tables
+
+    @property
+    def state(self) -> State:
+        """The live state of the session."""
+        return self.checked.session.state
+
+    def step(self, command: Command) -> None:
+        """Execute ``command`` and check everything that applies."""
+        self.report(self.checked.execute(command))
+
+    # -- the rules ---------------------------------------------------------------------------
+
+    @precondition(lambda self: self.served == "compaction")
+    @rule(command=kit.add_turns())
+    def add_turn(self, command: AddTurn) -> None:
+        """A turn, now and then with a role the policy should refuse."""
+        self.step(command)
+
+    @precondition(lambda self: self.served != "compaction")
+    @rule(move=kit.clock_steps(nan=False))
+    def advance(self, move: kit.ClockStep) -> None:
+        """The clock moves on (or, now and then, back or to infinity, which is refused)."""
+        self.step(AdvanceClock(self.state.clock + move.delta))
+
+    @precondition(lambda self: self.served != "compaction")
+    @rule(command=kit.write_facts(nan=False))
+    def write(self, command: WriteFact) -> None:
+        """A fact is written, on a small set of keys so writes collide."""
+        self.step(command)
+
+    @precondition(lambda self: self.served != "compaction")
+    @rule(command=kit.read_facts())
+    def read(self, command: ReadFact) -> None:
+        """A read by key or id, of a fact that may or may not be there."""
+        self.step(command)
+
+    @precondition(lambda self: self.served != "compaction" and bool(self.state.store.active))
+    @rule(data=st.data(), by_key=st.booleans())
+    def read_active(self, data: st.DataObject, by_key: bool) -> None:
+        """A read of a fact that is active."""
+        store = self.state.store
+        fact = store.facts[data.draw(st.sampled_from(sorted(store.active)))]
+        self.step(ReadFact(key=fact.key) if by_key else ReadFact(id=fact.id))
+
+    @precondition(lambda self: self.served == "consolidation")
+    @rule(command=kit.record_episodes())
+    def record_episode(self, command: RecordEpisode) -> None:
+        """An episode waits for the next pass."""
+        self.step(command)
+
+    @precondition(lambda self: self.served == "consolidation")
+    @rule()
+    def consolidate(self) -> None:
+        """A sleep-time pass."""
+        self.step(Consolidate())
+
+    # -- the checks --------------------------------------------------------------------------
+
+    @invariant()
+    def replays(self) -> None:
+        """The log folded event by event equals the session's state."""
+        self.report(self.checked.replays())
+
+    def teardown(self) -> None:
+        """The whole log folds from scratch to the end state and re-decides to itself."""
+        if not self.failed:
+            self.report(self.checked.finish())
+
+    def report(self, violations: Sequence[Violation]) -> None:
+        """Nothing, or save the shortest session that breaks the first violation's invariant
+        and raise ``InvariantBroken``."""
+        if not violations:
+            return
+        self.failed = True
+        first = min(violations, key=lambda v: v.position)
+        steps = self.checked.steps
+        if not _final():
+            # While hypothesis shrinks, a failure only needs to fail; the scenario is
+            # shortened and saved once, for the minimal example it replays last.
+            raise InvariantBroken(self.name, first, None, len(steps), "not the final example")
+        steps = shortest(self.checked.policies, steps, first.invariant)
+        try:
+            path: Path | None = self.save(first, steps)
+            why = ""
+        except (OSError, BadInput) as error:
+            path, why = None, str(error)
+        raise InvariantBroken(self.name, first, path, len(steps), why)
+
+    def save(self, violation: Violation, steps: Sequence[Command]) -> Path:
+        """Write the session as a scenario file that ``memtape run`` replays; its path."""
+        configured = type(self).counterexamples
+        folder = Path(
+            configured
+            if configured is not None
+            else os.environ.get("MEMTAPE_COUNTEREXAMPLES", COUNTEREXAMPLES)
+        )
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.name).strip("-.") or "policy"
+        comment = (
+            f"A counterexample found by memtape.testing: {self.name} breaks {violation.invariant}."
+            f"\n{violation}\nReplay it: memtape run FILE --out run.jsonl"
+        )
+        text = scenario_text(
+            slug,
+            f"{self.name} breaks {violation.invariant} at event {violation.position}",
+            self.checked.policies.params(),
+            steps,
+            comment=comment,
+        )
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{slug}.toml"
+        path.write_text(text, "utf-8")
+        return path

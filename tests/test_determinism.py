@@ -1,0 +1,81 @@
+"""Deciding in a made-up world: the clocks and global randomness differ between worlds, and
+everything is put back afterwards."""
+
+import datetime as _datetime
+import random
+import time
+from datetime import datetime
+from time import perf_counter
+from typing import Any
+
+from memtape.core.commands import AddTurn
+from memtape.core.errors import Rejected
+from memtape.core.events import Event
+from memtape.core.state import INITIAL_STATE, State
+from memtape.determinism import decide_in_world
+
+
+class Reads:
+    """A decider that reports what it saw of the world, as the text of an error."""
+
+    def __init__(self, look: Any) -> None:
+        self.look = look
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """Reject, saying what ``look()`` returned."""
+        raise Rejected(repr(self.look()))
+
+
+def seen(look: Any, world: int) -> str:
+    """What ``look`` returns when a policy calls it in ``world``."""
+    outcome = decide_in_world(Reads(look), INITIAL_STATE, AddTurn("user", "x"), world)
+    assert isinstance(outcome, Rejected)
+    return str(outcome)
+
+
+# Each looks its clock up when called, as a policy does, so it sees the world's.
+def wall() -> float:
+    """time.time()."""
+    return time.time()
+
+
+def monotonic_ns() -> int:
+    """time.monotonic_ns()."""
+    return time.monotonic_ns()
+
+
+def counter() -> float:
+    """perf_counter(), imported by name."""
+    return perf_counter()
+
+
+def now() -> datetime:
+    """datetime.now(), the class imported by name."""
+    return datetime.now()
+
+
+def draw() -> float:
+    """The global generator's next number."""
+    return random.random()
+
+
+class TestWorlds:
+    def test_each_clock_reads_differently_in_two_worlds(self) -> None:
+        """time, monotonic, perf_counter, datetime.now and random each differ."""
+        for look in (wall, monotonic_ns, counter, now, draw):
+            assert seen(look, 0) != seen(look, 1)
+
+    def test_a_world_reads_the_same_every_time(self) -> None:
+        """World 0 is world 0 again: the comparison means something."""
+        for look in (wall, now, draw):
+            assert seen(look, 0) == seen(look, 0)
+
+    def test_everything_is_put_back(self) -> None:
+        """After deciding, the real clocks, datetime and the random state are back."""
+        state = random.getstate()
+        before = (time.time, time.perf_counter, datetime, perf_counter, _datetime.datetime)
+        seen(now, 1)
+        after = (time.time, time.perf_counter, datetime, perf_counter, _datetime.datetime)
+        assert before == after
+        assert state == random.getstate()
+        assert abs(time.time() - datetime.now().timestamp()) < 60

@@ -1,0 +1,128 @@
+"""The kit's state machine catches broken policies with minimal counterexamples, and passes
+every shipped policy."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import settings
+from hypothesis.stateful import run_state_machine_as_test
+
+from memtape.cli import main
+from memtape.core.errors import BadInput
+from memtape.policies.session import COMPACTION, CONSOLIDATION, FORGETTING
+from memtape.scenarios import load_scenario
+from memtape.testing import InvariantBroken, PolicyMachine, axis_of, policy_name
+
+CI = settings.get_profile("memtape-ci")
+"""Derandomized, 50 examples: the same counterexample on every run."""
+
+
+def machine_for(policy: Any, folder: Path | None = None, **attributes: Any) -> type[PolicyMachine]:
+    """A machine subclass running the kit on ``policy``."""
+    return type(
+        "Machine", (PolicyMachine,), {"policy": policy, "counterexamples": folder, **attributes}
+    )
+
+
+def caught(policy: str, folder: Path) -> InvariantBroken:
+    """The kit's verdict on a policy that must fail."""
+    with pytest.raises(InvariantBroken) as raised:
+        run_state_machine_as_test(machine_for(policy, folder), settings=CI)
+    return raised.value
+
+
+class TestBrokenPolicies:
+    @pytest.mark.parametrize(
+        ("policy", "invariant", "most"),
+        [
+            ("tests.broken_policies:NeverCompacts", "budget", 2),
+            ("tests.broken_policies:EvictsStrongest", "eviction", 2),
+            ("tests.broken_policies:RanksRetired", "ranking", 2),
+            ("tests.broken_policies:StampsTurns", "determinism", 1),
+        ],
+    )
+    def test_each_is_caught_with_a_minimal_scenario_naming_the_invariant(
+        self, tmp_path: Path, policy: str, invariant: str, most: int
+    ) -> None:
+        """The first broken invariant is the bug's own, and the saved scenario is as short as
+        the bug allows and names the policy by its import path, so it builds it again."""
+        broken = caught(policy, tmp_path)
+        assert broken.path is not None
+        scenario = load_scenario(str(broken.path))
+        assert (invariant, broken.steps) == (broken.violation.invariant, len(scenario.steps))
+        assert 1 <= len(scenario.steps) <= most
+        tables = scenario.policies.params()
+        assert [policy] == [table["policy"] for table in tables.values()]
+
+    def test_memtape_run_replays_the_counterexample(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """``memtape run FILE --out run.jsonl`` records the counterexample, and ``memtape
+        check`` finds the same broken invariant in it."""
+        broken = caught("tests.broken_policies:NeverCompacts", tmp_path)
+        out = tmp_path / "run.jsonl"
+        assert 0 == main(["run", str(broken.path), "--out", str(out)])
+        assert out.is_file()
+        main(["check", str(out)])
+        assert ": budget: " in capsys.readouterr().out
+
+    def test_the_failure_message_gives_the_path_and_the_replay_command(
+        self, tmp_path: Path
+    ) -> None:
+        """The message a user reads says what broke, where the scenario is, how to run it."""
+        broken = caught("tests.broken_policies:NeverCompacts", tmp_path)
+        lines = str(broken).splitlines()
+        assert lines[0].startswith("tests.broken_policies:NeverCompacts breaks budget: event ")
+        assert f"replay it: memtape run {broken.path} --out run.jsonl" == lines[2]
+
+
+SHIPPED = [
+    *(("compaction", name) for name in sorted(COMPACTION)),
+    *(("forgetting", name) for name in sorted(FORGETTING)),
+    *(("consolidation", name) for name in sorted(CONSOLIDATION)),
+]
+
+
+class TestShippedPolicies:
+    @pytest.mark.parametrize(("axis", "name"), SHIPPED)
+    def test_every_registered_policy_keeps_its_promises(
+        self, tmp_path: Path, axis: str, name: str
+    ) -> None:
+        """Each policy of the registries, built from just a budget or a capacity, passes."""
+        assert axis == axis_of(name)
+        run_state_machine_as_test(machine_for(name, tmp_path), settings=CI)
+        assert [] == list(tmp_path.iterdir())
+
+
+class TestNaming:
+    def test_a_registered_class_goes_by_its_name_and_another_by_its_path(self) -> None:
+        """The tiered class is "tiered"; a subclass is its import path."""
+        from tests.broken_policies import StampsTurns  # noqa: PLC0415
+
+        tiered = COMPACTION["tiered"]
+        names = (policy_name(tiered, "compaction"), policy_name(StampsTurns))
+        assert ("tiered", "tests.broken_policies:StampsTurns") == names
+
+    def test_a_policy_without_an_axis_is_refused_with_a_clear_message(self) -> None:
+        """A class the registries do not hold and that names no axis cannot be tested."""
+        with pytest.raises(BadInput, match=r"say which axis tests\.test_testing_machine:Axisless"):
+            axis_of(Axisless)
+
+    def test_an_axis_on_the_machine_overrides(self) -> None:
+        """The machine may name the axis a policy serves."""
+        assert "forgetting" == axis_of(Axisless, "forgetting")
+
+
+class Axisless:
+    """A class that says nothing of its axis."""
+
+
+class TestExample:
+    def test_the_readme_shows_the_examples_test_as_it_is(self) -> None:
+        """The three lines in the README are the example's whole test file."""
+        root = Path(__file__).resolve().parent.parent
+        readme = (root / "README.md").read_text("utf-8")
+        section = readme.split("## Testing your own policy", 1)[1]
+        shown = section.split("```", 2)[1].removeprefix("\n")
+        assert (root / "examples" / "test_keep_last.py").read_text("utf-8") == shown
