@@ -129,12 +129,7 @@ class TestProperties:
         assert run.events == again.run.events
         assert session.state == fold(run.events)
         assert redecide(run, policies_of_run) is None
-        # check_eviction scores each fact alone; a policy that normalizes over the actives
-        # (generative-agents) is held to its ranking by _check_batch instead.
-        violations = check_run(run, policies_of_run, checkpoint=1)
-        if policy.name == "generative-agents":
-            violations = [v for v in violations if v.invariant != "eviction"]
-        assert [] == violations
+        assert [] == check_run(run, policies_of_run, checkpoint=1)
 
 
 class TestAddOnlyCanReadStale:
