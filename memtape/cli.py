@@ -21,6 +21,7 @@ from memtape.checking import check_file
 from memtape.core.errors import MemtapeError, Rejected
 from memtape.core.logs import LOGGER_NAME
 from memtape.demo import demo_lines
+from memtape.lab.report import bench
 from memtape.policies.session import Session
 from memtape.projections.audit import audit, life_data, parse_target, render_life
 from memtape.projections.diffs import diff_data, render_diff, step_diff, step_diff_data
@@ -194,6 +195,36 @@ def _parser() -> argparse.ArgumentParser:
     line.add_argument("run", metavar="RUN")
     line.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     line.set_defaults(handler=_timeline)
+    return _add_lab(parser, commands)
+
+
+def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.ArgumentParser:
+    """``parser`` with the policy lab's commands added to its ``commands``."""
+    bench = commands.add_parser(
+        "bench",
+        help="compare policies on the same scenarios: a table, JSON and plots",
+        description=(
+            "Run every --policy (compaction or forgetting, NAME or NAME:k=v,k=v) on every "
+            "scenario and compare the runs' metrics."
+        ),
+    )
+    bench.add_argument("scenarios", nargs="+", metavar="SCENARIO|FILE")
+    bench.add_argument(
+        "--policy", action="append", default=[], required=True, metavar="NAME[:k=v,...]"
+    )
+    _add_settings(bench)
+    bench.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="AXIS.PARAM=V1,V2,...",
+        help="run every value (repeatable: every combination), on all cores",
+    )
+    bench.add_argument("--json", type=Path, metavar="OUT.json", help="write the results as JSON")
+    bench.add_argument("--plot", type=Path, metavar="OUT.png", help="plot to OUT.png and OUT.svg")
+    bench.add_argument("--jobs", type=int, metavar="N", help="processes (default: every core)")
+    bench.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    bench.set_defaults(handler=_bench)
     return parser
 
 
@@ -424,6 +455,19 @@ def _timeline(args: argparse.Namespace) -> int:
     else:
         _print_lines(render_timeline(rows, _color(args)))
     return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    return bench(
+        args.scenarios,
+        args.policy,
+        settings=args.set,
+        grid=args.grid,
+        json_out=args.json,
+        plot_out=args.plot,
+        jobs=args.jobs,
+        quiet=args.quiet,
+    )
 
 
 if __name__ == "__main__":
