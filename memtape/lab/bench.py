@@ -174,8 +174,12 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
             required = SHARED[axis][0]
             tables[axis] = {"policy": cell.spec.name, required: old[required]}
     base = Policies.from_params(tables, where)
+    # A setting for an axis this scenario lacks is skipped (a bench mixes scenarios);
+    # one for an unknown axis is kept, so that ``with_settings`` names it.
     settings = [
-        setting for setting in (*cell.spec.settings, *cell.settings) if _axis(setting) in tables
+        setting
+        for setting in (*cell.spec.settings, *cell.settings)
+        if _axis(setting) not in AXES or _axis(setting) in tables
     ]
     try:
         return base.with_settings(settings)
@@ -184,9 +188,19 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
 
 
 def _axis(setting: str) -> str:
-    """The axis a setting names; an unknown one is kept so that ``with_settings`` names it."""
-    axis = setting.partition("=")[0].partition(".")[0].strip()
-    return axis if axis in AXES else ""
+    """The axis an ``AXIS.PARAM=VALUE`` setting names."""
+    return setting.partition("=")[0].partition(".")[0].strip()
+
+
+def has_meter(cell: Cell) -> bool:
+    """Whether the cell's run has turns measured against a budget (a meter to plot)."""
+    scenario = _scenario(cell.scenario)
+    policies = policies_for(scenario, cell)
+    return (
+        policies is not None
+        and policies.compaction is not None
+        and any(isinstance(command, AddTurn) for command in scenario.steps)
+    )
 
 
 @lru_cache(maxsize=16)

@@ -14,7 +14,7 @@ from typing import TextIO
 from rich.console import Console
 
 from memtape.core.errors import BadInput
-from memtape.lab.bench import Cell, plan, results_data, run_cells
+from memtape.lab.bench import Cell, has_meter, plan, results_data, run_cells
 from memtape.lab.files import write_atomic
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
 from memtape.lab.table import comparison_table
@@ -42,6 +42,8 @@ def bench(
         plot_paths(plot_out)
         check_plotting()
     cells = plan(scenarios, policies, settings, grid)
+    if plot_out is not None and not any(has_meter(cell) for cell in cells):
+        raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
     workers = (os.cpu_count() or 1) if jobs is None else jobs
     show = not quiet and err.isatty()
 
