@@ -1,0 +1,89 @@
+"""memtape.lab.generate and ``memtape generate``: seeded scenario files."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+
+from pathlib import Path
+
+import pytest
+
+from memtape.cli import main
+from memtape.core.commands import AddTurn
+from memtape.core.errors import BadInput
+from memtape.lab.generate import support_session
+from memtape.policies.session import Session
+from memtape.projections.metrics import compaction_metrics
+from memtape.scenarios import parse_scenario
+
+
+class TestSupport:
+    def test_the_same_seed_gives_the_same_bytes(self) -> None:
+        assert support_session(300, 7) == support_session(300, 7)
+
+    def test_another_seed_gives_another_session(self) -> None:
+        assert support_session(300, 7) != support_session(300, 8)
+
+    def test_it_has_one_turn_per_step_and_a_probe_every_40_turns(self) -> None:
+        scenario = parse_scenario(support_session(400, 1), "gen.toml")
+        assert 400 == len(scenario.steps)
+        assert all(isinstance(step, AddTurn) for step in scenario.steps)
+        assert list(range(40, 401, 40)) == [probe.start for probe in scenario.probes]
+
+    def test_each_probe_is_said_at_its_turn_and_nowhere_else(self) -> None:
+        scenario = parse_scenario(support_session(400, 3), "gen.toml")
+        texts = [step.text for step in scenario.steps if isinstance(step, AddTurn)]
+        for probe in scenario.probes:
+            assert [probe.start] == [n for n, text in enumerate(texts, 1) if probe.text in text]
+
+    def test_every_probe_is_visible_at_its_own_turn(self) -> None:
+        scenario = parse_scenario(support_session(200, 5, budget=150, hot_n=2), "gen.toml")
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        metrics = compaction_metrics(session.run, scenario.probes)
+        assert [] == [loss for loss in metrics.losses if loss.at is None]
+        assert metrics.compactions > 0
+
+    @pytest.mark.parametrize(
+        ("kwargs", "message"),
+        [
+            ({"turns": 0}, "--turns must be an integer in 1.."),
+            ({"turns": 10, "budget": 0}, "--budget must be"),
+            ({"turns": 10, "hot_n": -1}, "--hot-n must be"),
+            ({"turns": 10, "probe_every": 0}, "--probe-every must be"),
+        ],
+    )
+    def test_impossible_parameters_are_refused(self, kwargs: dict[str, int], message: str) -> None:
+        turns = kwargs.pop("turns")
+        with pytest.raises(BadInput, match=message):
+            support_session(turns, 1, **kwargs)
+
+
+class TestCli:
+    def test_generate_support_writes_the_same_file_twice(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        first, second = tmp_path / "a.toml", tmp_path / "b.toml"
+        for out in (first, second):
+            assert 0 == main(
+                ["generate", "support", "--turns", "120", "--seed", "7", "--out", str(out)]
+            )
+        assert f"wrote {first}\nwrote {second}\n" == capsys.readouterr().out
+        assert first.read_bytes() == second.read_bytes()
+        assert first.read_text("utf-8") == support_session(120, 7)
+
+    def test_a_bad_parameter_is_one_line_and_writes_nothing(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "a.toml"
+        status = main(["generate", "support", "--turns", "0", "--seed", "7", "--out", str(out)])
+        err = capsys.readouterr().err
+        assert (2, 1) == (status, len(err.splitlines()))
+        assert "--turns must be" in err
+        assert not out.exists()
+
+    def test_a_missing_directory_is_named(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "no" / "a.toml"
+        status = main(["generate", "support", "--turns", "5", "--seed", "7", "--out", str(out)])
+        assert 2 == status
+        assert f"{out}: no such directory" in capsys.readouterr().err
