@@ -26,6 +26,7 @@ from memtape.core.events import (
     Evicted,
     FactRead,
     FactWritten,
+    Queried,
     Superseded,
     TurnAdded,
 )
@@ -36,7 +37,7 @@ from memtape.policies.protocols import ForgettingPolicy
 from memtape.policies.session import Policies
 from memtape.reducers import evolve, fold
 
-_STORE_EVENTS = (FactWritten, FactRead, Superseded, Evicted)
+_STORE_EVENTS = (FactWritten, FactRead, Queried, Superseded, Evicted)
 
 
 @attrs.frozen
@@ -249,6 +250,31 @@ def check_eviction(
     return violations
 
 
+def check_query(
+    forgetting: ForgettingPolicy, before: State, event: Queried, *, at: int
+) -> list[Violation]:
+    """A query returns the first ``min(k, actives)`` facts of the policy's ranking for its
+    text, best first, each with the score it ranked by: so at most ``k``, all active.
+
+    ``before`` is the state just before ``event``, which sits at position ``at``.
+    """
+    ranked = forgetting.rank(before.store, before.clock, event.text)[: event.k]
+    expected = tuple(s.fact.id for s in ranked)
+    if event.results != expected:
+        message = (
+            f"the query {event.text!r} returned facts {list(event.results)}, but the top "
+            f"{event.k} of the ranking at t={before.clock:g} are {list(expected)}"
+        )
+        return [Violation(at, "query", message)]
+    scores = tuple(s.score for s in ranked)
+    if event.scores != scores:
+        message = (
+            f"the query returned scores {list(event.scores)}, the ranking gives {list(scores)}"
+        )
+        return [Violation(at, "query", message)]
+    return []
+
+
 def check_evictions(
     forgetting: ForgettingPolicy, before: State, events: Sequence[Event], *, start: int
 ) -> list[Violation]:
@@ -287,8 +313,9 @@ def check_run(
     """Every invariant over a whole run, in one pass that folds the log event by event.
 
     After each event: the fold accepts it (``integrity``; the check stops at
-    the first event that does not fold), the token total, and for an
-    eviction, that the weakest fact went. After each command that touched
+    the first event that does not fold), the token total, for an
+    eviction, that the weakest fact went, and for a query, that it returned
+    the top of the ranking. After each command that touched
     the window: the budget, and under the tiered compaction HOT and the gist;
     after each command that touched the store: capacity and the ranking. At
     positions ``checkpoint``, twice that, four times, ... and at the end,
@@ -332,8 +359,8 @@ def check_run(
                 compacted = True
             elif isinstance(event, _STORE_EVENTS):
                 touched_store = True
-                if isinstance(event, Evicted) and forgetting is not None:
-                    note(check_eviction(forgetting, state, event, at=position))
+                if forgetting is not None:
+                    note(_check_decision(forgetting, state, event, at=position))
             state = after
             note(check_token_total(state.window, at=position))
             if position == next_checkpoint:
@@ -355,6 +382,17 @@ def check_run(
         note(_checkpoint(run, state, len(run)))
     note(check_replay(state, run.state, at=len(run)))
     return sorted(found.values(), key=lambda v: v.position)
+
+
+def _check_decision(
+    forgetting: ForgettingPolicy, before: State, event: Event, *, at: int
+) -> list[Violation]:
+    """The checks of one store event against the ranking that decided it."""
+    if isinstance(event, Evicted):
+        return check_eviction(forgetting, before, event, at=at)
+    if isinstance(event, Queried):
+        return check_query(forgetting, before, event, at=at)
+    return []
 
 
 def _checkpoint(run: Run, state: State, position: int) -> list[Violation]:

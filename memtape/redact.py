@@ -1,14 +1,15 @@
 """Redacting a run: a copy whose free texts are placeholders and whose figures are the same.
 
 A redacted copy can go into a bug report without the user's data. Every
-free text (turn texts, WARM items, fact keys and texts, episodes, distilled
-facts and rules, the consolidation rules and every other string of the
-header) becomes a placeholder of as many tokens under the run's tokenizer,
-so every figure (meters, scores, decisions, WARM tokens) stays as it was.
-What is not free text stays: a turn's role (a word the policy measures as
-part of the turn and routes on), the names of the policies and the
-tokenizer, and a COLD gist that is exactly the tiered policy's count
-template (``gist_for``), which the gist invariant checks word for word.
+free text (turn texts, WARM items, fact keys and texts, query texts and the
+keys they expect, episodes, distilled facts and rules, the consolidation
+rules and every other string of the header) becomes a placeholder of as
+many tokens under the run's tokenizer, so every figure (meters, scores,
+decisions, WARM tokens) stays as it was. What is not free text stays: a
+turn's role (a word the policy measures as part of the turn and routes on),
+the names of the policies and the tokenizer, and a COLD gist that is
+exactly the tiered policy's count template (``gist_for``), which the gist
+invariant checks word for word.
 
 A placeholder is ``TAG.1 TAG.2 ... TAG.n``, one word per token, where TAG
 comes from a keyed hash of the original text: equal texts get equal
@@ -37,6 +38,7 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
@@ -52,6 +54,7 @@ from memtape.core.events import (
     FactRead,
     FactWritten,
     ProceduralRule,
+    Queried,
     SemanticFact,
     Superseded,
     TurnAdded,
@@ -252,6 +255,10 @@ def _event(event: Event, masks: _Masks, cold: int) -> Event:
         return FactWritten(
             event.id, masks.text(event.key), masks.text(event.text), event.importance
         )
+    if isinstance(event, Queried):
+        return Queried(
+            masks.text(event.text), masks.text(event.key), event.k, event.results, event.scores
+        )
     if isinstance(event, EpisodeRecorded):
         return EpisodeRecorded(event.id, masks.text(event.text))
     if isinstance(event, Consolidated):
@@ -279,6 +286,8 @@ def _command(command: Command, masks: _Masks) -> Command:
         )
     if isinstance(command, ReadFact):
         return ReadFact(masks.optional(command.key), command.id)
+    if isinstance(command, Query):
+        return Query(masks.text(command.text), masks.text(command.key), command.k)
     if isinstance(command, RecordEpisode):
         return RecordEpisode(masks.text(command.text))
     if isinstance(command, AdvanceClock | Consolidate):

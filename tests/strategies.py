@@ -17,6 +17,7 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
@@ -202,6 +203,22 @@ def read_facts() -> st.SearchStrategy[ReadFact]:
     )
 
 
+def queries(*, valid_only: bool = False) -> st.SearchStrategy[Query]:
+    """Queries with texts of words (or none), an expected key (or none), and a ``k``;
+    unless ``valid_only``, some with a ``k`` below 1."""
+    k = (
+        st.integers(1, 5)
+        if valid_only
+        else weighted((8, st.integers(1, 5)), (1, st.integers(-2, 0)))
+    )
+    return st.builds(
+        Query,
+        text=weighted((3, texts()), (1, st.just(""))),
+        key=weighted((3, keys(valid_only=True)), (1, st.just(""))),
+        k=k,
+    )
+
+
 def record_episodes() -> st.SearchStrategy[RecordEpisode]:
     """Episodes, several of which the consolidation rules match."""
     return st.builds(RecordEpisode, weighted((3, st.sampled_from(EPISODES)), (1, texts())))
@@ -246,6 +263,7 @@ def commands(*, nan: bool = True) -> st.SearchStrategy[Command | ClockStep]:
         (4, write_facts(nan=nan)),
         (2, clock_steps(nan=nan)),
         (2, read_facts()),
+        (2, queries()),
         (2, record_episodes()),
         (1, st.just(Consolidate())),
     )
@@ -269,6 +287,7 @@ def valid_command_sequences(*, max_size: int = 30) -> st.SearchStrategy[list[Com
         (2, st.builds(ClockStep, st.floats(0.0, 20.0))),
         (1, st.builds(ReadFact, key=keys(valid_only=True))),
         (1, st.builds(ReadFact, id=st.integers(1, 6))),
+        (1, queries(valid_only=True)),
         (2, record_episodes()),
         (1, st.just(Consolidate())),
     )

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memtape.core.commands import AddTurn, AdvanceClock, ReadFact, WriteFact
+from memtape.core.commands import AddTurn, AdvanceClock, Query, ReadFact, WriteFact
 from memtape.core.errors import BadInput
 from memtape.core.events import Event, Evicted
 from memtape.core.run import Run
@@ -235,6 +235,31 @@ class TestWhyReads:
         name = _why(dana, "name").subjects[0]
 
         assert "read at t=6, 2 read(s) now, score 0.3818" == name.steps[2].what
+
+
+class TestWhyQueried:
+    def test_a_query_that_returned_the_fact_is_a_step_of_its_life(self) -> None:
+        session = Session(Policies(forgetting=ImportanceRecencyAccess(4, 4.0, 0.1)))
+        session.execute_all([WriteFact("a", "x", 0.2), WriteFact("b", "y", 0.9)])
+        session.execute(Query("who", "a", 2))
+
+        step = _why(session, "a").subjects[0].steps[-1]
+
+        assert ("Queried", {"rank": 2, "score": 0.2, "reads": 1, "k": 2}) == (
+            step.type,
+            step.numbers,
+        )
+        assert (
+            "returned by query 'who' at t=0, rank 2 of 2 (top 2), score 0.2000, 1 read(s) now"
+            == (step.what)
+        )
+
+    def test_a_query_that_did_not_return_the_fact_is_not_in_its_life(self) -> None:
+        session = Session(Policies(forgetting=ImportanceRecencyAccess(4, 4.0, 0.1)))
+        session.execute_all([WriteFact("a", "x", 0.2), WriteFact("b", "y", 0.9)])
+        session.execute(Query("who", "b", 1))
+
+        assert ["FactWritten"] == [s.type for s in _why(session, "a").subjects[0].steps]
 
 
 class TestWhyTurn5:

@@ -25,6 +25,7 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
@@ -41,6 +42,7 @@ from memtape.core.events import (
     FactRead,
     FactWritten,
     ProceduralRule,
+    Queried,
     SemanticFact,
     Superseded,
     TurnAdded,
@@ -76,6 +78,8 @@ EVENTS: list[Event] = [
         (ProceduralRule("apply the fee", 2),),
     ),
     Consolidated((), (), ()),
+    Queried("who is the user", "name", 3, (2, 1), (AWKWARD, 1 / 3)),
+    Queried("", "", 1, (), ()),
 ]
 
 COMMANDS: list[Command] = [
@@ -87,6 +91,8 @@ COMMANDS: list[Command] = [
     WriteFact("contact", "phone", 0.6, supersedes="contact"),
     ReadFact(key="name"),
     ReadFact(id=3),
+    Query("who is the user", "name", 2),
+    Query(),
     RecordEpisode("something happened"),
     Consolidate(),
 ]
@@ -366,6 +372,18 @@ class TestFastPath:
         for event in session.run.events:
             data = json.loads(json.dumps(event_data(event)))
             assert event == _FAST[type(event)](data)
+
+    def test_a_query_takes_the_fast_path(self) -> None:
+        queried = Queried("who", "name", 3, (2, 1), (AWKWARD, 0.5))
+        data = _through_json(event_data(queried))
+
+        assert queried == _FAST[Queried](data)
+
+    def test_the_fast_path_declines_an_integer_score(self) -> None:
+        data = {"text": "", "key": "", "k": 1, "results": [1], "scores": [1]}
+
+        with pytest.raises(_Declined):
+            _FAST[Queried](data)
 
 
 class TestListsAreLists:

@@ -12,6 +12,7 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
@@ -27,6 +28,7 @@ from memtape.core.events import (
     FactRead,
     FactWritten,
     ProceduralRule,
+    Queried,
     SemanticFact,
     Superseded,
     TurnAdded,
@@ -39,6 +41,7 @@ EVENTS: list[Event] = [
     ClockAdvanced(6.0),
     FactWritten(1, "name", "the user is Dana", 0.9),
     FactRead(1),
+    Queried("what is the user called", "name", 3, (1, 4), (0.9, 0.25)),
     Superseded(2, 5),
     Evicted(4, 0.0707),
     EpisodeRecorded(1, "the user confirmed their name"),
@@ -50,6 +53,7 @@ COMMANDS: list[Command] = [
     AdvanceClock(6.0),
     WriteFact("name", "Dana", 0.9),
     ReadFact(key="name"),
+    Query("what is the user called", "name", 2),
     RecordEpisode("something happened"),
     Consolidate(),
 ]
@@ -60,13 +64,14 @@ def _name(event: object) -> str:
 
 
 class TestEventTypes:
-    def test_the_nine_kernel_events_are_registered_by_class_name(self) -> None:
+    def test_the_ten_kernel_events_are_registered_by_class_name(self) -> None:
         assert {
             "TurnAdded",
             "CompactionTriggered",
             "ClockAdvanced",
             "FactWritten",
             "FactRead",
+            "Queried",
             "Superseded",
             "Evicted",
             "EpisodeRecorded",
@@ -109,6 +114,11 @@ class TestEventsAreImmutableValues:
     def test_events_differing_in_one_field_are_not_equal(self) -> None:
         assert FactRead(1) != FactRead(2)
 
+    def test_a_query_records_its_results_and_scores_as_tuples(self) -> None:
+        queried = Queried("", "", 2, (3, 1), (0.5, 0.25))
+
+        assert ((3, 1), (0.5, 0.25)) == (queried.results, queried.scores)
+
     def test_collections_in_events_are_tuples(self) -> None:
         compaction = EVENTS[1]
         assert isinstance(compaction, CompactionTriggered)
@@ -128,7 +138,9 @@ class TestEventsAreImmutableValues:
 
 class TestCommands:
     def test_command_kinds_are_the_scenario_step_names(self) -> None:
-        assert ["turn", "advance", "write", "read", "episode", "consolidate"] == list(COMMAND_TYPES)
+        assert ["turn", "advance", "write", "read", "query", "episode", "consolidate"] == list(
+            COMMAND_TYPES
+        )
 
     def test_command_kinds_invert_command_types(self) -> None:
         assert {cls: kind for kind, cls in COMMAND_TYPES.items()} == COMMAND_KINDS
@@ -144,6 +156,9 @@ class TestCommands:
 
     def test_a_read_names_neither_key_nor_id_by_default(self) -> None:
         assert (None, None) == (ReadFact().key, ReadFact().id)
+
+    def test_a_query_asks_nothing_expects_nothing_and_wants_three_by_default(self) -> None:
+        assert ("", "", 3) == (Query().text, Query().key, Query().k)
 
     @pytest.mark.parametrize("command", [c for c in COMMANDS if attrs.fields(type(c))], ids=_name)
     def test_a_command_cannot_be_changed(self, command: Command) -> None:

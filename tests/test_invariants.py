@@ -8,7 +8,14 @@ import attrs
 import pytest
 from immutables import Map
 
-from memtape.core.commands import AddTurn, AdvanceClock, Command, RecordEpisode, WriteFact
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Command,
+    Query,
+    RecordEpisode,
+    WriteFact,
+)
 from memtape.core.errors import BadInput
 from memtape.core.events import (
     ClockAdvanced,
@@ -17,6 +24,7 @@ from memtape.core.events import (
     Event,
     Evicted,
     FactWritten,
+    Queried,
     Superseded,
     TurnAdded,
     WarmItem,
@@ -277,11 +285,46 @@ class TestEviction:
         assert [Violation(3, "eviction", message)] == check_run(run, forgetting(1))
 
 
+class TestQuery:
+    def test_a_query_returning_the_top_of_the_ranking_passes(self) -> None:
+        """Scores 0.9 and 0.5 at t=0 (recency 1, no reads): the top 2 are facts 2 and 3."""
+        answer = (Queried("", "", 2, (2, 3), (0.9, 0.5)),)
+        run = run_of(
+            write(1, "a", 0.2), write(2, "b", 0.9), write(3, "c", 0.5), (Query(k=2), answer)
+        )
+        assert [] == check_run(run, forgetting(4))
+
+    def test_a_query_out_of_ranking_order_is_caught(self) -> None:
+        """The best fact (0.9) must come first."""
+        answer = (Queried("", "", 2, (3, 2), (0.5, 0.9)),)
+        run = run_of(
+            write(1, "a", 0.2), write(2, "b", 0.9), write(3, "c", 0.5), (Query(k=2), answer)
+        )
+        message = (
+            "the query '' returned facts [3, 2], but the top 2 of the ranking at t=0 are [2, 3]"
+        )
+        assert [Violation(4, "query", message)] == check_run(run, forgetting(4))
+
+    def test_a_query_returning_fewer_than_it_could_is_caught(self) -> None:
+        """Three active facts and k = 2: one result is not the top 2."""
+        answer = (Queried("", "", 2, (2,), (0.9,)),)
+        run = run_of(
+            write(1, "a", 0.2), write(2, "b", 0.9), write(3, "c", 0.5), (Query(k=2), answer)
+        )
+        assert ["query"] == [v.invariant for v in check_run(run, forgetting(4))]
+
+    def test_a_query_recording_wrong_scores_is_caught(self) -> None:
+        answer = (Queried("", "", 1, (2,), (0.8,)),)
+        run = run_of(write(1, "a", 0.2), write(2, "b", 0.9), (Query(k=1), answer))
+        message = "the query returned scores [0.8], the ranking gives [0.9]"
+        assert [Violation(3, "query", message)] == check_run(run, forgetting(4))
+
+
 @attrs.frozen
 class RanksEveryFact(ImportanceRecencyAccess):
     """A broken policy: its ranking includes retired and evicted facts."""
 
-    def rank(self, store: Store, now: float) -> list[Scored]:
+    def rank(self, store: Store, now: float, query: str = "") -> list[Scored]:
         """Every fact ever written, by id."""
         return [self.score(fact, now) for _, fact in sorted(store.facts.items())]
 

@@ -18,6 +18,9 @@ from memtape.scenarios import SHIPPED, load_scenario
 
 HEADER = {"scenario": "test", "policies": {}}
 
+QUERIES = str(Path(__file__).parent / "fixtures" / "dana-queries.toml")
+"""A scenario with query steps, which no seed scenario has."""
+
 
 def _run(name: str) -> Run:
     scenario = load_scenario(name)
@@ -28,7 +31,7 @@ def _run(name: str) -> Run:
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, Run]:
-    return {name: _run(name) for name in SHIPPED}
+    return {name: _run(name) for name in (*SHIPPED, QUERIES)}
 
 
 def _written(tmp_path: Path, run: Run, name: str = "run.jsonl") -> Path:
@@ -254,7 +257,9 @@ class TestRoundTrip:
             "steps": 5,
         } == header
 
-    def test_the_three_seed_scenarios_cover_every_event_type(self, runs: dict[str, Run]) -> None:
+    def test_the_seed_scenarios_and_the_queries_cover_every_event_type(
+        self, runs: dict[str, Run]
+    ) -> None:
         seen = {type(e).__name__ for run in runs.values() for e in run.events}
 
         assert set(EVENT_TYPES) == seen

@@ -8,17 +8,20 @@ import attrs
 import pytest
 
 from memtape.checking import check_file
-from memtape.core.commands import AddTurn, WriteFact
+from memtape.core.commands import AddTurn, Query, WriteFact
 from memtape.core.errors import BadInput
 from memtape.core.events import (
     CompactionTriggered,
     Consolidated,
     EpisodeRecorded,
     FactWritten,
+    Queried,
     TurnAdded,
 )
+from memtape.core.run import Run
 from memtape.policies import tokenizers
 from memtape.policies.compaction import TieredCompaction
+from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
 from memtape.policies.tokenizers import WordCount
 from memtape.projections.view import view_data
@@ -296,6 +299,39 @@ class TestPlaceholders:
         gist = load_run(out).session.state.window.gist
 
         assert (5, False) == (words(gist), "Dana" in out.read_text("utf-8"))
+
+
+class TestQueries:
+    def _copies(self, tmp_path: Path) -> tuple[Run, Run]:
+        session = Session(Policies(forgetting=ImportanceRecencyAccess(4, 4.0, 0.1)))
+        session.execute_all(
+            [
+                WriteFact("name", "the user is Dana", 0.9),
+                WriteFact("order", "ORD3300", 0.5),
+                Query("what is the user called", "name", 2),
+            ]
+        )
+        source = tmp_path / "queried.jsonl"
+        save_run(session, source, "queried")
+        out = tmp_path / "queried.redacted.jsonl"
+        export_redacted(source, out)
+        return load_run(source).session.run, load_run(out).session.run
+
+    def test_the_query_text_and_expected_key_are_placeholders(self, tmp_path: Path) -> None:
+        _, copy = self._copies(tmp_path)
+        (queried,) = [e for e in copy.events if isinstance(e, Queried)]
+        (command,) = [c for c in copy.commands if isinstance(c, Query)]
+        (key,) = {e.key for e in copy.events if isinstance(e, FactWritten) and e.id == 1}
+
+        assert (5, key, key) == (words(queried.text), queried.key, command.key)
+        assert "what is the user called" not in (queried.text, command.text)
+
+    def test_the_results_and_scores_are_kept(self, tmp_path: Path) -> None:
+        source, copy = self._copies(tmp_path)
+        (before,) = [e for e in source.events if isinstance(e, Queried)]
+        (after,) = [e for e in copy.events if isinstance(e, Queried)]
+
+        assert (before.k, before.results, before.scores) == (after.k, after.results, after.scores)
 
 
 class TestHeader:

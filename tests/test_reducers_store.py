@@ -5,9 +5,9 @@
 import pytest
 
 from memtape.core.errors import CorruptLog
-from memtape.core.events import Evicted, FactRead, FactWritten, Superseded
+from memtape.core.events import Evicted, FactRead, FactWritten, Queried, Superseded
 from memtape.core.state import EMPTY_STORE, Fact, Store
-from memtape.reducers.store import evicted, fact_read, fact_written, superseded
+from memtape.reducers.store import evicted, fact_read, fact_written, queried, superseded
 
 
 def _store(*keys: str, clock: float = 0.0) -> Store:
@@ -65,6 +65,44 @@ class TestFactRead:
 
         with pytest.raises(CorruptLog, match="fact 1 is not active"):
             fact_read(store, FactRead(1), 0.0)
+
+
+class TestQueried:
+    def test_each_returned_fact_is_read_once_more_at_the_clock(self) -> None:
+        store = queried(_store("a", "b", "c"), Queried("", "", 3, (3, 1), (0.5, 0.25)), 4.0)
+
+        assert [(1, 4.0), (0, None), (1, 4.0)] == [
+            (store.facts[i].reads, store.facts[i].last_read_at) for i in (1, 2, 3)
+        ]
+
+    def test_a_query_reads_as_the_same_reads_would(self) -> None:
+        by_query = queried(_store("a", "b"), Queried("x", "a", 2, (2, 1), (0.5, 0.5)), 1.0)
+        by_reads = fact_read(fact_read(_store("a", "b"), FactRead(2), 1.0), FactRead(1), 1.0)
+
+        assert by_reads == by_query
+
+    def test_a_query_that_returned_nothing_changes_nothing(self) -> None:
+        before = _store("a")
+
+        assert before == queried(before, Queried("x", "", 3, (), ()), 1.0)
+
+    def test_returning_a_fact_that_is_not_active_is_corrupt(self) -> None:
+        store = superseded(_store("a", "a"), Superseded(1, 2), 0.0)
+
+        with pytest.raises(CorruptLog, match="fact 1 is not active"):
+            queried(store, Queried("", "", 3, (2, 1), (0.5, 0.5)), 0.0)
+
+    def test_more_results_than_k_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match="a query for the top 1 returned 2 facts"):
+            queried(_store("a", "b"), Queried("", "", 1, (1, 2), (0.5, 0.5)), 0.0)
+
+    def test_a_fact_returned_twice_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match=r"a query returned a fact twice: \[1, 1\]"):
+            queried(_store("a"), Queried("", "", 3, (1, 1), (0.5, 0.5)), 0.0)
+
+    def test_results_without_a_score_each_are_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match=r"returned 2 fact\(s\) with 1 score\(s\)"):
+            queried(_store("a", "b"), Queried("", "", 3, (1, 2), (0.5,)), 0.0)
 
 
 class TestSuperseded:

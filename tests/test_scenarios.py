@@ -11,11 +11,13 @@ from memtape.core.commands import (
     AddTurn,
     AdvanceClock,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
 )
 from memtape.core.errors import BadInput
+from memtape.core.events import Queried
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
@@ -174,6 +176,46 @@ class TestSteps:
 
         assert (ReadFact(id=3),) == parse_scenario(text, "s").steps
 
+    def test_a_query_step_with_text_expected_key_and_k(self) -> None:
+        text = FORGETTING + '[[step]]\nquery = "who am I"\nexpect = "name"\nk = 2\n'
+
+        assert (Query("who am I", "name", 2),) == parse_scenario(text, "s").steps
+
+    def test_a_query_step_wants_the_top_3_by_default(self) -> None:
+        text = FORGETTING + '[[step]]\nquery = "who am I"\n'
+
+        assert (Query("who am I", "", 3),) == parse_scenario(text, "s").steps
+
+    def test_a_query_step_may_name_only_the_key_it_expects(self) -> None:
+        text = FORGETTING + '[[step]]\nexpect = "name"\nk = 1\n'
+
+        assert (Query("", "name", 1),) == parse_scenario(text, "s").steps
+
+    def test_a_query_step_runs_and_reads_the_top_of_the_ranking(self, tmp_path: Path) -> None:
+        writes = "".join(
+            f'[[step]]\nwrite = "{key}"\ntext = "{key} fact"\nimportance = {imp}\n'
+            for key, imp in (("a", 0.2), ("b", 0.9), ("c", 0.5))
+        )
+        path = _file(tmp_path, FORGETTING + writes + '[[step]]\nquery = "?"\nexpect = "b"\nk = 2\n')
+        scenario = load_scenario(str(path))
+        session = Session(scenario.policies)
+
+        session.execute_all(scenario.steps)
+
+        store = session.state.store
+        assert [0, 1, 1] == [store.facts[i].reads for i in (1, 2, 3)]
+
+    def test_the_query_fixture_answers_each_query_from_the_top_of_the_ranking(self) -> None:
+        scenario = load_scenario(str(Path(__file__).parent / "fixtures" / "dana-queries.toml"))
+        session = Session(scenario.policies)
+
+        session.execute_all(scenario.steps)
+
+        # At t=6 each score is importance x 0.5 ** 1.5 (no reads yet): order 0.7 and
+        # name 0.9 lead; the second query comes after name and order were read once.
+        queried = [e for e in session.run.events if isinstance(e, Queried)]
+        assert [(1, 3), (1,)] == [q.results for q in queried]
+
     def test_an_episode_step(self) -> None:
         text = CONSOLIDATION + '[[step]]\nepisode = "it happened"\n'
 
@@ -230,8 +272,8 @@ class TestMalformed:
         path, message = _refusal(tmp_path, COMPACTION + TURN + step)
 
         assert (
-            f"{path}: step 2: name exactly one of turn, advance, write, read, episode, "
-            "consolidate, found ['turn', 'advance']"
+            f"{path}: step 2: name exactly one of turn, advance, write, read, query, "
+            "episode, consolidate, found ['turn', 'advance']"
         ) == message
 
     def test_an_unknown_field_is_named(self, tmp_path: Path) -> None:
@@ -260,6 +302,10 @@ class TestMalformed:
             ),
             ("read = true", "read must be a key (a string) or an id, got True"),
             ("read = 1.5", "read must be a key (a string) or an id, got 1.5"),
+            ('query = "x"\nk = 0', "k must be an integer >= 1, got 0"),
+            ('query = "x"\nk = 1.5', "k must be an integer >= 1, got 1.5"),
+            ("query = 3", "query must be a string, got 3"),
+            ('query = "x"\nexpect = 3', "expect must be a string, got 3"),
             ("episode = 4", "episode must be a string, got 4"),
             ("consolidate = false", "consolidate must be true"),
         ],
@@ -278,10 +324,11 @@ class TestMalformed:
             (FORGETTING, TURN, "compaction"),
             (COMPACTION, '[[step]]\nwrite = "k"\ntext = "x"\nimportance = 0.5\n', "forgetting"),
             (COMPACTION, '[[step]]\nread = "k"\n', "forgetting"),
+            (COMPACTION, '[[step]]\nquery = "k"\n', "forgetting"),
             (COMPACTION, '[[step]]\nepisode = "e"\n', "consolidation"),
             (COMPACTION, "[[step]]\nconsolidate = true\n", "consolidation"),
         ],
-        ids=["turn", "write", "read", "episode", "consolidate"],
+        ids=["turn", "write", "read", "query", "episode", "consolidate"],
     )
     def test_a_step_needing_a_missing_policy_is_named(
         self, tmp_path: Path, header: str, step: str, axis: str

@@ -22,6 +22,7 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
@@ -34,6 +35,7 @@ from memtape.core.events import (
     Event,
     FactRead,
     FactWritten,
+    Queried,
     TurnAdded,
 )
 from memtape.core.state import INITIAL_STATE, State
@@ -43,6 +45,7 @@ from memtape.invariants import (
     check_evictions,
     check_gist,
     check_hot,
+    check_query,
     check_ranking,
     check_replay,
     check_run,
@@ -60,6 +63,7 @@ from tests.strategies import (
     importances,
     keys,
     policy_params,
+    queries,
     record_episodes,
     texts,
     write_facts,
@@ -217,6 +221,27 @@ class SessionMachine(RuleBasedStateMachine):
     def read_naming_both_or_neither(self, key: str, fact_id: int, both: bool) -> None:
         """A read names a fact by key or by id, exactly one of them."""
         self.reject(ReadFact(key=key, id=fact_id) if both else ReadFact())
+
+    @rule(command=queries(valid_only=True))
+    def query(self, command: Query) -> None:
+        """A query returns the top k of the ranking for its text, each read once more."""
+        before = self.state
+        (event,) = self.execute(command)
+        assert isinstance(event, Queried)
+        assert len(event.results) == min(command.k, len(before.store.active))
+        check = check_query(self.params.forgetting(), before, event, at=len(self.session.run))
+        assert [] == check
+        for fact_id in event.results:
+            fact = self.state.store.facts[fact_id]
+            assert (before.store.facts[fact_id].reads + 1, self.state.clock) == (
+                fact.reads,
+                fact.last_read_at,
+            )
+
+    @rule(k=st.integers(-3, 0), text=texts())
+    def query_for_fewer_than_one(self, k: int, text: str) -> None:
+        """A query for fewer than one fact is rejected."""
+        self.reject(Query(text, "", k))
 
     # -- consolidation -----------------------------------------------------------------------
 

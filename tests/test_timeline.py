@@ -3,7 +3,9 @@
 import pytest
 
 from memtape.core.codec import event_data
+from memtape.core.commands import Query, WriteFact
 from memtape.core.run import Run
+from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
 from memtape.projections.meter import Meter
 from memtape.projections.timeline import TimelineRow, summarize, timeline
@@ -98,6 +100,26 @@ class TestRowData:
             row.data()["type"],
             row.data()["event"],
             row.data()["meter"],
+        )
+
+
+class TestQuerySummary:
+    def test_a_query_names_its_text_expectation_and_results_best_first(self) -> None:
+        session = Session(Policies(forgetting=ImportanceRecencyAccess(4, 4.0, 0.1)))
+        session.execute_all([WriteFact("a", "x", 0.2), WriteFact("b", "y", 0.9)])
+        session.execute(Query("who", "b", 2))
+
+        row = list(timeline(session.run, session.policies))[-1]
+
+        assert "query 'who' expecting 'b', top 2: 2 ('b', 0.9000), 1 ('a', 0.2000)" == row.summary
+
+    def test_a_query_on_an_empty_store_says_so(self) -> None:
+        session = Session(Policies(forgetting=ImportanceRecencyAccess(4, 4.0, 0.1)))
+        session.execute(Query(k=1))
+
+        assert (
+            "query, top 1: nothing active"
+            == next(iter(timeline(session.run, session.policies))).summary
         )
 
 

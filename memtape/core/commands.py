@@ -42,6 +42,20 @@ class ReadFact:
 
 
 @attrs.frozen
+class Query:
+    """Read the top ``k`` active facts under the policy's ranking, best first.
+
+    ``text`` is what the query asks ("" for none; a policy with a relevance
+    factor ranks by it); ``key`` is the key the query expects to find ("" for
+    none), which the policy does not see: it is there to score the answer.
+    """
+
+    text: str = ""
+    key: str = ""
+    k: int = 3
+
+
+@attrs.frozen
 class RecordEpisode:
     """Record a raw episode for the next consolidation pass."""
 
@@ -53,7 +67,7 @@ class Consolidate:
     """Run a sleep-time consolidation pass over every recorded episode."""
 
 
-Command = AddTurn | AdvanceClock | WriteFact | ReadFact | RecordEpisode | Consolidate
+Command = AddTurn | AdvanceClock | WriteFact | ReadFact | Query | RecordEpisode | Consolidate
 """Any command of the kernel."""
 
 COMMAND_TYPES: dict[str, type[Command]] = {
@@ -61,6 +75,7 @@ COMMAND_TYPES: dict[str, type[Command]] = {
     "advance": AdvanceClock,
     "write": WriteFact,
     "read": ReadFact,
+    "query": Query,
     "episode": RecordEpisode,
     "consolidate": Consolidate,
 }

@@ -83,6 +83,22 @@ class FactRead:
 
 
 @attrs.frozen
+class Queried:
+    """A query returned ``results`` (fact ids, best first); each counts as a read.
+
+    ``scores`` holds each result's score as the policy ranked it; ``key`` is
+    the key the query expected ("" for none).
+    """
+
+    VERSION: ClassVar[int] = 1
+    text: str
+    key: str
+    k: int
+    results: tuple[int, ...]
+    scores: tuple[float, ...]
+
+
+@attrs.frozen
 class Superseded:
     """An active fact was retired because fact ``by`` replaces it; it is kept."""
 
@@ -143,6 +159,7 @@ Event = (
     | ClockAdvanced
     | FactWritten
     | FactRead
+    | Queried
     | Superseded
     | Evicted
     | EpisodeRecorded
@@ -158,6 +175,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         ClockAdvanced,
         FactWritten,
         FactRead,
+        Queried,
         Superseded,
         Evicted,
         EpisodeRecorded,

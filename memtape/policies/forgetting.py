@@ -6,13 +6,14 @@ from typing import Any, ClassVar
 
 import attrs
 
-from memtape.core.commands import ReadFact, WriteFact
+from memtape.core.commands import Query, ReadFact, WriteFact
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import Event, Evicted, FactRead, FactWritten, Superseded
 from memtape.core.state import Fact, State, Store
 from memtape.policies.params import Params
 from memtape.policies.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
 from memtape.policies.protocols import Scored
+from memtape.policies.querying import answer_query
 
 
 @attrs.frozen
@@ -75,16 +76,21 @@ class ImportanceRecencyAccess:
         # factor grows (0 x inf would be NaN, and NaN ranks nowhere).
         return Scored(fact, factors, decayed * access if decayed else 0.0)
 
-    def rank(self, store: Store, now: float) -> list[Scored]:
-        """The active facts by score, highest first; ties to the oldest write, then lowest id."""
+    def rank(self, store: Store, now: float, query: str = "") -> list[Scored]:
+        """The active facts by score, highest first; ties to the oldest write, then lowest id.
+
+        The query text plays no part: this policy has no relevance factor.
+        """
         scored = [self.score(store.facts[i], now) for i in store.active]
         scored.sort(key=lambda s: (-s.score, s.fact.written_at, s.fact.id))
         return scored
 
-    def decide(self, state: State, command: WriteFact | ReadFact) -> tuple[Event, ...]:
-        """The events that honour a write or a read, or ``Rejected`` saying why not."""
+    def decide(self, state: State, command: WriteFact | ReadFact | Query) -> tuple[Event, ...]:
+        """The events that honour a write, a read or a query, or ``Rejected`` saying why not."""
         if isinstance(command, ReadFact):
             return (FactRead(find_active(state.store, command)),)
+        if isinstance(command, Query):
+            return (answer_query(self, state, command),)
         return self._write(state, command)
 
     def _write(self, state: State, command: WriteFact) -> tuple[Event, ...]:

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Protocol
 
 import attrs
 
-from memtape.core.commands import AddTurn, Consolidate, ReadFact, RecordEpisode, WriteFact
+from memtape.core.commands import AddTurn, Consolidate, Query, ReadFact, RecordEpisode, WriteFact
 from memtape.core.events import Event
 from memtape.core.state import Fact, State, Store
 
@@ -62,16 +62,20 @@ class ForgettingPolicy(Protocol):
         """The invariants of ``memtape.policies.promises`` this policy keeps."""
         ...
 
-    def decide(self, state: State, command: WriteFact | ReadFact) -> tuple[Event, ...]:
-        """The events of a write (supersessions, evictions) or of a read."""
+    def decide(self, state: State, command: WriteFact | ReadFact | Query) -> tuple[Event, ...]:
+        """The events of a write (supersessions, evictions), a read or a query."""
         ...
 
     def score(self, fact: Fact, now: float) -> Scored:
         """A fact's score at ``now``, with the factors behind it."""
         ...
 
-    def rank(self, store: Store, now: float) -> list[Scored]:
-        """The active facts by score, highest first."""
+    def rank(self, store: Store, now: float, query: str = "") -> list[Scored]:
+        """The active facts by score, highest first; ``query`` is a query's text, if any.
+
+        This is the authority for queries and evictions: a policy whose score
+        depends on the other facts (normalized over the actives) ranks here.
+        """
         ...
 
     def params(self) -> dict[str, Any]:

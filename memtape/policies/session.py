@@ -18,6 +18,7 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
@@ -49,6 +50,7 @@ AXIS_OF: dict[type[Command], str | None] = {
     AddTurn: "compaction",
     WriteFact: "forgetting",
     ReadFact: "forgetting",
+    Query: "forgetting",
     RecordEpisode: "consolidation",
     Consolidate: "consolidation",
     AdvanceClock: None,
@@ -136,6 +138,8 @@ class Policies:
             return compaction.decide(state, command)
         if isinstance(command, WriteFact | ReadFact):
             return _require(self.forgetting, "a fact", "forgetting").decide(state, command)
+        if isinstance(command, Query):
+            return _require(self.forgetting, "a query", "forgetting").decide(state, command)
         if isinstance(command, AdvanceClock):
             return (_advance(state, command),)
         if isinstance(command, RecordEpisode):

@@ -20,6 +20,7 @@ from memtape.core.events import (
     Evicted,
     FactRead,
     FactWritten,
+    Queried,
     Superseded,
     TurnAdded,
 )
@@ -291,6 +292,10 @@ def _fact_lives(
         if isinstance(event, FactWritten | FactRead | Superseded | Evicted) and event.id in wanted:
             forgetting = _forgetting(policies_at, at)
             steps[event.id].append(_fact_step(seeker.around(at), forgetting, event))
+        elif isinstance(event, Queried) and wanted.intersection(event.results):
+            moment = seeker.around(at)
+            for fact_id in sorted(wanted.intersection(event.results)):
+                steps[fact_id].append(_query_step(moment, event, fact_id))
     forgetting = _forgetting(policies_at, len(run))
     final = run.state
     subjects = []
@@ -328,12 +333,27 @@ def _fact_step(
     return Step(moment.at, moment.step, type(event).__name__, clock, what, numbers)
 
 
+def _query_step(moment: _Moment, event: Queried, fact_id: int) -> Step:
+    """A query that returned the fact: its place among the results, its score, its reads."""
+    clock = moment.after.clock
+    place = event.results.index(fact_id)
+    score = event.scores[place]
+    reads = moment.after.store.facts[fact_id].reads
+    asked = f"query {event.text!r}" if event.text else "a query"
+    what = (
+        f"returned by {asked} at t={clock:g}, rank {place + 1} of {len(event.results)} "
+        f"(top {event.k}), score {score:.4f}, {reads} read(s) now"
+    )
+    numbers = {"rank": place + 1, "score": score, "reads": reads, "k": event.k}
+    return Step(moment.at, moment.step, type(event).__name__, clock, what, numbers)
+
+
 def _eviction(
     forgetting: ForgettingPolicy, event: Evicted, before: State
 ) -> tuple[dict[str, Any], str]:
     clock = before.clock
-    actives = [forgetting.score(fact, clock) for fact in before.store.active_facts()]
-    actives.sort(key=lambda s: (-s.score, s.fact.written_at, s.fact.id))
+    # The ranking, not each fact's score alone: a policy may normalize over the actives.
+    actives = forgetting.rank(before.store, clock)
     evicted = next(s for s in actives if s.fact.id == event.id)
     others = [s for s in actives if s.fact.id != event.id]
     lowest = all(evicted.score <= s.score for s in others)

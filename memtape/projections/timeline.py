@@ -15,6 +15,7 @@ from memtape.core.events import (
     Evicted,
     FactRead,
     FactWritten,
+    Queried,
     Superseded,
     TurnAdded,
 )
@@ -86,6 +87,8 @@ def summarize(event: Event, before: State, after: State) -> str:
         case FactRead(id=fact_id):
             fact = after.store.facts[fact_id]
             return f"fact {fact_id} ({fact.key!r}) read, {fact.reads} read(s) so far"
+        case Queried():
+            return describe_query(event, after)
         case Superseded(id=fact_id, by=by):
             return (
                 f"fact {fact_id} ({before.store.facts[fact_id].key!r}) retired: superseded by {by}"
@@ -101,6 +104,19 @@ def summarize(event: Event, before: State, after: State) -> str:
                 f"{len(semantic)} semantic fact(s), {len(procedural)} procedural rule(s)"
             )
     raise TypeError(f"no summary for {type(event).__name__}")
+
+
+def describe_query(event: Queried, after: State) -> str:
+    """A query in one line: what it asked, what it expected, what came back, best first."""
+    asked = f"query {event.text!r}" if event.text else "query"
+    if event.key:
+        asked += f" expecting {event.key!r}"
+    facts = after.store.facts
+    found = ", ".join(
+        f"{i} ({facts[i].key!r}, {score:.4f})"
+        for i, score in zip(event.results, event.scores, strict=True)
+    )
+    return f"{asked}, top {event.k}: {found or 'nothing active'}"
 
 
 def _numbers(values: Any) -> str:

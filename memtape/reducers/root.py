@@ -13,6 +13,7 @@ from memtape.core.events import (
     Evicted,
     FactRead,
     FactWritten,
+    Queried,
     Superseded,
     TurnAdded,
 )
@@ -51,6 +52,12 @@ def _fact_read(state: State, event: FactRead) -> State:
     )
 
 
+def _queried(state: State, event: Queried) -> State:
+    return State(
+        state.clock, state.window, store.queried(state.store, event, state.clock), state.memory
+    )
+
+
 def _superseded(state: State, event: Superseded) -> State:
     return State(
         state.clock, state.window, store.superseded(state.store, event, state.clock), state.memory
@@ -79,6 +86,7 @@ _REDUCERS: dict[type, Callable[[State, Any], State]] = {
     ClockAdvanced: _clock_advanced,
     FactWritten: _fact_written,
     FactRead: _fact_read,
+    Queried: _queried,
     Superseded: _superseded,
     Evicted: _evicted,
     EpisodeRecorded: _episode_recorded,

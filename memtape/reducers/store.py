@@ -1,9 +1,9 @@
-"""Folding store events: facts written, read, superseded, evicted."""
+"""Folding store events: facts written, read (alone or by a query), superseded, evicted."""
 
 import attrs
 
 from memtape.core.errors import CorruptLog
-from memtape.core.events import Evicted, FactRead, FactWritten, Superseded
+from memtape.core.events import Evicted, FactRead, FactWritten, Queried, Superseded
 from memtape.core.state import Fact, Store
 
 
@@ -21,8 +21,29 @@ def fact_written(store: Store, event: FactWritten, clock: float) -> Store:
 
 def fact_read(store: Store, event: FactRead, clock: float) -> Store:
     """Count one more read of an active fact, at the current clock."""
-    fact = _active(store, event.id)
-    read = Fact(
+    read = _touched(_active(store, event.id), clock)
+    return Store(store.facts.set(read.id, read), store.active, store.by_key)
+
+
+def queried(store: Store, event: Queried, clock: float) -> Store:
+    """Count one more read of each fact a query returned, as ``fact_read`` does."""
+    if len(event.results) != len(event.scores):
+        raise CorruptLog(
+            f"a query returned {len(event.results)} fact(s) with {len(event.scores)} score(s)"
+        )
+    if len(event.results) > event.k:
+        raise CorruptLog(f"a query for the top {event.k} returned {len(event.results)} facts")
+    if len(set(event.results)) != len(event.results):
+        raise CorruptLog(f"a query returned a fact twice: {list(event.results)}")
+    facts = store.facts
+    for fact_id in event.results:
+        read = _touched(_active(store, fact_id), clock)
+        facts = facts.set(fact_id, read)
+    return Store(facts, store.active, store.by_key)
+
+
+def _touched(fact: Fact, clock: float) -> Fact:
+    return Fact(
         fact.id,
         fact.key,
         fact.text,
@@ -31,7 +52,6 @@ def fact_read(store: Store, event: FactRead, clock: float) -> Store:
         fact.reads + 1,
         clock,
     )
-    return Store(store.facts.set(fact.id, read), store.active, store.by_key)
 
 
 def superseded(store: Store, event: Superseded, clock: float) -> Store:

@@ -16,7 +16,9 @@ text = "Hi, I'm Dana."
 
 The other steps: ``advance = 6`` (the clock), ``write = "key"`` with
 ``text``, ``importance`` and optional ``supersedes``; ``read = "key"`` or
-``read = 3`` (an id); ``episode = "text"``; ``consolidate = true``.
+``read = 3`` (an id); ``query = "text"`` with optional ``expect = "key"`` and
+``k`` (default 3), or ``expect = "key"`` alone (a query without text);
+``episode = "text"``; ``consolidate = true``.
 
 A scenario may plant probes, strings that must stay visible in the window
 (HOT text, WARM items or the gist) from a given turn on::
@@ -40,6 +42,7 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
@@ -153,6 +156,8 @@ def _probes(tables: Any, source: str) -> tuple[Probe, ...]:
 
 def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
     kinds = [kind for kind in _KINDS if kind in step]
+    if not kinds and "expect" in step:
+        kinds = ["query"]  # a query may name only the key it expects
     if len(kinds) != 1:
         raise BadInput(f"{where}: name exactly one of {', '.join(_KINDS)}, found {kinds or 'none'}")
     kind = kinds[0]
@@ -183,6 +188,12 @@ def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
             command = ReadFact(id=target)
         else:
             raise params.error("read", f"must be a key (a string) or an id, got {target!r}")
+    elif kind == "query":
+        command = Query(
+            params.text("query", ""),
+            params.text("expect", ""),
+            params.integer("k", 3, minimum=1),
+        )
     elif kind == "episode":
         command = RecordEpisode(params.text("episode"))
     else:
