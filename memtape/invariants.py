@@ -315,8 +315,8 @@ def check_run(
     After each event: the fold accepts it (``integrity``; the check stops at
     the first event that does not fold), the token total, for an
     eviction, that the weakest fact went, and for a query, that it returned
-    the top of the ranking. After each command that touched
-    the window: the budget, and under the tiered compaction HOT and the gist;
+    the top of the ranking. After each command that touched the window under
+    the tiered compaction: the budget, HOT and the gist;
     after each command that touched the store: capacity and the ranking. At
     positions ``checkpoint``, twice that, four times, ... and at the end,
     whose checks cost the size of the state: replay equality with
@@ -367,9 +367,10 @@ def check_run(
                 note(_checkpoint(run, state, position))
                 next_checkpoint, checked = 2 * position, position
         window = state.window
-        if touched_window and compaction is not None:
-            note(check_budget(window, compaction.budget, at=end))
         if touched_window and tiered is not None:
+            # The WARM-based budget rule is the tiered policy's: a running summary or a
+            # cleared tool result stays WARM however far over budget the window is.
+            note(check_budget(window, tiered.budget, at=end))
             note(check_hot(window, tiered.hot_n, hot, compacted=compacted, at=end))
             if compacted:
                 note(check_gist(window, tiered, at=end))

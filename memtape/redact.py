@@ -62,7 +62,7 @@ from memtape.core.events import (
 )
 from memtape.core.logfile import RecordedBatch, RunFile, write_run
 from memtape.core.run import Run
-from memtape.policies.compaction import TieredCompaction, gist_for
+from memtape.policies.compaction import gist_for
 from memtape.policies.session import Policies
 from memtape.policies.tokenizers import Tokenizer, WordCount
 from memtape.reducers import fold
@@ -75,8 +75,9 @@ REDACTED = "redacted"
 _WRITER_OWNED = frozenset({"memtape", "format", "version", "events", "steps"})
 """Header entries ``write_run`` writes itself."""
 
-_NAMES = frozenset({"policy", "tokenizer"})
-"""Header entries whose strings name a policy or a tokenizer, kept so the copy loads."""
+_NAMES = frozenset({"policy", "tokenizer", "summarizer"})
+"""Header entries whose strings name a policy, a tokenizer or a summarizer, kept so the
+copy loads."""
 
 _TAG_LENGTHS = range(8, 65, 4)
 """How many hex digits of the hash a tag takes: the fewest no other text holds."""
@@ -204,9 +205,9 @@ def _tokenizers(header: dict[str, Any], source: Path) -> tuple[Tokenizer, ...]:
     epochs = epochs_from_header(header.get("epochs"), policies, source)
     found: list[Tokenizer] = []
     for epoch in epochs:
-        compaction = epoch.policies.compaction
-        if isinstance(compaction, TieredCompaction) and compaction.tokenizer not in found:
-            found.append(compaction.tokenizer)
+        tokenizer = getattr(epoch.policies.compaction, "tokenizer", None)
+        if tokenizer is not None and tokenizer not in found:
+            found.append(tokenizer)
     return tuple(found) or (WordCount(),)
 
 

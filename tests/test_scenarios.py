@@ -28,6 +28,7 @@ COMPACTION = '[compaction]\npolicy = "tiered"\nbudget = 40\n'
 FORGETTING = '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 4\n'
 CONSOLIDATION = '[consolidation]\npolicy = "rules"\n'
 ALL = COMPACTION + FORGETTING + CONSOLIDATION
+KNOWN = "clear-tool-results, none, rolling-summary, sliding-window, tiered"
 TURN = '[[step]]\nturn = "user"\ntext = "hello there"\n'
 
 
@@ -347,12 +348,12 @@ class TestMalformed:
     def test_an_unknown_policy_name_is_named(self, tmp_path: Path) -> None:
         path, message = _refusal(tmp_path, '[compaction]\npolicy = "sliding"\nbudget = 4\n')
 
-        assert f"{path}: [compaction] policy must be one of tiered, got 'sliding'" == message
+        assert f"{path}: [compaction] policy must be one of {KNOWN}, got 'sliding'" == message
 
     def test_a_policy_name_that_is_not_a_string_is_named(self, tmp_path: Path) -> None:
         path, message = _refusal(tmp_path, '[compaction]\npolicy = ["tiered"]\nbudget = 4\n')
 
-        assert message.startswith(f"{path}: [compaction] policy must be one of tiered")
+        assert message.startswith(f"{path}: [compaction] policy must be one of clear-tool-results")
 
     def test_a_policy_number_that_is_a_string_is_named(self, tmp_path: Path) -> None:
         path, message = _refusal(tmp_path, FORGETTING + 'half_life = "4"\n')

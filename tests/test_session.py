@@ -122,20 +122,23 @@ class TestPoliciesFromParams:
     def test_an_unknown_policy_name_is_named_with_the_known_ones(self) -> None:
         tables = {"compaction": {"policy": "sliding", "budget": 10}}
 
-        assert "f.toml: [compaction] policy must be one of tiered, got 'sliding'" == _refused(
-            tables
-        )
+        assert (
+            "f.toml: [compaction] policy must be one of clear-tool-results, none, "
+            "rolling-summary, sliding-window, tiered, got 'sliding'"
+        ) == _refused(tables)
 
     def test_a_table_without_a_policy_name_is_refused(self) -> None:
         assert _refused({"compaction": {"budget": 10}}).startswith(
-            "f.toml: [compaction] policy must be one of tiered"
+            "f.toml: [compaction] policy must be one of clear-tool-results"
         )
 
     @pytest.mark.parametrize("name", [["tiered"], {"name": "tiered"}], ids=repr)
     def test_a_policy_name_that_is_not_a_string_is_refused(self, name: Any) -> None:
         tables = {"compaction": {"policy": name, "budget": 10}}
 
-        assert _refused(tables).startswith("f.toml: [compaction] policy must be one of tiered")
+        assert _refused(tables).startswith(
+            "f.toml: [compaction] policy must be one of clear-tool-results"
+        )
 
     def test_a_section_that_is_not_a_table_is_refused(self) -> None:
         assert "f.toml: [forgetting] must be a table" == _refused({"forgetting": 4})

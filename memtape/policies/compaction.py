@@ -7,12 +7,12 @@ from typing import Any, ClassVar
 import attrs
 
 from memtape.core.commands import AddTurn
-from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
 from memtape.core.state import State, Window
 from memtape.policies.params import Params
 from memtape.policies.promises import BUDGET, RECENT_VERBATIM
-from memtape.policies.tokenizers import Tokenizer, WordCount, tokenizer_named
+from memtape.policies.tokenizers import Tokenizer, WordCount
+from memtape.policies.turns import arriving, check_count, check_shared, shared_params
 
 
 def gist_for(turns: int) -> str:
@@ -37,26 +37,15 @@ class TieredCompaction:
     tokenizer: Tokenizer = attrs.field(factory=WordCount)
 
     def __attrs_post_init__(self) -> None:
-        if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget <= 0:
-            raise BadInput(f"budget must be a positive integer, got {self.budget!r}")
-        if isinstance(self.hot_n, bool) or not isinstance(self.hot_n, int) or self.hot_n < 0:
-            raise BadInput(f"hot_n must be an integer >= 0, got {self.hot_n!r}")
-        if not callable(getattr(self.tokenizer, "count", None)) or isinstance(self.tokenizer, str):
-            raise BadInput(
-                f"tokenizer must be a Tokenizer (tokenizer_named({self.tokenizer!r}) finds one "
-                f"by name), got {self.tokenizer!r}"
-            )
+        check_shared(self.budget, self.tokenizer)
+        check_count("hot_n", self.hot_n)
 
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "TieredCompaction":
         """Build the policy from a scenario's ``[compaction]`` table."""
         params = Params(data, where)
-        budget = params.integer("budget", minimum=1)
+        budget, tokenizer = shared_params(params)
         hot_n = params.integer("hot_n", 2, minimum=0)
-        try:
-            tokenizer = tokenizer_named(params.text("tokenizer", WordCount.name))
-        except BadInput as error:
-            raise params.error("tokenizer", str(error)) from None
         params.done()
         return cls(budget, hot_n, tokenizer)
 
@@ -86,19 +75,9 @@ class TieredCompaction:
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
         """The turn, and the compaction it triggers if it takes the window over budget."""
-        role, text, salient = command.role, command.text, command.salient
-        if not isinstance(role, str) or not role or role != role.strip():
-            raise Rejected(f"a turn's role must be a non-empty word, got {role!r}")
-        if not isinstance(text, str):
-            raise Rejected(f"a turn's text must be a string, got {text!r}")
-        if salient is not None and not isinstance(salient, bool):
-            raise Rejected(f"a turn's salient flag must be true, false or unset, got {salient!r}")
         window = state.window
-        if salient is None:
-            salient = role == "tool"
-        tokens = self.tokenizer.count(f"{role}: {text}")
-        turn = TurnAdded(window.turns + 1, role, text, tokens, salient)
-        total = window.tokens + tokens
+        turn = arriving(window, command, self.tokenizer)
+        total = window.tokens + turn.tokens
         if total <= self.budget:
             return (turn,)
         return (turn, self._compact(window, turn, total))

@@ -31,10 +31,17 @@ from memtape.core.state import State
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
+from memtape.policies.rolling_summary import RollingSummary
+from memtape.policies.sliding_window import SlidingWindow
+from memtape.policies.tool_clearing import ClearToolResults
 from memtape.reducers import evolve, fold
 
-COMPACTION: dict[str, Any] = {TieredCompaction.name: TieredCompaction}
+COMPACTION: dict[str, Any] = {
+    policy.name: policy
+    for policy in (TieredCompaction, SlidingWindow, RollingSummary, ClearToolResults, NoCompaction)
+}
 """Compaction policies by name."""
 
 FORGETTING: dict[str, Any] = {ImportanceRecencyAccess.name: ImportanceRecencyAccess}
@@ -45,6 +52,14 @@ CONSOLIDATION: dict[str, Any] = {RuleConsolidation.name: RuleConsolidation}
 
 AXES = {"compaction": COMPACTION, "forgetting": FORGETTING, "consolidation": CONSOLIDATION}
 """Each axis of memory and the policies that serve it."""
+
+SHARED: dict[str, tuple[str, ...]] = {
+    "compaction": ("budget", "tokenizer"),
+    "forgetting": ("capacity",),
+    "consolidation": (),
+}
+"""The parameters every policy of an axis takes: they carry over when ``--set`` changes
+the policy (``compaction.policy=sliding-window``), and the others fall back to defaults."""
 
 AXIS_OF: dict[type[Command], str | None] = {
     AddTurn: "compaction",
@@ -112,7 +127,8 @@ class Policies:
         """These policies with ``AXIS.PARAM=VALUE`` settings applied, e.g. ``compaction.budget=60``.
 
         A value is read as a TOML value (``60``, ``4.5``, ``true``, ``"words"``), or
-        as a plain string when it is not one; ``AXIS.policy=NAME`` changes the policy.
+        as a plain string when it is not one; ``AXIS.policy=NAME`` changes the policy,
+        which keeps the axis's shared parameters (``SHARED``) and defaults the rest.
         """
         tables = self.params()
         for setting in settings:
@@ -126,7 +142,10 @@ class Policies:
                 raise BadInput(f"--set {setting!r}: no axis {axis!r} (axes: {', '.join(AXES)})")
             if axis not in tables:
                 raise BadInput(f"--set {setting!r}: this scenario has no [{axis}] policy")
-            tables[axis][param] = _value(raw.strip())
+            value = _value(raw.strip())
+            if param == "policy" and value != tables[axis].get("policy"):
+                tables[axis] = {k: v for k, v in tables[axis].items() if k in SHARED[axis]}
+            tables[axis][param] = value
         return Policies.from_params(tables, "--set")
 
     def decide(self, state: State, command: Command) -> tuple[Event, ...]:

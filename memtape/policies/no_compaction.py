@@ -1,0 +1,53 @@
+"""The baseline that never compacts: every turn stays HOT, verbatim, however large
+the window grows. Its budget only sets the meter's red line."""
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import attrs
+
+from memtape.core.commands import AddTurn
+from memtape.core.events import Event
+from memtape.core.state import State
+from memtape.policies.params import MAX_INT, Params
+from memtape.policies.promises import RECENT_VERBATIM
+from memtape.policies.tokenizers import Tokenizer, WordCount
+from memtape.policies.turns import arriving, check_shared, shared_params
+
+
+@attrs.frozen
+class NoCompaction:
+    """Never compacts: the window is every turn so far, and may exceed ``budget``."""
+
+    name: ClassVar[str] = "none"
+    budget: int
+    tokenizer: Tokenizer = attrs.field(factory=WordCount)
+
+    def __attrs_post_init__(self) -> None:
+        check_shared(self.budget, self.tokenizer)
+
+    @classmethod
+    def from_params(cls, data: Mapping[str, Any], where: str) -> "NoCompaction":
+        """Build the policy from a scenario's ``[compaction]`` table."""
+        params = Params(data, where)
+        budget, tokenizer = shared_params(params)
+        params.done()
+        return cls(budget, tokenizer)
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """Every turn verbatim; no budget bound, which is the point of the baseline."""
+        return frozenset({RECENT_VERBATIM})
+
+    @property
+    def verbatim(self) -> int:
+        """Every turn stays HOT verbatim (the largest count a run file can carry)."""
+        return MAX_INT
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, as a scenario table would write them."""
+        return {"policy": self.name, "budget": self.budget, "tokenizer": self.tokenizer.name}
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The turn, and never a compaction."""
+        return (arriving(state.window, command, self.tokenizer),)

@@ -1,0 +1,110 @@
+"""Tool-result clearing: over budget, older tool outputs become a short placeholder.
+
+This is Anthropic's context editing (``clear_tool_uses``): the last ``keep``
+tool results stay verbatim, every older one is replaced by ``placeholder``,
+and nothing else is touched, so the window may stay over budget once the
+conversation itself outgrows it. A cleared result shows as a WARM item whose
+text is the placeholder (under its own turn number); a result no longer than
+the placeholder is left as it is, since replacing it would save nothing.
+"""
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import attrs
+
+from memtape.core.commands import AddTurn
+from memtape.core.errors import BadInput
+from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
+from memtape.core.state import State, Window
+from memtape.policies.params import Params
+from memtape.policies.promises import BUDGET, RECENT_VERBATIM
+from memtape.policies.tokenizers import Tokenizer, WordCount
+from memtape.policies.turns import arriving, check_count, check_shared, shared_params
+
+TOOL = "tool"
+"""The role of a tool result."""
+
+PLACEHOLDER = "[tool result cleared]"
+"""What a cleared tool result reads by default."""
+
+
+@attrs.frozen
+class ClearToolResults:
+    """Over ``budget``, replace each tool result but the last ``keep`` with ``placeholder``."""
+
+    name: ClassVar[str] = "clear-tool-results"
+    budget: int
+    keep: int = 3
+    placeholder: str = PLACEHOLDER
+    tokenizer: Tokenizer = attrs.field(factory=WordCount)
+
+    def __attrs_post_init__(self) -> None:
+        check_shared(self.budget, self.tokenizer)
+        check_count("keep", self.keep)
+        if not isinstance(self.placeholder, str):
+            raise BadInput(f"placeholder must be a string, got {self.placeholder!r}")
+
+    @classmethod
+    def from_params(cls, data: Mapping[str, Any], where: str) -> "ClearToolResults":
+        """Build the policy from a scenario's ``[compaction]`` table."""
+        params = Params(data, where)
+        budget, tokenizer = shared_params(params)
+        keep = params.integer("keep", 3, minimum=0)
+        placeholder = params.text("placeholder", PLACEHOLDER)
+        params.done()
+        return cls(budget, keep, placeholder, tokenizer)
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """The budget bound (down to what cannot be cleared) and, keeping at least one
+        tool result, the newest turn verbatim."""
+        return frozenset({BUDGET, RECENT_VERBATIM}) if self.keep else frozenset({BUDGET})
+
+    @property
+    def verbatim(self) -> int:
+        """The newest turn stays verbatim (a tool result among the last ``keep``, or not one)."""
+        return 1 if self.keep else 0
+
+    def floor(self, window: Window) -> int:
+        """The least this policy may keep: the window with every clearable result cleared."""
+        cost = self.tokenizer.count(self.placeholder)
+        return window.tokens - sum(t.tokens - cost for t in self._clearable(window.hot, cost))
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, as a scenario table would write them."""
+        return {
+            "policy": self.name,
+            "budget": self.budget,
+            "keep": self.keep,
+            "placeholder": self.placeholder,
+            "tokenizer": self.tokenizer.name,
+        }
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The turn, and the compaction that clears older tool results if it is over budget."""
+        window = state.window
+        turn = arriving(window, command, self.tokenizer)
+        if window.tokens + turn.tokens <= self.budget:
+            return (turn,)
+        hot = (*window.hot, turn)
+        cost = self.tokenizer.count(self.placeholder)
+        cleared = self._clearable(hot, cost)
+        if not cleared:
+            return (turn,)
+        gone = {t.turn for t in cleared}
+        compaction = CompactionTriggered(
+            self.budget,
+            tuple(t.turn for t in hot if t.turn not in gone),
+            tuple(WarmItem(t.turn, self.placeholder, cost) for t in cleared),
+            (),
+            0,
+            window.gist,
+            window.gist_tokens,
+        )
+        return (turn, compaction)
+
+    def _clearable(self, hot: Sequence[TurnAdded], cost: int) -> list[TurnAdded]:
+        """The HOT tool results older than the last ``keep`` that cost more than a placeholder."""
+        tools = [t for t in hot if t.role == TOOL]
+        return [t for t in tools[: max(len(tools) - self.keep, 0)] if t.tokens > cost]

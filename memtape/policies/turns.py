@@ -1,0 +1,57 @@
+"""What every compaction policy shares: checking and measuring an arriving turn,
+and reading the parameters common to them all (``budget``, ``tokenizer``)."""
+
+from typing import Any
+
+from memtape.core.commands import AddTurn
+from memtape.core.errors import BadInput, Rejected
+from memtape.core.events import TurnAdded
+from memtape.core.state import Window
+from memtape.policies.params import Params
+from memtape.policies.tokenizers import Tokenizer, WordCount, tokenizer_named
+
+
+def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdded:
+    """The turn ``command`` adds to ``window``: numbered, measured, its salience settled.
+
+    A turn costs the tokens of ``"{role}: {text}"``; a turn whose salience is
+    not given is salient when its role is ``tool``. A malformed turn is
+    ``Rejected``.
+    """
+    role, text, salient = command.role, command.text, command.salient
+    if not isinstance(role, str) or not role or role != role.strip():
+        raise Rejected(f"a turn's role must be a non-empty word, got {role!r}")
+    if not isinstance(text, str):
+        raise Rejected(f"a turn's text must be a string, got {text!r}")
+    if salient is not None and not isinstance(salient, bool):
+        raise Rejected(f"a turn's salient flag must be true, false or unset, got {salient!r}")
+    if salient is None:
+        salient = role == "tool"
+    return TurnAdded(window.turns + 1, role, text, tokenizer.count(f"{role}: {text}"), salient)
+
+
+def shared_params(params: Params) -> tuple[int, Tokenizer]:
+    """The budget (required) and the tokenizer (default: word count) of a ``[compaction]`` table."""
+    budget = params.integer("budget", minimum=1)
+    try:
+        tokenizer = tokenizer_named(params.text("tokenizer", WordCount.name))
+    except BadInput as error:
+        raise params.error("tokenizer", str(error)) from None
+    return budget, tokenizer
+
+
+def check_shared(budget: Any, tokenizer: Any) -> None:
+    """Refuse a budget that is not a positive integer, or a tokenizer that cannot count."""
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
+        raise BadInput(f"budget must be a positive integer, got {budget!r}")
+    if not callable(getattr(tokenizer, "count", None)) or isinstance(tokenizer, str):
+        raise BadInput(
+            f"tokenizer must be a Tokenizer (tokenizer_named({tokenizer!r}) finds one "
+            f"by name), got {tokenizer!r}"
+        )
+
+
+def check_count(name: str, value: Any) -> None:
+    """Refuse a count parameter (``keep``, ``hot_n``...) that is not an integer >= 0."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise BadInput(f"{name} must be an integer >= 0, got {value!r}")
