@@ -155,6 +155,23 @@ class TestResults:
         (result,) = run_cells(plan(["refund-desk"], ["tiered"]))
         assert {None} == {result.metrics[name] for name in ("hit_at_k", "stale_reads", "regret")}
 
+    def test_a_forgetting_cell_measures_queries_and_not_the_window(self) -> None:
+        queries = str(Path(__file__).parent / "fixtures" / "dana-queries.toml")
+        (result,) = run_cells(plan([queries], ["importance-recency-access:capacity=2"]))
+        metrics = result.metrics
+        assert (0.5, 0, 2, 1) == (
+            metrics["hit_at_k"],
+            metrics["stale_reads"],
+            metrics["evictions"],
+            metrics["regret"],
+        )
+        assert {None} == {metrics[name] for name in ("peak_tokens", "compactions")}
+
+    def test_another_policy_keeps_the_shared_parameters_only(self) -> None:
+        (result,) = run_cells(plan(["refund-desk"], ["sliding-window"]))
+        assert 40 == (result.params or {}).get("budget")
+        assert "hot_n" not in (result.params or {})
+
     def test_a_cell_that_does_not_apply_has_every_metric_null(self) -> None:
         (result,) = run_cells(plan(["dana-facts"], ["tiered"]))
         assert (None, dict.fromkeys(METRICS)) == (result.params, result.metrics)

@@ -2,12 +2,14 @@
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+from pathlib import Path
+
 import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtape.core.commands import AddTurn, AdvanceClock, Command, ReadFact, WriteFact
-from memtape.core.events import CompactionTriggered, Evicted, FactRead, FactWritten
+from memtape.core.commands import AddTurn, AdvanceClock, Command, Query, ReadFact, WriteFact
+from memtape.core.events import CompactionTriggered, Evicted, FactRead, FactWritten, Queried
 from memtape.core.run import Run
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
@@ -20,6 +22,8 @@ from memtape.projections.metrics import (
 )
 from memtape.reducers import fold
 from memtape.scenarios import load_scenario
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @attrs.frozen
@@ -202,3 +206,53 @@ class TestForgetting:
     def test_without_queries_hit_at_k_and_regret_do_not_apply(self) -> None:
         metrics = forgetting_metrics(Run(fold))
         assert (None, None) == (metrics.hit_at_k, metrics.regret)
+
+
+def _dana_queries(capacity: int) -> Session:
+    scenario = load_scenario(str(FIXTURES / "dana-queries.toml"))
+    session = Session(scenario.policies.with_settings([f"forgetting.capacity={capacity}"]))
+    session.execute_all(scenario.steps)
+    return session
+
+
+class TestQueries:
+    def test_hit_at_k_is_the_share_of_queries_that_found_their_key(self) -> None:
+        session = _dana_queries(4)
+        queried = [e for e in session.run.events if isinstance(e, Queried)]
+        store = session.state.store
+        found = [any(store.facts[i].key == q.key for i in q.results) for q in queried]
+        # The contact query's top 2 are the name and the order; the name query finds it.
+        assert [False, True] == found
+        metrics = forgetting_metrics(session.run)
+        assert (0.5, 0, 0) == (metrics.hit_at_k, metrics.regret, metrics.stale_reads)
+
+    def test_regret_counts_queries_whose_key_was_evicted(self) -> None:
+        session = _dana_queries(2)
+        evicted = {
+            session.state.store.facts[e.id].key
+            for e in session.run.events
+            if isinstance(e, Evicted)
+        }
+        assert "contact" in evicted
+        metrics = forgetting_metrics(session.run)
+        assert (1, 2) == (metrics.regret, metrics.evictions)
+
+    def test_query_results_count_as_reads_and_may_be_stale(self) -> None:
+        run = Run(fold)
+        run.append(WriteFact("k", "old", 0.9), [FactWritten(1, "k", "old", 0.9)])
+        run.append(WriteFact("k", "new", 0.1), [FactWritten(2, "k", "new", 0.1)])
+        run.append(Query("k?", "k", 2), [Queried("k?", "k", 2, (1, 2), (0.9, 0.1))])
+        metrics = forgetting_metrics(run)
+        assert (2, 1, 1.0, 0) == (
+            metrics.reads,
+            metrics.stale_reads,
+            metrics.hit_at_k,
+            metrics.regret,
+        )
+
+    def test_a_query_without_an_expected_key_is_not_scored(self) -> None:
+        run = Run(fold)
+        run.append(WriteFact("k", "t", 0.5), [FactWritten(1, "k", "t", 0.5)])
+        run.append(Query("t", "", 1), [Queried("t", "", 1, (1,), (0.5,))])
+        metrics = forgetting_metrics(run)
+        assert (1, None, None) == (metrics.reads, metrics.hit_at_k, metrics.regret)

@@ -25,9 +25,6 @@ from memtape.scenarios import Scenario, load_scenario
 BENCHED_AXES = ("compaction", "forgetting")
 """The axes whose policies a bench compares."""
 
-SHARED = {"compaction": ("budget", "tokenizer"), "forgetting": ("capacity",)}
-"""Parameters a policy named without them takes from the scenario, when it accepts them."""
-
 METRICS = (
     "peak_tokens",
     "tokens_resent",
@@ -154,37 +151,28 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
     """The scenario's policies with the cell's policy and settings, or None when the
     scenario has no policy on that axis (the cell does not apply).
 
-    A policy of another name takes the scenario's shared parameters it accepts
-    (budget, tokenizer; capacity) and its own defaults for the rest; the
+    A policy of another name keeps the axis's shared parameters (budget and
+    tokenizer; capacity) and takes its own defaults for the rest; the
     scenario's own policy keeps all of its parameters.
     """
     axis = cell.spec.axis
     tables = scenario.policies.params()
     if axis not in tables:
         return None
-    where = f"{scenario.source}: --policy {cell.spec.label}"
-    old = tables[axis]
-    if old["policy"] != cell.spec.name:
-        shared = {key: old[key] for key in SHARED[axis] if key in old}
-        tables[axis] = {"policy": cell.spec.name, **shared}
-        try:
-            Policies.from_params(tables, where)
-        except BadInput:
-            # The policy does not take every shared parameter: keep the one it must.
-            required = SHARED[axis][0]
-            tables[axis] = {"policy": cell.spec.name, required: old[required]}
-    base = Policies.from_params(tables, where)
     # A setting for an axis this scenario lacks is skipped (a bench mixes scenarios);
     # one for an unknown axis is kept, so that ``with_settings`` names it.
     settings = [
-        setting
-        for setting in (*cell.spec.settings, *cell.settings)
-        if _axis(setting) not in AXES or _axis(setting) in tables
+        f"{axis}.policy={cell.spec.name}",
+        *(
+            setting
+            for setting in (*cell.spec.settings, *cell.settings)
+            if _axis(setting) not in AXES or _axis(setting) in tables
+        ),
     ]
     try:
-        return base.with_settings(settings)
+        return scenario.policies.with_settings(settings)
     except BadInput as error:
-        raise BadInput(f"{where}: {error}") from None
+        raise BadInput(f"{scenario.source}: --policy {cell.spec.label}: {error}") from None
 
 
 def _axis(setting: str) -> str:

@@ -26,6 +26,7 @@ from memtape.core.events import (
     Evicted,
     FactRead,
     FactWritten,
+    Queried,
     TurnAdded,
     WarmItem,
 )
@@ -232,11 +233,15 @@ class _Tracker:
 
 
 def forgetting_metrics(run: Run) -> ForgettingMetrics:
-    """The store metrics of ``run``, from its writes, reads, queries and evictions."""
+    """The store metrics of ``run``, from its writes, reads, queries and evictions.
+
+    A query counts for hit@k and regret when it names the key it expects;
+    every fact a read or a query returns counts for stale reads.
+    """
     newest: dict[str, int] = {}
     key_of: dict[int, str] = {}
     evicted: set[int] = set()
-    reads = stale = 0
+    reads = stale = queries = hits = regret = 0
     for event in run.events:
         if isinstance(event, FactWritten):
             newest[event.key] = event.id
@@ -244,6 +249,13 @@ def forgetting_metrics(run: Run) -> ForgettingMetrics:
         elif isinstance(event, FactRead):
             reads += 1
             stale += newest[key_of[event.id]] != event.id
+        elif isinstance(event, Queried):
+            reads += len(event.results)
+            stale += sum(newest[key_of[found]] != found for found in event.results)
+            if event.key:
+                queries += 1
+                hits += any(key_of[found] == event.key for found in event.results)
+                regret += newest.get(event.key) in evicted
         elif isinstance(event, Evicted):
             evicted.add(event.id)
-    return ForgettingMetrics(reads, stale, len(evicted), 0, 0, None)
+    return ForgettingMetrics(reads, stale, len(evicted), queries, hits, regret if queries else None)
