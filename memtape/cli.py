@@ -22,7 +22,7 @@ from memtape.core.errors import MemtapeError, Rejected
 from memtape.core.logs import LOGGER_NAME
 from memtape.demo import demo_lines
 from memtape.lab.files import write_atomic
-from memtape.lab.generate import support_session
+from memtape.lab.generate import store_workload, support_session
 from memtape.lab.importer import import_chat
 from memtape.lab.report import bench
 from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N
@@ -239,7 +239,11 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
     support = kinds.add_parser("support", help="a support session with planted probes")
     support.add_argument("--turns", type=int, required=True, metavar="N")
     support.add_argument("--probe-every", type=int, default=40, metavar="N")
-    for kind in (support,):
+    store = kinds.add_parser("store", help="a store workload: writes, rewrites and queries")
+    store.add_argument("--steps", type=int, required=True, metavar="N")
+    store.add_argument("--customers", type=int, default=12, metavar="N")
+    store.set_defaults(handler=_generate_store)
+    for kind in (support, store):
         kind.add_argument("--seed", type=int, required=True, metavar="S")
         kind.add_argument("--budget", type=int, default=DEFAULT_BUDGET, metavar="TOKENS")
         kind.add_argument("--hot-n", type=int, default=DEFAULT_HOT_N, metavar="N")
@@ -516,6 +520,13 @@ def _write_scenario(out: Path, text: str) -> int:
 def _generate_support(args: argparse.Namespace) -> int:
     text = support_session(
         args.turns, args.seed, budget=args.budget, hot_n=args.hot_n, probe_every=args.probe_every
+    )
+    return _write_scenario(args.out, text)
+
+
+def _generate_store(args: argparse.Namespace) -> int:
+    text = store_workload(
+        args.steps, args.seed, customers=args.customers, budget=args.budget, hot_n=args.hot_n
     )
     return _write_scenario(args.out, text)
 

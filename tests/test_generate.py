@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from memtape.cli import main
-from memtape.core.commands import AddTurn
+from memtape.core.commands import AddTurn, AdvanceClock, Query, WriteFact
 from memtape.core.errors import BadInput
-from memtape.lab.generate import support_session
+from memtape.lab.generate import store_workload, support_session
 from memtape.policies.session import Session
-from memtape.projections.metrics import compaction_metrics
+from memtape.projections.metrics import compaction_metrics, forgetting_metrics
 from memtape.scenarios import parse_scenario
 
 
@@ -87,3 +87,46 @@ class TestCli:
         status = main(["generate", "support", "--turns", "5", "--seed", "7", "--out", str(out)])
         assert 2 == status
         assert f"{out}: no such directory" in capsys.readouterr().err
+
+
+class TestStore:
+    def test_the_same_seed_gives_the_same_bytes(self) -> None:
+        assert store_workload(300, 7) == store_workload(300, 7)
+
+    def test_another_seed_gives_another_workload(self) -> None:
+        assert store_workload(300, 7) != store_workload(300, 8)
+
+    def test_it_writes_rewrites_advances_and_queries(self) -> None:
+        steps = parse_scenario(store_workload(500, 2), "gen.toml").steps
+        writes = [step.key for step in steps if isinstance(step, WriteFact)]
+        kinds = {type(step) for step in steps}
+        assert {WriteFact, AdvanceClock, Query} == kinds
+        assert len(set(writes)) < len(writes)  # some keys are written again
+
+    def test_every_query_expects_a_key_written_before_it(self) -> None:
+        steps = parse_scenario(store_workload(500, 4), "gen.toml").steps
+        written: set[str] = set()
+        for step in steps:
+            if isinstance(step, WriteFact):
+                written.add(step.key)
+            elif isinstance(step, Query):
+                assert step.key in written
+                assert 3 == step.k
+
+    def test_it_runs_under_a_small_store_and_scores_its_queries(self) -> None:
+        scenario = parse_scenario(store_workload(400, 9), "gen.toml")
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        metrics = forgetting_metrics(session.run)
+        assert metrics.queries > 0
+        assert metrics.evictions > 0
+        assert 0 == metrics.stale_reads
+
+    def test_generate_store_writes_the_file(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "store.toml"
+        argv = ["generate", "store", "--steps", "50", "--seed", "3", "--out", str(out)]
+        assert 0 == main(argv)
+        assert store_workload(50, 3) == out.read_text("utf-8")
+        assert f"wrote {out}\n" == capsys.readouterr().out

@@ -134,3 +134,74 @@ def _turn(rng: random.Random, name: str, product: str, order: int) -> tuple[str,
         )
         return "tool", rng.choice(lookups)
     return "user", rng.choice(CHATTER)
+
+
+ATTRIBUTES = {
+    "email": ("{name}'s email is {first}.{n}@example.com", "what email address does {name} use"),
+    "phone": ("{name}'s phone number is 555-{n:04d}", "what phone number reaches {name}"),
+    "address": ("{name} lives at {n} Elm Street", "where does {name} live"),
+    "plan": ("{name} is on the {tier} plan", "which plan is {name} on"),
+    "contact": ("{name} prefers to be contacted by {channel}", "how should we contact {name}"),
+    "order": ("{name}'s latest order is ORD-{n}", "what is {name}'s latest order"),
+}
+"""A fact about a customer per attribute: its text, and a question that asks for it."""
+
+
+def store_workload(
+    steps: int,
+    seed: int,
+    *,
+    customers: int = 12,
+    budget: int = DEFAULT_BUDGET,
+    hot_n: int = DEFAULT_HOT_N,
+) -> str:
+    """A store workload: facts written about customers, rewritten (a newer fact on the
+    same key), the clock moving on, and queries that ask for one key and expect it.
+
+    A query's text shares words with the fact it expects, so a policy that
+    ranks by relevance can find it; a policy that ranks by the clock alone
+    may not. No step reads by key, so every step is valid under any policy.
+    """
+    _count(steps, "--steps")
+    _count(customers, "--customers")
+    _count(budget, "--budget")
+    _count(hot_n, "--hot-n", minimum=0)
+    rng = random.Random(seed)
+    people = [f"{rng.choice(NAMES)} {chr(65 + n % 26)}{n // 26 or ''}" for n in range(customers)]
+    written: list[str] = []
+    rows: list[dict[str, Value]] = []
+    clock = 0
+    for _ in range(steps):
+        roll = rng.random()
+        if roll < 0.15:
+            clock += rng.randint(1, 4)
+            rows.append({"advance": clock})
+        elif roll < 0.55 or not written:
+            person = rng.randrange(customers)
+            attribute = rng.choice(sorted(ATTRIBUTES))
+            key = f"customer.{person}.{attribute}"
+            name = people[person]
+            text = ATTRIBUTES[attribute][0].format(
+                name=name,
+                first=name.split()[0].lower(),
+                n=rng.randint(1, 9999),
+                tier=rng.choice(("free", "plus", "pro", "business")),
+                channel=rng.choice(("email", "phone", "text message", "post")),
+            )
+            rows.append({"write": key, "text": text, "importance": rng.randint(10, 100) / 100})
+            if key not in written:
+                written.append(key)
+        else:
+            key = rng.choice(written)
+            _, who, attribute = key.split(".")
+            question = ATTRIBUTES[attribute][1].format(name=people[int(who)])
+            rows.append({"query": question, "expect": key, "k": 3})
+    comment = (
+        f"A generated store workload: {steps} steps, seed {seed}, {customers} customers.\n"
+        f"memtape generate store --steps {steps} --seed {seed} --customers {customers}"
+    )
+    info: dict[str, Value] = {
+        "name": f"store-{steps}-seed-{seed}",
+        "about": f"{steps} generated store steps: writes, rewrites of a key, and keyed queries.",
+    }
+    return scenario_text(comment, info, header(budget, hot_n), rows)
