@@ -21,7 +21,10 @@ from memtape.lab.bench import (
     results_data,
     run_cells,
 )
+from memtape.lab.generate import support_session
 from memtape.policies.compaction import TieredCompaction
+from memtape.policies.session import Session
+from memtape.projections.metrics import compaction_metrics
 from memtape.scenarios import load_scenario
 
 SUPPORT = """
@@ -150,6 +153,24 @@ class TestResults:
         assert {"budget": 30, "hot_n": 3, "tokenizer": "words"} == result.params
         assert 5 == len(result.sent)
         assert metrics["decide_us_per_command"] > 0
+
+    def test_measuring_as_the_run_is_made_equals_measuring_the_recorded_run(
+        self, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "long.toml"
+        path.write_text(support_session(300, 4, budget=120, hot_n=2), "utf-8")
+        (result,) = run_cells(plan([str(path)], ["sliding-window"]))
+        scenario = load_scenario(str(path))
+        policies = scenario.policies.with_settings(["compaction.policy=sliding-window"])
+        session = Session(policies)
+        session.execute_all(scenario.steps)
+        replayed = compaction_metrics(session.run, scenario.probes)
+        assert replayed.losses
+        assert (replayed.sent, replayed.retention) == (result.sent, result.retention)
+        assert (replayed.compactions, replayed.probe_retention) == (
+            result.metrics["compactions"],
+            result.metrics["probe_retention"],
+        )
 
     def test_forgetting_metrics_do_not_apply_to_a_window_only_scenario(self) -> None:
         (result,) = run_cells(plan(["refund-desk"], ["tiered"]))

@@ -19,7 +19,7 @@ import attrs
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
 from memtape.policies.session import AXES, AXIS_OF, Policies, Session
-from memtape.projections.metrics import compaction_metrics, forgetting_metrics
+from memtape.projections.metrics import WindowTally, forgetting_metrics
 from memtape.scenarios import Scenario, load_scenario
 
 BENCHED_AXES = ("compaction", "forgetting")
@@ -206,32 +206,40 @@ def run_cell(cell: Cell) -> Result:
             scenario.name, cell.label, cell.spec.name, None, dict.fromkeys(METRICS), None, (), ()
         )
     session = Session(policies)
+    measured = policies.compaction is not None and any(
+        isinstance(command, AddTurn) for command in scenario.steps
+    )
+    window = WindowTally(scenario.probes)
     clock = time.perf_counter_ns
     spent = 0
     for number, command in enumerate(scenario.steps, start=1):
+        before = session.state
         began = clock()
         try:
-            session.execute(command)
+            events = session.execute(command)
         except Rejected as error:
             raise Rejected(
                 f"{scenario.source}: step {number}, under {cell.label}: {error}"
             ) from None
         spent += clock() - began
+        if measured:
+            # Measured as the run is made, on the states the session folded anyway.
+            window.step(command, events, before, session.state, len(session.run) - len(events))
     run = session.run
     metrics: dict[str, Any] = dict.fromkeys(METRICS)
     budget = None
     sent: tuple[int, ...] = ()
     retention: tuple[float | None, ...] = ()
     axes = {AXIS_OF.get(type(command)) for command in scenario.steps}
-    if policies.compaction is not None and any(isinstance(c, AddTurn) for c in scenario.steps):
-        window = compaction_metrics(run, scenario.probes)
+    if measured and policies.compaction is not None:
+        tally = window.metrics()
         budget = policies.compaction.budget
-        sent, retention = window.sent, window.retention
+        sent, retention = tally.sent, tally.retention
         metrics.update(
-            peak_tokens=window.peak_tokens,
-            tokens_resent=window.tokens_resent,
-            compactions=window.compactions,
-            probe_retention=window.probe_retention,
+            peak_tokens=tally.peak_tokens,
+            tokens_resent=tally.tokens_resent,
+            compactions=tally.compactions,
+            probe_retention=tally.probe_retention,
         )
     if policies.forgetting is not None and ("forgetting" in axes or "consolidation" in axes):
         store = forgetting_metrics(run)

@@ -14,12 +14,12 @@ key whose newest fact had been evicted).
 A metric that does not apply to a run is None.
 """
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
 import attrs
 
-from memtape.core.commands import AddTurn
+from memtape.core.commands import AddTurn, Command
 from memtape.core.events import (
     CompactionTriggered,
     Event,
@@ -134,49 +134,84 @@ def visible(window: Window, text: str) -> bool:
 
 
 def compaction_metrics(run: Run, probes: Sequence[Planted] = ()) -> CompactionMetrics:
-    """The window metrics of ``run``, checking ``probes`` after every turn.
+    """The window metrics of ``run``, checking ``probes`` after every turn."""
+    tally = WindowTally(probes)
+    commands = run.commands
+    for step, batch, before, after in steps(run):
+        tally.step(commands[step - 1], batch, before, after, run.batch(step)[0])
+    return tally.metrics()
+
+
+class WindowTally:
+    """The window metrics, gathered step by step as a run is made or replayed.
 
     Visibility is tracked incrementally: only the HOT turns and WARM items
-    that are new at a step are searched, so a step costs the size of the
-    window's change, not of the whole window times the probes.
+    that are new at a step are searched, and the whole window is compared
+    only at a compaction (which costs the window's size in the fold too), so
+    a turn that compacts nothing costs the same at turn 10 and turn 10,000.
     """
-    commands = run.commands
-    tracker = _Tracker(tuple(probe.text for probe in probes))
-    sent: list[int] = []
-    retention: list[float | None] = []
-    losses: list[ProbeLoss] = []
-    seen = [False] * len(probes)
-    compactions = checks = passes = 0
-    start_of = run.batch
-    for step, batch, before, after in steps(run):
-        compactions += sum(1 for event in batch if isinstance(event, CompactionTriggered))
-        tracker.update(after.window)
-        if not isinstance(commands[step - 1], AddTurn):
-            continue
+
+    def __init__(self, probes: Sequence[Planted] = ()) -> None:
+        self._probes = tuple(probes)
+        self._tracker = _Tracker(tuple(probe.text for probe in probes))
+        self._seen = [False] * len(probes)
+        self._sent: list[int] = []
+        self._retention: list[float | None] = []
+        self._losses: list[ProbeLoss] = []
+        self._compactions = self._checks = self._passes = 0
+
+    def step(
+        self,
+        command: Command,
+        batch: Sequence[Event],
+        before: State,
+        after: State,
+        offset: int,
+    ) -> None:
+        """Take one step: its command, its events (the first at position ``offset + 1``),
+        and the states before and after them."""
+        compactions = sum(1 for event in batch if isinstance(event, CompactionTriggered))
+        tracker = self._tracker
+        if compactions:
+            self._compactions += compactions
+            tracker.update(after.window)
+        else:
+            # Without a compaction a step only adds turns: no part of the window leaves.
+            tracker.add(event for event in batch if isinstance(event, TurnAdded))
+        if not isinstance(command, AddTurn):
+            return
         turn = after.window.turns
-        sent.append(after.window.tokens)
+        self._sent.append(after.window.tokens)
         due = passed = 0
-        for index, probe in enumerate(probes):
+        for index, probe in enumerate(self._probes):
             if probe.start > turn:
                 continue
             due += 1
             if tracker.visible(index):
                 passed += 1
-                seen[index] = True
-            elif seen[index] or probe.start == turn:
-                position = _lost_at(before, batch, start_of(step)[0], probe.text)
-                event = None if position is None else type(run.events[position - 1]).__name__
-                losses.append(ProbeLoss(probe.text, turn, position, event))
-                seen[index] = False
-        checks += due
-        passes += passed
-        retention.append(passed / due if due else None)
-    return CompactionMetrics(
-        tuple(sent), compactions, tuple(retention), checks, passes, tuple(losses)
-    )
+                self._seen[index] = True
+            elif self._seen[index] or probe.start == turn:
+                position = _lost_at(before, batch, offset, probe.text)
+                event = None if position is None else type(batch[position - offset - 1]).__name__
+                self._losses.append(ProbeLoss(probe.text, turn, position, event))
+                self._seen[index] = False
+        self._checks += due
+        self._passes += passed
+        self._retention.append(passed / due if due else None)
+
+    def metrics(self) -> CompactionMetrics:
+        """The metrics of the steps taken so far."""
+        return CompactionMetrics(
+            tuple(self._sent),
+            self._compactions,
+            tuple(self._retention),
+            self._checks,
+            self._passes,
+            tuple(self._losses),
+        )
 
 
-def _lost_at(before: State, batch: tuple[Event, ...], offset: int, text: str) -> int | None:
+def _lost_at(before: State, batch: Sequence[Event], offset: int, text: str) -> int | None:
     """The position of the batch's event after which ``text`` stopped being visible."""
     state = before
     was = visible(state.window, text)
@@ -203,6 +238,16 @@ class _Tracker:
     def visible(self, index: int) -> bool:
         """Whether probe ``index`` shows in the last window."""
         return self._counts[index] > 0
+
+    def add(self, turns: Iterable[TurnAdded]) -> None:
+        """Follow the window as it gains ``turns`` and loses nothing."""
+        if not self._texts:
+            return
+        for turn in turns:
+            found = self._found(turn.text)
+            self._holders[id(turn)] = found
+            self._parts[id(turn)] = turn
+            self._count(found, 1)
 
     def update(self, window: Window) -> None:
         """Follow the window to its next version."""
