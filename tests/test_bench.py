@@ -59,6 +59,9 @@ text = "lookup: address changes close once shipped"
 """
 
 
+FORGETTING = '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 4\n\n'
+
+
 def _without_time(data: dict[str, Any]) -> list[dict[str, Any]]:
     """The results with the one non-deterministic number taken out."""
     rows = []
@@ -192,6 +195,26 @@ class TestResults:
         (result,) = run_cells(plan(["refund-desk"], ["sliding-window"]))
         assert 40 == (result.params or {}).get("budget")
         assert "hot_n" not in (result.params or {})
+
+    def test_a_forgetting_policy_does_not_apply_to_a_session_without_store_steps(
+        self, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "long.toml"
+        path.write_text(support_session(50, 4), "utf-8")  # both headers, only turns
+        (result,) = run_cells(plan([str(path)], ["importance-recency-access"]))
+        assert (None, dict.fromkeys(METRICS)) == (result.params, result.metrics)
+
+    def test_a_cell_reports_only_its_own_axis(self, tmp_path: Path) -> None:
+        path = tmp_path / "both.toml"
+        path.write_text(
+            SUPPORT.replace("[[probe]]", FORGETTING + "[[probe]]")
+            + '[[step]]\nwrite = "k"\ntext = "t"\nimportance = 0.5\n',
+            "utf-8",
+        )
+        window, store = run_cells(plan([str(path)], ["tiered", "importance-recency-access"]))
+        assert {None} == {window.metrics[name] for name in ("stale_reads", "evictions")}
+        assert {None} == {store.metrics[name] for name in ("peak_tokens", "compactions")}
+        assert (0, 0) == (store.metrics["stale_reads"], store.metrics["evictions"])
 
     def test_a_cell_that_does_not_apply_has_every_metric_null(self) -> None:
         (result,) = run_cells(plan(["dana-facts"], ["tiered"]))

@@ -181,13 +181,13 @@ def _axis(setting: str) -> str:
 
 
 def has_meter(cell: Cell) -> bool:
-    """Whether the cell's run has turns measured against a budget (a meter to plot)."""
+    """Whether the cell measures a window (a meter to plot)."""
     scenario = _scenario(cell.scenario)
     policies = policies_for(scenario, cell)
     return (
-        policies is not None
-        and policies.compaction is not None
-        and any(isinstance(command, AddTurn) for command in scenario.steps)
+        cell.spec.axis == "compaction"
+        and policies is not None
+        and _applies(scenario, policies, "compaction")
     )
 
 
@@ -198,18 +198,20 @@ def _scenario(source: str) -> Scenario:
 
 
 def run_cell(cell: Cell) -> Result:
-    """Run one cell in a fresh session and measure it."""
+    """Run one cell in a fresh session and measure it on the cell's axis.
+
+    A compaction policy is measured on the window, a forgetting policy on the
+    store; the other axis's metrics are None, since they measure the
+    scenario's own policy, which every cell of the bench shares.
+    """
     scenario = _scenario(cell.scenario)
     policies = policies_for(scenario, cell)
-    if policies is None:
-        return Result(
-            scenario.name, cell.label, cell.spec.name, None, dict.fromkeys(METRICS), None, (), ()
-        )
+    axis = cell.spec.axis
+    metrics: dict[str, Any] = dict.fromkeys(METRICS)
+    if policies is None or not _applies(scenario, policies, axis):
+        return Result(scenario.name, cell.label, cell.spec.name, None, metrics, None, (), ())
     session = Session(policies)
-    measured = policies.compaction is not None and any(
-        isinstance(command, AddTurn) for command in scenario.steps
-    )
-    window = WindowTally(scenario.probes)
+    window = WindowTally(scenario.probes) if axis == "compaction" else None
     clock = time.perf_counter_ns
     spent = 0
     for number, command in enumerate(scenario.steps, start=1):
@@ -222,16 +224,14 @@ def run_cell(cell: Cell) -> Result:
                 f"{scenario.source}: step {number}, under {cell.label}: {error}"
             ) from None
         spent += clock() - began
-        if measured:
+        if window is not None:
             # Measured as the run is made, on the states the session folded anyway.
             window.step(command, events, before, session.state, len(session.run) - len(events))
-    run = session.run
-    metrics: dict[str, Any] = dict.fromkeys(METRICS)
+    metrics["decide_us_per_command"] = spent / len(scenario.steps) / 1000
     budget = None
     sent: tuple[int, ...] = ()
     retention: tuple[float | None, ...] = ()
-    axes = {AXIS_OF.get(type(command)) for command in scenario.steps}
-    if measured and policies.compaction is not None:
+    if window is not None and policies.compaction is not None:
         tally = window.metrics()
         budget = policies.compaction.budget
         sent, retention = tally.sent, tally.retention
@@ -241,21 +241,29 @@ def run_cell(cell: Cell) -> Result:
             compactions=tally.compactions,
             probe_retention=tally.probe_retention,
         )
-    if policies.forgetting is not None and ("forgetting" in axes or "consolidation" in axes):
-        store = forgetting_metrics(run)
+    else:
+        store = forgetting_metrics(session.run)
         metrics.update(
             hit_at_k=store.hit_at_k,
             stale_reads=store.stale_reads,
             evictions=store.evictions,
             regret=store.regret,
         )
-    if scenario.steps:
-        metrics["decide_us_per_command"] = spent / len(scenario.steps) / 1000
-    params = dict(policies.params()[cell.spec.axis])
+    params = dict(policies.params()[axis])
     del params["policy"]
     return Result(
         scenario.name, cell.label, cell.spec.name, params, metrics, budget, sent, retention
     )
+
+
+def _applies(scenario: Scenario, policies: Policies, axis: str) -> bool:
+    """Whether the scenario exercises ``axis``: turns for compaction, store steps for
+    forgetting (writes, reads, queries, or consolidation passes that write facts)."""
+    if getattr(policies, axis) is None:
+        return False
+    if axis == "compaction":
+        return any(isinstance(command, AddTurn) for command in scenario.steps)
+    return any(AXIS_OF.get(type(c)) in {"forgetting", "consolidation"} for c in scenario.steps)
 
 
 Progress = Callable[[int, int, Cell], None]

@@ -1,5 +1,6 @@
 """The bench's comparison table, rendered with rich."""
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,22 +24,38 @@ COLUMNS = (
 
 
 def comparison_table(results: Sequence[Result]) -> Table:
-    """One row per result: the scenario, the policy and its parameters, each metric."""
+    """One row per result that applies: the scenario, the policy and its parameters, each
+    metric; a caption counts the cells that did not apply."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
-    table.add_column("scenario")
-    table.add_column("policy")
-    table.add_column("params")
+    table.add_column("scenario", no_wrap=True)
+    table.add_column("policy", no_wrap=True)
+    table.add_column("params", no_wrap=True)
     for _, heading in COLUMNS:
         table.add_column(heading, justify="right")
+    skipped = 0
     for result in results:
-        params = "n/a" if result.params is None else _params(result.params)
+        if result.params is None:
+            skipped += 1
+            continue
         cells = [_cell(name, result.metrics[name]) for name, _ in COLUMNS]
-        table.add_row(result.scenario, result.policy, params, *cells)
+        table.add_row(result.scenario, result.policy, _params(result.params), *cells)
+    if skipped:
+        table.caption = (
+            f"{skipped} cell(s) did not apply: the scenario has no turns or no store steps "
+            "for that policy's axis (null in --json)"
+        )
     return table
 
 
 def _params(params: dict[str, Any]) -> str:
-    return " ".join(f"{name}={value}" for name, value in params.items())
+    return " ".join(f"{name}={_param(value)}" for name, value in params.items())
+
+
+def _param(value: Any) -> str:
+    """A parameter as text; a string that would not read as one word is quoted."""
+    if isinstance(value, str) and (not value or any(char.isspace() for char in value)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
 
 
 def _cell(name: str, value: Any) -> str:
