@@ -7,9 +7,9 @@ rules and every other string of the header) becomes a placeholder of as
 many tokens under the run's tokenizer, so every figure (meters, scores,
 decisions, WARM tokens) stays as it was. What is not free text stays: a
 turn's role (a word the policy measures as part of the turn and routes on),
-the names of the policies and the tokenizer, and a COLD gist that is
-exactly the tiered policy's count template (``gist_for``), which the gist
-invariant checks word for word.
+the names of the policies, their rules (``supersession``, ``relevance``)
+and the tokenizer, and a COLD gist that is exactly the tiered policy's count
+template (``gist_for``), which the gist invariant checks word for word.
 
 A placeholder is ``TAG.1 TAG.2 ... TAG.n``, one word per token, where TAG
 comes from a keyed hash of the original text: equal texts get equal
@@ -75,9 +75,9 @@ REDACTED = "redacted"
 _WRITER_OWNED = frozenset({"memtape", "format", "version", "events", "steps"})
 """Header entries ``write_run`` writes itself."""
 
-_NAMES = frozenset({"policy", "tokenizer", "summarizer"})
-"""Header entries whose strings name a policy, a tokenizer or a summarizer, kept so the
-copy loads."""
+_NAMES = frozenset({"policy", "tokenizer", "summarizer", "supersession", "relevance"})
+"""Header entries whose strings name a policy, a tokenizer, a summarizer or a rule of one,
+kept so the copy loads."""
 
 _TAG_LENGTHS = range(8, 65, 4)
 """How many hex digits of the hash a tag takes: the fewest no other text holds."""

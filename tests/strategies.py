@@ -294,6 +294,18 @@ def valid_command_sequences(*, max_size: int = 30) -> st.SearchStrategy[list[Com
     return _sequences(step, max_size).map(_absolute)
 
 
+def store_command_sequences(*, max_size: int = 30) -> st.SearchStrategy[list[Command]]:
+    """Sessions of the store alone: writes (often to the same keys), reads, queries, clock."""
+    step: st.SearchStrategy[Command | ClockStep] = weighted(
+        (5, write_facts(valid_only=True)),
+        (2, st.builds(ClockStep, st.floats(0.0, 50.0))),
+        (2, st.builds(ReadFact, key=keys(valid_only=True))),
+        (1, st.builds(ReadFact, id=st.integers(1, 12))),
+        (3, queries(valid_only=True)),
+    )
+    return _sequences(step, max_size).map(_absolute)
+
+
 def _sequences(step: st.SearchStrategy[T], max_size: int) -> st.SearchStrategy[list[T]]:
     # Hypothesis keeps lists short on average; long sessions are where
     # compactions push items cold and writes evict, so draw those often.

@@ -662,6 +662,7 @@ class TestRunFileRoundTrip:
             "capacity": 4,
             "half_life": 4.0,
             "access_boost": 0.1,
+            "supersession": "key",
         }
 
         assert {"forgetting": forgetting} == header["policies"]
@@ -1298,6 +1299,44 @@ class TestRunWithSettings:
 
         assert (2, 1, False) == (outcome.status, len(outcome.err.splitlines()), path.exists())
         assert fragment in outcome.err
+
+
+class TestForgettingSettings:
+    def test_supersession_is_settable_and_changes_the_decisions(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "add-only.jsonl"
+        outcome = cli(
+            "run", "dana-facts", "--out", str(path), "--set", "forgetting.supersession=add-only"
+        )
+        lines = read_lines(path)
+
+        assert 0 == outcome.status
+        assert "add-only" == lines[0]["policies"]["forgetting"]["supersession"]
+        assert "Superseded" not in {line["type"] for line in lines[1:]}
+
+    def test_a_policy_is_settable_by_name_with_its_own_parameter(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        scenario = tmp_path / "s.toml"
+        scenario.write_text(
+            '[forgetting]\npolicy = "generative-agents"\ncapacity = 2\n'
+            '[[step]]\nwrite = "a"\ntext = "x"\nimportance = 0.5\n',
+            "utf-8",
+        )
+        path = tmp_path / "ga.jsonl"
+        outcome = cli("run", str(scenario), "--out", str(path), "--set", "forgetting.decay=0.9")
+
+        assert (0, 0.9) == (outcome.status, read_lines(path)[0]["policies"]["forgetting"]["decay"])
+
+    def test_an_unknown_supersession_is_one_line_and_writes_nothing(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "never.jsonl"
+        outcome = cli("run", "dana-facts", "--out", str(path), "--set", "forgetting.supersession=x")
+
+        assert (2, 1, False) == (outcome.status, len(outcome.err.splitlines()), path.exists())
+        assert "supersession must be one of key, add-only, got 'x'" in outcome.err
 
 
 class TestForkCommand:

@@ -6,12 +6,13 @@ from typing import Any
 import attrs
 import pytest
 
-from memtape.core.commands import AddTurn
+from memtape.core.commands import AddTurn, AdvanceClock, Query, WriteFact
 from memtape.core.diff import FactChange, StateDiff, diff_states
 from memtape.core.errors import BadInput
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact
 from memtape.core.state import Fact
 from memtape.policies.compaction import TieredCompaction
+from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
 from memtape.projections.diffs import (
     StepDiff,
@@ -352,6 +353,17 @@ class TestRenderDiff:
 
     def test_backwards_a_turn_not_arrived_yet(self, refund: Session) -> None:
         assert "turn 10: HOT → not arrived" == _lines(refund, 15, 13)[-1]
+
+    def test_a_query_shows_as_a_read_of_each_fact_it_returned(self) -> None:
+        session = Session(Policies(forgetting=ImportanceRecencyAccess(4, 4.0, 0.1)))
+        session.execute_all(
+            [WriteFact("a", "x", 0.2), WriteFact("b", "y", 0.9), AdvanceClock(2.0), Query(k=1)]
+        )
+
+        assert [
+            "diff event 3 → event 4",
+            "fact 2 'b' read: reads 0 → 1, last_read_at none → 2",
+        ] == _lines(session, 3, 4)
 
     def test_dana_from_the_clock_to_the_end(self, dana: Session) -> None:
         expected = [

@@ -330,6 +330,7 @@ class TestParameters:
             "capacity": 4,
             "half_life": 4.0,
             "access_boost": 0.1,
+            "supersession": "key",
         } == POLICY.params()
 
     def test_a_missing_capacity_is_named_with_its_place(self) -> None:

@@ -4,7 +4,9 @@ from typing import Any
 
 import pytest
 
-from memtape.policies.session import Session
+from memtape.core.commands import AdvanceClock, ReadFact, WriteFact
+from memtape.policies.memorybank import MemoryBank
+from memtape.policies.session import Policies, Session
 from memtape.projections.meter import Meter
 from memtape.projections.text import meter_line, paint, render_timeline, render_view
 from memtape.projections.timeline import timeline
@@ -216,6 +218,21 @@ class TestRenderView:
         lines = _view_lines(sessions, "refund-desk", 4, color=True)
 
         assert RED in lines[1]
+
+
+class TestRenderOtherPolicies:
+    def test_a_memorybank_ranking_shows_strength_and_elapsed_beside_the_score(self) -> None:
+        # Written at 0, read at 1 (S = 2), shown at 3: exp(-2 / 2) = 0.3679.
+        session = Session(Policies(forgetting=MemoryBank(3)))
+        session.execute_all(
+            [WriteFact("a", "x", 0.5), AdvanceClock(1.0), ReadFact(key="a"), AdvanceClock(3.0)]
+        )
+        view = view_data(session.state, len(session.run), session.policies)
+
+        lines = list(render_view(view))
+
+        assert "  id  key           score   strength  elapsed  reads  text" == lines[2]
+        assert lines[3].startswith("   1  a             0.3679  2.0000    2.0000")
 
 
 class TestRenderTimeline:

@@ -5,9 +5,11 @@ from typing import Any
 
 import pytest
 
+from memtape.core.commands import WriteFact
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, TurnAdded
 from memtape.core.state import EMPTY_WINDOW, INITIAL_STATE, Fact
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.generative_agents import GenerativeAgents
 from memtape.policies.session import Policies, Session
 from memtape.projections.view import (
     episode_data,
@@ -143,6 +145,36 @@ class TestStoreData:
         assert [f["factors"] for f in ranking] == [
             {name: f[name] for name in ("importance", "recency", "access")} for f in ranking
         ]
+
+    def test_a_normalized_factor_does_not_hide_the_facts_importance(self) -> None:
+        # Two facts: importance 0.8 and 0.2 normalize to 1 and 0.
+        session = Session(Policies(forgetting=GenerativeAgents(4)))
+        session.execute_all([WriteFact("a", "x", 0.8), WriteFact("b", "y", 0.2)])
+        ranking = store_data(session.state, session.policies.forgetting)
+        assert ranking is not None
+
+        assert [(0.8, 1.0), (0.2, 0.0)] == [
+            (f["importance"], f["factors"]["importance"]) for f in ranking["ranking"]
+        ]
+
+    @pytest.mark.parametrize(
+        ("name", "factors"),
+        [
+            ("generative-agents", ["recency", "importance"]),
+            ("memorybank", ["strength", "elapsed"]),
+            ("lru", ["last_touch"]),
+            ("lfu", ["reads"]),
+            ("fifo", ["written_at"]),
+        ],
+    )
+    def test_each_policy_shows_its_own_factors(self, name: str, factors: list[str]) -> None:
+        policies = Policies.from_params({"forgetting": {"policy": name, "capacity": 3}})
+        session = Session(policies)
+        session.execute(WriteFact("a", "x", 0.8))
+        ranking = store_data(session.state, policies.forgetting)
+        assert ranking is not None
+
+        assert [factors] == [list(f["factors"]) for f in ranking["ranking"]]
 
     @pytest.mark.parametrize("at", range(12))
     def test_each_score_is_the_product_of_its_factors(

@@ -28,9 +28,12 @@ from memtape.core.events import ClockAdvanced, CompactionTriggered, Consolidated
 from memtape.core.logs import debug_enabled, get_logger
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State
+from memtape.policies.cache import FirstInFirstOut, LeastFrequentlyUsed, LeastRecentlyUsed
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.generative_agents import GenerativeAgents
+from memtape.policies.memorybank import MemoryBank
 from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
 from memtape.policies.rolling_summary import RollingSummary
@@ -44,7 +47,17 @@ COMPACTION: dict[str, Any] = {
 }
 """Compaction policies by name."""
 
-FORGETTING: dict[str, Any] = {ImportanceRecencyAccess.name: ImportanceRecencyAccess}
+FORGETTING: dict[str, Any] = {
+    policy.name: policy
+    for policy in (
+        ImportanceRecencyAccess,
+        GenerativeAgents,
+        MemoryBank,
+        LeastRecentlyUsed,
+        LeastFrequentlyUsed,
+        FirstInFirstOut,
+    )
+}
 """Forgetting policies by name."""
 
 CONSOLIDATION: dict[str, Any] = {RuleConsolidation.name: RuleConsolidation}

@@ -320,7 +320,7 @@ def _fact_step(
             numbers = {"importance": importance, "clock": clock}
             what = f"written at t={clock:g}, importance {importance:g}"
         case FactRead(id=fact_id):
-            scored = forgetting.score(after.store.facts[fact_id], clock)
+            scored = next(s for s in forgetting.rank(after.store, clock) if s.fact.id == fact_id)
             reads = scored.fact.reads
             numbers = {"reads": reads, "score": scored.score, "factors": scored.factors}
             what = f"read at t={clock:g}, {reads} read(s) now, score {scored.score:.4f}"

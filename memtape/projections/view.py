@@ -73,9 +73,11 @@ def store_data(state: State, forgetting: ForgettingPolicy | None) -> dict[str, A
 
 def ranked_data(scored: Scored) -> dict[str, Any]:
     """One ranked fact: its fields, each factor of its score, and the score."""
+    # The fact's own fields win over a factor of the same name (a normalized
+    # importance is a factor, not the fact's importance).
     return {
-        **fact_data(scored.fact),
         **scored.factors,
+        **fact_data(scored.fact),
         "factors": scored.factors,
         "score": scored.score,
     }
