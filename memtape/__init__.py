@@ -20,7 +20,11 @@ from memtape.core.run import Run
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.no_compaction import NoCompaction
+from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.session import Policies, Session
+from memtape.policies.sliding_window import SlidingWindow
+from memtape.policies.tool_clearing import ClearToolResults
 from memtape.reducers import evolve, fold
 from memtape.runfiles import load_run, save_run
 from memtape.scenarios import load_scenario
@@ -29,19 +33,23 @@ __all__ = [
     "AddTurn",
     "AdvanceClock",
     "BadInput",
+    "ClearToolResults",
     "Command",
     "Consolidate",
     "CorruptLog",
     "ImportanceRecencyAccess",
     "MemtapeError",
+    "NoCompaction",
     "Policies",
     "Query",
     "ReadFact",
     "RecordEpisode",
     "Rejected",
+    "RollingSummary",
     "RuleConsolidation",
     "Run",
     "Session",
+    "SlidingWindow",
     "TieredCompaction",
     "WriteFact",
     "__version__",

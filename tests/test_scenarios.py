@@ -21,7 +21,12 @@ from memtape.core.events import Queried
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.no_compaction import NoCompaction
+from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.session import Policies, Session
+from memtape.policies.sliding_window import SlidingWindow
+from memtape.policies.tokenizers import O200kBase
+from memtape.policies.tool_clearing import ClearToolResults
 from memtape.scenarios import SHIPPED, Probe, load_scenario, parse_scenario
 
 COMPACTION = '[compaction]\npolicy = "tiered"\nbudget = 40\n'
@@ -137,6 +142,31 @@ class TestUserFiles:
 
     def test_a_file_without_steps_has_none(self, tmp_path: Path) -> None:
         assert () == load_scenario(str(_file(tmp_path, COMPACTION))).steps
+
+    @pytest.mark.parametrize(
+        ("table", "policy"),
+        [
+            ('policy = "sliding-window"\nbudget = 60', SlidingWindow(60)),
+            (
+                'policy = "rolling-summary"\nbudget = 60\nkeep = 4\nsummary_tokens = 20',
+                RollingSummary(60, 4, 20),
+            ),
+            (
+                'policy = "clear-tool-results"\nbudget = 60\nkeep = 1\nplaceholder = "[gone]"',
+                ClearToolResults(60, 1, "[gone]"),
+            ),
+            (
+                'policy = "none"\nbudget = 60\ntokenizer = "o200k_base"',
+                NoCompaction(60, O200kBase()),
+            ),
+        ],
+    )
+    def test_each_compaction_policy_is_named_with_its_parameters(
+        self, tmp_path: Path, table: str, policy: object
+    ) -> None:
+        path = _file(tmp_path, f"[compaction]\n{table}\n" + TURN)
+
+        assert policy == load_scenario(str(path)).policies.compaction
 
 
 class TestSteps:

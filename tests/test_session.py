@@ -34,7 +34,10 @@ from memtape.core.state import INITIAL_STATE
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.session import Epoch, Policies, Session
+from memtape.policies.tokenizers import Cl100kBase
+from memtape.policies.tool_clearing import ClearToolResults
 from memtape.reducers import fold
 from memtape.scenarios import SHIPPED, load_scenario
 
@@ -441,6 +444,27 @@ class TestWithSettings:
     def test_a_bad_setting_says_what_is_wrong(self, setting: str, fragment: str) -> None:
         with pytest.raises(BadInput, match=fragment):
             ALL.with_settings([setting])
+
+    def test_another_policy_keeps_the_shared_parameters_and_defaults_the_rest(self) -> None:
+        tiered = Policies(TieredCompaction(40, 2, Cl100kBase()))
+
+        changed = tiered.with_settings(["compaction.policy=rolling-summary"])
+
+        assert RollingSummary(40, tokenizer=Cl100kBase()) == changed.compaction
+
+    def test_settings_after_the_policy_apply_to_the_new_one(self) -> None:
+        changed = ALL.with_settings(["compaction.policy=clear-tool-results", "compaction.keep=1"])
+
+        assert ClearToolResults(10, 1) == changed.compaction
+
+    def test_naming_the_same_policy_keeps_its_parameters(self) -> None:
+        changed = ALL.with_settings(["compaction.policy=tiered"])
+
+        assert ALL.params() == changed.params()
+
+    def test_a_parameter_the_new_policy_lacks_is_refused(self) -> None:
+        with pytest.raises(BadInput, match=r"unknown parameter\(s\) hot_n"):
+            ALL.with_settings(["compaction.policy=none", "compaction.hot_n=2"])
 
 
 def _refund() -> Session:

@@ -9,6 +9,7 @@ the placeholder is left as it is, since replacing it would save nothing.
 """
 
 from collections.abc import Mapping, Sequence
+from itertools import chain
 from typing import Any, ClassVar
 
 import attrs
@@ -87,15 +88,14 @@ class ClearToolResults:
         turn = arriving(window, command, self.tokenizer)
         if window.tokens + turn.tokens <= self.budget:
             return (turn,)
-        hot = (*window.hot, turn)
         cost = self.tokenizer.count(self.placeholder)
-        cleared = self._clearable(hot, cost)
+        cleared = self._since_last_clearing(window, turn, cost)
         if not cleared:
             return (turn,)
         gone = {t.turn for t in cleared}
         compaction = CompactionTriggered(
             self.budget,
-            tuple(t.turn for t in hot if t.turn not in gone),
+            tuple(t.turn for t in (*window.hot, turn) if t.turn not in gone),
             tuple(WarmItem(t.turn, self.placeholder, cost) for t in cleared),
             (),
             0,
@@ -108,3 +108,27 @@ class ClearToolResults:
         """The HOT tool results older than the last ``keep`` that cost more than a placeholder."""
         tools = [t for t in hot if t.role == TOOL]
         return [t for t in tools[: max(len(tools) - self.keep, 0)] if t.tokens > cost]
+
+    def _since_last_clearing(self, window: Window, turn: TurnAdded, cost: int) -> list[TurnAdded]:
+        """``_clearable`` of HOT with ``turn``, looking back only to the last cleared result.
+
+        A tool result older than the last one cleared that is still HOT was too short
+        to clear then, and still is; so the look back costs the turns since the last
+        clearing, not the whole of HOT (which this policy never shortens).
+        """
+        last = next(
+            (item.turn for item in reversed(window.warm) if item.text == self.placeholder), 0
+        )
+        kept = 0
+        found: list[TurnAdded] = []
+        for candidate in chain((turn,), reversed(window.hot)):
+            if candidate.turn <= last:
+                break
+            if candidate.role != TOOL:
+                continue
+            if kept < self.keep:
+                kept += 1
+            elif candidate.tokens > cost:
+                found.append(candidate)
+        found.reverse()
+        return found

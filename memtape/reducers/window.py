@@ -4,6 +4,9 @@ from memtape.core.errors import CorruptLog
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.core.state import Window
 
+_SHORT = 16
+"""The most kept turns looked up in a tuple rather than a set."""
+
 
 def turn_added(window: Window, event: TurnAdded) -> Window:
     """Append the turn to HOT and add its tokens to the running total."""
@@ -56,7 +59,9 @@ def _compact(
     turns: int,
     event: CompactionTriggered,
 ) -> Window:
-    staying = event.hot
+    # For the few turns a tiered policy keeps, a tuple is the quicker lookup; a long
+    # HOT (a sliding window keeps all it can) needs a set, or a step costs HOT squared.
+    staying = event.hot if len(event.hot) <= _SHORT else frozenset(event.hot)
     kept: list[TurnAdded] = []
     for turn in hot:
         if turn.turn in staying:

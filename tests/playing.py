@@ -1,0 +1,43 @@
+"""Playing turns through a compaction policy by hand, for the policies' unit tests."""
+
+from memtape.core.commands import AddTurn
+from memtape.core.events import CompactionTriggered, Event
+from memtape.core.state import INITIAL_STATE, State
+from memtape.policies.protocols import CompactionPolicy
+from memtape.reducers import evolve
+
+
+def words(n: int, stem: str = "w") -> str:
+    """A text of ``n`` distinct words (a turn of it costs ``n + 1`` words with its role)."""
+    return " ".join(f"{stem}{i}" for i in range(n))
+
+
+def user(n: int) -> AddTurn:
+    """A user turn of ``n`` words: ``n + 1`` tokens under the word count."""
+    return AddTurn("user", words(n, "u"))
+
+
+def tool(n: int, stem: str = "t") -> AddTurn:
+    """A tool turn (salient) of ``n`` words: ``n + 1`` tokens under the word count."""
+    return AddTurn("tool", words(n, stem))
+
+
+def play(
+    policy: CompactionPolicy, *turns: AddTurn, state: State = INITIAL_STATE
+) -> tuple[State, list[tuple[Event, ...]]]:
+    """The state after deciding and folding each turn in order, and each turn's events."""
+    decided = []
+    for turn in turns:
+        events = policy.decide(state, turn)
+        for event in events:
+            state = evolve(state, event)
+        decided.append(events)
+    return state, decided
+
+
+def compaction(events: tuple[Event, ...]) -> CompactionTriggered:
+    """The compaction of a turn's two events (a test fails if there is none)."""
+    assert 2 == len(events)
+    compacted = events[1]
+    assert isinstance(compacted, CompactionTriggered)
+    return compacted

@@ -1,0 +1,44 @@
+"""memtape.policies.no_compaction: the baseline that never compacts."""
+
+import pytest
+
+from memtape.core.errors import BadInput
+from memtape.core.events import TurnAdded
+from memtape.policies.no_compaction import NoCompaction
+from memtape.policies.params import MAX_INT
+from memtape.policies.promises import RECENT_VERBATIM
+from memtape.policies.session import Policies
+from memtape.policies.tokenizers import O200kBase, WordCount
+from tests.playing import play, tool, user
+
+
+def test_every_turn_stays_hot_however_far_over_budget() -> None:
+    state, decided = play(NoCompaction(5), user(10), tool(10), user(3))
+
+    assert [[TurnAdded]] * 3 == [[type(e) for e in events] for events in decided]
+    assert ([1, 2, 3], 11 + 11 + 4) == ([t.turn for t in state.window.hot], state.window.tokens)
+
+
+def test_it_promises_every_turn_verbatim_and_no_budget_bound() -> None:
+    assert (frozenset({RECENT_VERBATIM}), MAX_INT) == (
+        NoCompaction(5).promises,
+        NoCompaction(5).verbatim,
+    )
+
+
+def test_a_budget_alone_builds_it() -> None:
+    policies = Policies.from_params({"compaction": {"policy": "none", "budget": 9}})
+
+    assert NoCompaction(9, WordCount()) == policies.compaction
+
+
+def test_params_read_back() -> None:
+    policy = NoCompaction(9, O200kBase())
+
+    assert {"policy": "none", "budget": 9, "tokenizer": "o200k_base"} == policy.params()
+    assert policy == NoCompaction.from_params({"budget": 9, "tokenizer": "o200k_base"}, "here")
+
+
+def test_a_parameter_of_another_policy_is_refused() -> None:
+    with pytest.raises(BadInput, match=r"^here: unknown parameter\(s\) keep$"):
+        NoCompaction.from_params({"budget": 9, "keep": 2}, "here")

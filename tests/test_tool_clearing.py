@@ -1,0 +1,145 @@
+"""memtape.policies.tool_clearing: older tool results become a placeholder over budget."""
+
+import pytest
+
+from memtape.core.commands import AddTurn
+from memtape.core.errors import BadInput
+from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
+from memtape.policies.promises import BUDGET, RECENT_VERBATIM
+from memtape.policies.session import Policies
+from memtape.policies.tokenizers import WordCount
+from memtape.policies.tool_clearing import PLACEHOLDER, ClearToolResults
+from tests.playing import compaction, play, tool, user
+
+CLEARED = WarmItem(1, PLACEHOLDER, 3)
+"""Turn 1 cleared: the default placeholder is three words."""
+
+
+class TestDecide:
+    def test_within_budget_nothing_is_cleared(self) -> None:
+        _, decided = play(ClearToolResults(20, 1), tool(10), user(2), tool(5))
+
+        assert [1, 1, 1] == [len(events) for events in decided]
+
+    def test_over_budget_tool_results_older_than_the_last_keep_are_cleared(self) -> None:
+        # 11 + 3 + 6 = 20; a turn of 2 makes 22 > 20. Tool results: 1 and 3; keep 1,
+        # so turn 1 (11 tokens) becomes the 3-token placeholder: 22 - 11 + 3 = 14.
+        state, decided = play(ClearToolResults(20, 1), tool(10), user(2), tool(5), user(1))
+
+        assert CompactionTriggered(20, (2, 3, 4), (CLEARED,), (), 0, "", 0) == compaction(
+            decided[3]
+        )
+        assert ((CLEARED,), [2, 3, 4], 14) == (
+            state.window.warm,
+            [t.turn for t in state.window.hot],
+            state.window.tokens,
+        )
+
+    def test_the_cleared_result_reads_as_its_placeholder_under_its_own_turn(self) -> None:
+        state, _ = play(ClearToolResults(20, 1), tool(10), user(2), tool(5), user(1))
+
+        assert ("warm", PLACEHOLDER) == (state.window.tier_of(1), state.window.warm[0].text)
+
+    def test_conversation_turns_are_never_touched_so_the_window_may_stay_over(self) -> None:
+        state, decided = play(ClearToolResults(10, 1), user(10), user(10))
+
+        assert ([1, 2], 22, [TurnAdded]) == (
+            [t.turn for t in state.window.hot],
+            state.window.tokens,
+            [type(e) for e in decided[1]],
+        )
+
+    def test_a_result_no_longer_than_the_placeholder_stays(self) -> None:
+        # "tool: ok" is 2 tokens, the placeholder 3: clearing it would save nothing.
+        state, decided = play(ClearToolResults(5, 0), AddTurn("tool", "ok"), user(5))
+
+        assert ([1, 2], 1) == ([t.turn for t in state.window.hot], len(decided[1]))
+
+    def test_keep_zero_clears_the_newest_result_too(self) -> None:
+        state, decided = play(ClearToolResults(5, 0), tool(10))
+
+        assert ((), (CLEARED,)) == (compaction(decided[0]).hot, state.window.warm)
+
+    def test_fewer_results_than_keep_clears_nothing(self) -> None:
+        _, decided = play(ClearToolResults(10, 3), tool(10), tool(10))
+
+        assert [1, 1] == [len(events) for events in decided]
+
+    def test_every_older_result_goes_at_once_whatever_the_budget_needs(self) -> None:
+        # 11 + 11 + 11 = 33 > 30: with keep 1, turns 1 and 2 both go (Anthropic clears
+        # every result but the kept ones), though clearing turn 1 alone would do.
+        state, decided = play(ClearToolResults(30, 1), tool(10), tool(10), tool(10))
+
+        assert (1, 2) == tuple(item.turn for item in compaction(decided[2]).warm)
+        assert 3 + 3 + 11 == state.window.tokens
+
+    def test_a_later_compaction_appends_after_the_earlier_placeholders(self) -> None:
+        turns = (tool(10), tool(10), user(10), tool(10))
+        state, _ = play(ClearToolResults(25, 1), *turns)
+
+        assert [1, 2] == [item.turn for item in state.window.warm]
+
+    def test_the_placeholder_is_a_parameter(self) -> None:
+        state, _ = play(ClearToolResults(5, 0, "[gone]"), tool(10))
+
+        assert (WarmItem(1, "[gone]", 1),) == state.window.warm
+
+
+class TestPromises:
+    def test_keeping_a_result_promises_the_newest_turn_verbatim(self) -> None:
+        assert (frozenset({BUDGET, RECENT_VERBATIM}), 1) == (
+            ClearToolResults(20, 2).promises,
+            ClearToolResults(20, 2).verbatim,
+        )
+
+    def test_keeping_none_promises_only_the_budget(self) -> None:
+        assert (frozenset({BUDGET}), 0) == (
+            ClearToolResults(20, 0).promises,
+            ClearToolResults(20, 0).verbatim,
+        )
+
+    def test_the_floor_is_the_window_with_every_clearable_result_cleared(self) -> None:
+        # Tool results of 11 and 6 tokens and a chat turn of 3, all HOT (20 tokens).
+        state, _ = play(ClearToolResults(100, 1), tool(10), user(2), tool(5))
+
+        assert 20 == state.window.tokens
+        assert 20 - 11 + 3 == ClearToolResults(100, 1).floor(state.window)
+        assert 20 - 11 + 3 - 6 + 3 == ClearToolResults(100, 0).floor(state.window)
+        assert 20 == ClearToolResults(100, 2).floor(state.window)
+
+    def test_after_a_compaction_the_window_is_its_floor(self) -> None:
+        policy = ClearToolResults(10, 1)
+        state, _ = play(policy, tool(10), user(2), tool(5), user(1))
+
+        assert state.window.tokens == policy.floor(state.window)
+
+
+class TestParams:
+    def test_a_budget_alone_builds_it_with_the_defaults(self) -> None:
+        policies = Policies.from_params(
+            {"compaction": {"policy": "clear-tool-results", "budget": 50}}
+        )
+
+        assert ClearToolResults(50, 3, PLACEHOLDER, WordCount()) == policies.compaction
+
+    def test_params_read_back(self) -> None:
+        policy = ClearToolResults(50, 1, "[x]")
+        data = policy.params()
+
+        assert {
+            "policy": "clear-tool-results",
+            "budget": 50,
+            "keep": 1,
+            "placeholder": "[x]",
+            "tokenizer": "words",
+        } == data
+        del data["policy"]
+        assert policy == ClearToolResults.from_params(data, "here")
+
+    def test_a_placeholder_must_be_text(self) -> None:
+        with pytest.raises(BadInput, match=r"^here: placeholder must be a string, got 3$"):
+            ClearToolResults.from_params({"budget": 50, "placeholder": 3}, "here")
+
+    def test_a_negative_keep_is_refused(self) -> None:
+        with pytest.raises(BadInput, match="keep must be an integer >= 0"):
+            ClearToolResults(50, -1)

@@ -1,0 +1,73 @@
+"""memtape.policies.turns: the arriving turn and the parameters every compaction policy shares."""
+
+from typing import Any
+
+import attrs
+import pytest
+
+from memtape.core.commands import AddTurn
+from memtape.core.errors import BadInput, Rejected
+from memtape.core.events import TurnAdded
+from memtape.core.state import EMPTY_WINDOW
+from memtape.policies.params import Params
+from memtape.policies.tokenizers import Cl100kBase, WordCount
+from memtape.policies.turns import arriving, check_count, check_shared, shared_params
+
+
+class TestArriving:
+    def test_a_turn_is_numbered_after_the_window_and_measured_with_its_role(self) -> None:
+        window = attrs.evolve(EMPTY_WINDOW, turns=7)
+
+        assert TurnAdded(8, "user", "a b c", 4, False) == arriving(
+            window, AddTurn("user", "a b c"), WordCount()
+        )
+
+    @pytest.mark.parametrize(("role", "salient"), [("tool", True), ("assistant", False)])
+    def test_salience_defaults_to_being_a_tool_result(self, role: str, salient: bool) -> None:
+        assert salient == arriving(EMPTY_WINDOW, AddTurn(role, "x"), WordCount()).salient
+
+    def test_the_tokenizer_measures_role_colon_text(self) -> None:
+        assert 4 == arriving(EMPTY_WINDOW, AddTurn("user", "hello world"), Cl100kBase()).tokens
+
+    @pytest.mark.parametrize(
+        ("command", "problem"),
+        [
+            (AddTurn("", "x"), "role must be a non-empty word"),
+            (AddTurn("user", 3), "text must be a string"),  # type: ignore[arg-type]
+            (AddTurn("user", "x", "yes"), "salient flag"),  # type: ignore[arg-type]
+        ],
+    )
+    def test_a_malformed_turn_is_rejected(self, command: AddTurn, problem: str) -> None:
+        with pytest.raises(Rejected, match=problem):
+            arriving(EMPTY_WINDOW, command, WordCount())
+
+
+class TestSharedParams:
+    def test_the_budget_and_the_default_tokenizer(self) -> None:
+        assert (30, WordCount()) == shared_params(Params({"budget": 30}, "here"))
+
+    def test_a_named_tokenizer(self) -> None:
+        data = {"budget": 30, "tokenizer": "cl100k_base"}
+
+        assert (30, Cl100kBase()) == shared_params(Params(data, "here"))
+
+    def test_an_unknown_tokenizer_names_its_place(self) -> None:
+        with pytest.raises(BadInput, match=r"^here: tokenizer unknown tokenizer 'x'"):
+            shared_params(Params({"budget": 30, "tokenizer": "x"}, "here"))
+
+    def test_a_missing_budget_is_named(self) -> None:
+        with pytest.raises(BadInput, match=r"^here: missing parameter budget$"):
+            shared_params(Params({}, "here"))
+
+    @pytest.mark.parametrize(
+        ("budget", "tokenizer", "problem"),
+        [(0, WordCount(), "budget"), (5, "words", "tokenizer must be a Tokenizer")],
+    )
+    def test_check_shared_refuses(self, budget: Any, tokenizer: Any, problem: str) -> None:
+        with pytest.raises(BadInput, match=problem):
+            check_shared(budget, tokenizer)
+
+    @pytest.mark.parametrize("value", [-1, True, 1.5])
+    def test_check_count_refuses_what_is_not_a_count(self, value: Any) -> None:
+        with pytest.raises(BadInput, match=r"^keep must be an integer >= 0"):
+            check_count("keep", value)
