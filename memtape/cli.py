@@ -242,6 +242,7 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
     store = kinds.add_parser("store", help="a store workload: writes, rewrites and queries")
     store.add_argument("--steps", type=int, required=True, metavar="N")
     store.add_argument("--customers", type=int, default=12, metavar="N")
+    store.add_argument("--capacity", type=int, default=4, metavar="N", help="(default: 4)")
     store.set_defaults(handler=_generate_store)
     for kind in (support, store):
         kind.add_argument("--seed", type=int, required=True, metavar="S")
@@ -526,7 +527,12 @@ def _generate_support(args: argparse.Namespace) -> int:
 
 def _generate_store(args: argparse.Namespace) -> int:
     text = store_workload(
-        args.steps, args.seed, customers=args.customers, budget=args.budget, hot_n=args.hot_n
+        args.steps,
+        args.seed,
+        customers=args.customers,
+        capacity=args.capacity,
+        budget=args.budget,
+        hot_n=args.hot_n,
     )
     return _write_scenario(args.out, text)
 

@@ -122,6 +122,15 @@ class TestStore:
         assert metrics.evictions > 0
         assert 0 == metrics.stale_reads
 
+    def test_the_capacity_is_the_seeds_unless_given(self) -> None:
+        def capacity(text: str) -> object:
+            return parse_scenario(text, "g.toml").policies.params()["forgetting"]["capacity"]
+
+        assert (4, 30) == (
+            capacity(store_workload(20, 1)),
+            capacity(store_workload(20, 1, capacity=30)),
+        )
+
     def test_generate_store_writes_the_file(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -152,6 +152,7 @@ def store_workload(
     seed: int,
     *,
     customers: int = 12,
+    capacity: int = 4,
     budget: int = DEFAULT_BUDGET,
     hot_n: int = DEFAULT_HOT_N,
 ) -> str:
@@ -164,6 +165,7 @@ def store_workload(
     """
     _count(steps, "--steps")
     _count(customers, "--customers")
+    _count(capacity, "--capacity")
     _count(budget, "--budget")
     _count(hot_n, "--hot-n", minimum=0)
     rng = random.Random(seed)
@@ -198,10 +200,13 @@ def store_workload(
             rows.append({"query": question, "expect": key, "k": 3})
     comment = (
         f"A generated store workload: {steps} steps, seed {seed}, {customers} customers.\n"
-        f"memtape generate store --steps {steps} --seed {seed} --customers {customers}"
+        f"memtape generate store --steps {steps} --seed {seed} --customers {customers} "
+        f"--capacity {capacity}"
     )
     info: dict[str, Value] = {
         "name": f"store-{steps}-seed-{seed}",
         "about": f"{steps} generated store steps: writes, rewrites of a key, and keyed queries.",
     }
-    return scenario_text(comment, info, header(budget, hot_n), rows)
+    policies = header(budget, hot_n)
+    policies["forgetting"]["capacity"] = capacity
+    return scenario_text(comment, info, policies, rows)

@@ -55,8 +55,12 @@ def write_plot(results: Sequence[Result], out: Path) -> tuple[Path, Path]:
             (line,) = meter.plot(turns, result.sent, linewidth=0.9, label=result.label)
             shares = [math.nan if share is None else share for share in result.retention]
             retention.plot(turns, shares, linewidth=0.9, color=line.get_color(), label=result.label)
-        for budget in sorted({result.budget for result in drawn if result.budget is not None}):
+        budgets = sorted({result.budget for result in drawn if result.budget is not None})
+        for budget in budgets:
             meter.axhline(budget, color="grey", linestyle="--", linewidth=0.7)
+        if budgets and max(max(result.sent) for result in drawn) > 10 * budgets[-1]:
+            # A policy that never compacts would flatten every other line.
+            meter.set_yscale("log")
         meter.set_title(f"{scenario}: tokens sent per turn (dashed: budget)")
         meter.set_xlabel("turn")
         meter.set_ylabel("tokens")
