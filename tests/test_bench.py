@@ -191,6 +191,10 @@ class TestResults:
         )
         assert {None} == {metrics[name] for name in ("peak_tokens", "compactions")}
 
+    def test_the_notable_parameters_are_the_shared_one_and_those_off_the_defaults(self) -> None:
+        results = run_cells(plan(["refund-desk"], ["tiered", "tiered:hot_n=3,tokenizer=words"]))
+        assert [{"budget": 40}, {"budget": 40, "hot_n": 3}] == [r.notable for r in results]
+
     def test_another_policy_keeps_the_shared_parameters_only(self) -> None:
         (result,) = run_cells(plan(["refund-desk"], ["sliding-window"]))
         assert 40 == (result.params or {}).get("budget")

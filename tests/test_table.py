@@ -18,7 +18,7 @@ def _render(*results: Result) -> str:
 
 def _result(scenario: str, params: dict[str, object] | None, **metrics: object) -> Result:
     values = dict.fromkeys(METRICS) | metrics
-    return Result(scenario, "tiered", "tiered", params, values, 40, (), ())
+    return Result(scenario, "tiered", "tiered", params, values, 40, (), (), params or {})
 
 
 def test_numbers_are_grouped_shares_are_percentages_and_null_is_a_dash() -> None:

@@ -112,6 +112,8 @@ class Result:
     budget: int | None
     sent: tuple[int, ...]
     retention: tuple[float | None, ...]
+    notable: dict[str, Any] = attrs.field(factory=dict)
+    """The parameters a table shows: the shared one and those off the policy's defaults."""
 
     def data(self) -> dict[str, Any]:
         """The result as the JSON contract writes it."""
@@ -252,8 +254,26 @@ def run_cell(cell: Cell) -> Result:
     params = dict(policies.params()[axis])
     del params["policy"]
     return Result(
-        scenario.name, cell.label, cell.spec.name, params, metrics, budget, sent, retention
+        scenario.name,
+        cell.label,
+        cell.spec.name,
+        params,
+        metrics,
+        budget,
+        sent,
+        retention,
+        _notable(axis, cell.spec.name, params),
     )
+
+
+def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` without those the policy built from its shared parameter alone has."""
+    shared = "budget" if axis == "compaction" else "capacity"
+    table = {"policy": name, shared: params[shared]}
+    defaults = Policies.from_params({axis: table}).params()[axis]
+    return {
+        key: value for key, value in params.items() if key == shared or defaults.get(key) != value
+    }
 
 
 def _applies(scenario: Scenario, policies: Policies, axis: str) -> bool:

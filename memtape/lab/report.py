@@ -57,7 +57,7 @@ def bench(
         )
 
     results = run_cells(cells, workers, progress if show else None)
-    width = None if out.isatty() else 250
+    width = None if out.isatty() else 200
     Console(file=out, width=width, highlight=False).print(comparison_table(results))
     if json_out is not None:
         text = json.dumps(results_data(results), indent=2, ensure_ascii=False) + "\n"

@@ -24,21 +24,22 @@ COLUMNS = (
 
 
 def comparison_table(results: Sequence[Result]) -> Table:
-    """One row per result that applies: the scenario, the policy and its parameters, each
-    metric; a caption counts the cells that did not apply."""
+    """One row per result that applies: the scenario, the policy and its notable parameters
+    (the shared one and those off the defaults; ``--json`` has them all), each metric; a
+    caption counts the cells that did not apply."""
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("scenario", no_wrap=True)
     table.add_column("policy", no_wrap=True)
     table.add_column("params", no_wrap=True)
     for _, heading in COLUMNS:
-        table.add_column(heading, justify="right")
+        table.add_column(heading, justify="right", no_wrap=True)
     skipped = 0
     for result in results:
         if result.params is None:
             skipped += 1
             continue
         cells = [_cell(name, result.metrics[name]) for name, _ in COLUMNS]
-        table.add_row(result.scenario, result.policy, _params(result.params), *cells)
+        table.add_row(result.scenario, result.policy, _params(result.notable), *cells)
     if skipped:
         table.caption = (
             f"{skipped} cell(s) did not apply: the scenario has no turns or no store steps "
