@@ -41,6 +41,7 @@ def test_the_header_is_tiered_2000_8_and_the_seed_forgetting() -> None:
         "capacity": 4,
         "half_life": 4.0,
         "access_boost": 0.1,
+        "supersession": "key",
     } == policies["forgetting"]
 
 
