@@ -146,6 +146,13 @@ class TestPolicies:
 
 
 class TestResults:
+    def test_an_edited_scenario_file_is_read_again(self, tmp_path: Path) -> None:
+        path = _support(tmp_path)
+        (before,) = run_cells(plan([path], ["tiered"]))
+        Path(path).write_text(SUPPORT + '\n[[step]]\nturn = "user"\ntext = "one more"\n', "utf-8")
+        (after,) = run_cells(plan([path], ["tiered"]))
+        assert (5, 6) == (len(before.sent), len(after.sent))
+
     def test_a_cell_measures_the_run_it_made(self, tmp_path: Path) -> None:
         (result,) = run_cells(plan([_support(tmp_path)], ["tiered"]))
         metrics = result.metrics

@@ -13,7 +13,7 @@ from memtape.core.events import CompactionTriggered, Evicted, FactRead, FactWrit
 from memtape.core.run import Run
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.session import Policies, Session
+from memtape.policies.session import COMPACTION, Policies, Session
 from memtape.projections.metrics import (
     compaction_metrics,
     forgetting_metrics,
@@ -150,17 +150,19 @@ class TestProbes:
 texts = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "x"]), min_size=1, max_size=6)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
+    policy=st.sampled_from(sorted(COMPACTION)),
     turns=st.lists(st.tuples(st.sampled_from(["user", "tool"]), texts), min_size=1, max_size=25),
     budget=st.integers(min_value=4, max_value=30),
-    hot_n=st.integers(min_value=0, max_value=3),
     starts=st.lists(st.integers(min_value=1, max_value=25), min_size=4, max_size=4),
 )
 def test_incremental_retention_equals_searching_every_window(
-    turns: list[tuple[str, list[str]]], budget: int, hot_n: int, starts: list[int]
+    policy: str, turns: list[tuple[str, list[str]]], budget: int, starts: list[int]
 ) -> None:
-    session = _session(budget, hot_n, *(AddTurn(role, " ".join(words)) for role, words in turns))
+    policies = Policies.from_params({"compaction": {"policy": policy, "budget": budget}})
+    session = Session(policies)
+    session.execute_all(AddTurn(role, " ".join(words)) for role, words in turns)
     probes = [
         Probe(text, start)
         for text, start in zip(["alpha", "beta", "gamma", "delta"], starts, strict=True)

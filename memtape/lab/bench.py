@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -20,7 +21,7 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
 from memtape.policies.session import AXES, AXIS_OF, Policies, Session
 from memtape.projections.metrics import WindowTally, forgetting_metrics
-from memtape.scenarios import Scenario, load_scenario
+from memtape.scenarios import SHIPPED, Scenario, load_scenario
 
 BENCHED_AXES = ("compaction", "forgetting")
 """The axes whose policies a bench compares."""
@@ -193,9 +194,20 @@ def has_meter(cell: Cell) -> bool:
     )
 
 
-@lru_cache(maxsize=16)
 def _scenario(source: str) -> Scenario:
-    """A scenario loaded once per process (cells of a grid share it)."""
+    """A scenario loaded once per process while its file is unchanged (a grid's cells
+    share it; a pool's workers inherit what the planning process loaded)."""
+    path = Path(source)
+    stamp = None
+    if source not in SHIPPED and path.is_file():
+        stat = path.stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+    return _load(source, stamp)
+
+
+@lru_cache(maxsize=16)
+def _load(source: str, stamp: tuple[int, int] | None) -> Scenario:
+    """``load_scenario``, cached by the file's modification time and size."""
     return load_scenario(source)
 
 
