@@ -228,6 +228,9 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
     bench.add_argument("--plot", type=Path, metavar="OUT.png", help="plot to OUT.png and OUT.svg")
     bench.add_argument("--jobs", type=int, metavar="N", help="processes (default: every core)")
     bench.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    bench.add_argument(
+        "--losses", action="store_true", help="list each lost probe and the event that lost it"
+    )
     bench.set_defaults(handler=_bench)
 
     generate = commands.add_parser(
@@ -509,6 +512,7 @@ def _bench(args: argparse.Namespace) -> int:
         plot_out=args.plot,
         jobs=args.jobs,
         quiet=args.quiet,
+        losses=args.losses,
     )
 
 

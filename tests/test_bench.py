@@ -301,6 +301,16 @@ class TestCli:
         data = json.loads(out.read_text("utf-8"))
         assert [2, 1] == [row["params"]["hot_n"] for row in data["results"]]
 
+    def test_losses_lists_the_event_that_lost_each_probe(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status, printed, _ = _bench(capsys, "refund-desk", "--policy", "tiered", "--losses")
+        assert 0 == status
+        assert printed.rstrip().endswith(
+            "refund-desk, tiered: 'restocking fee' missing at turn 10, "
+            "lost by event 15 (CompactionTriggered)"
+        )
+
     def test_bench_plots_png_and_svg(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -4,10 +4,12 @@
 
 import io
 
+import attrs
 from rich.console import Console
 
 from memtape.lab.bench import METRICS, Result
-from memtape.lab.table import comparison_table
+from memtape.lab.table import comparison_table, loss_lines
+from memtape.projections.metrics import ProbeLoss
 
 
 def _render(*results: Result) -> str:
@@ -38,3 +40,13 @@ def test_cells_that_do_not_apply_are_counted_not_shown() -> None:
 
 def test_an_empty_string_parameter_is_quoted() -> None:
     assert 'placeholder=""' in _render(_result("s", {"placeholder": ""}))
+
+
+def test_each_lost_probe_is_a_line_naming_the_event() -> None:
+    lost = ProbeLoss("$180.00", 10, 15, "CompactionTriggered")
+    never = ProbeLoss("ACC-1", 3, None, None)
+    result = attrs.evolve(_result("refund-desk", {"budget": 40}), losses=(lost, never))
+    assert [
+        "refund-desk, tiered: '$180.00' missing at turn 10, lost by event 15 (CompactionTriggered)",
+        "refund-desk, tiered: 'ACC-1' missing at turn 3, never visible since it was due",
+    ] == loss_lines([result])

@@ -20,7 +20,7 @@ import attrs
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
 from memtape.policies.session import AXES, AXIS_OF, Policies, Session
-from memtape.projections.metrics import WindowTally, forgetting_metrics
+from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
 
 BENCHED_AXES = ("compaction", "forgetting")
@@ -115,6 +115,8 @@ class Result:
     retention: tuple[float | None, ...]
     notable: dict[str, Any] = attrs.field(factory=dict)
     """The parameters a table shows: the shared one and those off the policy's defaults."""
+    losses: tuple[ProbeLoss, ...] = ()
+    """Each probe lost, with the event that lost it."""
 
     def data(self) -> dict[str, Any]:
         """The result as the JSON contract writes it."""
@@ -245,10 +247,11 @@ def run_cell(cell: Cell) -> Result:
     budget = None
     sent: tuple[int, ...] = ()
     retention: tuple[float | None, ...] = ()
+    losses: tuple[ProbeLoss, ...] = ()
     if window is not None and policies.compaction is not None:
         tally = window.metrics()
         budget = policies.compaction.budget
-        sent, retention = tally.sent, tally.retention
+        sent, retention, losses = tally.sent, tally.retention, tally.losses
         metrics.update(
             peak_tokens=tally.peak_tokens,
             tokens_resent=tally.tokens_resent,
@@ -275,6 +278,7 @@ def run_cell(cell: Cell) -> Result:
         sent,
         retention,
         _notable(axis, cell.spec.name, params),
+        losses,
     )
 
 

@@ -17,7 +17,7 @@ from memtape.core.errors import BadInput
 from memtape.lab.bench import Cell, has_meter, plan, results_data, run_cells
 from memtape.lab.files import write_atomic
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
-from memtape.lab.table import comparison_table
+from memtape.lab.table import comparison_table, loss_lines
 
 
 def bench(
@@ -30,10 +30,12 @@ def bench(
     plot_out: Path | None = None,
     jobs: int | None = None,
     quiet: bool = False,
+    losses: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    """Run the bench and report it; the exit status (0)."""
+    """Run the bench and report it; the exit status (0). With ``losses``, each lost
+    probe is listed after the table with the event that lost it."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if json_out is not None and json_out.is_dir():
@@ -59,6 +61,9 @@ def bench(
     results = run_cells(cells, workers, progress if show else None)
     width = None if out.isatty() else 200
     Console(file=out, width=width, highlight=False).print(comparison_table(results))
+    if losses:
+        for line in loss_lines(results):
+            print(line, file=out)
     if json_out is not None:
         text = json.dumps(results_data(results), indent=2, ensure_ascii=False) + "\n"
         write_atomic(json_out, text.encode("utf-8"))

@@ -68,3 +68,20 @@ def _cell(name: str, value: Any) -> str:
     if name == "decide_us_per_command":
         return f"{value:.1f}"
     return f"{value:,}"
+
+
+def loss_lines(results: Sequence[Result]) -> list[str]:
+    """One line per lost probe of each result: where it went missing, and the event."""
+    lines = []
+    for result in results:
+        for loss in result.losses:
+            cause = (
+                "never visible since it was due"
+                if loss.at is None
+                else f"lost by event {loss.at} ({loss.event})"
+            )
+            lines.append(
+                f"{result.scenario}, {result.label}: {loss.probe!r} missing at turn {loss.turn}, "
+                f"{cause}"
+            )
+    return lines
