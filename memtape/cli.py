@@ -21,6 +21,11 @@ from memtape.checking import check_file
 from memtape.core.errors import MemtapeError, Rejected
 from memtape.core.logs import LOGGER_NAME
 from memtape.demo import demo_lines
+from memtape.lab.files import write_atomic
+from memtape.lab.generate import store_workload, support_session
+from memtape.lab.importer import import_chat
+from memtape.lab.report import bench
+from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N
 from memtape.policies.session import Session
 from memtape.projections.audit import audit, life_data, parse_target, render_life
 from memtape.projections.diffs import diff_data, render_diff, step_diff, step_diff_data
@@ -198,6 +203,78 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     line.set_defaults(handler=_timeline)
 
     _add_viewer(commands)
+
+    return _add_lab(parser, commands)
+
+
+def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.ArgumentParser:
+    """``parser`` with the policy lab's commands added to its ``commands``."""
+    bench = commands.add_parser(
+        "bench",
+        help="compare policies on the same scenarios: a table, JSON and plots",
+        description=(
+            "Run every --policy (compaction or forgetting, NAME or NAME:k=v,k=v) on every "
+            "scenario and compare the runs' metrics."
+        ),
+    )
+    bench.add_argument("scenarios", nargs="+", metavar="SCENARIO|FILE")
+    bench.add_argument(
+        "--policy", action="append", default=[], required=True, metavar="NAME[:k=v,...]"
+    )
+    _add_settings(bench)
+    bench.add_argument(
+        "--grid",
+        action="append",
+        default=[],
+        metavar="AXIS.PARAM=V1,V2,...",
+        help="run every value (repeatable: every combination), on all cores",
+    )
+    bench.add_argument("--json", type=Path, metavar="OUT.json", help="write the results as JSON")
+    bench.add_argument("--plot", type=Path, metavar="OUT.png", help="plot to OUT.png and OUT.svg")
+    bench.add_argument("--jobs", type=int, metavar="N", help="processes (default: every core)")
+    bench.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    bench.add_argument(
+        "--losses", action="store_true", help="list each lost probe and the event that lost it"
+    )
+    bench.set_defaults(handler=_bench)
+
+    generate = commands.add_parser(
+        "generate",
+        help="write a seeded scenario file: a long support session, or a store workload",
+        description="Write a scenario file from a seed; the same seed gives the same bytes.",
+    )
+    kinds = generate.add_subparsers(title="kinds", metavar="KIND", required=True)
+    support = kinds.add_parser("support", help="a support session with planted probes")
+    support.add_argument("--turns", type=int, required=True, metavar="N")
+    support.add_argument("--probe-every", type=int, default=40, metavar="N")
+    store = kinds.add_parser("store", help="a store workload: writes, rewrites and queries")
+    store.add_argument("--steps", type=int, required=True, metavar="N")
+    store.add_argument("--customers", type=int, default=12, metavar="N")
+    store.add_argument("--capacity", type=int, default=4, metavar="N", help="(default: 4)")
+    store.set_defaults(handler=_generate_store)
+    for kind in (support, store):
+        kind.add_argument("--seed", type=int, required=True, metavar="S")
+        kind.add_argument("--budget", type=int, default=DEFAULT_BUDGET, metavar="TOKENS")
+        kind.add_argument("--hot-n", type=int, default=DEFAULT_HOT_N, metavar="N")
+        kind.add_argument("--out", type=Path, required=True, metavar="SCENARIO.toml")
+    support.set_defaults(handler=_generate_support)
+
+    chat = commands.add_parser(
+        "import",
+        help="turn an OpenAI chat transcript (JSONL) into a scenario file",
+        description="One turn per {role, content} message of a JSONL chat transcript.",
+    )
+    chat.add_argument("chat", type=Path, metavar="CHAT.jsonl")
+    chat.add_argument(
+        "--salient",
+        default="tool",
+        metavar="RULE",
+        help="which turns are salient: tool (default), all, none, or roles (tool,system)",
+    )
+    chat.add_argument("--budget", type=int, default=DEFAULT_BUDGET, metavar="TOKENS")
+    chat.add_argument("--hot-n", type=int, default=DEFAULT_HOT_N, metavar="N")
+    chat.add_argument("--out", type=Path, required=True, metavar="SCENARIO.toml")
+    chat.set_defaults(handler=_import)
     return parser
 
 
@@ -475,6 +552,50 @@ def _view(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     return serve(live_source(args.target), args.port)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    return bench(
+        args.scenarios,
+        args.policy,
+        settings=args.set,
+        grid=args.grid,
+        json_out=args.json,
+        plot_out=args.plot,
+        jobs=args.jobs,
+        quiet=args.quiet,
+        losses=args.losses,
+    )
+
+
+def _write_scenario(out: Path, text: str) -> int:
+    write_atomic(out, text.encode("utf-8"))
+    print(f"wrote {out}")
+    return 0
+
+
+def _generate_support(args: argparse.Namespace) -> int:
+    text = support_session(
+        args.turns, args.seed, budget=args.budget, hot_n=args.hot_n, probe_every=args.probe_every
+    )
+    return _write_scenario(args.out, text)
+
+
+def _generate_store(args: argparse.Namespace) -> int:
+    text = store_workload(
+        args.steps,
+        args.seed,
+        customers=args.customers,
+        capacity=args.capacity,
+        budget=args.budget,
+        hot_n=args.hot_n,
+    )
+    return _write_scenario(args.out, text)
+
+
+def _import(args: argparse.Namespace) -> int:
+    text = import_chat(args.chat, args.salient, budget=args.budget, hot_n=args.hot_n)
+    return _write_scenario(args.out, text)
 
 
 if __name__ == "__main__":

@@ -77,8 +77,7 @@ _WRITER_OWNED = frozenset({"memtape", "format", "version", "events", "steps"})
 
 _NAMES = frozenset({"policy", "tokenizer", "summarizer", "supersession", "relevance"})
 """Header entries whose strings name a policy, a tokenizer, a summarizer or a rule of one,
-kept so the
-copy loads."""
+kept so the copy loads."""
 
 _TAG_LENGTHS = range(8, 65, 4)
 """How many hex digits of the hash a tag takes: the fewest no other text holds."""

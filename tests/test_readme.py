@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import memtape
-from memtape.cli import main
+from memtape.cli import _parser, main
 from memtape.policies import summarizers
 
 README = Path(__file__).parent.parent / "README.md"
@@ -58,3 +58,24 @@ class TestReadme:
         assert "llm" in summarizers.SUMMARIZERS
         assert 2 == len(lines)
         assert [0, 0] == [main(argv) for argv in lines]
+
+    def test_comparing_policies_commands_are_real(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Every bench line parses as written; the generators run (the benches take seconds)."""
+        section = README.read_text("utf-8").split("## Comparing policies", 1)[1]
+        section = section.split("\n## ", 1)[0]
+        lines = [
+            line.split()[1:]
+            for block in re.findall(r"```sh\n(.*?)```", section, re.S)
+            for line in block.splitlines()
+            if line.startswith("memtape ")
+        ]
+        monkeypatch.chdir(tmp_path)
+        benches = [argv for argv in lines if argv[0] == "bench"]
+        assert 3 == len(benches)
+        for argv in benches:
+            assert "bench" == _parser().parse_args(argv).handler.__name__.strip("_")
+        generators = [argv for argv in lines if argv[0] == "generate"]
+        assert [0, 0] == [main(argv) for argv in generators]
+        assert {"support.toml", "store.toml"} == {path.name for path in tmp_path.iterdir()}

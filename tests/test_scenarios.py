@@ -27,7 +27,7 @@ from memtape.policies.session import Policies, Session
 from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tokenizers import O200kBase
 from memtape.policies.tool_clearing import ClearToolResults
-from memtape.scenarios import SHIPPED, load_scenario, parse_scenario
+from memtape.scenarios import SHIPPED, Probe, load_scenario, parse_scenario
 
 COMPACTION = '[compaction]\npolicy = "tiered"\nbudget = 40\n'
 FORGETTING = '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 4\n'
@@ -445,3 +445,38 @@ class TestUnreadableToml:
     def test_what_python_cannot_read_is_bad_input_naming_the_file(self, text: str) -> None:
         with pytest.raises(BadInput, match=r"^big\.toml: "):
             parse_scenario(text, "big.toml")
+
+
+class TestProbes:
+    def test_a_probe_has_its_text_and_first_turn(self) -> None:
+        text = COMPACTION + '[[probe]]\ntext = "$180.00"\nfrom = 8\n' + TURN
+        assert (Probe("$180.00", 8),) == parse_scenario(text, "p.toml").probes
+
+    def test_a_scenario_without_probes_has_none(self) -> None:
+        assert () == parse_scenario(COMPACTION + TURN, "p.toml").probes
+
+    def test_refund_desk_plants_the_refund_and_the_fee(self) -> None:
+        expected = (Probe("$180.00", 8), Probe("restocking fee", 5))
+        assert expected == load_scenario("refund-desk").probes
+
+    @pytest.mark.parametrize(
+        ("probe", "message"),
+        [
+            ('text = "x"\nfrom = 0', "p.toml: probe 1: from must be an integer >= 1, got 0"),
+            ('text = ""\nfrom = 1', "p.toml: probe 1: text must not be empty"),
+            ("from = 1", "p.toml: probe 1: missing parameter text"),
+            ('text = "x"\nfrom = 1\nuntil = 3', "p.toml: probe 1: unknown parameter(s) until"),
+        ],
+    )
+    def test_a_malformed_probe_is_named(self, probe: str, message: str) -> None:
+        with pytest.raises(BadInput) as caught:
+            parse_scenario(COMPACTION + f"[[probe]]\n{probe}\n" + TURN, "p.toml")
+        assert message == str(caught.value)
+
+    def test_probes_need_a_window(self) -> None:
+        with pytest.raises(BadInput, match=r"needs a \[compaction\] policy"):
+            parse_scenario(FORGETTING + '[[probe]]\ntext = "x"\nfrom = 1\n', "p.toml")
+
+    def test_probes_must_be_tables(self) -> None:
+        with pytest.raises(BadInput, match=r"^p\.toml: probes are written as \[\[probe\]\] tables"):
+            parse_scenario('probe = "x"\n' + COMPACTION, "p.toml")

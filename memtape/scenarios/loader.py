@@ -19,6 +19,13 @@ The other steps: ``advance = 6`` (the clock), ``write = "key"`` with
 ``read = 3`` (an id); ``query = "text"`` with optional ``expect = "key"`` and
 ``k`` (default 3), or ``expect = "key"`` alone (a query without text);
 ``episode = "text"``; ``consolidate = true``.
+
+A scenario may plant probes, strings that must stay visible in the window
+(HOT text, WARM items or the gist) from a given turn on::
+
+    [[probe]]
+    text = "$180.00"
+    from = 8                  # checked after turn 8 and every turn after it
 """
 
 import tomllib
@@ -51,14 +58,23 @@ _KINDS = tuple(COMMAND_TYPES)
 
 
 @attrs.frozen
+class Probe:
+    """A string that must stay visible in the window from turn ``start`` on."""
+
+    text: str
+    start: int
+
+
+@attrs.frozen
 class Scenario:
-    """A named session to run: its policies and its steps, one command each."""
+    """A named session to run: its policies, its steps (one command each), its probes."""
 
     name: str
     about: str
     policies: Policies
     steps: tuple[Command, ...]
     source: str
+    probes: tuple[Probe, ...] = ()
 
 
 def load_scenario(name_or_path: str) -> Scenario:
@@ -100,6 +116,7 @@ def parse_scenario(text: str, source: str) -> Scenario:
     steps = data.pop("step", [])
     if not isinstance(steps, list):
         raise BadInput(f"{source}: steps are written as [[step]] tables")
+    probes = _probes(data.pop("probe", []), source)
     policies = Policies.from_params(data, source)
     commands = []
     for number, step in enumerate(steps, start=1):
@@ -111,7 +128,30 @@ def parse_scenario(text: str, source: str) -> Scenario:
         if axis is not None and getattr(policies, axis) is None:
             raise BadInput(f"{where}: a {kind} step needs a [{axis}] policy in the header")
         commands.append(command)
-    return Scenario(name, about, policies, tuple(commands), source)
+    if probes and policies.compaction is None:
+        raise BadInput(
+            f"{source}: probe 1: a probe is checked in the window, "
+            "which needs a [compaction] policy"
+        )
+    return Scenario(name, about, policies, tuple(commands), source, probes)
+
+
+def _probes(tables: Any, source: str) -> tuple[Probe, ...]:
+    if not isinstance(tables, list):
+        raise BadInput(f"{source}: probes are written as [[probe]] tables")
+    probes = []
+    for number, table in enumerate(tables, start=1):
+        where = f"{source}: probe {number}"
+        if not isinstance(table, dict):
+            raise BadInput(f"{where}: must be a table")
+        params = Params(table, where)
+        text = params.text("text")
+        if not text:
+            raise params.error("text", "must not be empty")
+        start = params.integer("from", minimum=1)
+        params.done()
+        probes.append(Probe(text, start))
+    return tuple(probes)
 
 
 def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:

@@ -1,0 +1,1 @@
+"""The policy lab: benchmark policies side by side, generate and import scenarios."""

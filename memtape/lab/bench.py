@@ -1,0 +1,335 @@
+"""The bench: run policies side by side on the same scenarios and measure each run.
+
+A cell is one scenario under one policy with one set of settings (the
+``--set`` ones and a point of the ``--grid``). Every cell runs in a fresh
+session, so cells are independent: a process pool gives the same numbers as
+a serial run, and the same inputs give the same numbers (decision cost, a
+wall-clock time, aside).
+"""
+
+import itertools
+import time
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from memtape.core.commands import AddTurn
+from memtape.core.errors import BadInput, Rejected
+from memtape.policies.session import AXES, AXIS_OF, Policies, Session
+from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics
+from memtape.scenarios import SHIPPED, Scenario, load_scenario
+
+BENCHED_AXES = ("compaction", "forgetting")
+"""The axes whose policies a bench compares."""
+
+METRICS = (
+    "peak_tokens",
+    "tokens_resent",
+    "compactions",
+    "probe_retention",
+    "hit_at_k",
+    "stale_reads",
+    "evictions",
+    "regret",
+    "decide_us_per_command",
+)
+"""The metrics of a result, in the order of the JSON contract."""
+
+
+@attrs.frozen
+class PolicySpec:
+    """A policy to bench: its axis, its name, and ``AXIS.PARAM=VALUE`` settings for it."""
+
+    axis: str
+    name: str
+    settings: tuple[str, ...]
+    label: str
+
+
+def parse_policy(text: str) -> PolicySpec:
+    """``NAME`` or ``NAME:k=v,k=v`` (e.g. ``rolling-summary:keep=4``) as a policy to bench."""
+    name, _, rest = text.partition(":")
+    name = name.strip()
+    axes = [axis for axis in BENCHED_AXES if name in AXES[axis]]
+    if not axes:
+        known = ", ".join(sorted(n for axis in BENCHED_AXES for n in AXES[axis]))
+        raise BadInput(f"--policy {text!r}: no policy {name!r} (known: {known})")
+    axis = axes[0]
+    settings = []
+    for pair in filter(None, (part.strip() for part in rest.split(","))):
+        param, sep, value = pair.partition("=")
+        if not sep or not param.strip() or param.strip() == "policy":
+            raise BadInput(f"--policy {text!r}: write NAME:PARAM=VALUE,PARAM=VALUE, got {pair!r}")
+        settings.append(f"{axis}.{param.strip()}={value.strip()}")
+    return PolicySpec(axis, name, tuple(settings), text.strip())
+
+
+def parse_grid(texts: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """The points of a grid: ``["compaction.budget=500,1000"]`` gives one setting per value.
+
+    Several grid options multiply (every combination, the first option varying slowest).
+    """
+    axes = []
+    for text in texts:
+        name, sep, values = text.partition("=")
+        choices = [value.strip() for value in values.split(",") if value.strip()]
+        if not sep or "." not in name or not choices:
+            raise BadInput(
+                f"--grid {text!r}: write AXIS.PARAM=V1,V2,..., e.g. compaction.budget=500,1000"
+            )
+        axes.append([f"{name.strip()}={value}" for value in choices])
+    return tuple(tuple(point) for point in itertools.product(*axes))
+
+
+@attrs.frozen
+class Cell:
+    """One run of the bench: a scenario, a policy, and settings on top of both."""
+
+    scenario: str
+    spec: PolicySpec
+    settings: tuple[str, ...]
+    point: tuple[str, ...]
+    """The grid point among ``settings``, shown in labels."""
+
+    @property
+    def label(self) -> str:
+        """The policy and its grid point, as tables and plots show it."""
+        return " ".join((self.spec.label, *self.point))
+
+
+@attrs.frozen
+class Result:
+    """What one cell measured, with the series a plot draws."""
+
+    scenario: str
+    label: str
+    policy: str
+    params: dict[str, Any] | None
+    metrics: dict[str, Any]
+    budget: int | None
+    sent: tuple[int, ...]
+    retention: tuple[float | None, ...]
+    notable: dict[str, Any] = attrs.field(factory=dict)
+    """The parameters a table shows: the shared one and those off the policy's defaults."""
+    losses: tuple[ProbeLoss, ...] = ()
+    """Each probe lost, with the event that lost it."""
+
+    def data(self) -> dict[str, Any]:
+        """The result as the JSON contract writes it."""
+        return {
+            "scenario": self.scenario,
+            "policy": self.policy,
+            "params": self.params,
+            "metrics": self.metrics,
+        }
+
+
+def plan(
+    scenarios: Sequence[str],
+    policies: Sequence[str],
+    settings: Sequence[str] = (),
+    grid: Sequence[str] = (),
+) -> list[Cell]:
+    """Every cell to run, each checked to build, so bad input fails before any work."""
+    if not scenarios:
+        raise BadInput("bench needs at least one scenario")
+    if not policies:
+        raise BadInput("bench needs at least one --policy")
+    specs = [parse_policy(text) for text in policies]
+    points = parse_grid(grid)
+    cells = []
+    for source in scenarios:
+        scenario = _scenario(source)
+        for spec in specs:
+            for point in points:
+                cell = Cell(source, spec, (*settings, *point), point)
+                policies_for(scenario, cell)
+                cells.append(cell)
+    return cells
+
+
+def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
+    """The scenario's policies with the cell's policy and settings, or None when the
+    scenario has no policy on that axis (the cell does not apply).
+
+    A policy of another name keeps the axis's shared parameters (budget and
+    tokenizer; capacity) and takes its own defaults for the rest; the
+    scenario's own policy keeps all of its parameters.
+    """
+    axis = cell.spec.axis
+    tables = scenario.policies.params()
+    if axis not in tables:
+        return None
+    # A setting for an axis this scenario lacks is skipped (a bench mixes scenarios);
+    # one for an unknown axis is kept, so that ``with_settings`` names it.
+    settings = [
+        f"{axis}.policy={cell.spec.name}",
+        *(
+            setting
+            for setting in (*cell.spec.settings, *cell.settings)
+            if _axis(setting) not in AXES or _axis(setting) in tables
+        ),
+    ]
+    try:
+        return scenario.policies.with_settings(settings)
+    except BadInput as error:
+        raise BadInput(f"{scenario.source}: --policy {cell.spec.label}: {error}") from None
+
+
+def _axis(setting: str) -> str:
+    """The axis an ``AXIS.PARAM=VALUE`` setting names."""
+    return setting.partition("=")[0].partition(".")[0].strip()
+
+
+def has_meter(cell: Cell) -> bool:
+    """Whether the cell measures a window (a meter to plot)."""
+    scenario = _scenario(cell.scenario)
+    policies = policies_for(scenario, cell)
+    return (
+        cell.spec.axis == "compaction"
+        and policies is not None
+        and _applies(scenario, policies, "compaction")
+    )
+
+
+def _scenario(source: str) -> Scenario:
+    """A scenario loaded once per process while its file is unchanged (a grid's cells
+    share it; a pool's workers inherit what the planning process loaded)."""
+    path = Path(source)
+    stamp = None
+    if source not in SHIPPED and path.is_file():
+        stat = path.stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+    return _load(source, stamp)
+
+
+@lru_cache(maxsize=16)
+def _load(source: str, stamp: tuple[int, int] | None) -> Scenario:
+    """``load_scenario``, cached by the file's modification time and size."""
+    return load_scenario(source)
+
+
+def run_cell(cell: Cell) -> Result:
+    """Run one cell in a fresh session and measure it on the cell's axis.
+
+    A compaction policy is measured on the window, a forgetting policy on the
+    store; the other axis's metrics are None, since they measure the
+    scenario's own policy, which every cell of the bench shares.
+    """
+    scenario = _scenario(cell.scenario)
+    policies = policies_for(scenario, cell)
+    axis = cell.spec.axis
+    metrics: dict[str, Any] = dict.fromkeys(METRICS)
+    if policies is None or not _applies(scenario, policies, axis):
+        return Result(scenario.name, cell.label, cell.spec.name, None, metrics, None, (), ())
+    session = Session(policies)
+    window = WindowTally(scenario.probes) if axis == "compaction" else None
+    clock = time.perf_counter_ns
+    spent = 0
+    for number, command in enumerate(scenario.steps, start=1):
+        before = session.state
+        began = clock()
+        try:
+            events = session.execute(command)
+        except Rejected as error:
+            raise Rejected(
+                f"{scenario.source}: step {number}, under {cell.label}: {error}"
+            ) from None
+        spent += clock() - began
+        if window is not None:
+            # Measured as the run is made, on the states the session folded anyway.
+            window.step(command, events, before, session.state, len(session.run) - len(events))
+    metrics["decide_us_per_command"] = spent / len(scenario.steps) / 1000
+    budget = None
+    sent: tuple[int, ...] = ()
+    retention: tuple[float | None, ...] = ()
+    losses: tuple[ProbeLoss, ...] = ()
+    if window is not None and policies.compaction is not None:
+        tally = window.metrics()
+        budget = policies.compaction.budget
+        sent, retention, losses = tally.sent, tally.retention, tally.losses
+        metrics.update(
+            peak_tokens=tally.peak_tokens,
+            tokens_resent=tally.tokens_resent,
+            compactions=tally.compactions,
+            probe_retention=tally.probe_retention,
+        )
+    else:
+        store = forgetting_metrics(session.run)
+        metrics.update(
+            hit_at_k=store.hit_at_k,
+            stale_reads=store.stale_reads,
+            evictions=store.evictions,
+            regret=store.regret,
+        )
+    params = dict(policies.params()[axis])
+    del params["policy"]
+    return Result(
+        scenario.name,
+        cell.label,
+        cell.spec.name,
+        params,
+        metrics,
+        budget,
+        sent,
+        retention,
+        _notable(axis, cell.spec.name, params),
+        losses,
+    )
+
+
+def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` without those the policy built from its shared parameter alone has."""
+    shared = "budget" if axis == "compaction" else "capacity"
+    table = {"policy": name, shared: params[shared]}
+    defaults = Policies.from_params({axis: table}).params()[axis]
+    return {
+        key: value for key, value in params.items() if key == shared or defaults.get(key) != value
+    }
+
+
+def _applies(scenario: Scenario, policies: Policies, axis: str) -> bool:
+    """Whether the scenario exercises ``axis``: turns for compaction, store steps for
+    forgetting (writes, reads, queries, or consolidation passes that write facts)."""
+    if getattr(policies, axis) is None:
+        return False
+    if axis == "compaction":
+        return any(isinstance(command, AddTurn) for command in scenario.steps)
+    return any(AXIS_OF.get(type(c)) in {"forgetting", "consolidation"} for c in scenario.steps)
+
+
+Progress = Callable[[int, int, Cell], None]
+"""Told after each finished cell: how many are done, of how many, and which."""
+
+
+def run_cells(
+    cells: Sequence[Cell], jobs: int = 1, progress: Progress | None = None
+) -> list[Result]:
+    """Run every cell, on ``jobs`` processes, and return the results in the cells' order."""
+    if jobs < 1:
+        raise BadInput(f"--jobs must be at least 1, got {jobs}")
+    if jobs == 1 or len(cells) < 2:
+        outcomes: Iterable[Result] = map(run_cell, cells)
+        return _collect(cells, outcomes, progress)
+    with ProcessPoolExecutor(max_workers=min(jobs, len(cells))) as pool:
+        return _collect(cells, pool.map(run_cell, cells), progress)
+
+
+def _collect(
+    cells: Sequence[Cell], outcomes: Iterable[Result], progress: Progress | None
+) -> list[Result]:
+    results = []
+    for done, (cell, result) in enumerate(zip(cells, outcomes, strict=True), start=1):
+        results.append(result)
+        if progress is not None:
+            progress(done, len(cells), cell)
+    return results
+
+
+def results_data(results: Iterable[Result]) -> dict[str, Any]:
+    """The JSON contract: ``{"results": [{"scenario", "policy", "params", "metrics"}]}``."""
+    return {"results": [result.data() for result in results]}

@@ -1,0 +1,126 @@
+"""Importing real transcripts: JSONL of OpenAI chat messages into a scenario file.
+
+Each line is one message ``{"role", "content"}``; the content is a string,
+a list of text parts, or null for an assistant message that only calls tools
+(its calls become its text). Each message becomes one turn. Which turns are
+salient is a rule: ``tool`` (the default: tool results), ``all``, ``none``,
+or a comma-separated list of roles.
+"""
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memtape.core.errors import BadInput
+from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, Value, header, scenario_text
+
+
+def salient_roles(rule: str) -> frozenset[str] | None:
+    """The roles a ``--salient`` rule makes salient; None for ``all``."""
+    text = rule.strip()
+    if text == "all":
+        return None
+    if text == "none":
+        return frozenset()
+    roles = [role.strip() for role in text.split(",")]
+    if not all(_is_role(role) for role in roles):
+        raise BadInput(
+            f"--salient {rule!r}: write tool, all, none, or roles separated by commas (tool,system)"
+        )
+    return frozenset(roles)
+
+
+def _is_role(role: Any) -> bool:
+    return isinstance(role, str) and bool(role) and not any(char.isspace() for char in role)
+
+
+def read_chat(path: Path) -> list[tuple[str, str]]:
+    """The ``(role, text)`` of each message of a chat JSONL file; a bad line names file:line."""
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise BadInput(f"{path}: cannot read it: {error.strerror}") from None
+    messages = []
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            data = orjson.loads(line)
+        except orjson.JSONDecodeError as error:
+            raise BadInput(f"{where}: not a JSON message: {error}") from None
+        messages.append(_message(data, where))
+    if not messages:
+        raise BadInput(f"{path}: no messages (one JSON object per line)")
+    return messages
+
+
+def _message(data: Any, where: str) -> tuple[str, str]:
+    if not isinstance(data, dict):
+        raise BadInput(f"{where}: a message is an object with role and content")
+    role = data.get("role")
+    if not isinstance(role, str) or not _is_role(role):
+        raise BadInput(f"{where}: role must be a word (user, assistant, tool...), got {role!r}")
+    if "content" not in data:
+        raise BadInput(f"{where}: a message needs content (a string, text parts, or null)")
+    # orjson refuses unpaired surrogate escapes, so every text can be written as UTF-8.
+    return role, _text(data["content"], data.get("tool_calls"), where)
+
+
+def _text(content: Any, calls: Any, where: str) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = []
+        for number, part in enumerate(content, start=1):
+            if not isinstance(part, dict) or part.get("type") != "text":
+                kind = part.get("type") if isinstance(part, dict) else part
+                raise BadInput(
+                    f"{where}: content part {number} is {kind!r}; only text parts import"
+                )
+            if not isinstance(part.get("text"), str):
+                raise BadInput(f"{where}: content part {number} has no text string")
+            texts.append(part["text"])
+        return "\n".join(texts)
+    if content is None and isinstance(calls, list) and calls:
+        return "; ".join(_call(call, where) for call in calls)
+    raise BadInput(f"{where}: content must be a string, text parts, or null with tool_calls")
+
+
+def _call(call: Any, where: str) -> str:
+    function = call.get("function") if isinstance(call, Mapping) else None
+    name = function.get("name") if isinstance(function, Mapping) else None
+    if not isinstance(name, str) or not isinstance(function, Mapping):
+        raise BadInput(f"{where}: a tool call needs a function with a name")
+    arguments = function.get("arguments", "")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
+    return f"call {name}({arguments})"
+
+
+def import_chat(
+    path: Path,
+    salient: str = "tool",
+    *,
+    budget: int = DEFAULT_BUDGET,
+    hot_n: int = DEFAULT_HOT_N,
+) -> str:
+    """A scenario file's text with one turn per message of the chat file at ``path``."""
+    roles = salient_roles(salient)
+    messages = read_chat(path)
+    steps: list[dict[str, Value]] = []
+    for role, text in messages:
+        step: dict[str, Value] = {"turn": role, "text": text}
+        flag = roles is None or role in roles
+        if flag != (role == "tool"):
+            step["salient"] = flag
+        steps.append(step)
+    comment = f"Imported from {path.name}: {len(messages)} messages, salient: {salient.strip()}."
+    info: dict[str, Value] = {
+        "name": path.stem,
+        "about": f"A transcript imported from {path.name}.",
+    }
+    return scenario_text(comment, info, header(budget, hot_n), steps)

@@ -1,0 +1,76 @@
+"""The bench's plot: the meter over turns and the probe retention, one line per policy.
+
+matplotlib is an optional extra (``memtape[plot]``); it is imported only
+when a plot is asked for.
+"""
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from memtape.core.errors import BadInput
+from memtape.lab.bench import Result
+
+
+def plot_paths(out: Path) -> tuple[Path, Path]:
+    """The PNG and the SVG a ``--plot OUT.png`` writes."""
+    if out.suffix.lower() != ".png":
+        raise BadInput(f"--plot {out}: name a .png file (an .svg is written beside it)")
+    for path in (out, out.with_suffix(".svg")):
+        if path.is_dir():
+            raise BadInput(f"--plot {out}: {path} is a directory")
+    if not (out.parent if str(out.parent) else Path(".")).is_dir():
+        raise BadInput(f"--plot {out}: no such directory {out.parent}")
+    return out, out.with_suffix(".svg")
+
+
+def check_plotting() -> None:
+    """Fail early, as bad input, when matplotlib is not installed."""
+    try:
+        import matplotlib  # noqa: F401, PLC0415
+    except ImportError:
+        raise BadInput("--plot needs matplotlib: pip install 'memtape[plot]'") from None
+
+
+def write_plot(results: Sequence[Result], out: Path) -> tuple[Path, Path]:
+    """Draw every scenario with turns (a row each: meter, probe retention); write PNG and SVG."""
+    png, svg = plot_paths(out)
+    check_plotting()
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot  # noqa: PLC0415
+
+    scenarios = list(dict.fromkeys(result.scenario for result in results if result.sent))
+    if not scenarios:
+        raise BadInput(f"--plot {out}: no scenario has turns, so there is no meter to draw")
+    figure, axes = pyplot.subplots(
+        len(scenarios), 2, figsize=(13, 3.8 * len(scenarios)), squeeze=False
+    )
+    for row, scenario in zip(axes, scenarios, strict=True):
+        meter, retention = row
+        drawn = [result for result in results if result.scenario == scenario and result.sent]
+        for result in drawn:
+            turns = range(1, len(result.sent) + 1)
+            (line,) = meter.plot(turns, result.sent, linewidth=0.9, label=result.label)
+            shares = [math.nan if share is None else share for share in result.retention]
+            retention.plot(turns, shares, linewidth=0.9, color=line.get_color(), label=result.label)
+        budgets = sorted({result.budget for result in drawn if result.budget is not None})
+        for budget in budgets:
+            meter.axhline(budget, color="grey", linestyle="--", linewidth=0.7)
+        if budgets and max(max(result.sent) for result in drawn) > 10 * budgets[-1]:
+            # A policy that never compacts would flatten every other line.
+            meter.set_yscale("log")
+        meter.set_title(f"{scenario}: tokens sent per turn (dashed: budget)")
+        meter.set_xlabel("turn")
+        meter.set_ylabel("tokens")
+        meter.legend(fontsize="small")
+        retention.set_title(f"{scenario}: share of due probes visible")
+        retention.set_xlabel("turn")
+        retention.set_ylim(-0.05, 1.05)
+        retention.legend(fontsize="small")
+    figure.tight_layout()
+    figure.savefig(png, dpi=110)
+    figure.savefig(svg, metadata={"Date": None})
+    pyplot.close(figure)
+    return png, svg

@@ -1,0 +1,74 @@
+"""``memtape bench`` end to end: plan the cells, run them, print the table, write the files.
+
+Every output path and every cell is checked before any cell runs, so bad
+input writes nothing.
+"""
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from rich.console import Console
+
+from memtape.core.errors import BadInput
+from memtape.lab.bench import Cell, has_meter, plan, results_data, run_cells
+from memtape.lab.files import write_atomic
+from memtape.lab.plot import check_plotting, plot_paths, write_plot
+from memtape.lab.table import comparison_table, loss_lines
+
+
+def bench(
+    scenarios: Sequence[str],
+    policies: Sequence[str],
+    *,
+    settings: Sequence[str] = (),
+    grid: Sequence[str] = (),
+    json_out: Path | None = None,
+    plot_out: Path | None = None,
+    jobs: int | None = None,
+    quiet: bool = False,
+    losses: bool = False,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Run the bench and report it; the exit status (0). With ``losses``, each lost
+    probe is listed after the table with the event that lost it."""
+    out = sys.stdout if out is None else out
+    err = sys.stderr if err is None else err
+    if json_out is not None and json_out.is_dir():
+        raise BadInput(f"--json {json_out}: is a directory")
+    if plot_out is not None:
+        plot_paths(plot_out)
+        check_plotting()
+    cells = plan(scenarios, policies, settings, grid)
+    if plot_out is not None and not any(has_meter(cell) for cell in cells):
+        raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
+    workers = (os.cpu_count() or 1) if jobs is None else jobs
+    show = not quiet and err.isatty()
+
+    def progress(done: int, total: int, cell: Cell) -> None:
+        end = "\n" if done == total else ""
+        print(
+            f"\rbench: {done}/{total} cells ({cell.scenario}, {cell.label})\x1b[K",
+            end=end,
+            file=err,
+            flush=True,
+        )
+
+    results = run_cells(cells, workers, progress if show else None)
+    width = None if out.isatty() else 200
+    Console(file=out, width=width, highlight=False).print(comparison_table(results))
+    if losses:
+        for line in loss_lines(results):
+            print(line, file=out)
+    if json_out is not None:
+        text = json.dumps(results_data(results), indent=2, ensure_ascii=False) + "\n"
+        write_atomic(json_out, text.encode("utf-8"))
+        print(f"wrote {json_out}", file=out)
+    if plot_out is not None:
+        png, svg = write_plot(results, plot_out)
+        print(f"wrote {png} and {svg}", file=out)
+    return 0

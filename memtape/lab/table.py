@@ -1,0 +1,87 @@
+"""The bench's comparison table, rendered with rich."""
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich import box
+from rich.table import Table
+
+from memtape.lab.bench import Result
+
+COLUMNS = (
+    ("peak_tokens", "peak"),
+    ("tokens_resent", "re-sent"),
+    ("compactions", "compactions"),
+    ("probe_retention", "probes kept"),
+    ("hit_at_k", "hit@k"),
+    ("stale_reads", "stale reads"),
+    ("evictions", "evictions"),
+    ("regret", "regret"),
+    ("decide_us_per_command", "µs/command"),
+)
+"""Each metric's column and heading, in the JSON contract's order."""
+
+
+def comparison_table(results: Sequence[Result]) -> Table:
+    """One row per result that applies: the scenario, the policy and its notable parameters
+    (the shared one and those off the defaults; ``--json`` has them all), each metric; a
+    caption counts the cells that did not apply."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("scenario", no_wrap=True)
+    table.add_column("policy", no_wrap=True)
+    table.add_column("params", no_wrap=True)
+    for _, heading in COLUMNS:
+        table.add_column(heading, justify="right", no_wrap=True)
+    skipped = 0
+    for result in results:
+        if result.params is None:
+            skipped += 1
+            continue
+        cells = [_cell(name, result.metrics[name]) for name, _ in COLUMNS]
+        table.add_row(result.scenario, result.policy, _params(result.notable), *cells)
+    if skipped:
+        table.caption = (
+            f"{skipped} cell(s) did not apply: the scenario has no turns or no store steps "
+            "for that policy's axis (null in --json)"
+        )
+    return table
+
+
+def _params(params: dict[str, Any]) -> str:
+    return " ".join(f"{name}={_param(value)}" for name, value in params.items())
+
+
+def _param(value: Any) -> str:
+    """A parameter as text; a string that would not read as one word is quoted."""
+    if isinstance(value, str) and (not value or any(char.isspace() for char in value)):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def _cell(name: str, value: Any) -> str:
+    """A metric as text: exact integers, shares as percentages, times to 0.1 µs."""
+    if value is None:
+        return "-"
+    if name in {"probe_retention", "hit_at_k"}:
+        return f"{value:.1%}"
+    if name == "decide_us_per_command":
+        return f"{value:.1f}"
+    return f"{value:,}"
+
+
+def loss_lines(results: Sequence[Result]) -> list[str]:
+    """One line per lost probe of each result: where it went missing, and the event."""
+    lines = []
+    for result in results:
+        for loss in result.losses:
+            cause = (
+                "never visible since it was due"
+                if loss.at is None
+                else f"lost by event {loss.at} ({loss.event})"
+            )
+            lines.append(
+                f"{result.scenario}, {result.label}: {loss.probe!r} missing at turn {loss.turn}, "
+                f"{cause}"
+            )
+    return lines

@@ -1,0 +1,306 @@
+"""Metrics of a run, each traced back to the events behind it.
+
+Compaction: the tokens each turn sends (the window after that turn and any
+compaction it triggered, what the model would see), their peak and total,
+the compactions, and probe retention: whether each planted string is still
+visible in the window (HOT text, WARM items or the gist) at every turn from
+the one it was planted at, with the event that lost each lost one.
+
+Forgetting: stale reads (a returned fact that is not the newest write for
+its key), evictions, and for queries that name the key they expect, hit@k
+(the share whose key is among the results) and regret (how many wanted a
+key whose newest fact had been evicted).
+
+A metric that does not apply to a run is None.
+"""
+
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Protocol
+
+import attrs
+
+from memtape.core.commands import AddTurn, Command
+from memtape.core.events import (
+    CompactionTriggered,
+    Event,
+    Evicted,
+    FactRead,
+    FactWritten,
+    Queried,
+    TurnAdded,
+    WarmItem,
+)
+from memtape.core.run import Run
+from memtape.core.state import INITIAL_STATE, State, Window
+from memtape.reducers import evolve, fold
+
+
+class Planted(Protocol):
+    """A probe: ``text`` must stay visible in the window from turn ``start`` on."""
+
+    @property
+    def text(self) -> str:
+        """The string to look for."""
+        ...
+
+    @property
+    def start(self) -> int:
+        """The first turn after which it is checked."""
+        ...
+
+
+@attrs.frozen
+class ProbeLoss:
+    """A probe that was due but not visible at turn ``turn``, and the event that lost it.
+
+    ``at`` is the 1-based position of the event after which the probe stopped
+    being visible, or None when it was never visible since it was due.
+    """
+
+    probe: str
+    turn: int
+    at: int | None
+    event: str | None
+
+
+@attrs.frozen
+class CompactionMetrics:
+    """What a run's window cost and what it kept, turn by turn."""
+
+    sent: tuple[int, ...]
+    """Tokens sent at each turn: the window after the turn and its compaction."""
+    compactions: int
+    retention: tuple[float | None, ...]
+    """At each turn, the share of due probes visible (None while none is due)."""
+    probe_checks: int
+    probe_passes: int
+    losses: tuple[ProbeLoss, ...]
+
+    @property
+    def peak_tokens(self) -> int | None:
+        """The most tokens any turn sent (None for a run without turns)."""
+        return max(self.sent) if self.sent else None
+
+    @property
+    def tokens_resent(self) -> int:
+        """The tokens of every turn's window, added up: the bill of the run."""
+        return sum(self.sent)
+
+    @property
+    def probe_retention(self) -> float | None:
+        """The share of probe checks passed over the run (None without checks)."""
+        return self.probe_passes / self.probe_checks if self.probe_checks else None
+
+
+@attrs.frozen
+class ForgettingMetrics:
+    """What a run's store returned, lost and missed."""
+
+    reads: int
+    """Facts returned by reads and queries."""
+    stale_reads: int
+    evictions: int
+    queries: int
+    """Queries that name the key they expect."""
+    hits: int
+    regret: int | None
+    """Keyed queries whose key's newest fact had been evicted (None without any)."""
+
+    @property
+    def hit_at_k(self) -> float | None:
+        """The share of keyed queries whose key is among the results (None without any)."""
+        return self.hits / self.queries if self.queries else None
+
+
+def steps(run: Run) -> Iterator[tuple[int, tuple[Event, ...], State, State]]:
+    """Each step of ``run``: its number, its events, the state before and after them."""
+    events = run.events
+    state = INITIAL_STATE
+    for step in range(1, run.steps + 1):
+        start, end = run.batch(step)
+        batch = events[start:end]
+        after = fold(batch, state)
+        yield step, batch, state, after
+        state = after
+
+
+def visible(window: Window, text: str) -> bool:
+    """Whether ``text`` shows in the window: a HOT turn's text, a WARM item, or the gist."""
+    return (
+        text in window.gist
+        or any(text in turn.text for turn in window.hot)
+        or any(text in item.text for item in window.warm)
+    )
+
+
+def compaction_metrics(run: Run, probes: Sequence[Planted] = ()) -> CompactionMetrics:
+    """The window metrics of ``run``, checking ``probes`` after every turn."""
+    tally = WindowTally(probes)
+    commands = run.commands
+    for step, batch, before, after in steps(run):
+        tally.step(commands[step - 1], batch, before, after, run.batch(step)[0])
+    return tally.metrics()
+
+
+class WindowTally:
+    """The window metrics, gathered step by step as a run is made or replayed.
+
+    Visibility is tracked incrementally: only the HOT turns and WARM items
+    that are new at a step are searched, and the whole window is compared
+    only at a compaction (which costs the window's size in the fold too), so
+    a turn that compacts nothing costs the same at turn 10 and turn 10,000.
+    """
+
+    def __init__(self, probes: Sequence[Planted] = ()) -> None:
+        self._probes = tuple(probes)
+        self._tracker = _Tracker(tuple(probe.text for probe in probes))
+        self._seen = [False] * len(probes)
+        self._sent: list[int] = []
+        self._retention: list[float | None] = []
+        self._losses: list[ProbeLoss] = []
+        self._compactions = self._checks = self._passes = 0
+
+    def step(
+        self,
+        command: Command,
+        batch: Sequence[Event],
+        before: State,
+        after: State,
+        offset: int,
+    ) -> None:
+        """Take one step: its command, its events (the first at position ``offset + 1``),
+        and the states before and after them."""
+        compactions = sum(1 for event in batch if isinstance(event, CompactionTriggered))
+        tracker = self._tracker
+        if compactions:
+            self._compactions += compactions
+            tracker.update(after.window)
+        else:
+            # Without a compaction a step only adds turns: no part of the window leaves.
+            tracker.add(event for event in batch if isinstance(event, TurnAdded))
+        if not isinstance(command, AddTurn):
+            return
+        turn = after.window.turns
+        self._sent.append(after.window.tokens)
+        due = passed = 0
+        for index, probe in enumerate(self._probes):
+            if probe.start > turn:
+                continue
+            due += 1
+            if tracker.visible(index):
+                passed += 1
+                self._seen[index] = True
+            elif self._seen[index] or probe.start == turn:
+                position = _lost_at(before, batch, offset, probe.text)
+                event = None if position is None else type(batch[position - offset - 1]).__name__
+                self._losses.append(ProbeLoss(probe.text, turn, position, event))
+                self._seen[index] = False
+        self._checks += due
+        self._passes += passed
+        self._retention.append(passed / due if due else None)
+
+    def metrics(self) -> CompactionMetrics:
+        """The metrics of the steps taken so far."""
+        return CompactionMetrics(
+            tuple(self._sent),
+            self._compactions,
+            tuple(self._retention),
+            self._checks,
+            self._passes,
+            tuple(self._losses),
+        )
+
+
+def _lost_at(before: State, batch: Sequence[Event], offset: int, text: str) -> int | None:
+    """The position of the batch's event after which ``text`` stopped being visible."""
+    state = before
+    was = visible(state.window, text)
+    for position, event in enumerate(batch, start=offset + 1):
+        state = evolve(state, event)
+        now = visible(state.window, text)
+        if was and not now:
+            return position
+        was = now
+    return None
+
+
+class _Tracker:
+    """How many window parts show each probe, updated from one window to the next."""
+
+    def __init__(self, texts: tuple[str, ...]) -> None:
+        self._texts = texts
+        self._holders: dict[int, tuple[int, ...]] = {}
+        self._parts: dict[int, TurnAdded | WarmItem] = {}
+        self._counts = [0] * len(texts)
+        self._gist = ""
+        self._in_gist: tuple[int, ...] = ()
+
+    def visible(self, index: int) -> bool:
+        """Whether probe ``index`` shows in the last window."""
+        return self._counts[index] > 0
+
+    def add(self, turns: Iterable[TurnAdded]) -> None:
+        """Follow the window as it gains ``turns`` and loses nothing."""
+        if not self._texts:
+            return
+        for turn in turns:
+            found = self._found(turn.text)
+            self._holders[id(turn)] = found
+            self._parts[id(turn)] = turn
+            self._count(found, 1)
+
+    def update(self, window: Window) -> None:
+        """Follow the window to its next version."""
+        if not self._texts:
+            return
+        parts: dict[int, TurnAdded | WarmItem] = {id(part): part for part in window.hot}
+        parts.update((id(item), item) for item in window.warm)
+        for key in self._parts.keys() - parts.keys():
+            self._count(self._holders.pop(key), -1)
+        for key in parts.keys() - self._parts.keys():
+            found = self._found(parts[key].text)
+            self._holders[key] = found
+            self._count(found, 1)
+        # The old parts stay referenced so that their ids are not reused while tracked.
+        self._parts = parts
+        if window.gist != self._gist:
+            self._count(self._in_gist, -1)
+            self._gist = window.gist
+            self._in_gist = self._found(window.gist)
+            self._count(self._in_gist, 1)
+
+    def _found(self, text: str) -> tuple[int, ...]:
+        return tuple(index for index, probe in enumerate(self._texts) if probe in text)
+
+    def _count(self, indices: tuple[int, ...], delta: int) -> None:
+        for index in indices:
+            self._counts[index] += delta
+
+
+def forgetting_metrics(run: Run) -> ForgettingMetrics:
+    """The store metrics of ``run``, from its writes, reads, queries and evictions.
+
+    A query counts for hit@k and regret when it names the key it expects;
+    every fact a read or a query returns counts for stale reads.
+    """
+    newest: dict[str, int] = {}
+    key_of: dict[int, str] = {}
+    evicted: set[int] = set()
+    reads = stale = queries = hits = regret = 0
+    for event in run.events:
+        if isinstance(event, FactWritten):
+            newest[event.key] = event.id
+            key_of[event.id] = event.key
+        elif isinstance(event, FactRead):
+            reads += 1
+            stale += newest[key_of[event.id]] != event.id
+        elif isinstance(event, Queried):
+            reads += len(event.results)
+            stale += sum(newest[key_of[found]] != found for found in event.results)
+            if event.key:
+                queries += 1
+                hits += any(key_of[found] == event.key for found in event.results)
+                regret += newest.get(event.key) in evicted
+        elif isinstance(event, Evicted):
+            evicted.add(event.id)
+    return ForgettingMetrics(reads, stale, len(evicted), queries, hits, regret if queries else None)

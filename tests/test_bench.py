@@ -1,0 +1,357 @@
+"""memtape.lab.bench and ``memtape bench``: cells, results, the JSON contract, the pool."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtape.cli import main
+from memtape.core.errors import BadInput
+from memtape.lab.bench import (
+    METRICS,
+    Cell,
+    Result,
+    parse_grid,
+    parse_policy,
+    plan,
+    policies_for,
+    results_data,
+    run_cells,
+)
+from memtape.lab.generate import support_session
+from memtape.policies.compaction import TieredCompaction
+from memtape.policies.session import Session
+from memtape.projections.metrics import compaction_metrics
+from memtape.scenarios import load_scenario
+
+SUPPORT = """
+[compaction]
+policy = "tiered"
+budget = 30
+hot_n = 3
+
+[[probe]]
+text = "ORD-77"
+from = 2
+
+[[step]]
+turn = "user"
+text = "hello I need help with an order please"
+
+[[step]]
+turn = "tool"
+text = "lookup: ORD-77 shipped on Monday"
+
+[[step]]
+turn = "user"
+text = "great thanks, and when will it arrive at my door"
+
+[[step]]
+turn = "user"
+text = "also can I change the address on it"
+
+[[step]]
+turn = "tool"
+text = "lookup: address changes close once shipped"
+"""
+
+
+FORGETTING = '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 4\n\n'
+
+
+def _without_time(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The results with the one non-deterministic number taken out."""
+    rows = []
+    for row in data["results"]:
+        metrics = dict(row["metrics"])
+        metrics.pop("decide_us_per_command")
+        rows.append({**row, "metrics": metrics})
+    return rows
+
+
+def _support(tmp_path: Path) -> str:
+    path = tmp_path / "support.toml"
+    path.write_text(SUPPORT, "utf-8")
+    return str(path)
+
+
+class TestParsePolicy:
+    def test_a_bare_name_finds_its_axis(self) -> None:
+        spec = parse_policy("tiered")
+        assert ("compaction", "tiered", ()) == (spec.axis, spec.name, spec.settings)
+
+    def test_parameters_become_settings_on_its_axis(self) -> None:
+        spec = parse_policy("importance-recency-access:capacity=3, half_life=2.5")
+        expected = ("forgetting.capacity=3", "forgetting.half_life=2.5")
+        assert expected == spec.settings
+
+    def test_an_unknown_policy_names_the_known_ones(self) -> None:
+        with pytest.raises(BadInput, match=r"no policy 'nope' \(known: .*tiered"):
+            parse_policy("nope")
+
+    @pytest.mark.parametrize("text", ["tiered:hot_n", "tiered:=3", "tiered:policy=none"])
+    def test_a_malformed_parameter_is_refused(self, text: str) -> None:
+        with pytest.raises(BadInput, match="NAME:PARAM=VALUE"):
+            parse_policy(text)
+
+
+class TestParseGrid:
+    def test_no_grid_is_one_point_with_no_settings(self) -> None:
+        assert ((),) == parse_grid([])
+
+    def test_two_options_give_every_combination(self) -> None:
+        points = parse_grid(["compaction.budget=10,20", "compaction.hot_n=1,2"])
+        assert (
+            ("compaction.budget=10", "compaction.hot_n=1"),
+            ("compaction.budget=10", "compaction.hot_n=2"),
+            ("compaction.budget=20", "compaction.hot_n=1"),
+            ("compaction.budget=20", "compaction.hot_n=2"),
+        ) == points
+
+    @pytest.mark.parametrize("text", ["budget=1,2", "compaction.budget", "compaction.budget="])
+    def test_a_malformed_grid_is_refused(self, text: str) -> None:
+        with pytest.raises(BadInput, match=r"AXIS\.PARAM=V1,V2"):
+            parse_grid([text])
+
+
+class TestPolicies:
+    def test_the_scenarios_own_policy_keeps_its_parameters(self, tmp_path: Path) -> None:
+        scenario = load_scenario(_support(tmp_path))
+        policies = policies_for(scenario, Cell(scenario.source, parse_policy("tiered"), (), ()))
+        assert policies is not None
+        assert TieredCompaction(30, 3) == policies.compaction
+
+    def test_settings_and_parameters_apply_on_top(self, tmp_path: Path) -> None:
+        scenario = load_scenario(_support(tmp_path))
+        cell = Cell(scenario.source, parse_policy("tiered:hot_n=1"), ("compaction.budget=9",), ())
+        policies = policies_for(scenario, cell)
+        assert policies is not None
+        assert TieredCompaction(9, 1) == policies.compaction
+
+    def test_a_scenario_without_the_axis_does_not_apply(self) -> None:
+        scenario = load_scenario("dana-facts")
+        cell = Cell("dana-facts", parse_policy("tiered"), ("compaction.budget=9",), ())
+        assert policies_for(scenario, cell) is None
+
+    def test_a_setting_on_an_unknown_axis_is_refused(self) -> None:
+        with pytest.raises(BadInput, match="no axis 'window'"):
+            plan(["refund-desk"], ["tiered"], ["window.budget=3"])
+
+    def test_an_unknown_parameter_is_refused_before_any_cell_runs(self) -> None:
+        with pytest.raises(BadInput, match=r"refund-desk: --policy tiered:bogus=1: .*bogus"):
+            plan(["refund-desk"], ["tiered:bogus=1"])
+
+
+class TestResults:
+    def test_an_edited_scenario_file_is_read_again(self, tmp_path: Path) -> None:
+        path = _support(tmp_path)
+        (before,) = run_cells(plan([path], ["tiered"]))
+        Path(path).write_text(SUPPORT + '\n[[step]]\nturn = "user"\ntext = "one more"\n', "utf-8")
+        (after,) = run_cells(plan([path], ["tiered"]))
+        assert (5, 6) == (len(before.sent), len(after.sent))
+
+    def test_a_cell_measures_the_run_it_made(self, tmp_path: Path) -> None:
+        (result,) = run_cells(plan([_support(tmp_path)], ["tiered"]))
+        metrics = result.metrics
+        assert (max(result.sent), sum(result.sent)) == (
+            metrics["peak_tokens"],
+            metrics["tokens_resent"],
+        )
+        assert {"budget": 30, "hot_n": 3, "tokenizer": "words"} == result.params
+        assert 5 == len(result.sent)
+        assert metrics["decide_us_per_command"] > 0
+
+    def test_measuring_as_the_run_is_made_equals_measuring_the_recorded_run(
+        self, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "long.toml"
+        path.write_text(support_session(300, 4, budget=120, hot_n=2), "utf-8")
+        (result,) = run_cells(plan([str(path)], ["sliding-window"]))
+        scenario = load_scenario(str(path))
+        policies = scenario.policies.with_settings(["compaction.policy=sliding-window"])
+        session = Session(policies)
+        session.execute_all(scenario.steps)
+        replayed = compaction_metrics(session.run, scenario.probes)
+        assert replayed.losses
+        assert (replayed.sent, replayed.retention) == (result.sent, result.retention)
+        assert (replayed.compactions, replayed.probe_retention) == (
+            result.metrics["compactions"],
+            result.metrics["probe_retention"],
+        )
+
+    def test_forgetting_metrics_do_not_apply_to_a_window_only_scenario(self) -> None:
+        (result,) = run_cells(plan(["refund-desk"], ["tiered"]))
+        assert {None} == {result.metrics[name] for name in ("hit_at_k", "stale_reads", "regret")}
+
+    def test_a_forgetting_cell_measures_queries_and_not_the_window(self) -> None:
+        queries = str(Path(__file__).parent / "fixtures" / "dana-queries.toml")
+        (result,) = run_cells(plan([queries], ["importance-recency-access:capacity=2"]))
+        metrics = result.metrics
+        assert (0.5, 0, 2, 1) == (
+            metrics["hit_at_k"],
+            metrics["stale_reads"],
+            metrics["evictions"],
+            metrics["regret"],
+        )
+        assert {None} == {metrics[name] for name in ("peak_tokens", "compactions")}
+
+    def test_the_notable_parameters_are_the_shared_one_and_those_off_the_defaults(self) -> None:
+        results = run_cells(plan(["refund-desk"], ["tiered", "tiered:hot_n=3,tokenizer=words"]))
+        assert [{"budget": 40}, {"budget": 40, "hot_n": 3}] == [r.notable for r in results]
+
+    def test_another_policy_keeps_the_shared_parameters_only(self) -> None:
+        (result,) = run_cells(plan(["refund-desk"], ["sliding-window"]))
+        assert 40 == (result.params or {}).get("budget")
+        assert "hot_n" not in (result.params or {})
+
+    def test_a_forgetting_policy_does_not_apply_to_a_session_without_store_steps(
+        self, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "long.toml"
+        path.write_text(support_session(50, 4), "utf-8")  # both headers, only turns
+        (result,) = run_cells(plan([str(path)], ["importance-recency-access"]))
+        assert (None, dict.fromkeys(METRICS)) == (result.params, result.metrics)
+
+    def test_a_cell_reports_only_its_own_axis(self, tmp_path: Path) -> None:
+        path = tmp_path / "both.toml"
+        path.write_text(
+            SUPPORT.replace("[[probe]]", FORGETTING + "[[probe]]")
+            + '[[step]]\nwrite = "k"\ntext = "t"\nimportance = 0.5\n',
+            "utf-8",
+        )
+        window, store = run_cells(plan([str(path)], ["tiered", "importance-recency-access"]))
+        assert {None} == {window.metrics[name] for name in ("stale_reads", "evictions")}
+        assert {None} == {store.metrics[name] for name in ("peak_tokens", "compactions")}
+        assert (0, 0) == (store.metrics["stale_reads"], store.metrics["evictions"])
+
+    def test_a_cell_that_does_not_apply_has_every_metric_null(self) -> None:
+        (result,) = run_cells(plan(["dana-facts"], ["tiered"]))
+        assert (None, dict.fromkeys(METRICS)) == (result.params, result.metrics)
+
+    def test_the_json_holds_exactly_the_contract(self, tmp_path: Path) -> None:
+        results = run_cells(plan([_support(tmp_path), "dana-facts"], ["tiered"]))
+        data = results_data(results)
+        assert ["results"] == list(data)
+        for row in data["results"]:
+            assert ["scenario", "policy", "params", "metrics"] == list(row)
+            assert list(METRICS) == list(row["metrics"])
+
+    def test_the_same_inputs_give_the_same_numbers(self, tmp_path: Path) -> None:
+        cells = plan(
+            [_support(tmp_path), "refund-desk", "dana-facts"], ["tiered", "tiered:hot_n=1"]
+        )
+        first = results_data(run_cells(cells))
+        second = results_data(run_cells(cells))
+        assert _without_time(first) == _without_time(second)
+
+    def test_a_grid_on_a_pool_equals_a_serial_run(self, tmp_path: Path) -> None:
+        cells = plan(
+            [_support(tmp_path), "refund-desk"],
+            ["tiered", "tiered:hot_n=1"],
+            grid=["compaction.budget=12,25,60"],
+        )
+        assert 12 == len(cells)
+        serial = run_cells(cells, jobs=1)
+        pooled = run_cells(cells, jobs=2)
+        assert _without_time(results_data(serial)) == _without_time(results_data(pooled))
+        assert [r.sent for r in serial] == [r.sent for r in pooled]
+
+    def test_a_grid_varies_its_parameter(self) -> None:
+        results = run_cells(plan(["refund-desk"], ["tiered"], grid=["compaction.budget=30,60"]))
+        assert [30, 60] == [r.params["budget"] for r in results if r.params]
+        assert ["tiered compaction.budget=30", "tiered compaction.budget=60"] == [
+            r.label for r in results
+        ]
+
+    def test_progress_is_told_after_each_cell(self) -> None:
+        seen: list[tuple[int, int]] = []
+        run_cells(
+            plan(["refund-desk"], ["tiered", "tiered:hot_n=1"]),
+            progress=lambda done, total, _: seen.append((done, total)),
+        )
+        assert [(1, 2), (2, 2)] == seen
+
+
+def _bench(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(["bench", *argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+class TestCli:
+    def test_bench_prints_a_row_per_cell_and_writes_json(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "bench.json"
+        status, printed, err = _bench(
+            capsys,
+            "refund-desk",
+            "--policy",
+            "tiered",
+            "--policy",
+            "tiered:hot_n=1",
+            "--json",
+            str(out),
+        )
+        assert (0, "") == (status, err)
+        assert 2 == printed.count("refund-desk")
+        data = json.loads(out.read_text("utf-8"))
+        assert [2, 1] == [row["params"]["hot_n"] for row in data["results"]]
+
+    def test_losses_lists_the_event_that_lost_each_probe(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status, printed, _ = _bench(capsys, "refund-desk", "--policy", "tiered", "--losses")
+        assert 0 == status
+        assert printed.rstrip().endswith(
+            "refund-desk, tiered: 'restocking fee' missing at turn 10, "
+            "lost by event 15 (CompactionTriggered)"
+        )
+
+    def test_bench_plots_png_and_svg(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        png = tmp_path / "meter.png"
+        status, _, err = _bench(capsys, "refund-desk", "--policy", "tiered", "--plot", str(png))
+        assert (0, "") == (status, err)
+        assert png.read_bytes().startswith(b"\x89PNG")
+        assert b"<svg" in png.with_suffix(".svg").read_bytes()
+
+    @pytest.mark.parametrize(
+        ("argv", "fragment"),
+        [
+            (["refund-desk", "--policy", "nope"], "no policy 'nope'"),
+            (["nowhere.toml", "--policy", "tiered"], "nowhere.toml: no such scenario file"),
+            (["refund-desk", "--policy", "tiered", "--set", "compaction.budget=0"], "budget"),
+            (["refund-desk", "--policy", "tiered", "--plot", "x.pdf"], "name a .png file"),
+            (["dana-facts", "--policy", "tiered", "--plot", "x.png"], "no scenario has turns"),
+        ],
+    )
+    def test_bad_input_is_one_line_and_writes_nothing(
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+        argv: list[str],
+        fragment: str,
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        status, _, err = _bench(capsys, *argv, "--json", "out.json")
+        assert 2 == status
+        assert 1 == len(err.splitlines())
+        assert err.startswith("memtape: error: ")
+        assert fragment in err
+        assert [] == list(tmp_path.iterdir())
+
+
+def test_result_data_is_the_contract_row() -> None:
+    result = Result("s", "tiered x", "tiered", {"budget": 3}, {"peak_tokens": 1}, 3, (1,), (None,))
+    assert {
+        "scenario": "s",
+        "policy": "tiered",
+        "params": {"budget": 3},
+        "metrics": {"peak_tokens": 1},
+    } == result.data()

@@ -1,0 +1,260 @@
+"""memtape.projections.metrics: window and store metrics, each traced to its events."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+
+from pathlib import Path
+
+import attrs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memtape.core.commands import AddTurn, AdvanceClock, Command, Query, ReadFact, WriteFact
+from memtape.core.events import CompactionTriggered, Evicted, FactRead, FactWritten, Queried
+from memtape.core.run import Run
+from memtape.policies.compaction import TieredCompaction
+from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.session import COMPACTION, Policies, Session
+from memtape.projections.metrics import (
+    compaction_metrics,
+    forgetting_metrics,
+    steps,
+    visible,
+)
+from memtape.reducers import fold
+from memtape.scenarios import load_scenario
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@attrs.frozen
+class Probe:
+    text: str
+    start: int
+
+
+def _session(budget: int, hot_n: int, *commands: Command) -> Session:
+    session = Session(Policies(compaction=TieredCompaction(budget=budget, hot_n=hot_n)))
+    session.execute_all(commands)
+    return session
+
+
+def _refund_desk() -> tuple[Session, tuple[Probe, ...]]:
+    scenario = load_scenario("refund-desk")
+    session = Session(scenario.policies)
+    session.execute_all(scenario.steps)
+    return session, tuple(Probe(p.text, p.start) for p in scenario.probes)
+
+
+class TestSentTokens:
+    def test_each_turn_sends_the_window_after_its_whole_batch(self) -> None:
+        session, _ = _refund_desk()
+        run = session.run
+        after_each_step = [run.state_at(run.batch(step)[1]).window.tokens for step in range(1, 11)]
+        assert after_each_step == list(compaction_metrics(run).sent)
+
+    def test_peak_and_resent_are_the_max_and_sum_of_what_was_sent(self) -> None:
+        session, _ = _refund_desk()
+        metrics = compaction_metrics(session.run)
+        assert (max(metrics.sent), sum(metrics.sent)) == (
+            metrics.peak_tokens,
+            metrics.tokens_resent,
+        )
+
+    def test_refund_desk_never_sends_more_than_its_budget(self) -> None:
+        session, _ = _refund_desk()
+        assert 40 >= (compaction_metrics(session.run).peak_tokens or 0)
+
+    def test_compactions_count_the_compaction_events(self) -> None:
+        session, _ = _refund_desk()
+        events = session.run.events
+        expected = sum(isinstance(e, CompactionTriggered) for e in events)
+        assert 5 == expected
+        assert expected == compaction_metrics(session.run).compactions
+
+    def test_steps_other_than_turns_send_nothing(self) -> None:
+        session = Session(
+            Policies(
+                compaction=TieredCompaction(budget=40, hot_n=2),
+                forgetting=ImportanceRecencyAccess(capacity=4, half_life=4.0, access_boost=0.1),
+            )
+        )
+        session.execute_all([AddTurn("user", "one two"), AdvanceClock(3), WriteFact("k", "t", 0.5)])
+        assert (3,) == compaction_metrics(session.run).sent
+
+    def test_a_run_without_turns_has_no_peak(self) -> None:
+        metrics = compaction_metrics(Run(fold))
+        assert (None, 0, None) == (
+            metrics.peak_tokens,
+            metrics.tokens_resent,
+            metrics.probe_retention,
+        )
+
+
+class TestProbes:
+    def test_refund_desk_loses_the_restocking_fee_to_the_last_compaction(self) -> None:
+        session, probes = _refund_desk()
+        metrics = compaction_metrics(session.run, probes)
+        # "restocking fee" is due from turn 5 (6 checks), "$180.00" from turn 8 (3 checks);
+        # turn 10's compaction pushes turn 5's WARM item into the COLD gist.
+        assert (9, 8) == (metrics.probe_checks, metrics.probe_passes)
+        assert 8 / 9 == metrics.probe_retention
+        assert (None,) * 4 + (1.0,) * 5 + (0.5,) == metrics.retention
+        (loss,) = metrics.losses
+        assert ("restocking fee", 10, len(session.run)) == (loss.probe, loss.turn, loss.at)
+        assert 5 in session.state.window.cold
+        assert isinstance(session.run.events[-1], CompactionTriggered)
+
+    def test_a_dropped_chatter_turn_loses_its_probe_at_the_compaction(self) -> None:
+        session = _session(
+            6,
+            1,
+            AddTurn("user", "refund is $180.00"),
+            AddTurn("user", "thanks a lot"),
+        )
+        metrics = compaction_metrics(session.run, [Probe("$180.00", 1)])
+        assert (1.0, 0.0) == metrics.retention
+        (loss,) = metrics.losses
+        assert isinstance(session.run.events[2], CompactionTriggered)
+        assert ("$180.00", 2, 3, "CompactionTriggered") == (
+            loss.probe,
+            loss.turn,
+            loss.at,
+            loss.event,
+        )
+
+    def test_a_salient_turn_keeps_its_probe_in_warm_until_it_goes_cold(self) -> None:
+        session = _session(
+            7,
+            1,
+            AddTurn("tool", "refund is $180.00"),
+            AddTurn("user", "ok"),
+            AddTurn("user", "and now a much longer turn"),
+        )
+        metrics = compaction_metrics(session.run, [Probe("$180.00", 1)])
+        assert 1 == session.state.window.gist.count("summarized")
+        assert (1.0, 1.0, 0.0) == metrics.retention
+        assert [3] == [loss.turn for loss in metrics.losses]
+
+    def test_a_probe_that_never_shows_is_lost_at_no_event(self) -> None:
+        session = _session(40, 2, AddTurn("user", "hello"), AddTurn("user", "bye"))
+        metrics = compaction_metrics(session.run, [Probe("$180.00", 1)])
+        assert (0.0, 0.0) == metrics.retention
+        assert [(1, None, None)] == [(loss.turn, loss.at, loss.event) for loss in metrics.losses]
+
+    def test_a_probe_is_not_checked_before_its_turn(self) -> None:
+        session = _session(40, 2, AddTurn("user", "hello"), AddTurn("user", "$5 it is"))
+        metrics = compaction_metrics(session.run, [Probe("$5", 2)])
+        assert ((None, 1.0), 1) == (metrics.retention, metrics.probe_checks)
+
+
+texts = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "x"]), min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    policy=st.sampled_from(sorted(COMPACTION)),
+    turns=st.lists(st.tuples(st.sampled_from(["user", "tool"]), texts), min_size=1, max_size=25),
+    budget=st.integers(min_value=4, max_value=30),
+    starts=st.lists(st.integers(min_value=1, max_value=25), min_size=4, max_size=4),
+)
+def test_incremental_retention_equals_searching_every_window(
+    policy: str, turns: list[tuple[str, list[str]]], budget: int, starts: list[int]
+) -> None:
+    policies = Policies.from_params({"compaction": {"policy": policy, "budget": budget}})
+    session = Session(policies)
+    session.execute_all(AddTurn(role, " ".join(words)) for role, words in turns)
+    probes = [
+        Probe(text, start)
+        for text, start in zip(["alpha", "beta", "gamma", "delta"], starts, strict=True)
+    ]
+    expected = []
+    for _, _, _, after in steps(session.run):
+        due = [p for p in probes if p.start <= after.window.turns]
+        shown = [p for p in due if visible(after.window, p.text)]
+        expected.append(len(shown) / len(due) if due else None)
+    assert tuple(expected) == compaction_metrics(session.run, probes).retention
+
+
+class TestForgetting:
+    def test_dana_facts_reads_fresh_facts_and_evicts_one(self) -> None:
+        scenario = load_scenario("dana-facts")
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        metrics = forgetting_metrics(session.run)
+        assert (2, 0, 1) == (metrics.reads, metrics.stale_reads, metrics.evictions)
+
+    def test_a_read_of_an_older_fact_on_a_key_is_stale(self) -> None:
+        # Two active facts on one key, as a policy that never supersedes leaves them.
+        run = Run(fold)
+        run.append(WriteFact("k", "old", 0.5), [FactWritten(1, "k", "old", 0.5)])
+        run.append(WriteFact("k", "new", 0.5), [FactWritten(2, "k", "new", 0.5)])
+        run.append(ReadFact(id=1), [FactRead(1)])
+        run.append(ReadFact(id=2), [FactRead(2)])
+        metrics = forgetting_metrics(run)
+        assert (2, 1) == (metrics.reads, metrics.stale_reads)
+
+    def test_evictions_count_the_evicted_facts(self) -> None:
+        run = Run(fold)
+        run.append(
+            WriteFact("a", "t", 0.5),
+            [FactWritten(1, "a", "t", 0.5)],
+        )
+        run.append(
+            WriteFact("b", "t", 0.1),
+            [FactWritten(2, "b", "t", 0.1), Evicted(2, 0.1)],
+        )
+        assert 1 == forgetting_metrics(run).evictions
+
+    def test_without_queries_hit_at_k_and_regret_do_not_apply(self) -> None:
+        metrics = forgetting_metrics(Run(fold))
+        assert (None, None) == (metrics.hit_at_k, metrics.regret)
+
+
+def _dana_queries(capacity: int) -> Session:
+    scenario = load_scenario(str(FIXTURES / "dana-queries.toml"))
+    session = Session(scenario.policies.with_settings([f"forgetting.capacity={capacity}"]))
+    session.execute_all(scenario.steps)
+    return session
+
+
+class TestQueries:
+    def test_hit_at_k_is_the_share_of_queries_that_found_their_key(self) -> None:
+        session = _dana_queries(4)
+        queried = [e for e in session.run.events if isinstance(e, Queried)]
+        store = session.state.store
+        found = [any(store.facts[i].key == q.key for i in q.results) for q in queried]
+        # The contact query's top 2 are the name and the order; the name query finds it.
+        assert [False, True] == found
+        metrics = forgetting_metrics(session.run)
+        assert (0.5, 0, 0) == (metrics.hit_at_k, metrics.regret, metrics.stale_reads)
+
+    def test_regret_counts_queries_whose_key_was_evicted(self) -> None:
+        session = _dana_queries(2)
+        evicted = {
+            session.state.store.facts[e.id].key
+            for e in session.run.events
+            if isinstance(e, Evicted)
+        }
+        assert "contact" in evicted
+        metrics = forgetting_metrics(session.run)
+        assert (1, 2) == (metrics.regret, metrics.evictions)
+
+    def test_query_results_count_as_reads_and_may_be_stale(self) -> None:
+        run = Run(fold)
+        run.append(WriteFact("k", "old", 0.9), [FactWritten(1, "k", "old", 0.9)])
+        run.append(WriteFact("k", "new", 0.1), [FactWritten(2, "k", "new", 0.1)])
+        run.append(Query("k?", "k", 2), [Queried("k?", "k", 2, (1, 2), (0.9, 0.1))])
+        metrics = forgetting_metrics(run)
+        assert (2, 1, 1.0, 0) == (
+            metrics.reads,
+            metrics.stale_reads,
+            metrics.hit_at_k,
+            metrics.regret,
+        )
+
+    def test_a_query_without_an_expected_key_is_not_scored(self) -> None:
+        run = Run(fold)
+        run.append(WriteFact("k", "t", 0.5), [FactWritten(1, "k", "t", 0.5)])
+        run.append(Query("t", "", 1), [Queried("t", "", 1, (1,), (0.5,))])
+        metrics = forgetting_metrics(run)
+        assert (1, None, None) == (metrics.reads, metrics.hit_at_k, metrics.regret)

@@ -1,0 +1,52 @@
+"""memtape.lab.table: the bench's comparison table."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+
+import io
+
+import attrs
+from rich.console import Console
+
+from memtape.lab.bench import METRICS, Result
+from memtape.lab.table import comparison_table, loss_lines
+from memtape.projections.metrics import ProbeLoss
+
+
+def _render(*results: Result) -> str:
+    out = io.StringIO()
+    Console(file=out, width=250).print(comparison_table(results))
+    return out.getvalue()
+
+
+def _result(scenario: str, params: dict[str, object] | None, **metrics: object) -> Result:
+    values = dict.fromkeys(METRICS) | metrics
+    return Result(scenario, "tiered", "tiered", params, values, 40, (), (), params or {})
+
+
+def test_numbers_are_grouped_shares_are_percentages_and_null_is_a_dash() -> None:
+    text = _render(
+        _result("s", {"budget": 40}, tokens_resent=1234567, probe_retention=8 / 9, hit_at_k=None)
+    )
+    row = next(line for line in text.splitlines() if line.strip().startswith("s "))
+    assert ["s", "tiered", "budget=40", "-", "1,234,567", "-", "88.9%"] == row.split()[:7]
+
+
+def test_cells_that_do_not_apply_are_counted_not_shown() -> None:
+    text = _render(_result("shown", {"budget": 40}), _result("hidden", None))
+    assert "shown" in text
+    assert "hidden" not in text
+    assert "1 cell(s) did not apply" in text
+
+
+def test_an_empty_string_parameter_is_quoted() -> None:
+    assert 'placeholder=""' in _render(_result("s", {"placeholder": ""}))
+
+
+def test_each_lost_probe_is_a_line_naming_the_event() -> None:
+    lost = ProbeLoss("$180.00", 10, 15, "CompactionTriggered")
+    never = ProbeLoss("ACC-1", 3, None, None)
+    result = attrs.evolve(_result("refund-desk", {"budget": 40}), losses=(lost, never))
+    assert [
+        "refund-desk, tiered: '$180.00' missing at turn 10, lost by event 15 (CompactionTriggered)",
+        "refund-desk, tiered: 'ACC-1' missing at turn 3, never visible since it was due",
+    ] == loss_lines([result])
