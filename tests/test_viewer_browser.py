@@ -20,13 +20,14 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
 )
-from memtape.core.events import FactRead, TurnAdded
+from memtape.core.events import Evicted, FactRead, Queried, Superseded, TurnAdded
 from memtape.policies.compaction import TieredCompaction
-from memtape.policies.session import Session
+from memtape.policies.session import COMPACTION, FORGETTING, Policies, Session
 from memtape.projections.view import view_data
 from memtape.runfiles import LoadedRun
 from memtape.scenarios import load_scenario
@@ -88,6 +89,37 @@ def mixed_run(count: int = 200, seed: int = 5) -> LoadedRun:
     middle = session.run.batch(session.run.steps // 2)[1]
     forked = session.fork(middle, ["compaction.budget=70", "forgetting.half_life=2.5"])
     return LoadedRun(forked, "mixed", Path("mixed"))
+
+
+def store_commands(session: Session, count: int, seed: int) -> Iterator[Command]:
+    """Seeded writes (some on a key already held), reads, queries and clock moves."""
+    rng = random.Random(seed)
+    words = ("Dana", "email", "order", "refund", "phone", "contact", "fee")
+    clock = 0.0
+    for _ in range(count):
+        draw = rng.random()
+        store = session.state.store
+        key = f"k{rng.randrange(5)}"
+        if draw < 0.4 or not store.active:
+            yield WriteFact(key, f"{key}: {' '.join(rng.choices(words, k=3))}", rng.randrange(101) / 100)
+        elif draw < 0.55:
+            yield ReadFact(id=rng.choice(list(store.active)))
+        elif draw < 0.8:
+            text = " ".join(rng.choices(words, k=rng.randrange(3)))
+            yield Query(text, rng.choice(("", key)), rng.randint(1, 3))
+        else:
+            clock += rng.choice((0.5, 1.0, 3.0))
+            yield AdvanceClock(clock)
+
+
+def forgetting_run(name: str, supersession: str) -> LoadedRun:
+    """A store-only run under forgetting policy ``name`` (capacity 3, other parameters
+    defaulted) with the supersession rule given."""
+    params = {"policy": name, "capacity": 3, "supersession": supersession}
+    session = Session(Policies.from_params({"forgetting": params}))
+    for command in store_commands(session, 60, seed=11):
+        session.execute(command)
+    return LoadedRun(session, f"{name} {supersession}", Path(name))
 
 
 def open_view(page: Page, folder: Path, *runs: LoadedRun) -> None:
@@ -186,6 +218,41 @@ class TestSameAsShowJson:
         loaded = mixed_run(120, seed=9)
         open_view(page, tmp_path, loaded)
         assert_same_views(python_views(loaded), page_views(page))
+
+    @pytest.mark.parametrize("name", sorted(COMPACTION))
+    def test_every_event_of_refund_desk_under_each_compaction_policy(
+        self, page: Page, tmp_path: Path, name: str
+    ) -> None:
+        loaded = simulated("refund-desk", f"compaction.policy={name}")
+        open_view(page, tmp_path, loaded)
+        views = page_views(page)
+        assert_same_views(python_views(loaded), views)
+        assert name in page.locator(".where").inner_text()
+
+    @pytest.mark.parametrize("supersession", ["key", "add-only"])
+    @pytest.mark.parametrize("name", sorted(FORGETTING))
+    def test_every_event_under_each_forgetting_policy(
+        self, page: Page, tmp_path: Path, name: str, supersession: str
+    ) -> None:
+        loaded = forgetting_run(name, supersession)
+        events = loaded.session.run.events
+        # The run exercised what the page folds: queries (returning facts), evictions,
+        # and supersessions by key, or, add-only, several active facts on one key.
+        assert any(isinstance(e, Queried) and e.results for e in events)
+        assert any(isinstance(e, Evicted) for e in events)
+        retired = any(isinstance(e, Superseded) for e in events)
+        assert retired == (supersession == "key")
+        open_view(page, tmp_path, loaded)
+        views = page_views(page)
+        assert_same_views(python_views(loaded), views)
+        if supersession == "add-only":
+            assert any(
+                len({r["key"] for r in v["store"]["ranking"]}) < len(v["store"]["ranking"])
+                for v in views
+            )
+        factor_names = set(views[-1]["store"]["ranking"][0]["factors"])
+        header = page.locator("table.ranking tr").nth(1).locator("td.factors").inner_text()
+        assert all(factor in header for factor in factor_names)
 
     def test_both_runs_of_a_comparison(self, page: Page, tmp_path: Path) -> None:
         first, second = simulated("refund-desk"), simulated("refund-desk", "compaction.budget=60")

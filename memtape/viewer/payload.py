@@ -17,17 +17,26 @@ superseded_by, score]`` of facts retired or evicted; ``e`` pending episodes as
 importance, episode]``; ``p`` procedural rules appended ``[text, episode]``;
 ``P`` the policy parameters, when they change (a fork); ``R`` the ranking
 ``[id, score, factors]``, only for a forgetting policy the page cannot score.
+
+An event row is ``[step, type, summary]``; a query's row adds ``[text,
+expected key, k, [[id, score], ...]]`` (its results, best first), so the page
+can show what was asked and what came back.
 """
 
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from memtape.core.errors import BadInput
 from memtape.core.events import (
+    ClockAdvanced,
+    CompactionTriggered,
+    Consolidated,
     EpisodeRecorded,
     Event,
     Evicted,
     FactRead,
     FactWritten,
+    Queried,
     Superseded,
     TurnAdded,
 )
@@ -38,6 +47,14 @@ from memtape.projections.timeline import summarize
 from memtape.reducers import evolve
 
 T = TypeVar("T")
+
+STORE_EVENTS: tuple[type[Event], ...] = (FactWritten, FactRead, Queried, Superseded, Evicted)
+"""The events whose store change ``store_delta`` ships; another that touches the store is refused."""
+
+FOLLOWED: frozenset[type[Event]] = frozenset(
+    {TurnAdded, CompactionTriggered, ClockAdvanced, EpisodeRecorded, Consolidated, *STORE_EVENTS}
+)
+"""Every event type the viewer follows (tests/test_payload.py holds it to ``EVENT_TYPES``)."""
 
 PAGE_SCORERS = frozenset({"importance-recency-access"})
 """Forgetting policies whose score ``viewer.js`` computes itself (same formula, same floats)."""
@@ -69,7 +86,7 @@ def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> 
             ):
                 frame["R"] = ranking_rows(policies, after)
             _grow_tables(event, after, turns, facts)
-            rows.append([step, type(event).__name__, summarize(event, state, after)])
+            rows.append(event_row(step, event, state, after))
             frames.append(frame)
             state = after
     return {
@@ -83,13 +100,28 @@ def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> 
     }
 
 
+def event_row(step: int, event: Event, before: State, after: State) -> list[Any]:
+    """The event list's row: step, type and summary; a query adds what it asked and found."""
+    if type(event) not in FOLLOWED:
+        raise BadInput(f"the viewer cannot show a {type(event).__name__} event (event type unknown)")
+    row: list[Any] = [step, type(event).__name__, summarize(event, before, after)]
+    if isinstance(event, Queried):
+        found = [[i, s] for i, s in zip(event.results, event.scores, strict=True)]
+        row.append([event.text, event.key, event.k, found])
+    return row
+
+
 def policy_params(policies: Policies) -> dict[str, Any]:
-    """What the page needs of the policies in force: budget, capacity, scorer, memory."""
+    """What the page needs of the policies in force: their names, budget, capacity,
+    scorer, memory."""
     compaction, forgetting = policies.compaction, policies.forgetting
     scorer = None
     if forgetting is not None and forgetting.name in PAGE_SCORERS:
         scorer = forgetting.params()
     return {
+        "compaction": None if compaction is None else compaction.name,
+        "forgetting": None if forgetting is None else forgetting.name,
+        "supersession": None if forgetting is None else forgetting.params().get("supersession"),
         "budget": None if compaction is None else compaction.budget,
         "capacity": None if forgetting is None else forgetting.capacity,
         "scorer": scorer,
@@ -148,9 +180,11 @@ def window_delta(before: Window, after: Window) -> dict[str, Any]:
 
 
 def store_delta(event: Event, before: Store, after: Store) -> dict[str, Any]:
-    """The fact the event touched: written, read, or retired or evicted."""
-    if not isinstance(event, FactWritten | FactRead | Superseded | Evicted):
-        raise TypeError(f"the viewer cannot follow a store change by {type(event).__name__}")
+    """The facts the event touched: written, read (alone or by a query), retired or evicted."""
+    if not isinstance(event, STORE_EVENTS):
+        raise BadInput(f"the viewer cannot follow a store change by {type(event).__name__}")
+    if isinstance(event, Queried):
+        return {"r": [[i, after.facts[i].reads] for i in event.results]} if event.results else {}
     fact, old = after.facts[event.id], before.facts.get(event.id)
     delta: dict[str, Any] = {}
     if old is None:

@@ -132,7 +132,11 @@
   // ---- the projection: the same data as `memtape show --json` ----
 
   Tape.prototype.view = function (at) {
-    const state = this.stateAt(at);
+    return this.viewOf(this.stateAt(at));
+  };
+
+  Tape.prototype.viewOf = function (state) {
+    const at = state.at;
     const params = state.params;
     const memory = params.memory;
     return {
@@ -187,8 +191,10 @@
     };
   };
 
+  // As in Python (memtape/projections/view.py): a fact's own field wins over a factor of
+  // the same name (a normalized importance is a factor, not the fact's importance).
   function rankedView(fields, factors, score) {
-    return Object.assign(fields, factors, { factors: factors, score: score });
+    return Object.assign({}, factors, fields, { factors: factors, score: score });
   }
 
   // Ranked by score, highest first; ties to the oldest write, then the lowest id (as in Python).
@@ -270,17 +276,20 @@
   }
 
   Panel.prototype.render = function (at) {
-    const view = this.tape.view(at);
+    const state = this.tape.stateAt(at);
+    const view = this.tape.viewOf(state);
     const step = at === 0 ? 0 : this.tape.rows[at - 1][0];
     const limits = [];
     if (view.window !== null) limits.push(`budget ${view.window.budget}`);
     if (view.store !== null) limits.push(`capacity ${view.store.capacity}`);
+    const params = state.params;
+    const names = [params.compaction, params.forgetting].filter((name) => name !== null && name !== undefined);
     this.where.textContent = [
       `event ${at} of ${this.tape.length}`, `step ${step} of ${this.tape.ends.length}`, `t=${number(view.clock, 2)}`,
-    ].concat(limits).join(" · ");
+    ].concat(limits, names.length ? [names.join(" + ")] : []).join(" · ");
     this.renderMeter(view.window);
     this.renderTiers(view.window);
-    this.renderStore(view.store);
+    this.renderStore(view.store, state.params);
     this.renderMemory(view);
     return view;
   };
@@ -347,9 +356,14 @@
     return list;
   }
 
-  function factorsText(row) {
-    const parts = Object.keys(row.factors).map((name) => `${name} ${row.factors[name].toFixed(4)}`);
-    return `${parts.join(" × ")} = ${row.score.toFixed(4)}`;
+  // Only the policies whose score is the product of its factors show it as one;
+  // the others list their own factors, whatever they are named, then the score.
+  const PRODUCT_SCORES = new Set(["importance-recency-access"]);
+
+  function factorsText(row, policy) {
+    const parts = Object.keys(row.factors).map((name) => `${name} ${number(row.factors[name], 4)}`);
+    if (PRODUCT_SCORES.has(policy)) return `${parts.join(" × ")} = ${row.score.toFixed(4)}`;
+    return `${parts.join(" · ")} → ${row.score.toFixed(4)}`;
   }
 
   function retiredText(fact) {
@@ -362,7 +376,7 @@
     return `${fact.key}: ${fact.text} · evicted at t=${when} over capacity, score ${fact.score.toFixed(4)}`;
   }
 
-  function rankingTable(ranking) {
+  function rankingTable(ranking, policy) {
     const table = element("table", "ranking");
     const head = element("tr");
     for (const title of ["#", "key", "fact", "score", "factors"]) head.append(element("th", "", title));
@@ -374,19 +388,20 @@
         element("td", "key", row.key),
         element("td", "", row.text),
         element("td", "score", row.score.toFixed(4)),
-        element("td", "factors", factorsText(row)),
+        element("td", "factors", factorsText(row, policy)),
       );
       table.append(line);
     });
     return table;
   }
 
-  Panel.prototype.renderStore = function (store) {
+  Panel.prototype.renderStore = function (store, params) {
     this.store.hidden = store === null;
     if (store === null) return;
+    const rule = params.supersession === "add-only" ? ", add-only (a key may hold several facts)" : "";
     fill(this.store, [
-      element("h3", "", `Store · ${store.ranking.length}/${store.capacity} active, ranked by score`),
-      rankingTable(store.ranking),
+      element("h3", "", `Store · ${store.ranking.length}/${store.capacity} active, ranked by ${params.forgetting} score${rule}`),
+      rankingTable(store.ranking, params.forgetting),
       element("h3", "", `Retired · ${store.retired.length}`),
       listOf(store.retired, retiredText, "retired"),
       element("h3", "", `Evicted · ${store.evicted.length}`),
@@ -497,10 +512,13 @@
     const last = Math.min(tape.length, current + EVENT_ROWS_AROUND);
     const items = [];
     for (let at = first; at <= last; at++) {
-      const text = at === 0 ? "start: nothing has happened" : `${tape.rows[at - 1][1]}: ${tape.rows[at - 1][2]}`;
+      const row = at === 0 ? null : tape.rows[at - 1];
       const item = element("li", at === current ? "event current" : "event");
       item.dataset.at = String(at);
-      item.append(element("span", "at", at), element("span", "what", text));
+      const what = row !== null && row[1] === "Queried"
+        ? queryRow(tape, row[3])
+        : element("span", "what", row === null ? "start: nothing has happened" : `${row[1]}: ${row[2]}`);
+      item.append(element("span", "at", at), what);
       items.push(item);
     }
     fill(this.eventList, items);
@@ -512,6 +530,28 @@
     const current = this.eventList.querySelector("li.current");
     if (current) this.eventList.scrollTop = current.offsetTop - this.eventList.clientHeight / 2;
   };
+
+  // A query: what it asked and expected, then its results best first with their scores,
+  // the expected key marked where it came back (or said missing).
+  function queryRow(tape, query) {
+    const [text, key, k, found] = query;
+    const node = element("span", "what query");
+    const asked = [text ? `Queried '${text}'` : "Queried", key ? `expecting '${key}'` : null, `top ${k}`];
+    node.append(element("span", "asked", asked.filter((part) => part !== null).join(" · ")));
+    const results = element("ol", "results");
+    for (const [id, score] of found) {
+      const factKey = tape.facts[id - 1][0];
+      const hit = key !== "" && factKey === key;
+      const result = element("li", hit ? "result hit" : "result", `fact ${id} '${factKey}' ${score.toFixed(4)}${hit ? " ✓ expected" : ""}`);
+      results.append(result);
+    }
+    if (found.length === 0) results.append(element("li", "result", "nothing active"));
+    node.append(results);
+    if (key !== "" && !found.some(([id]) => tape.facts[id - 1][0] === key)) {
+      node.append(element("span", "miss", `'${key}' not returned`));
+    }
+    return node;
+  }
 
   App.prototype.jumpToEvent = function (at) {
     if (!this.compare) { this.seek(at); return; }
@@ -567,6 +607,7 @@
     write: (f) => ({ key: f.key, text: f.text, importance: Number(f.importance), supersedes: f.supersedes || null }),
     read: (f) => (/^#\d+$/.test(f.key) ? { key: null, id: Number(f.key.slice(1)) } : { key: f.key, id: null }),
     advance: (f) => ({ to: Number(f.to) }),
+    query: (f) => ({ text: f.text, key: f.key, k: Number(f.k) }),
     episode: (f) => ({ text: f.text }),
     consolidate: () => ({}),
   };
