@@ -321,7 +321,9 @@ def _open(target: str, settings: Sequence[str] = ()) -> LoadedRun:
             scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(settings))
         return LoadedRun(_simulate(scenario), scenario.name, Path(target))
     if settings:
-        raise BadInput(f"{target}: --set changes a scenario's policies; fork a recorded run instead")
+        raise BadInput(
+            f"{target}: --set changes a scenario's policies; fork a recorded run instead"
+        )
     loaded = load_run(target)
     if loaded.torn is not None:
         print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)

@@ -101,7 +101,9 @@ def store_commands(session: Session, count: int, seed: int) -> Iterator[Command]
         store = session.state.store
         key = f"k{rng.randrange(5)}"
         if draw < 0.4 or not store.active:
-            yield WriteFact(key, f"{key}: {' '.join(rng.choices(words, k=3))}", rng.randrange(101) / 100)
+            yield WriteFact(
+                key, f"{key}: {' '.join(rng.choices(words, k=3))}", rng.randrange(101) / 100
+            )
         elif draw < 0.55:
             yield ReadFact(id=rng.choice(list(store.active)))
         elif draw < 0.8:
@@ -253,6 +255,9 @@ class TestSameAsShowJson:
         factor_names = set(views[-1]["store"]["ranking"][0]["factors"])
         header = page.locator("table.ranking tr").nth(1).locator("td.factors").inner_text()
         assert all(factor in header for factor in factor_names)
+        # Only a score that is the product of its factors is written as one.
+        assert ("×" in header) == (name == "importance-recency-access")
+        assert name in page.locator(".store h3").first.inner_text()
 
     def test_both_runs_of_a_comparison(self, page: Page, tmp_path: Path) -> None:
         first, second = simulated("refund-desk"), simulated("refund-desk", "compaction.budget=60")
@@ -372,6 +377,36 @@ class TestDanaFacts:
         screenshot("dana-facts-end")
 
 
+class TestQueries:
+    def test_the_event_list_shows_what_a_query_asked_and_found(
+        self, page: Page, tmp_path: Path, screenshot: Shot
+    ) -> None:
+        loaded = simulated(str(Path(__file__).parent / "fixtures" / "dana-queries.toml"))
+        run = loaded.session.run
+        queries = [(at, e) for at, e in enumerate(run.events, 1) if isinstance(e, Queried)]
+        assert 2 == len(queries)
+        open_view(page, tmp_path, loaded)
+        for at, event in queries:
+            jump_to(page, at)
+            row = page.locator("li.event.current .query")
+            asked = row.locator(".asked").inner_text()
+            assert asked.startswith("Queried")
+            assert f"expecting '{event.key}'" in asked
+            assert asked.endswith(f"top {event.k}")
+            facts = run.state.store.facts
+            expected = [
+                f"fact {i} '{facts[i].key}' {score:.4f}"
+                + (" ✓ expected" if facts[i].key == event.key else "")
+                for i, score in zip(event.results, event.scores, strict=True)
+            ]
+            assert expected == texts(page, "li.event.current .result")
+            hit = any(facts[i].key == event.key for i in event.results)
+            assert (0 if hit else 1) == row.locator(".miss").count()
+        screenshot("dana-queries-query")
+        # Each query's results were read once more: the ranking counts them.
+        assert_same_views(python_views(loaded), page_views(page))
+
+
 class TestUserDataIsText:
     def test_a_script_in_a_turn_shows_as_text_and_runs_nothing(
         self, page: Page, tmp_path: Path, screenshot: Shot
@@ -479,6 +514,26 @@ class TestServe:
         click_next(page)
         assert "" == page.locator("#live-error").inner_text()
         assert "name" in [key for key, _ in ranking(page)]
+
+    @pytest.mark.parametrize("served", ["dana-facts"], indirect=True)
+    def test_the_query_form_sends_a_query_and_a_refused_one_says_why(
+        self, page: Page, served: str, screenshot: Shot
+    ) -> None:
+        page.goto(served)
+        for _ in range(4):
+            click_next(page)
+        where = page.locator(".where").inner_text()
+        submit(page, "#query-form", {"text": "", "key": "name", "k": "0"})
+        assert "a query's k must be an integer >= 1, got 0" == (
+            page.locator("#live-error").inner_text()
+        )
+        assert where == page.locator(".where").inner_text()
+        submit(page, "#query-form", {"text": "how to reach Dana", "key": "contact", "k": "2"})
+        assert "" == page.locator("#live-error").inner_text()
+        asked = page.locator("li.event.current .asked").inner_text()
+        assert "Queried 'how to reach Dana' · expecting 'contact' · top 2" == asked
+        assert 2 == page.locator("li.event.current .result").count()
+        screenshot("serve-dana-facts-query")
 
     @pytest.mark.parametrize("served", ["refund-desk"], indirect=True)
     def test_the_turn_form_adds_a_turn_shown_as_text(self, page: Page, served: str) -> None:

@@ -48,11 +48,20 @@ from memtape.reducers import evolve
 
 T = TypeVar("T")
 
-STORE_EVENTS: tuple[type[Event], ...] = (FactWritten, FactRead, Queried, Superseded, Evicted)
-"""The events whose store change ``store_delta`` ships; another that touches the store is refused."""
-
 FOLLOWED: frozenset[type[Event]] = frozenset(
-    {TurnAdded, CompactionTriggered, ClockAdvanced, EpisodeRecorded, Consolidated, *STORE_EVENTS}
+    {
+        TurnAdded,
+        CompactionTriggered,
+        ClockAdvanced,
+        EpisodeRecorded,
+        Consolidated,
+        # The store's events: store_delta ships what each changed, and refuses any other.
+        FactWritten,
+        FactRead,
+        Queried,
+        Superseded,
+        Evicted,
+    }
 )
 """Every event type the viewer follows (tests/test_payload.py holds it to ``EVENT_TYPES``)."""
 
@@ -103,7 +112,9 @@ def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> 
 def event_row(step: int, event: Event, before: State, after: State) -> list[Any]:
     """The event list's row: step, type and summary; a query adds what it asked and found."""
     if type(event) not in FOLLOWED:
-        raise BadInput(f"the viewer cannot show a {type(event).__name__} event (event type unknown)")
+        raise BadInput(
+            f"the viewer cannot show a {type(event).__name__} event (event type unknown)"
+        )
     row: list[Any] = [step, type(event).__name__, summarize(event, before, after)]
     if isinstance(event, Queried):
         found = [[i, s] for i, s in zip(event.results, event.scores, strict=True)]
@@ -181,7 +192,7 @@ def window_delta(before: Window, after: Window) -> dict[str, Any]:
 
 def store_delta(event: Event, before: Store, after: Store) -> dict[str, Any]:
     """The facts the event touched: written, read (alone or by a query), retired or evicted."""
-    if not isinstance(event, STORE_EVENTS):
+    if not isinstance(event, FactWritten | FactRead | Queried | Superseded | Evicted):
         raise BadInput(f"the viewer cannot follow a store change by {type(event).__name__}")
     if isinstance(event, Queried):
         return {"r": [[i, after.facts[i].reads] for i in event.results]} if event.results else {}

@@ -110,7 +110,9 @@ def live_source(target: str, settings: Sequence[str] = ()) -> LiveRun:
         policies = scenario.policies.with_settings(settings) if settings else scenario.policies
         return LiveRun(policies, scenario.steps, scenario.name)
     if settings:
-        raise BadInput(f"{target}: --set changes a scenario's policies; fork a recorded run instead")
+        raise BadInput(
+            f"{target}: --set changes a scenario's policies; fork a recorded run instead"
+        )
     loaded = load_run(target)
     if loaded.torn is not None:
         torn = loaded.torn.replace("\n", "\\n")
@@ -123,8 +125,9 @@ def serve(live: LiveRun, port: int = 0) -> int:
     """Serve the live page on 127.0.0.1 (a free port when ``port`` is 0) until Ctrl-C."""
     server = make_server(live, port)
     host, bound = server.server_address[:2]
-    print(f"memtape serve: {live.name} at http://{host!s}:{bound}/ (Ctrl-C stops)", flush=True)
     try:
+        # Inside the try: a Ctrl-C right after the URL is printed still stops cleanly.
+        print(f"memtape serve: {live.name} at http://{host!s}:{bound}/ (Ctrl-C stops)", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         print("memtape serve: stopped", file=sys.stderr)

@@ -361,7 +361,7 @@
   const PRODUCT_SCORES = new Set(["importance-recency-access"]);
 
   function factorsText(row, policy) {
-    const parts = Object.keys(row.factors).map((name) => `${name} ${number(row.factors[name], 4)}`);
+    const parts = Object.keys(row.factors).map((name) => `${name} ${row.factors[name].toFixed(4)}`);
     if (PRODUCT_SCORES.has(policy)) return `${parts.join(" × ")} = ${row.score.toFixed(4)}`;
     return `${parts.join(" · ")} → ${row.score.toFixed(4)}`;
   }
