@@ -72,11 +72,12 @@ class TestRunPayload:
             "d": [1],
         } == data["frames"][first]
 
-    def test_the_forgetting_policy_the_page_scores_ships_no_ranking(self) -> None:
-        session = simulated("dana-facts")
+    @pytest.mark.parametrize("name", sorted(payload.PAGE_SCORERS))
+    def test_a_forgetting_policy_the_page_scores_ships_no_ranking(self, name: str) -> None:
+        session = simulated("dana-facts", f"forgetting.policy={name}")
         data = run_payload(session.run, session.policies_at, "dana-facts")
         assert all("R" not in frame for frame in data["frames"])
-        assert "importance-recency-access" == data["params"]["scorer"]["policy"]
+        assert name == data["params"]["scorer"]["policy"]
 
     def test_another_policy_ships_its_ranking_where_it_changes(
         self, monkeypatch: pytest.MonkeyPatch

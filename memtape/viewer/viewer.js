@@ -29,6 +29,7 @@
     this.writtenAt = [];
     this.endings = new Map();
     this.readHistory = new Map();
+    this.clock = 0;
     this.keyframes = [];
     this.foldAll(data.params);
   }
@@ -63,8 +64,10 @@
     for (const rule of frame.p || []) this.procedural.push(rule);
     for (const [id, reads] of frame.r || []) {
       if (!this.readHistory.has(id)) this.readHistory.set(id, []);
-      this.readHistory.get(id).push([at, reads]);
+      // A read does not move the clock: the clock it happened at is the last one set.
+      this.readHistory.get(id).push([at, reads, "c" in frame ? frame.c : this.clock]);
     }
+    if ("c" in frame) this.clock = frame.c;
     for (const [id, status, endedAt, by, score] of frame.x || []) {
       this.endings.set(id, { at: at, status: status, endedAt: endedAt, by: by, score: score });
     }
@@ -108,17 +111,23 @@
     return state;
   };
 
-  Tape.prototype.readsAt = function (id, at) {
+  // The fact's last read at or before event `at`: [at, reads, clock], or null.
+  Tape.prototype.lastReadAt = function (id, at) {
     const history = this.readHistory.get(id);
-    let reads = 0;
-    if (!history) return 0;
+    let found = null;
+    if (!history) return null;
     let low = 0;
     let high = history.length - 1;
     while (low <= high) {
       const middle = (low + high) >> 1;
-      if (history[middle][0] <= at) { reads = history[middle][1]; low = middle + 1; } else { high = middle - 1; }
+      if (history[middle][0] <= at) { found = history[middle]; low = middle + 1; } else { high = middle - 1; }
     }
-    return reads;
+    return found;
+  };
+
+  Tape.prototype.readsAt = function (id, at) {
+    const read = this.lastReadAt(id, at);
+    return read === null ? 0 : read[1];
   };
 
   Tape.prototype.factFields = function (id, at) {
@@ -205,14 +214,26 @@
     }
     const ranked = state.active.map((id) => {
       const fields = this.factFields(id, state.at);
-      const scored = SCORERS[scorer.policy](scorer, fields, state.clock);
+      const read = this.lastReadAt(id, state.at);
+      const scored = SCORERS[scorer.policy](scorer, fields, state.clock, read === null ? null : read[2]);
       return rankedView(fields, scored.factors, scored.score);
     });
     return ranked.sort((a, b) => (b.score - a.score) || (a.written_at - b.written_at) || (a.id - b.id));
   };
 
-  // The same arithmetic, in the same order, as memtape/policies/forgetting.py.
+  // The same arithmetic, in the same order, as memtape/policies/forgetting.py and
+  // cache.py (a cache policy's score is one number read off the fact).
   const SCORERS = {
+    "lru": function (params, fact, now, lastRead) {
+      const touch = lastRead === null ? fact.written_at : lastRead;
+      return { factors: { last_touch: touch }, score: touch };
+    },
+    "lfu": function (params, fact) {
+      return { factors: { reads: fact.reads }, score: fact.reads };
+    },
+    "fifo": function (params, fact) {
+      return { factors: { written_at: fact.written_at }, score: fact.written_at };
+    },
     "importance-recency-access": function (params, fact, now) {
       const recency = Math.pow(0.5, (now - fact.written_at) / params.half_life);
       const access = 1 + params.access_boost * fact.reads;
