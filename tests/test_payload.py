@@ -79,18 +79,37 @@ class TestRunPayload:
         assert all("R" not in frame for frame in data["frames"])
         assert name == data["params"]["scorer"]["policy"]
 
-    def test_another_policy_ships_its_ranking_where_it_changes(
-        self, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        monkeypatch.setattr(payload, "PAGE_SCORERS", frozenset())
-        session = simulated("dana-facts")
-        data = run_payload(session.run, session.policies_at, "dana-facts")
-        forgetting = session.policies.forgetting
-        assert forgetting is not None
-        final = forgetting.rank(session.run.state.store, session.run.state.clock)
-        last = [frame["R"] for frame in data["frames"] if "R" in frame][-1]
-        assert [[s.fact.id, s.score, s.factors] for s in final] == last
+    @pytest.mark.parametrize("name", ["generative-agents", "memorybank"])
+    def test_another_policy_ships_what_changed_in_its_ranking(self, name: str) -> None:
+        assert name not in payload.PAGE_SCORERS
+        session = simulated(str(QUERIES), f"forgetting.policy={name}", "forgetting.capacity=3")
+        run = session.run
+        data = run_payload(run, session.policies_at, name)
         assert data["params"]["scorer"] is None
+        held: dict[int, list[object]] = {}
+        for at, frame in enumerate(data["frames"], start=1):
+            for ending in frame.get("x", []):
+                del held[ending[0]]
+            reset, rows = frame.get("R", [0, []])
+            held = {} if reset else held
+            held.update({row[0]: row for row in rows})
+            state = run.state_at(at)
+            ranking = session.policies_at(at).forgetting.rank(state.store, state.clock)
+            assert {s.fact.id: [s.fact.id, s.score, s.factors] for s in ranking} == held
+        # Each event ships only the rows that moved, not the whole ranking again.
+        shipped = [len(frame["R"][1]) for frame in data["frames"] if "R" in frame]
+        assert min(shipped) < 3
+
+    def test_a_fork_to_a_policy_the_page_cannot_score_ships_its_whole_ranking(self) -> None:
+        session = simulated(str(QUERIES))
+        fork_at = session.run.batch(3)[1]
+        forked = session.fork(fork_at, ["forgetting.policy=memorybank"])
+        data = run_payload(forked.run, forked.policies_at, "what-if")
+        assert all("R" not in frame for frame in data["frames"][:fork_at])
+        reset, rows = data["frames"][fork_at]["R"]
+        assert 1 == reset
+        assert sorted(forked.run.state_at(fork_at + 1).store.active) == sorted(r[0] for r in rows)
+        assert 3 <= len(rows)
 
     def test_a_fork_ships_its_new_parameters_where_its_epoch_starts(self) -> None:
         session = simulated("refund-desk")

@@ -259,6 +259,15 @@ class TestSameAsShowJson:
         assert ("×" in header) == (name == "importance-recency-access")
         assert name in page.locator(".store h3").first.inner_text()
 
+    def test_a_fork_from_a_ranking_the_page_scores_to_one_it_is_shipped(
+        self, page: Page, tmp_path: Path
+    ) -> None:
+        session = simulated(str(Path(__file__).parent / "fixtures" / "dana-queries.toml")).session
+        forked = session.fork(session.run.batch(3)[1], ["forgetting.policy=generative-agents"])
+        loaded = LoadedRun(forked, "what-if", Path("what-if"))
+        open_view(page, tmp_path, loaded)
+        assert_same_views(python_views(loaded), page_views(page))
+
     def test_both_runs_of_a_comparison(self, page: Page, tmp_path: Path) -> None:
         first, second = simulated("refund-desk"), simulated("refund-desk", "compaction.budget=60")
         open_view(page, tmp_path, first, second)

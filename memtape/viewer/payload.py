@@ -15,8 +15,11 @@ written; ``r`` ``[id, reads]`` of facts read; ``x`` ``[id, status, ended_at,
 superseded_by, score]`` of facts retired or evicted; ``e`` pending episodes as
 ``[shift, appended [id, text]]``; ``s`` semantic facts appended ``[key, text,
 importance, episode]``; ``p`` procedural rules appended ``[text, episode]``;
-``P`` the policy parameters, when they change (a fork); ``R`` the ranking
-``[id, score, factors]``, only for a forgetting policy the page cannot score.
+``P`` the policy parameters, when they change (a fork); ``R``, only for a
+forgetting policy the page cannot score, ``[reset, rows]``: the ranking's
+``[id, score, factors]`` rows that changed since the last ``R`` (all of
+them, the page's held scores first cleared, when ``reset`` is 1); a fact that
+leaves the store (``x``) leaves the held scores too.
 
 An event row is ``[step, type, summary]``; a query's row adds ``[text,
 expected key, k, [[id, score], ...]]`` (its results, best first), so the page
@@ -81,6 +84,7 @@ def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> 
     state = run.state_at(0)
     events = run.events
     ends: list[int] = []
+    shipped = ShippedRanking()
     for step in range(1, run.steps + 1):
         start, end = run.batch(step)
         ends.append(end)
@@ -95,7 +99,9 @@ def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> 
             if _ranked_here(policies) and (
                 "P" in frame or after.store is not state.store or after.clock != state.clock
             ):
-                frame["R"] = ranking_rows(policies, after)
+                changed = shipped.delta(ranking_rows(policies, after), reset="P" in frame)
+                if changed is not None:
+                    frame["R"] = changed
             _grow_tables(event, after, turns, facts)
             rows.append(event_row(step, event, state, after))
             frames.append(frame)
@@ -145,6 +151,26 @@ def policy_params(policies: Policies) -> dict[str, Any]:
 def _ranked_here(policies: Policies) -> bool:
     forgetting = policies.forgetting
     return forgetting is not None and forgetting.name not in PAGE_SCORERS
+
+
+class ShippedRanking:
+    """The scores the page holds for a policy it cannot score, to ship only what changed.
+
+    A read, a query or a write moves a few scores; a fork, or (for a score that
+    decays) a clock move, may move them all, and then all of them are shipped.
+    """
+
+    def __init__(self) -> None:
+        self.held: dict[int, list[Any]] = {}
+
+    def delta(self, rows: list[list[Any]], *, reset: bool) -> list[Any] | None:
+        """``[reset, rows that changed]`` (in rank order), or None when nothing did."""
+        held = {} if reset else self.held
+        changed = [row for row in rows if held.get(row[0]) != row]
+        self.held = {row[0]: row for row in rows}
+        if not changed and not reset:
+            return None
+        return [int(reset), changed]
 
 
 def ranking_rows(policies: Policies, state: State) -> list[list[Any]]:

@@ -38,7 +38,7 @@
     return {
       at: 0, clock: 0, tokens: 0, params: params, hot: [], warm: [], gist: "", gistTokens: 0,
       turns: 0, coldLen: 0, droppedLen: 0, active: [], episodes: [], semLen: 0, procLen: 0,
-      ranking: [],
+      scores: new Map(),
     };
   };
 
@@ -98,7 +98,17 @@
     if ("s" in frame) next.semLen = state.semLen + frame.s.length;
     if ("p" in frame) next.procLen = state.procLen + frame.p.length;
     if ("P" in frame) next.params = frame.P;
-    if ("R" in frame) next.ranking = frame.R;
+    if ("R" in frame || ("x" in frame && state.scores.size)) next.scores = heldScores(state.scores, frame);
+    return next;
+  }
+
+  // The scores shipped for a policy the page cannot score, id -> [score, factors]: only the
+  // active facts' (an ending drops one), updated by the rows that changed (all, on a reset).
+  function heldScores(scores, frame) {
+    const reset = "R" in frame && frame.R[0] === 1;
+    const next = reset ? new Map() : new Map(scores);
+    for (const ending of frame.x || []) next.delete(ending[0]);
+    for (const [id, score, factors] of "R" in frame ? frame.R[1] : []) next.set(id, [score, factors]);
     return next;
   }
 
@@ -206,13 +216,15 @@
     return Object.assign({}, factors, fields, { factors: factors, score: score });
   }
 
-  // Ranked by score, highest first; ties to the oldest write, then the lowest id (as in Python).
+  // Ranked by score, highest first; ties to the oldest write, then the lowest id (as
+  // store_rules.by_rank orders every forgetting policy's ranking).
   Tape.prototype.ranking = function (state) {
     const scorer = state.params.scorer;
-    if (scorer === null) {
-      return state.ranking.map((r) => rankedView(this.factFields(r[0], state.at), r[2], r[1]));
-    }
     const ranked = state.active.map((id) => {
+      if (scorer === null) {
+        const [score, factors] = state.scores.get(id);
+        return rankedView(this.factFields(id, state.at), factors, score);
+      }
       const fields = this.factFields(id, state.at);
       const read = this.lastReadAt(id, state.at);
       const scored = SCORERS[scorer.policy](scorer, fields, state.clock, read === null ? null : read[2]);
