@@ -94,7 +94,9 @@ class TestRunPayload:
             held = {} if reset else held
             held.update({row[0]: row for row in rows})
             state = run.state_at(at)
-            ranking = session.policies_at(at).forgetting.rank(state.store, state.clock)
+            forgetting = session.policies_at(at).forgetting
+            assert forgetting is not None
+            ranking = forgetting.rank(state.store, state.clock)
             assert {s.fact.id: [s.fact.id, s.score, s.factors] for s in ranking} == held
         # Each event ships only the rows that moved, not the whole ranking again.
         shipped = [len(frame["R"][1]) for frame in data["frames"] if "R" in frame]
