@@ -80,8 +80,10 @@ class TestRunPayload:
         assert name == data["params"]["scorer"]["policy"]
 
     @pytest.mark.parametrize("name", ["generative-agents", "memorybank"])
-    def test_another_policy_ships_what_changed_in_its_ranking(self, name: str) -> None:
-        assert name not in payload.PAGE_SCORERS
+    def test_another_policy_ships_what_changed_in_its_ranking(
+        self, name: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(payload, "PAGE_SCORERS", frozenset())
         session = simulated(str(QUERIES), f"forgetting.policy={name}", "forgetting.capacity=3")
         run = session.run
         data = run_payload(run, session.policies_at, name)

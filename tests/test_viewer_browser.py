@@ -263,7 +263,7 @@ class TestSameAsShowJson:
         self, page: Page, tmp_path: Path
     ) -> None:
         session = simulated(str(Path(__file__).parent / "fixtures" / "dana-queries.toml")).session
-        forked = session.fork(session.run.batch(3)[1], ["forgetting.policy=generative-agents"])
+        forked = session.fork(session.run.batch(3)[1], ["forgetting.policy=memorybank"])
         loaded = LoadedRun(forked, "what-if", Path("what-if"))
         open_view(page, tmp_path, loaded)
         assert_same_views(python_views(loaded), page_views(page))

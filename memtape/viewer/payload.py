@@ -68,7 +68,7 @@ FOLLOWED: frozenset[type[Event]] = frozenset(
 )
 """Every event type the viewer follows (tests/test_payload.py holds it to ``EVENT_TYPES``)."""
 
-PAGE_SCORERS = frozenset({"importance-recency-access", "lru", "lfu", "fifo"})
+PAGE_SCORERS = frozenset({"importance-recency-access", "generative-agents", "lru", "lfu", "fifo"})
 """Forgetting policies whose score ``viewer.js`` computes itself (same formula, same floats);
 the others' rankings are shipped wherever they change, which costs the page a ranking
 per store change."""

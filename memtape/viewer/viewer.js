@@ -220,33 +220,48 @@
   // store_rules.by_rank orders every forgetting policy's ranking).
   Tape.prototype.ranking = function (state) {
     const scorer = state.params.scorer;
-    const ranked = state.active.map((id) => {
-      if (scorer === null) {
-        const [score, factors] = state.scores.get(id);
-        return rankedView(this.factFields(id, state.at), factors, score);
-      }
-      const fields = this.factFields(id, state.at);
-      const read = this.lastReadAt(id, state.at);
-      const scored = SCORERS[scorer.policy](scorer, fields, state.clock, read === null ? null : read[2]);
-      return rankedView(fields, scored.factors, scored.score);
-    });
+    const facts = state.active.map((id) => this.factFields(id, state.at));
+    let scored;
+    if (scorer === null) {
+      scored = facts.map((fact) => {
+        const [score, factors] = state.scores.get(fact.id);
+        return { factors: factors, score: score };
+      });
+    } else {
+      const touched = facts.map((fact) => {
+        const read = this.lastReadAt(fact.id, state.at);
+        return read === null ? fact.written_at : read[2];
+      });
+      scored = SCORERS[scorer.policy](scorer, facts, state.clock, touched);
+    }
+    const ranked = facts.map((fact, n) => rankedView(fact, scored[n].factors, scored[n].score));
     return ranked.sort((a, b) => (b.score - a.score) || (a.written_at - b.written_at) || (a.id - b.id));
   };
 
-  // The same arithmetic, in the same order, as memtape/policies/forgetting.py and
-  // cache.py (a cache policy's score is one number read off the fact).
+  // The same arithmetic, in the same order, as memtape/policies/forgetting.py, cache.py
+  // (a cache policy's score is one number read off the fact) and generative_agents.py.
+  // Each scores the active facts together (a normalized factor depends on all of them):
+  // `touched[n]` is when fact n was last touched, its latest read or else its write.
+  function oneNumber(name, value) {
+    return (params, facts, now, touched) => facts.map((fact, n) => {
+      const score = value(fact, touched[n]);
+      return { factors: { [name]: score }, score: score };
+    });
+  }
+
+  // generative_agents.min_max: scaled onto [0, 1]; all 0.5 when they are equal.
+  function minMax(values) {
+    const low = Math.min(...values);
+    const high = Math.max(...values);
+    if (high === low) return values.map(() => 0.5);
+    return values.map((value) => (value - low) / (high - low));
+  }
+
   const SCORERS = {
-    "lru": function (params, fact, now, lastRead) {
-      const touch = lastRead === null ? fact.written_at : lastRead;
-      return { factors: { last_touch: touch }, score: touch };
-    },
-    "lfu": function (params, fact) {
-      return { factors: { reads: fact.reads }, score: fact.reads };
-    },
-    "fifo": function (params, fact) {
-      return { factors: { written_at: fact.written_at }, score: fact.written_at };
-    },
-    "importance-recency-access": function (params, fact, now) {
+    "lru": oneNumber("last_touch", (fact, touched) => touched),
+    "lfu": oneNumber("reads", (fact) => fact.reads),
+    "fifo": oneNumber("written_at", (fact) => fact.written_at),
+    "importance-recency-access": (params, facts, now) => facts.map((fact) => {
       const recency = Math.pow(0.5, (now - fact.written_at) / params.half_life);
       const access = 1 + params.access_boost * fact.reads;
       const decayed = fact.importance * recency;
@@ -254,6 +269,14 @@
         factors: { importance: fact.importance, recency: recency, access: access },
         score: decayed ? decayed * access : 0,
       };
+    }),
+    "generative-agents": (params, facts, now, touched) => {
+      const recency = minMax(facts.map((fact, n) => Math.pow(params.decay, now - touched[n])));
+      const importance = minMax(facts.map((fact) => fact.importance));
+      return facts.map((fact, n) => ({
+        factors: { recency: recency[n], importance: importance[n] },
+        score: 0 + params.recency_weight * recency[n] + params.importance_weight * importance[n],
+      }));
     },
   };
 
