@@ -70,8 +70,8 @@ FOLLOWED: frozenset[type[Event]] = frozenset(
 
 PAGE_SCORERS = frozenset({"importance-recency-access", "generative-agents", "lru", "lfu", "fifo"})
 """Forgetting policies whose score ``viewer.js`` computes itself (same formula, same floats);
-the others' rankings are shipped wherever they change, which costs the page a ranking
-per store change."""
+for the others the ranking rows that changed are shipped (``R``), which costs the page
+every row at a clock move when their scores decay."""
 
 
 def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> dict[str, Any]:
