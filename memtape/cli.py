@@ -18,7 +18,7 @@ import structlog
 
 from memtape._version import __version__
 from memtape.checking import check_file
-from memtape.core.errors import MemtapeError, Rejected
+from memtape.core.errors import BadInput, MemtapeError, Rejected
 from memtape.core.logs import LOGGER_NAME
 from memtape.demo import demo_lines
 from memtape.lab.files import write_atomic
@@ -288,6 +288,7 @@ def _add_viewer(commands: Any) -> None:
     view.add_argument("run", metavar="RUN")
     view.add_argument("--out", type=Path, metavar="PAGE.html", help="default: RUN's name + .html")
     view.add_argument("--compare", metavar="RUN2", help="a second run of the same inputs")
+    _add_settings(view)
     view.set_defaults(handler=_view)
 
     live = commands.add_parser(
@@ -300,6 +301,7 @@ def _add_viewer(commands: Any) -> None:
     )
     live.add_argument("target", nargs="?", default="refund-desk", metavar="SCENARIO|RUN")
     live.add_argument("--port", type=int, default=0, help="default: a free port")
+    _add_settings(live)
     live.set_defaults(handler=_serve)
 
 
@@ -387,11 +389,18 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(target: str) -> LoadedRun:
-    """A run file, or a scenario (shipped name or .toml file) run in memory."""
+def _open(target: str, settings: Sequence[str] = ()) -> LoadedRun:
+    """A run file, or a scenario (shipped name or .toml file) run in memory,
+    its policies changed by ``settings`` (``AXIS.PARAM=VALUE``)."""
     if _is_scenario(target):
         scenario = load_scenario(target)
+        if settings:
+            scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(settings))
         return LoadedRun(_simulate(scenario), scenario.name, Path(target))
+    if settings:
+        raise BadInput(
+            f"{target}: --set changes a scenario's policies; fork a recorded run instead"
+        )
     loaded = load_run(target)
     if loaded.torn is not None:
         print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
@@ -539,7 +548,8 @@ def _timeline(args: argparse.Namespace) -> int:
 
 
 def _view(args: argparse.Namespace) -> int:
-    runs = [_open(args.run)] + ([_open(args.compare)] if args.compare else [])
+    # --set changes the scenario RUN; --compare RUN2 stays as it is (the baseline).
+    runs = [_open(args.run, args.set)] + ([_open(args.compare)] if args.compare else [])
     out: Path = args.out or Path(f"{runs[0].scenario}.html")
     page = view_page(runs)
     try:
@@ -551,7 +561,7 @@ def _view(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    return serve(live_source(args.target), args.port)
+    return serve(live_source(args.target, args.set), args.port)
 
 
 def _bench(args: argparse.Namespace) -> int:

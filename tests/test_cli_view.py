@@ -52,9 +52,31 @@ class TestView:
         assert isinstance(runs, list)
         assert [40, 60] == [run["params"]["budget"] for run in runs]
 
+    def test_settings_change_the_scenario_not_the_comparison(self, tmp_path: Path) -> None:
+        out = tmp_path / "sw.html"
+        argv = ["view", "refund-desk", "--set", "compaction.policy=sliding-window"]
+        assert 0 == main([*argv, "--compare", "refund-desk", "--out", str(out)])
+        runs = page_data(out)["runs"]
+        assert isinstance(runs, list)
+        assert ["sliding-window", "tiered"] == [run["params"]["compaction"] for run in runs]
+        assert [40, 40] == [run["params"]["budget"] for run in runs]
+
+    def test_a_query_scenario_is_viewed(self, tmp_path: Path) -> None:
+        out = tmp_path / "q.html"
+        fixture = Path(__file__).parent / "fixtures" / "dana-queries.toml"
+        assert 0 == main(["view", str(fixture), "--out", str(out)])
+        runs = page_data(out)["runs"]
+        assert isinstance(runs, list)
+        kinds = [row[1] for row in runs[0]["rows"]]
+        assert 2 == kinds.count("Queried")
+
     @pytest.mark.parametrize(
         ("argv", "fragment"),
         [
+            (["view", "refund-desk", "--set", "compaction.bogus=1"], "unknown parameter(s) bogus"),
+            (["view", "refund-desk", "--set", "budget"], "write AXIS.PARAM=VALUE"),
+            (["serve", "refund-desk", "--set", "forgetting.capacity=2"], "no [forgetting] policy"),
+            (["view", "a.jsonl", "--set", "compaction.budget=6"], "fork a recorded run instead"),
             (["view", "no-such-scenario"], "no-such-scenario"),
             (["view", "refund-desk", "--compare", "missing.jsonl"], "missing.jsonl"),
             (["view", "refund-desk", "--out", "no/such/folder/p.html"], "cannot write the page"),

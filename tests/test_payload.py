@@ -4,18 +4,26 @@ That the page rebuilds ``show --json`` from these deltas at every event is
 proven in the browser (tests/test_viewer_browser.py); here, their shape.
 """
 
+from pathlib import Path
+
+import attrs
 import pytest
 
-from memtape.core.events import CompactionTriggered, TurnAdded
-from memtape.policies.session import Session
+from memtape.core.commands import Query
+from memtape.core.errors import BadInput
+from memtape.core.events import EVENT_TYPES, CompactionTriggered, Queried, TurnAdded
+from memtape.core.state import State
+from memtape.policies.session import Policies, Session
 from memtape.scenarios import load_scenario
 from memtape.viewer import payload
-from memtape.viewer.payload import run_payload, shift_append
+from memtape.viewer.payload import event_row, run_payload, shift_append, state_delta
+
+QUERIES = Path(__file__).parent / "fixtures" / "dana-queries.toml"
 
 
-def simulated(name: str) -> Session:
+def simulated(name: str, *settings: str) -> Session:
     scenario = load_scenario(name)
-    session = Session(scenario.policies)
+    session = Session(scenario.policies.with_settings(settings) if settings else scenario.policies)
     session.execute_all(scenario.steps)
     return session
 
@@ -64,24 +72,48 @@ class TestRunPayload:
             "d": [1],
         } == data["frames"][first]
 
-    def test_the_forgetting_policy_the_page_scores_ships_no_ranking(self) -> None:
-        session = simulated("dana-facts")
+    @pytest.mark.parametrize("name", sorted(payload.PAGE_SCORERS))
+    def test_a_forgetting_policy_the_page_scores_ships_no_ranking(self, name: str) -> None:
+        session = simulated("dana-facts", f"forgetting.policy={name}")
         data = run_payload(session.run, session.policies_at, "dana-facts")
         assert all("R" not in frame for frame in data["frames"])
-        assert "importance-recency-access" == data["params"]["scorer"]["policy"]
+        assert name == data["params"]["scorer"]["policy"]
 
-    def test_another_policy_ships_its_ranking_where_it_changes(
-        self, monkeypatch: pytest.MonkeyPatch
+    @pytest.mark.parametrize("name", ["generative-agents", "memorybank"])
+    def test_another_policy_ships_what_changed_in_its_ranking(
+        self, name: str, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         monkeypatch.setattr(payload, "PAGE_SCORERS", frozenset())
-        session = simulated("dana-facts")
-        data = run_payload(session.run, session.policies_at, "dana-facts")
-        forgetting = session.policies.forgetting
-        assert forgetting is not None
-        final = forgetting.rank(session.run.state.store, session.run.state.clock)
-        last = [frame["R"] for frame in data["frames"] if "R" in frame][-1]
-        assert [[s.fact.id, s.score, s.factors] for s in final] == last
+        session = simulated(str(QUERIES), f"forgetting.policy={name}", "forgetting.capacity=3")
+        run = session.run
+        data = run_payload(run, session.policies_at, name)
         assert data["params"]["scorer"] is None
+        held: dict[int, list[object]] = {}
+        for at, frame in enumerate(data["frames"], start=1):
+            for ending in frame.get("x", []):
+                del held[ending[0]]
+            reset, rows = frame.get("R", [0, []])
+            held = {} if reset else held
+            held.update({row[0]: row for row in rows})
+            state = run.state_at(at)
+            forgetting = session.policies_at(at).forgetting
+            assert forgetting is not None
+            ranking = forgetting.rank(state.store, state.clock)
+            assert {s.fact.id: [s.fact.id, s.score, s.factors] for s in ranking} == held
+        # Each event ships only the rows that moved, not the whole ranking again.
+        shipped = [len(frame["R"][1]) for frame in data["frames"] if "R" in frame]
+        assert min(shipped) < 3
+
+    def test_a_fork_to_a_policy_the_page_cannot_score_ships_its_whole_ranking(self) -> None:
+        session = simulated(str(QUERIES))
+        fork_at = session.run.batch(3)[1]
+        forked = session.fork(fork_at, ["forgetting.policy=memorybank"])
+        data = run_payload(forked.run, forked.policies_at, "what-if")
+        assert all("R" not in frame for frame in data["frames"][:fork_at])
+        reset, rows = data["frames"][fork_at]["R"]
+        assert 1 == reset
+        assert sorted(forked.run.state_at(fork_at + 1).store.active) == sorted(r[0] for r in rows)
+        assert 3 <= len(rows)
 
     def test_a_fork_ships_its_new_parameters_where_its_epoch_starts(self) -> None:
         session = simulated("refund-desk")
@@ -98,3 +130,72 @@ class TestRunPayload:
         assert run_payload(first.run, first.policies_at, "a") == run_payload(
             second.run, second.policies_at, "a"
         )
+
+
+@attrs.frozen
+class Unheard:
+    """An event type the viewer was never taught."""
+
+    id: int = 1
+
+
+class TestEveryEventType:
+    def test_the_viewer_follows_every_event_type_of_the_kernel(self) -> None:
+        # A new event type fails here until payload.py learns to ship it.
+        assert set(EVENT_TYPES.values()) == set(payload.FOLLOWED)
+
+    def test_an_unknown_event_is_one_clear_bad_input(self) -> None:
+        session = simulated("dana-facts")
+        state: State = session.run.state
+        with pytest.raises(BadInput, match="cannot show a Unheard event") as caught:
+            event_row(1, Unheard(), state, state)  # type: ignore[arg-type]
+        assert "\n" not in str(caught.value)
+
+    def test_an_unknown_event_that_touches_the_store_is_bad_input(self) -> None:
+        session = simulated("dana-facts")
+        before = session.run.state_at(0)
+        after = session.run.state
+        with pytest.raises(BadInput, match="cannot follow a store change by Unheard"):
+            state_delta(Unheard(), before, after)  # type: ignore[arg-type]
+
+
+class TestQueries:
+    def test_a_query_ships_the_reads_of_its_results_and_what_it_asked(self) -> None:
+        session = simulated(str(QUERIES))
+        data = run_payload(session.run, session.policies_at, "dana-queries")
+        queried = [(at, e) for at, e in enumerate(session.run.events) if isinstance(e, Queried)]
+        assert queried
+        for at, event in queried:
+            after = session.run.state_at(at + 1).store
+            assert {"r": [[i, after.facts[i].reads] for i in event.results]} == data["frames"][at]
+            found = [[i, score] for i, score in zip(event.results, event.scores, strict=True)]
+            assert [event.text, event.key, event.k, found] == data["rows"][at][3]
+        # The first query expects 'contact' and reads two facts.
+        assert "how should we contact Dana" == data["rows"][queried[0][0]][3][0]
+        assert 2 == len(data["rows"][queried[0][0]][3][3])
+
+    def test_a_query_that_finds_nothing_ships_no_reads(self) -> None:
+        policies = Policies.from_params({"forgetting": {"policy": "lru", "capacity": 2}})
+        session = Session(policies)
+        session.execute(Query("anything", "k", 2))
+        data = run_payload(session.run, session.policies_at, "empty")
+        assert [{}] == [{k: v for k, v in f.items() if k != "R"} for f in data["frames"]]
+        assert ["anything", "k", 2, []] == data["rows"][0][3]
+
+
+class TestPolicyNames:
+    @pytest.mark.parametrize(
+        ("settings", "expected"),
+        [
+            ((), ("importance-recency-access", "key")),
+            (("forgetting.policy=lfu",), ("lfu", "key")),
+            (("forgetting.supersession=add-only",), ("importance-recency-access", "add-only")),
+        ],
+    )
+    def test_the_params_name_the_policies_and_the_supersession_rule(
+        self, settings: tuple[str, ...], expected: tuple[str, str]
+    ) -> None:
+        session = simulated("dana-facts", *settings)
+        params = run_payload(session.run, session.policies_at, "d")["params"]
+        assert expected == (params["forgetting"], params["supersession"])
+        assert params["compaction"] is None

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memtape.cli import main
-from memtape.core.commands import AddTurn, WriteFact
+from memtape.core.commands import AddTurn, Query, WriteFact
 from memtape.core.errors import BadInput, Rejected
 from memtape.runfiles import load_run
 from memtape.viewer.serve import LiveRun, live_source, make_server, next_label
@@ -54,6 +54,36 @@ class TestLiveRun:
     def test_labels_name_the_next_command(self) -> None:
         assert "Add next turn" == next_label(AddTurn("user", "hi"))["label"]
         assert "Next step: write 'k'" == next_label(WriteFact("k", "v", 0.5))["label"]
+        assert (
+            "Next step: query 'who' expecting 'name', top 2"
+            == (next_label(Query("who", "name", 2))["label"])
+        )
+        assert "Next step: query, top 1" == next_label(Query("", "", 1))["label"]
+
+    def test_a_query_is_sent_like_any_command_and_a_bad_k_is_refused(self) -> None:
+        live = live_source("dana-facts")
+        for _ in range(4):
+            live.next()
+        live.command({"kind": "query", "text": "", "key": "name", "k": 2})
+        rows = live.data()["runs"][0]["rows"]
+        assert "Queried" == rows[-1][1]
+        assert ["", "name", 2] == rows[-1][3][:3]
+        before = live.data()
+        with pytest.raises(Rejected, match="k must be an integer >= 1, got 0"):
+            live.command({"kind": "query", "text": "", "key": "", "k": 0})
+        assert before == live.data()
+
+    def test_settings_change_a_scenarios_policies(self) -> None:
+        live = live_source("refund-desk", ["compaction.policy=sliding-window"])
+        assert "sliding-window" == live.data()["runs"][0]["params"]["compaction"]
+        live.next()
+        assert 1 == live.session.run.steps
+
+    def test_settings_are_refused_for_a_recorded_run(self, tmp_path: Path) -> None:
+        path = tmp_path / "rd.jsonl"
+        assert 0 == main(["run", "refund-desk", "--out", str(path)])
+        with pytest.raises(BadInput, match="--set changes a scenario's policies"):
+            live_source(str(path), ["compaction.budget=60"])
 
 
 @pytest.fixture

@@ -20,13 +20,14 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
 )
-from memtape.core.events import FactRead, TurnAdded
+from memtape.core.events import Evicted, FactRead, Queried, Superseded, TurnAdded
 from memtape.policies.compaction import TieredCompaction
-from memtape.policies.session import Session
+from memtape.policies.session import COMPACTION, FORGETTING, Policies, Session
 from memtape.projections.view import view_data
 from memtape.runfiles import LoadedRun
 from memtape.scenarios import load_scenario
@@ -88,6 +89,39 @@ def mixed_run(count: int = 200, seed: int = 5) -> LoadedRun:
     middle = session.run.batch(session.run.steps // 2)[1]
     forked = session.fork(middle, ["compaction.budget=70", "forgetting.half_life=2.5"])
     return LoadedRun(forked, "mixed", Path("mixed"))
+
+
+def store_commands(session: Session, count: int, seed: int) -> Iterator[Command]:
+    """Seeded writes (some on a key already held), reads, queries and clock moves."""
+    rng = random.Random(seed)
+    words = ("Dana", "email", "order", "refund", "phone", "contact", "fee")
+    clock = 0.0
+    for _ in range(count):
+        draw = rng.random()
+        store = session.state.store
+        key = f"k{rng.randrange(5)}"
+        if draw < 0.4 or not store.active:
+            yield WriteFact(
+                key, f"{key}: {' '.join(rng.choices(words, k=3))}", rng.randrange(101) / 100
+            )
+        elif draw < 0.55:
+            yield ReadFact(id=rng.choice(list(store.active)))
+        elif draw < 0.8:
+            text = " ".join(rng.choices(words, k=rng.randrange(3)))
+            yield Query(text, rng.choice(("", key)), rng.randint(1, 3))
+        else:
+            clock += rng.choice((0.5, 1.0, 3.0))
+            yield AdvanceClock(clock)
+
+
+def forgetting_run(name: str, supersession: str) -> LoadedRun:
+    """A store-only run under forgetting policy ``name`` (capacity 3, other parameters
+    defaulted) with the supersession rule given."""
+    params = {"policy": name, "capacity": 3, "supersession": supersession}
+    session = Session(Policies.from_params({"forgetting": params}))
+    for command in store_commands(session, 60, seed=11):
+        session.execute(command)
+    return LoadedRun(session, f"{name} {supersession}", Path(name))
 
 
 def open_view(page: Page, folder: Path, *runs: LoadedRun) -> None:
@@ -184,6 +218,53 @@ class TestSameAsShowJson:
     ) -> None:
         monkeypatch.setattr(payload, "PAGE_SCORERS", frozenset())
         loaded = mixed_run(120, seed=9)
+        open_view(page, tmp_path, loaded)
+        assert_same_views(python_views(loaded), page_views(page))
+
+    @pytest.mark.parametrize("name", sorted(COMPACTION))
+    def test_every_event_of_refund_desk_under_each_compaction_policy(
+        self, page: Page, tmp_path: Path, name: str
+    ) -> None:
+        loaded = simulated("refund-desk", f"compaction.policy={name}")
+        open_view(page, tmp_path, loaded)
+        views = page_views(page)
+        assert_same_views(python_views(loaded), views)
+        assert name in page.locator(".where").inner_text()
+
+    @pytest.mark.parametrize("supersession", ["key", "add-only"])
+    @pytest.mark.parametrize("name", sorted(FORGETTING))
+    def test_every_event_under_each_forgetting_policy(
+        self, page: Page, tmp_path: Path, name: str, supersession: str
+    ) -> None:
+        loaded = forgetting_run(name, supersession)
+        events = loaded.session.run.events
+        # The run exercised what the page folds: queries (returning facts), evictions,
+        # and supersessions by key, or, add-only, several active facts on one key.
+        assert any(isinstance(e, Queried) and e.results for e in events)
+        assert any(isinstance(e, Evicted) for e in events)
+        retired = any(isinstance(e, Superseded) for e in events)
+        assert retired == (supersession == "key")
+        open_view(page, tmp_path, loaded)
+        views = page_views(page)
+        assert_same_views(python_views(loaded), views)
+        if supersession == "add-only":
+            assert any(
+                len({r["key"] for r in v["store"]["ranking"]}) < len(v["store"]["ranking"])
+                for v in views
+            )
+        factor_names = set(views[-1]["store"]["ranking"][0]["factors"])
+        header = page.locator("table.ranking tr").nth(1).locator("td.factors").inner_text()
+        assert all(factor in header for factor in factor_names)
+        # Only a score that is the product of its factors is written as one.
+        assert ("×" in header) == (name == "importance-recency-access")
+        assert name in page.locator(".store h3").first.inner_text()
+
+    def test_a_fork_from_a_ranking_the_page_scores_to_one_it_is_shipped(
+        self, page: Page, tmp_path: Path
+    ) -> None:
+        session = simulated(str(Path(__file__).parent / "fixtures" / "dana-queries.toml")).session
+        forked = session.fork(session.run.batch(3)[1], ["forgetting.policy=memorybank"])
+        loaded = LoadedRun(forked, "what-if", Path("what-if"))
         open_view(page, tmp_path, loaded)
         assert_same_views(python_views(loaded), page_views(page))
 
@@ -305,6 +386,36 @@ class TestDanaFacts:
         screenshot("dana-facts-end")
 
 
+class TestQueries:
+    def test_the_event_list_shows_what_a_query_asked_and_found(
+        self, page: Page, tmp_path: Path, screenshot: Shot
+    ) -> None:
+        loaded = simulated(str(Path(__file__).parent / "fixtures" / "dana-queries.toml"))
+        run = loaded.session.run
+        queries = [(at, e) for at, e in enumerate(run.events, 1) if isinstance(e, Queried)]
+        assert 2 == len(queries)
+        open_view(page, tmp_path, loaded)
+        for at, event in queries:
+            jump_to(page, at)
+            row = page.locator("li.event.current .query")
+            asked = row.locator(".asked").inner_text()
+            assert asked.startswith("Queried")
+            assert f"expecting '{event.key}'" in asked
+            assert asked.endswith(f"top {event.k}")
+            facts = run.state.store.facts
+            expected = [
+                f"fact {i} '{facts[i].key}' {score:.4f}"
+                + (" ✓ expected" if facts[i].key == event.key else "")
+                for i, score in zip(event.results, event.scores, strict=True)
+            ]
+            assert expected == texts(page, "li.event.current .result")
+            hit = any(facts[i].key == event.key for i in event.results)
+            assert (0 if hit else 1) == row.locator(".miss").count()
+        screenshot("dana-queries-query")
+        # Each query's results were read once more: the ranking counts them.
+        assert_same_views(python_views(loaded), page_views(page))
+
+
 class TestUserDataIsText:
     def test_a_script_in_a_turn_shows_as_text_and_runs_nothing(
         self, page: Page, tmp_path: Path, screenshot: Shot
@@ -412,6 +523,26 @@ class TestServe:
         click_next(page)
         assert "" == page.locator("#live-error").inner_text()
         assert "name" in [key for key, _ in ranking(page)]
+
+    @pytest.mark.parametrize("served", ["dana-facts"], indirect=True)
+    def test_the_query_form_sends_a_query_and_a_refused_one_says_why(
+        self, page: Page, served: str, screenshot: Shot
+    ) -> None:
+        page.goto(served)
+        for _ in range(4):
+            click_next(page)
+        where = page.locator(".where").inner_text()
+        submit(page, "#query-form", {"text": "", "key": "name", "k": "0"})
+        assert "a query's k must be an integer >= 1, got 0" == (
+            page.locator("#live-error").inner_text()
+        )
+        assert where == page.locator(".where").inner_text()
+        submit(page, "#query-form", {"text": "how to reach Dana", "key": "contact", "k": "2"})
+        assert "" == page.locator("#live-error").inner_text()
+        asked = page.locator("li.event.current .asked").inner_text()
+        assert "Queried 'how to reach Dana' · expecting 'contact' · top 2" == asked
+        assert 2 == page.locator("li.event.current .result").count()
+        screenshot("serve-dana-facts-query")
 
     @pytest.mark.parametrize("served", ["refund-desk"], indirect=True)
     def test_the_turn_form_adds_a_turn_shown_as_text(self, page: Page, served: str) -> None:

@@ -15,19 +15,31 @@ written; ``r`` ``[id, reads]`` of facts read; ``x`` ``[id, status, ended_at,
 superseded_by, score]`` of facts retired or evicted; ``e`` pending episodes as
 ``[shift, appended [id, text]]``; ``s`` semantic facts appended ``[key, text,
 importance, episode]``; ``p`` procedural rules appended ``[text, episode]``;
-``P`` the policy parameters, when they change (a fork); ``R`` the ranking
-``[id, score, factors]``, only for a forgetting policy the page cannot score.
+``P`` the policy parameters, when they change (a fork); ``R``, only for a
+forgetting policy the page cannot score, ``[reset, rows]``: the ranking's
+``[id, score, factors]`` rows that changed since the last ``R`` (all of
+them, the page's held scores first cleared, when ``reset`` is 1); a fact that
+leaves the store (``x``) leaves the held scores too.
+
+An event row is ``[step, type, summary]``; a query's row adds ``[text,
+expected key, k, [[id, score], ...]]`` (its results, best first), so the page
+can show what was asked and what came back.
 """
 
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from memtape.core.errors import BadInput
 from memtape.core.events import (
+    ClockAdvanced,
+    CompactionTriggered,
+    Consolidated,
     EpisodeRecorded,
     Event,
     Evicted,
     FactRead,
     FactWritten,
+    Queried,
     Superseded,
     TurnAdded,
 )
@@ -39,8 +51,27 @@ from memtape.reducers import evolve
 
 T = TypeVar("T")
 
-PAGE_SCORERS = frozenset({"importance-recency-access"})
-"""Forgetting policies whose score ``viewer.js`` computes itself (same formula, same floats)."""
+FOLLOWED: frozenset[type[Event]] = frozenset(
+    {
+        TurnAdded,
+        CompactionTriggered,
+        ClockAdvanced,
+        EpisodeRecorded,
+        Consolidated,
+        # The store's events: store_delta ships what each changed, and refuses any other.
+        FactWritten,
+        FactRead,
+        Queried,
+        Superseded,
+        Evicted,
+    }
+)
+"""Every event type the viewer follows (tests/test_payload.py holds it to ``EVENT_TYPES``)."""
+
+PAGE_SCORERS = frozenset({"importance-recency-access", "generative-agents", "lru", "lfu", "fifo"})
+"""Forgetting policies whose score ``viewer.js`` computes itself (same formula, same floats);
+for the others the ranking rows that changed are shipped (``R``), which costs the page
+every row at a clock move when their scores decay."""
 
 
 def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> dict[str, Any]:
@@ -53,6 +84,7 @@ def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> 
     state = run.state_at(0)
     events = run.events
     ends: list[int] = []
+    shipped = ShippedRanking()
     for step in range(1, run.steps + 1):
         start, end = run.batch(step)
         ends.append(end)
@@ -67,9 +99,11 @@ def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> 
             if _ranked_here(policies) and (
                 "P" in frame or after.store is not state.store or after.clock != state.clock
             ):
-                frame["R"] = ranking_rows(policies, after)
+                changed = shipped.delta(ranking_rows(policies, after), reset="P" in frame)
+                if changed is not None:
+                    frame["R"] = changed
             _grow_tables(event, after, turns, facts)
-            rows.append([step, type(event).__name__, summarize(event, state, after)])
+            rows.append(event_row(step, event, state, after))
             frames.append(frame)
             state = after
     return {
@@ -83,13 +117,30 @@ def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> 
     }
 
 
+def event_row(step: int, event: Event, before: State, after: State) -> list[Any]:
+    """The event list's row: step, type and summary; a query adds what it asked and found."""
+    if type(event) not in FOLLOWED:
+        raise BadInput(
+            f"the viewer cannot show a {type(event).__name__} event (event type unknown)"
+        )
+    row: list[Any] = [step, type(event).__name__, summarize(event, before, after)]
+    if isinstance(event, Queried):
+        found = [[i, s] for i, s in zip(event.results, event.scores, strict=True)]
+        row.append([event.text, event.key, event.k, found])
+    return row
+
+
 def policy_params(policies: Policies) -> dict[str, Any]:
-    """What the page needs of the policies in force: budget, capacity, scorer, memory."""
+    """What the page needs of the policies in force: their names, budget, capacity,
+    scorer, memory."""
     compaction, forgetting = policies.compaction, policies.forgetting
     scorer = None
     if forgetting is not None and forgetting.name in PAGE_SCORERS:
         scorer = forgetting.params()
     return {
+        "compaction": None if compaction is None else compaction.name,
+        "forgetting": None if forgetting is None else forgetting.name,
+        "supersession": None if forgetting is None else forgetting.params().get("supersession"),
         "budget": None if compaction is None else compaction.budget,
         "capacity": None if forgetting is None else forgetting.capacity,
         "scorer": scorer,
@@ -100,6 +151,26 @@ def policy_params(policies: Policies) -> dict[str, Any]:
 def _ranked_here(policies: Policies) -> bool:
     forgetting = policies.forgetting
     return forgetting is not None and forgetting.name not in PAGE_SCORERS
+
+
+class ShippedRanking:
+    """The scores the page holds for a policy it cannot score, to ship only what changed.
+
+    A read, a query or a write moves a few scores; a fork, or (for a score that
+    decays) a clock move, may move them all, and then all of them are shipped.
+    """
+
+    def __init__(self) -> None:
+        self.held: dict[int, list[Any]] = {}
+
+    def delta(self, rows: list[list[Any]], *, reset: bool) -> list[Any] | None:
+        """``[reset, rows that changed]`` (in rank order), or None when nothing did."""
+        held = {} if reset else self.held
+        changed = [row for row in rows if held.get(row[0]) != row]
+        self.held = {row[0]: row for row in rows}
+        if not changed and not reset:
+            return None
+        return [int(reset), changed]
 
 
 def ranking_rows(policies: Policies, state: State) -> list[list[Any]]:
@@ -148,9 +219,11 @@ def window_delta(before: Window, after: Window) -> dict[str, Any]:
 
 
 def store_delta(event: Event, before: Store, after: Store) -> dict[str, Any]:
-    """The fact the event touched: written, read, or retired or evicted."""
-    if not isinstance(event, FactWritten | FactRead | Superseded | Evicted):
-        raise TypeError(f"the viewer cannot follow a store change by {type(event).__name__}")
+    """The facts the event touched: written, read (alone or by a query), retired or evicted."""
+    if not isinstance(event, FactWritten | FactRead | Queried | Superseded | Evicted):
+        raise BadInput(f"the viewer cannot follow a store change by {type(event).__name__}")
+    if isinstance(event, Queried):
+        return {"r": [[i, after.facts[i].reads] for i in event.results]} if event.results else {}
     fact, old = after.facts[event.id], before.facts.get(event.id)
     delta: dict[str, Any] = {}
     if old is None:

@@ -22,6 +22,7 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
@@ -84,6 +85,10 @@ def next_label(command: Command) -> dict[str, str]:
             label = (
                 f"Next step: read {key!r}" if key is not None else f"Next step: read fact {fact_id}"
             )
+        case Query(text=text, key=key, k=k):
+            asked = f" {text!r}" if text else ""
+            expecting = f" expecting {key!r}" if key else ""
+            label = f"Next step: query{asked}{expecting}, top {k}"
         case AdvanceClock(to=to):
             label = f"Next step: advance the clock to t={to:g}"
         case RecordEpisode():
@@ -93,14 +98,21 @@ def next_label(command: Command) -> dict[str, str]:
     return {"label": label}
 
 
-def live_source(target: str) -> LiveRun:
+def live_source(target: str, settings: Sequence[str] = ()) -> LiveRun:
     """A live session for a scenario (its steps to come) or a run (its recorded commands).
 
-    A run is re-decided from the start under the policies that began it.
+    ``settings`` (``AXIS.PARAM=VALUE``, as ``memtape run --set``) change a
+    scenario's policies; a run is re-decided from the start under the policies
+    that began it, which settings do not change (``memtape fork`` does that).
     """
     if target in SHIPPED or target.endswith(".toml"):
         scenario = load_scenario(target)
-        return LiveRun(scenario.policies, scenario.steps, scenario.name)
+        policies = scenario.policies.with_settings(settings) if settings else scenario.policies
+        return LiveRun(policies, scenario.steps, scenario.name)
+    if settings:
+        raise BadInput(
+            f"{target}: --set changes a scenario's policies; fork a recorded run instead"
+        )
     loaded = load_run(target)
     if loaded.torn is not None:
         torn = loaded.torn.replace("\n", "\\n")
@@ -114,7 +126,7 @@ def serve(live: LiveRun, port: int = 0) -> int:
     server = make_server(live, port)
     host, bound = server.server_address[:2]
     try:
-        # Inside the try: a Ctrl-C that comes as soon as the address is out stops cleanly too.
+        # Inside the try: a Ctrl-C right after the URL is printed still stops cleanly.
         print(f"memtape serve: {live.name} at http://{host!s}:{bound}/ (Ctrl-C stops)", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:

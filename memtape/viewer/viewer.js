@@ -29,6 +29,7 @@
     this.writtenAt = [];
     this.endings = new Map();
     this.readHistory = new Map();
+    this.clock = 0;
     this.keyframes = [];
     this.foldAll(data.params);
   }
@@ -37,7 +38,7 @@
     return {
       at: 0, clock: 0, tokens: 0, params: params, hot: [], warm: [], gist: "", gistTokens: 0,
       turns: 0, coldLen: 0, droppedLen: 0, active: [], episodes: [], semLen: 0, procLen: 0,
-      ranking: [],
+      scores: new Map(),
     };
   };
 
@@ -63,8 +64,10 @@
     for (const rule of frame.p || []) this.procedural.push(rule);
     for (const [id, reads] of frame.r || []) {
       if (!this.readHistory.has(id)) this.readHistory.set(id, []);
-      this.readHistory.get(id).push([at, reads]);
+      // A read does not move the clock: the clock it happened at is the last one set.
+      this.readHistory.get(id).push([at, reads, "c" in frame ? frame.c : this.clock]);
     }
+    if ("c" in frame) this.clock = frame.c;
     for (const [id, status, endedAt, by, score] of frame.x || []) {
       this.endings.set(id, { at: at, status: status, endedAt: endedAt, by: by, score: score });
     }
@@ -95,7 +98,17 @@
     if ("s" in frame) next.semLen = state.semLen + frame.s.length;
     if ("p" in frame) next.procLen = state.procLen + frame.p.length;
     if ("P" in frame) next.params = frame.P;
-    if ("R" in frame) next.ranking = frame.R;
+    if ("R" in frame || ("x" in frame && state.scores.size)) next.scores = heldScores(state.scores, frame);
+    return next;
+  }
+
+  // The scores shipped for a policy the page cannot score, id -> [score, factors]: only the
+  // active facts' (an ending drops one), updated by the rows that changed (all, on a reset).
+  function heldScores(scores, frame) {
+    const reset = "R" in frame && frame.R[0] === 1;
+    const next = reset ? new Map() : new Map(scores);
+    for (const ending of frame.x || []) next.delete(ending[0]);
+    for (const [id, score, factors] of "R" in frame ? frame.R[1] : []) next.set(id, [score, factors]);
     return next;
   }
 
@@ -108,17 +121,23 @@
     return state;
   };
 
-  Tape.prototype.readsAt = function (id, at) {
+  // The fact's last read at or before event `at`: [at, reads, clock], or null.
+  Tape.prototype.lastReadAt = function (id, at) {
     const history = this.readHistory.get(id);
-    let reads = 0;
-    if (!history) return 0;
+    let found = null;
+    if (!history) return null;
     let low = 0;
     let high = history.length - 1;
     while (low <= high) {
       const middle = (low + high) >> 1;
-      if (history[middle][0] <= at) { reads = history[middle][1]; low = middle + 1; } else { high = middle - 1; }
+      if (history[middle][0] <= at) { found = history[middle]; low = middle + 1; } else { high = middle - 1; }
     }
-    return reads;
+    return found;
+  };
+
+  Tape.prototype.readsAt = function (id, at) {
+    const read = this.lastReadAt(id, at);
+    return read === null ? 0 : read[1];
   };
 
   Tape.prototype.factFields = function (id, at) {
@@ -132,7 +151,11 @@
   // ---- the projection: the same data as `memtape show --json` ----
 
   Tape.prototype.view = function (at) {
-    const state = this.stateAt(at);
+    return this.viewOf(this.stateAt(at));
+  };
+
+  Tape.prototype.viewOf = function (state) {
+    const at = state.at;
     const params = state.params;
     const memory = params.memory;
     return {
@@ -187,27 +210,58 @@
     };
   };
 
+  // As in Python (memtape/projections/view.py): a fact's own field wins over a factor of
+  // the same name (a normalized importance is a factor, not the fact's importance).
   function rankedView(fields, factors, score) {
-    return Object.assign(fields, factors, { factors: factors, score: score });
+    return Object.assign({}, factors, fields, { factors: factors, score: score });
   }
 
-  // Ranked by score, highest first; ties to the oldest write, then the lowest id (as in Python).
+  // Ranked by score, highest first; ties to the oldest write, then the lowest id (as
+  // store_rules.by_rank orders every forgetting policy's ranking).
   Tape.prototype.ranking = function (state) {
     const scorer = state.params.scorer;
+    const facts = state.active.map((id) => this.factFields(id, state.at));
+    let scored;
     if (scorer === null) {
-      return state.ranking.map((r) => rankedView(this.factFields(r[0], state.at), r[2], r[1]));
+      scored = facts.map((fact) => {
+        const [score, factors] = state.scores.get(fact.id);
+        return { factors: factors, score: score };
+      });
+    } else {
+      const touched = facts.map((fact) => {
+        const read = this.lastReadAt(fact.id, state.at);
+        return read === null ? fact.written_at : read[2];
+      });
+      scored = SCORERS[scorer.policy](scorer, facts, state.clock, touched);
     }
-    const ranked = state.active.map((id) => {
-      const fields = this.factFields(id, state.at);
-      const scored = SCORERS[scorer.policy](scorer, fields, state.clock);
-      return rankedView(fields, scored.factors, scored.score);
-    });
+    const ranked = facts.map((fact, n) => rankedView(fact, scored[n].factors, scored[n].score));
     return ranked.sort((a, b) => (b.score - a.score) || (a.written_at - b.written_at) || (a.id - b.id));
   };
 
-  // The same arithmetic, in the same order, as memtape/policies/forgetting.py.
+  // The same arithmetic, in the same order, as memtape/policies/forgetting.py, cache.py
+  // (a cache policy's score is one number read off the fact) and generative_agents.py.
+  // Each scores the active facts together (a normalized factor depends on all of them):
+  // `touched[n]` is when fact n was last touched, its latest read or else its write.
+  function oneNumber(name, value) {
+    return (params, facts, now, touched) => facts.map((fact, n) => {
+      const score = value(fact, touched[n]);
+      return { factors: { [name]: score }, score: score };
+    });
+  }
+
+  // generative_agents.min_max: scaled onto [0, 1]; all 0.5 when they are equal.
+  function minMax(values) {
+    const low = Math.min(...values);
+    const high = Math.max(...values);
+    if (high === low) return values.map(() => 0.5);
+    return values.map((value) => (value - low) / (high - low));
+  }
+
   const SCORERS = {
-    "importance-recency-access": function (params, fact, now) {
+    "lru": oneNumber("last_touch", (fact, touched) => touched),
+    "lfu": oneNumber("reads", (fact) => fact.reads),
+    "fifo": oneNumber("written_at", (fact) => fact.written_at),
+    "importance-recency-access": (params, facts, now) => facts.map((fact) => {
       const recency = Math.pow(0.5, (now - fact.written_at) / params.half_life);
       const access = 1 + params.access_boost * fact.reads;
       const decayed = fact.importance * recency;
@@ -215,6 +269,14 @@
         factors: { importance: fact.importance, recency: recency, access: access },
         score: decayed ? decayed * access : 0,
       };
+    }),
+    "generative-agents": (params, facts, now, touched) => {
+      const recency = minMax(facts.map((fact, n) => Math.pow(params.decay, now - touched[n])));
+      const importance = minMax(facts.map((fact) => fact.importance));
+      return facts.map((fact, n) => ({
+        factors: { recency: recency[n], importance: importance[n] },
+        score: 0 + params.recency_weight * recency[n] + params.importance_weight * importance[n],
+      }));
     },
   };
 
@@ -270,17 +332,20 @@
   }
 
   Panel.prototype.render = function (at) {
-    const view = this.tape.view(at);
+    const state = this.tape.stateAt(at);
+    const view = this.tape.viewOf(state);
     const step = at === 0 ? 0 : this.tape.rows[at - 1][0];
     const limits = [];
     if (view.window !== null) limits.push(`budget ${view.window.budget}`);
     if (view.store !== null) limits.push(`capacity ${view.store.capacity}`);
+    const params = state.params;
+    const names = [params.compaction, params.forgetting].filter((name) => name !== null && name !== undefined);
     this.where.textContent = [
       `event ${at} of ${this.tape.length}`, `step ${step} of ${this.tape.ends.length}`, `t=${number(view.clock, 2)}`,
-    ].concat(limits).join(" · ");
+    ].concat(limits, names.length ? [names.join(" + ")] : []).join(" · ");
     this.renderMeter(view.window);
     this.renderTiers(view.window);
-    this.renderStore(view.store);
+    this.renderStore(view.store, state.params);
     this.renderMemory(view);
     return view;
   };
@@ -347,9 +412,14 @@
     return list;
   }
 
-  function factorsText(row) {
+  // Only the policies whose score is the product of its factors show it as one;
+  // the others list their own factors, whatever they are named, then the score.
+  const PRODUCT_SCORES = new Set(["importance-recency-access"]);
+
+  function factorsText(row, policy) {
     const parts = Object.keys(row.factors).map((name) => `${name} ${row.factors[name].toFixed(4)}`);
-    return `${parts.join(" × ")} = ${row.score.toFixed(4)}`;
+    if (PRODUCT_SCORES.has(policy)) return `${parts.join(" × ")} = ${row.score.toFixed(4)}`;
+    return `${parts.join(" · ")} → ${row.score.toFixed(4)}`;
   }
 
   function retiredText(fact) {
@@ -362,7 +432,7 @@
     return `${fact.key}: ${fact.text} · evicted at t=${when} over capacity, score ${fact.score.toFixed(4)}`;
   }
 
-  function rankingTable(ranking) {
+  function rankingTable(ranking, policy) {
     const table = element("table", "ranking");
     const head = element("tr");
     for (const title of ["#", "key", "fact", "score", "factors"]) head.append(element("th", "", title));
@@ -374,19 +444,20 @@
         element("td", "key", row.key),
         element("td", "", row.text),
         element("td", "score", row.score.toFixed(4)),
-        element("td", "factors", factorsText(row)),
+        element("td", "factors", factorsText(row, policy)),
       );
       table.append(line);
     });
     return table;
   }
 
-  Panel.prototype.renderStore = function (store) {
+  Panel.prototype.renderStore = function (store, params) {
     this.store.hidden = store === null;
     if (store === null) return;
+    const rule = params.supersession === "add-only" ? ", add-only (a key may hold several facts)" : "";
     fill(this.store, [
-      element("h3", "", `Store · ${store.ranking.length}/${store.capacity} active, ranked by score`),
-      rankingTable(store.ranking),
+      element("h3", "", `Store · ${store.ranking.length}/${store.capacity} active, ranked by ${params.forgetting} score${rule}`),
+      rankingTable(store.ranking, params.forgetting),
       element("h3", "", `Retired · ${store.retired.length}`),
       listOf(store.retired, retiredText, "retired"),
       element("h3", "", `Evicted · ${store.evicted.length}`),
@@ -497,10 +568,13 @@
     const last = Math.min(tape.length, current + EVENT_ROWS_AROUND);
     const items = [];
     for (let at = first; at <= last; at++) {
-      const text = at === 0 ? "start: nothing has happened" : `${tape.rows[at - 1][1]}: ${tape.rows[at - 1][2]}`;
+      const row = at === 0 ? null : tape.rows[at - 1];
       const item = element("li", at === current ? "event current" : "event");
       item.dataset.at = String(at);
-      item.append(element("span", "at", at), element("span", "what", text));
+      const what = row !== null && row[1] === "Queried"
+        ? queryRow(tape, row[3])
+        : element("span", "what", row === null ? "start: nothing has happened" : `${row[1]}: ${row[2]}`);
+      item.append(element("span", "at", at), what);
       items.push(item);
     }
     fill(this.eventList, items);
@@ -512,6 +586,28 @@
     const current = this.eventList.querySelector("li.current");
     if (current) this.eventList.scrollTop = current.offsetTop - this.eventList.clientHeight / 2;
   };
+
+  // A query: what it asked and expected, then its results best first with their scores,
+  // the expected key marked where it came back (or said missing).
+  function queryRow(tape, query) {
+    const [text, key, k, found] = query;
+    const node = element("span", "what query");
+    const asked = [text ? `Queried '${text}'` : "Queried", key ? `expecting '${key}'` : null, `top ${k}`];
+    node.append(element("span", "asked", asked.filter((part) => part !== null).join(" · ")));
+    const results = element("ol", "results");
+    for (const [id, score] of found) {
+      const factKey = tape.facts[id - 1][0];
+      const hit = key !== "" && factKey === key;
+      const result = element("li", hit ? "result hit" : "result", `fact ${id} '${factKey}' ${score.toFixed(4)}${hit ? " ✓ expected" : ""}`);
+      results.append(result);
+    }
+    if (found.length === 0) results.append(element("li", "result", "nothing active"));
+    node.append(results);
+    if (key !== "" && !found.some(([id]) => tape.facts[id - 1][0] === key)) {
+      node.append(element("span", "miss", `'${key}' not returned`));
+    }
+    return node;
+  }
 
   App.prototype.jumpToEvent = function (at) {
     if (!this.compare) { this.seek(at); return; }
@@ -567,6 +663,7 @@
     write: (f) => ({ key: f.key, text: f.text, importance: Number(f.importance), supersedes: f.supersedes || null }),
     read: (f) => (/^#\d+$/.test(f.key) ? { key: null, id: Number(f.key.slice(1)) } : { key: f.key, id: null }),
     advance: (f) => ({ to: Number(f.to) }),
+    query: (f) => ({ text: f.text, key: f.key, k: Number(f.k) }),
     episode: (f) => ({ text: f.text }),
     consolidate: () => ({}),
   };
