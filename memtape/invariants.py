@@ -43,7 +43,12 @@ from memtape.policies.promises import (
     RECENT_VERBATIM,
     SUPERSEDES,
 )
-from memtape.policies.protocols import CompactionPolicy, ForgettingPolicy
+from memtape.policies.protocols import (
+    CompactionPolicy,
+    ForgettingPolicy,
+    is_budgeted,
+    is_verbatim,
+)
 from memtape.policies.session import Policies
 from memtape.reducers import evolve, fold
 
@@ -413,15 +418,14 @@ def check_compaction(
     promises = compaction.promises
     violations: list[Violation] = []
     if BUDGET in promises:
-        floor = getattr(compaction, "floor", None)
-        if callable(floor):
-            violations.extend(check_budget(window, compaction.budget, floor=floor(window), at=at))
+        if is_budgeted(compaction):
+            floor = compaction.floor(window)
+            violations.extend(check_budget(window, compaction.budget, floor=floor, at=at))
         else:
             violations.append(_unkept(compaction, BUDGET, "floor(window)", at))
     if RECENT_VERBATIM in promises:
-        verbatim = getattr(compaction, "verbatim", None)
-        if isinstance(verbatim, int):
-            violations.extend(check_verbatim(window, verbatim, turns, at=at))
+        if is_verbatim(compaction):
+            violations.extend(check_verbatim(window, compaction.verbatim, turns, at=at))
         else:
             violations.append(_unkept(compaction, RECENT_VERBATIM, "verbatim (an int)", at))
     if isinstance(compaction, TieredCompaction):

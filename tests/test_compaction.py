@@ -8,42 +8,19 @@ import pytest
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
-from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
-from memtape.core.state import INITIAL_STATE, State
+from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
+from memtape.core.state import INITIAL_STATE
 from memtape.policies.compaction import TieredCompaction, gist_for
 from memtape.policies.tokenizers import WordCount
-from memtape.reducers import evolve
+from tests.playing import compaction, play, words
 
 
-def _words(n: int) -> str:
-    """A text of ``n`` words (so a turn of it costs ``n + 1`` tokens)."""
-    return " ".join(f"w{i}" for i in range(n))
+def _user(n: int) -> AddTurn:
+    return AddTurn("user", words(n))
 
 
-def _play(policy: TieredCompaction, *turns: AddTurn) -> tuple[State, list[tuple[Event, ...]]]:
-    state = INITIAL_STATE
-    decided = []
-    for turn in turns:
-        events = policy.decide(state, turn)
-        for event in events:
-            state = evolve(state, event)
-        decided.append(events)
-    return state, decided
-
-
-def _compaction(events: tuple[Event, ...]) -> CompactionTriggered:
-    assert 2 == len(events)
-    compaction = events[1]
-    assert isinstance(compaction, CompactionTriggered)
-    return compaction
-
-
-def _user(words: int) -> AddTurn:
-    return AddTurn("user", _words(words))
-
-
-def _tool(words: int) -> AddTurn:
-    return AddTurn("tool", _words(words))
+def _tool(n: int) -> AddTurn:
+    return AddTurn("tool", words(n))
 
 
 class TestGist:
@@ -69,7 +46,7 @@ class TestTurns:
         assert TurnAdded(1, "user", "one two three", 4, salient=False) == turn
 
     def test_turns_are_numbered_in_order(self) -> None:
-        state, _ = _play(TieredCompaction(100, 2), _user(1), _user(1))
+        state, _ = play(TieredCompaction(100, 2), _user(1), _user(1))
 
         assert [1, 2] == [t.turn for t in state.window.hot]
 
@@ -95,61 +72,61 @@ class TestTurns:
 
 class TestBudget:
     def test_a_turn_within_budget_is_one_event(self) -> None:
-        _, decided = _play(TieredCompaction(40, 2), _user(10))
+        _, decided = play(TieredCompaction(40, 2), _user(10))
 
         assert 1 == len(decided[0])
 
     def test_exactly_reaching_the_budget_is_not_over(self) -> None:
-        state, decided = _play(TieredCompaction(40, 2), _user(19), _user(19))
+        state, decided = play(TieredCompaction(40, 2), _user(19), _user(19))
 
         assert (40, [1, 1]) == (state.window.tokens, [len(d) for d in decided])
 
     def test_one_token_over_the_budget_compacts(self) -> None:
-        _, decided = _play(TieredCompaction(40, 1), _user(19), _user(20))
+        _, decided = play(TieredCompaction(40, 1), _user(19), _user(20))
 
         assert [TurnAdded, CompactionTriggered] == [type(e) for e in decided[1]]
 
     def test_the_compaction_records_the_budget(self) -> None:
-        _, decided = _play(TieredCompaction(40, 1), _user(19), _user(20))
+        _, decided = play(TieredCompaction(40, 1), _user(19), _user(20))
 
-        assert 40 == _compaction(decided[1]).budget
+        assert 40 == compaction(decided[1]).budget
 
 
 class TestCompaction:
     def test_the_last_hot_n_turns_stay_hot(self) -> None:
-        state, _ = _play(TieredCompaction(20, 2), _user(5), _user(5), _user(5), _user(5))
+        state, _ = play(TieredCompaction(20, 2), _user(5), _user(5), _user(5), _user(5))
 
         assert [3, 4] == [t.turn for t in state.window.hot]
 
     def test_older_chatter_is_dropped(self) -> None:
-        _, decided = _play(TieredCompaction(20, 2), _user(5), _user(5), _user(5), _user(5))
+        _, decided = play(TieredCompaction(20, 2), _user(5), _user(5), _user(5), _user(5))
 
-        assert (1, 2) == _compaction(decided[3]).dropped
+        assert (1, 2) == compaction(decided[3]).dropped
 
     def test_older_salient_turns_go_warm_as_bare_text(self) -> None:
-        _, decided = _play(TieredCompaction(20, 2), _tool(5), _user(5), _user(5), _user(5))
+        _, decided = play(TieredCompaction(20, 2), _tool(5), _user(5), _user(5), _user(5))
 
-        assert (WarmItem(1, _words(5), 5),) == _compaction(decided[3]).warm
+        assert (WarmItem(1, words(5), 5),) == compaction(decided[3]).warm
 
     def test_a_user_turn_flagged_salient_goes_warm(self) -> None:
-        turns = (AddTurn("user", _words(5), salient=True), _user(5), _user(5), _user(5))
-        _, decided = _play(TieredCompaction(20, 2), *turns)
+        turns = (AddTurn("user", words(5), salient=True), _user(5), _user(5), _user(5))
+        _, decided = play(TieredCompaction(20, 2), *turns)
 
         assert ((1,), (2,)) == (
-            tuple(w.turn for w in _compaction(decided[3]).warm),
-            _compaction(decided[3]).dropped,
+            tuple(w.turn for w in compaction(decided[3]).warm),
+            compaction(decided[3]).dropped,
         )
 
     def test_a_warm_item_costs_one_token_less_than_its_turn(self) -> None:
-        state, _ = _play(TieredCompaction(20, 2), _tool(5), _user(5), _user(5), _user(5))
+        state, _ = play(TieredCompaction(20, 2), _tool(5), _user(5), _user(5), _user(5))
 
         assert 6 - 1 == state.window.warm[0].tokens
 
     def test_hot_n_zero_moves_every_turn_out_of_hot(self) -> None:
-        state, decided = _play(TieredCompaction(10, 0), _tool(4), _user(5))
+        state, decided = play(TieredCompaction(10, 0), _tool(4), _user(5))
 
         assert ((), [], [1], [2], 4) == (
-            _compaction(decided[1]).hot,
+            compaction(decided[1]).hot,
             list(state.window.hot),
             [w.turn for w in state.window.warm],
             list(state.window.dropped),
@@ -157,21 +134,21 @@ class TestCompaction:
         )
 
     def test_hot_n_larger_than_the_window_keeps_every_turn_hot(self) -> None:
-        state, decided = _play(TieredCompaction(10, 5), _user(5), _user(5))
+        state, decided = play(TieredCompaction(10, 5), _user(5), _user(5))
 
         assert ((1, 2), (), (), 0, 12) == (
-            _compaction(decided[1]).hot,
-            _compaction(decided[1]).warm,
-            _compaction(decided[1]).dropped,
-            _compaction(decided[1]).cold,
+            compaction(decided[1]).hot,
+            compaction(decided[1]).warm,
+            compaction(decided[1]).dropped,
+            compaction(decided[1]).cold,
             state.window.tokens,
         )
 
     def test_nothing_goes_cold_when_folding_is_enough(self) -> None:
-        state, decided = _play(TieredCompaction(20, 1), _tool(5), _user(5), _user(10))
+        state, decided = play(TieredCompaction(20, 1), _tool(5), _user(5), _user(10))
 
         assert (0, "", 0, 5 + 11) == (
-            _compaction(decided[2]).cold,
+            compaction(decided[2]).cold,
             state.window.gist,
             state.window.gist_tokens,
             state.window.tokens,
@@ -179,27 +156,27 @@ class TestCompaction:
 
     def test_the_oldest_warm_item_goes_cold_while_over_budget(self) -> None:
         # Folded: 9 + 5 warm + 10 hot = 24 > 20; turn 1 cold: 4 + 5 + 10 = 19.
-        state, decided = _play(TieredCompaction(20, 1), _tool(9), _tool(5), _user(9))
+        state, decided = play(TieredCompaction(20, 1), _tool(9), _tool(5), _user(9))
 
         assert (1, [1], [2], gist_for(1)) == (
-            _compaction(decided[2]).cold,
+            compaction(decided[2]).cold,
             list(state.window.cold),
             [w.turn for w in state.window.warm],
             state.window.gist,
         )
 
     def test_the_gist_counts_once_something_is_cold(self) -> None:
-        state, _ = _play(TieredCompaction(20, 1), _tool(9), _tool(5), _user(9))
+        state, _ = play(TieredCompaction(20, 1), _tool(9), _tool(5), _user(9))
 
         assert (4, 4 + 5 + 10) == (state.window.gist_tokens, state.window.tokens)
 
     def test_cooling_stops_once_within_budget(self) -> None:
-        state, _ = _play(TieredCompaction(20, 1), _tool(9), _tool(5), _user(9))
+        state, _ = play(TieredCompaction(20, 1), _tool(9), _tool(5), _user(9))
 
         assert [2] == [w.turn for w in state.window.warm]
 
     def test_when_hot_alone_is_over_every_warm_item_goes_cold(self) -> None:
-        state, _ = _play(TieredCompaction(10, 1), _tool(3), _tool(3), _user(20))
+        state, _ = play(TieredCompaction(10, 1), _tool(3), _tool(3), _user(20))
 
         assert ([1, 2], [], gist_for(2), 21 + 4) == (
             list(state.window.cold),
@@ -209,7 +186,7 @@ class TestCompaction:
         )
 
     def test_the_gist_grows_with_later_cold_turns(self) -> None:
-        state, _ = _play(TieredCompaction(10, 1), _tool(3), _user(20), _tool(3), _user(20))
+        state, _ = play(TieredCompaction(10, 1), _tool(3), _user(20), _tool(3), _user(20))
 
         assert ([1, 3], gist_for(2), 4) == (
             list(state.window.cold),
@@ -220,7 +197,7 @@ class TestCompaction:
     def test_the_window_total_after_compactions_equals_a_recount(self) -> None:
         policy = TieredCompaction(20, 2)
         turns = [_tool(5), _user(7), _tool(3), _user(9), _tool(4), _user(2), _tool(8)]
-        state, _ = _play(policy, *turns)
+        state, _ = play(policy, *turns)
 
         assert (
             sum(t.tokens for t in state.window.hot)

@@ -8,6 +8,7 @@ import pytest
 import memtape
 from memtape.cli import _parser, main
 from memtape.policies import summarizers
+from memtape.policies.tool_clearing import ClearToolResults
 
 README = Path(__file__).parent.parent / "README.md"
 
@@ -79,3 +80,13 @@ class TestReadme:
         generators = [argv for argv in lines if argv[0] == "generate"]
         assert [0, 0] == [main(argv) for argv in generators]
         assert {"support.toml", "store.toml"} == {path.name for path in tmp_path.iterdir()}
+
+    def test_the_clear_tool_results_row_names_the_default_placeholder(self) -> None:
+        """The policies table gives the placeholder the code writes by default."""
+        default = ClearToolResults.from_params({"budget": 50}, "here").params()["placeholder"]
+        row = next(
+            line
+            for line in README.read_text("utf-8").splitlines()
+            if line.startswith("| `clear-tool-results` |")
+        )
+        assert f'`placeholder` (`"{default}"`)' in row

@@ -11,10 +11,17 @@ import pytest
 from memtape.core.commands import AdvanceClock, Command, Query, ReadFact, WriteFact
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import Evicted, FactRead, FactWritten, Queried, Superseded
+from memtape.core.state import Fact
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.memorybank import MemoryBank
 from memtape.policies.session import FORGETTING, Policies, Session
-from memtape.policies.store_rules import check_supersession, decide_write
+from memtape.policies.store_rules import (
+    capacity_only,
+    capacity_table,
+    check_supersession,
+    decide_write,
+    last_touch,
+)
 
 KEY = ImportanceRecencyAccess(4, 4.0, 0.1)
 ADD_ONLY = ImportanceRecencyAccess(4, 4.0, 0.1, "add-only")
@@ -134,3 +141,23 @@ class TestEviction:
         assert (FactWritten(2, "b", "y", 0.5),) == decide_write(
             KEY, "key", session.state, WriteFact("b", "y", 0.5)
         )
+
+
+class TestSharedParameters:
+    def test_the_table_reads_back_as_capacity_and_supersession(self) -> None:
+        table = capacity_table("lru", 3, "add-only")
+        assert {"policy": "lru", "capacity": 3, "supersession": "add-only"} == table
+        rest = {key: value for key, value in table.items() if key != "policy"}
+        assert (3, "add-only") == capacity_only(rest, "f.toml")
+
+    def test_another_parameter_is_refused(self) -> None:
+        with pytest.raises(BadInput, match="half_life"):
+            capacity_only({"capacity": 3, "half_life": 2.0}, "f.toml")
+
+
+class TestLastTouch:
+    def test_an_unread_fact_was_last_touched_by_its_write(self) -> None:
+        assert 2.0 == last_touch(Fact(1, "k", "t", 0.5, written_at=2.0))
+
+    def test_a_read_fact_was_last_touched_by_its_latest_read(self) -> None:
+        assert 7.0 == last_touch(Fact(1, "k", "t", 0.5, written_at=2.0, reads=2, last_read_at=7.0))

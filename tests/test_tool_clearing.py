@@ -136,6 +136,12 @@ class TestParams:
         del data["policy"]
         assert policy == ClearToolResults.from_params(data, "here")
 
+    def test_the_default_placeholder_is_written_in_params(self) -> None:
+        """Built from just a budget, the table it writes names the default placeholder."""
+        params = ClearToolResults.from_params({"budget": 50}, "here").params()
+
+        assert "[tool result cleared]" == params["placeholder"] == PLACEHOLDER
+
     def test_a_placeholder_must_be_text(self) -> None:
         with pytest.raises(BadInput, match=r"^here: placeholder must be a string, got 3$"):
             ClearToolResults.from_params({"budget": 50, "placeholder": 3}, "here")

@@ -11,7 +11,14 @@ from memtape.core.events import TurnAdded
 from memtape.core.state import EMPTY_WINDOW
 from memtape.policies.params import Params
 from memtape.policies.tokenizers import Cl100kBase, WordCount
-from memtape.policies.turns import arriving, check_count, check_shared, shared_params
+from memtape.policies.turns import (
+    arriving,
+    budget_only,
+    budget_table,
+    check_count,
+    check_shared,
+    shared_params,
+)
 
 
 class TestArriving:
@@ -71,3 +78,16 @@ class TestSharedParams:
     def test_check_count_refuses_what_is_not_a_count(self, value: Any) -> None:
         with pytest.raises(BadInput, match=r"^keep must be an integer >= 0"):
             check_count("keep", value)
+
+
+class TestBudgetOnly:
+    def test_the_table_reads_back_as_the_budget_and_tokenizer(self) -> None:
+        table = budget_table("none", 30, Cl100kBase())
+        assert {"policy": "none", "budget": 30, "tokenizer": "cl100k_base"} == table
+        rest = {key: value for key, value in table.items() if key != "policy"}
+        budget, tokenizer = budget_only(rest, "f.toml")
+        assert (30, "cl100k_base") == (budget, tokenizer.name)
+
+    def test_another_parameter_is_refused(self) -> None:
+        with pytest.raises(BadInput, match="hot_n"):
+            budget_only({"budget": 30, "hot_n": 2}, "f.toml")

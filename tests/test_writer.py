@@ -1,16 +1,22 @@
 """Scenario files written from policies and commands load back to the same session."""
 
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+
 import math
 import tomllib
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memtape.core.commands import AddTurn, AdvanceClock, Command, ReadFact, WriteFact
 from memtape.core.errors import BadInput
-from memtape.scenarios import Scenario, parse_scenario
-from memtape.scenarios.writer import scenario_text, toml_value
+from memtape.scenarios import Probe, Scenario, parse_scenario
+from memtape.scenarios.writer import Value, scenario_file, scenario_text, toml_string, toml_value
 from memtape.testing.strategies import scenarios
+
+# Text a Python string can hold and UTF-8 can write: anything but lone surrogates.
+writable = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 
 
 class TestRoundTrip:
@@ -49,10 +55,55 @@ class TestValues:
         rules = [{"pattern": "a(?P<x>b)", "semantic": {"key": "k", "text": "{x}", "n": 1}}]
         assert rules == tomllib.loads(f"rule = {toml_value(rules)}")["rule"]
 
+    @settings(max_examples=200)
+    @given(text=writable)
+    def test_any_text_reads_back_exactly(self, text: str) -> None:
+        """Whatever a string holds, its TOML spelling reads back to it."""
+        assert text == tomllib.loads(f"value = {toml_string(text)}")["value"]
+
+    def test_control_characters_are_escaped(self) -> None:
+        """Control characters get their short escape or a lower-case \\u escape."""
+        assert '"a\\tb\\u0000c\\u007f\\n"' == toml_string("a\tb\x00c\x7f\n")
+
+    def test_scalars_keep_their_type(self) -> None:
+        """A bool stays a bool (not 1), an int an int, a float a float."""
+        values: list[Value] = [True, 3, 0.1, 1e-05, "x"]
+        data = tomllib.loads("\n".join(f"v{i} = {toml_value(v)}" for i, v in enumerate(values)))
+        assert values == list(data.values())
+
+    def test_a_key_toml_cannot_hold_bare_is_quoted(self) -> None:
+        """A key with a dot or a space is written as a quoted key, not a dotted one."""
+        text = scenario_file("", {"name": "n"}, {"forgetting": {"a.b c": 1}}, [])
+        assert {"a.b c": 1} == tomllib.loads(text)["forgetting"]
+
     def test_a_value_toml_cannot_hold_is_refused(self) -> None:
         """None has no TOML spelling."""
         with pytest.raises(BadInput, match="None cannot be written as a TOML value"):
             toml_value(None)
+
+
+class TestFile:
+    def test_a_file_reads_back_as_its_steps_and_probes(self) -> None:
+        """Step and probe tables written as fields load back in order, with the header."""
+        text = scenario_file(
+            "two\nlines",
+            {"name": "n", "about": "a"},
+            {"compaction": {"policy": "tiered", "budget": 100, "hot_n": 2}},
+            [{"turn": "tool", "text": 'say "$5"'}, {"turn": "user", "text": "ok", "salient": True}],
+            [{"text": "$5", "from": 1}],
+        )
+        scenario = parse_scenario(text, "gen.toml")
+        assert text.startswith("# two\n# lines\n\n[scenario]\n")
+        assert ("n", "a", (Probe("$5", 1),)) == (scenario.name, scenario.about, scenario.probes)
+        assert [("tool", 'say "$5"', None), ("user", "ok", True)] == [
+            (step.role, step.text, step.salient)  # type: ignore[union-attr]
+            for step in scenario.steps
+        ]
+
+    def test_without_a_comment_the_file_starts_with_its_header(self) -> None:
+        """No comment, no leading blank line; each table ends with one blank line."""
+        text = scenario_text("s", "a", {}, [AdvanceClock(2.0)])
+        assert '[scenario]\nname = "s"\nabout = "a"\n\n[[step]]\nadvance = 2.0\n' == text
 
 
 class TestSteps:

@@ -7,7 +7,8 @@ same arguments give a byte-identical file.
 import random
 
 from memtape.core.errors import BadInput
-from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, Value, header, scenario_text
+from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, header
+from memtape.scenarios.writer import Value, scenario_file
 
 NAMES = ("Dana", "Ravi", "Mei", "Tomas", "Aisha", "Lena", "Kofi", "Sara", "Jonas", "Ines")
 PRODUCTS = (
@@ -107,7 +108,7 @@ def support_session(
         "name": f"support-{turns}-seed-{seed}",
         "about": f"{turns} generated support turns with {len(probes)} planted probes.",
     }
-    return scenario_text(comment, info, header(budget, hot_n), steps, probes)
+    return scenario_file(comment, info, header(budget, hot_n), steps, probes)
 
 
 def _turn(rng: random.Random, name: str, product: str, order: int) -> tuple[str, str]:
@@ -209,4 +210,4 @@ def store_workload(
     }
     policies = header(budget, hot_n)
     policies["forgetting"]["capacity"] = capacity
-    return scenario_text(comment, info, policies, rows)
+    return scenario_file(comment, info, policies, rows)

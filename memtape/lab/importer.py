@@ -15,7 +15,8 @@ from typing import Any
 import orjson
 
 from memtape.core.errors import BadInput
-from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, Value, header, scenario_text
+from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, header
+from memtape.scenarios.writer import Value, scenario_file
 
 
 def salient_roles(rule: str) -> frozenset[str] | None:
@@ -123,4 +124,4 @@ def import_chat(
         "name": path.stem,
         "about": f"A transcript imported from {path.name}.",
     }
-    return scenario_text(comment, info, header(budget, hot_n), steps)
+    return scenario_file(comment, info, header(budget, hot_n), steps)

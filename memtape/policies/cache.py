@@ -15,7 +15,6 @@ from memtape.core.commands import Query, ReadFact, WriteFact
 from memtape.core.events import Event
 from memtape.core.state import Fact, State, Store
 from memtape.policies import store_rules
-from memtape.policies.params import Params
 from memtape.policies.protocols import Scored
 
 
@@ -35,11 +34,7 @@ class _OneNumber:
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> Self:
         """Build the policy from a scenario's ``[forgetting]`` table."""
-        params = Params(data, where)
-        capacity = params.integer("capacity", minimum=1)
-        supersession = store_rules.read_supersession(params)
-        params.done()
-        return cls(capacity, supersession)
+        return cls(*store_rules.capacity_only(data, where))
 
     @property
     def promises(self) -> frozenset[str]:
@@ -48,7 +43,7 @@ class _OneNumber:
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
-        return {"policy": self.name, "capacity": self.capacity, "supersession": self.supersession}
+        return store_rules.capacity_table(self.name, self.capacity, self.supersession)
 
     def value(self, fact: Fact) -> float:
         """The one number this policy scores a fact by."""
@@ -80,7 +75,7 @@ class LeastRecentlyUsed(_OneNumber):
 
     def value(self, fact: Fact) -> float:
         """The time of the last touch: the latest read, or the write."""
-        return fact.written_at if fact.last_read_at is None else fact.last_read_at
+        return store_rules.last_touch(fact)
 
 
 @attrs.frozen

@@ -26,11 +26,6 @@ MAX_WEIGHT = 1e6
 """The largest weight: the weighted sum of three factors in [0, 1] stays finite."""
 
 
-def last_access(fact: Fact) -> float:
-    """When the fact was last touched: its latest read, or its write."""
-    return fact.written_at if fact.last_read_at is None else fact.last_read_at
-
-
 def min_max(values: Sequence[float]) -> list[float]:
     """``values`` scaled onto [0, 1] by their minimum and maximum; all 0.5 when they are equal."""
     low, high = min(values, default=0.0), max(values, default=0.0)
@@ -115,7 +110,7 @@ class GenerativeAgents:
 
     def recency(self, fact: Fact, now: float) -> float:
         """``decay ** (now - last_access)``, before normalization."""
-        return float(self.decay ** (now - last_access(fact)))
+        return float(self.decay ** (now - store_rules.last_touch(fact)))
 
     def score(self, fact: Fact, now: float) -> Scored:
         """The weighted sum of the raw recency and importance (no query, no normalization)."""

@@ -17,7 +17,6 @@ from memtape.core.commands import Query, ReadFact, WriteFact
 from memtape.core.events import Event
 from memtape.core.state import Fact, State, Store
 from memtape.policies import store_rules
-from memtape.policies.params import Params
 from memtape.policies.protocols import Scored
 
 
@@ -36,11 +35,7 @@ class MemoryBank:
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "MemoryBank":
         """Build the policy from a scenario's ``[forgetting]`` table."""
-        params = Params(data, where)
-        capacity = params.integer("capacity", minimum=1)
-        supersession = store_rules.read_supersession(params)
-        params.done()
-        return cls(capacity, supersession)
+        return cls(*store_rules.capacity_only(data, where))
 
     @property
     def promises(self) -> frozenset[str]:
@@ -49,12 +44,11 @@ class MemoryBank:
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
-        return {"policy": self.name, "capacity": self.capacity, "supersession": self.supersession}
+        return store_rules.capacity_table(self.name, self.capacity, self.supersession)
 
     def score(self, fact: Fact, now: float) -> Scored:
         """The fact's retention at ``now``, with its strength and the time since its last recall."""
-        last = fact.written_at if fact.last_read_at is None else fact.last_read_at
-        elapsed = now - last
+        elapsed = now - store_rules.last_touch(fact)
         strength = 1.0 + fact.reads
         retention = math.exp(-elapsed / strength)
         return Scored(fact, {"strength": strength, "elapsed": elapsed}, retention)

@@ -9,10 +9,10 @@ import attrs
 from memtape.core.commands import AddTurn
 from memtape.core.events import Event
 from memtape.core.state import State
-from memtape.policies.params import MAX_INT, Params
+from memtape.policies.params import MAX_INT
 from memtape.policies.promises import RECENT_VERBATIM
 from memtape.policies.tokenizers import Tokenizer, WordCount
-from memtape.policies.turns import arriving, check_shared, shared_params
+from memtape.policies.turns import arriving, budget_only, budget_table, check_shared
 
 
 @attrs.frozen
@@ -29,10 +29,7 @@ class NoCompaction:
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "NoCompaction":
         """Build the policy from a scenario's ``[compaction]`` table."""
-        params = Params(data, where)
-        budget, tokenizer = shared_params(params)
-        params.done()
-        return cls(budget, tokenizer)
+        return cls(*budget_only(data, where))
 
     @property
     def promises(self) -> frozenset[str]:
@@ -46,7 +43,7 @@ class NoCompaction:
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
-        return {"policy": self.name, "budget": self.budget, "tokenizer": self.tokenizer.name}
+        return budget_table(self.name, self.budget, self.tokenizer)
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
         """The turn, and never a compaction."""

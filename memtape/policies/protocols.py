@@ -3,15 +3,21 @@
 A policy is a decider: ``decide(state, command) -> events``. It may measure
 or ask the outside world, but whatever it learns goes into the events, so a
 replay never calls it again. A command it cannot honour raises ``Rejected``.
+
+A compaction policy's promises ask for more than ``CompactionPolicy``: one
+that promises BUDGET is also a ``BudgetedCompaction`` (``floor``), one that
+promises RECENT_VERBATIM a ``VerbatimCompaction`` (``verbatim``). A policy
+says its promises at run time, so the checks narrow with ``is_budgeted`` and
+``is_verbatim``, and report a promise made without its member.
 """
 
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, TypeGuard
 
 import attrs
 
 from memtape.core.commands import AddTurn, Consolidate, Query, ReadFact, RecordEpisode, WriteFact
 from memtape.core.events import Event
-from memtape.core.state import Fact, State, Store
+from memtape.core.state import Fact, State, Store, Window
 
 
 @attrs.frozen
@@ -45,6 +51,37 @@ class CompactionPolicy(Protocol):
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
         ...
+
+
+class BudgetedCompaction(CompactionPolicy, Protocol):
+    """A compaction policy that promises BUDGET: it says the least it may keep."""
+
+    def floor(self, window: Window) -> int:
+        """The fewest tokens this policy's own rules let it keep in ``window``.
+
+        After a turn the window holds at most ``max(budget, floor(window))``.
+        """
+        ...
+
+
+class VerbatimCompaction(CompactionPolicy, Protocol):
+    """A compaction policy that promises RECENT_VERBATIM: it says how many turns stay."""
+
+    @property
+    def verbatim(self) -> int:
+        """How many of the newest turns stay HOT exactly as they arrived."""
+        ...
+
+
+def is_budgeted(policy: CompactionPolicy) -> TypeGuard[BudgetedCompaction]:
+    """Whether ``policy`` has the ``floor`` that BUDGET needs."""
+    return callable(getattr(policy, "floor", None))
+
+
+def is_verbatim(policy: CompactionPolicy) -> TypeGuard[VerbatimCompaction]:
+    """Whether ``policy`` has the ``verbatim`` count (an int) that RECENT_VERBATIM needs."""
+    verbatim = getattr(policy, "verbatim", None)
+    return isinstance(verbatim, int)
 
 
 class ForgettingPolicy(Protocol):

@@ -13,10 +13,9 @@ import attrs
 from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, Event, TurnAdded
 from memtape.core.state import State, Window
-from memtape.policies.params import Params
 from memtape.policies.promises import BUDGET, RECENT_VERBATIM
 from memtape.policies.tokenizers import Tokenizer, WordCount
-from memtape.policies.turns import arriving, check_shared, shared_params
+from memtape.policies.turns import arriving, budget_only, budget_table, check_shared
 
 
 @attrs.frozen
@@ -38,10 +37,7 @@ class SlidingWindow:
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "SlidingWindow":
         """Build the policy from a scenario's ``[compaction]`` table."""
-        params = Params(data, where)
-        budget, tokenizer = shared_params(params)
-        params.done()
-        return cls(budget, tokenizer)
+        return cls(*budget_only(data, where))
 
     @property
     def promises(self) -> frozenset[str]:
@@ -59,7 +55,7 @@ class SlidingWindow:
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
-        return {"policy": self.name, "budget": self.budget, "tokenizer": self.tokenizer.name}
+        return budget_table(self.name, self.budget, self.tokenizer)
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
         """The turn, and the compaction that drops the oldest turns if it is over budget."""

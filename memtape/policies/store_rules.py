@@ -8,13 +8,13 @@ factors over the active facts, so the ranking, not a fact's score alone, is
 the authority).
 """
 
-from collections.abc import Iterable
-from typing import Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 from memtape.core.commands import Query, ReadFact, WriteFact
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import Event, Evicted, FactRead, FactWritten, Superseded
-from memtape.core.state import State, Store
+from memtape.core.state import Fact, State, Store
 from memtape.policies.params import Params
 from memtape.policies.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
 from memtape.policies.protocols import Scored
@@ -56,6 +56,29 @@ def read_supersession(params: Params) -> str:
     if value not in SUPERSESSIONS:
         raise params.error("supersession", f"must be one of key, add-only, got {value!r}")
     return value
+
+
+def capacity_only(data: Mapping[str, Any], where: str) -> tuple[int, str]:
+    """The capacity (required) and supersession of a ``[forgetting]`` table holding nothing else."""
+    params = Params(data, where)
+    capacity = params.integer("capacity", minimum=1)
+    supersession = read_supersession(params)
+    params.done()
+    return capacity, supersession
+
+
+def capacity_table(name: str, capacity: int, supersession: str) -> dict[str, Any]:
+    """The scenario table of a forgetting policy whose only parameters are the shared ones."""
+    return {"policy": name, "capacity": capacity, "supersession": supersession}
+
+
+def last_touch(fact: Fact) -> float:
+    """The latest read of the fact (a returned query counts), or its write if never read.
+
+    What LRU, MemoryBank and Generative Agents count as the last touch; the
+    seed's policy counts the write alone.
+    """
+    return fact.written_at if fact.last_read_at is None else fact.last_read_at
 
 
 def promises_of(supersession: str) -> frozenset[str]:

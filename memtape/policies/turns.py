@@ -1,6 +1,7 @@
 """What every compaction policy shares: checking and measuring an arriving turn,
 and reading the parameters common to them all (``budget``, ``tokenizer``)."""
 
+from collections.abc import Mapping
 from typing import Any
 
 from memtape.core.commands import AddTurn
@@ -38,6 +39,19 @@ def shared_params(params: Params) -> tuple[int, Tokenizer]:
     except BadInput as error:
         raise params.error("tokenizer", str(error)) from None
     return budget, tokenizer
+
+
+def budget_only(data: Mapping[str, Any], where: str) -> tuple[int, Tokenizer]:
+    """The budget and tokenizer of a ``[compaction]`` table that may hold nothing else."""
+    params = Params(data, where)
+    shared = shared_params(params)
+    params.done()
+    return shared
+
+
+def budget_table(name: str, budget: int, tokenizer: Tokenizer) -> dict[str, Any]:
+    """The scenario table of a compaction policy whose only parameters are the shared ones."""
+    return {"policy": name, "budget": budget, "tokenizer": tokenizer.name}
 
 
 def check_shared(budget: Any, tokenizer: Any) -> None:

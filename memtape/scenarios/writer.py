@@ -1,8 +1,11 @@
-"""Write a scenario file: the policies' tables and one step per command, as TOML.
+"""Write scenario files: the one TOML writer of memtape.
 
-The inverse of ``parse_scenario``: what ``scenario_text`` writes loads back
-to the same policies and commands (a counterexample found by
-``memtape.testing`` is saved this way, for ``memtape run`` to replay).
+The inverse of ``parse_scenario``: what it writes loads back to the same
+policies, probes and steps. The kit saves a counterexample with
+``scenario_text`` (policies and commands); the lab's generators and importer
+write step tables directly with ``scenario_file``. Tables come out in a fixed
+order, each followed by a blank line, so the same data always gives the same
+bytes.
 """
 
 import math
@@ -22,10 +25,45 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput
 
+Value = str | int | float | bool
+"""A scalar value a scenario file holds."""
+
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f"}
-_ESCAPES["\r"] = "\\r"
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def scenario_file(
+    comment: str,
+    info: Mapping[str, Any],
+    policies: Mapping[str, Mapping[str, Any]],
+    steps: Sequence[Mapping[str, Any]],
+    probes: Sequence[Mapping[str, Any]] = (),
+) -> str:
+    """A whole scenario file: a comment, ``[scenario]`` ``info``, the policies, probes, steps.
+
+    ``comment`` (any number of lines) heads the file as TOML comments; each
+    step is the fields of one ``[[step]]`` table.
+    """
+    lines = [f"# {line}" if line else "#" for line in comment.splitlines()]
+    if lines:
+        lines.append("")
+    _table(lines, "[scenario]", info)
+    for axis, table in policies.items():
+        _table(lines, f"[{_key(axis)}]", table)
+    for probe in probes:
+        _table(lines, "[[probe]]", probe)
+    for step in steps:
+        _table(lines, "[[step]]", step)
+    return "\n".join(lines)
 
 
 def scenario_text(
@@ -36,21 +74,9 @@ def scenario_text(
     *,
     comment: str = "",
 ) -> str:
-    """A scenario file of the policies ``tables`` (``Policies.params()``) and ``commands``.
-
-    ``comment`` (any number of lines) heads the file as TOML comments.
-    """
-    lines = [f"# {line}".rstrip() for line in comment.splitlines()]
-    if lines:
-        lines.append("")
-    lines += ["[scenario]", f"name = {toml_value(name)}", f"about = {toml_value(about)}"]
-    for axis, table in tables.items():
-        lines += ["", f"[{_key(axis)}]"]
-        lines += [f"{_key(param)} = {toml_value(value)}" for param, value in table.items()]
-    for command in commands:
-        lines += ["", "[[step]]"]
-        lines += [f"{_key(k)} = {toml_value(v)}" for k, v in step_fields(command).items()]
-    return "\n".join(lines) + "\n"
+    """A scenario file of the policies ``tables`` (``Policies.params()``) and ``commands``."""
+    info = {"name": name, "about": about}
+    return scenario_file(comment, info, tables, [step_fields(command) for command in commands])
 
 
 def step_fields(command: Command) -> dict[str, Any]:
@@ -89,7 +115,7 @@ def step_fields(command: Command) -> dict[str, Any]:
 def toml_value(value: Any) -> str:
     """``value`` (a string, bool, number, list or table of those) as a TOML value."""
     if isinstance(value, str):
-        return '"' + "".join(_escape(c) for c in value) + '"'
+        return toml_string(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -108,13 +134,24 @@ def toml_value(value: Any) -> str:
     raise BadInput(f"{value!r} cannot be written as a TOML value")
 
 
+def toml_string(text: str) -> str:
+    """``text`` as a TOML basic string; control characters are escaped, the rest kept."""
+    return '"' + "".join(_escape(char) for char in text) + '"'
+
+
+def _table(lines: list[str], title: str, table: Mapping[str, Any]) -> None:
+    lines.append(title)
+    lines.extend(f"{_key(key)} = {toml_value(value)}" for key, value in table.items())
+    lines.append("")
+
+
 def _key(key: str) -> str:
-    return key if _BARE_KEY.fullmatch(key) else toml_value(key)
+    return key if _BARE_KEY.fullmatch(key) else toml_string(key)
 
 
 def _escape(char: str) -> str:
     if char in _ESCAPES:
         return _ESCAPES[char]
-    if ord(char) < 0x20 or ord(char) == 0x7F:
-        return f"\\u{ord(char):04X}"
+    if char < " " or char == "\x7f":
+        return f"\\u{ord(char):04x}"
     return char
