@@ -174,12 +174,23 @@ def collector_paused() -> Iterator[None]:
     collection walks every object built so far, so a million events cost
     several times their decoding. Reference counting still frees whatever
     dies. The collector's state is restored, whatever it was.
+
+    On the way out, what the block built is filed in the oldest generation
+    directly, as what it is: long-lived. Otherwise the first young collection
+    after the pause walks every object of the load. ``gc.freeze()`` then
+    ``gc.unfreeze()`` does that by splicing lists, without a walk; it is
+    skipped when the program keeps frozen objects of its own, which
+    ``unfreeze`` would release.
     """
     was_enabled = gc.isenabled()
+    keeps_frozen = gc.get_freeze_count() > 0
     gc.disable()
     try:
         yield
     finally:
+        if not keeps_frozen:
+            gc.freeze()
+            gc.unfreeze()
         if was_enabled:
             gc.enable()
 
