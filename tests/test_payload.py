@@ -11,7 +11,13 @@ import pytest
 
 from memtape.core.commands import Query
 from memtape.core.errors import BadInput
-from memtape.core.events import EVENT_TYPES, CompactionTriggered, Queried, TurnAdded
+from memtape.core.events import (
+    EVENT_TYPES,
+    ClockAdvanced,
+    CompactionTriggered,
+    Queried,
+    TurnAdded,
+)
 from memtape.core.state import State
 from memtape.policies.session import Policies, Session
 from memtape.scenarios import load_scenario
@@ -104,7 +110,22 @@ class TestRunPayload:
         shipped = [len(frame["R"][1]) for frame in data["frames"] if "R" in frame]
         assert min(shipped) < 3
 
-    def test_a_fork_to_a_policy_the_page_cannot_score_ships_its_whole_ranking(self) -> None:
+    def test_a_memorybank_clock_move_ships_the_clock_alone(self) -> None:
+        # Every retention decays at a clock move; the page recomputes them all itself.
+        session = simulated("dana-facts", "forgetting.policy=memorybank")
+        data = run_payload(session.run, session.policies_at, "dana-facts")
+        moves = [
+            frame
+            for event, frame in zip(session.run.events, data["frames"], strict=True)
+            if isinstance(event, ClockAdvanced)
+        ]
+        assert moves
+        assert all(["c"] == list(frame) for frame in moves)
+
+    def test_a_fork_to_a_policy_the_page_cannot_score_ships_its_whole_ranking(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(payload, "PAGE_SCORERS", payload.PAGE_SCORERS - {"memorybank"})
         session = simulated(str(QUERIES))
         fork_at = session.run.batch(3)[1]
         forked = session.fork(fork_at, ["forgetting.policy=memorybank"])

@@ -6,6 +6,7 @@ scenarios and for a long mixed run with a fork. The others drive the page as
 a user would and read the seed's figures off it.
 """
 
+import math
 import random
 import threading
 from collections.abc import Callable, Iterator
@@ -150,10 +151,47 @@ def python_views(loaded: LoadedRun) -> list[Any]:
     return [view_data(run.state_at(at), at, session.policies_at(at)) for at in range(len(run) + 1)]
 
 
-def assert_same_views(expected: list[Any], actual: list[Any]) -> None:
+ULP_SCORES = frozenset({"memorybank"})
+"""Forgetting policies whose score the page computes with ``Math.exp``, which differs from
+libm's ``exp`` in the last bit for some inputs: their ranking's scores may be one ulp off
+Python's. Nothing else may differ, the ranking's order included."""
+
+
+def one_ulp_apart(python: float, browser: float) -> bool:
+    """Whether ``browser`` is ``python`` or one of its two neighbouring floats."""
+    return browser in (python, math.nextafter(python, math.inf), math.nextafter(python, -math.inf))
+
+
+def forgiven(python: Any, browser: Any, forgetting: str | None) -> Any:
+    """The page's view with each ranking score one ulp off Python's (under a policy in
+    ``ULP_SCORES``, for the same fact at the same rank) set to Python's; else as it is."""
+    if forgetting not in ULP_SCORES or python["store"] is None or browser["store"] is None:
+        return browser
+    theirs = python["store"]["ranking"]
+    rows = []
+    for rank, row in enumerate(browser["store"]["ranking"]):
+        expected = theirs[rank] if rank < len(theirs) else None
+        if (
+            expected is not None
+            and expected["id"] == row["id"]
+            and one_ulp_apart(expected["score"], row["score"])
+        ):
+            rows.append({**row, "score": expected["score"]})
+        else:
+            rows.append(row)
+    return {**browser, "store": {**browser["store"], "ranking": rows}}
+
+
+def assert_same_views(loaded: LoadedRun, actual: list[Any]) -> None:
+    """The page's view equals ``show --json``'s at every event (see ``ULP_SCORES``)."""
+    expected = python_views(loaded)
     assert len(expected) == len(actual)
     for at, (python, browser) in enumerate(zip(expected, actual, strict=True)):
-        assert python == browser, f"the page differs from show --json after event {at}"
+        forgetting = loaded.session.policies_at(at).forgetting
+        name = None if forgetting is None else forgetting.name
+        assert python == forgiven(python, browser, name), (
+            f"the page differs from show --json after event {at}"
+        )
 
 
 def position_of(loaded: LoadedRun, found: Callable[[Any], bool], nth: int = 1) -> int:
@@ -196,13 +234,13 @@ class TestSameAsShowJson:
     def test_every_event_of_each_seed_scenario(self, page: Page, tmp_path: Path, name: str) -> None:
         loaded = simulated(name)
         open_view(page, tmp_path, loaded)
-        assert_same_views(python_views(loaded), page_views(page))
+        assert_same_views(loaded, page_views(page))
 
     def test_every_event_of_a_long_mixed_forked_run(self, page: Page, tmp_path: Path) -> None:
         loaded = mixed_run()
         open_view(page, tmp_path, loaded)
         views = page_views(page)
-        assert_same_views(python_views(loaded), views)
+        assert_same_views(loaded, views)
         # The run exercised every part the page folds.
         end = views[-1]
         for part in (end["window"]["dropped"], end["window"]["cold"]["turns"]):
@@ -219,7 +257,7 @@ class TestSameAsShowJson:
         monkeypatch.setattr(payload, "PAGE_SCORERS", frozenset())
         loaded = mixed_run(120, seed=9)
         open_view(page, tmp_path, loaded)
-        assert_same_views(python_views(loaded), page_views(page))
+        assert_same_views(loaded, page_views(page))
 
     @pytest.mark.parametrize("name", sorted(COMPACTION))
     def test_every_event_of_refund_desk_under_each_compaction_policy(
@@ -228,7 +266,7 @@ class TestSameAsShowJson:
         loaded = simulated("refund-desk", f"compaction.policy={name}")
         open_view(page, tmp_path, loaded)
         views = page_views(page)
-        assert_same_views(python_views(loaded), views)
+        assert_same_views(loaded, views)
         assert name in page.locator(".where").inner_text()
 
     @pytest.mark.parametrize("supersession", ["key", "add-only"])
@@ -246,7 +284,7 @@ class TestSameAsShowJson:
         assert retired == (supersession == "key")
         open_view(page, tmp_path, loaded)
         views = page_views(page)
-        assert_same_views(python_views(loaded), views)
+        assert_same_views(loaded, views)
         if supersession == "add-only":
             assert any(
                 len({r["key"] for r in v["store"]["ranking"]}) < len(v["store"]["ranking"])
@@ -259,20 +297,88 @@ class TestSameAsShowJson:
         assert ("×" in header) == (name == "importance-recency-access")
         assert name in page.locator(".store h3").first.inner_text()
 
-    def test_a_fork_from_a_ranking_the_page_scores_to_one_it_is_shipped(
-        self, page: Page, tmp_path: Path
+    @pytest.mark.parametrize("shipped", [True, False])
+    def test_a_fork_from_a_ranking_the_page_scores_to_memorybank(
+        self, page: Page, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shipped: bool
     ) -> None:
+        if shipped:
+            monkeypatch.setattr(payload, "PAGE_SCORERS", payload.PAGE_SCORERS - {"memorybank"})
         session = simulated(str(Path(__file__).parent / "fixtures" / "dana-queries.toml")).session
         forked = session.fork(session.run.batch(3)[1], ["forgetting.policy=memorybank"])
         loaded = LoadedRun(forked, "what-if", Path("what-if"))
         open_view(page, tmp_path, loaded)
-        assert_same_views(python_views(loaded), page_views(page))
+        assert_same_views(loaded, page_views(page))
 
     def test_both_runs_of_a_comparison(self, page: Page, tmp_path: Path) -> None:
         first, second = simulated("refund-desk"), simulated("refund-desk", "compaction.budget=60")
         open_view(page, tmp_path, first, second)
-        assert_same_views(python_views(first), page_views(page, 0))
-        assert_same_views(python_views(second), page_views(page, 1))
+        assert_same_views(first, page_views(page, 0))
+        assert_same_views(second, page_views(page, 1))
+
+
+class TestMemoryBankInThePage:
+    """The page scores memorybank with ``Math.exp``: one ulp from libm's ``exp`` at most."""
+
+    EDGES = (
+        0.0,
+        -0.0,
+        -5e-324,
+        -1e-300,
+        -1e-17,
+        -1e-8,
+        -0.5,
+        -1.0,
+        -2.0 / 3.0,
+        -1.5,
+        -20.25,
+        -708.39,
+        -708.4,
+        -709.78,
+        -744.44,
+        -745.13,
+        -745.14,
+        -745.2,
+        -1000.0,
+        -math.inf,
+    )
+    """Zero, tiny inputs, and around the subnormal results and the underflow to zero."""
+
+    def test_math_exp_is_within_one_ulp_of_libm_on_a_large_sample(self, page: Page) -> None:
+        rng = random.Random(20261129)
+        # What memorybank computes, -elapsed / strength (clock moves by halves, reads up to
+        # 40), and uniform inputs down to underflow.
+        retentions = [-(rng.randrange(4000) / 2) / (1.0 + rng.randrange(41)) for _ in range(20_000)]
+        uniform = [-rng.uniform(0.0, 746.0) for _ in range(20_000)]
+        inputs = [*self.EDGES, *retentions, *uniform]
+        page.set_content("<p></p>")
+        browser = page.evaluate("(xs) => xs.map((x) => Math.exp(x))", inputs)
+        off = [x for x, y in zip(inputs, browser, strict=True) if y != math.exp(x)]
+        far = [x for x, y in zip(inputs, browser, strict=True) if not one_ulp_apart(math.exp(x), y)]
+        assert [] == far
+        # Edge cases agree exactly; so does nearly every input (V8's differs in the last bit
+        # for some, which is why the browser tests forgive one ulp in memorybank's scores).
+        assert not set(off) & set(self.EDGES)
+        assert len(off) < len(inputs) / 4
+
+    def test_the_comparison_forgives_one_ulp_in_a_memorybank_score_and_nothing_else(
+        self,
+    ) -> None:
+        score = math.exp(-1.5)
+        row = {"id": 1, "key": "a", "strength": 1.0, "elapsed": 1.5, "score": score}
+        other = {"id": 2, "key": "b", "strength": 2.0, "elapsed": 1.0, "score": math.exp(-0.5)}
+        python = {"at": 3, "store": {"capacity": 2, "ranking": [other, row]}}
+
+        def browser(**change: Any) -> Any:
+            return {"at": 3, "store": {"capacity": 2, "ranking": [other, {**row, **change}]}}
+
+        up = math.nextafter(score, 1.0)
+        assert python == forgiven(python, browser(score=up), "memorybank")
+        assert python == forgiven(python, browser(), "memorybank")
+        assert python != forgiven(python, browser(score=math.nextafter(up, 1.0)), "memorybank")
+        assert python != forgiven(python, browser(score=up), "lru")
+        assert python != forgiven(python, browser(elapsed=math.nextafter(1.5, 2)), "memorybank")
+        swapped = {"at": 3, "store": {"capacity": 2, "ranking": [row, other]}}
+        assert python != forgiven(python, swapped, "memorybank")
 
 
 class TestRefundDesk:
@@ -413,7 +519,7 @@ class TestQueries:
             assert (0 if hit else 1) == row.locator(".miss").count()
         screenshot("dana-queries-query")
         # Each query's results were read once more: the ranking counts them.
-        assert_same_views(python_views(loaded), page_views(page))
+        assert_same_views(loaded, page_views(page))
 
 
 class TestUserDataIsText:

@@ -68,8 +68,11 @@ FOLLOWED: frozenset[type[Event]] = frozenset(
 )
 """Every event type the viewer follows (tests/test_payload.py holds it to ``EVENT_TYPES``)."""
 
-PAGE_SCORERS = frozenset({"importance-recency-access", "generative-agents", "lru", "lfu", "fifo"})
-"""Forgetting policies whose score ``viewer.js`` computes itself (same formula, same floats);
+PAGE_SCORERS = frozenset(
+    {"importance-recency-access", "generative-agents", "memorybank", "lru", "lfu", "fifo"}
+)
+"""Forgetting policies whose score ``viewer.js`` computes itself (same formula, same floats,
+except memorybank's ``exp``: V8's may differ from libm's by one ulp, so its score may too);
 for the others the ranking rows that changed are shipped (``R``), which costs the page
 every row at a clock move when their scores decay."""
 

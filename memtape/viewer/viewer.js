@@ -239,7 +239,8 @@
   };
 
   // The same arithmetic, in the same order, as memtape/policies/forgetting.py, cache.py
-  // (a cache policy's score is one number read off the fact) and generative_agents.py.
+  // (a cache policy's score is one number read off the fact), generative_agents.py and
+  // memorybank.py.
   // Each scores the active facts together (a normalized factor depends on all of them):
   // `touched[n]` is when fact n was last touched, its latest read or else its write.
   function oneNumber(name, value) {
@@ -258,6 +259,13 @@
   }
 
   const SCORERS = {
+    // Math.exp is not libm's exp: a score may differ from Python's by one ulp (the page shows
+    // four digits), so two facts whose retentions are one ulp apart could rank swapped.
+    "memorybank": (params, facts, now, touched) => facts.map((fact, n) => {
+      const elapsed = now - touched[n];
+      const strength = 1.0 + fact.reads;
+      return { factors: { strength: strength, elapsed: elapsed }, score: Math.exp(-elapsed / strength) };
+    }),
     "lru": oneNumber("last_touch", (fact, touched) => touched),
     "lfu": oneNumber("reads", (fact) => fact.reads),
     "fifo": oneNumber("written_at", (fact) => fact.written_at),
