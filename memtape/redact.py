@@ -11,22 +11,32 @@ the names of the policies, their rules (``supersession``, ``relevance``)
 and the tokenizer, and a COLD gist that is exactly the tiered policy's count
 template (``gist_for``), which the gist invariant checks word for word.
 
-A placeholder is ``TAG.1 TAG.2 ... TAG.n``, one word per token, where TAG
-comes from a keyed hash of the original text: equal texts get equal
-placeholders, so a fact superseded by key is still superseded by key, and
-different texts get different ones. The key is by default a digest of the
-whole run, so the copy is deterministic, yet a reader cannot test a guess of
-one short text (a key such as ``"name"``) by hashing it; pass the same
-``secret`` to redact several runs with agreeing placeholders.
+Under the word count a placeholder is ``TAG.1 TAG.2 ... TAG.n``, one word
+per token, where TAG comes from a keyed hash of the original text. Under a
+byte-pair encoding (or any other tokenizer) it is a head followed by words
+drawn by the keyed hash from a pool of short lowercase words that are each
+one token, alone and after a space, under every tokenizer that measured the
+run; the head is a word, a number or a piece that splits as the text's
+start does, so that the placeholder keeps both the text's count and the
+count of the text after a space (which is what a turn's ``"{role}: {text}"``
+adds). Either way equal texts get equal placeholders, so a fact superseded
+by key is still superseded by key, and different texts get different ones.
+The key is by default a digest of the whole run, so the copy is
+deterministic, yet a reader cannot test a guess of one short text (a key
+such as ``"name"``) by hashing it; pass the same ``secret`` to redact
+several runs with agreeing placeholders.
 
 The copy's header carries ``"redacted": true``: its rules are placeholders
 too, so its commands cannot be decided again (``memtape check`` says so).
 """
 
+import functools
 import hashlib
 import hmac
+import itertools
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -82,6 +92,12 @@ kept so the copy loads."""
 _TAG_LENGTHS = range(8, 65, 4)
 """How many hex digits of the hash a tag takes: the fewest no other text holds."""
 
+_ATTEMPTS = 4096
+"""How many candidates a text's placeholder may try before the run is refused."""
+
+Shape = tuple[tuple[int, int], ...]
+"""A text's counts under each tokenizer of a run: alone, and after a space."""
+
 
 @attrs.frozen
 class RedactedRun:
@@ -111,7 +127,7 @@ def redact(source: Path, *, secret: bytes | None = None) -> RedactedRun:
     header = recorded.header
     try:
         tokenizers = _tokenizers(header, source)
-        masks = _Masks(secret or _digest(recorded), tokenizers)
+        masks = Masks(secret or _digest(recorded), tokenizers)
         copy = {
             name: _scrub(value, masks)
             for name, value in header.items()
@@ -148,20 +164,28 @@ def export_redacted(source: Path, out: Path, *, secret: bytes | None = None) -> 
     return redacted
 
 
-class _Masks:
+class Masks:
     """The placeholder of each text, made once, injective, and of the same token count."""
 
     def __init__(self, secret: bytes, tokenizers: tuple[Tokenizer, ...]) -> None:
         self._secret = secret
         self._tokenizers = tokenizers
+        self._words = all(isinstance(tokenizer, WordCount) for tokenizer in tokenizers)
         self._made: dict[str, str] = {}
         self._tags: set[str] = set()
+        self._taken: set[str] = set()
 
     def text(self, text: str) -> str:
         """The placeholder of ``text``: as many tokens, the same one wherever ``text`` appears."""
         made = self._made.get(text)
         if made is not None:
             return made
+        made = self._tagged(text) if self._words else self._drawn(text)
+        self._made[text] = made
+        return made
+
+    def _tagged(self, text: str) -> str:
+        """``TAG.1 ... TAG.n``: one word per word of ``text`` (runs measured by word count)."""
         raw = text.encode("utf-8", "surrogatepass")
         digest = hmac.new(self._secret, raw, hashlib.sha256).hexdigest()
         tag = next(digest[:n] for n in _TAG_LENGTHS if digest[:n] not in self._tags)
@@ -174,8 +198,44 @@ class _Masks:
                     f"no placeholder keeps the token count of a text under the "
                     f"{tokenizer.name!r} tokenizer"
                 )
-        self._made[text] = made
         return made
+
+    def _drawn(self, text: str) -> str:
+        """A head and pool words with the shape of ``text``, the first free one the hash picks.
+
+        The candidates of one head shape are numbered (head first, then
+        each word), the hash picks a starting number, and a candidate some
+        other text already holds, or whose pieces merge at a boundary, gives
+        way to the next number.
+        """
+        if not text:
+            return ""
+        shape = _shape(text, self._tokenizers)
+        pieces = _pieces(self._tokenizers)
+        raw = text.encode("utf-8", "surrogatepass")
+        attempts = 0
+        for heads, length in pieces.options(shape):
+            size = len(heads) * len(pieces.words) ** length
+            start = self._number(raw, size.bit_length() + 64) % size
+            for step in range(min(size, _ATTEMPTS - attempts)):
+                made = pieces.placeholder(heads, length, (start + step) % size)
+                if made not in self._taken and _shape(made, self._tokenizers) == shape:
+                    self._taken.add(made)
+                    return made
+            attempts += min(size, _ATTEMPTS - attempts)
+        names = " and ".join(repr(tokenizer.name) for tokenizer in self._tokenizers)
+        plural = "s" if len(self._tokenizers) > 1 else ""
+        raise BadInput(
+            f"no placeholder keeps the token count of a text under the {names} tokenizer{plural}"
+        )
+
+    def _number(self, raw: bytes, bits: int) -> int:
+        """A keyed hash of ``raw`` at least ``bits`` long, as a number."""
+        blocks = (
+            hmac.new(self._secret, block.to_bytes(4, "big") + raw, hashlib.sha256).digest()
+            for block in range(bits // 256 + 1)
+        )
+        return int.from_bytes(b"".join(blocks), "big")
 
     def turn(self, role: str, text: str) -> str:
         """The placeholder of a turn's text, which also keeps the tokens of ``"{role}: {text}"``."""
@@ -191,6 +251,68 @@ class _Masks:
     def optional(self, text: str | None) -> str | None:
         """The placeholder of ``text``, or None for None."""
         return None if text is None else self.text(text)
+
+
+@attrs.frozen
+class _Pieces:
+    """What placeholders are built of under some tokenizers.
+
+    ``words`` are each one token alone and after a space under every
+    tokenizer; ``heads`` are the pieces a placeholder may start with, by
+    their shape.
+    """
+
+    words: tuple[str, ...]
+    heads: dict[Shape, tuple[str, ...]]
+
+    def options(self, shape: Shape) -> Iterator[tuple[tuple[str, ...], int]]:
+        """The heads that can start a placeholder of ``shape``, with how many words follow.
+
+        A head fits when each tokenizer leaves the same number of tokens
+        for the words, alone and after a space: each word adds one either way.
+        """
+        if not self.words:
+            return
+        for head, heads in self.heads.items():
+            rest = {count - part for (count, spaced), (part, _) in zip(shape, head, strict=True)}
+            rest |= {spaced - part for (_, spaced), (_, part) in zip(shape, head, strict=True)}
+            if len(rest) == 1 and (length := rest.pop()) >= 0:
+                yield heads, length
+
+    def placeholder(self, heads: tuple[str, ...], length: int, number: int) -> str:
+        """The candidate called ``number``: its head, then ``length`` pool words."""
+        number, head = divmod(number, len(heads))
+        chosen = [heads[head]]
+        for _ in range(length):
+            number, word = divmod(number, len(self.words))
+            chosen.append(self.words[word])
+        return " ".join(chosen)
+
+
+def _shape(text: str, tokenizers: tuple[Tokenizer, ...]) -> Shape:
+    """The counts of ``text`` alone and after a space, under each tokenizer."""
+    return tuple((t.count(text), t.count(f" {text}")) for t in tokenizers)
+
+
+def _candidates() -> Iterator[str]:
+    """Short strings to build placeholders of, in a fixed order: letters, then numbers."""
+    for alphabet in ("abcdefghijklmnopqrstuvwxyz", "0123456789"):
+        for size in (1, 2, 3):
+            yield from map("".join, itertools.product(alphabet, repeat=size))
+
+
+@functools.cache
+def _pieces(tokenizers: tuple[Tokenizer, ...]) -> _Pieces:
+    """The pool words and heads under ``tokenizers``, each verified by counting it."""
+    one = tuple((1, 1) for _ in tokenizers)
+    words: list[str] = []
+    heads: dict[Shape, list[str]] = {}
+    for candidate in _candidates():
+        shape = _shape(candidate, tokenizers)
+        heads.setdefault(shape, []).append(candidate)
+        if shape == one and candidate.isalpha():
+            words.append(candidate)
+    return _Pieces(tuple(words), {shape: tuple(found) for shape, found in sorted(heads.items())})
 
 
 def _tokenizers(header: dict[str, Any], source: Path) -> tuple[Tokenizer, ...]:
@@ -226,7 +348,7 @@ def _digest(recorded: RunFile) -> bytes:
     return digest.digest()
 
 
-def _scrub(value: Any, masks: _Masks) -> Any:
+def _scrub(value: Any, masks: Masks) -> Any:
     """A header value with every string masked, except the names of policies and tokenizers."""
     if isinstance(value, str):
         return masks.text(value)
@@ -240,7 +362,7 @@ def _scrub(value: Any, masks: _Masks) -> Any:
     return value
 
 
-def _event(event: Event, masks: _Masks, cold: int) -> Event:
+def _event(event: Event, masks: Masks, cold: int) -> Event:
     """``event`` with its texts masked; ``cold`` counts the COLD turns after it."""
     if isinstance(event, TurnAdded):
         text = masks.turn(event.role, event.text)
@@ -274,7 +396,7 @@ def _event(event: Event, masks: _Masks, cold: int) -> Event:
     assert_never(event)
 
 
-def _command(command: Command, masks: _Masks) -> Command:
+def _command(command: Command, masks: Masks) -> Command:
     """``command`` with its texts masked as its events' are."""
     if isinstance(command, AddTurn):
         return AddTurn(command.role, masks.turn(command.role, command.text), command.salient)
