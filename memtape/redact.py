@@ -35,6 +35,7 @@ import hashlib
 import hmac
 import itertools
 import json
+import math
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -204,7 +205,7 @@ class Masks:
         """A head and pool words with the shape of ``text``, the first free one the hash picks.
 
         The candidates of one head shape are numbered (head first, then
-        each word), the hash picks a starting number, and a candidate some
+        each word, as digits of one number), the hash picks a starting number, and a candidate some
         other text already holds, or whose pieces merge at a boundary, gives
         way to the next number.
         """
@@ -214,11 +215,11 @@ class Masks:
         pieces = _pieces(self._tokenizers)
         raw = text.encode("utf-8", "surrogatepass")
         attempts = 0
-        for heads, length in pieces.options(shape):
-            size = len(heads) * len(pieces.words) ** length
+        for pools in pieces.options(shape):
+            size = math.prod(len(pool) for pool in pools)
             start = self._number(raw, size.bit_length() + 64) % size
             for step in range(min(size, _ATTEMPTS - attempts)):
-                made = pieces.placeholder(heads, length, (start + step) % size)
+                made = pieces.placeholder(pools, (start + step) % size)
                 if made not in self._taken and _shape(made, self._tokenizers) == shape:
                     self._taken.add(made)
                     return made
@@ -258,34 +259,46 @@ class _Pieces:
     """What placeholders are built of under some tokenizers.
 
     ``words`` are each one token alone and after a space under every
-    tokenizer; ``heads`` are the pieces a placeholder may start with, by
-    their shape.
+    tokenizer; ``extra[i]`` are words one token after a space under every
+    tokenizer but the i-th, where they are two (they make up the difference
+    when the tokenizers of one run count a text differently); ``heads`` are
+    the pieces a placeholder may start with, by their shape.
     """
 
     words: tuple[str, ...]
+    extra: tuple[tuple[str, ...], ...]
     heads: dict[Shape, tuple[str, ...]]
 
-    def options(self, shape: Shape) -> Iterator[tuple[tuple[str, ...], int]]:
-        """The heads that can start a placeholder of ``shape``, with how many words follow.
+    def options(self, shape: Shape) -> Iterator[tuple[tuple[str, ...], ...]]:
+        """The pools the pieces of a placeholder of ``shape`` are drawn from, head first.
 
-        A head fits when each tokenizer leaves the same number of tokens
-        for the words, alone and after a space: each word adds one either way.
+        A head fits when it leaves each tokenizer as many tokens for the
+        words alone as after a space (each word follows a space), and the
+        words can make them up: as many words as the fewest any tokenizer
+        wants, one of them an extra word for each token more another wants.
         """
         if not self.words:
             return
         for head, heads in self.heads.items():
-            rest = {count - part for (count, spaced), (part, _) in zip(shape, head, strict=True)}
-            rest |= {spaced - part for (_, spaced), (_, part) in zip(shape, head, strict=True)}
-            if len(rest) == 1 and (length := rest.pop()) >= 0:
-                yield heads, length
+            left = [count - part for (count, _), (part, _) in zip(shape, head, strict=True)]
+            if left != [spaced - part for (_, spaced), (_, part) in zip(shape, head, strict=True)]:
+                continue
+            length = min(left)
+            more = [wanted - length for wanted in left]
+            if length < 0 or sum(more) > length:
+                continue
+            if any(n and not pool for n, pool in zip(more, self.extra, strict=True)):
+                continue
+            extra = [pool for n, pool in zip(more, self.extra, strict=True) for _ in range(n)]
+            yield (heads, *extra, *([self.words] * (length - sum(more))))
 
-    def placeholder(self, heads: tuple[str, ...], length: int, number: int) -> str:
-        """The candidate called ``number``: its head, then ``length`` pool words."""
-        number, head = divmod(number, len(heads))
-        chosen = [heads[head]]
-        for _ in range(length):
-            number, word = divmod(number, len(self.words))
-            chosen.append(self.words[word])
+    @staticmethod
+    def placeholder(pools: tuple[tuple[str, ...], ...], number: int) -> str:
+        """The candidate called ``number``: one piece from each pool, the first piece first."""
+        chosen = []
+        for pool in pools:
+            number, piece = divmod(number, len(pool))
+            chosen.append(pool[piece])
         return " ".join(chosen)
 
 
@@ -306,13 +319,23 @@ def _pieces(tokenizers: tuple[Tokenizer, ...]) -> _Pieces:
     """The pool words and heads under ``tokenizers``, each verified by counting it."""
     one = tuple((1, 1) for _ in tokenizers)
     words: list[str] = []
+    extra: list[list[str]] = [[] for _ in tokenizers]
     heads: dict[Shape, list[str]] = {}
     for candidate in _candidates():
         shape = _shape(candidate, tokenizers)
         heads.setdefault(shape, []).append(candidate)
-        if shape == one and candidate.isalpha():
+        spaced = [after for _, after in shape]
+        if not candidate.isalpha():
+            continue
+        if shape == one:
             words.append(candidate)
-    return _Pieces(tuple(words), {shape: tuple(found) for shape, found in sorted(heads.items())})
+        elif sorted(spaced) == [1] * (len(spaced) - 1) + [2]:
+            extra[spaced.index(2)].append(candidate)
+    return _Pieces(
+        tuple(words),
+        tuple(map(tuple, extra)),
+        {shape: tuple(found) for shape, found in sorted(heads.items())},
+    )
 
 
 def _tokenizers(header: dict[str, Any], source: Path) -> tuple[Tokenizer, ...]:

@@ -625,6 +625,24 @@ class TestBytePairRuns:
 
         assert [t.tokens for t in turns] == [count(f"{t.role}: {t.text}") for t in turns]
 
+    def test_a_run_forked_onto_the_other_encoding_keeps_its_figures(self, tmp_path: Path) -> None:
+        """Both encodings measured the run: each placeholder keeps the count of each."""
+        scenario = support(120)
+        session = Session(scenario.policies.with_settings(["compaction.tokenizer=cl100k_base"]))
+        session.execute_all(scenario.steps)
+        source = tmp_path / "forked.jsonl"
+        origin = {"run": "support.jsonl", "at": 60, "set": ["compaction.tokenizer=o200k_base"]}
+        fork = session.fork(60, ["compaction.tokenizer=o200k_base"])
+        fork.execute_all(scenario.steps[60:])
+        save_run(fork, source, "support", origin=origin)
+        out = tmp_path / "copy.jsonl"
+        export_redacted(source, out)
+
+        assert [figures(v) for v in views(load_run(source))] == [
+            figures(v) for v in views(load_run(out))
+        ]
+        assert (True, ()) == (check_file(out).ok, check_file(out).problems)
+
     def test_redacting_twice_gives_the_same_bytes(self, tmp_path: Path) -> None:
         source = measured_by(tmp_path, load_scenario("refund-desk"), "o200k_base")
         first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
@@ -655,6 +673,17 @@ class TestBytePairPlaceholders:
 
         assert [True] * len(twice) == [kept(masks, tokenizer, text) for text in twice]
         assert len(set(texts)) == len({masks.text(text) for text in twice})
+
+    @settings(max_examples=40, deadline=None)
+    @given(texts=st.lists(st.text(max_size=40), max_size=12))
+    def test_both_encodings_at_once_keep_their_counts(self, texts: list[str]) -> None:
+        """A run forked onto the other encoding: the two count many texts differently."""
+        masks = Masks(b"secret", BYTE_PAIRS)
+
+        assert [True] * len(texts) * 2 == [
+            kept(masks, tokenizer, text) for text in texts for tokenizer in BYTE_PAIRS
+        ]
+        assert len(set(texts)) == len({masks.text(text) for text in texts})
 
     @pytest.mark.parametrize("tokenizer", BYTE_PAIRS, ids=lambda t: t.name)
     def test_a_text_that_splits_after_a_space_keeps_both_counts(self, tokenizer: Tokenizer) -> None:
