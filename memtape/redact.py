@@ -166,7 +166,13 @@ def export_redacted(source: Path, out: Path, *, secret: bytes | None = None) -> 
 
 
 class Masks:
-    """The placeholder of each text, made once, injective, and of the same token count."""
+    """The placeholder of each text, made once, injective, and of the same token count.
+
+    ``secret`` keys the hash that picks placeholders; ``tokenizers`` are
+    every tokenizer that measured the run. Under the word count alone the
+    placeholders are ``TAG.n`` words; under any other tokenizers they are
+    drawn from verified one-token words (see the module docstring).
+    """
 
     def __init__(self, secret: bytes, tokenizers: tuple[Tokenizer, ...]) -> None:
         self._secret = secret
@@ -204,10 +210,10 @@ class Masks:
     def _drawn(self, text: str) -> str:
         """A head and pool words with the shape of ``text``, the first free one the hash picks.
 
-        The candidates of one head shape are numbered (head first, then
-        each word, as digits of one number), the hash picks a starting number, and a candidate some
-        other text already holds, or whose pieces merge at a boundary, gives
-        way to the next number.
+        The candidates of one head shape are numbered (head and words are
+        the digits of the number), the hash picks a starting number, and a
+        candidate some other text already holds, or whose pieces merge at a
+        boundary, gives way to the next number.
         """
         if not text:
             return ""

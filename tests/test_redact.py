@@ -625,10 +625,13 @@ class TestBytePairRuns:
 
         assert [t.tokens for t in turns] == [count(f"{t.role}: {t.text}") for t in turns]
 
-    def test_a_run_forked_onto_the_other_encoding_keeps_its_figures(self, tmp_path: Path) -> None:
-        """Both encodings measured the run: each placeholder keeps the count of each."""
+    @pytest.mark.parametrize("first", ["cl100k_base", "words"])
+    def test_a_run_forked_onto_another_tokenizer_keeps_its_figures(
+        self, tmp_path: Path, first: str
+    ) -> None:
+        """Two tokenizers measured the run: each placeholder keeps the count of each."""
         scenario = support(120)
-        session = Session(scenario.policies.with_settings(["compaction.tokenizer=cl100k_base"]))
+        session = Session(scenario.policies.with_settings([f"compaction.tokenizer={first}"]))
         session.execute_all(scenario.steps)
         source = tmp_path / "forked.jsonl"
         origin = {"run": "support.jsonl", "at": 60, "set": ["compaction.tokenizer=o200k_base"]}
