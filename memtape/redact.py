@@ -222,7 +222,7 @@ class Masks:
         raw = text.encode("utf-8", "surrogatepass")
         attempts = 0
         for pools in pieces.options(shape):
-            size = math.prod(len(pool) for pool in pools)
+            size = math.prod(len(pool) for _, pool in pools)
             start = self._number(raw, size.bit_length() + 64) % size
             for step in range(min(size, _ATTEMPTS - attempts)):
                 made = pieces.placeholder(pools, (start + step) % size)
@@ -260,6 +260,11 @@ class Masks:
         return None if text is None else self.text(text)
 
 
+Pools = tuple[tuple[str, tuple[str, ...]], ...]
+"""The pieces of a placeholder: for each, what joins it to the one before and what it is
+drawn from."""
+
+
 @attrs.frozen
 class _Pieces:
     """What placeholders are built of under some tokenizers.
@@ -268,15 +273,20 @@ class _Pieces:
     tokenizer; ``extra[i]`` are words one token after a space under every
     tokenizer but the i-th, where they are two (they make up the difference
     when the tokenizers of one run count a text differently); ``heads`` are
-    the pieces a placeholder may start with, by their shape.
+    the pieces a placeholder may start with, by their shape; ``digits`` are
+    one token each under every tokenizer, and ``splits[i]`` says whether the
+    i-th tokenizer counts each word and digit of a glued ``ab1cd`` (a byte-pair
+    encoding) or the whole as one (the word count).
     """
 
     words: tuple[str, ...]
     extra: tuple[tuple[str, ...], ...]
     heads: dict[Shape, tuple[str, ...]]
+    digits: tuple[str, ...]
+    splits: tuple[bool, ...]
 
-    def options(self, shape: Shape) -> Iterator[tuple[tuple[str, ...], ...]]:
-        """The pools the pieces of a placeholder of ``shape`` are drawn from, head first.
+    def options(self, shape: Shape) -> Iterator[Pools]:
+        """The pieces a placeholder of ``shape`` may be made of, head first.
 
         A head fits when it leaves each tokenizer as many tokens for the
         words alone as after a space (each word follows a space), and the
@@ -285,7 +295,7 @@ class _Pieces:
         """
         if not self.words:
             return
-        for head, heads in self.heads.items():
+        for head, pools in self._heads(shape):
             left = [count - part for (count, _), (part, _) in zip(shape, head, strict=True)]
             if left != [spaced - part for (_, spaced), (_, part) in zip(shape, head, strict=True)]:
                 continue
@@ -295,17 +305,36 @@ class _Pieces:
                 continue
             if any(n and not pool for n, pool in zip(more, self.extra, strict=True)):
                 continue
-            extra = [pool for n, pool in zip(more, self.extra, strict=True) for _ in range(n)]
-            yield (heads, *extra, *([self.words] * (length - sum(more))))
+            extra = [
+                (" ", pool) for n, pool in zip(more, self.extra, strict=True) for _ in range(n)
+            ]
+            yield (*pools, *extra, *([(" ", self.words)] * (length - sum(more))))
+
+    def _heads(self, shape: Shape) -> Iterator[tuple[Shape, Pools]]:
+        """The heads by shape, then the glued head a run measured by the word count and an
+        encoding needs when the encoding counts many more tokens than words."""
+        for head, heads in self.heads.items():
+            yield head, (("", heads),)
+        if all(self.splits) or not any(self.splits) or not self.digits:
+            return
+        whole = {count for (count, _), split in zip(shape, self.splits, strict=True) if not split}
+        parts = min(c for (c, _), split in zip(shape, self.splits, strict=True) if split)
+        parts -= min(whole) - 1
+        if parts > 1:
+            glued = tuple((1, 1) if not split else (parts, parts) for split in self.splits)
+            yield (
+                glued,
+                tuple(("", self.digits if part % 2 else self.words) for part in range(parts)),
+            )
 
     @staticmethod
-    def placeholder(pools: tuple[tuple[str, ...], ...], number: int) -> str:
+    def placeholder(pools: Pools, number: int) -> str:
         """The candidate called ``number``: one piece from each pool, the first piece first."""
         chosen = []
-        for pool in pools:
+        for joint, pool in pools:
             number, piece = divmod(number, len(pool))
-            chosen.append(pool[piece])
-        return " ".join(chosen)
+            chosen.append(joint + pool[piece])
+        return "".join(chosen)
 
 
 def _shape(text: str, tokenizers: tuple[Tokenizer, ...]) -> Shape:
@@ -337,10 +366,14 @@ def _pieces(tokenizers: tuple[Tokenizer, ...]) -> _Pieces:
             words.append(candidate)
         elif sorted(spaced) == [1] * (len(spaced) - 1) + [2]:
             extra[spaced.index(2)].append(candidate)
+    digits = tuple(d for d in "0123456789" if all(t.count(d) == 1 for t in tokenizers))
+    glued = _shape("ab1cd", tokenizers)
     return _Pieces(
         tuple(words),
         tuple(map(tuple, extra)),
         {shape: tuple(found) for shape, found in sorted(heads.items())},
+        digits,
+        tuple(count == 3 for count, _ in glued),
     )
 
 
