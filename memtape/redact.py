@@ -19,7 +19,10 @@ one token, alone and after a space, under every tokenizer that measured the
 run; the head is a word, a number or a piece that splits as the text's
 start does, so that the placeholder keeps both the text's count and the
 count of the text after a space (which is what a turn's ``"{role}: {text}"``
-adds). Either way equal texts get equal placeholders, so a fact superseded
+adds). When two tokenizers measured the run (a fork onto another one),
+words one token longer under one of them, or a glued head such as
+``ab1cd`` (one word, three byte-pair tokens), make up the difference.
+Either way equal texts get equal placeholders, so a fact superseded
 by key is still superseded by key, and different texts get different ones.
 The key is by default a digest of the whole run, so the copy is
 deterministic, yet a reader cannot test a guess of one short text (a key

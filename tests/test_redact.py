@@ -705,6 +705,13 @@ class TestBytePairPlaceholders:
             all(t.count(w) == t.count(f" {w}") == 1 for w in words for t in BYTE_PAIRS),
         )
 
+    def test_a_long_word_under_the_word_count_and_an_encoding_is_glued(self) -> None:
+        """A fork from the word count onto an encoding: one word, eight tokens."""
+        both = (WordCount(), O200kBase())
+        made = Masks(b"secret", both).text("compaction.tokenizer=o200k_base")
+
+        assert [(1, 1), (8, 8)] == [(t.count(made), t.count(f" {made}")) for t in both]
+
     def test_the_empty_text_is_empty(self) -> None:
         assert "" == Masks(b"secret", BYTE_PAIRS).text("")
 
