@@ -11,22 +11,36 @@ the names of the policies, their rules (``supersession``, ``relevance``)
 and the tokenizer, and a COLD gist that is exactly the tiered policy's count
 template (``gist_for``), which the gist invariant checks word for word.
 
-A placeholder is ``TAG.1 TAG.2 ... TAG.n``, one word per token, where TAG
-comes from a keyed hash of the original text: equal texts get equal
-placeholders, so a fact superseded by key is still superseded by key, and
-different texts get different ones. The key is by default a digest of the
-whole run, so the copy is deterministic, yet a reader cannot test a guess of
-one short text (a key such as ``"name"``) by hashing it; pass the same
-``secret`` to redact several runs with agreeing placeholders.
+Under the word count a placeholder is ``TAG.1 TAG.2 ... TAG.n``, one word
+per token, where TAG comes from a keyed hash of the original text. Under a
+byte-pair encoding (or any other tokenizer) it is a head followed by words
+drawn by the keyed hash from a pool of short lowercase words that are each
+one token, alone and after a space, under every tokenizer that measured the
+run; the head is a word, a number or a piece that splits as the text's
+start does, so that the placeholder keeps both the text's count and the
+count of the text after a space (which is what a turn's ``"{role}: {text}"``
+adds). When two tokenizers measured the run (a fork onto another one),
+words one token longer under one of them, or a glued head such as
+``ab1cd`` (one word, three byte-pair tokens), make up the difference.
+Either way equal texts get equal placeholders, so a fact superseded
+by key is still superseded by key, and different texts get different ones.
+The key is by default a digest of the whole run, so the copy is
+deterministic, yet a reader cannot test a guess of one short text (a key
+such as ``"name"``) by hashing it; pass the same ``secret`` to redact
+several runs with agreeing placeholders.
 
 The copy's header carries ``"redacted": true``: its rules are placeholders
 too, so its commands cannot be decided again (``memtape check`` says so).
 """
 
+import functools
 import hashlib
 import hmac
+import itertools
 import json
+import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -82,6 +96,12 @@ kept so the copy loads."""
 _TAG_LENGTHS = range(8, 65, 4)
 """How many hex digits of the hash a tag takes: the fewest no other text holds."""
 
+_ATTEMPTS = 4096
+"""How many candidates a text's placeholder may try before the run is refused."""
+
+Shape = tuple[tuple[int, int], ...]
+"""A text's counts under each tokenizer of a run: alone, and after a space."""
+
 
 @attrs.frozen
 class RedactedRun:
@@ -111,7 +131,7 @@ def redact(source: Path, *, secret: bytes | None = None) -> RedactedRun:
     header = recorded.header
     try:
         tokenizers = _tokenizers(header, source)
-        masks = _Masks(secret or _digest(recorded), tokenizers)
+        masks = Masks(secret or _digest(recorded), tokenizers)
         copy = {
             name: _scrub(value, masks)
             for name, value in header.items()
@@ -148,20 +168,34 @@ def export_redacted(source: Path, out: Path, *, secret: bytes | None = None) -> 
     return redacted
 
 
-class _Masks:
-    """The placeholder of each text, made once, injective, and of the same token count."""
+class Masks:
+    """The placeholder of each text, made once, injective, and of the same token count.
+
+    ``secret`` keys the hash that picks placeholders; ``tokenizers`` are
+    every tokenizer that measured the run. Under the word count alone the
+    placeholders are ``TAG.n`` words; under any other tokenizers they are
+    drawn from verified one-token words (see the module docstring).
+    """
 
     def __init__(self, secret: bytes, tokenizers: tuple[Tokenizer, ...]) -> None:
         self._secret = secret
         self._tokenizers = tokenizers
+        self._words = all(isinstance(tokenizer, WordCount) for tokenizer in tokenizers)
         self._made: dict[str, str] = {}
         self._tags: set[str] = set()
+        self._taken: set[str] = set()
 
     def text(self, text: str) -> str:
         """The placeholder of ``text``: as many tokens, the same one wherever ``text`` appears."""
         made = self._made.get(text)
         if made is not None:
             return made
+        made = self._tagged(text) if self._words else self._drawn(text)
+        self._made[text] = made
+        return made
+
+    def _tagged(self, text: str) -> str:
+        """``TAG.1 ... TAG.n``: one word per word of ``text`` (runs measured by word count)."""
         raw = text.encode("utf-8", "surrogatepass")
         digest = hmac.new(self._secret, raw, hashlib.sha256).hexdigest()
         tag = next(digest[:n] for n in _TAG_LENGTHS if digest[:n] not in self._tags)
@@ -174,8 +208,44 @@ class _Masks:
                     f"no placeholder keeps the token count of a text under the "
                     f"{tokenizer.name!r} tokenizer"
                 )
-        self._made[text] = made
         return made
+
+    def _drawn(self, text: str) -> str:
+        """A head and pool words with the shape of ``text``, the first free one the hash picks.
+
+        The candidates of one head shape are numbered (head and words are
+        the digits of the number), the hash picks a starting number, and a
+        candidate some other text already holds, or whose pieces merge at a
+        boundary, gives way to the next number.
+        """
+        if not text:
+            return ""
+        shape = _shape(text, self._tokenizers)
+        pieces = _pieces(self._tokenizers)
+        raw = text.encode("utf-8", "surrogatepass")
+        attempts = 0
+        for pools in pieces.options(shape):
+            size = math.prod(len(pool) for _, pool in pools)
+            start = self._number(raw, size.bit_length() + 64) % size
+            for step in range(min(size, _ATTEMPTS - attempts)):
+                made = pieces.placeholder(pools, (start + step) % size)
+                if made not in self._taken and _shape(made, self._tokenizers) == shape:
+                    self._taken.add(made)
+                    return made
+            attempts += min(size, _ATTEMPTS - attempts)
+        names = " and ".join(repr(tokenizer.name) for tokenizer in self._tokenizers)
+        plural = "s" if len(self._tokenizers) > 1 else ""
+        raise BadInput(
+            f"no placeholder keeps the token count of a text under the {names} tokenizer{plural}"
+        )
+
+    def _number(self, raw: bytes, bits: int) -> int:
+        """A keyed hash of ``raw`` at least ``bits`` long, as a number."""
+        blocks = (
+            hmac.new(self._secret, block.to_bytes(4, "big") + raw, hashlib.sha256).digest()
+            for block in range(bits // 256 + 1)
+        )
+        return int.from_bytes(b"".join(blocks), "big")
 
     def turn(self, role: str, text: str) -> str:
         """The placeholder of a turn's text, which also keeps the tokens of ``"{role}: {text}"``."""
@@ -191,6 +261,123 @@ class _Masks:
     def optional(self, text: str | None) -> str | None:
         """The placeholder of ``text``, or None for None."""
         return None if text is None else self.text(text)
+
+
+Pools = tuple[tuple[str, tuple[str, ...]], ...]
+"""The pieces of a placeholder: for each, what joins it to the one before and what it is
+drawn from."""
+
+
+@attrs.frozen
+class _Pieces:
+    """What placeholders are built of under some tokenizers.
+
+    ``words`` are each one token alone and after a space under every
+    tokenizer; ``extra[i]`` are words one token after a space under every
+    tokenizer but the i-th, where they are two (they make up the difference
+    when the tokenizers of one run count a text differently); ``heads`` are
+    the pieces a placeholder may start with, by their shape; ``digits`` are
+    one token each under every tokenizer, and ``splits[i]`` says whether the
+    i-th tokenizer counts each word and digit of a glued ``ab1cd`` (a byte-pair
+    encoding) or the whole as one (the word count).
+    """
+
+    words: tuple[str, ...]
+    extra: tuple[tuple[str, ...], ...]
+    heads: dict[Shape, tuple[str, ...]]
+    digits: tuple[str, ...]
+    splits: tuple[bool, ...]
+
+    def options(self, shape: Shape) -> Iterator[Pools]:
+        """The pieces a placeholder of ``shape`` may be made of, head first.
+
+        A head fits when it leaves each tokenizer as many tokens for the
+        words alone as after a space (each word follows a space), and the
+        words can make them up: as many words as the fewest any tokenizer
+        wants, one of them an extra word for each token more another wants.
+        """
+        if not self.words:
+            return
+        for head, pools in self._heads(shape):
+            left = [count - part for (count, _), (part, _) in zip(shape, head, strict=True)]
+            if left != [spaced - part for (_, spaced), (_, part) in zip(shape, head, strict=True)]:
+                continue
+            length = min(left)
+            more = [wanted - length for wanted in left]
+            if length < 0 or sum(more) > length:
+                continue
+            if any(n and not pool for n, pool in zip(more, self.extra, strict=True)):
+                continue
+            extra = [
+                (" ", pool) for n, pool in zip(more, self.extra, strict=True) for _ in range(n)
+            ]
+            yield (*pools, *extra, *([(" ", self.words)] * (length - sum(more))))
+
+    def _heads(self, shape: Shape) -> Iterator[tuple[Shape, Pools]]:
+        """The heads by shape, then the glued head a run measured by the word count and an
+        encoding needs when the encoding counts many more tokens than words."""
+        for head, heads in self.heads.items():
+            yield head, (("", heads),)
+        if all(self.splits) or not any(self.splits) or not self.digits:
+            return
+        whole = {count for (count, _), split in zip(shape, self.splits, strict=True) if not split}
+        parts = min(c for (c, _), split in zip(shape, self.splits, strict=True) if split)
+        parts -= min(whole) - 1
+        if parts > 1:
+            glued = tuple((1, 1) if not split else (parts, parts) for split in self.splits)
+            yield (
+                glued,
+                tuple(("", self.digits if part % 2 else self.words) for part in range(parts)),
+            )
+
+    @staticmethod
+    def placeholder(pools: Pools, number: int) -> str:
+        """The candidate called ``number``: one piece from each pool, the first piece first."""
+        chosen = []
+        for joint, pool in pools:
+            number, piece = divmod(number, len(pool))
+            chosen.append(joint + pool[piece])
+        return "".join(chosen)
+
+
+def _shape(text: str, tokenizers: tuple[Tokenizer, ...]) -> Shape:
+    """The counts of ``text`` alone and after a space, under each tokenizer."""
+    return tuple((t.count(text), t.count(f" {text}")) for t in tokenizers)
+
+
+def _candidates() -> Iterator[str]:
+    """Short strings to build placeholders of, in a fixed order: letters, then numbers."""
+    for alphabet in ("abcdefghijklmnopqrstuvwxyz", "0123456789"):
+        for size in (1, 2, 3):
+            yield from map("".join, itertools.product(alphabet, repeat=size))
+
+
+@functools.cache
+def _pieces(tokenizers: tuple[Tokenizer, ...]) -> _Pieces:
+    """The pool words and heads under ``tokenizers``, each verified by counting it."""
+    one = tuple((1, 1) for _ in tokenizers)
+    words: list[str] = []
+    extra: list[list[str]] = [[] for _ in tokenizers]
+    heads: dict[Shape, list[str]] = {}
+    for candidate in _candidates():
+        shape = _shape(candidate, tokenizers)
+        heads.setdefault(shape, []).append(candidate)
+        spaced = [after for _, after in shape]
+        if not candidate.isalpha():
+            continue
+        if shape == one:
+            words.append(candidate)
+        elif sorted(spaced) == [1] * (len(spaced) - 1) + [2]:
+            extra[spaced.index(2)].append(candidate)
+    digits = tuple(d for d in "0123456789" if all(t.count(d) == 1 for t in tokenizers))
+    glued = _shape("ab1cd", tokenizers)
+    return _Pieces(
+        tuple(words),
+        tuple(map(tuple, extra)),
+        {shape: tuple(found) for shape, found in sorted(heads.items())},
+        digits,
+        tuple(count == 3 for count, _ in glued),
+    )
 
 
 def _tokenizers(header: dict[str, Any], source: Path) -> tuple[Tokenizer, ...]:
@@ -226,7 +413,7 @@ def _digest(recorded: RunFile) -> bytes:
     return digest.digest()
 
 
-def _scrub(value: Any, masks: _Masks) -> Any:
+def _scrub(value: Any, masks: Masks) -> Any:
     """A header value with every string masked, except the names of policies and tokenizers."""
     if isinstance(value, str):
         return masks.text(value)
@@ -240,7 +427,7 @@ def _scrub(value: Any, masks: _Masks) -> Any:
     return value
 
 
-def _event(event: Event, masks: _Masks, cold: int) -> Event:
+def _event(event: Event, masks: Masks, cold: int) -> Event:
     """``event`` with its texts masked; ``cold`` counts the COLD turns after it."""
     if isinstance(event, TurnAdded):
         text = masks.turn(event.role, event.text)
@@ -274,7 +461,7 @@ def _event(event: Event, masks: _Masks, cold: int) -> Event:
     assert_never(event)
 
 
-def _command(command: Command, masks: _Masks) -> Command:
+def _command(command: Command, masks: Masks) -> Command:
     """``command`` with its texts masked as its events' are."""
     if isinstance(command, AddTurn):
         return AddTurn(command.role, masks.turn(command.role, command.text), command.salient)

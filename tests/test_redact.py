@@ -6,6 +6,8 @@ from typing import Any, ClassVar
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memtape.checking import check_file
 from memtape.core.commands import AddTurn, Query, WriteFact
@@ -19,15 +21,16 @@ from memtape.core.events import (
     TurnAdded,
 )
 from memtape.core.run import Run
+from memtape.lab.generate import support_session
 from memtape.policies import tokenizers
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
-from memtape.policies.tokenizers import WordCount
+from memtape.policies.tokenizers import Cl100kBase, O200kBase, Tokenizer, WordCount
 from memtape.projections.view import view_data
-from memtape.redact import REDACTED, export_redacted, redact
+from memtape.redact import REDACTED, Masks, export_redacted, redact
 from memtape.runfiles import LoadedRun, load_run, save_run
-from memtape.scenarios import SHIPPED, load_scenario
+from memtape.scenarios import SHIPPED, Scenario, load_scenario, parse_scenario
 
 
 def saved(tmp_path: Path, name: str) -> Path:
@@ -559,11 +562,173 @@ class TestOtherCompactionPolicies:
         assert "salient" == header(out)["policies"]["compaction"]["summarizer"]
         assert figures(views(load_run(source))) == figures(views(load_run(out)))
 
-    def test_a_run_measured_by_a_byte_pair_encoding_is_measured_so(self, tmp_path: Path) -> None:
-        """One placeholder word is several BPE tokens: the copy is refused, not wrong."""
-        source = self._saved(
-            tmp_path, ["compaction.policy=sliding-window", "compaction.tokenizer=cl100k_base"]
+
+BYTE_PAIRS: tuple[Tokenizer, ...] = (Cl100kBase(), O200kBase())
+
+
+def measured_by(tmp_path: Path, scenario: Scenario, tokenizer: str) -> Path:
+    """The run of ``scenario`` with its compaction measured by ``tokenizer``, in a file."""
+    session = Session(scenario.policies.with_settings([f"compaction.tokenizer={tokenizer}"]))
+    session.execute_all(scenario.steps)
+    path = tmp_path / f"{tokenizer}.jsonl"
+    save_run(session, path, scenario.name)
+    return path
+
+
+def support(turns: int) -> Scenario:
+    """A generated support session of ``turns`` turns (tool results, orders, chatter)."""
+    return parse_scenario(support_session(turns, 7), "support")
+
+
+class TestBytePairRuns:
+    @pytest.mark.parametrize("tokenizer", ["cl100k_base", "o200k_base"])
+    @pytest.mark.parametrize("scenario", ["refund-desk", "support"])
+    def test_every_figure_is_the_same_at_every_position(
+        self, tmp_path: Path, tokenizer: str, scenario: str
+    ) -> None:
+        run = support(300) if scenario == "support" else load_scenario(scenario)
+        source = measured_by(tmp_path, run, tokenizer)
+        out = tmp_path / "copy.jsonl"
+        export_redacted(source, out)
+        report = check_file(out)
+
+        assert [figures(v) for v in views(load_run(source))] == [
+            figures(v) for v in views(load_run(out))
+        ]
+        assert (True, (), False, True) == (
+            report.ok,
+            report.problems,
+            report.redecided,
+            report.redacted,
         )
 
-        with pytest.raises(BadInput, match="under the 'cl100k_base' tokenizer"):
-            redact(source)
+    @pytest.mark.parametrize("tokenizer", ["cl100k_base", "o200k_base"])
+    def test_no_free_text_of_the_run_is_in_the_copy(self, tmp_path: Path, tokenizer: str) -> None:
+        source = measured_by(tmp_path, load_scenario("refund-desk"), tokenizer)
+        out = tmp_path / "copy.jsonl"
+        export_redacted(source, out)
+        content = out.read_text("utf-8")
+
+        assert [] == [
+            t
+            for t in sorted(original_texts(source))
+            if json.dumps(t, ensure_ascii=False)[1:-1] in content
+        ]
+
+    @pytest.mark.parametrize("tokenizer", ["cl100k_base", "o200k_base"])
+    def test_each_turn_measures_its_recorded_tokens_again(
+        self, tmp_path: Path, tokenizer: str
+    ) -> None:
+        source = measured_by(tmp_path, load_scenario("refund-desk"), tokenizer)
+        count = tokenizers.tokenizer_named(tokenizer).count
+        turns = [e for e in redact(source).run.events if isinstance(e, TurnAdded)]
+
+        assert [t.tokens for t in turns] == [count(f"{t.role}: {t.text}") for t in turns]
+
+    @pytest.mark.parametrize("first", ["cl100k_base", "words"])
+    def test_a_run_forked_onto_another_tokenizer_keeps_its_figures(
+        self, tmp_path: Path, first: str
+    ) -> None:
+        """Two tokenizers measured the run: each placeholder keeps the count of each."""
+        scenario = support(120)
+        session = Session(scenario.policies.with_settings([f"compaction.tokenizer={first}"]))
+        session.execute_all(scenario.steps)
+        source = tmp_path / "forked.jsonl"
+        origin = {"run": "support.jsonl", "at": 60, "set": ["compaction.tokenizer=o200k_base"]}
+        fork = session.fork(60, ["compaction.tokenizer=o200k_base"])
+        fork.execute_all(scenario.steps[60:])
+        save_run(fork, source, "support", origin=origin)
+        out = tmp_path / "copy.jsonl"
+        export_redacted(source, out)
+
+        assert [figures(v) for v in views(load_run(source))] == [
+            figures(v) for v in views(load_run(out))
+        ]
+        assert (True, ()) == (check_file(out).ok, check_file(out).problems)
+
+    def test_redacting_twice_gives_the_same_bytes(self, tmp_path: Path) -> None:
+        source = measured_by(tmp_path, load_scenario("refund-desk"), "o200k_base")
+        first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+        export_redacted(source, first)
+        export_redacted(source, second)
+
+        assert first.read_bytes() == second.read_bytes()
+
+
+def kept(masks: Masks, tokenizer: Tokenizer, text: str) -> bool:
+    """Whether the placeholder of ``text`` counts as ``text`` alone, after a space and in a turn."""
+    made = masks.text(text)
+    return all(
+        tokenizer.count(whole.format(made)) == tokenizer.count(whole.format(text))
+        for whole in ("{}", " {}", "user: {}", "assistant: {}")
+    )
+
+
+class TestBytePairPlaceholders:
+    @settings(max_examples=40, deadline=None)
+    @given(texts=st.lists(st.text(max_size=40), max_size=12))
+    @pytest.mark.parametrize("tokenizer", BYTE_PAIRS, ids=lambda t: t.name)
+    def test_counts_are_kept_and_placeholders_are_injective(
+        self, tokenizer: Tokenizer, texts: list[str]
+    ) -> None:
+        masks = Masks(b"secret", (tokenizer,))
+        twice = texts + texts
+
+        assert [True] * len(twice) == [kept(masks, tokenizer, text) for text in twice]
+        assert len(set(texts)) == len({masks.text(text) for text in twice})
+
+    @settings(max_examples=40, deadline=None)
+    @given(texts=st.lists(st.text(max_size=40), max_size=12))
+    def test_both_encodings_at_once_keep_their_counts(self, texts: list[str]) -> None:
+        """A run forked onto the other encoding: the two count many texts differently."""
+        masks = Masks(b"secret", BYTE_PAIRS)
+
+        assert [True] * len(texts) * 2 == [
+            kept(masks, tokenizer, text) for text in texts for tokenizer in BYTE_PAIRS
+        ]
+        assert len(set(texts)) == len({masks.text(text) for text in texts})
+
+    @pytest.mark.parametrize("tokenizer", BYTE_PAIRS, ids=lambda t: t.name)
+    def test_a_text_that_splits_after_a_space_keeps_both_counts(self, tokenizer: Tokenizer) -> None:
+        """A leading number gains a token after a space; a name may lose one."""
+        masks = Masks(b"secret", (tokenizer,))
+        texts = ["42 is the answer", "Dana called", "  two spaces", "\nnew line", "$180.00"]
+
+        assert [True] * len(texts) == [kept(masks, tokenizer, text) for text in texts]
+
+    def test_words_are_drawn_from_a_pool_of_one_token_words(self) -> None:
+        masks = Masks(b"secret", BYTE_PAIRS)
+        words = masks.text("the user wants a refund for the broken kettle").split()
+
+        assert (9, True) == (
+            len(words),
+            all(t.count(w) == t.count(f" {w}") == 1 for w in words for t in BYTE_PAIRS),
+        )
+
+    def test_a_long_word_under_the_word_count_and_an_encoding_is_glued(self) -> None:
+        """A fork from the word count onto an encoding: one word, eight tokens."""
+        both = (WordCount(), O200kBase())
+        made = Masks(b"secret", both).text("compaction.tokenizer=o200k_base")
+
+        assert [(1, 1), (8, 8)] == [(t.count(made), t.count(f" {made}")) for t in both]
+
+    def test_the_empty_text_is_empty(self) -> None:
+        assert "" == Masks(b"secret", BYTE_PAIRS).text("")
+
+    def test_many_one_token_texts_get_distinct_placeholders(self) -> None:
+        """More one-token texts than the hash spreads without meeting: the next candidate."""
+        tokenizer = Cl100kBase()
+        masks = Masks(b"secret", (tokenizer,))
+        texts = [str(number) for number in range(1000)]
+        made = [masks.text(text) for text in texts]
+
+        assert (1000, {1}) == (len(set(made)), {tokenizer.count(m) for m in made})
+
+
+class TestWordCountPlaceholders:
+    def test_a_word_count_placeholder_is_pinned(self, tmp_path: Path) -> None:
+        """Runs measured by word count keep the ``TAG.n`` placeholders of earlier copies."""
+        first = redact(saved(tmp_path, "refund-desk")).run.events[0]
+
+        assert isinstance(first, TurnAdded)
+        assert " ".join(f"29d7a7ee.{n}" for n in range(1, 11)) == first.text
