@@ -3,8 +3,10 @@
 Collections that grow with the run are persistent (``immutables.Map`` and
 ``Seq``), so a new state shares nearly everything with its predecessor: one
 fold step costs the same at event ten and at event a million, and keeping
-many states (snapshots) is cheap. The HOT and WARM tiers are plain tuples:
-a compaction policy keeps them within its budget.
+many states (snapshots) is cheap. The HOT and WARM tiers are plain tuples,
+copied at each step: a policy that compacts to its budget keeps them short,
+but ``none`` and ``clear-tool-results`` keep every turn (verbatim or as a
+placeholder), so under them a step's cost grows with the run.
 """
 
 from typing import Literal
