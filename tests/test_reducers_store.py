@@ -3,6 +3,8 @@
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memtape.core.errors import CorruptLog
 from memtape.core.events import Evicted, FactRead, FactWritten, Queried, Superseded
@@ -193,3 +195,47 @@ class TestEvicted:
         evicted(before, Evicted(1, 0.1), 0.0)
 
         assert ("active", {1}) == (before.facts[1].status, set(before.active))
+
+
+class TestSharedKeys:
+    def test_a_key_with_several_active_facts_counts_them(self) -> None:
+        assert {"a": 3} == dict(_store("a", "b", "a", "a").shared)
+
+    def test_a_supersession_by_key_leaves_no_key_shared(self) -> None:
+        assert {} == dict(superseded(_store("a", "a"), Superseded(1, 2), 0.0).shared)
+
+    def test_evicting_one_of_two_facts_unshares_the_key(self) -> None:
+        store = evicted(_store("a", "a"), Evicted(2, 0.1), 0.0)
+
+        assert ({}, {"a": 1}) == (dict(store.shared), dict(store.by_key))
+
+    def test_evicting_the_only_fact_on_its_key_does_not_walk_the_actives(self) -> None:
+        # An active id with no fact behind it would break a walk through the actives.
+        store = _store("a", "b")
+        trap = Store(store.facts, store.active.set(99, None), store.by_key, store.shared)
+
+        assert {"b": 2} == dict(evicted(trap, Evicted(1, 0.1), 0.0).by_key)
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        st.lists(
+            st.tuples(st.sampled_from("abc"), st.booleans(), st.integers(min_value=0)),
+            max_size=30,
+        )
+    )
+    def test_the_counts_and_the_newest_per_key_match_a_recount(
+        self, steps: list[tuple[str, bool, int]]
+    ) -> None:
+        # Each step writes a fact on a key, then may evict an active fact picked by index.
+        store = EMPTY_STORE
+        for key, evict, pick in steps:
+            store = fact_written(store, FactWritten(len(store.facts) + 1, key, "t", 0.5), 0.0)
+            if evict:
+                victim = sorted(store.active)[pick % len(store.active)]
+                store = evicted(store, Evicted(victim, 0.1), 0.0)
+        keys = [store.facts[i].key for i in store.active]
+
+        assert (
+            {k: keys.count(k) for k in set(keys) if keys.count(k) > 1},
+            {k: max(i for i in store.active if store.facts[i].key == k) for k in set(keys)},
+        ) == (dict(store.shared), dict(store.by_key))

@@ -131,7 +131,7 @@ class TestEviction:
             AdvanceClock(2.0),
         )
 
-        events = decide_write(MemoryBank(1), "key", session.state, WriteFact("d", "w", 0.5))
+        events = decide_write(MemoryBank(1), session.state, WriteFact("d", "w", 0.5))
 
         assert [2, 3, 1] == [e.id for e in events if isinstance(e, Evicted)]
 
@@ -139,7 +139,7 @@ class TestEviction:
         session = _session(KEY, WriteFact("a", "x", 0.5))
 
         assert (FactWritten(2, "b", "y", 0.5),) == decide_write(
-            KEY, "key", session.state, WriteFact("b", "y", 0.5)
+            KEY, session.state, WriteFact("b", "y", 0.5)
         )
 
 

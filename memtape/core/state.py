@@ -3,8 +3,10 @@
 Collections that grow with the run are persistent (``immutables.Map`` and
 ``Seq``), so a new state shares nearly everything with its predecessor: one
 fold step costs the same at event ten and at event a million, and keeping
-many states (snapshots) is cheap. The HOT and WARM tiers are plain tuples:
-a compaction policy keeps them within its budget.
+many states (snapshots) is cheap. The HOT and WARM tiers are plain tuples,
+copied at each step: a policy that compacts to its budget keeps them short,
+but ``none`` and ``clear-tool-results`` keep every turn (verbatim or as a
+placeholder), so under them a step's cost grows with the run.
 """
 
 from typing import Literal
@@ -76,11 +78,19 @@ class Fact:
 
 @attrs.frozen
 class Store:
-    """Every fact ever written (by id), the active ids, and the newest active id per key."""
+    """Every fact ever written (by id), the active ids, and the newest active id per key.
+
+    ``shared`` counts the active facts of each key that has more than one
+    (only a policy that never supersedes leaves such keys after a command):
+    when the fact answering for a key leaves, the fold looks among the
+    actives for the next one only if the key is shared, so an eviction does
+    not cost a walk through every active fact.
+    """
 
     facts: Map[int, Fact]
     active: Map[int, None]
     by_key: Map[str, int]
+    shared: Map[str, int] = attrs.field(factory=Map)
 
     def active_facts(self) -> list[Fact]:
         """The active facts, oldest write first."""
@@ -123,7 +133,7 @@ EMPTY_WINDOW = Window(
 )
 """The window before any turn."""
 
-EMPTY_STORE = Store(facts=Map(), active=Map(), by_key=Map())
+EMPTY_STORE = Store(facts=Map(), active=Map(), by_key=Map(), shared=Map())
 """The store before any write."""
 
 EMPTY_MEMORY = Memory(episodes=Seq(), recorded=0, semantic=Seq(), procedural=Seq())

@@ -86,4 +86,4 @@ class ImportanceRecencyAccess:
 
     def decide(self, state: State, command: WriteFact | ReadFact | Query) -> tuple[Event, ...]:
         """The events that honour a write, a read or a query, or ``Rejected`` saying why not."""
-        return store_rules.decide(self, self.supersession, state, command)
+        return store_rules.decide(self, state, command)

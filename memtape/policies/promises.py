@@ -5,8 +5,8 @@ equality, the codec round trip, a rejected command leaving no trace,
 determinism, and a ranking that holds exactly the active facts. The others
 belong to a policy's design, so a policy declares which of them it keeps in
 its ``promises`` and the checks (``memtape.testing``, ``memtape check``) hold
-it to those and no more: a sliding window promises the budget bound but
-keeps no recent turns verbatim, an add-only store promises no supersession.
+it to those and no more: ``none`` keeps every turn verbatim but promises no
+budget bound, an add-only store promises no supersession.
 """
 
 BUDGET = "budget"
@@ -24,9 +24,10 @@ CAPACITY = "capacity"
 """After each command the store holds at most ``policy.capacity`` active facts."""
 
 EVICTS_WEAKEST = "evicts-weakest"
-"""An eviction takes the lowest ``policy.score`` among the active facts just before it
-(the new fact included), ties to the oldest write, then the lowest id; and only over
-capacity."""
+"""An eviction takes the lowest score of ``policy.rank`` among the active facts just before
+it (the new fact included), ties to the oldest write, then the lowest id; and only over
+capacity. The ranking, not ``score`` alone, is the authority: a policy may normalize its
+factors over the active facts."""
 
 SUPERSEDES = "supersedes"
 """A write to a key retires the active fact on it: at most one active fact per key, so

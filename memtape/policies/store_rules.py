@@ -18,23 +18,24 @@ from memtape.core.state import Fact, State, Store
 from memtape.policies.params import Params
 from memtape.policies.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
 from memtape.policies.protocols import Scored
-from memtape.policies.querying import answer_query
+from memtape.policies.querying import Ranks, answer_query
 from memtape.reducers import store as store_reducers
 
 SUPERSESSIONS = ("key", "add-only")
 """How a write treats an active fact on its key: ``key`` retires it, ``add-only`` keeps both."""
 
 
-class RankedStore(Protocol):
-    """What the shared rules need of a policy: its capacity and its ranking."""
+class RankedStore(Ranks, Protocol):
+    """What the shared rules need of a policy: its capacity, supersession rule and ranking."""
 
     @property
     def capacity(self) -> int:
         """The most active facts the store holds after a command."""
         ...
 
-    def rank(self, store: Store, now: float, query: str = "") -> list[Scored]:
-        """The active facts by score, highest first."""
+    @property
+    def supersession(self) -> str:
+        """How a write treats an active fact on its key (one of ``SUPERSESSIONS``)."""
         ...
 
 
@@ -47,15 +48,19 @@ def check_capacity(capacity: object) -> None:
 def check_supersession(supersession: object) -> None:
     """Refuse a supersession rule other than ``key`` and ``add-only``."""
     if supersession not in SUPERSESSIONS:
-        raise BadInput(f"supersession must be one of key, add-only, got {supersession!r}")
+        raise BadInput(f"supersession {_must_be_one(supersession)}")
 
 
 def read_supersession(params: Params) -> str:
     """The ``supersession`` parameter (default ``key``), checked."""
     value = params.text("supersession", "key")
     if value not in SUPERSESSIONS:
-        raise params.error("supersession", f"must be one of key, add-only, got {value!r}")
+        raise params.error("supersession", _must_be_one(value))
     return value
+
+
+def _must_be_one(value: object) -> str:
+    return f"must be one of {', '.join(SUPERSESSIONS)}, got {value!r}"
 
 
 def capacity_only(data: Mapping[str, Any], where: str) -> tuple[int, str]:
@@ -100,31 +105,30 @@ def weakest(ranking: Iterable[Scored]) -> Scored:
 
 
 def decide(
-    policy: RankedStore, supersession: str, state: State, command: WriteFact | ReadFact | Query
+    policy: RankedStore, state: State, command: WriteFact | ReadFact | Query
 ) -> tuple[Event, ...]:
     """The events that honour a write, a read or a query under ``policy``'s ranking."""
     if isinstance(command, ReadFact):
         return (FactRead(find_active(state.store, command)),)
     if isinstance(command, Query):
         return (answer_query(policy, state, command),)
-    return decide_write(policy, supersession, state, command)
+    return decide_write(policy, state, command)
 
 
-def decide_write(
-    policy: RankedStore, supersession: str, state: State, command: WriteFact
-) -> tuple[Event, ...]:
+def decide_write(policy: RankedStore, state: State, command: WriteFact) -> tuple[Event, ...]:
     """The write, the facts it supersedes (none if ``add-only``), and any evictions."""
     check_write(command)
+    by_key = policy.supersession == "key"
     store, clock = state.store, state.clock
     retire: list[int] = []
     if command.supersedes is not None:
         named = store.by_key.get(command.supersedes)
         if named is None:
             raise Rejected(f"cannot supersede {command.supersedes!r}: no active fact has that key")
-        if supersession == "key":
+        if by_key:
             retire.append(named)
     same_key = store.by_key.get(command.key)
-    if supersession == "key" and same_key is not None and same_key not in retire:
+    if by_key and same_key is not None and same_key not in retire:
         retire.append(same_key)
     written = FactWritten(len(store.facts) + 1, command.key, command.text, command.importance)
     supersessions = [Superseded(old, written.id) for old in retire]

@@ -12,17 +12,21 @@ def fact_written(store: Store, event: FactWritten, clock: float) -> Store:
     if event.id != len(store.facts) + 1:
         raise CorruptLog(f"fact {event.id} cannot follow fact {len(store.facts)}")
     fact = Fact(event.id, event.key, event.text, event.importance, clock)
+    shared = store.shared
+    if event.key in store.by_key:
+        shared = shared.set(event.key, shared.get(event.key, 1) + 1)
     return Store(
         store.facts.set(event.id, fact),
         store.active.set(event.id, None),
         store.by_key.set(event.key, event.id),
+        shared,
     )
 
 
 def fact_read(store: Store, event: FactRead, clock: float) -> Store:
     """Count one more read of an active fact, at the current clock."""
     read = _touched(_active(store, event.id), clock)
-    return Store(store.facts.set(read.id, read), store.active, store.by_key)
+    return Store(store.facts.set(read.id, read), store.active, store.by_key, store.shared)
 
 
 def queried(store: Store, event: Queried, clock: float) -> Store:
@@ -39,7 +43,7 @@ def queried(store: Store, event: Queried, clock: float) -> Store:
     for fact_id in event.results:
         read = _touched(_active(store, fact_id), clock)
         facts = facts.set(fact_id, read)
-    return Store(facts, store.active, store.by_key)
+    return Store(facts, store.active, store.by_key, store.shared)
 
 
 def _touched(fact: Fact, clock: float) -> Fact:
@@ -78,10 +82,15 @@ def _active(store: Store, fact_id: int) -> Fact:
 
 def _deactivate(store: Store, fact: Fact) -> Store:
     active = store.active.delete(fact.id)
-    by_key = store.by_key
+    by_key, shared = store.by_key, store.shared
+    sharing = shared.get(fact.key, 1)
+    if sharing > 1:
+        shared = shared.set(fact.key, sharing - 1) if sharing > 2 else shared.delete(fact.key)
     if by_key.get(fact.key) == fact.id:
-        # Another active fact may share the key (a policy that never
-        # supersedes); the newest of them now answers for it.
-        others = [i for i in active if store.facts[i].key == fact.key]
-        by_key = by_key.set(fact.key, max(others)) if others else by_key.delete(fact.key)
-    return Store(store.facts.set(fact.id, fact), active, by_key)
+        if sharing > 1:
+            # The newest of the others on the key now answers for it.
+            others = [i for i in active if store.facts[i].key == fact.key]
+            by_key = by_key.set(fact.key, max(others))
+        else:
+            by_key = by_key.delete(fact.key)
+    return Store(store.facts.set(fact.id, fact), active, by_key, shared)

@@ -26,8 +26,10 @@ def turn_added(window: Window, event: TurnAdded) -> Window:
 def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
     """Apply a compaction decision: HOT to WARM or dropped, oldest WARM to COLD.
 
-    The cost is proportional to the tiers the decision touches, never to the
-    length of the run.
+    The cost is proportional to HOT (the event names every turn that stays)
+    and to the tiers the decision moves: short under a policy that compacts
+    to its budget, growing with the run under ``clear-tool-results``, which
+    keeps every turn but the cleared tool results HOT.
     """
     return _compact(window, window.hot, window.tokens, window.turns, event)
 
