@@ -10,18 +10,17 @@ from pathlib import Path
 
 from memtape.core.errors import BadInput
 from memtape.lab.bench import Result
+from memtape.lab.files import check_writable
 
 
 def plot_paths(out: Path) -> tuple[Path, Path]:
     """The PNG and the SVG a ``--plot OUT.png`` writes."""
     if out.suffix.lower() != ".png":
         raise BadInput(f"--plot {out}: name a .png file (an .svg is written beside it)")
-    for path in (out, out.with_suffix(".svg")):
-        if path.is_dir():
-            raise BadInput(f"--plot {out}: {path} is a directory")
-    if not (out.parent if str(out.parent) else Path(".")).is_dir():
-        raise BadInput(f"--plot {out}: no such directory {out.parent}")
-    return out, out.with_suffix(".svg")
+    svg = out.with_suffix(".svg")
+    for path in (out, svg):
+        check_writable(path, "--plot")
+    return out, svg
 
 
 def check_plotting() -> None:
