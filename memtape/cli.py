@@ -21,7 +21,7 @@ from memtape.checking import check_file
 from memtape.core.errors import BadInput, MemtapeError, Rejected
 from memtape.core.logs import LOGGER_NAME
 from memtape.demo import demo_lines
-from memtape.lab.files import write_atomic
+from memtape.lab.files import check_writable, write_atomic
 from memtape.lab.generate import store_workload, support_session
 from memtape.lab.importer import import_chat
 from memtape.lab.report import bench
@@ -578,34 +578,46 @@ def _bench(args: argparse.Namespace) -> int:
     )
 
 
-def _write_scenario(out: Path, text: str) -> int:
-    write_atomic(out, text.encode("utf-8"))
+def _write_scenario(out: Path, make: Callable[[], str]) -> int:
+    # The path is checked before ``make``: a long generation should not end in a refusal.
+    check_writable(out, "--out")
+    write_atomic(out, make().encode("utf-8"))
     print(f"wrote {out}")
     return 0
 
 
 def _generate_support(args: argparse.Namespace) -> int:
-    text = support_session(
-        args.turns, args.seed, budget=args.budget, hot_n=args.hot_n, probe_every=args.probe_every
+    return _write_scenario(
+        args.out,
+        lambda: support_session(
+            args.turns,
+            args.seed,
+            budget=args.budget,
+            hot_n=args.hot_n,
+            probe_every=args.probe_every,
+        ),
     )
-    return _write_scenario(args.out, text)
 
 
 def _generate_store(args: argparse.Namespace) -> int:
-    text = store_workload(
-        args.steps,
-        args.seed,
-        customers=args.customers,
-        capacity=args.capacity,
-        budget=args.budget,
-        hot_n=args.hot_n,
+    return _write_scenario(
+        args.out,
+        lambda: store_workload(
+            args.steps,
+            args.seed,
+            customers=args.customers,
+            capacity=args.capacity,
+            budget=args.budget,
+            hot_n=args.hot_n,
+        ),
     )
-    return _write_scenario(args.out, text)
 
 
 def _import(args: argparse.Namespace) -> int:
-    text = import_chat(args.chat, args.salient, budget=args.budget, hot_n=args.hot_n)
-    return _write_scenario(args.out, text)
+    return _write_scenario(
+        args.out,
+        lambda: import_chat(args.chat, args.salient, budget=args.budget, hot_n=args.hot_n),
+    )
 
 
 if __name__ == "__main__":
