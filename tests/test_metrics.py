@@ -15,12 +15,13 @@ from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import COMPACTION, Policies, Session
 from memtape.projections.metrics import (
+    ProbeLoss,
     compaction_metrics,
     forgetting_metrics,
     steps,
     visible,
 )
-from memtape.reducers import fold
+from memtape.reducers import evolve, fold
 from memtape.scenarios import load_scenario
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -173,6 +174,54 @@ def test_incremental_retention_equals_searching_every_window(
         shown = [p for p in due if visible(after.window, p.text)]
         expected.append(len(shown) / len(due) if due else None)
     assert tuple(expected) == compaction_metrics(session.run, probes).retention
+
+
+def _losses_by_searching_every_window(run: Run, probes: list[Probe]) -> list[ProbeLoss]:
+    """Each loss as the metric defines it, found by searching every due probe at every turn."""
+    seen = [False] * len(probes)
+    losses = []
+    for step, batch, before, after in steps(run):
+        if not isinstance(run.commands[step - 1], AddTurn):
+            continue
+        turn = after.window.turns
+        for index, probe in enumerate(probes):
+            if probe.start > turn:
+                continue
+            if visible(after.window, probe.text):
+                seen[index] = True
+            elif seen[index] or probe.start == turn:
+                at = event = None
+                state, offset = before, run.batch(step)[0]
+                for position, each in enumerate(batch, start=offset + 1):
+                    was, state = visible(state.window, probe.text), evolve(state, each)
+                    if was and not visible(state.window, probe.text):
+                        at, event = position, type(each).__name__
+                        break
+                losses.append(ProbeLoss(probe.text, turn, at, event))
+                seen[index] = False
+    return losses
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    policy=st.sampled_from(sorted(COMPACTION)),
+    turns=st.lists(st.tuples(st.sampled_from(["user", "tool"]), texts), min_size=1, max_size=25),
+    budget=st.integers(min_value=4, max_value=30),
+    starts=st.lists(st.integers(min_value=1, max_value=25), min_size=5, max_size=5),
+)
+def test_incremental_losses_and_checks_equal_searching_every_window(
+    policy: str, turns: list[tuple[str, list[str]]], budget: int, starts: list[int]
+) -> None:
+    policies = Policies.from_params({"compaction": {"policy": policy, "budget": budget}})
+    session = Session(policies)
+    session.execute_all(AddTurn(role, " ".join(words)) for role, words in turns)
+    # Two probes share a text, and their starts are in no particular order.
+    probe_texts = ["gamma", "alpha", "beta", "alpha", "delta"]
+    probes = [Probe(text, start) for text, start in zip(probe_texts, starts, strict=True)]
+    metrics = compaction_metrics(session.run, probes)
+    due = [sum(p.start <= turn for p in probes) for turn in range(1, len(turns) + 1)]
+    assert sum(due) == metrics.probe_checks
+    assert _losses_by_searching_every_window(session.run, probes) == list(metrics.losses)
 
 
 class TestForgetting:
