@@ -142,6 +142,19 @@ class TestProbes:
         assert (0.0, 0.0) == metrics.retention
         assert [(1, None, None)] == [(loss.turn, loss.at, loss.event) for loss in metrics.losses]
 
+    def test_probes_are_found_as_plain_text_even_inside_one_another(self) -> None:
+        session = _session(
+            40,
+            3,
+            AddTurn("user", "is it a+b?"),
+            AddTurn("user", "the total is $5.00"),
+            AddTurn("user", "ok"),
+        )
+        probes = [Probe("a+b", 1), Probe("$5.00", 2), Probe("5.0", 2), Probe("a+c", 3)]
+        metrics = compaction_metrics(session.run, probes)
+        assert (1.0, 1.0, 0.75) == metrics.retention
+        assert ["a+c"] == [loss.probe for loss in metrics.losses]
+
     def test_a_probe_is_not_checked_before_its_turn(self) -> None:
         session = _session(40, 2, AddTurn("user", "hello"), AddTurn("user", "$5 it is"))
         metrics = compaction_metrics(session.run, [Probe("$5", 2)])

@@ -14,6 +14,7 @@ key whose newest fact had been evicted).
 A metric that does not apply to a run is None.
 """
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
@@ -253,6 +254,7 @@ class _Tracker:
         self._gist = ""
         self._in_gist: tuple[int, ...] = ()
         self._changed: set[int] = set()
+        self._any = re.compile("|".join(re.escape(text) for text in dict.fromkeys(texts)))
 
     def visible(self, index: int) -> bool:
         """Whether probe ``index`` shows in the last window."""
@@ -295,6 +297,10 @@ class _Tracker:
             self._count(self._in_gist, 1)
 
     def _found(self, text: str) -> tuple[int, ...]:
+        # One scan for any probe first: most parts hold none, and then the cost
+        # is the text's length rather than the text's length times the probes.
+        if self._any.search(text) is None:
+            return ()
         return tuple(index for index, probe in enumerate(self._texts) if probe in text)
 
     def _count(self, indices: tuple[int, ...], delta: int) -> None:
