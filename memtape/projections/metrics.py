@@ -148,8 +148,10 @@ class WindowTally:
 
     Visibility is tracked incrementally: only the HOT turns and WARM items
     that are new at a step are searched, and the whole window is compared
-    only at a compaction (which costs the window's size in the fold too), so
-    a turn that compacts nothing costs the same at turn 10 and turn 10,000.
+    only at a compaction (which costs the window's size in the fold too);
+    a turn checks only the probes that come due then or began or stopped
+    showing since the last turn. So a turn that compacts nothing costs the
+    same at turn 10 and turn 10,000, however many probes are already due.
     """
 
     def __init__(self, probes: Sequence[Planted] = ()) -> None:
