@@ -5,6 +5,7 @@
 from pathlib import Path
 
 import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +15,10 @@ from memtape.core.run import Run
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import COMPACTION, Policies, Session
+from memtape.projections import metrics as metrics_module
 from memtape.projections.metrics import (
     ProbeLoss,
+    WindowTally,
     compaction_metrics,
     forgetting_metrics,
     steps,
@@ -159,6 +162,29 @@ class TestProbes:
         session = _session(40, 2, AddTurn("user", "hello"), AddTurn("user", "$5 it is"))
         metrics = compaction_metrics(session.run, [Probe("$5", 2)])
         assert ((None, 1.0), 1) == (metrics.retention, metrics.probe_checks)
+
+    def test_a_turn_that_shows_no_probe_checks_none_of_those_already_due(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        checked: list[int] = []
+        shows = metrics_module._Tracker.visible
+
+        def counted(tracker: metrics_module._Tracker, index: int) -> bool:
+            checked.append(index)
+            return shows(tracker, index)
+
+        monkeypatch.setattr(metrics_module._Tracker, "visible", counted)
+        session = Session(Policies(compaction=TieredCompaction(budget=10_000, hot_n=4)))
+        tally = WindowTally([Probe(f"code-{n}", 1) for n in range(1000)])
+        for number, text in enumerate(["code-7 here", "nothing", "still nothing"]):
+            before = session.state
+            events = session.execute(AddTurn("user", text))
+            tally.step(AddTurn("user", text), events, before, session.state, number)
+            if number == 0:
+                assert 1000 == len(checked)
+                checked.clear()
+        assert [] == checked
+        assert (0.001, 0.001, 0.001) == tally.metrics().retention
 
 
 texts = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "x"]), min_size=1, max_size=6)
