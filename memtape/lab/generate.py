@@ -136,6 +136,8 @@ ATTRIBUTES = {
 }
 """A fact about a customer per attribute: its text, and a question that asks for it."""
 
+_ATTRIBUTE_NAMES = tuple(sorted(ATTRIBUTES))
+
 
 def store_workload(
     steps: int,
@@ -160,7 +162,10 @@ def store_workload(
     policies["forgetting"]["capacity"] = capacity
     rng = random.Random(seed)
     people = [f"{rng.choice(NAMES)} {chr(65 + n % 26)}{n // 26 or ''}" for n in range(customers)]
+    # ``written`` keeps the order the queries draw from; ``known`` answers membership
+    # without a scan that grows with the keys.
     written: list[str] = []
+    known: set[str] = set()
     rows: list[dict[str, Value]] = []
     clock = 0
     for _ in range(steps):
@@ -170,7 +175,7 @@ def store_workload(
             rows.append({"advance": clock})
         elif roll < 0.55 or not written:
             person = rng.randrange(customers)
-            attribute = rng.choice(sorted(ATTRIBUTES))
+            attribute = rng.choice(_ATTRIBUTE_NAMES)
             key = f"customer.{person}.{attribute}"
             name = people[person]
             text = ATTRIBUTES[attribute][0].format(
@@ -181,7 +186,8 @@ def store_workload(
                 channel=rng.choice(("email", "phone", "text message", "post")),
             )
             rows.append({"write": key, "text": text, "importance": rng.randint(10, 100) / 100})
-            if key not in written:
+            if key not in known:
+                known.add(key)
                 written.append(key)
         else:
             key = rng.choice(written)
