@@ -4,13 +4,14 @@ matplotlib is an optional extra (``memtape[plot]``); it is imported only
 when a plot is asked for.
 """
 
+import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
 
 from memtape.core.errors import BadInput
 from memtape.lab.bench import Result
-from memtape.lab.files import check_writable
+from memtape.lab.files import check_writable, write_atomic
 
 
 def plot_paths(out: Path) -> tuple[Path, Path]:
@@ -69,7 +70,10 @@ def write_plot(results: Sequence[Result], out: Path) -> tuple[Path, Path]:
         retention.set_ylim(-0.05, 1.05)
         retention.legend(fontsize="small")
     figure.tight_layout()
-    figure.savefig(png, dpi=110)
-    figure.savefig(svg, metadata={"Date": None})
+    drawn_png, drawn_svg = io.BytesIO(), io.BytesIO()
+    figure.savefig(drawn_png, format="png", dpi=110)
+    figure.savefig(drawn_svg, format="svg", metadata={"Date": None})
     pyplot.close(figure)
+    write_atomic(png, drawn_png.getvalue())
+    write_atomic(svg, drawn_svg.getvalue())
     return png, svg
