@@ -72,7 +72,9 @@ def write_plot(results: Sequence[Result], out: Path) -> tuple[Path, Path]:
     figure.tight_layout()
     drawn_png, drawn_svg = io.BytesIO(), io.BytesIO()
     figure.savefig(drawn_png, format="png", dpi=110)
-    figure.savefig(drawn_svg, format="svg", metadata={"Date": None})
+    # A fixed salt: matplotlib otherwise salts the SVG's ids with a fresh uuid4.
+    with matplotlib.rc_context({"svg.hashsalt": "memtape"}):
+        figure.savefig(drawn_svg, format="svg", metadata={"Date": None})
     pyplot.close(figure)
     write_atomic(png, drawn_png.getvalue())
     write_atomic(svg, drawn_svg.getvalue())
