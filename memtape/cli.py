@@ -21,7 +21,7 @@ from memtape.checking import check_file
 from memtape.core.errors import BadInput, MemtapeError, Rejected
 from memtape.core.logs import LOGGER_NAME
 from memtape.demo import demo_lines
-from memtape.lab.files import write_atomic
+from memtape.lab.files import check_writable, write_atomic
 from memtape.lab.generate import store_workload, support_session
 from memtape.lab.importer import import_chat
 from memtape.lab.report import bench
@@ -217,9 +217,16 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
             "scenario and compare the runs' metrics."
         ),
     )
-    bench.add_argument("scenarios", nargs="+", metavar="SCENARIO|FILE")
     bench.add_argument(
-        "--policy", action="append", default=[], required=True, metavar="NAME[:k=v,...]"
+        "scenarios", nargs="+", metavar="SCENARIO|FILE", help="a shipped scenario or a .toml file"
+    )
+    bench.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        required=True,
+        metavar="NAME[:k=v,...]",
+        help="a policy to compare, e.g. rolling-summary:keep=4 (repeatable)",
     )
     _add_settings(bench)
     bench.add_argument(
@@ -245,18 +252,24 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
     )
     kinds = generate.add_subparsers(title="kinds", metavar="KIND", required=True)
     support = kinds.add_parser("support", help="a support session with planted probes")
-    support.add_argument("--turns", type=int, required=True, metavar="N")
-    support.add_argument("--probe-every", type=int, default=40, metavar="N")
+    support.add_argument("--turns", type=int, required=True, metavar="N", help="turns to write")
+    support.add_argument(
+        "--probe-every", type=int, default=40, metavar="N", help="turns per probe (default: 40)"
+    )
     store = kinds.add_parser("store", help="a store workload: writes, rewrites and queries")
-    store.add_argument("--steps", type=int, required=True, metavar="N")
-    store.add_argument("--customers", type=int, default=12, metavar="N")
-    store.add_argument("--capacity", type=int, default=4, metavar="N", help="(default: 4)")
+    store.add_argument("--steps", type=int, required=True, metavar="N", help="steps to write")
+    store.add_argument(
+        "--customers", type=int, default=12, metavar="N", help="customers (default: 12)"
+    )
+    store.add_argument(
+        "--capacity", type=int, default=4, metavar="N", help="forgetting capacity (default: 4)"
+    )
     store.set_defaults(handler=_generate_store)
     for kind in (support, store):
-        kind.add_argument("--seed", type=int, required=True, metavar="S")
-        kind.add_argument("--budget", type=int, default=DEFAULT_BUDGET, metavar="TOKENS")
-        kind.add_argument("--hot-n", type=int, default=DEFAULT_HOT_N, metavar="N")
-        kind.add_argument("--out", type=Path, required=True, metavar="SCENARIO.toml")
+        kind.add_argument(
+            "--seed", type=int, required=True, metavar="S", help="the same seed, the same file"
+        )
+        _add_header_options(kind)
     support.set_defaults(handler=_generate_support)
 
     chat = commands.add_parser(
@@ -264,18 +277,39 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
         help="turn an OpenAI chat transcript (JSONL) into a scenario file",
         description="One turn per {role, content} message of a JSONL chat transcript.",
     )
-    chat.add_argument("chat", type=Path, metavar="CHAT.jsonl")
+    chat.add_argument(
+        "chat", type=Path, metavar="CHAT.jsonl", help="one {role, content} message a line"
+    )
     chat.add_argument(
         "--salient",
         default="tool",
         metavar="RULE",
         help="which turns are salient: tool (default), all, none, or roles (tool,system)",
     )
-    chat.add_argument("--budget", type=int, default=DEFAULT_BUDGET, metavar="TOKENS")
-    chat.add_argument("--hot-n", type=int, default=DEFAULT_HOT_N, metavar="N")
-    chat.add_argument("--out", type=Path, required=True, metavar="SCENARIO.toml")
+    _add_header_options(chat)
     chat.set_defaults(handler=_import)
     return parser
+
+
+def _add_header_options(command: argparse.ArgumentParser) -> None:
+    """The options every written scenario file takes: its compaction policy and where it goes."""
+    command.add_argument(
+        "--budget",
+        type=int,
+        default=DEFAULT_BUDGET,
+        metavar="TOKENS",
+        help=f"the tiered compaction budget (default: {DEFAULT_BUDGET})",
+    )
+    command.add_argument(
+        "--hot-n",
+        type=int,
+        default=DEFAULT_HOT_N,
+        metavar="N",
+        help=f"turns kept verbatim (default: {DEFAULT_HOT_N})",
+    )
+    command.add_argument(
+        "--out", type=Path, required=True, metavar="SCENARIO.toml", help="the file to write"
+    )
 
 
 def _add_viewer(commands: Any) -> None:
@@ -578,34 +612,46 @@ def _bench(args: argparse.Namespace) -> int:
     )
 
 
-def _write_scenario(out: Path, text: str) -> int:
-    write_atomic(out, text.encode("utf-8"))
+def _write_scenario(out: Path, make: Callable[[], str]) -> int:
+    # The path is checked before ``make``: a long generation should not end in a refusal.
+    check_writable(out, "--out")
+    write_atomic(out, make().encode("utf-8"))
     print(f"wrote {out}")
     return 0
 
 
 def _generate_support(args: argparse.Namespace) -> int:
-    text = support_session(
-        args.turns, args.seed, budget=args.budget, hot_n=args.hot_n, probe_every=args.probe_every
+    return _write_scenario(
+        args.out,
+        lambda: support_session(
+            args.turns,
+            args.seed,
+            budget=args.budget,
+            hot_n=args.hot_n,
+            probe_every=args.probe_every,
+        ),
     )
-    return _write_scenario(args.out, text)
 
 
 def _generate_store(args: argparse.Namespace) -> int:
-    text = store_workload(
-        args.steps,
-        args.seed,
-        customers=args.customers,
-        capacity=args.capacity,
-        budget=args.budget,
-        hot_n=args.hot_n,
+    return _write_scenario(
+        args.out,
+        lambda: store_workload(
+            args.steps,
+            args.seed,
+            customers=args.customers,
+            capacity=args.capacity,
+            budget=args.budget,
+            hot_n=args.hot_n,
+        ),
     )
-    return _write_scenario(args.out, text)
 
 
 def _import(args: argparse.Namespace) -> int:
-    text = import_chat(args.chat, args.salient, budget=args.budget, hot_n=args.hot_n)
-    return _write_scenario(args.out, text)
+    return _write_scenario(
+        args.out,
+        lambda: import_chat(args.chat, args.salient, budget=args.budget, hot_n=args.hot_n),
+    )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from memtape import cli
 from memtape.cli import main
 from memtape.core.commands import AddTurn, AdvanceClock, Query, WriteFact
 from memtape.core.errors import BadInput
@@ -87,6 +88,16 @@ class TestCli:
         status = main(["generate", "support", "--turns", "5", "--seed", "7", "--out", str(out)])
         assert 2 == status
         assert f"{out}: no such directory" in capsys.readouterr().err
+
+    def test_the_out_path_is_checked_before_generating(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        generated: list[int] = []
+        monkeypatch.setattr(cli, "support_session", lambda *args, **kwargs: generated.append(1))
+        out = tmp_path / "no" / "a.toml"
+        status = main(["generate", "support", "--turns", "5", "--seed", "7", "--out", str(out)])
+        assert (2, []) == (status, generated)
+        assert f"--out {out}: no such directory" in capsys.readouterr().err
 
 
 class TestStore:

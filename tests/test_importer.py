@@ -143,3 +143,20 @@ class TestCli:
         assert 1 == len(captured.err.splitlines())
         assert captured.err.startswith(f"memtape: error: {path}:2: not a JSON message: ")
         assert not out.exists()
+
+    @pytest.mark.parametrize(
+        ("option", "message"),
+        [
+            (["--budget", "0"], "--budget must be an integer in 1.."),
+            (["--hot-n", "-1"], "--hot-n must be an integer in 0.."),
+        ],
+    )
+    def test_a_budget_or_hot_n_the_file_could_not_load_with_is_refused(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], message: str
+    ) -> None:
+        out = tmp_path / "chat.toml"
+        status = main(["import", str(FIXTURE), "--out", str(out), *option])
+        captured = capsys.readouterr()
+        assert (2, "") == (status, captured.out)
+        assert captured.err.startswith(f"memtape: error: {message}")
+        assert not out.exists()

@@ -5,6 +5,7 @@
 from pathlib import Path
 
 import attrs
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,13 +15,16 @@ from memtape.core.run import Run
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import COMPACTION, Policies, Session
+from memtape.projections import metrics as metrics_module
 from memtape.projections.metrics import (
+    ProbeLoss,
+    WindowTally,
     compaction_metrics,
     forgetting_metrics,
     steps,
     visible,
 )
-from memtape.reducers import fold
+from memtape.reducers import evolve, fold
 from memtape.scenarios import load_scenario
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -141,10 +145,46 @@ class TestProbes:
         assert (0.0, 0.0) == metrics.retention
         assert [(1, None, None)] == [(loss.turn, loss.at, loss.event) for loss in metrics.losses]
 
+    def test_probes_are_found_as_plain_text_even_inside_one_another(self) -> None:
+        session = _session(
+            40,
+            3,
+            AddTurn("user", "is it a+b?"),
+            AddTurn("user", "the total is $5.00"),
+            AddTurn("user", "ok"),
+        )
+        probes = [Probe("a+b", 1), Probe("$5.00", 2), Probe("5.0", 2), Probe("a+c", 3)]
+        metrics = compaction_metrics(session.run, probes)
+        assert (1.0, 1.0, 0.75) == metrics.retention
+        assert ["a+c"] == [loss.probe for loss in metrics.losses]
+
     def test_a_probe_is_not_checked_before_its_turn(self) -> None:
         session = _session(40, 2, AddTurn("user", "hello"), AddTurn("user", "$5 it is"))
         metrics = compaction_metrics(session.run, [Probe("$5", 2)])
         assert ((None, 1.0), 1) == (metrics.retention, metrics.probe_checks)
+
+    def test_a_turn_that_shows_no_probe_checks_none_of_those_already_due(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        checked: list[int] = []
+        shows = metrics_module._Tracker.visible
+
+        def counted(tracker: metrics_module._Tracker, index: int) -> bool:
+            checked.append(index)
+            return shows(tracker, index)
+
+        monkeypatch.setattr(metrics_module._Tracker, "visible", counted)
+        session = Session(Policies(compaction=TieredCompaction(budget=10_000, hot_n=4)))
+        tally = WindowTally([Probe(f"code-{n}", 1) for n in range(1000)])
+        for number, text in enumerate(["code-7 here", "nothing", "still nothing"]):
+            before = session.state
+            events = session.execute(AddTurn("user", text))
+            tally.step(AddTurn("user", text), events, before, session.state, number)
+            if number == 0:
+                assert 1000 == len(checked)
+                checked.clear()
+        assert [] == checked
+        assert (0.001, 0.001, 0.001) == tally.metrics().retention
 
 
 texts = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "x"]), min_size=1, max_size=6)
@@ -173,6 +213,54 @@ def test_incremental_retention_equals_searching_every_window(
         shown = [p for p in due if visible(after.window, p.text)]
         expected.append(len(shown) / len(due) if due else None)
     assert tuple(expected) == compaction_metrics(session.run, probes).retention
+
+
+def _losses_by_searching_every_window(run: Run, probes: list[Probe]) -> list[ProbeLoss]:
+    """Each loss as the metric defines it, found by searching every due probe at every turn."""
+    seen = [False] * len(probes)
+    losses = []
+    for step, batch, before, after in steps(run):
+        if not isinstance(run.commands[step - 1], AddTurn):
+            continue
+        turn = after.window.turns
+        for index, probe in enumerate(probes):
+            if probe.start > turn:
+                continue
+            if visible(after.window, probe.text):
+                seen[index] = True
+            elif seen[index] or probe.start == turn:
+                at = event = None
+                state, offset = before, run.batch(step)[0]
+                for position, each in enumerate(batch, start=offset + 1):
+                    was, state = visible(state.window, probe.text), evolve(state, each)
+                    if was and not visible(state.window, probe.text):
+                        at, event = position, type(each).__name__
+                        break
+                losses.append(ProbeLoss(probe.text, turn, at, event))
+                seen[index] = False
+    return losses
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    policy=st.sampled_from(sorted(COMPACTION)),
+    turns=st.lists(st.tuples(st.sampled_from(["user", "tool"]), texts), min_size=1, max_size=25),
+    budget=st.integers(min_value=4, max_value=30),
+    starts=st.lists(st.integers(min_value=1, max_value=25), min_size=5, max_size=5),
+)
+def test_incremental_losses_and_checks_equal_searching_every_window(
+    policy: str, turns: list[tuple[str, list[str]]], budget: int, starts: list[int]
+) -> None:
+    policies = Policies.from_params({"compaction": {"policy": policy, "budget": budget}})
+    session = Session(policies)
+    session.execute_all(AddTurn(role, " ".join(words)) for role, words in turns)
+    # Two probes share a text, and their starts are in no particular order.
+    probe_texts = ["gamma", "alpha", "beta", "alpha", "delta"]
+    probes = [Probe(text, start) for text, start in zip(probe_texts, starts, strict=True)]
+    metrics = compaction_metrics(session.run, probes)
+    due = [sum(p.start <= turn for p in probes) for turn in range(1, len(turns) + 1)]
+    assert sum(due) == metrics.probe_checks
+    assert _losses_by_searching_every_window(session.run, probes) == list(metrics.losses)
 
 
 class TestForgetting:

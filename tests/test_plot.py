@@ -37,3 +37,10 @@ def test_every_scenario_with_turns_is_drawn(tmp_path: Path) -> None:
     assert ["first", "second"] == [
         n for n in ("first", "second", "none") if f"{n}: tokens" in drawing
     ]
+
+
+def test_the_same_results_draw_the_same_bytes(tmp_path: Path) -> None:
+    results = [_result("first", (10, 20, 30))]
+    first = write_plot(results, tmp_path / "a.png")
+    second = write_plot(results, tmp_path / "b.png")
+    assert [path.read_bytes() for path in first] == [path.read_bytes() for path in second]

@@ -6,8 +6,7 @@ same arguments give a byte-identical file.
 
 import random
 
-from memtape.core.errors import BadInput
-from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, header
+from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, check_count, header
 from memtape.scenarios.writer import Value, scenario_file
 
 NAMES = ("Dana", "Ravi", "Mei", "Tomas", "Aisha", "Lena", "Kofi", "Sara", "Jonas", "Ines")
@@ -45,15 +44,6 @@ REPLIES = (
     "Happy to help. Is there anything else about this order?",
 )
 
-MAX_STEPS = 10_000_000
-"""The most steps a generator writes (a typo of a few zeros should not fill a disk)."""
-
-
-def _count(value: int, what: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_STEPS:
-        raise BadInput(f"{what} must be an integer in {minimum}..{MAX_STEPS}, got {value!r}")
-    return value
-
 
 def support_session(
     turns: int,
@@ -70,10 +60,9 @@ def support_session(
     (salient) or an account number the user says (chatter to a tiered
     policy). No other turn contains a probe's string.
     """
-    _count(turns, "--turns")
-    _count(budget, "--budget")
-    _count(hot_n, "--hot-n", minimum=0)
-    _count(probe_every, "--probe-every")
+    check_count(turns, "--turns")
+    policies = header(budget, hot_n)
+    check_count(probe_every, "--probe-every")
     rng = random.Random(seed)
     amounts = iter(rng.sample(range(10_000, 99_999), turns // probe_every + 1))
     accounts = iter(rng.sample(range(100_000, 999_999), turns // probe_every + 1))
@@ -108,7 +97,7 @@ def support_session(
         "name": f"support-{turns}-seed-{seed}",
         "about": f"{turns} generated support turns with {len(probes)} planted probes.",
     }
-    return scenario_file(comment, info, header(budget, hot_n), steps, probes)
+    return scenario_file(comment, info, policies, steps, probes)
 
 
 def _turn(rng: random.Random, name: str, product: str, order: int) -> tuple[str, str]:
@@ -147,6 +136,8 @@ ATTRIBUTES = {
 }
 """A fact about a customer per attribute: its text, and a question that asks for it."""
 
+_ATTRIBUTE_NAMES = tuple(sorted(ATTRIBUTES))
+
 
 def store_workload(
     steps: int,
@@ -164,14 +155,17 @@ def store_workload(
     ranks by relevance can find it; a policy that ranks by the clock alone
     may not. No step reads by key, so every step is valid under any policy.
     """
-    _count(steps, "--steps")
-    _count(customers, "--customers")
-    _count(capacity, "--capacity")
-    _count(budget, "--budget")
-    _count(hot_n, "--hot-n", minimum=0)
+    check_count(steps, "--steps")
+    check_count(customers, "--customers")
+    check_count(capacity, "--capacity")
+    policies = header(budget, hot_n)
+    policies["forgetting"]["capacity"] = capacity
     rng = random.Random(seed)
     people = [f"{rng.choice(NAMES)} {chr(65 + n % 26)}{n // 26 or ''}" for n in range(customers)]
+    # ``written`` keeps the order the queries draw from; ``known`` answers membership
+    # without a scan that grows with the keys.
     written: list[str] = []
+    known: set[str] = set()
     rows: list[dict[str, Value]] = []
     clock = 0
     for _ in range(steps):
@@ -181,7 +175,7 @@ def store_workload(
             rows.append({"advance": clock})
         elif roll < 0.55 or not written:
             person = rng.randrange(customers)
-            attribute = rng.choice(sorted(ATTRIBUTES))
+            attribute = rng.choice(_ATTRIBUTE_NAMES)
             key = f"customer.{person}.{attribute}"
             name = people[person]
             text = ATTRIBUTES[attribute][0].format(
@@ -192,7 +186,8 @@ def store_workload(
                 channel=rng.choice(("email", "phone", "text message", "post")),
             )
             rows.append({"write": key, "text": text, "importance": rng.randint(10, 100) / 100})
-            if key not in written:
+            if key not in known:
+                known.add(key)
                 written.append(key)
         else:
             key = rng.choice(written)
@@ -208,6 +203,4 @@ def store_workload(
         "name": f"store-{steps}-seed-{seed}",
         "about": f"{steps} generated store steps: writes, rewrites of a key, and keyed queries.",
     }
-    policies = header(budget, hot_n)
-    policies["forgetting"]["capacity"] = capacity
     return scenario_file(comment, info, policies, rows)

@@ -110,6 +110,7 @@ def import_chat(
     hot_n: int = DEFAULT_HOT_N,
 ) -> str:
     """A scenario file's text with one turn per message of the chat file at ``path``."""
+    policies = header(budget, hot_n)
     roles = salient_roles(salient)
     messages = read_chat(path)
     steps: list[dict[str, Value]] = []
@@ -124,4 +125,4 @@ def import_chat(
         "name": path.stem,
         "about": f"A transcript imported from {path.name}.",
     }
-    return scenario_file(comment, info, header(budget, hot_n), steps)
+    return scenario_file(comment, info, policies, steps)

@@ -4,24 +4,24 @@ matplotlib is an optional extra (``memtape[plot]``); it is imported only
 when a plot is asked for.
 """
 
+import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
 
 from memtape.core.errors import BadInput
 from memtape.lab.bench import Result
+from memtape.lab.files import check_writable, write_atomic
 
 
 def plot_paths(out: Path) -> tuple[Path, Path]:
     """The PNG and the SVG a ``--plot OUT.png`` writes."""
     if out.suffix.lower() != ".png":
         raise BadInput(f"--plot {out}: name a .png file (an .svg is written beside it)")
-    for path in (out, out.with_suffix(".svg")):
-        if path.is_dir():
-            raise BadInput(f"--plot {out}: {path} is a directory")
-    if not (out.parent if str(out.parent) else Path(".")).is_dir():
-        raise BadInput(f"--plot {out}: no such directory {out.parent}")
-    return out, out.with_suffix(".svg")
+    svg = out.with_suffix(".svg")
+    for path in (out, svg):
+        check_writable(path, "--plot")
+    return out, svg
 
 
 def check_plotting() -> None:
@@ -70,7 +70,12 @@ def write_plot(results: Sequence[Result], out: Path) -> tuple[Path, Path]:
         retention.set_ylim(-0.05, 1.05)
         retention.legend(fontsize="small")
     figure.tight_layout()
-    figure.savefig(png, dpi=110)
-    figure.savefig(svg, metadata={"Date": None})
+    drawn_png, drawn_svg = io.BytesIO(), io.BytesIO()
+    figure.savefig(drawn_png, format="png", dpi=110)
+    # A fixed salt: matplotlib otherwise salts the SVG's ids with a fresh uuid4.
+    with matplotlib.rc_context({"svg.hashsalt": "memtape"}):
+        figure.savefig(drawn_svg, format="svg", metadata={"Date": None})
     pyplot.close(figure)
+    write_atomic(png, drawn_png.getvalue())
+    write_atomic(svg, drawn_svg.getvalue())
     return png, svg

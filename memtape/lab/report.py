@@ -15,7 +15,7 @@ from rich.console import Console
 
 from memtape.core.errors import BadInput
 from memtape.lab.bench import Cell, has_meter, plan, results_data, run_cells
-from memtape.lab.files import write_atomic
+from memtape.lab.files import check_writable, write_atomic
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
 from memtape.lab.table import comparison_table, loss_lines
 
@@ -38,8 +38,8 @@ def bench(
     probe is listed after the table with the event that lost it."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    if json_out is not None and json_out.is_dir():
-        raise BadInput(f"--json {json_out}: is a directory")
+    if json_out is not None:
+        check_writable(json_out, "--json")
     if plot_out is not None:
         plot_paths(plot_out)
         check_plotting()

@@ -4,6 +4,7 @@ The generators and the importer write their files with
 ``memtape.scenarios.writer``; this module only says which policies head them.
 """
 
+from memtape.core.errors import BadInput
 from memtape.scenarios.writer import Value
 
 DEFAULT_BUDGET = 2000
@@ -11,6 +12,9 @@ DEFAULT_BUDGET = 2000
 
 DEFAULT_HOT_N = 8
 """The tiered compaction's verbatim turns in generated and imported files."""
+
+MAX_COUNT = 10_000_000
+"""The largest count a lab option takes (a typo of a few zeros should not fill a disk)."""
 
 SEED_FORGETTING: dict[str, Value] = {
     "policy": "importance-recency-access",
@@ -22,7 +26,13 @@ SEED_FORGETTING: dict[str, Value] = {
 
 
 def header(budget: int = DEFAULT_BUDGET, hot_n: int = DEFAULT_HOT_N) -> dict[str, dict[str, Value]]:
-    """The policies of a generated or imported file: tiered compaction and the seed's forgetting."""
+    """The policies of a generated or imported file: tiered compaction and the seed's forgetting.
+
+    A ``budget`` or ``hot_n`` the file could not load with is refused here, before any
+    work, naming the option that set it.
+    """
+    check_count(budget, "--budget")
+    check_count(hot_n, "--hot-n", minimum=0)
     compaction: dict[str, Value] = {
         "policy": "tiered",
         "budget": budget,
@@ -30,3 +40,10 @@ def header(budget: int = DEFAULT_BUDGET, hot_n: int = DEFAULT_HOT_N) -> dict[str
         "tokenizer": "words",
     }
     return {"compaction": compaction, "forgetting": dict(SEED_FORGETTING)}
+
+
+def check_count(value: int, what: str, minimum: int = 1) -> int:
+    """``value``, refused as bad input unless an integer in ``minimum..MAX_COUNT``."""
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= MAX_COUNT:
+        raise BadInput(f"{what} must be an integer in {minimum}..{MAX_COUNT}, got {value!r}")
+    return value

@@ -14,6 +14,7 @@ key whose newest fact had been evicted).
 A metric that does not apply to a run is None.
 """
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Protocol
 
@@ -147,14 +148,21 @@ class WindowTally:
 
     Visibility is tracked incrementally: only the HOT turns and WARM items
     that are new at a step are searched, and the whole window is compared
-    only at a compaction (which costs the window's size in the fold too), so
-    a turn that compacts nothing costs the same at turn 10 and turn 10,000.
+    only at a compaction (which costs the window's size in the fold too);
+    a turn checks only the probes that come due then or began or stopped
+    showing since the last turn. So a turn that compacts nothing costs the
+    same at turn 10 and turn 10,000, however many probes are already due.
     """
 
     def __init__(self, probes: Sequence[Planted] = ()) -> None:
         self._probes = tuple(probes)
         self._tracker = _Tracker(tuple(probe.text for probe in probes))
         self._seen = [False] * len(probes)
+        """Whether each probe was visible at the last check (False until it is due)."""
+        self._by_start = sorted(range(len(probes)), key=lambda index: probes[index].start)
+        self._due = 0
+        """How many of ``_by_start`` are due; ``_shown`` of them were visible at the last check."""
+        self._shown = 0
         self._sent: list[int] = []
         self._retention: list[float | None] = []
         self._losses: list[ProbeLoss] = []
@@ -182,22 +190,35 @@ class WindowTally:
             return
         turn = after.window.turns
         self._sent.append(after.window.tokens)
-        due = passed = 0
-        for index, probe in enumerate(self._probes):
-            if probe.start > turn:
-                continue
-            due += 1
+        # Only the probes that come due now, and the due ones whose visibility changed
+        # since the last check, can pass or be lost differently: a turn costs the same
+        # however many probes are already due.
+        fresh = self._come_due(turn)
+        probes = self._probes
+        changed = {index for index in tracker.changed() if probes[index].start <= turn}
+        for index in sorted(changed | fresh):
+            probe = probes[index]
             if tracker.visible(index):
-                passed += 1
+                self._shown += not self._seen[index]
                 self._seen[index] = True
             elif self._seen[index] or probe.start == turn:
                 position = _lost_at(before, batch, offset, probe.text)
                 event = None if position is None else type(batch[position - offset - 1]).__name__
                 self._losses.append(ProbeLoss(probe.text, turn, position, event))
+                self._shown -= self._seen[index]
                 self._seen[index] = False
-        self._checks += due
-        self._passes += passed
-        self._retention.append(passed / due if due else None)
+        self._checks += self._due
+        self._passes += self._shown
+        self._retention.append(self._shown / self._due if self._due else None)
+
+    def _come_due(self, turn: int) -> set[int]:
+        """The probes due from ``turn`` on that were not due before it."""
+        fresh = set()
+        order = self._by_start
+        while self._due < len(order) and self._probes[order[self._due]].start <= turn:
+            fresh.add(order[self._due])
+            self._due += 1
+        return fresh
 
     def metrics(self) -> CompactionMetrics:
         """The metrics of the steps taken so far."""
@@ -234,10 +255,18 @@ class _Tracker:
         self._counts = [0] * len(texts)
         self._gist = ""
         self._in_gist: tuple[int, ...] = ()
+        self._changed: set[int] = set()
+        self._any = re.compile("|".join(re.escape(text) for text in dict.fromkeys(texts)))
 
     def visible(self, index: int) -> bool:
         """Whether probe ``index`` shows in the last window."""
         return self._counts[index] > 0
+
+    def changed(self) -> set[int]:
+        """The probes that began or stopped showing since the last call (some may have
+        changed back)."""
+        changed, self._changed = self._changed, set()
+        return changed
 
     def add(self, turns: Iterable[TurnAdded]) -> None:
         """Follow the window as it gains ``turns`` and loses nothing."""
@@ -270,11 +299,18 @@ class _Tracker:
             self._count(self._in_gist, 1)
 
     def _found(self, text: str) -> tuple[int, ...]:
+        # One scan for any probe first: most parts hold none, and then the cost
+        # is the text's length rather than the text's length times the probes.
+        if self._any.search(text) is None:
+            return ()
         return tuple(index for index, probe in enumerate(self._texts) if probe in text)
 
     def _count(self, indices: tuple[int, ...], delta: int) -> None:
+        counts = self._counts
         for index in indices:
-            self._counts[index] += delta
+            if not counts[index] or counts[index] == -delta:
+                self._changed.add(index)
+            counts[index] += delta
 
 
 def forgetting_metrics(run: Run) -> ForgettingMetrics:
