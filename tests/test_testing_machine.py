@@ -109,6 +109,11 @@ class TestNaming:
         with pytest.raises(BadInput, match=r"say which axis tests\.test_testing_machine:Axisless"):
             axis_of(Axisless)
 
+    def test_an_unknown_name_is_refused_as_unknown_not_as_axisless(self) -> None:
+        """A name no registry holds is a typo or a missing import path, and says so."""
+        with pytest.raises(BadInput, match=r"no policy is registered as 'tiredd'.*tiered"):
+            axis_of("tiredd")
+
     def test_an_axis_on_the_machine_overrides(self) -> None:
         """The machine may name the axis a policy serves."""
         assert "forgetting" == axis_of(Axisless, "forgetting")

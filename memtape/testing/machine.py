@@ -147,6 +147,12 @@ def axis_of(policy: Any, declared: str | None = None) -> str:
                 for axis, known in AXES.items()
                 if policy in known or any(cls is registered for registered in known.values())
             ]
+            if isinstance(policy, str) and not found:
+                names = ", ".join(sorted({name for known in AXES.values() for name in known}))
+                raise BadInput(
+                    f"no policy is registered as {policy!r} (registered: {names}); "
+                    "name your own class as mypkg.module:Policy"
+                )
             declared = found[0] if len(found) == 1 else None
     if declared not in AXES:
         raise BadInput(
