@@ -98,7 +98,14 @@ settings.register_profile(
 def kit_settings() -> settings:
     """The settings a machine runs under: the profile ``$MEMTAPE_KIT_PROFILE`` names
     (``memtape``, ``memtape-ci`` or ``memtape-thorough``; ``memtape`` by default)."""
-    return settings.get_profile(os.environ.get("MEMTAPE_KIT_PROFILE", "memtape"))
+    name = os.environ.get("MEMTAPE_KIT_PROFILE", "memtape")
+    try:
+        return settings.get_profile(name)
+    except InvalidArgument:
+        raise BadInput(
+            f"MEMTAPE_KIT_PROFILE={name!r} names no hypothesis profile "
+            "(memtape, memtape-ci or memtape-thorough)"
+        ) from None
 
 
 class InvariantBroken(AssertionError):
