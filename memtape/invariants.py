@@ -3,9 +3,13 @@
 Each ``check_*`` function states one invariant of the state a run reaches
 (or of one event and the state before it) and returns the ``Violation``\\ s
 it finds, empty when it holds. The property tests assert that the lists are
-empty; ``check_run`` applies them all to a recorded run in one pass, folding
-as it goes; ``redecide`` asks the policies to decide every recorded command
-again and reports the first event the log does not agree with.
+empty; ``StepChecker`` applies the per-command ones to one command's batch
+at a time (the kit's state machine feeds it as it goes); ``check_run``
+drives it over a recorded run in one pass, adding checkpoints; ``redecide``
+asks the policies to decide every recorded command again and reports the
+first event the log does not agree with, and ``redecide_in_worlds`` the
+first command they decide differently under another wall clock and random
+state.
 
 A violation's ``position`` counts events: the state after the first
 ``position`` events (what ``memtape show RUN --at POSITION`` shows) is the
