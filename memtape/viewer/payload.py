@@ -195,7 +195,7 @@ def state_delta(event: Event, before: State, after: State) -> dict[str, Any]:
     if after.clock != before.clock:
         delta["c"] = after.clock
     if after.window is not before.window:
-        delta.update(window_delta(before.window, after.window))
+        delta.update(window_delta(event, before.window, after.window))
     if after.store is not before.store:
         delta.update(store_delta(event, before.store, after.store))
     if after.memory is not before.memory:
@@ -203,11 +203,17 @@ def state_delta(event: Event, before: State, after: State) -> dict[str, Any]:
     return delta
 
 
-def window_delta(before: Window, after: Window) -> dict[str, Any]:
+def window_delta(event: Event, before: Window, after: Window) -> dict[str, Any]:
     """Tokens, HOT, WARM, the gist, and the turns appended to COLD and dropped."""
     delta: dict[str, Any] = {}
     if after.tokens != before.tokens:
         delta["t"] = after.tokens
+    if isinstance(event, TurnAdded):
+        # The window reducer appends the turn to HOT and touches nothing else but the
+        # tokens: comparing HOT, which grows without bound under no compaction, would
+        # make the payload quadratic in the run's length.
+        delta["h"] = [0, [event.turn]]
+        return delta
     if after.hot != before.hot:
         delta["h"] = shift_append([t.turn for t in before.hot], [t.turn for t in after.hot])
     if after.warm != before.warm:
