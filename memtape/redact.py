@@ -17,8 +17,8 @@ byte-pair encoding (or any other tokenizer) it is a head followed by words
 drawn by the keyed hash from a pool of short lowercase words that are each
 one token, alone and after a space, under every tokenizer that measured the
 run; the head is a word, a number or a piece that splits as the text's
-start does (failing those, another single symbol that does, never the text
-itself), so that the placeholder keeps both the text's count and the
+start does (failing those, another symbol or pair of symbols that does,
+never the text itself), so that the placeholder keeps both the text's count and the
 count of the text after a space (which is what a turn's ``"{role}: {text}"``
 adds). When two tokenizers measured the run (a fork onto another one),
 words one token longer under one of them, or a glued head such as
@@ -393,6 +393,14 @@ def _pieces(tokenizers: tuple[Tokenizer, ...]) -> _Pieces:
         shape = _shape(chr(code), tokenizers)
         if shape not in heads:
             rare.setdefault(shape, []).append(chr(code))
+    # Pairs of those symbols, for the shapes of texts of several (🏻👌).
+    singles = [symbol for found in rare.values() for symbol in found]
+    pairs: dict[Shape, list[str]] = {}
+    for pair in map("".join, itertools.product(singles, repeat=2)):
+        shape = _shape(pair, tokenizers)
+        if shape not in heads and shape not in rare:
+            pairs.setdefault(shape, []).append(pair)
+    rare.update(pairs)
     digits = tuple(d for d in "0123456789" if all(t.count(d) == 1 for t in tokenizers))
     glued = _shape("ab1cd", tokenizers)
     return _Pieces(
