@@ -3,9 +3,13 @@
 Each ``check_*`` function states one invariant of the state a run reaches
 (or of one event and the state before it) and returns the ``Violation``\\ s
 it finds, empty when it holds. The property tests assert that the lists are
-empty; ``check_run`` applies them all to a recorded run in one pass, folding
-as it goes; ``redecide`` asks the policies to decide every recorded command
-again and reports the first event the log does not agree with.
+empty; ``StepChecker`` applies the per-command ones to one command's batch
+at a time (the kit's state machine feeds it as it goes); ``check_run``
+drives it over a recorded run in one pass, adding checkpoints; ``redecide``
+asks the policies to decide every recorded command again and reports the
+first event the log does not agree with, and ``redecide_in_worlds`` the
+first command they decide differently under another wall clock and random
+state.
 
 A violation's ``position`` counts events: the state after the first
 ``position`` events (what ``memtape show RUN --at POSITION`` shows) is the
@@ -593,24 +597,7 @@ def redecide(run: Run, policies: Policies | Callable[[int], Policies]) -> Violat
     A log edited by hand (a turn's tokens changed, and still folding) or a
     policy whose behaviour changed since the run was recorded shows here.
     """
-    policies_at = _policies_at(policies)
-    events = run.events
-    state = run.state_at(0)
-    for step, command in enumerate(run.commands, start=1):
-        start, end = run.batch(step)
-        recorded = events[start:end]
-        try:
-            expected = policies_at(end).decide(state, command)
-        except Rejected as error:
-            message = f"{_step(step, command)}: the policies reject the command: {error}"
-            return Violation(start + 1, "re-decide", message)
-        if expected != recorded:
-            return _divergence(step, command, start, expected, recorded)
-        try:
-            state = fold(recorded, state)
-        except CorruptLog as error:
-            return Violation(start + 1, "integrity", f"{_step(step, command)}: {error}")
-    return None
+    return _each_decision(run, policies, _agrees)
 
 
 def redecide_in_worlds(
@@ -620,19 +607,64 @@ def redecide_in_worlds(
     the first command the policies decide differently under another wall clock and random
     state, or None. (A policy that reads the clock may still re-decide to its own log when
     the clock has not moved far enough; this check does not depend on luck.)"""
+    return _each_decision(run, policies, _alike)
+
+
+@attrs.frozen
+class _Decision:
+    """A recorded command, its batch ``events[start:end]``, the policies in force and the state
+    before the batch."""
+
+    step: int
+    command: Command
+    start: int
+    recorded: Sequence[Event]
+    policies: Policies
+    state: State
+
+
+def _each_decision(
+    run: Run,
+    policies: Policies | Callable[[int], Policies],
+    check: Callable[[_Decision], Violation | None],
+) -> Violation | None:
+    """``check`` on every recorded command in turn; the first violation it finds, or an
+    integrity one where the log stops folding."""
     policies_at = _policies_at(policies)
-    state = run.state_at(0)
     events = run.events
+    state = run.state_at(0)
     for step, command in enumerate(run.commands, start=1):
         start, end = run.batch(step)
-        found = check_determinism(policies_at(end), state, command, at=start + 1)
-        if found:
-            return found[0]
+        recorded = events[start:end]
+        found = check(_Decision(step, command, start, recorded, policies_at(end), state))
+        if found is not None:
+            return found
         try:
-            state = fold(events[start:end], state)
-        except CorruptLog:
-            return None
+            state = fold(recorded, state)
+        except CorruptLog as error:
+            return Violation(start + 1, "integrity", f"{_step(step, command)}: {error}")
     return None
+
+
+def _agrees(decision: _Decision) -> Violation | None:
+    """The command decided again gives the recorded events."""
+    step, command, start = decision.step, decision.command, decision.start
+    try:
+        expected = decision.policies.decide(decision.state, command)
+    except Rejected as error:
+        message = f"{_step(step, command)}: the policies reject the command: {error}"
+        return Violation(start + 1, "re-decide", message)
+    if expected != decision.recorded:
+        return _divergence(step, command, start, expected, decision.recorded)
+    return None
+
+
+def _alike(decision: _Decision) -> Violation | None:
+    """The command decided in two made-up worlds gives the same outcome."""
+    found = check_determinism(
+        decision.policies, decision.state, decision.command, at=decision.start + 1
+    )
+    return found[0] if found else None
 
 
 def _policies_at(policies: Policies | Callable[[int], Policies]) -> Callable[[int], Policies]:

@@ -17,7 +17,8 @@ byte-pair encoding (or any other tokenizer) it is a head followed by words
 drawn by the keyed hash from a pool of short lowercase words that are each
 one token, alone and after a space, under every tokenizer that measured the
 run; the head is a word, a number or a piece that splits as the text's
-start does, so that the placeholder keeps both the text's count and the
+start does (failing those, another symbol or pair of symbols that does,
+never the text itself), so that the placeholder keeps both the text's count and the
 count of the text after a space (which is what a turn's ``"{role}: {text}"``
 adds). When two tokenizers measured the run (a fork onto another one),
 words one token longer under one of them, or a glued head such as
@@ -229,7 +230,10 @@ class Masks:
             start = self._number(raw, size.bit_length() + 64) % size
             for step in range(min(size, _ATTEMPTS - attempts)):
                 made = pieces.placeholder(pools, (start + step) % size)
-                if made not in self._taken and _shape(made, self._tokenizers) == shape:
+                # Never the text itself: a head of a rare shape may be the one symbol it is.
+                if made == text or made in self._taken:
+                    continue
+                if _shape(made, self._tokenizers) == shape:
                     self._taken.add(made)
                     return made
             attempts += min(size, _ATTEMPTS - attempts)
@@ -276,7 +280,9 @@ class _Pieces:
     tokenizer; ``extra[i]`` are words one token after a space under every
     tokenizer but the i-th, where they are two (they make up the difference
     when the tokenizers of one run count a text differently); ``heads`` are
-    the pieces a placeholder may start with, by their shape; ``digits`` are
+    the pieces a placeholder may start with, by their shape, and ``rare`` the
+    ones of shapes no short letters or digits have (single symbols, tried
+    last); ``digits`` are
     one token each under every tokenizer, and ``splits[i]`` says whether the
     i-th tokenizer counts each word and digit of a glued ``ab1cd`` (a byte-pair
     encoding) or the whole as one (the word count).
@@ -285,6 +291,7 @@ class _Pieces:
     words: tuple[str, ...]
     extra: tuple[tuple[str, ...], ...]
     heads: dict[Shape, tuple[str, ...]]
+    rare: dict[Shape, tuple[str, ...]]
     digits: tuple[str, ...]
     splits: tuple[bool, ...]
 
@@ -315,9 +322,16 @@ class _Pieces:
 
     def _heads(self, shape: Shape) -> Iterator[tuple[Shape, Pools]]:
         """The heads by shape, then the glued head a run measured by the word count and an
-        encoding needs when the encoding counts many more tokens than words."""
+        encoding needs when the encoding counts many more tokens than words, then the rare
+        heads (last, so that no text that had a placeholder without them changes)."""
         for head, heads in self.heads.items():
             yield head, (("", heads),)
+        yield from self._glued(shape)
+        for head, heads in self.rare.items():
+            yield head, (("", heads),)
+
+    def _glued(self, shape: Shape) -> Iterator[tuple[Shape, Pools]]:
+        """The glued head, when the run was measured by the word count and an encoding."""
         if all(self.splits) or not any(self.splits) or not self.digits:
             return
         whole = {count for (count, _), split in zip(shape, self.splits, strict=True) if not split}
@@ -345,6 +359,11 @@ def _shape(text: str, tokenizers: tuple[Tokenizer, ...]) -> Shape:
     return tuple((t.count(text), t.count(f" {text}")) for t in tokenizers)
 
 
+_RARE = (range(0xC0, 0x250), range(0x400, 0x460), range(0x4E00, 0x5000), range(0x1F300, 0x1F650))
+"""Accented and Cyrillic letters, CJK ideographs and pictographs: single characters whose
+shapes (a pictograph three tokens alone, two after a space, say) no short letters have."""
+
+
 def _candidates() -> Iterator[str]:
     """Short strings to build placeholders of, in a fixed order: letters, then numbers."""
     for alphabet in ("abcdefghijklmnopqrstuvwxyz", "0123456789"):
@@ -369,12 +388,26 @@ def _pieces(tokenizers: tuple[Tokenizer, ...]) -> _Pieces:
             words.append(candidate)
         elif sorted(spaced) == [1] * (len(spaced) - 1) + [2]:
             extra[spaced.index(2)].append(candidate)
+    rare: dict[Shape, list[str]] = {}
+    for code in itertools.chain.from_iterable(_RARE):
+        shape = _shape(chr(code), tokenizers)
+        if shape not in heads:
+            rare.setdefault(shape, []).append(chr(code))
+    # Pairs of those symbols, for the shapes of texts of several (🏻👌).
+    singles = [symbol for found in rare.values() for symbol in found]
+    pairs: dict[Shape, list[str]] = {}
+    for pair in map("".join, itertools.product(singles, repeat=2)):
+        shape = _shape(pair, tokenizers)
+        if shape not in heads and shape not in rare:
+            pairs.setdefault(shape, []).append(pair)
+    rare.update(pairs)
     digits = tuple(d for d in "0123456789" if all(t.count(d) == 1 for t in tokenizers))
     glued = _shape("ab1cd", tokenizers)
     return _Pieces(
         tuple(words),
         tuple(map(tuple, extra)),
         {shape: tuple(found) for shape, found in sorted(heads.items())},
+        {shape: tuple(found) for shape, found in sorted(rare.items())},
         digits,
         tuple(count == 3 for count, _ in glued),
     )

@@ -64,6 +64,18 @@ class TestRunPayload:
         assert [[t.role, t.text, t.tokens, t.salient] for t in turns] == data["turns"]
         assert [run.batch(step)[1] for step in range(1, run.steps + 1)] == data["ends"]
 
+    @pytest.mark.parametrize("policy", ["tiered", "none", "sliding-window", "rolling-summary"])
+    def test_hot_rebuilt_from_the_deltas_is_hot_at_every_event(self, policy: str) -> None:
+        """A turn ships as appended to HOT without comparing HOT; the rebuilt HOT is right."""
+        session = simulated("refund-desk", f"compaction.policy={policy}")
+        data = run_payload(session.run, session.policies_at, "refund-desk")
+        hot: list[int] = []
+        for at, frame in enumerate(data["frames"], start=1):
+            if "h" in frame:
+                shift, added = frame["h"]
+                hot = hot[shift:] + added
+            assert [t.turn for t in session.run.state_at(at).window.hot] == hot
+
     def test_a_compaction_ships_what_moved_not_the_window(self) -> None:
         session = simulated("refund-desk")
         data = run_payload(session.run, session.policies_at, "refund-desk")

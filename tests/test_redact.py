@@ -688,6 +688,15 @@ class TestBytePairPlaceholders:
         ]
         assert len(set(texts)) == len({masks.text(text) for text in texts})
 
+    @pytest.mark.parametrize("text", ["👌", "👌 ok", "ok 👌", "👍🏻", "👍👍"])
+    def test_symbols_no_short_letters_match_under_both_encodings_are_kept(self, text: str) -> None:
+        """👌 is three cl100k tokens alone and two after a space, one and two under o200k: no
+        head of letters or digits has that shape, so another symbol (or pair) of it stands in."""
+        masks = Masks(b"secret", BYTE_PAIRS)
+
+        assert [True, True] == [kept(masks, tokenizer, text) for tokenizer in BYTE_PAIRS]
+        assert text != masks.text(text)
+
     @pytest.mark.parametrize("tokenizer", BYTE_PAIRS, ids=lambda t: t.name)
     def test_a_text_that_splits_after_a_space_keeps_both_counts(self, tokenizer: Tokenizer) -> None:
         """A leading number gains a token after a space; a name may lose one."""

@@ -12,7 +12,13 @@ from memtape.cli import main
 from memtape.core.errors import BadInput
 from memtape.policies.session import COMPACTION, CONSOLIDATION, FORGETTING
 from memtape.scenarios import load_scenario
-from memtape.testing import InvariantBroken, PolicyMachine, axis_of, policy_name
+from memtape.testing import (
+    InvariantBroken,
+    PolicyMachine,
+    axis_of,
+    kit_settings,
+    policy_name,
+)
 
 CI = settings.get_profile("memtape-ci")
 """Derandomized, 50 examples: the same counterexample on every run."""
@@ -109,9 +115,26 @@ class TestNaming:
         with pytest.raises(BadInput, match=r"say which axis tests\.test_testing_machine:Axisless"):
             axis_of(Axisless)
 
+    def test_an_unknown_name_is_refused_as_unknown_not_as_axisless(self) -> None:
+        """A name no registry holds is a typo or a missing import path, and says so."""
+        with pytest.raises(BadInput, match=r"no policy is registered as 'tiredd'.*tiered"):
+            axis_of("tiredd")
+
     def test_an_axis_on_the_machine_overrides(self) -> None:
         """The machine may name the axis a policy serves."""
         assert "forgetting" == axis_of(Axisless, "forgetting")
+
+
+class TestSettings:
+    def test_the_profile_the_environment_names(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("MEMTAPE_KIT_PROFILE", "memtape-thorough")
+        assert 1000 == kit_settings().max_examples
+
+    def test_an_unknown_profile_is_one_clear_line(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A typo in the variable names the variable, not hypothesis's internals."""
+        monkeypatch.setenv("MEMTAPE_KIT_PROFILE", "memtape-thorogh")
+        with pytest.raises(BadInput, match=r"^MEMTAPE_KIT_PROFILE='memtape-thorogh' names no"):
+            kit_settings()
 
 
 class Axisless:

@@ -98,7 +98,14 @@ settings.register_profile(
 def kit_settings() -> settings:
     """The settings a machine runs under: the profile ``$MEMTAPE_KIT_PROFILE`` names
     (``memtape``, ``memtape-ci`` or ``memtape-thorough``; ``memtape`` by default)."""
-    return settings.get_profile(os.environ.get("MEMTAPE_KIT_PROFILE", "memtape"))
+    name = os.environ.get("MEMTAPE_KIT_PROFILE", "memtape")
+    try:
+        return settings.get_profile(name)
+    except InvalidArgument:
+        raise BadInput(
+            f"MEMTAPE_KIT_PROFILE={name!r} names no hypothesis profile "
+            "(memtape, memtape-ci or memtape-thorough)"
+        ) from None
 
 
 class InvariantBroken(AssertionError):
@@ -147,6 +154,12 @@ def axis_of(policy: Any, declared: str | None = None) -> str:
                 for axis, known in AXES.items()
                 if policy in known or any(cls is registered for registered in known.values())
             ]
+            if isinstance(policy, str) and not found:
+                names = ", ".join(sorted({name for known in AXES.values() for name in known}))
+                raise BadInput(
+                    f"no policy is registered as {policy!r} (registered: {names}); "
+                    "name your own class as mypkg.module:Policy"
+                )
             declared = found[0] if len(found) == 1 else None
     if declared not in AXES:
         raise BadInput(

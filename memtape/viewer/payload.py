@@ -83,7 +83,8 @@ def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> 
     facts: list[list[Any]] = []
     rows: list[list[Any]] = []
     frames: list[dict[str, Any]] = []
-    params = policy_params(policies_at(0))
+    in_force = policies_at(0)
+    initial = params = policy_params(in_force)
     state = run.state_at(0)
     events = run.events
     ends: list[int] = []
@@ -96,9 +97,11 @@ def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> 
             after = evolve(state, event)
             policies = policies_at(at)
             frame = state_delta(event, state, after)
-            now = policy_params(policies)
-            if now != params:
-                frame["P"] = params = now
+            # An epoch keeps its Policies object: only a fork can change the parameters.
+            if policies is not in_force:
+                in_force, now = policies, policy_params(policies)
+                if now != params:
+                    frame["P"] = params = now
             if _ranked_here(policies) and (
                 "P" in frame or after.store is not state.store or after.clock != state.clock
             ):
@@ -111,7 +114,7 @@ def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> 
             state = after
     return {
         "name": name,
-        "params": policy_params(policies_at(0)),
+        "params": initial,
         "ends": ends,
         "turns": turns,
         "facts": facts,
@@ -137,13 +140,12 @@ def policy_params(policies: Policies) -> dict[str, Any]:
     """What the page needs of the policies in force: their names, budget, capacity,
     scorer, memory."""
     compaction, forgetting = policies.compaction, policies.forgetting
-    scorer = None
-    if forgetting is not None and forgetting.name in PAGE_SCORERS:
-        scorer = forgetting.params()
+    table = None if forgetting is None else forgetting.params()
+    scorer = table if forgetting is not None and forgetting.name in PAGE_SCORERS else None
     return {
         "compaction": None if compaction is None else compaction.name,
         "forgetting": None if forgetting is None else forgetting.name,
-        "supersession": None if forgetting is None else forgetting.params().get("supersession"),
+        "supersession": None if table is None else table.get("supersession"),
         "budget": None if compaction is None else compaction.budget,
         "capacity": None if forgetting is None else forgetting.capacity,
         "scorer": scorer,
@@ -193,7 +195,7 @@ def state_delta(event: Event, before: State, after: State) -> dict[str, Any]:
     if after.clock != before.clock:
         delta["c"] = after.clock
     if after.window is not before.window:
-        delta.update(window_delta(before.window, after.window))
+        delta.update(window_delta(event, before.window, after.window))
     if after.store is not before.store:
         delta.update(store_delta(event, before.store, after.store))
     if after.memory is not before.memory:
@@ -201,11 +203,17 @@ def state_delta(event: Event, before: State, after: State) -> dict[str, Any]:
     return delta
 
 
-def window_delta(before: Window, after: Window) -> dict[str, Any]:
+def window_delta(event: Event, before: Window, after: Window) -> dict[str, Any]:
     """Tokens, HOT, WARM, the gist, and the turns appended to COLD and dropped."""
     delta: dict[str, Any] = {}
     if after.tokens != before.tokens:
         delta["t"] = after.tokens
+    if isinstance(event, TurnAdded):
+        # The window reducer appends the turn to HOT and touches nothing else but the
+        # tokens: comparing HOT, which grows without bound under no compaction, would
+        # make the payload quadratic in the run's length.
+        delta["h"] = [0, [event.turn]]
+        return delta
     if after.hot != before.hot:
         delta["h"] = shift_append([t.turn for t in before.hot], [t.turn for t in after.hot])
     if after.warm != before.warm:

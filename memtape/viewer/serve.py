@@ -115,10 +115,14 @@ def live_source(target: str, settings: Sequence[str] = ()) -> LiveRun:
         )
     loaded = load_run(target)
     if loaded.torn is not None:
-        torn = loaded.torn.replace("\n", "\\n")
-        print(f"memtape: warning: {target}: {torn}", file=sys.stderr)
+        print(f"memtape: warning: {target}: {_one_line(loaded.torn)}", file=sys.stderr)
     session = loaded.session
     return LiveRun(session.policies_at(0), session.run.commands, loaded.scenario)
+
+
+def _one_line(text: str) -> str:
+    """``text`` with its line breaks escaped: a message may quote user data holding them."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def serve(live: LiveRun, port: int = 0) -> int:
@@ -179,8 +183,7 @@ class LiveHandler(BaseHTTPRequestHandler):
                 self._json(HTTPStatus.NOT_FOUND, {"error": f"no such command path: {self.path}"})
                 return
         except MemtapeError as error:
-            message = str(error).replace("\r", "\\r").replace("\n", "\\n")
-            self._json(HTTPStatus.BAD_REQUEST, {"error": message})
+            self._json(HTTPStatus.BAD_REQUEST, {"error": _one_line(str(error))})
             return
         self._json(HTTPStatus.OK, self.run.data())
 
