@@ -664,6 +664,14 @@ def kept(masks: Masks, tokenizer: Tokenizer, text: str) -> bool:
     )
 
 
+def placeholder_or_refusal(masks: Masks, text: str) -> str | BadInput:
+    """The placeholder of ``text``, or the error refusing it."""
+    try:
+        return masks.text(text)
+    except BadInput as error:
+        return error
+
+
 class TestBytePairPlaceholders:
     @settings(max_examples=40, deadline=None)
     @given(texts=st.lists(st.text(max_size=40), max_size=12))
@@ -679,14 +687,38 @@ class TestBytePairPlaceholders:
 
     @settings(max_examples=40, deadline=None)
     @given(texts=st.lists(st.text(max_size=40), max_size=12))
-    def test_both_encodings_at_once_keep_their_counts(self, texts: list[str]) -> None:
-        """A run forked onto the other encoding: the two count many texts differently."""
+    def test_both_encodings_at_once_keep_their_counts_or_refuse(self, texts: list[str]) -> None:
+        """A run forked onto the other encoding: the two count many texts differently. A
+        placeholder keeps both counts; where none can, the text is refused in one line,
+        never given a placeholder of another count."""
         masks = Masks(b"secret", BYTE_PAIRS)
+        made: dict[str, str] = {}
+        for text in texts:
+            outcome = placeholder_or_refusal(masks, text)
+            if isinstance(outcome, BadInput):
+                assert "no placeholder keeps the token count" in str(outcome)
+                continue
+            made[text] = outcome
+            assert [True, True] == [kept(masks, tokenizer, text) for tokenizer in BYTE_PAIRS]
+        assert len(made) == len(set(made.values()))
 
-        assert [True] * len(texts) * 2 == [
-            kept(masks, tokenizer, text) for text in texts for tokenizer in BYTE_PAIRS
+    def test_a_text_no_placeholder_can_match_under_both_encodings_is_refused(self) -> None:
+        """Two stray control bytes count differently under the two encodings, alone and
+        after a space, in a way no placeholder of the pool repeats."""
+        with pytest.raises(BadInput, match="no placeholder keeps the token count"):
+            Masks(b"secret", BYTE_PAIRS).text("\x80\x81")
+
+    def test_both_encodings_at_once_keep_the_counts_of_ordinary_texts(self) -> None:
+        masks = Masks(b"secret", BYTE_PAIRS)
+        texts = [
+            "Hi, this is Dana. Can you look up order ORD-3300?",
+            "calculator: $200.00 × 0.9 = $180.00 after the fee",
+            "お誕生日おめでとう",
+            "I'm fine, thanks!",
+            "42",
         ]
-        assert len(set(texts)) == len({masks.text(text) for text in texts})
+
+        assert [True] * 10 == [kept(masks, t, text) for text in texts for t in BYTE_PAIRS]
 
     @pytest.mark.parametrize("text", ["👌", "👌 ok", "ok 👌", "👍🏻", "👍👍"])
     def test_symbols_no_short_letters_match_under_both_encodings_are_kept(self, text: str) -> None:
