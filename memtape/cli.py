@@ -18,7 +18,7 @@ import structlog
 
 from memtape._version import __version__
 from memtape.checking import check_file
-from memtape.core.errors import BadInput, MemtapeError, Rejected
+from memtape.core.errors import BadInput, MemtapeError, Rejected, one_line
 from memtape.core.logs import LOGGER_NAME
 from memtape.demo import demo_lines
 from memtape.lab.files import check_writable, write_atomic
@@ -34,7 +34,7 @@ from memtape.projections.timeline import timeline
 from memtape.projections.view import view_data
 from memtape.redact import export_redacted
 from memtape.runfiles import LoadedRun, load_run, save_run
-from memtape.scenarios import SHIPPED, Scenario, load_scenario
+from memtape.scenarios import SHIPPED, Scenario, is_scenario, load_scenario
 from memtape.storage import is_sqlite, open_store, parse_address, resolve_address
 from memtape.viewer.page import view_page
 from memtape.viewer.serve import live_source, serve
@@ -64,11 +64,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"memtape: error: {message} (see {self.prog} --help)\n")
-
-
-def one_line(text: str) -> str:
-    """``text`` with its line breaks escaped: a message names user data, which may hold them."""
-    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrations, one per command)
@@ -426,7 +421,7 @@ def _run(args: argparse.Namespace) -> int:
 def _open(target: str, settings: Sequence[str] = ()) -> LoadedRun:
     """A run file, or a scenario (shipped name or .toml file) run in memory,
     its policies changed by ``settings`` (``AXIS.PARAM=VALUE``)."""
-    if _is_scenario(target):
+    if is_scenario(target):
         scenario = load_scenario(target)
         if settings:
             scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(settings))
@@ -439,11 +434,6 @@ def _open(target: str, settings: Sequence[str] = ()) -> LoadedRun:
     if loaded.torn is not None:
         print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
     return loaded
-
-
-def _is_scenario(target: str) -> bool:
-    """Whether a run argument names a scenario to simulate rather than a recorded run."""
-    return target in SHIPPED or target.endswith(".toml")
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -540,7 +530,7 @@ def _export(args: argparse.Namespace) -> int:
 
 def _fork(args: argparse.Namespace) -> int:
     _out(args.out)
-    source = args.run if _is_scenario(args.run) else resolve_address(args.run)
+    source = args.run if is_scenario(args.run) else resolve_address(args.run)
     loaded = _open(source)
     run = loaded.session.run
     _within(args.at, len(run), f"{args.run}: --at")

@@ -32,8 +32,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memtape.checking import CheckReport, check_file
-from memtape.cli import main, one_line
-from memtape.core.errors import BadInput
+from memtape.cli import main
+from memtape.core.errors import BadInput, one_line
 from memtape.core.events import EVENT_TYPES
 from memtape.policies.session import Session
 from memtape.runfiles import LoadedRun, load_run, save_run

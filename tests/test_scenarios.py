@@ -27,7 +27,7 @@ from memtape.policies.session import Policies, Session
 from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tokenizers import O200kBase
 from memtape.policies.tool_clearing import ClearToolResults
-from memtape.scenarios import SHIPPED, Probe, load_scenario, parse_scenario
+from memtape.scenarios import SHIPPED, Probe, is_scenario, load_scenario, parse_scenario
 
 COMPACTION = '[compaction]\npolicy = "tiered"\nbudget = 40\n'
 FORGETTING = '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 4\n'
@@ -480,3 +480,11 @@ class TestProbes:
     def test_probes_must_be_tables(self) -> None:
         with pytest.raises(BadInput, match=r"^p\.toml: probes are written as \[\[probe\]\] tables"):
             parse_scenario('probe = "x"\n' + COMPACTION, "p.toml")
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [("refund-desk", True), ("mine.toml", True), ("run.jsonl", False), ("runs.db#2", False)],
+)
+def test_a_scenario_is_a_shipped_name_or_a_toml_file(target: str, expected: bool) -> None:
+    assert expected == is_scenario(target)

@@ -15,3 +15,8 @@ class CorruptLog(MemtapeError):
 
 class BadInput(MemtapeError):
     """A malformed scenario, log or parameter, named with its place."""
+
+
+def one_line(text: str) -> str:
+    """``text`` with its line breaks escaped: a message may quote user data holding them."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")

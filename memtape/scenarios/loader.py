@@ -77,6 +77,12 @@ class Scenario:
     probes: tuple[Probe, ...] = ()
 
 
+def is_scenario(target: str) -> bool:
+    """Whether a command's argument names a scenario (shipped, or a ``.toml`` file) rather
+    than a recorded run."""
+    return target in SHIPPED or target.endswith(".toml")
+
+
 def load_scenario(name_or_path: str) -> Scenario:
     """A shipped scenario by name, or a scenario file by path."""
     if name_or_path in SHIPPED:

@@ -27,10 +27,10 @@ from memtape.core.commands import (
     RecordEpisode,
     WriteFact,
 )
-from memtape.core.errors import BadInput, MemtapeError
+from memtape.core.errors import BadInput, MemtapeError, one_line
 from memtape.policies.session import Policies, Session
 from memtape.runfiles import load_run
-from memtape.scenarios import SHIPPED, load_scenario
+from memtape.scenarios import is_scenario, load_scenario
 from memtape.viewer.page import page_html
 from memtape.viewer.payload import run_payload
 
@@ -105,7 +105,7 @@ def live_source(target: str, settings: Sequence[str] = ()) -> LiveRun:
     scenario's policies; a run is re-decided from the start under the policies
     that began it, which settings do not change (``memtape fork`` does that).
     """
-    if target in SHIPPED or target.endswith(".toml"):
+    if is_scenario(target):
         scenario = load_scenario(target)
         policies = scenario.policies.with_settings(settings) if settings else scenario.policies
         return LiveRun(policies, scenario.steps, scenario.name)
@@ -115,14 +115,9 @@ def live_source(target: str, settings: Sequence[str] = ()) -> LiveRun:
         )
     loaded = load_run(target)
     if loaded.torn is not None:
-        print(f"memtape: warning: {target}: {_one_line(loaded.torn)}", file=sys.stderr)
+        print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
     session = loaded.session
     return LiveRun(session.policies_at(0), session.run.commands, loaded.scenario)
-
-
-def _one_line(text: str) -> str:
-    """``text`` with its line breaks escaped: a message may quote user data holding them."""
-    return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
 def serve(live: LiveRun, port: int = 0) -> int:
@@ -183,7 +178,7 @@ class LiveHandler(BaseHTTPRequestHandler):
                 self._json(HTTPStatus.NOT_FOUND, {"error": f"no such command path: {self.path}"})
                 return
         except MemtapeError as error:
-            self._json(HTTPStatus.BAD_REQUEST, {"error": _one_line(str(error))})
+            self._json(HTTPStatus.BAD_REQUEST, {"error": one_line(str(error))})
             return
         self._json(HTTPStatus.OK, self.run.data())
 
