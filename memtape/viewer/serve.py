@@ -12,7 +12,7 @@ import threading
 from collections.abc import Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, assert_never
 
 import orjson
 
@@ -95,6 +95,8 @@ def next_label(command: Command) -> dict[str, str]:
             label = "Next step: record an episode"
         case Consolidate():
             label = "Next step: consolidate"
+        case _:
+            assert_never(command)  # mypy fails here when a command kind has no label
     return {"label": label}
 
 
