@@ -328,6 +328,7 @@ class TestCli:
             (["refund-desk", "--policy", "tiered", "--set", "compaction.budget=0"], "budget"),
             (["refund-desk", "--policy", "tiered", "--plot", "x.pdf"], "name a .png file"),
             (["dana-facts", "--policy", "tiered", "--plot", "x.png"], "no scenario has turns"),
+            (["refund-desk", "--policy", "lru"], "nothing to compare"),
         ],
     )
     def test_bad_input_is_one_line_and_writes_nothing(

@@ -185,15 +185,16 @@ def _axis(setting: str) -> str:
     return setting.partition("=")[0].partition(".")[0].strip()
 
 
-def has_meter(cell: Cell) -> bool:
-    """Whether the cell measures a window (a meter to plot)."""
+def applies(cell: Cell) -> bool:
+    """Whether the cell's scenario exercises the axis of the cell's policy."""
     scenario = _scenario(cell.scenario)
     policies = policies_for(scenario, cell)
-    return (
-        cell.spec.axis == "compaction"
-        and policies is not None
-        and _applies(scenario, policies, "compaction")
-    )
+    return policies is not None and _applies(scenario, policies, cell.spec.axis)
+
+
+def has_meter(cell: Cell) -> bool:
+    """Whether the cell measures a window (a meter to plot)."""
+    return cell.spec.axis == "compaction" and applies(cell)
 
 
 def _scenario(source: str) -> Scenario:

@@ -14,7 +14,7 @@ from typing import TextIO
 from rich.console import Console
 
 from memtape.core.errors import BadInput
-from memtape.lab.bench import Cell, has_meter, plan, results_data, run_cells
+from memtape.lab.bench import Cell, applies, has_meter, plan, results_data, run_cells
 from memtape.lab.files import check_writable, write_atomic
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
 from memtape.lab.table import comparison_table, loss_lines
@@ -46,6 +46,11 @@ def bench(
     cells = plan(scenarios, policies, settings, grid)
     if plot_out is not None and not any(has_meter(cell) for cell in cells):
         raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
+    if not any(applies(cell) for cell in cells):
+        raise BadInput(
+            "nothing to compare: no --policy applies to these scenarios (a compaction "
+            "policy needs turns, a forgetting policy writes, reads or queries)"
+        )
     workers = (os.cpu_count() or 1) if jobs is None else jobs
     show = not quiet and err.isatty()
 
