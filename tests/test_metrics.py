@@ -190,6 +190,14 @@ class TestProbes:
 texts = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "x"]), min_size=1, max_size=6)
 
 
+def _played(policy: str, turns: list[tuple[str, list[str]]], budget: int) -> Session:
+    """A session of ``turns`` (role, words) under a compaction policy and budget."""
+    policies = Policies.from_params({"compaction": {"policy": policy, "budget": budget}})
+    session = Session(policies)
+    session.execute_all(AddTurn(role, " ".join(words)) for role, words in turns)
+    return session
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     policy=st.sampled_from(sorted(COMPACTION)),
@@ -200,9 +208,7 @@ texts = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "x"]), min_
 def test_incremental_retention_equals_searching_every_window(
     policy: str, turns: list[tuple[str, list[str]]], budget: int, starts: list[int]
 ) -> None:
-    policies = Policies.from_params({"compaction": {"policy": policy, "budget": budget}})
-    session = Session(policies)
-    session.execute_all(AddTurn(role, " ".join(words)) for role, words in turns)
+    session = _played(policy, turns, budget)
     probes = [
         Probe(text, start)
         for text, start in zip(["alpha", "beta", "gamma", "delta"], starts, strict=True)
@@ -251,9 +257,7 @@ def _losses_by_searching_every_window(run: Run, probes: list[Probe]) -> list[Pro
 def test_incremental_losses_and_checks_equal_searching_every_window(
     policy: str, turns: list[tuple[str, list[str]]], budget: int, starts: list[int]
 ) -> None:
-    policies = Policies.from_params({"compaction": {"policy": policy, "budget": budget}})
-    session = Session(policies)
-    session.execute_all(AddTurn(role, " ".join(words)) for role, words in turns)
+    session = _played(policy, turns, budget)
     # Two probes share a text, and their starts are in no particular order.
     probe_texts = ["gamma", "alpha", "beta", "alpha", "delta"]
     probes = [Probe(text, start) for text, start in zip(probe_texts, starts, strict=True)]
