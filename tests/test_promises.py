@@ -1,7 +1,5 @@
 """The promises of the shipped policies, and what the tiered policy's promises measure."""
 
-import attrs
-
 from memtape.core.events import TurnAdded
 from memtape.core.state import EMPTY_WINDOW
 from memtape.policies.compaction import TieredCompaction
@@ -28,7 +26,7 @@ def test_the_shipped_policies_promise_known_invariants() -> None:
 def test_the_tiered_floor_is_the_last_hot_n_turns_and_the_gist() -> None:
     """Three HOT turns of 5, 6 and 7 tokens and a gist of 4: the floor under hot_n=2 is 17."""
     hot = tuple(TurnAdded(n, "user", "x", tokens, True) for n, tokens in ((1, 5), (2, 6), (3, 7)))
-    window = attrs.evolve(EMPTY_WINDOW, hot=hot, tokens=22, gist="[g]", gist_tokens=4, turns=3)
+    window = EMPTY_WINDOW._replace(hot=hot, tokens=22, gist="[g]", gist_tokens=4, turns=3)
     assert TieredCompaction(40, 2).floor(window) == 6 + 7 + 4
     assert TieredCompaction(40, 0).floor(window) == 4
     assert TieredCompaction(40, 2).verbatim == 2

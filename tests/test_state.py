@@ -2,7 +2,6 @@
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
-import attrs
 import pytest
 from immutables import Map
 
@@ -102,11 +101,11 @@ class TestStatesAreValues:
         assert fold(TIERED) != fold(TIERED[:-1])
 
     def test_a_state_cannot_be_changed(self) -> None:
-        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        with pytest.raises(AttributeError):
             INITIAL_STATE.clock = 1.0  # type: ignore[misc]
 
     def test_a_window_cannot_be_changed(self) -> None:
-        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        with pytest.raises(AttributeError):
             EMPTY_WINDOW.tokens = 1  # type: ignore[misc]
 
     def test_a_new_state_shares_the_parts_it_did_not_change(self) -> None:

@@ -2,7 +2,6 @@
 
 from typing import Any
 
-import attrs
 import pytest
 
 from memtape.core.commands import AddTurn
@@ -23,7 +22,7 @@ from memtape.policies.turns import (
 
 class TestArriving:
     def test_a_turn_is_numbered_after_the_window_and_measured_with_its_role(self) -> None:
-        window = attrs.evolve(EMPTY_WINDOW, turns=7)
+        window = EMPTY_WINDOW._replace(turns=7)
 
         assert TurnAdded(8, "user", "a b c", 4, False) == arriving(
             window, AddTurn("user", "a b c"), WordCount()

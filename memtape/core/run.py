@@ -94,25 +94,38 @@ class Run:
         start = len(self._events)
         end = start + len(events)
         every = self._snapshot_every
-        fold = self._fold
-        state = self._state
-        snapshots: list[State] = []
         try:
-            done = start
-            for boundary in range((start // every + 1) * every, end + 1, every):
-                state = fold(events[done - start : boundary - start], state)
-                snapshots.append(state)
-                done = boundary
-            if done < end:
-                state = fold(events[done - start :], state)
+            if end < (start // every + 1) * every:
+                # Most batches cross no snapshot boundary.
+                state = self._fold(events, self._state)
+            else:
+                state = self._fold_with_snapshots(start, events)
         except CorruptLog:
             raise self._locate(events) from None
         self._events.extend(events)
         self._commands.append(command)
         self._ends.append(end)
-        if snapshots:
-            self._snapshots.extend(snapshots)
         self._state = state
+        return state
+
+    def _fold_with_snapshots(self, start: int, events: Sequence[Event]) -> State:
+        """Fold a batch that crosses snapshot boundaries, keeping the state at each.
+
+        The snapshots are kept only once the whole batch has folded, so a
+        batch that does not fit leaves none behind.
+        """
+        every = self._snapshot_every
+        end = start + len(events)
+        state = self._state
+        snapshots: list[State] = []
+        done = start
+        for boundary in range((start // every + 1) * every, end + 1, every):
+            state = self._fold(events[done - start : boundary - start], state)
+            snapshots.append(state)
+            done = boundary
+        if done < end:
+            state = self._fold(events[done - start :], state)
+        self._snapshots.extend(snapshots)
         return state
 
     def _locate(self, events: Sequence[Event]) -> CorruptLog:

@@ -7,9 +7,14 @@ many states (snapshots) is cheap. The HOT and WARM tiers are plain tuples,
 copied at each step: a policy that compacts to its budget keeps them short,
 but ``none`` and ``clear-tool-results`` keep every turn (verbatim or as a
 placeholder), so under them a step's cost grows with the run.
+
+``Window`` and ``State`` are named tuples rather than frozen attrs classes:
+the fold builds a new one of each at nearly every event, and a tuple is
+built at less than half the cost (each field of a frozen slotted class is
+one ``object.__setattr__`` call).
 """
 
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import attrs
 from immutables import Map
@@ -24,8 +29,7 @@ FactStatus = Literal["active", "retired", "evicted"]
 """A fact's standing in the store."""
 
 
-@attrs.frozen
-class Window:
+class Window(NamedTuple):
     """The context window the model sees: COLD gist, WARM items, HOT turns.
 
     ``tokens`` is kept as a running total of hot, warm and gist tokens, so no
@@ -111,8 +115,7 @@ class Memory:
     procedural: Seq[ProceduralRule]
 
 
-@attrs.frozen
-class State:
+class State(NamedTuple):
     """Everything a run knows at one point: the clock, the window, the store, the memory."""
 
     clock: float
