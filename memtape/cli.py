@@ -9,7 +9,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -35,11 +35,19 @@ from memtape.projections.view import view_data
 from memtape.redact import export_redacted
 from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, Scenario, is_scenario, load_scenario
-from memtape.storage import is_sqlite, open_store, parse_address, resolve_address
+from memtape.storage import (
+    SQLITE_SUFFIX,
+    is_sqlite,
+    open_store,
+    parse_address,
+    resolve_address,
+)
 from memtape.viewer.page import view_page
 from memtape.viewer.serve import live_source, serve
 
 EXIT_USAGE = 2
+RUN_HELP = "a run file (.jsonl), runs.db[#ID], or a scenario (a shipped name or a .toml file)"
+RUN_FILE_HELP = "a run file (.jsonl) or runs.db[#ID]"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,13 +80,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         description="Simulate the memory policies of LLM agents as an event-sourced system.",
     )
     parser.add_argument("--version", action="version", version=f"memtape {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log each decision to stderr")
-    parser.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="colour the meter (default: auto, when writing to a terminal)",
-    )
+    _add_global_options(parser, defaults=True)
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
     demo = commands.add_parser("demo", help="walk through the three seed mechanisms")
@@ -90,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         help="run a scenario and record its events",
         description=f"Run a scenario (shipped: {shipped}, or a TOML file) and record the run.",
     )
-    run.add_argument("scenario", metavar="SCENARIO|FILE")
+    run.add_argument("scenario", metavar="SCENARIO|FILE", help="a shipped scenario or a .toml file")
     run.add_argument(
         "--out",
         required=True,
@@ -106,7 +108,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         help="the window, the store and the memory at one point of a run",
         description="Show the projections at event N of a run (a run file, or a scenario).",
     )
-    show.add_argument("run", metavar="RUN")
+    show.add_argument("run", metavar="RUN", help=RUN_HELP)
     show.add_argument("--at", type=int, metavar="N", help="after the N-th event (default: the end)")
     show.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     show.set_defaults(handler=_show)
@@ -120,7 +122,12 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
             "of the same inputs (steps count commands, so two policies line up)."
         ),
     )
-    diff.add_argument("targets", nargs="+", metavar="RUN A B | RUN1 RUN2")
+    diff.add_argument(
+        "targets",
+        nargs="+",
+        metavar="TARGET",
+        help="RUN A B (a run and two event numbers), or RUN1 RUN2 with --step N",
+    )
     diff.add_argument("--step", type=int, metavar="N", help="compare two runs after command N")
     diff.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     diff.set_defaults(handler=_diff)
@@ -130,7 +137,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         help="list the runs in a store (runs.db)",
         description="List the runs a store holds: id, scenario, events, policies, creation time.",
     )
-    runs.add_argument("store", type=Path, metavar="STORE")
+    runs.add_argument("store", type=Path, metavar="STORE", help="a run store (a .db file)")
     runs.add_argument("--json", action="store_true", help="print JSON")
     runs.set_defaults(handler=_runs)
 
@@ -144,7 +151,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
             "file cannot be opened or read as a run."
         ),
     )
-    check.add_argument("run", metavar="RUN", type=Path)
+    check.add_argument("run", metavar="RUN", type=Path, help=RUN_FILE_HELP)
     check.set_defaults(handler=_check)
 
     export = commands.add_parser(
@@ -156,9 +163,11 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
             "count: every figure stays the same, none of the user's data does."
         ),
     )
-    export.add_argument("run", metavar="RUN", type=Path)
+    export.add_argument("run", metavar="RUN", type=Path, help=RUN_FILE_HELP)
     export.add_argument("--redact", action="store_true", required=True, help="replace free texts")
-    export.add_argument("--out", required=True, type=Path, metavar="COPY.jsonl")
+    export.add_argument(
+        "--out", required=True, type=Path, metavar="COPY.jsonl", help="the JSONL file to write"
+    )
     export.set_defaults(handler=_export)
 
     fork = commands.add_parser(
@@ -169,10 +178,16 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
             "the remaining commands with the given settings: a counterfactual."
         ),
     )
-    fork.add_argument("run", metavar="RUN")
+    fork.add_argument("run", metavar="RUN", help=RUN_HELP)
     fork.add_argument("--at", type=int, required=True, metavar="N", help="keep the first N events")
     _add_settings(fork)
-    fork.add_argument("--out", required=True, type=Path, metavar="RUN2.jsonl")
+    fork.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        metavar="RUN2.jsonl",
+        help="a JSONL file (replaced), or a .db store the fork is added to",
+    )
     fork.set_defaults(handler=_fork)
 
     why = commands.add_parser(
@@ -183,8 +198,10 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
             "event, with the numbers that decided each step recomputed from the states there."
         ),
     )
-    why.add_argument("run", metavar="RUN")
-    why.add_argument("target", metavar="turn:N|KEY|ID")
+    why.add_argument("run", metavar="RUN", help=RUN_HELP)
+    why.add_argument(
+        "target", metavar="turn:N|KEY|ID", help="a turn (turn:5), or a fact by its key or id"
+    )
     why.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     why.set_defaults(handler=_why)
 
@@ -193,13 +210,44 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         help="one row per event",
         description="One row per event of a run (a run file, or a scenario).",
     )
-    line.add_argument("run", metavar="RUN")
+    line.add_argument("run", metavar="RUN", help=RUN_HELP)
     line.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     line.set_defaults(handler=_timeline)
 
     _add_viewer(commands)
 
-    return _add_lab(parser, commands)
+    _add_lab(parser, commands)
+    for command in _subcommands(parser):
+        _add_global_options(command, defaults=False)
+    return parser
+
+
+def _add_global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
+    """``-v`` and ``--color``, before the command (``defaults``) or after it.
+
+    After it they have no default of their own, so an option given before the
+    command is not overwritten by a subcommand that did not see it.
+    """
+    unset: dict[str, Any] = {} if defaults else {"default": argparse.SUPPRESS}
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log each decision to stderr", **unset
+    )
+    parser.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        help="colour the meter (default: auto, when writing to a terminal)",
+        **({"default": "auto"} if defaults else unset),
+    )
+
+
+def _subcommands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """Every subcommand of ``parser``, nested ones (``generate support``) included."""
+    # argparse has no public way to list the parsers its subcommands made.
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                yield command
+                yield from _subcommands(command)
 
 
 def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.ArgumentParser:
@@ -314,8 +362,13 @@ def _add_viewer(commands: Any) -> None:
         help="write a self-contained HTML page to scrub through a run",
         description="Write one HTML file (no network needed) to step through a run in a browser.",
     )
-    view.add_argument("run", metavar="RUN")
-    view.add_argument("--out", type=Path, metavar="PAGE.html", help="default: RUN's name + .html")
+    view.add_argument("run", metavar="RUN", help=RUN_HELP)
+    view.add_argument(
+        "--out",
+        type=Path,
+        metavar="PAGE.html",
+        help="default: the scenario's name + .html, in the current directory",
+    )
     view.add_argument("--compare", metavar="RUN2", help="a second run of the same inputs")
     _add_settings(view)
     view.set_defaults(handler=_view)
@@ -328,8 +381,14 @@ def _add_viewer(commands: Any) -> None:
             "step (a scenario's, or a recorded run's commands in order) or any command."
         ),
     )
-    live.add_argument("target", nargs="?", default="refund-desk", metavar="SCENARIO|RUN")
-    live.add_argument("--port", type=int, default=0, help="default: a free port")
+    live.add_argument(
+        "target",
+        nargs="?",
+        default="refund-desk",
+        metavar="SCENARIO|RUN",
+        help="a scenario, or a recorded run to replay (default: refund-desk)",
+    )
+    live.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
     _add_settings(live)
     live.set_defaults(handler=_serve)
 
@@ -430,6 +489,12 @@ def _open(target: str, settings: Sequence[str] = ()) -> LoadedRun:
         raise BadInput(
             f"{target}: --set changes a scenario's policies; fork a recorded run instead"
         )
+    path = parse_address(target)[0]
+    if path.suffix not in {".jsonl", SQLITE_SUFFIX} and not path.exists():
+        shipped = ", ".join(SHIPPED)
+        raise BadInput(
+            f"{target}: no such run file, and not a scenario (shipped: {shipped}, or a .toml file)"
+        )
     loaded = load_run(target)
     if loaded.torn is not None:
         print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
@@ -460,6 +525,11 @@ def _diff(args: argparse.Namespace) -> int:
         budgets = (_budget(first, compared.before), _budget(second, compared.after))
         data = step_diff_data(compared, budgets)
     else:
+        if len(targets) == 2 and not targets[1].lstrip("-").isdigit():
+            raise MemtapeError(
+                "diff of two runs needs --step N (after which command to compare them): "
+                "memtape diff RUN1 RUN2 --step N"
+            )
         if len(targets) != 3:
             raise MemtapeError("diff compares two points of a run: memtape diff RUN A B")
         loaded = _open(targets[0])
@@ -513,6 +583,11 @@ def _runs(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    if is_scenario(str(args.run)):
+        raise MemtapeError(
+            f"{args.run}: check takes a run file, not a scenario; record it first "
+            f"(memtape run {args.run} --out RUN.jsonl)"
+        )
     report = check_file(args.run)
     _print_lines(one_line(line) for line in report.lines())
     return 0 if report.ok else 1

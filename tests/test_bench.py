@@ -329,6 +329,18 @@ class TestCli:
             (["refund-desk", "--policy", "tiered", "--plot", "x.pdf"], "name a .png file"),
             (["dana-facts", "--policy", "tiered", "--plot", "x.png"], "no scenario has turns"),
             (["refund-desk", "--policy", "lru"], "nothing to compare"),
+            (
+                ["refund-desk", "--policy", "tiered:keep=4"],
+                "refund-desk: --policy tiered:keep=4: [compaction]: unknown parameter(s) keep",
+            ),
+            (
+                ["refund-desk", "--policy", "tiered", "--grid", "compaction.budget=a,b"],
+                "refund-desk: --grid point compaction.budget=a: [compaction]: budget must be",
+            ),
+            (
+                ["refund-desk", "--policy", "tiered", "--set", "compaction.hot_n=-1"],
+                "refund-desk: --set: [compaction]: hot_n must be",
+            ),
         ],
     )
     def test_bad_input_is_one_line_and_writes_nothing(

@@ -4,6 +4,7 @@ Most tests call ``memtape.cli.main`` in-process; a few run the installed
 console script and ``python -m memtape.cli`` for real.
 """
 
+import argparse
 import json
 import logging
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 import structlog
 
 from memtape import __version__
-from memtape.cli import main
+from memtape.cli import _parser, _subcommands, main
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn
 from memtape.core.logs import LOGGER_NAME
@@ -1201,6 +1202,7 @@ class TestDiffCommand:
             (["diff", "refund-desk", "three", "5"], "an event number, got 'three'"),
             (["diff", "refund-desk", "3"], "memtape diff RUN A B"),
             (["diff", "refund-desk", "--step", "2"], "memtape diff RUN1 RUN2 --step N"),
+            (["diff", "refund-desk", "dana-facts"], "diff of two runs needs --step N"),
             (["diff", "refund-desk", "dana-facts", "--step", "1"], "diverge at step 1"),
         ],
     )
@@ -1374,6 +1376,16 @@ class TestForkCommand:
 
 
 class TestCheckCommand:
+    @pytest.mark.parametrize("target", ["refund-desk", "my.toml"])
+    def test_a_scenario_is_refused_with_how_to_record_it(self, cli: Cli, target: str) -> None:
+        outcome = cli("check", target)
+
+        assert (2, "") == (outcome.status, outcome.out)
+        assert [
+            f"memtape: error: {target}: check takes a run file, not a scenario; "
+            f"record it first (memtape run {target} --out RUN.jsonl)"
+        ] == outcome.err.splitlines()
+
     @pytest.mark.parametrize("name", ["refund-desk", "dana-facts", "sleep-pass"])
     def test_a_recorded_seed_run_is_clean(self, cli: Cli, tmp_path: Path, name: str) -> None:
         path = record(cli, name, tmp_path / f"{name}.jsonl")
@@ -1689,3 +1701,72 @@ class TestCompactionPolicies:
 
         assert_one_line_error(outcome, "o200k_base", "pip install 'memtape[bpe]'")
         assert not path.exists()
+
+
+class TestGlobalOptionsAfterTheCommand:
+    """``-v`` and ``--color`` work before the command or after it, as a user types them."""
+
+    def test_color_after_the_command_colours_the_meter(self, cli: Cli) -> None:
+        outcome = cli("show", "refund-desk", "--at", "1", "--color", "always")
+
+        assert (0, "") == (outcome.status, outcome.err)
+        assert "\x1b[" in outcome.out
+
+    def test_color_before_the_command_is_not_undone_by_it(self, cli: Cli) -> None:
+        assert "\x1b[" in cli("--color", "always", "show", "refund-desk", "--at", "1").out
+
+    def test_without_color_a_captured_output_is_plain(self, cli: Cli) -> None:
+        assert "\x1b[" not in cli("show", "refund-desk", "--at", "1").out
+
+    def test_verbose_after_the_command_logs_each_decision(self, cli: Cli) -> None:
+        outcome = cli("timeline", "dana-facts", "-v")
+
+        assert 0 == outcome.status
+        assert DANA_END == sum(line.startswith("event=") for line in outcome.err.splitlines())
+
+    def test_a_nested_command_takes_them_too(self, cli: Cli, tmp_path: Path) -> None:
+        out = tmp_path / "s.toml"
+        outcome = cli("generate", "support", "--turns", "3", "--seed", "1", "--out", str(out), "-v")
+
+        assert (0, "") == (outcome.status, outcome.err)
+        assert out.is_file()
+
+
+class TestUnknownTarget:
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["show", "nowhere"],
+            ["timeline", "nowhere"],
+            ["why", "nowhere", "turn:1"],
+            ["diff", "nowhere", "1", "2"],
+            ["view", "nowhere", "--out", "page.html"],
+        ],
+    )
+    def test_a_name_that_is_no_file_says_it_is_no_scenario_either(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        outcome = cli(*argv)
+
+        assert (2, "") == (outcome.status, outcome.out)
+        assert [
+            "memtape: error: nowhere: no such run file, and not a scenario "
+            "(shipped: refund-desk, dana-facts, sleep-pass, or a .toml file)"
+        ] == outcome.err.splitlines()
+        assert [] == list(tmp_path.iterdir())
+
+    def test_a_missing_jsonl_file_is_just_a_missing_run_file(self, cli: Cli) -> None:
+        assert "memtape: error: gone.jsonl: no such run file\n" == cli("show", "gone.jsonl").err
+
+
+def test_every_argument_of_every_command_says_what_it_is() -> None:
+    """``memtape COMMAND --help`` describes each positional and option."""
+    silent = [
+        f"{command.prog} {action.dest}"
+        for command in _subcommands(_parser())
+        for action in command._actions
+        if not action.help and not isinstance(action, argparse._SubParsersAction)
+    ]
+
+    assert [] == silent

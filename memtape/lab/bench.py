@@ -166,18 +166,24 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
         return None
     # A setting for an axis this scenario lacks is skipped (a bench mixes scenarios);
     # one for an unknown axis is kept, so that ``with_settings`` names it.
-    settings = [
-        f"{axis}.policy={cell.spec.name}",
-        *(
-            setting
-            for setting in (*cell.spec.settings, *cell.settings)
-            if _axis(setting) not in AXES or _axis(setting) in tables
-        ),
-    ]
-    try:
-        return scenario.policies.with_settings(settings)
-    except BadInput as error:
-        raise BadInput(f"{scenario.source}: --policy {cell.spec.label}: {error}") from None
+    given = len(cell.settings) - len(cell.point)
+    sources = (
+        (f"--policy {cell.spec.label}", cell.spec.settings),
+        ("--set", cell.settings[:given]),
+        (f"--grid point {' '.join(cell.point)}", cell.settings[given:]),
+    )
+    settings = [f"{axis}.policy={cell.spec.name}"]
+    policies = scenario.policies
+    # Each option's settings go on top of the ones before, so a refusal names the
+    # option that brought the bad value.
+    for option, more in sources:
+        settings.extend(s for s in more if _axis(s) not in AXES or _axis(s) in tables)
+        try:
+            policies = scenario.policies.with_settings(settings)
+        except BadInput as error:
+            reason = str(error).removeprefix("--set: ").removeprefix("--set ")
+            raise BadInput(f"{scenario.source}: {option}: {reason}") from None
+    return policies
 
 
 def _axis(setting: str) -> str:
