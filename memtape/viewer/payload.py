@@ -115,10 +115,7 @@ class PayloadBuilder:
         """Append one command's events; ``policies_at(at)`` decided the event at ``at``."""
         for event in events:
             # Checked before anything is added, so that a refused step adds nothing.
-            if type(event) not in FOLLOWED:
-                raise BadInput(
-                    f"the viewer cannot show a {type(event).__name__} event (event type unknown)"
-                )
+            _require_followed(event)
         step = len(self.ends) + 1
         at = len(self.frames)
         state, in_force, params, shipped = self._state, self._in_force, self._latest, self._shipped
@@ -191,15 +188,19 @@ class PayloadBuilder:
 
 def event_row(step: int, event: Event, before: State, after: State) -> list[Any]:
     """The event list's row: step, type and summary; a query adds what it asked and found."""
-    if type(event) not in FOLLOWED:
-        raise BadInput(
-            f"the viewer cannot show a {type(event).__name__} event (event type unknown)"
-        )
+    _require_followed(event)
     row: list[Any] = [step, type(event).__name__, summarize(event, before, after)]
     if isinstance(event, Queried):
         found = [[i, s] for i, s in zip(event.results, event.scores, strict=True)]
         row.append([event.text, event.key, event.k, found])
     return row
+
+
+def _require_followed(event: Event) -> None:
+    if type(event) not in FOLLOWED:
+        raise BadInput(
+            f"the viewer cannot show a {type(event).__name__} event (event type unknown)"
+        )
 
 
 def policy_params(policies: Policies) -> dict[str, Any]:
