@@ -22,7 +22,13 @@ from memtape.core.state import State
 from memtape.policies.session import Policies, Session
 from memtape.scenarios import load_scenario
 from memtape.viewer import payload
-from memtape.viewer.payload import event_row, run_payload, shift_append, state_delta
+from memtape.viewer.payload import (
+    PayloadBuilder,
+    event_row,
+    run_payload,
+    shift_append,
+    state_delta,
+)
 
 QUERIES = Path(__file__).parent / "fixtures" / "dana-queries.toml"
 
@@ -190,6 +196,70 @@ class TestEveryEventType:
         after = session.run.state
         with pytest.raises(BadInput, match="cannot follow a store change by Unheard"):
             state_delta(Unheard(), before, after)  # type: ignore[arg-type]
+
+
+class TestPayloadBuilder:
+    def test_a_step_with_an_unknown_event_adds_nothing(self) -> None:
+        session = simulated("refund-desk")
+        run = session.run
+        built = PayloadBuilder("r", session.policies_at(0), run.state_at(0))
+        start, end = run.batch(1)
+        built.add_step(run.events[start:end], session.policies_at)
+        before = built.payload()
+        turn = run.events[run.batch(2)[0]]
+        with pytest.raises(BadInput, match="cannot show a Unheard event"):
+            built.add_step([turn, Unheard()], session.policies_at)  # type: ignore[list-item]
+        assert before == built.payload()
+        assert [] == built.since(end)["rows"]
+
+    def test_since_the_end_of_each_command_appends_to_the_whole(self) -> None:
+        session = simulated(str(QUERIES))
+        run = session.run
+        whole = run_payload(run, session.policies_at, "q")
+        built = PayloadBuilder("q", session.policies_at(0), run.state_at(0))
+        events = run.events
+        for step in range(1, run.steps + 1):
+            start, end = run.batch(step)
+            built.add_step(events[start:end], session.policies_at)
+        for step in range(run.steps + 1):
+            held = len(events) if step == run.steps else run.batch(step + 1)[0]
+            chunk = built.since(held)
+            origin = chunk.pop("from")
+            assert (held, step) == (origin["events"], origin["steps"])
+            marks = {"ends": step, "rows": held, "frames": held}
+            marks.update(turns=origin["turns"], facts=origin["facts"])
+            for key, mark in marks.items():
+                assert whole[key][:mark] + chunk[key] == whole[key], key
+            assert (whole["name"], whole["params"]) == (chunk["name"], chunk["params"])
+        # The tables' marks are the tables' lengths at that command's end.
+        middle = run.batch(3)[1]
+        turns = sum(isinstance(e, TurnAdded) for e in events[:middle])
+        assert turns == built.since(middle)["from"]["turns"]
+
+    @pytest.mark.parametrize(
+        ("since", "error"),
+        [
+            (-1, r"since=-1 is out of range 0\.\.\d+"),
+            (10_000, r"since=10000 is out of range"),
+        ],
+    )
+    def test_since_out_of_range_is_refused(self, since: int, error: str) -> None:
+        session = simulated("refund-desk")
+        built = PayloadBuilder("r", session.policies_at(0), session.run.state_at(0))
+        built.add_step(session.run.events, session.policies_at)
+        with pytest.raises(BadInput, match=error):
+            built.since(since)
+
+    def test_since_inside_a_command_is_refused(self) -> None:
+        session = simulated("refund-desk")
+        run = session.run
+        built = PayloadBuilder("r", session.policies_at(0), run.state_at(0))
+        for step in range(1, run.steps + 1):
+            start, end = run.batch(step)
+            built.add_step(run.events[start:end], session.policies_at)
+        inside = next(end - 1 for start, end in map(run.batch, range(1, 11)) if end - start > 1)
+        with pytest.raises(BadInput, match=f"since={inside} falls inside a command"):
+            built.since(inside)
 
 
 class TestQueries:

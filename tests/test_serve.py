@@ -9,6 +9,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,21 @@ from memtape.cli import main
 from memtape.core.commands import AddTurn, Query, WriteFact
 from memtape.core.errors import BadInput, Rejected
 from memtape.runfiles import load_run
+from memtape.viewer import payload
+from memtape.viewer.payload import run_payload
 from memtape.viewer.serve import LiveRun, live_source, make_server, next_label
+from tests.mixed import mixed_live
+
+GROWN = ("ends", "turns", "facts", "rows", "frames")
+"""The payload's arrays a page appends to."""
+
+
+def appended(held: dict[str, Any], chunk: dict[str, Any]) -> dict[str, Any]:
+    """What a page holds after appending ``chunk`` (checked to follow on) to ``held``."""
+    origin = chunk["from"]
+    assert origin["events"] == len(held["frames"])
+    assert (origin["turns"], origin["facts"]) == (len(held["turns"]), len(held["facts"]))
+    return {**held, **{key: held[key] + chunk[key] for key in GROWN}}
 
 
 class TestLiveRun:
@@ -86,6 +101,53 @@ class TestLiveRun:
             live_source(str(path), ["compaction.budget=60"])
 
 
+class TestIncremental:
+    @pytest.mark.parametrize("shipped", [False, True])
+    def test_what_a_page_appends_after_each_command_is_the_whole_payload(
+        self, monkeypatch: pytest.MonkeyPatch, shipped: bool
+    ) -> None:
+        if shipped:
+            # The ranking's shipped rows carry over from one command to the next.
+            monkeypatch.setattr(payload, "PAGE_SCORERS", frozenset())
+        live = mixed_live(120, seed=7)
+        held = live.data()["runs"][0]
+        for count in range(len(live.upcoming)):
+            if count % 10 == 9:
+                # A typed command between recorded ones (a turn: it leaves the store as it is,
+                # so every recorded read still finds its fact).
+                live.command({"kind": "turn", "role": "user", "text": "hi", "salient": None})
+            live.next()
+            answer = live.data(len(held["frames"]))
+            held = appended(held, answer["runs"][0])
+        session = live.session
+        assert held == run_payload(session.run, session.policies_at, "mixed")
+        assert any("R" in frame for frame in held["frames"]) == shipped
+        assert len(session.run) > session.run.steps > 120
+
+    def test_a_command_answers_only_its_own_events(self) -> None:
+        live = mixed_live(60, seed=3)
+        for _ in range(50):
+            live.next()
+        held = len(live.session.run)
+        live.next()
+        chunk = live.data(held)["runs"][0]
+        run = live.session.run
+        start, end = run.batch(run.steps)
+        assert [[run.steps, type(e).__name__] for e in run.events[start:end]] == [
+            row[:2] for row in chunk["rows"]
+        ]
+        assert [end] == chunk["ends"]
+
+    def test_next_does_not_consume_the_recorded_commands(self) -> None:
+        live = mixed_live(20, seed=1)
+        recorded = live.upcoming
+        for _ in range(5):
+            live.next()
+        assert recorded == live.upcoming
+        assert 5 == live.sent
+        assert recorded[:5] == live.session.run.commands
+
+
 @pytest.fixture
 def url() -> Iterator[str]:
     server = make_server(LiveRun(live_source("dana-facts").session.policies, [], "dana-facts"))
@@ -138,6 +200,45 @@ class TestHttp:
         _, after = post(f"{url}/api/next", b"")
         assert isinstance(after, dict)
         assert "every recorded step has been sent" in after["error"]
+
+    def test_since_asks_for_what_came_after(self, url: str) -> None:
+        write = json.dumps({"kind": "write", "key": "a", "text": "v", "importance": 0.5}).encode()
+        assert 200 == post(f"{url}/api/command", write)[0]
+        second = json.dumps({"kind": "write", "key": "b", "text": "w", "importance": 0.4}).encode()
+        status, data = post(f"{url}/api/command?since=1", second)
+        assert 200 == status
+        assert isinstance(data, dict)
+        run = data["runs"][0]
+        assert {"events": 1, "steps": 1, "turns": 0, "facts": 1} == run["from"]
+        assert [["b", "w", 0.4, 0.0]] == run["facts"]
+        assert [2] == run["ends"]
+        with urllib.request.urlopen(f"{url}/api/data?since=0", timeout=10) as response:
+            whole = json.loads(response.read())["runs"][0]
+        assert [["a", "v", 0.5, 0.0], ["b", "w", 0.4, 0.0]] == whole["facts"]
+
+    @pytest.mark.parametrize(
+        ("query", "error"),
+        [
+            ("since=x", "since must be one whole number of events, got ['x']"),
+            ("since=-1", "since must be one whole number of events, got ['-1']"),
+            ("since=1&since=0", "since must be one whole number of events"),
+            ("since=5", "since=5 is out of range 0..0"),
+        ],
+    )
+    def test_a_bad_since_is_400_and_the_command_is_not_run(
+        self, url: str, query: str, error: str
+    ) -> None:
+        body = json.dumps({"kind": "write", "key": "k", "text": "v", "importance": 0.5}).encode()
+        status, data = post(f"{url}/api/command?{query}", body)
+        assert 400 == status
+        assert isinstance(data, dict)
+        assert data["error"].startswith(error)
+        with urllib.request.urlopen(f"{url}/api/data", timeout=10) as response:
+            assert [] == json.loads(response.read())["runs"][0]["frames"]
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(f"{url}/api/data?{query}", timeout=10)
+        assert 400 == refused.value.code
+        assert json.loads(refused.value.read())["error"].startswith(error)
 
     def test_an_unknown_path_is_404(self, url: str) -> None:
         status, _ = post(f"{url}/api/nothing", b"{}")

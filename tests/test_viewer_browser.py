@@ -14,19 +14,23 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import orjson
 import pytest
 
 from memtape.core.commands import (
-    AddTurn,
     AdvanceClock,
     Command,
-    Consolidate,
     Query,
     ReadFact,
-    RecordEpisode,
     WriteFact,
 )
-from memtape.core.events import Evicted, FactRead, Queried, Superseded, TurnAdded
+from memtape.core.events import (
+    Evicted,
+    FactRead,
+    Queried,
+    Superseded,
+    TurnAdded,
+)
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import COMPACTION, FORGETTING, Policies, Session
 from memtape.projections.view import view_data
@@ -34,7 +38,9 @@ from memtape.runfiles import LoadedRun
 from memtape.scenarios import load_scenario
 from memtape.viewer import payload
 from memtape.viewer.page import view_page
-from memtape.viewer.serve import live_source, make_server
+from memtape.viewer.payload import run_payload
+from memtape.viewer.serve import LiveRun, live_source, make_server
+from tests.mixed import mixed_commands, mixed_live
 
 Page = Any
 Shot = Callable[[str], Path]
@@ -54,31 +60,6 @@ def simulated(name: str, *settings: str) -> LoadedRun:
     session = Session(scenario.policies)
     session.execute_all(scenario.steps)
     return LoadedRun(session, scenario.name, Path(name))
-
-
-def mixed_commands(session: Session, count: int, seed: int) -> Iterator[Command]:
-    """Seeded turns, writes, reads, clock moves, episodes and passes; none rejected."""
-    rng = random.Random(seed)
-    words = ("refund", "order", "Dana", "email", "phone", "earbuds", "warranty", "fee", "policy")
-    episodes = ("the user's name is Dana", "a restocking fee applies", "the user said thanks")
-    clock = 0.0
-    for _ in range(count):
-        draw = rng.random()
-        key = f"k{rng.randrange(8)}"
-        if draw < 0.45:
-            role = rng.choice(("user", "assistant", "tool"))
-            yield AddTurn(role, " ".join(rng.choices(words, k=rng.randint(2, 12))))
-        elif draw < 0.65 or (draw < 0.75 and key not in session.state.store.by_key):
-            yield WriteFact(key, f"{key} is {rng.randrange(1000)}", rng.randint(0, 100) / 100)
-        elif draw < 0.75:
-            yield ReadFact(key=key)
-        elif draw < 0.85:
-            clock += rng.choice((0.5, 1.0, 2.5))
-            yield AdvanceClock(clock)
-        elif draw < 0.95:
-            yield RecordEpisode(rng.choice(episodes))
-        else:
-            yield Consolidate()
 
 
 def mixed_run(count: int = 200, seed: int = 5) -> LoadedRun:
@@ -670,3 +651,109 @@ class TestServe:
         assert [] == texts(page, ".memory ul >> nth=0 >> li")
         assert texts(page, ".memory ul >> nth=1 >> li")[0].startswith("user.name: user.name = Ada")
         assert [("user.name", "0.9000")] == ranking(page)
+
+
+@pytest.fixture
+def live(request: pytest.FixtureRequest) -> Iterator[tuple[str, LiveRun]]:
+    """``memtape serve`` in a thread on the session the test names (a scenario, or
+    ``mixed``: a seeded session on all three axes); its URL and the session."""
+    served = mixed_live(60, seed=5) if request.param == "mixed" else live_source(request.param)
+    server = make_server(served)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    host, port = server.server_address[:2]
+    yield f"http://{host!s}:{port}/", served
+    server.shutdown()
+    server.server_close()
+
+
+class TestServeAppends:
+    @pytest.mark.parametrize("live", ["refund-desk", "mixed"], indirect=True)
+    def test_each_click_fetches_what_it_added_and_the_page_holds_the_whole_run(
+        self, page: Page, live: tuple[str, LiveRun]
+    ) -> None:
+        url, served = live
+        posted: list[str] = []
+
+        def sent(request: Any) -> None:
+            if request.method == "POST":
+                posted.append(request.url)
+
+        page.on("request", sent)
+        page.goto(url)
+        clicks = len(served.upcoming)
+        for _ in range(clicks):
+            click_next(page)
+        assert page.locator("#next").is_disabled()
+        session = served.session
+        whole = orjson.loads(
+            orjson.dumps(run_payload(session.run, session.policies_at, served.name))
+        )
+        assert whole == page.evaluate("memtapeViewer.payload(0)")
+        # Every click asked only for what came after the events the page held.
+        assert [f"{url}api/next?since={end}" for end in [0, *whole["ends"]][:clicks]] == posted
+        assert_same_views(LoadedRun(session, served.name, Path(served.name)), page_views(page))
+        assert len(session.run) == page.evaluate("memtapeViewer.position()")
+
+    @pytest.mark.parametrize("live", ["refund-desk"], indirect=True)
+    def test_a_second_pages_commands_arrive_with_the_next_answer(
+        self, page: Page, browser: Any, live: tuple[str, LiveRun]
+    ) -> None:
+        url, served = live
+        page.goto(url)
+        # Another tab on the same server (its own context, as the page fixture's).
+        context = browser.new_context(bypass_csp=True)
+        try:
+            other = context.new_page()
+            other.goto(url)
+            click_next(other)
+            click_next(other)
+        finally:
+            context.close()
+        click_next(page)
+        session = served.session
+        assert 3 == session.run.steps
+        built = run_payload(session.run, session.policies_at, served.name)
+        assert orjson.loads(orjson.dumps(built)) == page.evaluate("memtapeViewer.payload(0)")
+        assert_same_views(LoadedRun(session, served.name, Path(served.name)), page_views(page))
+
+
+def step_texts(page: Page, run: int) -> list[str]:
+    """The event list's entries of run ``run`` in compare mode, as ``at: what``."""
+    items = page.locator(f'ol.run-events[data-run="{run}"] li.event').all()
+    return [f"{i.get_attribute('data-at')}: {i.locator('.what').inner_text()}" for i in items]
+
+
+class TestCompareEvents:
+    def test_both_runs_events_are_listed_by_step_and_the_seconds_are_clickable(
+        self, page: Page, tmp_path: Path, screenshot: Shot
+    ) -> None:
+        first, second = simulated("refund-desk"), simulated("refund-desk", "compaction.budget=60")
+        open_view(page, tmp_path, first, second)
+        jump_to(page, 0)
+        for index, loaded in enumerate((first, second)):
+            run = loaded.session.run
+            data = run_payload(run, loaded.session.policies_at, loaded.scenario)
+            listed = ["0: start: nothing has happened"] + [
+                f"{at}: {row[1]}: {row[2]}" for at, row in enumerate(data["rows"], start=1)
+            ]
+            assert listed == step_texts(page, index)
+        # The second run's last event: its number, in the first run, belongs to another
+        # command, so the jump must be taken in the second run.
+        runs = (first.session.run, second.session.run)
+        target = len(runs[1])
+        step = runs[1].step_of(target)
+        assert runs[0].step_of(target) != step
+        page.click(f'ol.run-events[data-run="1"] li.event[data-at="{target}"]')
+        assert f"step {step} / 10" == page.locator("#position").inner_text()
+        ends = [run.batch(step)[1] for run in runs]
+        wheres = texts(page, ".where")
+        for index, run in enumerate(runs):
+            assert wheres[index].startswith(f"event {ends[index]} of {len(run)} · step {step}")
+        assert str(step) == page.locator("li.step.current").get_attribute("data-step")
+        current = [
+            page.locator(f'ol.run-events[data-run="{i}"] li.event.current').get_attribute("data-at")
+            for i in (0, 1)
+        ]
+        assert [str(end) for end in ends] == current
+        screenshot("refund-desk-compare-events")

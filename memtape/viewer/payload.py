@@ -26,6 +26,7 @@ expected key, k, [[id, score], ...]]`` (its results, best first), so the page
 can show what was asked and what came back.
 """
 
+from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -79,21 +80,47 @@ every row at a clock move when their scores decay."""
 
 def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> dict[str, Any]:
     """The page's data for one run: its name, tables, event rows and per-event deltas."""
-    turns: list[list[Any]] = []
-    facts: list[list[Any]] = []
-    rows: list[list[Any]] = []
-    frames: list[dict[str, Any]] = []
-    in_force = policies_at(0)
-    initial = params = policy_params(in_force)
-    state = run.state_at(0)
+    built = PayloadBuilder(name, policies_at(0), run.state_at(0))
     events = run.events
-    ends: list[int] = []
-    shipped = ShippedRanking()
     for step in range(1, run.steps + 1):
         start, end = run.batch(step)
-        ends.append(end)
-        for at in range(start + 1, end + 1):
-            event = events[at - 1]
+        built.add_step(events[start:end], policies_at)
+    return built.payload()
+
+
+class PayloadBuilder:
+    """A run's page data grown one command at a time, each costing only what it added.
+
+    ``run_payload`` builds a whole run through it; ``memtape serve`` keeps one
+    and adds each command's events as the session decides them, answering the
+    page with ``since``, what was added after the events the page holds.
+    """
+
+    def __init__(self, name: str, policies: Policies, initial: State) -> None:
+        self.name = name
+        self.params = policy_params(policies)
+        self.turns: list[list[Any]] = []
+        self.facts: list[list[Any]] = []
+        self.rows: list[list[Any]] = []
+        self.frames: list[dict[str, Any]] = []
+        self.ends: list[int] = []
+        # The table lengths after each step (0: before the first), to slice at a step's end.
+        self._marks: list[tuple[int, int]] = [(0, 0)]
+        self._state = initial
+        self._in_force = policies
+        self._latest = self.params
+        self._shipped = ShippedRanking()
+
+    def add_step(self, events: Sequence[Event], policies_at: Callable[[int], Policies]) -> None:
+        """Append one command's events; ``policies_at(at)`` decided the event at ``at``."""
+        for event in events:
+            # Checked before anything is added, so that a refused step adds nothing.
+            _require_followed(event)
+        step = len(self.ends) + 1
+        at = len(self.frames)
+        state, in_force, params, shipped = self._state, self._in_force, self._latest, self._shipped
+        for event in events:
+            at += 1
             after = evolve(state, event)
             policies = policies_at(at)
             frame = state_delta(event, state, after)
@@ -108,32 +135,72 @@ def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> 
                 changed = shipped.delta(ranking_rows(policies, after), reset="P" in frame)
                 if changed is not None:
                     frame["R"] = changed
-            _grow_tables(event, after, turns, facts)
-            rows.append(event_row(step, event, state, after))
-            frames.append(frame)
+            _grow_tables(event, after, self.turns, self.facts)
+            self.rows.append(event_row(step, event, state, after))
+            self.frames.append(frame)
             state = after
-    return {
-        "name": name,
-        "params": initial,
-        "ends": ends,
-        "turns": turns,
-        "facts": facts,
-        "rows": rows,
-        "frames": frames,
-    }
+        self.ends.append(at)
+        self._marks.append((len(self.turns), len(self.facts)))
+        self._state, self._in_force, self._latest = state, in_force, params
+
+    def payload(self) -> dict[str, Any]:
+        """The whole run's data, as ``run_payload`` returns it (a copy: later steps leave it)."""
+        return {
+            "name": self.name,
+            "params": self.params,
+            "ends": list(self.ends),
+            "turns": list(self.turns),
+            "facts": list(self.facts),
+            "rows": list(self.rows),
+            "frames": list(self.frames),
+        }
+
+    def steps_at(self, events: int) -> int:
+        """How many commands the first ``events`` events make; refused inside a command."""
+        held = len(self.frames)
+        if not 0 <= events <= held:
+            raise BadInput(f"since={events} is out of range 0..{held} (the run's events)")
+        steps = bisect_left(self.ends, events) + 1 if events else 0
+        if events and self.ends[steps - 1] != events:
+            raise BadInput(f"since={events} falls inside a command; a page holds whole commands")
+        return steps
+
+    def since(self, events: int) -> dict[str, Any]:
+        """What was added after the first ``events`` events (the end of a command, or 0).
+
+        The payload's keys, each holding only what came later, and ``from``:
+        how many events, steps, turns and facts the page must already hold,
+        so that appending these to its arrays gives ``payload()``.
+        """
+        steps = self.steps_at(events)
+        turns, facts = self._marks[steps]
+        return {
+            "name": self.name,
+            "params": self.params,
+            "from": {"events": events, "steps": steps, "turns": turns, "facts": facts},
+            "ends": self.ends[steps:],
+            "turns": self.turns[turns:],
+            "facts": self.facts[facts:],
+            "rows": self.rows[events:],
+            "frames": self.frames[events:],
+        }
 
 
 def event_row(step: int, event: Event, before: State, after: State) -> list[Any]:
     """The event list's row: step, type and summary; a query adds what it asked and found."""
-    if type(event) not in FOLLOWED:
-        raise BadInput(
-            f"the viewer cannot show a {type(event).__name__} event (event type unknown)"
-        )
+    _require_followed(event)
     row: list[Any] = [step, type(event).__name__, summarize(event, before, after)]
     if isinstance(event, Queried):
         found = [[i, s] for i, s in zip(event.results, event.scores, strict=True)]
         row.append([event.text, event.key, event.k, found])
     return row
+
+
+def _require_followed(event: Event) -> None:
+    if type(event) not in FOLLOWED:
+        raise BadInput(
+            f"the viewer cannot show a {type(event).__name__} event (event type unknown)"
+        )
 
 
 def policy_params(policies: Policies) -> dict[str, Any]:

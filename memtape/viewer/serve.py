@@ -1,10 +1,12 @@
 """``memtape serve``: the viewer in live mode, a simulation driven from the page.
 
-The server holds one session. The page sends commands (the scenario's or the
-recorded run's next one, or any command typed into its forms); the policies
-decide them, and the page gets the grown run back and redraws from it. A
-command the policies reject, or one that is malformed, is answered 400 with
-the one-line reason, and the session is unchanged.
+The server holds one session and the page's data built so far. The page
+sends commands (the scenario's or the recorded run's next one, or any command
+typed into its forms) with the events it holds; the policies decide them, the
+data grows by their events, and the page gets back what came after the events
+it held, appends it, and redraws. A command the policies reject, or one that
+is malformed, is answered 400 with the one-line reason, and the session is
+unchanged.
 """
 
 import sys
@@ -13,6 +15,7 @@ from collections.abc import Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, assert_never
+from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
@@ -32,41 +35,58 @@ from memtape.policies.session import Policies, Session
 from memtape.runfiles import load_run
 from memtape.scenarios import is_scenario, load_scenario
 from memtape.viewer.page import page_html
-from memtape.viewer.payload import run_payload
+from memtape.viewer.payload import PayloadBuilder
 
 MAX_BODY = 1 << 20
 """The largest command body the server reads, in bytes."""
 
 
 class LiveRun:
-    """A session grown by the page's commands, and the recorded commands still to come."""
+    """A session grown by the page's commands, and the recorded commands still to come.
+
+    The page's data is kept built so far and grown by each command's events,
+    so a command costs what it added, however long the session has run.
+    """
 
     def __init__(self, policies: Policies, upcoming: Sequence[Command], name: str) -> None:
         self.session = Session(policies)
-        self.upcoming = list(upcoming)
+        self.upcoming = tuple(upcoming)
+        self.sent = 0
+        """How many of ``upcoming`` have been executed: the next is ``upcoming[sent]``."""
         self.name = name
+        self.built = PayloadBuilder(name, policies, self.session.state)
         self._lock = threading.Lock()
 
     def next(self) -> None:
         """Execute the next recorded command; a rejection leaves it next."""
         with self._lock:
-            if not self.upcoming:
+            if self.sent == len(self.upcoming):
                 raise BadInput(f"{self.name}: every recorded step has been sent")
-            self.session.execute(self.upcoming[0])
-            del self.upcoming[0]
+            self._execute(self.upcoming[self.sent])
+            self.sent += 1
 
     def command(self, data: Any) -> None:
         """Decode and execute one command the page sent (``{"kind": ..., fields}``)."""
         command = command_from_data(data)
         with self._lock:
-            self.session.execute(command)
+            self._execute(command)
 
-    def data(self) -> dict[str, Any]:
-        """The page's data: the run so far, live, and what "next" would send."""
+    def _execute(self, command: Command) -> None:
+        session = self.session
+        self.built.add_step(session.execute(command), session.policies_at)
+
+    def check_since(self, since: int) -> None:
+        """Refuse a ``since`` that is not a command's end in the run so far."""
         with self._lock:
-            session = self.session
-            run = run_payload(session.run, session.policies_at, self.name)
-            upcoming = self.upcoming[0] if self.upcoming else None
+            self.built.steps_at(since)
+
+    def data(self, since: int | None = None) -> dict[str, Any]:
+        """The page's data: the run so far (or only what came after event ``since``), live,
+        and what "next" would send."""
+        with self._lock:
+            built = self.built
+            run = built.payload() if since is None else built.since(since)
+            upcoming = self.upcoming[self.sent] if self.sent < len(self.upcoming) else None
         return {
             "runs": [run],
             "live": True,
@@ -155,26 +175,38 @@ def _handler(live: LiveRun) -> type[BaseHTTPRequestHandler]:
 
 
 class LiveHandler(BaseHTTPRequestHandler):
-    """The page at ``/``, its data at ``/api/data``; commands at ``/api/next``, ``/api/command``."""
+    """The page at ``/``, its data at ``/api/data``; commands at ``/api/next``, ``/api/command``.
+
+    ``?since=N`` (the events the page holds) on the data or a command asks
+    for only what came after event N, for the page to append.
+    """
 
     run: LiveRun
 
     def do_GET(self) -> None:
         """The page, or the run's data."""
-        if self.path == "/":
-            page = page_html(self.run.data(), self.run.name).encode("utf-8")
-            self._send(HTTPStatus.OK, page, "text/html; charset=utf-8")
-        elif self.path == "/api/data":
-            self._json(HTTPStatus.OK, self.run.data())
-        else:
-            self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {self.path}"})
+        try:
+            path, since = self._route()
+            if path == "/":
+                page = page_html(self.run.data(), self.run.name).encode("utf-8")
+                self._send(HTTPStatus.OK, page, "text/html; charset=utf-8")
+            elif path == "/api/data":
+                self._json(HTTPStatus.OK, self.run.data(since))
+            else:
+                self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {self.path}"})
+        except MemtapeError as error:
+            self._json(HTTPStatus.BAD_REQUEST, {"error": one_line(str(error))})
 
     def do_POST(self) -> None:
         """A command: the grown run, or 400 with the one-line reason it was refused."""
         try:
-            if self.path == "/api/next":
+            path, since = self._route()
+            if since is not None:
+                # Refused before the command runs: a refusal changes nothing.
+                self.run.check_since(since)
+            if path == "/api/next":
                 self.run.next()
-            elif self.path == "/api/command":
+            elif path == "/api/command":
                 self.run.command(self._body())
             else:
                 self._json(HTTPStatus.NOT_FOUND, {"error": f"no such command path: {self.path}"})
@@ -182,7 +214,17 @@ class LiveHandler(BaseHTTPRequestHandler):
         except MemtapeError as error:
             self._json(HTTPStatus.BAD_REQUEST, {"error": one_line(str(error))})
             return
-        self._json(HTTPStatus.OK, self.run.data())
+        self._json(HTTPStatus.OK, self.run.data(since))
+
+    def _route(self) -> tuple[str, int | None]:
+        """The path, and ``since`` if the query names it (a whole number, or refused)."""
+        parts = urlsplit(self.path)
+        values = parse_qs(parts.query).get("since")
+        if values is None:
+            return parts.path, None
+        if len(values) != 1 or not values[0].isdigit():
+            raise BadInput(f"since must be one whole number of events, got {values!r}")
+        return parts.path, int(values[0])
 
     def _body(self) -> Any:
         declared = self.headers.get("Content-Length") or "0"

@@ -13,6 +13,7 @@
 
   function Tape(data) {
     this.name = data.name;
+    this.params = data.params;
     this.turns = data.turns;
     this.facts = data.facts;
     this.rows = data.rows;
@@ -30,8 +31,9 @@
     this.endings = new Map();
     this.readHistory = new Map();
     this.clock = 0;
-    this.keyframes = [];
-    this.foldAll(data.params);
+    this.last = this.initial(data.params);
+    this.keyframes = [this.last];
+    this.foldFrom(1);
   }
 
   Tape.prototype.initial = function (params) {
@@ -42,16 +44,44 @@
     };
   };
 
-  // One pass over every delta: fills the append-only tables and keeps a keyframe every K events.
-  Tape.prototype.foldAll = function (params) {
-    let state = this.initial(params);
-    this.keyframes.push(state);
-    for (let at = 1; at <= this.length; at++) {
+  // One pass over the deltas from event `first` on: fills the append-only tables, keeps a
+  // keyframe every K events and the state after the last one (where appended events go on).
+  Tape.prototype.foldFrom = function (first) {
+    let state = this.last;
+    for (let at = first; at <= this.length; at++) {
       const frame = this.frames[at - 1];
       this.record(frame, at);
       state = applyDelta(state, frame, at, this.rows[at - 1][1] === "TurnAdded");
       if (at % KEYFRAME_EVERY === 0) this.keyframes.push(state);
     }
+    this.last = state;
+  };
+
+  // Whether `chunk` (live mode: what the server added after some events, its `from` saying
+  // how much of each array came before it) starts where this tape ends.
+  Tape.prototype.follows = function (chunk) {
+    const from = chunk.from;
+    return from !== undefined && from.events === this.length && from.steps === this.ends.length &&
+      from.turns === this.turns.length && from.facts === this.facts.length;
+  };
+
+  // Appends a chunk that follows on (see `follows`), and folds its events.
+  Tape.prototype.extend = function (chunk) {
+    for (const [list, added] of [[this.ends, chunk.ends], [this.turns, chunk.turns],
+      [this.facts, chunk.facts], [this.rows, chunk.rows], [this.frames, chunk.frames]]) {
+      for (const item of added) list.push(item);
+    }
+    const first = this.length + 1;
+    this.length = this.frames.length;
+    this.foldFrom(first);
+  };
+
+  // The payload this tape holds, as memtape.viewer.payload.run_payload builds it.
+  Tape.prototype.payload = function () {
+    return {
+      name: this.name, params: this.params, ends: this.ends, turns: this.turns,
+      facts: this.facts, rows: this.rows, frames: this.frames,
+    };
   };
 
   // What grows with the run is kept once, with the event that added it.
@@ -540,11 +570,23 @@
     this.data = data;
     this.tapes = data.runs.map((run) => new Tape(run));
     this.compare = this.tapes.length > 1;
+    document.body.classList.toggle("compare", this.compare);
     this.panels = [];
     this.panelsRoot.replaceChildren();
     for (const tape of this.tapes) this.panels.push(new Panel(this.panelsRoot, tape));
     document.getElementById("title").textContent = this.tapes.map((t) => t.name).join(" vs ");
     this.slider.max = String(this.last());
+  };
+
+  // Appends what the server added to each run's tape; false, with nothing changed, unless
+  // every run's follows on.
+  App.prototype.extend = function (data) {
+    if (data.runs.length !== this.tapes.length) return false;
+    if (!data.runs.every((run, index) => this.tapes[index].follows(run))) return false;
+    data.runs.forEach((run, index) => this.tapes[index].extend(run));
+    this.data.next = data.next;
+    this.slider.max = String(this.last());
+    return true;
   };
 
   // In one run, a position is an event; compared runs step together, command by command.
@@ -570,24 +612,65 @@
   };
 
   App.prototype.renderEvents = function () {
+    if (this.compare) { this.renderSteps(); return; }
     const tape = this.tapes[0];
     const current = this.eventOf(tape, this.position);
     const first = Math.max(0, current - EVENT_ROWS_AROUND);
     const last = Math.min(tape.length, current + EVENT_ROWS_AROUND);
     const items = [];
-    for (let at = first; at <= last; at++) {
-      const row = at === 0 ? null : tape.rows[at - 1];
-      const item = element("li", at === current ? "event current" : "event");
-      item.dataset.at = String(at);
-      const what = row !== null && row[1] === "Queried"
-        ? queryRow(tape, row[3])
-        : element("span", "what", row === null ? "start: nothing has happened" : `${row[1]}: ${row[2]}`);
-      item.append(element("span", "at", at), what);
-      items.push(item);
+    for (let at = first; at <= last; at++) items.push(eventItem(tape, 0, at, current));
+    fill(this.eventList, items);
+    this.scrollToCurrent();
+  };
+
+  // Compared runs: one row per command around the current one, each run's events for it in
+  // its own column (under its panel), so the runs' answers to the same input sit side by side.
+  App.prototype.renderSteps = function () {
+    const first = Math.max(0, this.position - EVENT_ROWS_AROUND);
+    const last = Math.min(this.last(), this.position + EVENT_ROWS_AROUND);
+    const heads = element("li", "step heads");
+    heads.append(element("span", "at", "step"));
+    for (const tape of this.tapes) heads.append(element("span", "run-head", tape.name));
+    const items = [heads];
+    for (let step = first; step <= last; step++) {
+      const row = element("li", step === this.position ? "step current" : "step");
+      row.dataset.step = String(step);
+      row.append(element("span", "at", step));
+      this.tapes.forEach((tape, index) => {
+        const column = element("ol", "run-events");
+        column.dataset.run = String(index);
+        const current = this.eventOf(tape, this.position);
+        for (const at of eventsOfStep(tape, step)) column.append(eventItem(tape, index, at, current));
+        if (step > tape.ends.length) column.append(element("li", "ended", "(run ended)"));
+        row.append(column);
+      });
+      items.push(row);
     }
     fill(this.eventList, items);
     this.scrollToCurrent();
   };
+
+  // The events of command `step` (0: the start, before any event); none past the run's end.
+  function eventsOfStep(tape, step) {
+    if (step === 0) return [0];
+    if (step > tape.ends.length) return [];
+    const events = [];
+    for (let at = step === 1 ? 1 : tape.ends[step - 2] + 1; at <= tape.ends[step - 1]; at++) events.push(at);
+    return events;
+  }
+
+  // The event list's entry for event `at` of run `run` (0: the start).
+  function eventItem(tape, run, at, current) {
+    const row = at === 0 ? null : tape.rows[at - 1];
+    const item = element("li", at === current ? "event current" : "event");
+    item.dataset.at = String(at);
+    item.dataset.run = String(run);
+    const what = row !== null && row[1] === "Queried"
+      ? queryRow(tape, row[3])
+      : element("span", "what", row === null ? "start: nothing has happened" : `${row[1]}: ${row[2]}`);
+    item.append(element("span", "at", at), what);
+    return item;
+  }
 
   // Keep the current event in the middle of the list's view.
   App.prototype.scrollToCurrent = function () {
@@ -617,9 +700,10 @@
     return node;
   }
 
-  App.prototype.jumpToEvent = function (at) {
+  // A click on an event: in one run, that event; compared, that event's command in every run.
+  App.prototype.jumpToEvent = function (run, at) {
     if (!this.compare) { this.seek(at); return; }
-    this.seek(at === 0 ? 0 : this.tapes[0].rows[at - 1][0]);
+    this.seek(at === 0 ? 0 : this.tapes[run].rows[at - 1][0]);
   };
 
   App.prototype.renderDiff = function () {
@@ -654,7 +738,7 @@
     this.slider.addEventListener("input", () => this.seek(Number(this.slider.value)));
     this.eventList.addEventListener("click", (event) => {
       const item = event.target.closest("li.event");
-      if (item) this.jumpToEvent(Number(item.dataset.at));
+      if (item) this.jumpToEvent(Number(item.dataset.run), Number(item.dataset.at));
     });
     document.addEventListener("keydown", (event) => {
       if (isTyping(event.target) || event.target === this.slider) return;
@@ -682,13 +766,16 @@
     return Object.assign({ kind: kind }, COMMANDS[kind](fields));
   }
 
+  // A command, answered with what it added after the events the page holds; appended to the
+  // tape (or, should it not follow on, the whole run fetched again).
   App.prototype.send = async function (path, body) {
     const error = document.getElementById("live-error");
-    const response = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const since = `?since=${this.tapes[0].length}`;
+    const response = await fetch(path + since, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
     const answer = await response.json();
     if (response.ok) {
       error.textContent = "";
-      this.load(answer);
+      if (!this.extend(answer)) this.load(await (await fetch("/api/data")).json());
       this.showNext();
       this.seek(this.last());
     } else {
@@ -721,6 +808,7 @@
   // For tests and scripts: the projected state of run `index` at event `at`, and seeking.
   window.memtapeViewer = {
     view: (index, at) => app.tapes[index].view(at),
+    payload: (index) => app.tapes[index].payload(),
     length: (index) => app.tapes[index].length,
     seek: (position) => app.seek(position),
     position: () => app.position,
