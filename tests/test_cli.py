@@ -742,6 +742,11 @@ BAD_SCENARIOS: dict[str, tuple[str, str | None, tuple[str, ...]]] = {
     "unknown scenario": ("no-such-scenario", None, ("shipped",)),
     "missing file": ("missing.toml", None, ()),
     "malformed TOML": ("bad.toml", "[scenario\nname = 1\n", ("TOML", "line 1")),
+    "no steps": (
+        "empty.toml",
+        '[compaction]\npolicy = "tiered"\nbudget = 40\n',
+        ("no [[step]] tables: nothing to run",),
+    ),
     "budget 0": (
         "budget.toml",
         '[compaction]\npolicy = "tiered"\nbudget = 0\n',

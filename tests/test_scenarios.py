@@ -140,8 +140,11 @@ class TestUserFiles:
 
         assert (shipped.policies, shipped.steps) == (copy.policies, copy.steps)
 
-    def test_a_file_without_steps_has_none(self, tmp_path: Path) -> None:
-        assert () == load_scenario(str(_file(tmp_path, COMPACTION))).steps
+    def test_a_file_without_steps_is_refused(self, tmp_path: Path) -> None:
+        """A header alone would record a run of no events: nothing to run, so say so."""
+        path, message = _refusal(tmp_path, COMPACTION)
+
+        assert f"{path}: no [[step]] tables: nothing to run" == message
 
     @pytest.mark.parametrize(
         ("table", "policy"),

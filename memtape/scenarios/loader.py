@@ -139,6 +139,8 @@ def parse_scenario(text: str, source: str) -> Scenario:
             f"{source}: probe 1: a probe is checked in the window, "
             "which needs a [compaction] policy"
         )
+    if not commands:
+        raise BadInput(f"{source}: no [[step]] tables: nothing to run")
     return Scenario(name, about, policies, tuple(commands), source, probes)
 
 
