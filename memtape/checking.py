@@ -13,6 +13,7 @@ from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
 from memtape.core.run import Run
 from memtape.invariants import Violation, check_run, redecide, redecide_in_worlds
+from memtape.policies.imports import Unimportable
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
 from memtape.runfiles import epochs_from_header
@@ -73,8 +74,9 @@ def check_file(path: Path) -> CheckReport:
 
     Raises ``BadInput`` (one line naming the file and place) when the file
     cannot be opened or read as a run: missing, not JSON, an unknown event
-    type or version, a gap in positions, a cut-short tail. A header whose
-    policies cannot be rebuilt, an event that does not fold onto the state
+    type or version, a gap in positions, a cut-short tail, or a header
+    naming a policy by an import path that does not import here. A header whose
+    policies cannot otherwise be rebuilt, an event that does not fold onto the state
     before it, a broken invariant or a recorded event the policies no longer
     decide is a problem in the report instead. Events after one that does
     not fold are not checked. A run whose header says ``"redacted": true``
@@ -124,6 +126,8 @@ def _policies(data: object, path: Path, problems: list[Violation]) -> Policies |
         return None
     try:
         return Policies.from_params(data, "policies")
+    except Unimportable as error:
+        raise _uncheckable(path, error) from None
     except BadInput as error:
         problems.append(Violation(0, "header", str(error)))
         return None
@@ -141,9 +145,17 @@ def _epochs(
         return ()
     try:
         return epochs_from_header(header.get("epochs"), policies, path, run)
+    except Unimportable as error:
+        raise _uncheckable(path, error) from None
     except BadInput as error:
         problems.append(Violation(0, "header", str(error)))
         return ()
+
+
+def _uncheckable(path: Path, error: Unimportable) -> BadInput:
+    """A header policy that cannot be built here is no problem of the run's: nothing
+    can be re-decided or measured against it, so the run cannot be checked at all."""
+    return BadInput(f"{path}: header: {error} (so the run cannot be checked here)")
 
 
 def _unfolded(run: Run, events: tuple[Event, ...], step: int, line: int) -> Violation:

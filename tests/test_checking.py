@@ -158,6 +158,45 @@ class TestUnreadableFiles:
             check_file(path)
 
 
+def unimportable_header(header: Line) -> None:
+    """An edit naming the compaction policy by an import path that imports nowhere."""
+    header["policies"]["compaction"]["policy"] = "nowhere_at_all:Policy"
+
+
+def unimportable_first_epoch(header: Line) -> None:
+    """An edit adding epochs whose first names an import path that imports nowhere."""
+    first = {"compaction": {"policy": "nowhere_at_all:Policy", "budget": 40}}
+    header["epochs"] = [
+        {"from": 0, "policies": first},
+        {"from": 5, "policies": header["policies"]},
+    ]
+
+
+class TestUnbuildablePolicies:
+    @pytest.mark.parametrize("edit", [unimportable_header, unimportable_first_epoch])
+    def test_an_import_path_that_does_not_import_is_bad_input(
+        self, tmp_path: Path, edit: Callable[[Line], None]
+    ) -> None:
+        """The run may be fine where its policy imports: here it cannot be checked at all,
+        so it is no problem in the run (exit 1) but a file that cannot be read (exit 2)."""
+        path = edited(saved(tmp_path, "refund-desk"), 1, edit)
+        with pytest.raises(BadInput) as raised:
+            check_file(path)
+        message = str(raised.value)
+        assert message.startswith(f"{path}: header: ")
+        assert "cannot import nowhere_at_all" in message
+        assert message.endswith("(so the run cannot be checked here)")
+
+    def test_check_exits_2_with_one_line(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = edited(saved(tmp_path, "refund-desk"), 1, unimportable_header)
+        status = main(["check", str(path)])
+        captured = capsys.readouterr()
+        assert (2, "", 1) == (status, captured.out, len(captured.err.splitlines()))
+        assert captured.err.startswith(f"memtape: error: {path}: header: policies: [compaction]")
+
+
 class TestDeterminism:
     def test_a_policy_reading_the_wall_clock_is_reported(self, tmp_path: Path) -> None:
         """A run of a policy that stamps turns with time.time() may re-decide to itself (within

@@ -14,6 +14,12 @@ from typing import Any
 from memtape.core.errors import BadInput
 
 
+class Unimportable(BadInput):
+    """An import path that names no policy class here: its module does not import, or
+    holds no such class. The path may be right elsewhere (another directory, another
+    environment), so whoever reads it from a run file cannot rebuild the policy at all."""
+
+
 def is_import_path(name: str) -> bool:
     """Whether a policy name is an import path (``module:Class``) rather than a registered name."""
     return ":" in name
@@ -32,18 +38,19 @@ def policy_class(path: str, where: str) -> Any:
     try:
         module = _import(module_name)
     except ImportError as error:
-        raise BadInput(f"{where}: policy {path!r}: cannot import {module_name}: {error}") from None
+        message = f"cannot import {module_name}: {error}"
+        raise Unimportable(f"{where}: policy {path!r}: {message}") from None
     except Exception as error:
         # A user's module may fail in any way while it loads; say so in one line.
         message = f"importing {module_name} failed: {type(error).__name__}: {error}"
-        raise BadInput(f"{where}: policy {path!r}: {message}") from None
+        raise Unimportable(f"{where}: policy {path!r}: {message}") from None
     found: Any = module
     for part in qualname.split("."):
         found = getattr(found, part, None)
         if found is None:
-            raise BadInput(f"{where}: policy {path!r}: {module_name} has no {qualname}")
+            raise Unimportable(f"{where}: policy {path!r}: {module_name} has no {qualname}")
     if not isinstance(found, type) or not callable(getattr(found, "from_params", None)):
-        raise BadInput(
+        raise Unimportable(
             f"{where}: policy {path!r} is not a policy class with from_params(data, where)"
         )
     return found
