@@ -325,9 +325,11 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
     )
     chat.add_argument(
         "--salient",
-        default="tool",
         metavar="RULE",
-        help="which turns are salient: tool (default), all, none, or roles (tool,system)",
+        help=(
+            "which turns are salient: tool (default), all, none, or roles the file has "
+            "(tool,system: the system prompt is chatter, dropped first, unless named)"
+        ),
     )
     _add_header_options(chat)
     chat.set_defaults(handler=_import)

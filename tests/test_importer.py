@@ -122,7 +122,47 @@ class TestBadLines:
             salient_roles(rule)
 
 
+class TestSalientRoles:
+    def test_a_role_no_message_has_is_refused_naming_the_file_s_roles(self) -> None:
+        """A typo ("tools") would make no turn salient, silently: it is refused instead."""
+        with pytest.raises(BadInput) as caught:
+            import_chat(FIXTURE, "tools")
+        expected = (
+            f"{FIXTURE}: --salient 'tools': no message has the role 'tools' "
+            "(the file's roles: assistant, system, tool, user)"
+        )
+        assert expected == str(caught.value)
+
+    def test_every_missing_role_is_named(self) -> None:
+        with pytest.raises(BadInput, match="no message has the roles 'sytem', 'users' "):
+            import_chat(FIXTURE, "tool,sytem,users")
+
+    def test_the_default_holds_for_a_file_without_tool_results(self, tmp_path: Path) -> None:
+        """No rule given: tool results are salient if there are any, and nothing is refused."""
+        path = _chat(tmp_path, '{"role": "user", "content": "hello"}')
+        assert [None] == [turn.salient for turn in _turns(import_chat(path))]
+
+    def test_the_system_prompt_is_chatter_unless_named(self) -> None:
+        """What the README says: the system prompt is salient only when the rule names it."""
+        default = _turns(import_chat(FIXTURE))
+        named = _turns(import_chat(FIXTURE, "tool,system"))
+        assert (False, True) == (
+            any(t.salient for t in default if t.role == "system"),
+            all(t.salient for t in named if t.role == "system"),
+        )
+
+
 class TestCli:
+    def test_a_salient_role_no_message_has_is_exit_2_and_nothing_written(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "chat.toml"
+        status = main(["import", str(FIXTURE), "--salient", "tools", "--out", str(out)])
+        captured = capsys.readouterr()
+        assert (2, "", 1) == (status, captured.out, len(captured.err.splitlines()))
+        assert "--salient 'tools': no message has the role 'tools'" in captured.err
+        assert not out.exists()
+
     def test_import_writes_a_scenario_that_runs(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

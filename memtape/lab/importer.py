@@ -4,7 +4,10 @@ Each line is one message ``{"role", "content"}``; the content is a string,
 a list of text parts, or null for an assistant message that only calls tools
 (its calls become its text). Each message becomes one turn. Which turns are
 salient is a rule: ``tool`` (the default: tool results), ``all``, ``none``,
-or a comma-separated list of roles.
+or a comma-separated list of roles, each of which some message must have (a
+typo would otherwise leave every turn chatter, silently). A system prompt is
+chatter unless the rule names ``system``: under tiered compaction it is the
+first thing dropped once it leaves HOT.
 """
 
 import json
@@ -17,6 +20,10 @@ import orjson
 from memtape.core.errors import BadInput
 from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, header
 from memtape.scenarios.writer import Value, scenario_file
+
+
+DEFAULT_SALIENT = "tool"
+"""The salience rule when none is given: tool results are salient, nothing else."""
 
 
 def salient_roles(rule: str) -> frozenset[str] | None:
@@ -32,6 +39,22 @@ def salient_roles(rule: str) -> frozenset[str] | None:
             f"--salient {rule!r}: write tool, all, none, or roles separated by commas (tool,system)"
         )
     return frozenset(roles)
+
+
+def _check_roles(
+    roles: frozenset[str], messages: list[tuple[str, str]], path: Path, rule: str
+) -> None:
+    """Refuse a rule naming a role no message has, saying which roles the file has."""
+    present = {role for role, _ in messages}
+    missing = sorted(roles - present)
+    if missing:
+        named = ("the role " if len(missing) == 1 else "the roles ") + ", ".join(
+            repr(role) for role in missing
+        )
+        raise BadInput(
+            f"{path}: --salient {rule!r}: no message has {named} "
+            f"(the file's roles: {', '.join(sorted(present))})"
+        )
 
 
 def _is_role(role: Any) -> bool:
@@ -104,15 +127,22 @@ def _call(call: Any, where: str) -> str:
 
 def import_chat(
     path: Path,
-    salient: str = "tool",
+    salient: str | None = None,
     *,
     budget: int = DEFAULT_BUDGET,
     hot_n: int = DEFAULT_HOT_N,
 ) -> str:
-    """A scenario file's text with one turn per message of the chat file at ``path``."""
+    """A scenario file's text with one turn per message of the chat file at ``path``.
+
+    ``salient`` is the rule (None: ``DEFAULT_SALIENT``, which holds for a file
+    without tool results too); a role the rule names must occur in the file.
+    """
+    rule = DEFAULT_SALIENT if salient is None else salient
     policies = header(budget, hot_n)
-    roles = salient_roles(salient)
+    roles = salient_roles(rule)
     messages = read_chat(path)
+    if salient is not None and roles:
+        _check_roles(roles, messages, path, rule)
     steps: list[dict[str, Value]] = []
     for role, text in messages:
         step: dict[str, Value] = {"turn": role, "text": text}
@@ -120,7 +150,7 @@ def import_chat(
         if flag != (role == "tool"):
             step["salient"] = flag
         steps.append(step)
-    comment = f"Imported from {path.name}: {len(messages)} messages, salient: {salient.strip()}."
+    comment = f"Imported from {path.name}: {len(messages)} messages, salient: {rule.strip()}."
     info: dict[str, Value] = {
         "name": path.stem,
         "about": f"A transcript imported from {path.name}.",
