@@ -312,7 +312,7 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
         kind.add_argument(
             "--seed", type=int, required=True, metavar="S", help="the same seed, the same file"
         )
-        _add_header_options(kind)
+        _add_header_options(kind, turns=kind is support)
     support.set_defaults(handler=_generate_support)
 
     chat = commands.add_parser(
@@ -336,8 +336,14 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
     return parser
 
 
-def _add_header_options(command: argparse.ArgumentParser) -> None:
-    """The options every written scenario file takes: its compaction policy and where it goes."""
+def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True) -> None:
+    """The options a written scenario file takes: where it goes and, for a file of
+    ``turns``, its compaction policy (a store workload has no turns to compact)."""
+    command.add_argument(
+        "--out", type=Path, required=True, metavar="SCENARIO.toml", help="the file to write"
+    )
+    if not turns:
+        return
     command.add_argument(
         "--budget",
         type=int,
@@ -351,9 +357,6 @@ def _add_header_options(command: argparse.ArgumentParser) -> None:
         default=DEFAULT_HOT_N,
         metavar="N",
         help=f"turns kept verbatim (default: {DEFAULT_HOT_N})",
-    )
-    command.add_argument(
-        "--out", type=Path, required=True, metavar="SCENARIO.toml", help="the file to write"
     )
 
 
@@ -708,8 +711,6 @@ def _generate_store(args: argparse.Namespace) -> int:
             args.seed,
             customers=args.customers,
             capacity=args.capacity,
-            budget=args.budget,
-            hot_n=args.hot_n,
         ),
     )
 

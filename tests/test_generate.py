@@ -142,6 +142,25 @@ class TestStore:
             capacity(store_workload(20, 1, capacity=30)),
         )
 
+    def test_the_header_has_no_compaction_policy(self) -> None:
+        """A store workload has no turns: a [compaction] table would mean nothing."""
+        scenario = parse_scenario(store_workload(20, 1), "g.toml")
+        assert (None, ["forgetting"]) == (
+            scenario.policies.compaction,
+            list(scenario.policies.params()),
+        )
+
+    @pytest.mark.parametrize("option", ["--budget", "--hot-n"])
+    def test_generate_store_takes_no_compaction_option(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str
+    ) -> None:
+        out = tmp_path / "store.toml"
+        argv = ["generate", "store", "--steps", "5", "--seed", "3", "--out", str(out), option, "9"]
+        with pytest.raises(SystemExit) as exited:
+            main(argv)
+        assert (2, False) == (exited.value.code, out.exists())
+        assert f"unrecognized arguments: {option} 9" in capsys.readouterr().err
+
     def test_generate_store_writes_the_file(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -6,7 +6,13 @@ same arguments give a byte-identical file.
 
 import random
 
-from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, check_count, header
+from memtape.lab.scenario_file import (
+    DEFAULT_BUDGET,
+    DEFAULT_HOT_N,
+    SEED_FORGETTING,
+    check_count,
+    header,
+)
 from memtape.scenarios.writer import Value, scenario_file
 
 NAMES = ("Dana", "Ravi", "Mei", "Tomas", "Aisha", "Lena", "Kofi", "Sara", "Jonas", "Ines")
@@ -145,11 +151,10 @@ def store_workload(
     *,
     customers: int = 12,
     capacity: int = 4,
-    budget: int = DEFAULT_BUDGET,
-    hot_n: int = DEFAULT_HOT_N,
 ) -> str:
     """A store workload: facts written about customers, rewritten (a newer fact on the
     same key), the clock moving on, and queries that ask for one key and expect it.
+    Its header has the seed's forgetting policy only: it has no turns to compact.
 
     A query's text shares words with the fact it expects, so a policy that
     ranks by relevance can find it; a policy that ranks by the clock alone
@@ -158,8 +163,9 @@ def store_workload(
     check_count(steps, "--steps")
     check_count(customers, "--customers")
     check_count(capacity, "--capacity")
-    policies = header(budget, hot_n)
-    policies["forgetting"]["capacity"] = capacity
+    policies: dict[str, dict[str, Value]] = {
+        "forgetting": {**SEED_FORGETTING, "capacity": capacity}
+    }
     rng = random.Random(seed)
     people = [f"{rng.choice(NAMES)} {chr(65 + n % 26)}{n // 26 or ''}" for n in range(customers)]
     # ``written`` keeps the order the queries draw from; ``known`` answers membership

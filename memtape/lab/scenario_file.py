@@ -1,4 +1,5 @@
-"""The policies the lab's scenario files declare: tiered compaction and the seed's forgetting.
+"""The policies the lab's scenario files declare: tiered compaction (for files of turns)
+and the seed's forgetting.
 
 The generators and the importer write their files with
 ``memtape.scenarios.writer``; this module only says which policies head them.
@@ -26,7 +27,8 @@ SEED_FORGETTING: dict[str, Value] = {
 
 
 def header(budget: int = DEFAULT_BUDGET, hot_n: int = DEFAULT_HOT_N) -> dict[str, dict[str, Value]]:
-    """The policies of a generated or imported file: tiered compaction and the seed's forgetting.
+    """The policies of a file of turns (a support session, an import): tiered compaction
+    and the seed's forgetting.
 
     A ``budget`` or ``hot_n`` the file could not load with is refused here, before any
     work, naming the option that set it.
