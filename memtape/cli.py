@@ -21,7 +21,7 @@ from memtape.checking import check_file
 from memtape.core.errors import BadInput, MemtapeError, Rejected, one_line
 from memtape.core.logs import LOGGER_NAME
 from memtape.demo import demo_lines
-from memtape.lab.files import check_writable, write_atomic
+from memtape.lab.files import output_path, write_atomic
 from memtape.lab.generate import store_workload, support_session
 from memtape.lab.importer import import_chat
 from memtape.lab.report import bench
@@ -96,7 +96,6 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     run.add_argument(
         "--out",
         required=True,
-        type=Path,
         metavar="RUN.jsonl|RUNS.db",
         help="a JSONL file (replaced), or a .db store the run is added to",
     )
@@ -166,7 +165,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     export.add_argument("run", metavar="RUN", type=Path, help=RUN_FILE_HELP)
     export.add_argument("--redact", action="store_true", required=True, help="replace free texts")
     export.add_argument(
-        "--out", required=True, type=Path, metavar="COPY.jsonl", help="the JSONL file to write"
+        "--out", required=True, metavar="COPY.jsonl", help="the JSONL file to write"
     )
     export.set_defaults(handler=_export)
 
@@ -184,7 +183,6 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     fork.add_argument(
         "--out",
         required=True,
-        type=Path,
         metavar="RUN2.jsonl",
         help="a JSONL file (replaced), or a .db store the fork is added to",
     )
@@ -279,8 +277,8 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
         metavar="AXIS.PARAM=V1,V2,...",
         help="run every value (repeatable: every combination), on all cores",
     )
-    bench.add_argument("--json", type=Path, metavar="OUT.json", help="write the results as JSON")
-    bench.add_argument("--plot", type=Path, metavar="OUT.png", help="plot to OUT.png and OUT.svg")
+    bench.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
+    bench.add_argument("--plot", metavar="OUT.png", help="plot to OUT.png and OUT.svg")
     bench.add_argument("--jobs", type=int, metavar="N", help="processes (default: every core)")
     bench.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     bench.add_argument(
@@ -339,9 +337,7 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
 def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True) -> None:
     """The options a written scenario file takes: where it goes and, for a file of
     ``turns``, its compaction policy (a store workload has no turns to compact)."""
-    command.add_argument(
-        "--out", type=Path, required=True, metavar="SCENARIO.toml", help="the file to write"
-    )
+    command.add_argument("--out", required=True, metavar="SCENARIO.toml", help="the file to write")
     if not turns:
         return
     command.add_argument(
@@ -370,7 +366,6 @@ def _add_viewer(commands: Any) -> None:
     view.add_argument("run", metavar="RUN", help=RUN_HELP)
     view.add_argument(
         "--out",
-        type=Path,
         metavar="PAGE.html",
         help="default: the scenario's name + .html, in the current directory",
     )
@@ -461,20 +456,20 @@ def _simulate(scenario: Scenario) -> Session:
     return session
 
 
-def _out(path: Path) -> Path:
-    """An output path: a file or a store, never one run of a store (``runs.db#1``)."""
-    if parse_address(str(path))[1] is not None:
-        raise MemtapeError(f"{path}: --out takes a run file or a store, not the address of a run")
-    return path
+def _out(text: str) -> Path:
+    """A run's output path: a file or a store, never one run of a store (``runs.db#1``)."""
+    if parse_address(text)[1] is not None:
+        raise MemtapeError(f"{text}: --out takes a run file or a store, not the address of a run")
+    return output_path(text)
 
 
 def _run(args: argparse.Namespace) -> int:
-    _out(args.out)
+    out = _out(args.out)
     scenario = load_scenario(args.scenario)
     if args.set:
         scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(args.set))
     session = _simulate(scenario)
-    address = save_run(session, args.out, scenario.name)
+    address = save_run(session, out, scenario.name)
     print(
         f"recorded {len(session.run)} events from {len(scenario.steps)} steps "
         f"of {scenario.name} to {address}"
@@ -599,17 +594,18 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    if is_sqlite(args.out):
-        raise MemtapeError(f"{args.out}: export writes one JSONL file; give it another name")
-    redacted = export_redacted(args.run, args.out)
+    out = output_path(args.out)
+    if is_sqlite(out):
+        raise MemtapeError(f"{out}: export writes one JSONL file; give it another name")
+    redacted = export_redacted(args.run, out)
     if redacted.torn is not None:
         print(f"memtape: warning: {args.run}: {one_line(redacted.torn)}", file=sys.stderr)
-    print(f"wrote a redacted copy of {args.run} ({len(redacted.run)} events) to {args.out}")
+    print(f"wrote a redacted copy of {args.run} ({len(redacted.run)} events) to {out}")
     return 0
 
 
 def _fork(args: argparse.Namespace) -> int:
-    _out(args.out)
+    out = _out(args.out)
     source = args.run if is_scenario(args.run) else resolve_address(args.run)
     loaded = _open(source)
     run = loaded.session.run
@@ -621,7 +617,7 @@ def _fork(args: argparse.Namespace) -> int:
     except MemtapeError as error:
         raise MemtapeError(f"{args.run}: {error}") from None
     origin = {"run": source, "at": args.at, "set": args.set}
-    address = save_run(forked, args.out, loaded.scenario, origin=origin)
+    address = save_run(forked, out, loaded.scenario, origin=origin)
     kept = sum(1 for step in range(1, run.steps + 1) if run.batch(step)[1] <= args.at)
     changes = ", ".join(args.set) or "no changes"
     print(
@@ -653,13 +649,10 @@ def _timeline(args: argparse.Namespace) -> int:
 
 def _view(args: argparse.Namespace) -> int:
     # --set changes the scenario RUN; --compare RUN2 stays as it is (the baseline).
+    given = None if args.out is None else output_path(args.out)
     runs = [_open(args.run, args.set)] + ([_open(args.compare)] if args.compare else [])
-    out: Path = args.out or Path(f"{runs[0].scenario}.html")
-    page = view_page(runs)
-    try:
-        out.write_text(page, encoding="utf-8")
-    except OSError as error:
-        raise MemtapeError(f"{out}: cannot write the page: {error.strerror}") from None
+    out = given or output_path(f"{runs[0].scenario}.html")
+    write_atomic(out, view_page(runs).encode("utf-8"))
     print(f"wrote {out}: open it in a browser")
     return 0
 
@@ -674,17 +667,17 @@ def _bench(args: argparse.Namespace) -> int:
         args.policy,
         settings=args.set,
         grid=args.grid,
-        json_out=args.json,
-        plot_out=args.plot,
+        json_out=None if args.json is None else output_path(args.json),
+        plot_out=None if args.plot is None else output_path(args.plot),
         jobs=args.jobs,
         quiet=args.quiet,
         losses=args.losses,
     )
 
 
-def _write_scenario(out: Path, make: Callable[[], str]) -> int:
+def _write_scenario(text: str, make: Callable[[], str]) -> int:
     # The path is checked before ``make``: a long generation should not end in a refusal.
-    check_writable(out, "--out")
+    out = output_path(text)
     write_atomic(out, make().encode("utf-8"))
     print(f"wrote {out}")
     return 0

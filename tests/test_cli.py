@@ -889,6 +889,59 @@ class TestScenarioErrors:
         )
 
 
+class TestOutputPaths:
+    @pytest.mark.parametrize("name", ["x.db/", "x.jsonl/"])
+    def test_a_trailing_slash_is_refused_and_nothing_is_created(
+        self, cli: Cli, tmp_path: Path, name: str
+    ) -> None:
+        """``x.db/`` names a directory: it must not quietly become the store ``x.db``."""
+        out = f"{tmp_path}/{name}"
+        outcome = cli("run", "refund-desk", "--out", out)
+
+        assert_one_line_error(outcome, out, "cannot write it: it ends in a slash")
+        assert [] == list(tmp_path.iterdir())
+
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["run", "refund-desk", "--out"],
+            ["fork", "refund-desk", "--at", "5", "--out"],
+            ["view", "refund-desk", "--out"],
+            ["generate", "store", "--steps", "3", "--seed", "1", "--out"],
+            ["import", str(Path(__file__).parent / "fixtures" / "support-chat.jsonl"), "--out"],
+            ["bench", "refund-desk", "--policy", "tiered", "-q", "--json"],
+            ["bench", "refund-desk", "--policy", "tiered", "-q", "--plot"],
+        ],
+    )
+    @pytest.mark.parametrize(
+        ("where", "reason"),
+        [
+            ("nowhere/o.out", "cannot write it: no such directory"),
+            ("folder", "cannot write it: it is a directory"),
+            ("folder/", "cannot write it: it ends in a slash"),
+        ],
+    )
+    def test_every_output_is_refused_in_one_style(
+        self, cli: Cli, tmp_path: Path, argv: list[str], where: str, reason: str
+    ) -> None:
+        """Each command that writes a file says ``PATH: cannot write it: REASON``."""
+        (tmp_path / "folder").mkdir()
+        out = f"{tmp_path}/{where}"
+        outcome = cli(*argv, out)
+
+        assert_one_line_error(outcome, out.rstrip("/"), reason)
+        assert ["folder"] == sorted(p.name for p in tmp_path.iterdir())
+
+    def test_export_is_refused_in_the_same_style(self, cli: Cli, tmp_path: Path) -> None:
+        run = tmp_path / "run.jsonl"
+        assert 0 == cli("run", "refund-desk", "--out", str(run)).status
+        out = f"{tmp_path}/copy.jsonl/"
+
+        outcome = cli("export", str(run), "--redact", "--out", out)
+
+        assert_one_line_error(outcome, out, "cannot write it: it ends in a slash")
+
+
 def _drop(n: int) -> Callable[[list[str]], list[str]]:
     return lambda lines: lines[:n] + lines[n + 1 :]
 

@@ -79,7 +79,10 @@ class TestView:
             (["view", "a.jsonl", "--set", "compaction.budget=6"], "fork a recorded run instead"),
             (["view", "no-such-scenario"], "no-such-scenario"),
             (["view", "refund-desk", "--compare", "missing.jsonl"], "missing.jsonl"),
-            (["view", "refund-desk", "--out", "no/such/folder/p.html"], "cannot write the page"),
+            (
+                ["view", "refund-desk", "--out", "no/such/folder/p.html"],
+                "cannot write it: no such directory",
+            ),
             (["serve", "no-such-scenario"], "no-such-scenario"),
             (["serve", "refund-desk", "--port", "70000"], "--port 70000 is not a port"),
         ],

@@ -87,7 +87,7 @@ class TestCli:
         out = tmp_path / "no" / "a.toml"
         status = main(["generate", "support", "--turns", "5", "--seed", "7", "--out", str(out)])
         assert 2 == status
-        assert f"{out}: no such directory" in capsys.readouterr().err
+        assert f"{out}: cannot write it: no such directory" in capsys.readouterr().err
 
     def test_the_out_path_is_checked_before_generating(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
@@ -97,7 +97,7 @@ class TestCli:
         out = tmp_path / "no" / "a.toml"
         status = main(["generate", "support", "--turns", "5", "--seed", "7", "--out", str(out)])
         assert (2, []) == (status, generated)
-        assert f"--out {out}: no such directory" in capsys.readouterr().err
+        assert f"{out}: cannot write it: no such directory" in capsys.readouterr().err
 
 
 class TestStore:

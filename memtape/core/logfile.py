@@ -62,7 +62,7 @@ def write_run(path: Path, header: Mapping[str, Any], run: Run) -> None:
     try:
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as error:
-        raise BadInput(f"{path}: cannot write the run: {error.strerror or error}") from None
+        raise BadInput(f"{path}: cannot write it: {error.strerror or error}") from None
     tmp = Path(name)
     try:
         os.fchmod(fd, 0o644)
@@ -76,7 +76,7 @@ def write_run(path: Path, header: Mapping[str, Any], run: Run) -> None:
     except BaseException as error:
         tmp.unlink(missing_ok=True)
         if isinstance(error, OSError):
-            raise BadInput(f"{path}: cannot write the run: {error.strerror or error}") from None
+            raise BadInput(f"{path}: cannot write it: {error.strerror or error}") from None
         raise
 
 

@@ -21,7 +21,6 @@ from memtape.core.errors import BadInput
 from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, header
 from memtape.scenarios.writer import Value, scenario_file
 
-
 DEFAULT_SALIENT = "tool"
 """The salience rule when none is given: tool results are salient, nothing else."""
 

@@ -20,7 +20,7 @@ def plot_paths(out: Path) -> tuple[Path, Path]:
         raise BadInput(f"--plot {out}: name a .png file (an .svg is written beside it)")
     svg = out.with_suffix(".svg")
     for path in (out, svg):
-        check_writable(path, "--plot")
+        check_writable(path)
     return out, svg
 
 

@@ -39,7 +39,7 @@ def bench(
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if json_out is not None:
-        check_writable(json_out, "--json")
+        check_writable(json_out)
     if plot_out is not None:
         plot_paths(plot_out)
         check_plotting()
