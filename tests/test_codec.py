@@ -219,12 +219,12 @@ class TestEventStrictness:
         assert "TurnAdded.salient" in _bad_event("TurnAdded", data)
 
     def test_a_missing_field_is_named(self) -> None:
-        assert "required field missing @ Evicted.score" == _bad_event("Evicted", {"id": 4})
+        assert "Evicted.score is missing" == _bad_event("Evicted", {"id": 4})
 
     def test_an_extra_field_is_named(self) -> None:
         message = _bad_event("Evicted", {"id": 4, "score": 0.5, "reason": "weak"})
 
-        assert "extra fields found (reason) @ Evicted" == message
+        assert "Evicted has no field reason" == message
 
     def test_a_bad_nested_field_is_named_by_its_path(self) -> None:
         data = event_data(EVENTS[1])
@@ -238,7 +238,40 @@ class TestEventStrictness:
 
         message = _bad_event("CompactionTriggered", data)
 
-        assert "extra fields found (colour) @ CompactionTriggered.warm[1]" == message
+        assert "CompactionTriggered.warm[1] has no field colour" == message
+
+    @pytest.mark.parametrize(
+        ("field", "value", "expected"),
+        [
+            ("tokens", "abc", 'TurnAdded.tokens must be an integer, got "abc"'),
+            ("tokens", 1.5, "TurnAdded.tokens must be an integer, got 1.5"),
+            ("salient", 1, "TurnAdded.salient must be true or false, got 1"),
+            ("text", None, "TurnAdded.text must be a string, got null"),
+        ],
+    )
+    def test_a_wrong_type_is_said_in_the_file_s_terms(
+        self, field: str, value: object, expected: str
+    ) -> None:
+        """What the field must be, and the value as the JSON file spells it."""
+        data = {"turn": 1, "role": "user", "text": "hi", "tokens": 2, "salient": False}
+        data[field] = value
+        assert expected == _bad_event("TurnAdded", data)
+
+    def test_a_long_value_is_cut_short(self) -> None:
+        message = _bad_event("EpisodeRecorded", {"id": "x" * 500, "text": "t"})
+        assert message.startswith('EpisodeRecorded.id must be an integer, got "xxx')
+        quoted = message.partition(", got ")[2]
+        assert (True, 60) == (quoted.endswith("..."), len(quoted))
+
+    def test_every_problem_is_named_in_one_line(self) -> None:
+        data = event_data(EVENTS[1])
+        data["hot"] = None
+        data["warm"][0] = "x"
+        message = _bad_event("CompactionTriggered", data)
+        assert (
+            "CompactionTriggered.hot must be a list, got null; "
+            "CompactionTriggered.warm[0] must be an object of fields"
+        ) == message
 
     def test_an_unknown_type_is_named(self) -> None:
         assert "unknown event type 'FactForgotten'" == _bad_event("FactForgotten", {"id": 1})
@@ -297,12 +330,12 @@ class TestCommandStrictness:
     def test_a_missing_field_is_named(self) -> None:
         message = _bad_command({"kind": "write", "key": "k", "text": "v"})
 
-        assert "required field missing @ write.importance" == message
+        assert "write.importance is missing" == message
 
     def test_an_extra_field_is_named(self) -> None:
         message = _bad_command({"kind": "turn", "role": "user", "text": "hi", "mood": "happy"})
 
-        assert "extra fields found (mood) @ turn" == message
+        assert "turn has no field mood" == message
 
     def test_a_salient_flag_must_be_a_boolean(self) -> None:
         message = _bad_command({"kind": "turn", "role": "user", "text": "hi", "salient": "yes"})
@@ -399,5 +432,5 @@ class TestListsAreLists:
             "gist_tokens": 0,
         }
 
-        with pytest.raises(BadInput, match=r"expected tuple @ CompactionTriggered\.hot"):
+        with pytest.raises(BadInput, match=r"^CompactionTriggered\.hot must be a list, got "):
             event_from_data("CompactionTriggered", 1, data)

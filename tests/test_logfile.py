@@ -327,6 +327,22 @@ class TestReadRunErrors:
         with pytest.raises(BadInput, match="line 4: not JSON"):
             read_run(path)
 
+    def test_a_hand_edited_wrong_type_reads_in_the_file_s_terms(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        """Its file and line, the event's field, what it must be and what the file says."""
+        good = _good(tmp_path, runs)
+        edited = json.loads(good[1])
+        edited["event"]["tokens"] = "abc"
+        path = _broken(tmp_path, runs, [good[0], json.dumps(edited), *good[2:]])
+
+        with pytest.raises(BadInput) as raised:
+            read_run(path)
+
+        assert f'{path}: line 2: TurnAdded.tokens must be an integer, got "abc"' == str(
+            raised.value
+        )
+
     def test_a_line_that_is_not_an_object(self, tmp_path: Path, runs: dict[str, Run]) -> None:
         good = _good(tmp_path, runs)
         path = _broken(tmp_path, runs, [*good[:3], "3", *good[4:]])

@@ -4,6 +4,7 @@ Floats survive at full precision; tuples come back as tuples. Structuring is
 strict: a string where a number belongs is an error, not a guess.
 """
 
+import json
 import math
 import types
 import typing
@@ -12,7 +13,12 @@ from typing import Any, TypeVar
 
 import attrs
 import cattrs
-from cattrs.errors import ClassValidationError
+from cattrs.errors import (
+    AttributeValidationNote,
+    ClassValidationError,
+    ForbiddenExtraKeysError,
+    IterableValidationError,
+)
 
 from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, Command
 from memtape.core.errors import BadInput
@@ -25,35 +31,42 @@ converter = cattrs.Converter(forbid_extra_keys=True)
 """The single cattrs converter memtape uses for its own types."""
 
 
+class _WrongType(TypeError):
+    """A value of the wrong kind for its field: what the field wants, and what it got."""
+
+    def __init__(self, wanted: str, value: Any) -> None:
+        super().__init__(f"expected {wanted}, got {value!r}")
+        self.wanted = wanted
+        self.value = value
+
+
 def _strict_int(value: Any, _: type) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"expected an integer, got {value!r}")
+        raise _WrongType("an integer", value)
     return value
 
 
 def _strict_float(value: Any, _: type) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"expected a finite number, got {value!r}")
+        raise _WrongType("a finite number", value)
     try:
         number = float(value)
     except OverflowError:
-        raise TypeError(
-            f"expected a finite number, got an integer of {len(str(value))} digits"
-        ) from None
+        raise _WrongType("a finite number", value) from None
     if not math.isfinite(number):
-        raise TypeError(f"expected a finite number, got {value!r}")
+        raise _WrongType("a finite number", value)
     return number
 
 
 def _strict_str(value: Any, _: type) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"expected a string, got {value!r}")
+        raise _WrongType("a string", value)
     return value
 
 
 def _strict_bool(value: Any, _: type) -> bool:
     if not isinstance(value, bool):
-        raise TypeError(f"expected true or false, got {value!r}")
+        raise _WrongType("true or false", value)
     return value
 
 
@@ -73,7 +86,7 @@ def _is_tuple(hint: Any) -> bool:
 def _strict_tuple(value: Any, hint: Any) -> Any:
     # cattrs makes a tuple of any iterable: "" or {} would quietly become ().
     if not isinstance(value, list | tuple):
-        raise TypeError(f"expected a list, got {value!r}")
+        raise _WrongType("a list", value)
     return _lenient.structure(value, hint)
 
 
@@ -133,8 +146,52 @@ def _structure(data: Any, cls: type[T], name: str) -> T:
     try:
         return converter.structure(data, cls)
     except ClassValidationError as error:
-        problems = "; ".join(cattrs.transform_error(error, path=name))
-        raise BadInput(problems) from None
+        raise BadInput("; ".join(_problems(error, name))) from None
+
+
+# The error path: cattrs gathers every problem of a structure with the
+# field or index it happened at; these say each in the run file's terms.
+
+
+def _problems(error: BaseException, path: str, hint: Any = None) -> list[str]:
+    """Each problem under ``error``, named by its path (``TurnAdded.warm[0].tokens``)."""
+    if isinstance(error, ClassValidationError | IterableValidationError):
+        with_notes, without = error.group_exceptions()
+        found = []
+        for inner, note in with_notes:
+            if isinstance(note, AttributeValidationNote):
+                found.extend(_problems(inner, f"{path}.{note.name}", note.type))
+            else:
+                found.extend(_problems(inner, f"{path}[{note.index}]", note.type))
+        return found + [_problem(inner, path, None) for inner in without]
+    return [_problem(error, path, hint)]
+
+
+def _problem(error: BaseException, path: str, hint: Any) -> str:
+    """One problem in a sentence: ``TurnAdded.tokens must be an integer, got "abc"``."""
+    if isinstance(error, _WrongType):
+        return f"{path} must be {error.wanted}, got {_spelled(error.value)}"
+    if isinstance(error, KeyError):
+        return f"{path} is missing"
+    if isinstance(error, ForbiddenExtraKeysError):
+        extra = sorted(error.extra_fields)
+        return f"{path} has no field{'s' if len(extra) > 1 else ''} {', '.join(extra)}"
+    if hint is not None and attrs.has(hint):
+        return f"{path} must be an object of fields"
+    return f"{path}: {error}"
+
+
+def _spelled(value: Any) -> str:
+    """``value`` as the run file spells it (JSON), cut short if long."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= _SPELLED_MAX else f"{text[: _SPELLED_MAX - 3]}..."
+
+
+_SPELLED_MAX = 60
+"""The longest value an error message quotes whole."""
 
 
 # The fast path. Loading a long run structures a million events; cattrs with
