@@ -17,9 +17,12 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput, CorruptLog, MemtapeError, Rejected
 from memtape.core.run import Run
+from memtape.policies.cache import FirstInFirstOut, LeastFrequentlyUsed, LeastRecentlyUsed
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.generative_agents import GenerativeAgents
+from memtape.policies.memorybank import MemoryBank
 from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.session import Policies, Session
@@ -37,7 +40,12 @@ __all__ = [
     "Command",
     "Consolidate",
     "CorruptLog",
+    "FirstInFirstOut",
+    "GenerativeAgents",
     "ImportanceRecencyAccess",
+    "LeastFrequentlyUsed",
+    "LeastRecentlyUsed",
+    "MemoryBank",
     "MemtapeError",
     "NoCompaction",
     "Policies",

@@ -28,7 +28,7 @@ def test_other_names_are_refused(tmp_path: Path, name: str) -> None:
 
 
 def test_a_png_in_a_missing_directory_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(BadInput, match="m.png: cannot write it: no such directory"):
+    with pytest.raises(BadInput, match=r"m\.png: cannot write it: no such directory"):
         plot_paths(tmp_path / "nowhere" / "m.png")
 
 
