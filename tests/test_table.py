@@ -8,7 +8,7 @@ import attrs
 from rich.console import Console
 
 from memtape.lab.bench import METRICS, Result
-from memtape.lab.table import comparison_table, loss_lines
+from memtape.lab.table import comparison_table, loss_lines, skipped_line
 from memtape.projections.metrics import ProbeLoss
 
 
@@ -32,10 +32,24 @@ def test_numbers_are_grouped_shares_are_percentages_and_null_is_a_dash() -> None
 
 
 def test_cells_that_do_not_apply_are_counted_not_shown() -> None:
-    text = _render(_result("shown", {"budget": 40}), _result("hidden", None))
+    results = (_result("shown", {"budget": 40}), _result("hidden", None))
+    text = _render(*results)
     assert "shown" in text
     assert "hidden" not in text
-    assert "1 cell(s) did not apply" in text
+    assert (skipped_line(results) or "").startswith("1 cell(s) did not apply: ")
+
+
+def test_every_cell_applies_so_nothing_is_said() -> None:
+    assert None is skipped_line((_result("shown", {"budget": 40}),))
+
+
+def test_no_blank_line_and_no_trailing_space() -> None:
+    """The table starts with its header and ends with its last row, each line trimmed."""
+    lines = _render(_result("s", {"budget": 40}), _result("t", {"budget": 60})).splitlines()
+    assert (["scenario", "s", "t"], []) == (
+        [line.split()[0] for line in lines if line and line[0] != "\u2500"],
+        [line for line in lines if line != line.rstrip() or not line],
+    )
 
 
 def test_an_empty_string_parameter_is_quoted() -> None:

@@ -25,27 +25,37 @@ COLUMNS = (
 
 def comparison_table(results: Sequence[Result]) -> Table:
     """One row per result that applies: the scenario, the policy and its notable parameters
-    (the shared one and those off the defaults; ``--json`` has them all), each metric; a
-    caption counts the cells that did not apply."""
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    (the shared one and those off the defaults; ``--json`` has them all), each metric.
+
+    No edge, so no blank line above or below it and no padding at the ends of its lines.
+    """
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("scenario", no_wrap=True)
     table.add_column("policy", no_wrap=True)
     table.add_column("params", no_wrap=True)
     for _, heading in COLUMNS:
         table.add_column(heading, justify="right", no_wrap=True)
-    skipped = 0
     for result in results:
         if result.params is None:
-            skipped += 1
             continue
         cells = [_cell(name, result.metrics[name]) for name, _ in COLUMNS]
         table.add_row(result.scenario, result.policy, _params(result.notable), *cells)
-    if skipped:
-        table.caption = (
-            f"{skipped} cell(s) did not apply: the scenario has no turns or no store steps "
-            "for that policy's axis (null in --json)"
-        )
     return table
+
+
+def skipped_line(results: Sequence[Result]) -> str | None:
+    """The line under the table counting the cells that did not apply, if any.
+
+    A line of its own rather than the table's caption, which rich centres and
+    pads with spaces to the table's width.
+    """
+    skipped = sum(1 for result in results if result.params is None)
+    if not skipped:
+        return None
+    return (
+        f"{skipped} cell(s) did not apply: the scenario has no turns or no store steps "
+        "for that policy's axis (null in --json)"
+    )
 
 
 def _params(params: dict[str, Any]) -> str:
