@@ -41,7 +41,7 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -102,6 +102,10 @@ _ATTEMPTS = 4096
 
 Shape = tuple[tuple[int, int], ...]
 """A text's counts under each tokenizer of a run: alone, and after a space."""
+
+Pools = tuple[tuple[str, tuple[str, ...]], ...]
+"""The pieces of a placeholder: for each, what joins it to the one before and what it is
+drawn from."""
 
 
 @attrs.frozen
@@ -214,34 +218,51 @@ class Masks:
     def _drawn(self, text: str) -> str:
         """A head and pool words with the shape of ``text``, the first free one the hash picks.
 
-        The candidates of one head shape are numbered (head and words are
-        the digits of the number), the hash picks a starting number, and a
-        candidate some other text already holds, or whose pieces merge at a
-        boundary, gives way to the next number.
+        The heads of short letters, digits and symbols are tried first; only
+        when none of them gives a placeholder are the later heads found
+        (``_later_heads``), so a text that had a placeholder without them
+        keeps it.
         """
         if not text:
             return ""
         shape = _shape(text, self._tokenizers)
         pieces = _pieces(self._tokenizers)
+        made = self._first_free(text, shape, pieces.options(shape))
+        if made is None:
+            later = pieces.fitting(shape, _later_heads(self._tokenizers))
+            made = self._first_free(text, shape, later)
+        if made is None:
+            names = " and ".join(repr(tokenizer.name) for tokenizer in self._tokenizers)
+            plural = "s" if len(self._tokenizers) > 1 else ""
+            raise BadInput(
+                f"no placeholder keeps the token count of a text under the {names} "
+                f"tokenizer{plural}"
+            )
+        self._taken.add(made)
+        return made
+
+    def _first_free(self, text: str, shape: Shape, options: Iterator[Pools]) -> str | None:
+        """The first candidate of ``options`` of ``shape`` no other text holds, or None.
+
+        The candidates of one head shape are numbered (head and words are
+        the digits of the number), the hash picks a starting number, and a
+        candidate some other text already holds, or whose pieces merge at a
+        boundary, gives way to the next number.
+        """
         raw = text.encode("utf-8", "surrogatepass")
         attempts = 0
-        for pools in pieces.options(shape):
+        for pools in options:
             size = math.prod(len(pool) for _, pool in pools)
             start = self._number(raw, size.bit_length() + 64) % size
             for step in range(min(size, _ATTEMPTS - attempts)):
-                made = pieces.placeholder(pools, (start + step) % size)
+                made = _Pieces.placeholder(pools, (start + step) % size)
                 # Never the text itself: a head of a rare shape may be the one symbol it is.
                 if made == text or made in self._taken:
                     continue
                 if _shape(made, self._tokenizers) == shape:
-                    self._taken.add(made)
                     return made
             attempts += min(size, _ATTEMPTS - attempts)
-        names = " and ".join(repr(tokenizer.name) for tokenizer in self._tokenizers)
-        plural = "s" if len(self._tokenizers) > 1 else ""
-        raise BadInput(
-            f"no placeholder keeps the token count of a text under the {names} tokenizer{plural}"
-        )
+        return None
 
     def _number(self, raw: bytes, bits: int) -> int:
         """A keyed hash of ``raw`` at least ``bits`` long, as a number."""
@@ -265,11 +286,6 @@ class Masks:
     def optional(self, text: str | None) -> str | None:
         """The placeholder of ``text``, or None for None."""
         return None if text is None else self.text(text)
-
-
-Pools = tuple[tuple[str, tuple[str, ...]], ...]
-"""The pieces of a placeholder: for each, what joins it to the one before and what it is
-drawn from."""
 
 
 @attrs.frozen
@@ -296,7 +312,12 @@ class _Pieces:
     splits: tuple[bool, ...]
 
     def options(self, shape: Shape) -> Iterator[Pools]:
-        """The pieces a placeholder of ``shape`` may be made of, head first.
+        """The pieces a placeholder of ``shape`` may be made of, head first."""
+        return self.fitting(shape, self._heads(shape))
+
+    def fitting(self, shape: Shape, heads: Iterable[tuple[Shape, Pools]]) -> Iterator[Pools]:
+        """The pieces of the placeholders of ``shape`` that start with one of ``heads``
+        (each the shape of a head and the pools it is drawn from).
 
         A head fits when it leaves each tokenizer as many tokens for the
         words alone as after a space (each word follows a space), and the
@@ -305,7 +326,7 @@ class _Pieces:
         """
         if not self.words:
             return
-        for head, pools in self._heads(shape):
+        for head, pools in heads:
             left = [count - part for (count, _), (part, _) in zip(shape, head, strict=True)]
             if left != [spaced - part for (_, spaced), (_, part) in zip(shape, head, strict=True)]:
                 continue
@@ -411,6 +432,48 @@ def _pieces(tokenizers: tuple[Tokenizer, ...]) -> _Pieces:
         digits,
         tuple(count == 3 for count, _ in glued),
     )
+
+
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_ACCENTED = "".join(chr(code) for code in range(0xE0, 0x100) if code != 0xF7)
+_CYRILLIC = "".join(chr(code) for code in range(0x430, 0x450))
+_GREEK = "".join(chr(code) for code in range(0x3B1, 0x3CA))
+_CONTROLS = "".join(chr(code) for code in range(0x80, 0xA0))
+_PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+
+_LATER = (
+    (_LOWER, _ACCENTED, _LOWER),
+    (_ACCENTED, _LOWER, _LOWER),
+    (_CYRILLIC, _CYRILLIC, _CYRILLIC),
+    (_GREEK, _GREEK, _GREEK),
+    (_CONTROLS, _CONTROLS),
+    (_PUNCTUATION, _PUNCTUATION, _PUNCTUATION),
+)
+"""The alphabets of each character of the later heads, in order: a word with an accented
+letter (``dép``: three tokens alone, one after a space), Cyrillic and Greek syllables, stray
+control bytes (two tokens alone, four after a space) and runs of punctuation. Each is three
+characters but the control pairs, so none is a head of ``_pieces`` (short letters and digits,
+single symbols and pairs of them) and the placeholders they start cannot be earlier ones."""
+
+
+@functools.cache
+def _later_heads(tokenizers: tuple[Tokenizer, ...]) -> tuple[tuple[Shape, Pools], ...]:
+    """The heads of shapes no short letters or digits have, from the strings of ``_LATER``.
+
+    A byte-pair encoding counts a word it has whole after a space in one
+    token but the same word alone in several, so a text such as ``dép``
+    needs a head that does the same; such words are rare among short
+    strings (a few in ten thousand), so the search is long (about a second
+    per tokenizer) and made only when a text of the run needs it, once.
+    """
+    common = _pieces(tokenizers).heads
+    found: dict[Shape, list[str]] = {}
+    for alphabets in _LATER:
+        for candidate in map("".join, itertools.product(*alphabets)):
+            shape = _shape(candidate, tokenizers)
+            if shape not in common:
+                found.setdefault(shape, []).append(candidate)
+    return tuple((shape, (("", tuple(heads)),)) for shape, heads in sorted(found.items()))
 
 
 def _tokenizers(header: dict[str, Any], source: Path) -> tuple[Tokenizer, ...]:
