@@ -17,10 +17,24 @@ byte-pair encoding (or any other tokenizer) it is a head followed by words
 drawn by the keyed hash from a pool of short lowercase words that are each
 one token, alone and after a space, under every tokenizer that measured the
 run; the head is a word, a number or a piece that splits as the text's
-start does (failing those, another symbol or pair of symbols that does,
-never the text itself), so that the placeholder keeps both the text's count and the
+start does (failing those, another symbol or pair of symbols that does;
+failing those too, a later head: a long word, an accented, Cyrillic or
+Greek syllable, control bytes or punctuation that does; never the text
+itself), so that the placeholder keeps both the text's count and the
 count of the text after a space (which is what a turn's ``"{role}: {text}"``
-adds). When two tokenizers measured the run (a fork onto another one),
+adds). A text such as ``dép`` needs a later head: it is three tokens alone
+but one after a space, and no short letters do that.
+
+Under one tokenizer every text gets a placeholder but where the heads of
+its shape run out: a text whose first word an encoding counts in three or
+more tokens fewer after a space than alone has only the few long words of
+``_LONG_WORDS`` that do the same (``disproportionate`` alone, four
+cl100k_base tokens and one after a space, is refused: the one such head is
+itself), and a text that is only a head, with no room for words, has only
+as many placeholders as its shape has heads. Such a text is refused in one
+line, never given a placeholder of another count.
+
+When two tokenizers measured the run (a fork onto another one),
 words one token longer under one of them, or a glued head such as
 ``ab1cd`` (one word, three byte-pair tokens), make up the difference.
 Either way equal texts get equal placeholders, so a fact superseded
@@ -41,7 +55,7 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -218,18 +232,21 @@ class Masks:
     def _drawn(self, text: str) -> str:
         """A head and pool words with the shape of ``text``, the first free one the hash picks.
 
-        The heads of short letters, digits and symbols are tried first; only
-        when none of them gives a placeholder are the later heads found
-        (``_later_heads``), so a text that had a placeholder without them
-        keeps it.
+        The heads of short letters, digits and symbols are tried first, then
+        the later heads one group of ``_LATER`` at a time, each group found
+        only when the ones before it give no placeholder: a text that had a
+        placeholder without them keeps it, and the search is paid only by a
+        run that needs it.
         """
         if not text:
             return ""
         shape = _shape(text, self._tokenizers)
         pieces = _pieces(self._tokenizers)
         made = self._first_free(text, shape, pieces.options(shape))
-        if made is None:
-            later = pieces.fitting(shape, _later_heads(self._tokenizers))
+        for group in range(len(_LATER)):
+            if made is not None:
+                break
+            later = pieces.fitting(shape, _later_heads(self._tokenizers, group))
             made = self._first_free(text, shape, later)
         if made is None:
             names = " and ".join(repr(tokenizer.name) for tokenizer in self._tokenizers)
@@ -441,7 +458,49 @@ _GREEK = "".join(chr(code) for code in range(0x3B1, 0x3CA))
 _CONTROLS = "".join(chr(code) for code in range(0x80, 0xA0))
 _PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
-_LATER = (
+# fmt: off
+_LONG_WORDS = (
+    "accommodation", "accomplishment", "accountability", "acknowledgement", "administration",
+    "advertisement", "anticipation", "appreciation", "approximately", "architecture",
+    "arrangement", "assessment", "authentication", "authorization", "availability",
+    "bibliography", "breakthrough", "bureaucracy", "calculation", "cardiovascular",
+    "certification", "characteristic", "circumstances", "classification", "collaboration",
+    "communication", "compatibility", "compensation", "comprehensive", "concentration",
+    "configuration", "confirmation", "consciousness", "consequently", "consideration",
+    "consolidation", "constitutional", "construction", "consultation", "contribution",
+    "controversial", "conversation", "cooperation", "coordination", "correspondence",
+    "cryptocurrency", "demonstration", "determination", "development", "disadvantage",
+    "discrimination", "disproportionate", "distribution", "documentation", "effectiveness",
+    "electricity", "embarrassment", "encouragement", "entertainment", "entrepreneurship",
+    "environmental", "establishment", "evaluation", "extraordinary", "functionality",
+    "generalization", "globalization", "hospitalization", "identification", "illustration",
+    "implementation", "independence", "infrastructure", "installation", "institutional",
+    "instrumental", "insufficient", "intellectual", "intelligence", "international",
+    "interpretation", "investigation", "justification", "manufacturing", "measurement",
+    "microorganism", "misunderstanding", "neighbourhood", "nevertheless", "notification",
+    "observation", "organization", "participation", "particularly", "pharmaceutical",
+    "philosophical", "photographer", "photosynthesis", "predominantly", "preparation",
+    "presentation", "professional", "psychological", "questionnaire", "recommendation",
+    "registration", "relationship", "representative", "responsibility", "satisfaction",
+    "specification", "straightforward", "subscription", "substantially", "sustainability",
+    "telecommunications", "thermodynamics", "transformation", "transportation",
+    "troubleshooting", "unconstitutional", "understanding", "unemployment", "unfortunately",
+    "vulnerability", "withdrawal", "administración", "comunicación", "información",
+    "investigación", "organización", "responsabilidad", "desenvolvimento", "informação",
+    "através", "também", "população", "développement", "également", "gouvernement",
+    "environnement", "renseignements", "kilomètres", "préféré", "réservé", "entreprises",
+    "Entwicklung", "Verantwortung", "Wahrscheinlichkeit", "Zusammenarbeit", "Bundesregierung",
+    "Öffentlichkeit", "również", "województwa", "następnie", "dziękuję", "государство",
+    "правительство", "информация", "деятельность", "развитие", "который", "которые",
+)
+# fmt: on
+"""Long words of several languages, which an encoding may hold whole after a space but
+split in three or more tokens alone (``disproportionate``: four cl100k tokens, one after a
+space): the only heads found for texts whose first word saves two or more tokens after a
+space, as no short string does that."""
+
+_LATER: tuple[tuple[Sequence[str], ...], ...] = (
+    (_LONG_WORDS,),
     (_LOWER, _ACCENTED, _LOWER),
     (_ACCENTED, _LOWER, _LOWER),
     (_CYRILLIC, _CYRILLIC, _CYRILLIC),
@@ -449,30 +508,31 @@ _LATER = (
     (_CONTROLS, _CONTROLS),
     (_PUNCTUATION, _PUNCTUATION, _PUNCTUATION),
 )
-"""The alphabets of each character of the later heads, in order: a word with an accented
-letter (``dép``: three tokens alone, one after a space), Cyrillic and Greek syllables, stray
-control bytes (two tokens alone, four after a space) and runs of punctuation. Each is three
-characters but the control pairs, so none is a head of ``_pieces`` (short letters and digits,
-single symbols and pairs of them) and the placeholders they start cannot be earlier ones."""
+"""The later heads, in groups, each of one string drawn from each of its alphabets, tried
+in order: the long words; a word with an accented letter (``dép``: three tokens alone, one
+after a space); Cyrillic and Greek syllables; stray control bytes (two tokens alone, four
+after a space); runs of punctuation. None is a head of ``_pieces`` (which are at most three
+letters or digits, or one or two symbols), nor of another group, so a placeholder one starts
+is no earlier placeholder."""
 
 
 @functools.cache
-def _later_heads(tokenizers: tuple[Tokenizer, ...]) -> tuple[tuple[Shape, Pools], ...]:
-    """The heads of shapes no short letters or digits have, from the strings of ``_LATER``.
+def _later_heads(tokenizers: tuple[Tokenizer, ...], group: int) -> tuple[tuple[Shape, Pools], ...]:
+    """The heads of shapes no short letters or digits have, among the strings of the
+    ``group``-th alphabets of ``_LATER``, by shape.
 
     A byte-pair encoding counts a word it has whole after a space in one
     token but the same word alone in several, so a text such as ``dép``
     needs a head that does the same; such words are rare among short
-    strings (a few in ten thousand), so the search is long (about a second
-    per tokenizer) and made only when a text of the run needs it, once.
+    strings (a few in ten thousand), so each group takes a fraction of a
+    second per tokenizer to search, once, and only when a text needs it.
     """
     common = _pieces(tokenizers).heads
     found: dict[Shape, list[str]] = {}
-    for alphabets in _LATER:
-        for candidate in map("".join, itertools.product(*alphabets)):
-            shape = _shape(candidate, tokenizers)
-            if shape not in common:
-                found.setdefault(shape, []).append(candidate)
+    for candidate in map("".join, itertools.product(*_LATER[group])):
+        shape = _shape(candidate, tokenizers)
+        if shape not in common:
+            found.setdefault(shape, []).append(candidate)
     return tuple((shape, (("", tuple(heads)),)) for shape, heads in sorted(found.items()))
 
 
