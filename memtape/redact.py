@@ -26,13 +26,14 @@ adds). A text such as ``dép`` needs a later head: it is three tokens alone
 but one after a space, and no short letters do that.
 
 Under one tokenizer every text gets a placeholder but where the heads of
-its shape run out: a text whose first word an encoding counts in three or
-more tokens fewer after a space than alone has only the few long words of
-``_LONG_WORDS`` that do the same (``disproportionate`` alone, four
-cl100k_base tokens and one after a space, is refused: the one such head is
-itself), and a text that is only a head, with no room for words, has only
-as many placeholders as its shape has heads. Such a text is refused in one
-line, never given a placeholder of another count.
+its shape run out: a text whose counts alone and after a space are three or
+more tokens apart (a long first word an encoding holds whole after a space)
+has only the few later heads that do the same, mostly ``_LONG_WORDS``
+(``disproportionate`` alone, four cl100k_base tokens and one after a space,
+is refused: the one such head is itself), and a text that is only a head,
+with no room for words, has only as many placeholders as its shape has
+heads. Such a text is refused in one line, never given a placeholder of
+another count.
 
 When two tokenizers measured the run (a fork onto another one),
 words one token longer under one of them, or a glued head such as
@@ -315,7 +316,7 @@ class _Pieces:
     when the tokenizers of one run count a text differently); ``heads`` are
     the pieces a placeholder may start with, by their shape, and ``rare`` the
     ones of shapes no short letters or digits have (single symbols, tried
-    last); ``digits`` are
+    after those; ``_later_heads`` come after them all); ``digits`` are
     one token each under every tokenizer, and ``splits[i]`` says whether the
     i-th tokenizer counts each word and digit of a glued ``ab1cd`` (a byte-pair
     encoding) or the whole as one (the word count).
@@ -496,8 +497,8 @@ _LONG_WORDS = (
 # fmt: on
 """Long words of several languages, which an encoding may hold whole after a space but
 split in three or more tokens alone (``disproportionate``: four cl100k tokens, one after a
-space): the only heads found for texts whose first word saves two or more tokens after a
-space, as no short string does that."""
+space): the only heads for texts whose first word saves three or more tokens after a space,
+as no short string found does that."""
 
 _LATER: tuple[tuple[Sequence[str], ...], ...] = (
     (_LONG_WORDS,),
