@@ -17,10 +17,25 @@ byte-pair encoding (or any other tokenizer) it is a head followed by words
 drawn by the keyed hash from a pool of short lowercase words that are each
 one token, alone and after a space, under every tokenizer that measured the
 run; the head is a word, a number or a piece that splits as the text's
-start does (failing those, another symbol or pair of symbols that does,
-never the text itself), so that the placeholder keeps both the text's count and the
+start does (failing those, another symbol or pair of symbols that does;
+failing those too, a later head: a long word, an accented, Cyrillic or
+Greek syllable, control bytes or punctuation that does; never the text
+itself), so that the placeholder keeps both the text's count and the
 count of the text after a space (which is what a turn's ``"{role}: {text}"``
-adds). When two tokenizers measured the run (a fork onto another one),
+adds). A text such as ``dép`` needs a later head: it is three tokens alone
+but one after a space, and no short letters do that.
+
+Under one tokenizer every text gets a placeholder but where the heads of
+its shape run out: a text whose counts alone and after a space are three or
+more tokens apart (a long first word an encoding holds whole after a space)
+has only the few later heads that do the same, mostly ``_LONG_WORDS``
+(``disproportionate`` alone, four cl100k_base tokens and one after a space,
+is refused: the one such head is itself), and a text that is only a head,
+with no room for words, has only as many placeholders as its shape has
+heads. Such a text is refused in one line, never given a placeholder of
+another count.
+
+When two tokenizers measured the run (a fork onto another one),
 words one token longer under one of them, or a glued head such as
 ``ab1cd`` (one word, three byte-pair tokens), make up the difference.
 Either way equal texts get equal placeholders, so a fact superseded
@@ -41,7 +56,7 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, assert_never
 
@@ -102,6 +117,10 @@ _ATTEMPTS = 4096
 
 Shape = tuple[tuple[int, int], ...]
 """A text's counts under each tokenizer of a run: alone, and after a space."""
+
+Pools = tuple[tuple[str, tuple[str, ...]], ...]
+"""The pieces of a placeholder: for each, what joins it to the one before and what it is
+drawn from."""
 
 
 @attrs.frozen
@@ -214,34 +233,54 @@ class Masks:
     def _drawn(self, text: str) -> str:
         """A head and pool words with the shape of ``text``, the first free one the hash picks.
 
-        The candidates of one head shape are numbered (head and words are
-        the digits of the number), the hash picks a starting number, and a
-        candidate some other text already holds, or whose pieces merge at a
-        boundary, gives way to the next number.
+        The heads of short letters, digits and symbols are tried first, then
+        the later heads one group of ``_LATER`` at a time, each group found
+        only when the ones before it give no placeholder: a text that had a
+        placeholder without them keeps it, and the search is paid only by a
+        run that needs it.
         """
         if not text:
             return ""
         shape = _shape(text, self._tokenizers)
         pieces = _pieces(self._tokenizers)
+        made = self._first_free(text, shape, pieces.options(shape))
+        for group in range(len(_LATER)):
+            if made is not None:
+                break
+            later = pieces.fitting(shape, _later_heads(self._tokenizers, group))
+            made = self._first_free(text, shape, later)
+        if made is None:
+            names = " and ".join(repr(tokenizer.name) for tokenizer in self._tokenizers)
+            plural = "s" if len(self._tokenizers) > 1 else ""
+            raise BadInput(
+                f"no placeholder keeps the token count of a text under the {names} "
+                f"tokenizer{plural}"
+            )
+        self._taken.add(made)
+        return made
+
+    def _first_free(self, text: str, shape: Shape, options: Iterator[Pools]) -> str | None:
+        """The first candidate of ``options`` of ``shape`` no other text holds, or None.
+
+        The candidates of one head shape are numbered (head and words are
+        the digits of the number), the hash picks a starting number, and a
+        candidate some other text already holds, or whose pieces merge at a
+        boundary, gives way to the next number.
+        """
         raw = text.encode("utf-8", "surrogatepass")
         attempts = 0
-        for pools in pieces.options(shape):
+        for pools in options:
             size = math.prod(len(pool) for _, pool in pools)
             start = self._number(raw, size.bit_length() + 64) % size
             for step in range(min(size, _ATTEMPTS - attempts)):
-                made = pieces.placeholder(pools, (start + step) % size)
+                made = _Pieces.placeholder(pools, (start + step) % size)
                 # Never the text itself: a head of a rare shape may be the one symbol it is.
                 if made == text or made in self._taken:
                     continue
                 if _shape(made, self._tokenizers) == shape:
-                    self._taken.add(made)
                     return made
             attempts += min(size, _ATTEMPTS - attempts)
-        names = " and ".join(repr(tokenizer.name) for tokenizer in self._tokenizers)
-        plural = "s" if len(self._tokenizers) > 1 else ""
-        raise BadInput(
-            f"no placeholder keeps the token count of a text under the {names} tokenizer{plural}"
-        )
+        return None
 
     def _number(self, raw: bytes, bits: int) -> int:
         """A keyed hash of ``raw`` at least ``bits`` long, as a number."""
@@ -267,11 +306,6 @@ class Masks:
         return None if text is None else self.text(text)
 
 
-Pools = tuple[tuple[str, tuple[str, ...]], ...]
-"""The pieces of a placeholder: for each, what joins it to the one before and what it is
-drawn from."""
-
-
 @attrs.frozen
 class _Pieces:
     """What placeholders are built of under some tokenizers.
@@ -282,7 +316,7 @@ class _Pieces:
     when the tokenizers of one run count a text differently); ``heads`` are
     the pieces a placeholder may start with, by their shape, and ``rare`` the
     ones of shapes no short letters or digits have (single symbols, tried
-    last); ``digits`` are
+    after those; ``_later_heads`` come after them all); ``digits`` are
     one token each under every tokenizer, and ``splits[i]`` says whether the
     i-th tokenizer counts each word and digit of a glued ``ab1cd`` (a byte-pair
     encoding) or the whole as one (the word count).
@@ -296,7 +330,12 @@ class _Pieces:
     splits: tuple[bool, ...]
 
     def options(self, shape: Shape) -> Iterator[Pools]:
-        """The pieces a placeholder of ``shape`` may be made of, head first.
+        """The pieces a placeholder of ``shape`` may be made of, head first."""
+        return self.fitting(shape, self._heads(shape))
+
+    def fitting(self, shape: Shape, heads: Iterable[tuple[Shape, Pools]]) -> Iterator[Pools]:
+        """The pieces of the placeholders of ``shape`` that start with one of ``heads``
+        (each the shape of a head and the pools it is drawn from).
 
         A head fits when it leaves each tokenizer as many tokens for the
         words alone as after a space (each word follows a space), and the
@@ -305,7 +344,7 @@ class _Pieces:
         """
         if not self.words:
             return
-        for head, pools in self._heads(shape):
+        for head, pools in heads:
             left = [count - part for (count, _), (part, _) in zip(shape, head, strict=True)]
             if left != [spaced - part for (_, spaced), (_, part) in zip(shape, head, strict=True)]:
                 continue
@@ -411,6 +450,91 @@ def _pieces(tokenizers: tuple[Tokenizer, ...]) -> _Pieces:
         digits,
         tuple(count == 3 for count, _ in glued),
     )
+
+
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_ACCENTED = "".join(chr(code) for code in range(0xE0, 0x100) if code != 0xF7)
+_CYRILLIC = "".join(chr(code) for code in range(0x430, 0x450))
+_GREEK = "".join(chr(code) for code in range(0x3B1, 0x3CA))
+_CONTROLS = "".join(chr(code) for code in range(0x80, 0xA0))
+_PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
+
+# fmt: off
+_LONG_WORDS = (
+    "accommodation", "accomplishment", "accountability", "acknowledgement", "administration",
+    "advertisement", "anticipation", "appreciation", "approximately", "architecture",
+    "arrangement", "assessment", "authentication", "authorization", "availability",
+    "bibliography", "breakthrough", "bureaucracy", "calculation", "cardiovascular",
+    "certification", "characteristic", "circumstances", "classification", "collaboration",
+    "communication", "compatibility", "compensation", "comprehensive", "concentration",
+    "configuration", "confirmation", "consciousness", "consequently", "consideration",
+    "consolidation", "constitutional", "construction", "consultation", "contribution",
+    "controversial", "conversation", "cooperation", "coordination", "correspondence",
+    "cryptocurrency", "demonstration", "determination", "development", "disadvantage",
+    "discrimination", "disproportionate", "distribution", "documentation", "effectiveness",
+    "electricity", "embarrassment", "encouragement", "entertainment", "entrepreneurship",
+    "environmental", "establishment", "evaluation", "extraordinary", "functionality",
+    "generalization", "globalization", "hospitalization", "identification", "illustration",
+    "implementation", "independence", "infrastructure", "installation", "institutional",
+    "instrumental", "insufficient", "intellectual", "intelligence", "international",
+    "interpretation", "investigation", "justification", "manufacturing", "measurement",
+    "microorganism", "misunderstanding", "neighbourhood", "nevertheless", "notification",
+    "observation", "organization", "participation", "particularly", "pharmaceutical",
+    "philosophical", "photographer", "photosynthesis", "predominantly", "preparation",
+    "presentation", "professional", "psychological", "questionnaire", "recommendation",
+    "registration", "relationship", "representative", "responsibility", "satisfaction",
+    "specification", "straightforward", "subscription", "substantially", "sustainability",
+    "telecommunications", "thermodynamics", "transformation", "transportation",
+    "troubleshooting", "unconstitutional", "understanding", "unemployment", "unfortunately",
+    "vulnerability", "withdrawal", "administración", "comunicación", "información",
+    "investigación", "organización", "responsabilidad", "desenvolvimento", "informação",
+    "através", "também", "população", "développement", "également", "gouvernement",
+    "environnement", "renseignements", "kilomètres", "préféré", "réservé", "entreprises",
+    "Entwicklung", "Verantwortung", "Wahrscheinlichkeit", "Zusammenarbeit", "Bundesregierung",
+    "Öffentlichkeit", "również", "województwa", "następnie", "dziękuję", "государство",
+    "правительство", "информация", "деятельность", "развитие", "который", "которые",
+)
+# fmt: on
+"""Long words of several languages, which an encoding may hold whole after a space but
+split in three or more tokens alone (``disproportionate``: four cl100k tokens, one after a
+space): the only heads for texts whose first word saves three or more tokens after a space,
+as no short string found does that."""
+
+_LATER: tuple[tuple[Sequence[str], ...], ...] = (
+    (_LONG_WORDS,),
+    (_LOWER, _ACCENTED, _LOWER),
+    (_ACCENTED, _LOWER, _LOWER),
+    (_CYRILLIC, _CYRILLIC, _CYRILLIC),
+    (_GREEK, _GREEK, _GREEK),
+    (_CONTROLS, _CONTROLS),
+    (_PUNCTUATION, _PUNCTUATION, _PUNCTUATION),
+)
+"""The later heads, in groups, each of one string drawn from each of its alphabets, tried
+in order: the long words; a word with an accented letter (``dép``: three tokens alone, one
+after a space); Cyrillic and Greek syllables; stray control bytes (two tokens alone, four
+after a space); runs of punctuation. None is a head of ``_pieces`` (which are at most three
+letters or digits, or one or two symbols), nor of another group, so a placeholder one starts
+is no earlier placeholder."""
+
+
+@functools.cache
+def _later_heads(tokenizers: tuple[Tokenizer, ...], group: int) -> tuple[tuple[Shape, Pools], ...]:
+    """The heads of shapes no short letters or digits have, among the strings of the
+    ``group``-th alphabets of ``_LATER``, by shape.
+
+    A byte-pair encoding counts a word it has whole after a space in one
+    token but the same word alone in several, so a text such as ``dép``
+    needs a head that does the same; such words are rare among short
+    strings (a few in ten thousand), so each group takes a fraction of a
+    second per tokenizer to search, once, and only when a text needs it.
+    """
+    common = _pieces(tokenizers).heads
+    found: dict[Shape, list[str]] = {}
+    for candidate in map("".join, itertools.product(*_LATER[group])):
+        shape = _shape(candidate, tokenizers)
+        if shape not in common:
+            found.setdefault(shape, []).append(candidate)
+    return tuple((shape, (("", tuple(heads)),)) for shape, heads in sorted(found.items()))
 
 
 def _tokenizers(header: dict[str, Any], source: Path) -> tuple[Tokenizer, ...]:

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memtape.checking import check_file
@@ -664,6 +664,14 @@ def kept(masks: Masks, tokenizer: Tokenizer, text: str) -> bool:
     )
 
 
+REFUSAL = "no placeholder keeps the token count of a text under the"
+
+
+def apart(tokenizer: Tokenizer, text: str) -> int:
+    """How many tokens ``text`` alone and after a space are apart."""
+    return abs(tokenizer.count(text) - tokenizer.count(f" {text}"))
+
+
 def placeholder_or_refusal(masks: Masks, text: str) -> str | BadInput:
     """The placeholder of ``text``, or the error refusing it."""
     try:
@@ -672,18 +680,130 @@ def placeholder_or_refusal(masks: Masks, text: str) -> str | BadInput:
         return error
 
 
+PINNED_ORDER = [
+    "Hi, this is Dana. Can you look up order ORD-3300?",
+    "dép",
+    "calculator: $200.00 × 0.9 = $180.00 after the fee",
+    "お誕生日おめでとう",
+    "consolidation",
+    "I'm fine, thanks!",
+    "42",
+    "👌",
+    "👍🏻 ok",
+    "  two spaces",
+    "\nnew line",
+    "привет",
+    "name",
+    "the user wants a refund for the broken kettle",
+    "señor café",
+    "Größe",
+    "\x80\x83",
+    "x",
+]
+"""Texts redacted in this order, one Masks per tokenizer set, before the later heads."""
+
+PINNED: dict[str, dict[str, str]] = {
+    "cl100k_base": {
+        "Hi, this is Dana. Can you look up order ORD-3300?": (
+            "net lem be amo cac ter blo vy dj svm rp aug usu umb oil lua"
+        ),
+        "calculator: $200.00 × 0.9 = $180.00 after the fee": (
+            "las adj bf kn enc cul sla umb crc prt obl bz wis cin j gid how oa fit"
+        ),
+        "お誕生日おめでとう": "umo hs mu gid svg sex ici cx ash",
+        "I'm fine, thanks!": "sen st ks aph boo jun",
+        "42": "470",
+        "👌": "pij fre",
+        "👍🏻 ok": "gdy ipt tap get net std",
+        "  two spaces": "kc w kle",
+        "\nnew line": "hey ire wer",
+        "привет": "rfl wit vb",
+        "name": "uv",
+        "the user wants a refund for the broken kettle": "img hn oo csv cpt gps rsa day mob",
+        "señor café": "nem bar ye",
+        "Größe": "asm fil",
+        "x": "fun",
+    },
+    "o200k_base": {
+        "Hi, this is Dana. Can you look up order ORD-3300?": (
+            "sts low jab joy lk ppt dan mee ef cat nad qi eno ios bf png"
+        ),
+        "dép": "wyg",
+        "calculator: $200.00 × 0.9 = $180.00 after the fee": (
+            "tsi ovu nta te nye pkg lav dde bib ony toi ola fab edu zei wai nol eil eng"
+        ),
+        "お誕生日おめでとう": "ame mw bv psz le yay ful mov",
+        "I'm fine, thanks!": "pev bx bev uc ziy",
+        "42": "364",
+        "👌": "570",
+        "👍🏻 ok": "cg gem hag",
+        "  two spaces": "pik jac iv",
+        "\nnew line": "inh zo ad",
+        "привет": "odl",
+        "name": "srv",
+        "the user wants a refund for the broken kettle": "cak pem mlx blu mv boo htt wan izi",
+        "Größe": "tib",
+        "\x80\x83": "cko anh elu",
+        "x": "lw",
+    },
+    "both": {
+        "Hi, this is Dana. Can you look up order ORD-3300?": (
+            "soc did fn por rel das aur mm dex na cis kel org ae rig un"
+        ),
+        "calculator: $200.00 × 0.9 = $180.00 after the fee": (
+            "fol svc kt mut das ba ar pf do act egg car cum leo vr re htt sub hum"
+        ),
+        "お誕生日おめでとう": "jen egz nz sla avi nak tp auc",
+        "I'm fine, thanks!": "n sgr wed cut see",
+        "42": "isy",
+        "👌": "👇",
+        "👍🏻 ok": "👉 pux ien",
+        "  two spaces": "cin it gtk",
+        "\nnew line": "ons kle way",
+        "name": "ctl",
+        "the user wants a refund for the broken kettle": "ur sk aw oft tl ni aim xd dam",
+        "Größe": "maw",
+        "x": "snd",
+    },
+}
+"""The placeholders of ``PINNED_ORDER`` recorded (secret ``b"secret"``) before the later
+heads existed; a text missing was refused then."""
+
+TOKENIZER_SETS: dict[str, tuple[Tokenizer, ...]] = {
+    "cl100k_base": (Cl100kBase(),),
+    "o200k_base": (O200kBase(),),
+    "both": BYTE_PAIRS,
+}
+
+
 class TestBytePairPlaceholders:
     @settings(max_examples=40, deadline=None)
     @given(texts=st.lists(st.text(max_size=40), max_size=12))
+    @example(texts=["dép", "disproportionate", "dép", "acquaintance", "\x80\x83"])
     @pytest.mark.parametrize("tokenizer", BYTE_PAIRS, ids=lambda t: t.name)
     def test_counts_are_kept_and_placeholders_are_injective(
         self, tokenizer: Tokenizer, texts: list[str]
     ) -> None:
+        """Every text keeps its counts alone, after a space and in a turn; equal texts get
+        equal placeholders and different texts different ones. Only a text three or more
+        tokens apart alone and after a space (a long first word) may be refused, in one
+        line."""
         masks = Masks(b"secret", (tokenizer,))
         twice = texts + texts
+        outcomes = [placeholder_or_refusal(masks, text) for text in twice]
+        made = {text: m for text, m in zip(twice, outcomes, strict=True) if isinstance(m, str)}
+        refused = {
+            t: str(m) for t, m in zip(twice, outcomes, strict=True) if isinstance(m, BadInput)
+        }
 
-        assert [True] * len(twice) == [kept(masks, tokenizer, text) for text in twice]
-        assert len(set(texts)) == len({masks.text(text) for text in twice})
+        assert {} == {
+            text: reason
+            for text, reason in refused.items()
+            if apart(tokenizer, text) < 3 or not reason.startswith(REFUSAL) or "\n" in reason
+        }
+        assert [True] * len(made) == [kept(masks, tokenizer, text) for text in made]
+        assert len(made) == len(set(made.values()))
+        assert [str(m) for m in outcomes[: len(texts)]] == [str(m) for m in outcomes[len(texts) :]]
 
     @settings(max_examples=40, deadline=None)
     @given(texts=st.lists(st.text(max_size=40), max_size=12))
@@ -703,10 +823,11 @@ class TestBytePairPlaceholders:
         assert len(made) == len(set(made.values()))
 
     def test_a_text_no_placeholder_can_match_under_both_encodings_is_refused(self) -> None:
-        """Two stray control bytes count differently under the two encodings, alone and
-        after a space, in a way no placeholder of the pool repeats."""
-        with pytest.raises(BadInput, match="no placeholder keeps the token count"):
-            Masks(b"secret", BYTE_PAIRS).text("\x80\x81")
+        """привет counts differently under the two encodings, alone and after a space, in
+        a way no head of the pool or of the later heads repeats."""
+        with pytest.raises(BadInput, match="no placeholder keeps the token count") as refused:
+            Masks(b"secret", BYTE_PAIRS).text("привет")
+        assert 1 == len(str(refused.value).splitlines())
 
     def test_both_encodings_at_once_keep_the_counts_of_ordinary_texts(self) -> None:
         masks = Masks(b"secret", BYTE_PAIRS)
@@ -736,6 +857,75 @@ class TestBytePairPlaceholders:
         texts = ["42 is the answer", "Dana called", "  two spaces", "\nnew line", "$180.00"]
 
         assert [True] * len(texts) == [kept(masks, tokenizer, text) for text in texts]
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "dép",
+            "consolidation",
+            "señor café",
+            "déjà Größe",
+            "déjà 😀 naïve",
+            "dép Việt 你好",
+            "\x80\x83",
+            "\x80\x9e>{",
+            "\x80\x9a\x1fI\x8f9",
+            "disproportionate share of refunds",
+            "développement durable",
+            "acquaintance",
+            "overwhelmingly",
+        ],
+    )
+    @pytest.mark.parametrize("tokenizer", BYTE_PAIRS, ids=lambda t: t.name)
+    def test_texts_no_short_head_matches_get_a_later_head(
+        self, tokenizer: Tokenizer, text: str
+    ) -> None:
+        """dép is three tokens alone and one after a space (' dép' is one token), control
+        bytes two alone and four after one, a long word up to five alone and one after a
+        space: no short letters have those shapes, a later head (a long word, an accented
+        or Cyrillic syllable, punctuation, control bytes) does."""
+        masks = Masks(b"secret", (tokenizer,))
+
+        assert (True, False) == (kept(masks, tokenizer, text), masks.text(text) == text)
+
+    @pytest.mark.parametrize("tokenizers", TOKENIZER_SETS, ids=str)
+    def test_placeholders_made_before_the_later_heads_do_not_change(self, tokenizers: str) -> None:
+        """Earlier redacted copies stay consistent: a text that had a placeholder keeps it,
+        even with texts that were refused then (and now are not) redacted among them."""
+        masks = Masks(b"secret", TOKENIZER_SETS[tokenizers])
+        made = {text: placeholder_or_refusal(masks, text) for text in PINNED_ORDER}
+
+        assert PINNED[tokenizers] == {t: made[t] for t in PINNED_ORDER if t in PINNED[tokenizers]}
+        assert (["привет"] if tokenizers == "both" else []) == [
+            t for t in PINNED_ORDER if isinstance(made[t], BadInput)
+        ]
+
+    def test_the_common_path_does_not_search_the_later_heads(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Texts a short head matches never pay for the long search of the later ones."""
+
+        def searched(_: tuple[Tokenizer, ...], group: int) -> None:
+            raise AssertionError("the later heads were searched")
+
+        monkeypatch.setattr("memtape.redact._later_heads", searched)
+        masks = Masks(b"secret", (Cl100kBase(),))
+        texts = list(PINNED["cl100k_base"])
+
+        assert PINNED["cl100k_base"] == {text: masks.text(text) for text in texts}
+
+    def test_a_text_whose_shape_only_it_has_among_the_heads_is_refused_in_one_line(
+        self,
+    ) -> None:
+        """disproportionate is four cl100k tokens alone and one after a space; the one head
+        of that shape is the word itself, which is never a text's placeholder, and a
+        placeholder of another count is never given."""
+        with pytest.raises(BadInput) as refused:
+            Masks(b"secret", (Cl100kBase(),)).text("disproportionate")
+
+        assert (
+            "no placeholder keeps the token count of a text under the 'cl100k_base' tokenizer"
+        ) == str(refused.value)
 
     def test_words_are_drawn_from_a_pool_of_one_token_words(self) -> None:
         masks = Masks(b"secret", BYTE_PAIRS)
