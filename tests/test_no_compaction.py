@@ -2,13 +2,16 @@
 
 import pytest
 
+from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import TurnAdded
+from memtape.core.state import SHORT_HOT
 from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.params import MAX_INT
 from memtape.policies.promises import RECENT_VERBATIM
-from memtape.policies.session import Policies
+from memtape.policies.session import Policies, Session
 from memtape.policies.tokenizers import O200kBase, WordCount
+from memtape.reducers import fold
 from tests.playing import play, tool, user
 
 
@@ -17,6 +20,18 @@ def test_every_turn_stays_hot_however_far_over_budget() -> None:
 
     assert [[TurnAdded]] * 3 == [[type(e) for e in events] for events in decided]
     assert ([1, 2, 3], 11 + 11 + 4) == ([t.turn for t in state.window.hot], state.window.tokens)
+
+
+def test_a_run_longer_than_a_short_hot_folds_and_seeks_to_the_live_state() -> None:
+    """Past ``SHORT_HOT`` turns HOT is a ``Seq``: replays and seeks from snapshots agree."""
+    session = Session(Policies(compaction=NoCompaction(40)), snapshot_every=100)
+    session.execute_all(AddTurn("user", f"turn {n}") for n in range(1, 2 * SHORT_HOT + 1))
+    run = session.run
+
+    assert session.state == fold(run.events)
+    for at in (SHORT_HOT, SHORT_HOT + 1, 2 * SHORT_HOT - 7):
+        assert fold(run.events[:at]) == run.state_at(at)
+        assert list(range(1, at + 1)) == [t.turn for t in run.state_at(at).window.hot]
 
 
 def test_it_promises_every_turn_verbatim_and_no_budget_bound() -> None:

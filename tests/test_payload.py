@@ -9,7 +9,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from memtape.core.commands import Query
+from memtape.core.commands import AddTurn, Query
 from memtape.core.errors import BadInput
 from memtape.core.events import (
     EVENT_TYPES,
@@ -18,8 +18,12 @@ from memtape.core.events import (
     Queried,
     TurnAdded,
 )
-from memtape.core.state import State
+from memtape.core.state import SHORT_HOT, State
+from memtape.policies.no_compaction import NoCompaction
+from memtape.policies.protocols import CompactionPolicy
 from memtape.policies.session import Policies, Session
+from memtape.policies.sliding_window import SlidingWindow
+from memtape.policies.tool_clearing import ClearToolResults
 from memtape.scenarios import load_scenario
 from memtape.viewer import payload
 from memtape.viewer.payload import (
@@ -81,6 +85,32 @@ class TestRunPayload:
                 shift, added = frame["h"]
                 hot = hot[shift:] + added
             assert [t.turn for t in session.run.state_at(at).window.hot] == hot
+
+    @pytest.mark.parametrize(
+        "compaction",
+        [NoCompaction(40), SlidingWindow(6 * (SHORT_HOT + 20)), ClearToolResults(100)],
+        ids=["none", "sliding-window", "clear-tool-results"],
+    )
+    def test_a_hot_longer_than_short_hot_is_rebuilt_from_the_deltas(
+        self, compaction: CompactionPolicy
+    ) -> None:
+        """Past ``SHORT_HOT`` turns HOT is a ``Seq``, compared and walked as the tuple was."""
+        session = Session(Policies(compaction=compaction), snapshot_every=32)
+        session.execute_all(
+            AddTurn("tool" if n % 2 else "user", f"lookup {n} found nothing new")
+            for n in range(1, 2 * SHORT_HOT + 60)
+        )
+        data = run_payload(session.run, session.policies_at, "long")
+        hot: list[int] = []
+        longest = 0
+        for at, frame in enumerate(data["frames"], start=1):
+            if "h" in frame:
+                shift, added = frame["h"]
+                hot = hot[shift:] + added
+            expected = [t.turn for t in session.run.state_at(at).window.hot]
+            assert expected == hot
+            longest = max(longest, len(expected))
+        assert longest > SHORT_HOT
 
     def test_a_compaction_ships_what_moved_not_the_window(self) -> None:
         session = simulated("refund-desk")

@@ -6,7 +6,8 @@ import pytest
 
 from memtape.core.errors import CorruptLog
 from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
-from memtape.core.state import EMPTY_WINDOW, Window
+from memtape.core.seq import Seq
+from memtape.core.state import EMPTY_WINDOW, SHORT_HOT, Window
 from memtape.reducers.window import compaction_triggered, turn_added
 
 
@@ -62,6 +63,46 @@ class TestTurnAdded:
         turn_added(before, _turn(2))
 
         assert [1] == [t.turn for t in before.hot]
+
+
+class TestLongHot:
+    """Past ``SHORT_HOT`` turns HOT is a ``Seq``, which a turn extends without copying it."""
+
+    def test_hot_is_a_tuple_up_to_short_hot_turns_and_a_seq_beyond(self) -> None:
+        turns = [_turn(n) for n in range(1, SHORT_HOT + 3)]
+        short = _window(*turns[:SHORT_HOT])
+        longer = turn_added(short, turns[SHORT_HOT])
+        longest = turn_added(longer, turns[SHORT_HOT + 1])
+
+        assert (tuple, Seq, Seq) == (type(short.hot), type(longer.hot), type(longest.hot))
+        assert turns == list(longest.hot)
+
+    def test_a_turn_leaves_a_long_hot_before_it_unchanged(self) -> None:
+        before = _window(*(_turn(n) for n in range(1, SHORT_HOT + 6)))
+
+        turn_added(before, _turn(SHORT_HOT + 6))
+
+        assert list(range(1, SHORT_HOT + 6)) == [t.turn for t in before.hot]
+
+    @pytest.mark.parametrize(("kept", "kind"), [(SHORT_HOT, tuple), (SHORT_HOT + 1, Seq)])
+    def test_what_a_compaction_keeps_is_a_tuple_or_a_seq_by_its_length(
+        self, kept: int, kind: type
+    ) -> None:
+        """The form depends on the length alone, so equal windows hold equal HOTs."""
+        total = SHORT_HOT + 10
+        window = _window(*(_turn(n) for n in range(1, total + 1)))
+        first = total - kept + 1
+        event = CompactionTriggered(
+            40, tuple(range(first, total + 1)), (), tuple(range(1, first)), 0, "", 0
+        )
+
+        after = compaction_triggered(window, event)
+
+        assert kind is type(after.hot)
+        assert (list(range(first, total + 1)), _recount(after)) == (
+            [t.turn for t in after.hot],
+            after.tokens,
+        )
 
 
 class TestCompactionTriggered:

@@ -39,6 +39,12 @@ class TestSeqAsAList:
     def test_slicing_matches_a_list_as_a_tuple(self, items: list[int], where: slice) -> None:
         assert tuple(items[where]) == Seq(items)[where]
 
+    @given(st.integers(0, 1100).flatmap(lambda n: st.tuples(st.just(n), st.slices(n))))
+    def test_slicing_a_long_seq_matches_a_tuple(self, case: tuple[int, slice]) -> None:
+        size, where = case
+
+        assert tuple(range(size))[where] == Seq(range(size))[where]
+
     @pytest.mark.parametrize("size", [31, 32, 33, 1024, 1025, 1057, 32 * 32 * 32 + 33])
     def test_sizes_across_the_levels_of_the_trie(self, size: int) -> None:
         """Every item is where a list has it, around each point where the trie grows."""
@@ -49,6 +55,18 @@ class TestSeqAsAList:
         assert [items[i] for i in (0, 31 % size, size // 2, -1)] == [
             seq[i] for i in (0, 31 % size, size // 2, -1)
         ]
+
+    @pytest.mark.parametrize("size", [0, 1, 32, 33, 64, 65, 1056, 1057, 1058, 32 * 32 * 32 + 33])
+    def test_built_at_once_it_is_the_seq_the_appends_build(self, size: int) -> None:
+        """Same items, same hash, and the same again after one more append: the same trie."""
+        at_once, appended = Seq(range(size)), Seq[int]().extend(range(size))
+
+        assert (at_once, hash(at_once)) == (appended, hash(appended))
+        assert appended.append(-1) == at_once.append(-1)
+
+    @given(st.integers(0, 1100))
+    def test_reversed_matches_a_list(self, size: int) -> None:
+        assert list(range(size))[::-1] == list(reversed(Seq(range(size))))
 
     def test_earlier_versions_do_not_change(self) -> None:
         first = Seq([1, 2])

@@ -7,9 +7,10 @@ import pytest
 
 from memtape.core.commands import WriteFact
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, TurnAdded
-from memtape.core.state import EMPTY_WINDOW, INITIAL_STATE, Fact
+from memtape.core.state import EMPTY_WINDOW, INITIAL_STATE, SHORT_HOT, Fact
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.generative_agents import GenerativeAgents
+from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.session import Policies, Session
 from memtape.projections.view import (
     episode_data,
@@ -21,6 +22,7 @@ from memtape.projections.view import (
     view_data,
     window_data,
 )
+from memtape.reducers import fold
 from memtape.scenarios import SHIPPED, load_scenario
 
 
@@ -121,6 +123,13 @@ class TestWindowData:
         hot = _view(sessions, "refund-desk")["window"]["hot"]
 
         assert [(9, False), (10, True)] == [(t["turn"], t["salient"]) for t in hot]
+
+    def test_a_hot_longer_than_short_hot_is_a_list_of_its_turns(self) -> None:
+        turns = [TurnAdded(n, "user", f"turn {n}", 3, False) for n in range(1, SHORT_HOT + 3)]
+
+        hot = json.loads(json.dumps(window_data(fold(turns).window, NoCompaction(40))))["hot"]
+
+        assert [turn_data(turn) for turn in turns] == hot
 
     def test_turn_data(self) -> None:
         turn = TurnAdded(3, "tool", "lookup: ok", 3, True)

@@ -11,6 +11,7 @@ grows with the run.)
 """
 
 from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, islice
 from typing import Any, TypeVar, final, overload
 
 T = TypeVar("T")
@@ -33,10 +34,18 @@ class Seq(Sequence[T]):
     _tail: tuple[T, ...]
 
     def __init__(self, items: Iterable[T] = ()) -> None:
-        self._count, self._shift, self._root, self._tail = 0, _BITS, (), ()
-        built = self.extend(items)
-        self._count, self._shift = built._count, built._shift
-        self._root, self._tail = built._root, built._tail
+        # Built level by level from slices rather than by appends: the trie is
+        # the one the appends would build (each node packed to the left, as few
+        # levels as hold the leaves), at the cost of copying the items once.
+        items = tuple(items)
+        count = len(items)
+        start = (count - 1) & ~_MASK if count else 0
+        nodes: list[Node] = [items[i : i + _WIDTH] for i in range(0, start, _WIDTH)]
+        shift = _BITS
+        while len(nodes) > _WIDTH:
+            nodes = [tuple(nodes[i : i + _WIDTH]) for i in range(0, len(nodes), _WIDTH)]
+            shift += _BITS
+        self._count, self._shift, self._root, self._tail = count, shift, tuple(nodes), items[start:]
 
     def append(self, item: T) -> "Seq[T]":
         """This sequence with ``item`` at the end."""
@@ -68,7 +77,11 @@ class Seq(Sequence[T]):
 
     def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
         if isinstance(index, slice):
-            return tuple(self._at(i) for i in range(*index.indices(self._count)))
+            start, stop, step = index.indices(self._count)
+            if step == 1 and stop - start > _WIDTH:
+                # A long run of items: walked at C speed, skipping up to ``start``.
+                return tuple(islice(self, start, stop))
+            return tuple(self._at(i) for i in range(start, stop, step))
         position = index + self._count if index < 0 else index
         if not 0 <= position < self._count:
             raise IndexError(f"Seq index {index} out of range")
@@ -88,9 +101,18 @@ class Seq(Sequence[T]):
         return node
 
     def __iter__(self) -> Iterator[T]:
-        for start in range(0, self._count - len(self._tail), _WIDTH):
-            yield from self._leaf(start)
-        yield from self._tail
+        # Chained iterators rather than a generator: every item then comes at
+        # C speed, and Python runs only once per call, not once per item.
+        items: Iterator[Any] = iter(self._root)
+        for _ in range(self._shift // _BITS):
+            items = chain.from_iterable(items)
+        return chain(items, self._tail)
+
+    def __reversed__(self) -> Iterator[T]:
+        items: Iterator[Any] = reversed(self._root)
+        for _ in range(self._shift // _BITS):
+            items = chain.from_iterable(map(reversed, items))
+        return chain(reversed(self._tail), items)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Seq):

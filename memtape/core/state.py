@@ -3,10 +3,14 @@
 Collections that grow with the run are persistent (``immutables.Map`` and
 ``Seq``), so a new state shares nearly everything with its predecessor: one
 fold step costs the same at event ten and at event a million, and keeping
-many states (snapshots) is cheap. The HOT and WARM tiers are plain tuples,
-copied at each step: a policy that compacts to its budget keeps them short,
-but ``none`` and ``clear-tool-results`` keep every turn (verbatim or as a
-placeholder), so under them a step's cost grows with the run.
+many states (snapshots) is cheap. HOT is a plain tuple while it is short
+and a ``Seq`` once it is long (``Hot``): a policy that compacts to its budget
+keeps it short, and a short tuple is quicker to copy, walk and rebuild at
+every step than a ``Seq``; ``none`` keeps every turn, and its HOT then grows
+by appends that cost the same at every length. WARM is a plain tuple, copied
+at each step: ``clear-tool-results`` keeps every turn (verbatim or as a
+placeholder), so under it a step's cost grows with the run (and its events
+name every turn that stays HOT).
 
 ``Window`` and ``State`` are named tuples rather than frozen attrs classes:
 the fold builds a new one of each at nearly every event, and a tuple is
@@ -28,6 +32,21 @@ Tier = Literal["hot", "warm", "cold", "dropped"]
 FactStatus = Literal["active", "retired", "evicted"]
 """A fact's standing in the store."""
 
+SHORT_HOT = 256
+"""The most turns a HOT holds as a tuple; a longer HOT is a ``Seq``.
+
+Copying a tuple this long costs about what one ``Seq`` append does, and a
+policy that rebuilds HOT at every compaction (a sliding window) walks and
+rebuilds a tuple several times quicker than a ``Seq``."""
+
+Hot = tuple[TurnAdded, ...] | Seq[TurnAdded]
+"""HOT's turns, oldest first: a tuple of at most ``SHORT_HOT`` turns, else a ``Seq``.
+
+Which one depends only on the length, so equal windows hold equal HOTs (a
+tuple never equals a ``Seq``); the window reducer keeps to the rule. Read it
+as a sequence: iterate, index, slice (a slice of either is a tuple).
+"""
+
 
 class Window(NamedTuple):
     """The context window the model sees: COLD gist, WARM items, HOT turns.
@@ -36,7 +55,7 @@ class Window(NamedTuple):
     step ever re-counts the window.
     """
 
-    hot: tuple[TurnAdded, ...]
+    hot: Hot
     warm: tuple[WarmItem, ...]
     cold: Seq[int]
     gist: str

@@ -1,18 +1,33 @@
 """Folding window events: a turn arrives, a compaction is applied."""
 
+from collections.abc import Sequence
+
 from memtape.core.errors import CorruptLog
 from memtape.core.events import CompactionTriggered, TurnAdded
-from memtape.core.state import Window
+from memtape.core.seq import Seq
+from memtape.core.state import SHORT_HOT, Window
 
 _SHORT = 16
 """The most kept turns looked up in a tuple rather than a set."""
 
 
 def turn_added(window: Window, event: TurnAdded) -> Window:
-    """Append the turn to HOT and add its tokens to the running total."""
+    """Append the turn to HOT and add its tokens to the running total.
+
+    HOT becomes a ``Seq`` as it grows past ``SHORT_HOT`` turns (see ``Hot``).
+    """
     _check_next(window, event)
+    hot = window.hot
+    # Type checks rather than isinstance, which costs more through Seq's
+    # abstract base than the copy of a short HOT does.
+    if type(hot) is tuple and len(hot) < SHORT_HOT:
+        hot = (*hot, event)
+    elif type(hot) is Seq:
+        hot = hot.append(event)
+    else:
+        hot = Seq((*hot, event))
     return Window(
-        (*window.hot, event),
+        hot,
         window.warm,
         window.cold,
         window.gist,
@@ -56,7 +71,7 @@ def _check_next(window: Window, turn: TurnAdded) -> None:
 
 def _compact(
     window: Window,
-    hot: tuple[TurnAdded, ...],
+    hot: Sequence[TurnAdded],
     tokens: int,
     turns: int,
     event: CompactionTriggered,
@@ -99,7 +114,7 @@ def _compact(
     for turn_number in event.dropped:
         dropped = dropped.append(turn_number)
     return Window(
-        tuple(kept),
+        tuple(kept) if len(kept) <= SHORT_HOT else Seq(kept),
         warm,
         cold,
         event.gist,
