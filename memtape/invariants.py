@@ -466,9 +466,11 @@ class StepChecker:
     total, for an eviction under EVICTS_WEAKEST, that the weakest fact
     went, and for a query, that it returned the top of the ranking. After a
     command that added a turn: ``check_compaction``; after one that touched
-    the store: ``check_forgetting``. The cost of a batch does
-    not grow with the run (``check_run`` adds the checks that do, at
-    checkpoints).
+    the store: ``check_forgetting``. The cost of a batch grows with the
+    window, not the run (the token total is counted from the tiers after
+    each event, so under ``none``, whose HOT keeps every turn, it does grow
+    with the run); ``check_run`` adds the checks that grow with the whole
+    state, at checkpoints.
     """
 
     def __init__(self, initial: State) -> None:
