@@ -37,7 +37,7 @@ from memtape.core.events import (
     TurnAdded,
 )
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
-from memtape.core.state import State, Store, Window
+from memtape.core.state import SHORT_HOT, State, Store, Window
 from memtape.determinism import decide_in_world
 from memtape.policies.compaction import TieredCompaction, gist_for
 from memtape.policies.promises import (
@@ -411,6 +411,7 @@ def check_compaction(
     *,
     compacted: bool,
     at: int,
+    arrived: int | None = None,
 ) -> list[Violation]:
     """What ``compaction`` promises of the window after a command that added a turn.
 
@@ -418,6 +419,12 @@ def check_compaction(
     ``verbatim`` turns HOT as they arrived. The seed's tiered policy is also
     held to its own design: HOT exactly its last ``hot_n`` turns after a
     compaction, and the gist.
+
+    ``arrived``, when given, is how many turns the command added to a window
+    checked after the command before: without a compaction HOT only grew by
+    them, so only they need checking against RECENT_VERBATIM (under ``none``,
+    which keeps every turn verbatim, the whole HOT would cost each command
+    the length of the run).
     """
     promises = compaction.promises
     violations: list[Violation] = []
@@ -429,7 +436,10 @@ def check_compaction(
             violations.append(_unkept(compaction, BUDGET, "floor(window)", at))
     if RECENT_VERBATIM in promises:
         if is_verbatim(compaction):
-            violations.extend(check_verbatim(window, compaction.verbatim, turns, at=at))
+            verbatim = compaction.verbatim
+            if arrived is not None and not compacted:
+                verbatim = min(verbatim, arrived)
+            violations.extend(check_verbatim(window, verbatim, turns, at=at))
         else:
             violations.append(_unkept(compaction, RECENT_VERBATIM, "verbatim (an int)", at))
     if isinstance(compaction, TieredCompaction):
@@ -466,11 +476,12 @@ class StepChecker:
     total, for an eviction under EVICTS_WEAKEST, that the weakest fact
     went, and for a query, that it returned the top of the ranking. After a
     command that added a turn: ``check_compaction``; after one that touched
-    the store: ``check_forgetting``. The cost of a batch grows with the
-    window, not the run (the token total is counted from the tiers after
-    each event, so under ``none``, whose HOT keeps every turn, it does grow
-    with the run); ``check_run`` adds the checks that grow with the whole
-    state, at checkpoints.
+    the store: ``check_forgetting``. A batch costs what it changed, and the
+    size of the window while the window is short: the token total is counted
+    from the tiers after each event only while HOT and WARM hold at most
+    ``SHORT_HOT`` items (a ``none`` window keeps every turn), and
+    ``check_run`` counts it again at its checkpoints, with the checks that
+    grow with the whole state.
     """
 
     def __init__(self, initial: State) -> None:
@@ -492,6 +503,7 @@ class StepChecker:
         weakest = forgetting is not None and EVICTS_WEAKEST in forgetting.promises
         violations: list[Violation] = []
         touched_window = touched_store = compacted = False
+        arrived = 0
         state = self.state
         for position, event in enumerate(events, start=start + 1):
             try:
@@ -503,6 +515,7 @@ class StepChecker:
             violations.extend(check_codec(event, at=position))
             if isinstance(event, TurnAdded):
                 touched_window = True
+                arrived += 1
                 self._hot[event.turn] = event
             elif isinstance(event, CompactionTriggered):
                 compacted = True
@@ -513,7 +526,9 @@ class StepChecker:
                 elif isinstance(event, Queried) and forgetting is not None:
                     violations.extend(check_query(forgetting, state, event, at=position))
             state = after
-            violations.extend(check_token_total(state.window, at=position))
+            window = state.window
+            if len(window.hot) + len(window.warm) <= SHORT_HOT:
+                violations.extend(check_token_total(window, at=position))
             if after_event is not None:
                 violations.extend(after_event(position, state))
         self.state = state
@@ -521,7 +536,9 @@ class StepChecker:
         window = state.window
         if touched_window and compaction is not None:
             violations.extend(
-                check_compaction(compaction, window, self._hot, compacted=compacted, at=end)
+                check_compaction(
+                    compaction, window, self._hot, compacted=compacted, at=end, arrived=arrived
+                )
             )
         if compacted:
             self._hot = {t.turn: self._hot[t.turn] for t in window.hot if t.turn in self._hot}
@@ -587,6 +604,7 @@ def _checkpoint(run: Run, state: State, position: int) -> list[Violation]:
     return [
         *check_replay(state, run.state_at(position), at=position),
         *check_tiers(state.window, at=position),
+        *check_token_total(state.window, at=position),
         *check_status(state.store, at=position),
     ]
 

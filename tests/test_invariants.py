@@ -32,10 +32,11 @@ from memtape.core.events import (
 )
 from memtape.core.run import Run
 from memtape.core.seq import Seq
-from memtape.core.state import INITIAL_STATE, Fact, State, Store, Window
+from memtape.core.state import INITIAL_STATE, SHORT_HOT, Fact, State, Store, Window
 from memtape.invariants import (
     Violation,
     check_codec,
+    check_compaction,
     check_determinism,
     check_evictions,
     check_gist,
@@ -50,6 +51,7 @@ from memtape.invariants import (
 )
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.promises import BUDGET, CAPACITY, EVICTS_WEAKEST
 from memtape.policies.protocols import Scored
 from memtape.policies.session import Policies, Session
@@ -544,6 +546,74 @@ class TestVerbatim:
         assert [Violation(1, "recent-verbatim", message)] == check_verbatim(
             window, 1, arrived, at=1
         )
+
+
+class TestVerbatimAfterACommand:
+    """``check_compaction`` with ``arrived``: without a compaction, HOT only grew by the
+    command's turns, so only they are held against RECENT_VERBATIM."""
+
+    WINDOW = window_of((turn(1, 1), turn(2, 1)))
+    """Two turns HOT; turn 1 is not the turn that arrived (see ``ARRIVED``)."""
+
+    ARRIVED: ClassVar[dict[int, TurnAdded]] = {
+        1: attrs.evolve(turn(1, 1), text="edited"),
+        2: turn(2, 1),
+    }
+    """What arrived: turn 1 differently from what HOT holds."""
+
+    def test_without_a_compaction_only_the_turns_the_command_added_are_checked(self) -> None:
+        violations = check_compaction(
+            NoCompaction(10), self.WINDOW, self.ARRIVED, compacted=False, at=2, arrived=1
+        )
+        assert [] == violations
+
+    @pytest.mark.parametrize(("compacted", "arrived"), [(False, None), (False, 2), (True, 1)])
+    def test_the_whole_tail_is_checked_otherwise(
+        self, compacted: bool, arrived: int | None
+    ) -> None:
+        """Every turn when the count is not given, when the command added both, or after a
+        compaction (which may have rebuilt HOT)."""
+        violations = check_compaction(
+            NoCompaction(10),
+            self.WINDOW,
+            self.ARRIVED,
+            compacted=compacted,
+            at=2,
+            arrived=arrived,
+        )
+        message = "turn 1 in HOT is not verbatim the turn that arrived"
+        assert [Violation(2, "recent-verbatim", message)] == violations
+
+
+class TestTokenTotalOfALongWindow:
+    """The token total is recounted after each event while the window is short, and at the
+    checkpoints of ``check_run`` always (a ``none`` window keeps every turn)."""
+
+    @staticmethod
+    def miscounted(turns: int, wrong_at: int, monkeypatch: pytest.MonkeyPatch) -> list[Violation]:
+        """``check_run`` over ``turns`` turns under ``none``, its own fold one token off
+        from the turn ``wrong_at`` on."""
+        session = Session(Policies(compaction=NoCompaction(10)))
+        session.execute_all(AddTurn("user", "a b") for _ in range(turns))
+
+        def off_by_one(state: State, event: Event) -> State:
+            after = fold((event,), state)
+            if isinstance(event, TurnAdded) and event.turn == wrong_at:
+                return after._replace(window=after.window._replace(tokens=after.window.tokens + 1))
+            return after
+
+        monkeypatch.setattr("memtape.invariants.evolve", off_by_one)
+        return [v for v in check_run(session.run, session.policies) if v.invariant == "token-total"]
+
+    def test_a_short_window_is_caught_at_the_event(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        [violation] = self.miscounted(20, 5, monkeypatch)
+        assert 5 == violation.position
+
+    def test_a_long_window_is_caught_at_the_next_checkpoint(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        [violation] = self.miscounted(SHORT_HOT + 50, SHORT_HOT + 10, monkeypatch)
+        assert SHORT_HOT + 50 == violation.position
 
 
 class TestSupersedes:
