@@ -156,6 +156,12 @@ TARGETS = (
         most=11,
     ),
     Target(
+        "none (HOT keeps every turn): 100k turns / 10k turns",
+        slower="none-100k",
+        faster="none-10k",
+        most=11,
+    ),
+    Target(
         "1M-event JSONL run: read_run / orjson.loads on each line",
         slower="load-read_run",
         faster="load-orjson",
