@@ -649,12 +649,22 @@ def _timeline(args: argparse.Namespace) -> int:
 
 def _view(args: argparse.Namespace) -> int:
     # --set changes the scenario RUN; --compare RUN2 stays as it is (the baseline).
-    given = None if args.out is None else output_path(args.out)
+    targets = [args.run] + ([args.compare] if args.compare else [])
+    given = None if args.out is None else _not_an_input(output_path(args.out), targets)
     runs = [_open(args.run, args.set)] + ([_open(args.compare)] if args.compare else [])
-    out = given or output_path(f"{runs[0].scenario}.html")
+    out = given or _not_an_input(output_path(f"{runs[0].scenario}.html"), targets)
     write_atomic(out, view_page(runs).encode("utf-8"))
     print(f"wrote {out}: open it in a browser")
     return 0
+
+
+def _not_an_input(out: Path, targets: Iterable[str]) -> Path:
+    """``out``, refused if it is a file one of ``targets`` reads: the page would replace it."""
+    for target in targets:
+        source = parse_address(target)[0]
+        if out.exists() and source.exists() and out.samefile(source):
+            raise BadInput(f"{out}: cannot write it: it is {target}, which the page shows")
+    return out
 
 
 def _serve(args: argparse.Namespace) -> int:
