@@ -606,6 +606,9 @@ def _export(args: argparse.Namespace) -> int:
 
 def _fork(args: argparse.Namespace) -> int:
     out = _out(args.out)
+    if not is_sqlite(out):
+        # A store takes the fork beside its source; a run file would lose the source.
+        _not_an_input(out, [args.run])
     source = args.run if is_scenario(args.run) else resolve_address(args.run)
     loaded = _open(source)
     run = loaded.session.run
@@ -659,11 +662,12 @@ def _view(args: argparse.Namespace) -> int:
 
 
 def _not_an_input(out: Path, targets: Iterable[str]) -> Path:
-    """``out``, refused if it is a file one of ``targets`` reads: the page would replace it."""
+    """``out``, refused if it is the file one of ``targets`` names (a run, a store, a
+    scenario, a transcript): the output would replace what it was made from."""
     for target in targets:
         source = parse_address(target)[0]
         if out.exists() and source.exists() and out.samefile(source):
-            raise BadInput(f"{out}: cannot write it: it is {target}, which the page shows")
+            raise BadInput(f"{out}: cannot write it: it is {target}, which this command reads")
     return out
 
 
@@ -685,9 +689,9 @@ def _bench(args: argparse.Namespace) -> int:
     )
 
 
-def _write_scenario(text: str, make: Callable[[], str]) -> int:
+def _write_scenario(text: str, make: Callable[[], str], reads: Sequence[str] = ()) -> int:
     # The path is checked before ``make``: a long generation should not end in a refusal.
-    out = output_path(text)
+    out = _not_an_input(output_path(text), reads)
     write_atomic(out, make().encode("utf-8"))
     print(f"wrote {out}")
     return 0
@@ -722,6 +726,7 @@ def _import(args: argparse.Namespace) -> int:
     return _write_scenario(
         args.out,
         lambda: import_chat(args.chat, args.salient, budget=args.budget, hot_n=args.hot_n),
+        [str(args.chat)],
     )
 
 

@@ -100,8 +100,9 @@ class TestView:
 
         assert 2 == main(argv)
         shown = compare or target
-        assert f"memtape: error: {out}: cannot write it: it is {shown}, which the page shows\n" == (
-            capsys.readouterr().err
+        assert (
+            f"memtape: error: {out}: cannot write it: it is {shown}, which this command reads\n"
+            == (capsys.readouterr().err)
         )
         assert before == {path.name: path.read_bytes() for path in tmp_path.iterdir()}
 
