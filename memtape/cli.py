@@ -214,7 +214,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
 
     _add_viewer(commands)
 
-    _add_lab(parser, commands)
+    _add_lab(commands)
     for command in _subcommands(parser):
         _add_global_options(command, defaults=False)
     return parser
@@ -248,8 +248,8 @@ def _subcommands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentP
                 yield from _subcommands(command)
 
 
-def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.ArgumentParser:
-    """``parser`` with the policy lab's commands added to its ``commands``."""
+def _add_lab(commands: Any) -> None:
+    """The policy lab's commands, added to ``commands``."""
     bench = commands.add_parser(
         "bench",
         help="compare policies on the same scenarios: a table, JSON and plots",
@@ -331,7 +331,6 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
     )
     _add_header_options(chat)
     chat.set_defaults(handler=_import)
-    return parser
 
 
 def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True) -> None:
