@@ -47,7 +47,9 @@ from memtape.viewer.serve import live_source, serve
 
 EXIT_USAGE = 2
 RUN_HELP = "a run file (.jsonl), runs.db[#ID], or a scenario (a shipped name or a .toml file)"
+"""The help of a RUN argument that a scenario, run in memory, may stand for."""
 RUN_FILE_HELP = "a run file (.jsonl) or runs.db[#ID]"
+"""The help of a RUN argument that must be a recorded run."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
