@@ -6,7 +6,7 @@ access forgetting, seeded), replayed command by command through ``LiveRun``
 as "Add next turn" / "Next step" clicks replay it. A command's cost is what
 the server does for one click: execute the next recorded command, grow the
 page's data by its events, and encode the answer the page asks for (what
-came after the events it held). It is timed at event 100 and at event
+came after the events it held). It is timed at events 100, 2,000 and
 20,000 of the same session; for comparison, the whole run's payload at
 event 20,000 (what each click cost before the server kept the payload built
 so far) is timed too.

@@ -47,7 +47,9 @@ from memtape.viewer.serve import live_source, serve
 
 EXIT_USAGE = 2
 RUN_HELP = "a run file (.jsonl), runs.db[#ID], or a scenario (a shipped name or a .toml file)"
+"""The help of a RUN argument that a scenario, run in memory, may stand for."""
 RUN_FILE_HELP = "a run file (.jsonl) or runs.db[#ID]"
+"""The help of a RUN argument that must be a recorded run."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -214,7 +216,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
 
     _add_viewer(commands)
 
-    _add_lab(parser, commands)
+    _add_lab(commands)
     for command in _subcommands(parser):
         _add_global_options(command, defaults=False)
     return parser
@@ -248,8 +250,8 @@ def _subcommands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentP
                 yield from _subcommands(command)
 
 
-def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.ArgumentParser:
-    """``parser`` with the policy lab's commands added to its ``commands``."""
+def _add_lab(commands: Any) -> None:
+    """The policy lab's commands, added to ``commands``."""
     bench = commands.add_parser(
         "bench",
         help="compare policies on the same scenarios: a table, JSON and plots",
@@ -331,7 +333,6 @@ def _add_lab(parser: argparse.ArgumentParser, commands: Any) -> argparse.Argumen
     )
     _add_header_options(chat)
     chat.set_defaults(handler=_import)
-    return parser
 
 
 def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True) -> None:
@@ -606,6 +607,9 @@ def _export(args: argparse.Namespace) -> int:
 
 def _fork(args: argparse.Namespace) -> int:
     out = _out(args.out)
+    if not is_sqlite(out):
+        # A store takes the fork beside its source; a run file would lose the source.
+        _not_an_input(out, [args.run])
     source = args.run if is_scenario(args.run) else resolve_address(args.run)
     loaded = _open(source)
     run = loaded.session.run
@@ -649,12 +653,23 @@ def _timeline(args: argparse.Namespace) -> int:
 
 def _view(args: argparse.Namespace) -> int:
     # --set changes the scenario RUN; --compare RUN2 stays as it is (the baseline).
-    given = None if args.out is None else output_path(args.out)
+    targets = [args.run] + ([args.compare] if args.compare else [])
+    given = None if args.out is None else _not_an_input(output_path(args.out), targets)
     runs = [_open(args.run, args.set)] + ([_open(args.compare)] if args.compare else [])
-    out = given or output_path(f"{runs[0].scenario}.html")
+    out = given or _not_an_input(output_path(f"{runs[0].scenario}.html"), targets)
     write_atomic(out, view_page(runs).encode("utf-8"))
     print(f"wrote {out}: open it in a browser")
     return 0
+
+
+def _not_an_input(out: Path, targets: Iterable[str]) -> Path:
+    """``out``, refused if it is the file one of ``targets`` names (a run, a store, a
+    scenario, a transcript): the output would replace what it was made from."""
+    for target in targets:
+        source = parse_address(target)[0]
+        if out.exists() and source.exists() and out.samefile(source):
+            raise BadInput(f"{out}: cannot write it: it is {target}, which this command reads")
+    return out
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -675,9 +690,9 @@ def _bench(args: argparse.Namespace) -> int:
     )
 
 
-def _write_scenario(text: str, make: Callable[[], str]) -> int:
+def _write_scenario(text: str, make: Callable[[], str], reads: Sequence[str] = ()) -> int:
     # The path is checked before ``make``: a long generation should not end in a refusal.
-    out = output_path(text)
+    out = _not_an_input(output_path(text), reads)
     write_atomic(out, make().encode("utf-8"))
     print(f"wrote {out}")
     return 0
@@ -712,6 +727,7 @@ def _import(args: argparse.Namespace) -> int:
     return _write_scenario(
         args.out,
         lambda: import_chat(args.chat, args.salient, budget=args.budget, hot_n=args.hot_n),
+        [str(args.chat)],
     )
 
 

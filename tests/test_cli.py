@@ -932,6 +932,33 @@ class TestOutputPaths:
         assert_one_line_error(outcome, out.rstrip("/"), reason)
         assert ["folder"] == sorted(p.name for p in tmp_path.iterdir())
 
+    def test_an_import_over_its_own_transcript_is_refused(self, cli: Cli, tmp_path: Path) -> None:
+        chat = tmp_path / "chat.jsonl"
+        chat.write_bytes((Path(__file__).parent / "fixtures" / "support-chat.jsonl").read_bytes())
+        before = chat.read_bytes()
+
+        outcome = cli("import", str(chat), "--out", str(chat))
+
+        assert_one_line_error(
+            outcome, str(chat), "NAME: cannot write it: it is NAME, which this command reads"
+        )
+        assert before == chat.read_bytes()
+
+    def test_a_fork_over_its_own_run_file_is_refused(self, cli: Cli, tmp_path: Path) -> None:
+        """A store takes the fork beside its source; a run file would be replaced by it."""
+        run, store = tmp_path / "run.jsonl", tmp_path / "runs.db"
+        assert 0 == cli("run", "refund-desk", "--out", str(run)).status
+        assert 0 == cli("run", "refund-desk", "--out", str(store)).status
+        before = run.read_bytes()
+
+        outcome = cli("fork", str(run), "--at", "3", "--out", str(run))
+
+        assert_one_line_error(
+            outcome, str(run), "NAME: cannot write it: it is NAME, which this command reads"
+        )
+        assert before == run.read_bytes()
+        assert 0 == cli("fork", f"{store}#1", "--at", "3", "--out", str(store)).status
+
     def test_export_is_refused_in_the_same_style(self, cli: Cli, tmp_path: Path) -> None:
         run = tmp_path / "run.jsonl"
         assert 0 == cli("run", "refund-desk", "--out", str(run)).status

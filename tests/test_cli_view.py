@@ -71,6 +71,42 @@ class TestView:
         assert 2 == kinds.count("Queried")
 
     @pytest.mark.parametrize(
+        "case",
+        [
+            ("a.jsonl", None, "a.jsonl"),
+            ("refund-desk", "./a.jsonl", "a.jsonl"),
+            ("runs.db#1", None, "runs.db"),
+            ("a.toml", None, "a.toml"),
+        ],
+    )
+    def test_an_out_that_is_an_input_is_refused_and_left_as_it_was(
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+        case: tuple[str, str | None, str],
+    ) -> None:
+        """The page would replace the run, store or scenario it shows."""
+        target, compare, out = case
+        monkeypatch.chdir(tmp_path)
+        assert 0 == main(["run", "refund-desk", "--out", "a.jsonl"])
+        assert 0 == main(["run", "refund-desk", "--out", "runs.db"])
+        scenario = '[compaction]\npolicy = "tiered"\nbudget = 40\n\n[[step]]\nturn = "user"\n'
+        Path("a.toml").write_text(f'{scenario}text = "hi"\n', encoding="utf-8")
+        before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+        capsys.readouterr()
+
+        argv = ["view", target, "--out", out, *(["--compare", compare] if compare else [])]
+
+        assert 2 == main(argv)
+        shown = compare or target
+        assert (
+            f"memtape: error: {out}: cannot write it: it is {shown}, which this command reads\n"
+            == (capsys.readouterr().err)
+        )
+        assert before == {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+
+    @pytest.mark.parametrize(
         ("argv", "fragment"),
         [
             (["view", "refund-desk", "--set", "compaction.bogus=1"], "unknown parameter(s) bogus"),

@@ -1,6 +1,7 @@
 """Seq behaves like an immutable list, version by version."""
 
 import pickle
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import given
@@ -44,6 +45,19 @@ class TestSeqAsAList:
         size, where = case
 
         assert tuple(range(size))[where] == Seq(range(size))[where]
+
+    def test_a_long_slice_near_the_end_does_not_walk_the_items_before_it(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A tail of a long COLD or HOT costs what it takes, not the whole sequence."""
+        seq = Seq(range(5000))
+
+        def walked(_: Seq[int]) -> Iterator[int]:
+            raise AssertionError("the slice walked the sequence from its first item")
+
+        monkeypatch.setattr(Seq, "__iter__", walked)
+
+        assert (tuple(range(4900, 5000)), tuple(range(1000, 1040))) == (seq[4900:], seq[1000:1040])
 
     @pytest.mark.parametrize("size", [31, 32, 33, 1024, 1025, 1057, 32 * 32 * 32 + 33])
     def test_sizes_across_the_levels_of_the_trie(self, size: int) -> None:

@@ -222,6 +222,8 @@ class TestHttp:
             ("since=x", "since must be one whole number of events, got ['x']"),
             ("since=-1", "since must be one whole number of events, got ['-1']"),
             ("since=1&since=0", "since must be one whole number of events"),
+            # A digit to str.isdigit, but not to int.
+            ("since=%C2%B2", "since must be one whole number of events, got ['\u00b2']"),
             ("since=5", "since=5 is out of range 0..0"),
         ],
     )
@@ -239,6 +241,17 @@ class TestHttp:
             urllib.request.urlopen(f"{url}/api/data?{query}", timeout=10)
         assert 400 == refused.value.code
         assert json.loads(refused.value.read())["error"].startswith(error)
+
+    def test_a_length_that_is_no_ascii_number_is_400(self, url: str) -> None:
+        """``²`` passes ``str.isdigit`` but not ``int``: refused, not a dropped connection."""
+        body = json.dumps({"kind": "write", "key": "k", "text": "v", "importance": 0.5}).encode()
+        request = urllib.request.Request(
+            f"{url}/api/command", data=body, method="POST", headers={"Content-Length": "\u00b2"}
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert 400 == refused.value.code
+        assert json.loads(refused.value.read())["error"].startswith("a command is a JSON object")
 
     def test_an_unknown_path_is_404(self, url: str) -> None:
         status, _ = post(f"{url}/api/nothing", b"{}")

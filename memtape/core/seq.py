@@ -78,14 +78,25 @@ class Seq(Sequence[T]):
     def __getitem__(self, index: int | slice) -> T | tuple[T, ...]:
         if isinstance(index, slice):
             start, stop, step = index.indices(self._count)
-            if step == 1 and stop - start > _WIDTH:
-                # A long run of items: walked at C speed, skipping up to ``start``.
-                return tuple(islice(self, start, stop))
+            length = stop - start
+            if step == 1 and length > _WIDTH:
+                # A long run of items, walked at C speed: from the first item when the
+                # items to skip are fewer than those taken, else from the leaf that holds
+                # ``start``, so that a slice near the end does not walk the whole trie.
+                if start <= length:
+                    return tuple(islice(self, start, stop))
+                return tuple(islice(self._from(start), length))
             return tuple(self._at(i) for i in range(start, stop, step))
         position = index + self._count if index < 0 else index
         if not 0 <= position < self._count:
             raise IndexError(f"Seq index {index} out of range")
         return self._at(position)
+
+    def _from(self, position: int) -> Iterator[T]:
+        """The items from ``position`` on, each leaf looked up once."""
+        first = position & ~_MASK
+        leaves = map(self._leaf, range(first, self._count - len(self._tail), _WIDTH))
+        return islice(chain(chain.from_iterable(leaves), self._tail), position - first, None)
 
     def _at(self, position: int) -> T:
         start = self._count - len(self._tail)

@@ -222,13 +222,13 @@ class LiveHandler(BaseHTTPRequestHandler):
         values = parse_qs(parts.query).get("since")
         if values is None:
             return parts.path, None
-        if len(values) != 1 or not values[0].isdigit():
+        if len(values) != 1 or not _whole_number(values[0]):
             raise BadInput(f"since must be one whole number of events, got {values!r}")
         return parts.path, int(values[0])
 
     def _body(self) -> Any:
         declared = self.headers.get("Content-Length") or "0"
-        length = int(declared) if declared.isdigit() else 0
+        length = int(declared) if _whole_number(declared) else 0
         if not 0 < length <= MAX_BODY:
             raise BadInput(f"a command is a JSON object of at most {MAX_BODY} bytes")
         try:
@@ -249,3 +249,9 @@ class LiveHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the page shows what happened; stderr stays for errors."""
+
+
+def _whole_number(text: str) -> bool:
+    """Whether ``text`` is ASCII digits only (``str.isdigit`` alone admits ``²``, which
+    ``int`` refuses)."""
+    return text.isascii() and text.isdigit()
