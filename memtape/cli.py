@@ -8,6 +8,7 @@ import argparse
 import json
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -656,10 +657,17 @@ def _view(args: argparse.Namespace) -> int:
     targets = [args.run] + ([args.compare] if args.compare else [])
     given = None if args.out is None else _not_an_input(output_path(args.out), targets)
     runs = [_open(args.run, args.set)] + ([_open(args.compare)] if args.compare else [])
-    out = given or _not_an_input(output_path(f"{runs[0].scenario}.html"), targets)
+    out = given or _not_an_input(output_path(f"{_file_stem(runs[0].scenario)}.html"), targets)
     write_atomic(out, view_page(runs).encode("utf-8"))
     print(f"wrote {out}: open it in a browser")
     return 0
+
+
+def _file_stem(name: str) -> str:
+    """``name`` (a run header's scenario name) as a file name in the current directory:
+    a header may say anything, so no separator or leading dot survives."""
+    stem = re.sub(r"[^\w.-]+", "-", name).strip("-.")
+    return stem or "run"
 
 
 def _not_an_input(out: Path, targets: Iterable[str]) -> Path:

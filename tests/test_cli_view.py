@@ -7,6 +7,10 @@ from pathlib import Path
 import pytest
 
 from memtape.cli import main
+from memtape.core.commands import AddTurn
+from memtape.policies.session import Session
+from memtape.runfiles import save_run
+from memtape.scenarios import load_scenario
 
 
 def page_data(path: Path) -> dict[str, object]:
@@ -39,6 +43,23 @@ class TestView:
         monkeypatch.chdir(tmp_path)
         assert 0 == main(["view", "dana-facts"])
         assert ["dana-facts"] == names(tmp_path / "dana-facts.html")
+
+    @pytest.mark.parametrize(
+        ("scenario", "page"),
+        [("../../away/x", "away-x.html"), ("/etc/motd", "etc-motd.html"), ("..", "run.html")],
+    )
+    def test_a_header_cannot_put_the_default_page_outside_the_directory(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: str, page: str
+    ) -> None:
+        """The default name comes from the run's header, which says what it likes."""
+        here = tmp_path / "here"
+        here.mkdir()
+        session = Session(load_scenario("refund-desk").policies)
+        session.execute(AddTurn("user", "hello"))
+        save_run(session, here / "r.jsonl", scenario)
+        monkeypatch.chdir(here)
+        assert 0 == main(["view", "r.jsonl"])
+        assert sorted(["r.jsonl", page]) == sorted(path.name for path in here.iterdir())
 
     def test_run_files_and_stores_and_a_comparison(self, tmp_path: Path) -> None:
         jsonl, store, out = tmp_path / "a.jsonl", tmp_path / "runs.db", tmp_path / "v.html"

@@ -35,7 +35,7 @@ FactStatus = Literal["active", "retired", "evicted"]
 SHORT_HOT = 256
 """The most turns a HOT holds as a tuple; a longer HOT is a ``Seq``.
 
-Copying a tuple this long costs about what one ``Seq`` append does, and a
+Copying a tuple this long costs about two ``Seq`` appends, and a
 policy that rebuilds HOT at every compaction (a sliding window) walks and
 rebuilds a tuple several times quicker than a ``Seq``."""
 
