@@ -19,25 +19,32 @@ one token, alone and after a space, under every tokenizer that measured the
 run; the head is a word, a number or a piece that splits as the text's
 start does (failing those, another symbol or pair of symbols that does;
 failing those too, a later head: a long word, an accented, Cyrillic or
-Greek syllable, control bytes or punctuation that does; never the text
-itself), so that the placeholder keeps both the text's count and the
-count of the text after a space (which is what a turn's ``"{role}: {text}"``
-adds). A text such as ``dép`` needs a later head: it is three tokens alone
-but one after a space, and no short letters do that.
+Greek syllable, control bytes or punctuation that does, and last a word of
+the encodings' own vocabularies; never the text itself), so that the
+placeholder keeps both the text's count and the count of the text after a
+space (which is what a turn's ``"{role}: {text}"`` adds). A text such as
+``dép`` needs a later head: it is three tokens alone but one after a space,
+and no short letters do that; ``disproportionate`` (four cl100k_base tokens
+alone, one after a space) needs a word of the vocabulary that does the same.
 
 Under one tokenizer every text gets a placeholder but where the heads of
-its shape run out: a text whose counts alone and after a space are three or
-more tokens apart (a long first word an encoding holds whole after a space)
-has only the few later heads that do the same, mostly ``_LONG_WORDS``
-(``disproportionate`` alone, four cl100k_base tokens and one after a space,
-is refused: the one such head is itself), and a text that is only a head,
-with no room for words, has only as many placeholders as its shape has
-heads. Such a text is refused in one line, never given a placeholder of
-another count.
+its shape run out: a text that is only a head, with no room for words (its
+count after a space is the head's), has only as many placeholders as its
+shape has heads other than itself. Under cl100k_base the one-word texts of
+five tokens alone and one after a space are exactly its three heads of that
+shape, ``bureaucracy``, ``bureaucratic`` and ``développement``: once two of
+them hold each other's head the third is refused. No other text was found
+refused under one encoding (every token of either vocabulary that is a
+space and a piece of three or more tokens alone was tried as the piece). Such a text is
+refused in one line, never given a placeholder of another count.
 
 When two tokenizers measured the run (a fork onto another one),
 words one token longer under one of them, or a glued head such as
-``ab1cd`` (one word, three byte-pair tokens), make up the difference.
+``ab1cd`` (one word, three byte-pair tokens), make up the difference, and
+a head must have the text's shape under both: a text whose first word the
+encodings split differently and no head repeats is refused
+(``développement``: five cl100k_base tokens alone, two o200k_base ones, one
+after a space under each; ``bureaucracy``, five and three).
 Either way equal texts get equal placeholders, so a fact superseded
 by key is still superseded by key, and different texts get different ones.
 The key is by default a digest of the whole run, so the copy is
@@ -94,7 +101,7 @@ from memtape.core.logfile import RecordedBatch, RunFile, write_run
 from memtape.core.run import Run
 from memtape.policies.compaction import gist_for
 from memtape.policies.session import Policies
-from memtape.policies.tokenizers import Tokenizer, WordCount
+from memtape.policies.tokenizers import SpacedWords, Tokenizer, WordCount
 from memtape.reducers import fold
 from memtape.runfiles import epochs_from_header
 from memtape.storage import read_address
@@ -244,7 +251,7 @@ class Masks:
         shape = _shape(text, self._tokenizers)
         pieces = _pieces(self._tokenizers)
         made = self._first_free(text, shape, pieces.options(shape))
-        for group in range(len(_LATER)):
+        for group in range(_LATER_GROUPS):
             if made is not None:
                 break
             later = pieces.fitting(shape, _later_heads(self._tokenizers, group))
@@ -498,7 +505,8 @@ _LONG_WORDS = (
 """Long words of several languages, which an encoding may hold whole after a space but
 split in three or more tokens alone (``disproportionate``: four cl100k tokens, one after a
 space): the only heads for texts whose first word saves three or more tokens after a space,
-as no short string found does that."""
+as no short string found does that. The encodings' vocabularies hold many more
+(``_vocabulary_heads``), searched after every group of ``_LATER``."""
 
 _LATER: tuple[tuple[Sequence[str], ...], ...] = (
     (_LONG_WORDS,),
@@ -512,29 +520,63 @@ _LATER: tuple[tuple[Sequence[str], ...], ...] = (
 """The later heads, in groups, each of one string drawn from each of its alphabets, tried
 in order: the long words; a word with an accented letter (``dép``: three tokens alone, one
 after a space); Cyrillic and Greek syllables; stray control bytes (two tokens alone, four
-after a space); runs of punctuation. None is a head of ``_pieces`` (which are at most three
+after a space); runs of punctuation. The encodings' own words (``_vocabulary_heads``) come
+after them all. None is a head of ``_pieces`` (which are at most three
 letters or digits, or one or two symbols), nor of another group, so a placeholder one starts
 is no earlier placeholder."""
+
+
+_LATER_GROUPS = len(_LATER) + 1
+"""How many groups of later heads there are: those of ``_LATER``, then the words of the
+encodings' own vocabularies (``_vocabulary_heads``), searched last."""
 
 
 @functools.cache
 def _later_heads(tokenizers: tuple[Tokenizer, ...], group: int) -> tuple[tuple[Shape, Pools], ...]:
     """The heads of shapes no short letters or digits have, among the strings of the
-    ``group``-th alphabets of ``_LATER``, by shape.
+    ``group``-th group of later heads, by shape.
 
     A byte-pair encoding counts a word it has whole after a space in one
     token but the same word alone in several, so a text such as ``dép``
     needs a head that does the same; such words are rare among short
-    strings (a few in ten thousand), so each group takes a fraction of a
-    second per tokenizer to search, once, and only when a text needs it.
+    strings (a few in ten thousand), so each group of ``_LATER`` takes a
+    fraction of a second per tokenizer to search, once, and only when a text
+    needs it. The last group, the vocabularies' words, takes longer (see
+    ``_vocabulary_heads``).
     """
     common = _pieces(tokenizers).heads
+    if group < len(_LATER):
+        candidates: Iterable[str] = map("".join, itertools.product(*_LATER[group]))
+    else:
+        candidates = _vocabulary_heads(tokenizers)
     found: dict[Shape, list[str]] = {}
-    for candidate in map("".join, itertools.product(*_LATER[group])):
+    for candidate in candidates:
         shape = _shape(candidate, tokenizers)
         if shape not in common:
             found.setdefault(shape, []).append(candidate)
     return tuple((shape, (("", tuple(heads)),)) for shape, heads in sorted(found.items()))
+
+
+def _vocabulary_heads(tokenizers: tuple[Tokenizer, ...]) -> tuple[str, ...]:
+    """The words an encoding of the run holds whole after a space but splits alone (its
+    ``spaced_words``), of every encoding in turn, or none unless every tokenizer lists them.
+
+    These are the heads of a text whose first word is such a word
+    (``disproportionate``: four cl100k_base tokens alone, one after a
+    space); ``_LONG_WORDS`` holds a few, cl100k_base some 18,000 and
+    o200k_base some 52,000. Finding them and their shapes takes about 0.5 s
+    under cl100k_base, 1.5 s under o200k_base and 3 s under both (measured
+    in a fresh process on a shared two-core machine), once per process and
+    set of tokenizers (cached), paid only by a run with a text no earlier
+    head fits.
+    """
+    listed = [tokenizer for tokenizer in tokenizers if isinstance(tokenizer, SpacedWords)]
+    if len(listed) < len(tokenizers):
+        return ()
+    words = dict.fromkeys(word for tokenizer in listed for word in tokenizer.spaced_words())
+    # Every earlier head is at most three characters or a long word: leaving those out
+    # keeps each placeholder this group starts apart from the earlier groups' ones.
+    return tuple(word for word in words if len(word) > 3 and word not in _LONG_WORDS)
 
 
 def _tokenizers(header: dict[str, Any], source: Path) -> tuple[Tokenizer, ...]:

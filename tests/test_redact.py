@@ -9,6 +9,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from memtape import redact as redact_module
 from memtape.checking import check_file
 from memtape.core.commands import AddTurn, Query, WriteFact
 from memtape.core.errors import BadInput
@@ -780,14 +781,15 @@ class TestBytePairPlaceholders:
     @settings(max_examples=40, deadline=None)
     @given(texts=st.lists(st.text(max_size=40), max_size=12))
     @example(texts=["dép", "disproportionate", "dép", "acquaintance", "\x80\x83"])
+    @example(texts=["bureaucracy", "développement", "bureaucratic", "overwhelmingly"])
     @pytest.mark.parametrize("tokenizer", BYTE_PAIRS, ids=lambda t: t.name)
     def test_counts_are_kept_and_placeholders_are_injective(
         self, tokenizer: Tokenizer, texts: list[str]
     ) -> None:
         """Every text keeps its counts alone, after a space and in a turn; equal texts get
-        equal placeholders and different texts different ones. Only a text three or more
-        tokens apart alone and after a space (a long first word) may be refused, in one
-        line."""
+        equal placeholders and different texts different ones. Only a text that is a head
+        alone (one token after a space) three or more tokens apart from itself alone may be
+        refused, in one line, once the heads of its shape are taken."""
         masks = Masks(b"secret", (tokenizer,))
         twice = texts + texts
         outcomes = [placeholder_or_refusal(masks, text) for text in twice]
@@ -799,7 +801,10 @@ class TestBytePairPlaceholders:
         assert {} == {
             text: reason
             for text, reason in refused.items()
-            if apart(tokenizer, text) < 3 or not reason.startswith(REFUSAL) or "\n" in reason
+            if apart(tokenizer, text) < 3
+            or tokenizer.count(f" {text}") != 1
+            or not reason.startswith(REFUSAL)
+            or "\n" in reason
         }
         assert [True] * len(made) == [kept(masks, tokenizer, text) for text in made]
         assert len(made) == len(set(made.values()))
@@ -822,12 +827,32 @@ class TestBytePairPlaceholders:
             assert [True, True] == [kept(masks, tokenizer, text) for tokenizer in BYTE_PAIRS]
         assert len(made) == len(set(made.values()))
 
-    def test_a_text_no_placeholder_can_match_under_both_encodings_is_refused(self) -> None:
-        """привет counts differently under the two encodings, alone and after a space, in
-        a way no head of the pool or of the later heads repeats."""
-        with pytest.raises(BadInput, match="no placeholder keeps the token count") as refused:
-            Masks(b"secret", BYTE_PAIRS).text("привет")
-        assert 1 == len(str(refused.value).splitlines())
+    @pytest.mark.parametrize("text", ["développement", "bureaucracy"])
+    def test_a_text_no_placeholder_can_match_under_both_encodings_is_refused(
+        self, text: str
+    ) -> None:
+        """développement is five cl100k tokens alone and two o200k ones, one after a space
+        under each (bureaucracy five and three): no head of the pool, of the later heads
+        or of either vocabulary repeats both."""
+        with pytest.raises(BadInput) as refused:
+            Masks(b"secret", BYTE_PAIRS).text(text)
+
+        assert (
+            "no placeholder keeps the token count of a text under the 'cl100k_base' and "
+            "'o200k_base' tokenizers"
+        ) == str(refused.value)
+
+    def test_a_text_only_a_vocabulary_word_matches_under_both_encodings_is_kept(self) -> None:
+        """привет counts differently under the two encodings (four cl100k tokens alone and
+        three after a space, two and one under o200k): a word of the vocabularies that
+        does the same under both stands in."""
+        masks = Masks(b"secret", BYTE_PAIRS)
+
+        assert (True, True, False) == (
+            kept(masks, Cl100kBase(), "привет"),
+            kept(masks, O200kBase(), "привет"),
+            masks.text("привет") == "привет",
+        )
 
     def test_both_encodings_at_once_keep_the_counts_of_ordinary_texts(self) -> None:
         masks = Masks(b"secret", BYTE_PAIRS)
@@ -896,9 +921,7 @@ class TestBytePairPlaceholders:
         made = {text: placeholder_or_refusal(masks, text) for text in PINNED_ORDER}
 
         assert PINNED[tokenizers] == {t: made[t] for t in PINNED_ORDER if t in PINNED[tokenizers]}
-        assert (["привет"] if tokenizers == "both" else []) == [
-            t for t in PINNED_ORDER if isinstance(made[t], BadInput)
-        ]
+        assert [] == [t for t in PINNED_ORDER if isinstance(made[t], BadInput)]
 
     def test_the_common_path_does_not_search_the_later_heads(
         self, monkeypatch: pytest.MonkeyPatch
@@ -914,18 +937,90 @@ class TestBytePairPlaceholders:
 
         assert PINNED["cl100k_base"] == {text: masks.text(text) for text in texts}
 
-    def test_a_text_whose_shape_only_it_has_among_the_heads_is_refused_in_one_line(
-        self,
-    ) -> None:
-        """disproportionate is four cl100k tokens alone and one after a space; the one head
-        of that shape is the word itself, which is never a text's placeholder, and a
-        placeholder of another count is never given."""
+    def test_a_head_alone_is_refused_once_the_heads_of_its_shape_are_taken(self) -> None:
+        """bureaucracy, développement and bureaucratic are five cl100k tokens alone and one
+        after a space, and the only heads of that shape: once the first two hold each
+        other, the third (never its own placeholder) has none left, and is refused in one
+        line rather than given a placeholder of another count."""
+        masks = Masks(b"secret", (Cl100kBase(),))
+        first = [masks.text("bureaucracy"), masks.text("développement")]
         with pytest.raises(BadInput) as refused:
-            Masks(b"secret", (Cl100kBase(),)).text("disproportionate")
+            masks.text("bureaucratic")
 
         assert (
-            "no placeholder keeps the token count of a text under the 'cl100k_base' tokenizer"
-        ) == str(refused.value)
+            ["développement", "bureaucracy"],
+            "no placeholder keeps the token count of a text under the 'cl100k_base' tokenizer",
+        ) == (first, str(refused.value))
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "disproportionate",
+            "disproportionately",
+            "acquaintance",
+            "overwhelmingly",
+            "extraordinarily",
+            "unquestionably",
+            "Disproportionate",
+            "disproportionate share of refunds",
+        ],
+    )
+    @pytest.mark.parametrize("tokenizers", TOKENIZER_SETS, ids=str)
+    def test_long_single_words_get_a_placeholder_of_their_counts(
+        self, tokenizers: str, text: str
+    ) -> None:
+        """A long first word an encoding holds whole after a space (disproportionate: four
+        cl100k tokens alone, one after a space) gets a head of the vocabulary that does the
+        same; under both encodings at once, one that does it under both."""
+        chosen = TOKENIZER_SETS[tokenizers]
+        masks = Masks(b"secret", chosen)
+
+        assert ([True] * len(chosen), False) == (
+            [kept(masks, tokenizer, text) for tokenizer in chosen],
+            masks.text(text) == text,
+        )
+
+    def test_disproportionate_gets_a_word_of_the_vocabulary(self) -> None:
+        """No earlier head has its shape under cl100k; a vocabulary word does."""
+        made = Masks(b"secret", (Cl100kBase(),)).text("disproportionate")
+
+        assert (True, False) == (
+            made in Cl100kBase().spaced_words(),
+            made in redact_module._LONG_WORDS,
+        )
+
+    def test_the_vocabulary_is_searched_only_when_the_earlier_heads_find_nothing(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """dép and consolidation have earlier later heads; their placeholders never pay for
+        (nor change with) the vocabulary."""
+
+        def searched(_: tuple[Tokenizer, ...]) -> tuple[str, ...]:
+            raise AssertionError("the vocabulary was searched")
+
+        monkeypatch.setattr("memtape.redact._vocabulary_heads", searched)
+        masks = Masks(b"secret", (O200kBase(),))
+
+        assert "wyg" == masks.text("dép")
+        assert kept(masks, O200kBase(), "consolidation")
+
+    def test_the_vocabulary_is_used_only_when_every_tokenizer_lists_it(self) -> None:
+        """A fork from the word count onto an encoding: the word count lists no words."""
+        assert (0, True) == (
+            len(redact_module._vocabulary_heads((WordCount(), Cl100kBase()))),
+            "extravagant" in redact_module._vocabulary_heads((Cl100kBase(),)),
+        )
+
+    def test_the_vocabulary_heads_are_no_earlier_heads(self) -> None:
+        """Longer than three characters (every short head is) and no long word, so a
+        placeholder they start is no placeholder of an earlier group."""
+        heads = redact_module._vocabulary_heads(BYTE_PAIRS)
+
+        assert (True, [], []) == (
+            len(heads) > 20_000,
+            [head for head in heads if len(head) <= 3],
+            sorted(set(heads) & set(redact_module._LONG_WORDS)),
+        )
 
     def test_words_are_drawn_from_a_pool_of_one_token_words(self) -> None:
         masks = Masks(b"secret", BYTE_PAIRS)
