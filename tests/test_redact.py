@@ -902,13 +902,12 @@ class TestBytePairPlaceholders:
         ],
     )
     @pytest.mark.parametrize("tokenizer", BYTE_PAIRS, ids=lambda t: t.name)
-    def test_texts_no_short_head_matches_get_a_later_head(
-        self, tokenizer: Tokenizer, text: str
-    ) -> None:
-        """dép is three tokens alone and one after a space (' dép' is one token), control
-        bytes two alone and four after one, a long word up to five alone and one after a
-        space: no short letters have those shapes, a later head (a long word, an accented
-        or Cyrillic syllable, punctuation, control bytes) does."""
+    def test_texts_of_rare_shapes_keep_their_counts(self, tokenizer: Tokenizer, text: str) -> None:
+        """Under cl100k_base dép is three tokens alone and one after a space (' dép' is one
+        token), control bytes two alone and four after one, a long word up to five alone
+        and one after a space. Where no short head has the shape under the encoding, a
+        later head (a long word, an accented or Cyrillic syllable, punctuation, control
+        bytes, a word of the vocabulary) does; either way the counts are kept."""
         masks = Masks(b"secret", (tokenizer,))
 
         assert (True, False) == (kept(masks, tokenizer, text), masks.text(text) == text)
