@@ -16,7 +16,7 @@ from memtape.invariants import Violation, check_run, redecide, redecide_in_world
 from memtape.policies.imports import Unimportable
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
-from memtape.runfiles import epochs_from_header
+from memtape.runfiles import epochs_from_header, require_code
 from memtape.storage import read_address
 
 
@@ -68,7 +68,7 @@ class CheckReport:
         return [*lines, f"{self.path}: {cannot}"] if self.redacted else lines
 
 
-def check_file(path: Path) -> CheckReport:
+def check_file(path: Path, *, trust: bool = False) -> CheckReport:
     """Check the run file at ``path``: integrity, invariants, then a re-decision (plain,
     and in two made-up worlds, which catches a policy that reads the clock or randomness).
 
@@ -81,11 +81,15 @@ def check_file(path: Path) -> CheckReport:
     decide is a problem in the report instead. Events after one that does
     not fold are not checked. A run whose header says ``"redacted": true``
     is checked for integrity and invariants but not re-decided.
+
+    Checking re-decides, which runs the policies' code: a header naming a policy
+    by import path is refused (``BadInput``) unless ``trust`` says the run's
+    code is the user's to run (run files are data).
     """
     recorded = read_address(str(path))
     header = recorded.header
     problems: list[Violation] = []
-    policies = _policies(header.get("policies"), path, problems)
+    policies = _policies(header.get("policies"), path, problems, trust)
     run = Run(fold)
     for batch in recorded.batches:
         try:
@@ -95,9 +99,9 @@ def check_file(path: Path) -> CheckReport:
             break
     if recorded.torn is not None:
         problems.append(Violation(len(run), "integrity", recorded.torn))
-    session = Session(
-        policies or Policies(), run=run, epochs=_epochs(header, path, policies, run, problems)
-    )
+    epochs = _epochs(header, path, policies, run, problems, trust=trust)
+    require_code(path, epochs, "check")
+    session = Session(policies or Policies(), run=run, epochs=epochs)
     problems.extend(check_run(run, session.policies_at))
     redacted = header.get("redacted") is True
     if policies is not None and not redacted:
@@ -119,18 +123,20 @@ def check_file(path: Path) -> CheckReport:
     )
 
 
-def _policies(data: object, path: Path, problems: list[Violation]) -> Policies | None:
+def _policies(data: object, path: Path, problems: list[Violation], trust: bool) -> Policies | None:
     """The policies the header names, or None with a problem saying why there are none."""
     if not isinstance(data, dict):
         problems.append(Violation(0, "header", "the header names no policies"))
         return None
     try:
-        return Policies.from_params(data, "policies")
+        policies = Policies.from_params(data, "policies", imports=trust)
     except Unimportable as error:
         raise _uncheckable(path, error) from None
     except BadInput as error:
         problems.append(Violation(0, "header", str(error)))
         return None
+    require_code(path, [Epoch(0, policies)], "check")
+    return policies
 
 
 def _epochs(
@@ -139,12 +145,14 @@ def _epochs(
     policies: Policies | None,
     run: Run,
     problems: list[Violation],
+    *,
+    trust: bool,
 ) -> tuple[Epoch, ...]:
     """The policies in force from each point (one epoch unless the run was forked)."""
     if policies is None:
         return ()
     try:
-        return epochs_from_header(header.get("epochs"), policies, path, run)
+        return epochs_from_header(header.get("epochs"), policies, path, run, imports=trust)
     except Unimportable as error:
         raise _uncheckable(path, error) from None
     except BadInput as error:

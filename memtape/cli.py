@@ -34,7 +34,7 @@ from memtape.projections.text import render_timeline, render_view
 from memtape.projections.timeline import timeline
 from memtape.projections.view import view_data
 from memtape.redact import export_redacted
-from memtape.runfiles import LoadedRun, load_run, save_run
+from memtape.runfiles import LoadedRun, load_run, save_run, trusted
 from memtape.scenarios import SHIPPED, Scenario, is_scenario, load_scenario
 from memtape.storage import (
     SQLITE_SUFFIX,
@@ -113,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     show.add_argument("run", metavar="RUN", help=RUN_HELP)
     show.add_argument("--at", type=int, metavar="N", help="after the N-th event (default: the end)")
     show.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    _add_trust(show)
     show.set_defaults(handler=_show)
 
     diff = commands.add_parser(
@@ -132,6 +133,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     )
     diff.add_argument("--step", type=int, metavar="N", help="compare two runs after command N")
     diff.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    _add_trust(diff)
     diff.set_defaults(handler=_diff)
 
     runs = commands.add_parser(
@@ -154,6 +156,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         ),
     )
     check.add_argument("run", metavar="RUN", type=Path, help=RUN_FILE_HELP)
+    _add_trust(check)
     check.set_defaults(handler=_check)
 
     export = commands.add_parser(
@@ -189,6 +192,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         metavar="RUN2.jsonl",
         help="a JSONL file (replaced), or a .db store the fork is added to",
     )
+    _add_trust(fork)
     fork.set_defaults(handler=_fork)
 
     why = commands.add_parser(
@@ -204,6 +208,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         "target", metavar="turn:N|KEY|ID", help="a turn (turn:5), or a fact by its key or id"
     )
     why.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    _add_trust(why)
     why.set_defaults(handler=_why)
 
     line = commands.add_parser(
@@ -213,6 +218,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     )
     line.add_argument("run", metavar="RUN", help=RUN_HELP)
     line.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    _add_trust(line)
     line.set_defaults(handler=_timeline)
 
     _add_viewer(commands)
@@ -373,6 +379,7 @@ def _add_viewer(commands: Any) -> None:
     )
     view.add_argument("--compare", metavar="RUN2", help="a second run of the same inputs")
     _add_settings(view)
+    _add_trust(view)
     view.set_defaults(handler=_view)
 
     live = commands.add_parser(
@@ -392,10 +399,22 @@ def _add_viewer(commands: Any) -> None:
     )
     live.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
     _add_settings(live)
+    _add_trust(live)
     live.set_defaults(handler=_serve)
 
 
 _HANDLER_NAME = "memtape-cli"
+
+
+def _add_trust(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--trust",
+        action="store_true",
+        help=(
+            "import the policies a run file names by import path (run files are data: "
+            "without it, none is imported; also MEMTAPE_TRUST=1)"
+        ),
+    )
 
 
 def _add_settings(parser: argparse.ArgumentParser) -> None:
@@ -479,9 +498,14 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(target: str, settings: Sequence[str] = ()) -> LoadedRun:
+def _open(target: str, settings: Sequence[str] = (), *, trust: bool = False) -> LoadedRun:
     """A run file, or a scenario (shipped name or .toml file) run in memory,
-    its policies changed by ``settings`` (``AXIS.PARAM=VALUE``)."""
+    its policies changed by ``settings`` (``AXIS.PARAM=VALUE``).
+
+    A run file's policies named by import path are imported only when the
+    user trusts it (``--trust``, ``MEMTAPE_TRUST=1``); a scenario is the user's
+    own configuration, and its import paths are imported as ``run`` does.
+    """
     if is_scenario(target):
         scenario = load_scenario(target)
         if settings:
@@ -497,14 +521,14 @@ def _open(target: str, settings: Sequence[str] = ()) -> LoadedRun:
         raise BadInput(
             f"{target}: no such run file, and not a scenario (shipped: {shipped}, or a .toml file)"
         )
-    loaded = load_run(target)
+    loaded = load_run(target, trust=trusted(trust))
     if loaded.torn is not None:
         print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
     return loaded
 
 
 def _show(args: argparse.Namespace) -> int:
-    loaded = _open(args.run)
+    loaded = _open(args.run, trust=args.trust)
     run = loaded.session.run
     at = len(run) if args.at is None else _within(args.at, len(run), f"{args.run}: --at")
     view = view_data(run.state_at(at), at, loaded.session.policies_at(at))
@@ -522,7 +546,7 @@ def _diff(args: argparse.Namespace) -> int:
     if args.step is not None:
         if len(targets) != 2:
             raise MemtapeError("diff --step compares two runs: memtape diff RUN1 RUN2 --step N")
-        first, second = _open(targets[0]), _open(targets[1])
+        first, second = (_open(target, trust=args.trust) for target in targets)
         compared = step_diff(first.session.run, second.session.run, args.step)
         budgets = (_budget(first, compared.before), _budget(second, compared.after))
         data = step_diff_data(compared, budgets)
@@ -534,7 +558,7 @@ def _diff(args: argparse.Namespace) -> int:
             )
         if len(targets) != 3:
             raise MemtapeError("diff compares two points of a run: memtape diff RUN A B")
-        loaded = _open(targets[0])
+        loaded = _open(targets[0], trust=args.trust)
         run = loaded.session.run
         before, after = (_position(text, len(run), targets[0]) for text in targets[1:])
         budgets = (_budget(loaded, before), _budget(loaded, after))
@@ -590,7 +614,7 @@ def _check(args: argparse.Namespace) -> int:
             f"{args.run}: check takes a run file, not a scenario; record it first "
             f"(memtape run {args.run} --out RUN.jsonl)"
         )
-    report = check_file(args.run)
+    report = check_file(args.run, trust=trusted(args.trust))
     _print_lines(one_line(line) for line in report.lines())
     return 0 if report.ok else 1
 
@@ -612,11 +636,12 @@ def _fork(args: argparse.Namespace) -> int:
         # A store takes the fork beside its source; a run file would lose the source.
         _not_an_input(out, [args.run])
     source = args.run if is_scenario(args.run) else resolve_address(args.run)
-    loaded = _open(source)
+    loaded = _open(source, trust=args.trust)
     run = loaded.session.run
     _within(args.at, len(run), f"{args.run}: --at")
     if loaded.redacted:
         raise MemtapeError(f"{args.run}: a redacted run cannot be re-decided, so not forked")
+    loaded.require_code("fork")
     try:
         forked = loaded.session.fork(args.at, args.set)
     except MemtapeError as error:
@@ -633,7 +658,7 @@ def _fork(args: argparse.Namespace) -> int:
 
 
 def _why(args: argparse.Namespace) -> int:
-    loaded = _open(args.run)
+    loaded = _open(args.run, trust=args.trust)
     try:
         life = audit(loaded.session.run, loaded.session.policies_at, parse_target(args.target))
     except MemtapeError as error:
@@ -643,7 +668,7 @@ def _why(args: argparse.Namespace) -> int:
 
 
 def _timeline(args: argparse.Namespace) -> int:
-    loaded = _open(args.run)
+    loaded = _open(args.run, trust=args.trust)
     rows = timeline(loaded.session.run, loaded.session.policies_at)
     if args.json:
         print(json.dumps([row.data() for row in rows], indent=2, ensure_ascii=False))
@@ -656,7 +681,11 @@ def _view(args: argparse.Namespace) -> int:
     # --set changes the scenario RUN; --compare RUN2 stays as it is (the baseline).
     targets = [args.run] + ([args.compare] if args.compare else [])
     given = None if args.out is None else _not_an_input(output_path(args.out), targets)
-    runs = [_open(args.run, args.set)] + ([_open(args.compare)] if args.compare else [])
+    opened = [args.run, *([args.compare] if args.compare else [])]
+    runs = [
+        _open(target, args.set if n == 0 else (), trust=args.trust)
+        for n, target in enumerate(opened)
+    ]
     out = given or _not_an_input(output_path(f"{_file_stem(runs[0].scenario)}.html"), targets)
     write_atomic(out, view_page(runs).encode("utf-8"))
     print(f"wrote {out}: open it in a browser")
@@ -681,7 +710,7 @@ def _not_an_input(out: Path, targets: Iterable[str]) -> Path:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    return serve(live_source(args.target, args.set), args.port)
+    return serve(live_source(args.target, args.set, trust=trusted(args.trust)), args.port)
 
 
 def _bench(args: argparse.Namespace) -> int:

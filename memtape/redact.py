@@ -6,7 +6,8 @@ keys they expect, episodes, distilled facts and rules, the consolidation
 rules and every other string of the header) becomes a placeholder of as
 many tokens under the run's tokenizer, so every figure (meters, scores,
 decisions, WARM tokens) stays as it was. What is not free text stays: a
-turn's role (a word the policy measures as part of the turn and routes on),
+turn's role (one of the closed set ``ROLES``, which the policy measures as
+part of the turn and routes on; a log holding any other role is refused),
 the names of the policies, their rules (``supersession``, ``relevance``)
 and the tokenizer, and a COLD gist that is exactly the tiered policy's count
 template (``gist_for``), which the gist invariant checks word for word.
@@ -79,6 +80,7 @@ from memtape.core.commands import (
     ReadFact,
     RecordEpisode,
     WriteFact,
+    role_error,
 )
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import (
@@ -169,6 +171,7 @@ def redact(source: Path, *, secret: bytes | None = None) -> RedactedRun:
         run = Run(fold)
         cold = 0
         for batch in recorded.batches:
+            _closed_roles(batch)
             events: list[Event] = []
             for event in batch.events:
                 if isinstance(event, CompactionTriggered):
@@ -587,7 +590,8 @@ def _tokenizers(header: dict[str, Any], source: Path) -> tuple[Tokenizer, ...]:
     tables = header.get("policies")
     if not isinstance(tables, dict):
         raise BadInput("line 1: the header names no policies")
-    policies = Policies.from_params(tables, "line 1: policies")
+    # Run files are data: a policy named by import path is stood in for, not imported.
+    policies = Policies.from_params(tables, "line 1: policies", imports=False)
     epochs = epochs_from_header(header.get("epochs"), policies, source)
     found: list[Tokenizer] = []
     for epoch in epochs:
@@ -624,6 +628,20 @@ def _scrub(value: Any, masks: Masks) -> Any:
             for name, item in value.items()
         }
     return value
+
+
+def _closed_roles(batch: RecordedBatch) -> None:
+    """Refuse a batch with a role outside ``ROLES`` (a log written before roles were
+    a closed set): a role is kept as it is, so it must not be free text."""
+    roles = [batch.command.role] if isinstance(batch.command, AddTurn) else []
+    roles += [event.role for event in batch.events if isinstance(event, TurnAdded)]
+    for role in roles:
+        wrong = role_error(role)
+        if wrong is not None:
+            raise BadInput(
+                f"step {batch.step} (line {batch.line}): {wrong}; a redacted copy keeps "
+                "roles as they are, so it would keep this text"
+            )
 
 
 def _event(event: Event, masks: Masks, cold: int) -> Event:

@@ -1,6 +1,12 @@
-"""Saving a session to a run file, and loading one back with its policies."""
+"""Saving a session to a run file, and loading one back with its policies.
 
-from collections.abc import Mapping
+A run file is data (DESIGN.md, the trust model): loading one imports no
+policy its header names by import path unless the caller says the run is
+trusted; a stand-in that knows only the recorded table takes its place.
+"""
+
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +16,7 @@ from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.logfile import write_run
 from memtape.core.run import Run
 from memtape.policies.session import Epoch, Policies, Session
+from memtape.policies.unimported import TRUST_HINT
 from memtape.reducers import fold
 from memtape.storage import SqliteStore, is_sqlite, read_address
 
@@ -24,6 +31,38 @@ class LoadedRun:
     path: Path
     torn: str | None = None
     redacted: bool = False
+
+    def unimported(self) -> tuple[str, ...]:
+        """The import paths its header names that were not imported (each once)."""
+        paths = (path for epoch in self.session.epochs for path in epoch.policies.unimported())
+        return tuple(dict.fromkeys(paths))
+
+    def require_code(self, what: str) -> None:
+        """Refuse, in one line, to ``what`` (re-decide, fork...) a run whose policies were
+        not imported: deciding needs their code, and a run file's code is not trusted."""
+        require_code(self.path, self.session.epochs, what)
+
+
+def require_code(path: Path, epochs: Sequence[Epoch], what: str) -> None:
+    """Refuse, in one line, to ``what`` the run at ``path`` if any of its ``epochs`` has a
+    policy that was only stood in for (named by import path, and not imported)."""
+    paths = dict.fromkeys(name for epoch in epochs for name in epoch.policies.unimported())
+    if paths:
+        named = ", ".join(repr(name) for name in paths)
+        raise BadInput(
+            f"{path}: line 1: to {what} it, memtape would import {named}, which the run "
+            f"names by import path; run files are data, so it imports no code they name: "
+            f"{TRUST_HINT}"
+        )
+
+
+TRUST_ENV = "MEMTAPE_TRUST"
+"""The environment variable that, set to 1, trusts every run's code as ``--trust`` does."""
+
+
+def trusted(flag: bool = False) -> bool:
+    """Whether the user said runs are trusted: ``flag`` (``--trust``) or ``MEMTAPE_TRUST=1``."""
+    return flag or os.environ.get(TRUST_ENV) == "1"
 
 
 def save_run(
@@ -60,15 +99,20 @@ def save_run(
     return f"{path}#{run_id}"
 
 
-def load_run(address: Path | str) -> LoadedRun:
+def load_run(address: Path | str, *, trust: bool = False) -> LoadedRun:
     """Read a run (a JSONL file, ``runs.db`` or ``runs.db#ID``), rebuild its policies
-    and fold its events (deciding nothing)."""
+    and fold its events (deciding nothing).
+
+    A policy the header names by import path is imported only when ``trust``
+    is true; otherwise a stand-in (``memtape.policies.unimported``) takes its
+    place, enough to show the run but not to decide it again.
+    """
     path = Path(address)
     recorded = read_address(str(address))
     policies_data = recorded.header.get("policies")
     if not isinstance(policies_data, dict):
         raise BadInput(f"{path}: line 1: the header names no policies")
-    policies = Policies.from_params(policies_data, f"{path}: line 1: policies")
+    policies = Policies.from_params(policies_data, f"{path}: line 1: policies", imports=trust)
     run = Run(fold)
     for batch in recorded.batches:
         try:
@@ -76,19 +120,20 @@ def load_run(address: Path | str) -> LoadedRun:
         except CorruptLog as error:
             raise BadInput(f"{path}: step {batch.step} (line {batch.line}): {error}") from None
     scenario = recorded.header.get("scenario")
-    epochs = epochs_from_header(recorded.header.get("epochs"), policies, path, run)
+    epochs = epochs_from_header(recorded.header.get("epochs"), policies, path, run, imports=trust)
     session = Session(policies, run=run, epochs=epochs)
     redacted = recorded.header.get("redacted") is True
     return LoadedRun(session, str(scenario or path.stem), path, recorded.torn, redacted)
 
 
 def epochs_from_header(
-    data: Any, policies: Policies, path: Path, run: Run | None = None
+    data: Any, policies: Policies, path: Path, run: Run | None = None, *, imports: bool = False
 ) -> tuple[Epoch, ...]:
     """The epochs a run file's header lists (the policies in force from each point).
 
     Given the ``run``, each epoch must start between two of its commands: one
-    command's events are decided under one set of policies.
+    command's events are decided under one set of policies. A policy named by
+    import path is imported only when ``imports`` is true (``Policies.from_params``).
     """
     if data is None:
         return (Epoch(0, policies),)
@@ -103,7 +148,8 @@ def epochs_from_header(
             raise BadInput(f"{where}: epoch {number} starts at {start!r}, not after {previous}")
         if not isinstance(tables, dict):
             raise BadInput(f"{where}: epoch {number} names no policies")
-        epochs.append(Epoch(start, Policies.from_params(tables, f"{where} {number}")))
+        built = Policies.from_params(tables, f"{where} {number}", imports=imports)
+        epochs.append(Epoch(start, built))
     if epochs[-1].policies != policies:
         raise BadInput(f"{where}: the last epoch's policies differ from the header's")
     if run is not None:

@@ -181,7 +181,7 @@ class TestUnbuildablePolicies:
         so it is no problem in the run (exit 1) but a file that cannot be read (exit 2)."""
         path = edited(saved(tmp_path, "refund-desk"), 1, edit)
         with pytest.raises(BadInput) as raised:
-            check_file(path)
+            check_file(path, trust=True)
         message = str(raised.value)
         assert message.startswith(f"{path}: header: ")
         assert "cannot import nowhere_at_all" in message
@@ -191,7 +191,7 @@ class TestUnbuildablePolicies:
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         path = edited(saved(tmp_path, "refund-desk"), 1, unimportable_header)
-        status = main(["check", str(path)])
+        status = main(["check", "--trust", str(path)])
         captured = capsys.readouterr()
         assert (2, "", 1) == (status, captured.out, len(captured.err.splitlines()))
         assert captured.err.startswith(f"memtape: error: {path}: header: policies: [compaction]")
@@ -208,5 +208,5 @@ class TestDeterminism:
         )
         out = tmp_path / "run.jsonl"
         assert 0 == main(["run", str(scenario), "--out", str(out)])
-        problems = check_file(out).problems
+        problems = check_file(out, trust=True).problems
         assert (1, "determinism") in [(p.position, p.invariant) for p in problems]

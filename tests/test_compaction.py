@@ -50,7 +50,10 @@ class TestTurns:
 
         assert [1, 2] == [t.turn for t in state.window.hot]
 
-    @pytest.mark.parametrize(("role", "salient"), [("tool", True), ("user", False), ("x", False)])
+    @pytest.mark.parametrize(
+        ("role", "salient"),
+        [("tool", True), ("user", False), ("system", False), ("assistant", False)],
+    )
     def test_salience_defaults_to_whether_the_role_is_tool(self, role: str, salient: bool) -> None:
         (turn,) = TieredCompaction(100, 2).decide(INITIAL_STATE, AddTurn(role, "text"))
         assert isinstance(turn, TurnAdded)
@@ -64,9 +67,12 @@ class TestTurns:
 
         assert salient == turn.salient
 
-    @pytest.mark.parametrize("role", ["", " user", "user ", "   "])
-    def test_a_role_must_be_a_non_empty_word(self, role: str) -> None:
-        with pytest.raises(Rejected, match="a turn's role must be a non-empty word"):
+    @pytest.mark.parametrize(
+        "role", ["", " user", "user ", "   ", "User", "developer", "Dana Smith SSN 123-45-6789"]
+    )
+    def test_a_role_outside_the_closed_set_is_rejected(self, role: str) -> None:
+        """A role is one of system, user, assistant, tool: never free text."""
+        with pytest.raises(Rejected, match="a turn's role is one of system, user, assistant, tool"):
             TieredCompaction(100, 2).decide(INITIAL_STATE, AddTurn(role, "text"))
 
 

@@ -85,8 +85,9 @@ class TestBadLines:
         [
             ("{not json", "not a JSON message"),
             ("[1, 2]", "a message is an object with role and content"),
-            ('{"content": "hi"}', "role must be a word"),
-            ('{"role": "the user", "content": "hi"}', "role must be a word"),
+            ('{"content": "hi"}', "role must be one of system, developer, user, assistant, tool"),
+            ('{"role": "the user", "content": "hi"}', "got 'the user'"),
+            ('{"role": ["user"], "content": "hi"}', "got ['user']"),
             ('{"role": "user"}', "a message needs content"),
             ('{"role": "user", "content": 5}', "content must be a string"),
             ('{"role": "user", "content": null}', "content must be a string"),
@@ -116,26 +117,47 @@ class TestBadLines:
         with pytest.raises(BadInput, match="no messages"):
             read_chat(_chat(tmp_path, ""))
 
-    @pytest.mark.parametrize("rule", ["", "tool,", "the user"])
+    @pytest.mark.parametrize("rule", ["", "tool,", "the user", "tools", "developer"])
     def test_a_malformed_salient_rule_is_refused(self, rule: str) -> None:
         with pytest.raises(BadInput, match="--salient"):
             salient_roles(rule)
 
 
 class TestSalientRoles:
-    def test_a_role_no_message_has_is_refused_naming_the_file_s_roles(self) -> None:
-        """A typo ("tools") would make no turn salient, silently: it is refused instead."""
+    def test_a_role_no_message_has_is_refused_naming_the_file_s_roles(self, tmp_path: Path) -> None:
+        """A rule naming a role the file lacks would make no turn salient, silently: it is
+        refused instead."""
+        path = _chat(tmp_path, '{"role": "user", "content": "hello"}')
         with pytest.raises(BadInput) as caught:
-            import_chat(FIXTURE, "tools")
+            import_chat(path, "system")
         expected = (
-            f"{FIXTURE}: --salient 'tools': no message has the role 'tools' "
-            "(the file's roles: assistant, system, tool, user)"
+            f"{path}: --salient 'system': no message has the role 'system' (the file's roles: user)"
         )
         assert expected == str(caught.value)
 
-    def test_every_missing_role_is_named(self) -> None:
-        with pytest.raises(BadInput, match="no message has the roles 'sytem', 'users' "):
-            import_chat(FIXTURE, "tool,sytem,users")
+    def test_every_missing_role_is_named(self, tmp_path: Path) -> None:
+        path = _chat(tmp_path, '{"role": "user", "content": "hello"}')
+        with pytest.raises(BadInput, match="no message has the roles 'system', 'tool' "):
+            import_chat(path, "tool,system,user")
+
+    def test_a_typo_is_not_a_role(self) -> None:
+        """A typo ("tools") is refused before the file is read, naming the roles there are."""
+        with pytest.raises(BadInput) as caught:
+            import_chat(FIXTURE, "tools")
+        expected = (
+            "--salient 'tools': write tool, all, none, or roles separated by commas "
+            "(of system, user, assistant, tool)"
+        )
+        assert expected == str(caught.value)
+
+    def test_openai_roles_map_onto_the_closed_set(self, tmp_path: Path) -> None:
+        """A developer message is a system prompt; a function message a tool result."""
+        path = _chat(
+            tmp_path,
+            '{"role": "developer", "content": "be brief"}',
+            '{"role": "function", "content": "42"}',
+        )
+        assert ["system", "tool"] == [turn.role for turn in _turns(import_chat(path))]
 
     def test_the_default_holds_for_a_file_without_tool_results(self, tmp_path: Path) -> None:
         """No rule given: tool results are salient if there are any, and nothing is refused."""
@@ -157,10 +179,11 @@ class TestCli:
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
         out = tmp_path / "chat.toml"
-        status = main(["import", str(FIXTURE), "--salient", "tools", "--out", str(out)])
+        chat = _chat(tmp_path, '{"role": "user", "content": "hello"}')
+        status = main(["import", str(chat), "--salient", "tool", "--out", str(out)])
         captured = capsys.readouterr()
         assert (2, "", 1) == (status, captured.out, len(captured.err.splitlines()))
-        assert "--salient 'tools': no message has the role 'tools'" in captured.err
+        assert "--salient 'tool': no message has the role 'tool'" in captured.err
         assert not out.exists()
 
     def test_import_writes_a_scenario_that_runs(

@@ -77,7 +77,7 @@ class TestCli:
         scenario, out = tmp_path / "s.toml", tmp_path / "run.jsonl"
         scenario.write_text(SCENARIO)
         assert 0 == main(["run", str(scenario), "--out", str(out)])
-        assert 1 == main(["check", str(out)])
+        assert 1 == main(["check", "--trust", str(out)])
         assert "event 1: budget: the window holds 4 tokens" in capsys.readouterr().out
 
     def test_set_may_switch_to_an_import_path(

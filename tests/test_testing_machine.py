@@ -70,7 +70,7 @@ class TestBrokenPolicies:
         out = tmp_path / "run.jsonl"
         assert 0 == main(["run", str(broken.path), "--out", str(out)])
         assert out.is_file()
-        main(["check", str(out)])
+        main(["check", "--trust", str(out)])
         assert ": budget: " in capsys.readouterr().out
 
     def test_the_failure_message_gives_the_path_and_the_replay_command(

@@ -38,7 +38,8 @@ class TestArriving:
     @pytest.mark.parametrize(
         ("command", "problem"),
         [
-            (AddTurn("", "x"), "role must be a non-empty word"),
+            (AddTurn("", "x"), "role is one of system, user, assistant, tool, got ''"),
+            (AddTurn("Dana Smith", "x"), "role is one of system, user, assistant, tool, got 'Dana"),
             (AddTurn("user", 3), "text must be a string"),  # type: ignore[arg-type]
             (AddTurn("user", "x", "yes"), "salient flag"),  # type: ignore[arg-type]
         ],

@@ -6,6 +6,17 @@ honour it, or rejects it.
 
 import attrs
 
+ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
+"""The roles a turn may have: a closed set (an importer maps its format's roles onto it),
+so that a role is never free text: it holds nothing of the user's, and survives redaction."""
+
+
+def role_error(role: object) -> str | None:
+    """Why ``role`` is not a turn's role, or None when it is one of ``ROLES``."""
+    if isinstance(role, str) and role in ROLES:
+        return None
+    return f"a turn's role is one of {', '.join(ROLES)}, got {role!r}"
+
 
 @attrs.frozen
 class AddTurn:

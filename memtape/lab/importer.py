@@ -17,9 +17,22 @@ from typing import Any
 
 import orjson
 
+from memtape.core.commands import ROLES
 from memtape.core.errors import BadInput
 from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, header
 from memtape.scenarios.writer import Value, scenario_file
+
+OPENAI_ROLES: dict[str, str] = {
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
+    "tool": "tool",
+    "function": "tool",
+}
+"""Each OpenAI chat role and the turn role it becomes (``memtape.core.commands.ROLES``):
+a ``developer`` message instructs as a system prompt does, a ``function`` message
+is the older form of a tool result."""
 
 DEFAULT_SALIENT = "tool"
 """The salience rule when none is given: tool results are salient, nothing else."""
@@ -33,9 +46,10 @@ def salient_roles(rule: str) -> frozenset[str] | None:
     if text == "none":
         return frozenset()
     roles = [role.strip() for role in text.split(",")]
-    if not all(_is_role(role) for role in roles):
+    if not all(role in ROLES for role in roles):
         raise BadInput(
-            f"--salient {rule!r}: write tool, all, none, or roles separated by commas (tool,system)"
+            f"--salient {rule!r}: write tool, all, none, or roles separated by commas "
+            f"(of {', '.join(ROLES)})"
         )
     return frozenset(roles)
 
@@ -54,10 +68,6 @@ def _check_roles(
             f"{path}: --salient {rule!r}: no message has {named} "
             f"(the file's roles: {', '.join(sorted(present))})"
         )
-
-
-def _is_role(role: Any) -> bool:
-    return isinstance(role, str) and bool(role) and not any(char.isspace() for char in role)
 
 
 def read_chat(path: Path) -> list[tuple[str, str]]:
@@ -84,9 +94,11 @@ def read_chat(path: Path) -> list[tuple[str, str]]:
 def _message(data: Any, where: str) -> tuple[str, str]:
     if not isinstance(data, dict):
         raise BadInput(f"{where}: a message is an object with role and content")
-    role = data.get("role")
-    if not isinstance(role, str) or not _is_role(role):
-        raise BadInput(f"{where}: role must be a word (user, assistant, tool...), got {role!r}")
+    given = data.get("role")
+    role = OPENAI_ROLES.get(given) if isinstance(given, str) else None
+    if role is None:
+        known = ", ".join(OPENAI_ROLES)
+        raise BadInput(f"{where}: role must be one of {known}, got {given!r}")
     if "content" not in data:
         raise BadInput(f"{where}: a message needs content (a string, text parts, or null)")
     # orjson refuses unpaired surrogate escapes, so every text can be written as UTF-8.

@@ -40,6 +40,7 @@ from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, Fo
 from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tool_clearing import ClearToolResults
+from memtape.policies.unimported import STAND_INS, Unimported
 from memtape.reducers import evolve, fold
 
 COMPACTION: dict[str, Any] = {
@@ -105,8 +106,15 @@ class Policies:
             raise BadInput("consolidation rules write facts, which needs a [forgetting] policy")
 
     @classmethod
-    def from_params(cls, tables: Mapping[str, Any], where: str = "policies") -> "Policies":
-        """Build the policies from ``{"compaction": {"policy": NAME, ...}, ...}``."""
+    def from_params(
+        cls, tables: Mapping[str, Any], where: str = "policies", *, imports: bool = True
+    ) -> "Policies":
+        """Build the policies from ``{"compaction": {"policy": NAME, ...}, ...}``.
+
+        A policy named by import path is imported, unless ``imports`` is false
+        (a run file's header, which is data): then a stand-in that knows only
+        its table takes its place (``memtape.policies.unimported``).
+        """
         unknown = set(tables) - set(AXES)
         if unknown:
             raise BadInput(f"{where}: unknown section(s) {', '.join(sorted(unknown))}")
@@ -119,6 +127,9 @@ class Policies:
                 raise BadInput(f"{where}: [{axis}] must be a table")
             params = dict(table)
             name = params.pop("policy", None)
+            if isinstance(name, str) and is_import_path(name) and not imports:
+                built[axis] = STAND_INS[axis].from_table(name, params, f"{where}: [{axis}]")
+                continue
             if isinstance(name, str) and is_import_path(name):
                 policy = policy_class(name, f"{where}: [{axis}]")
             elif isinstance(name, str) and name in known:
@@ -131,6 +142,11 @@ class Policies:
             return cls(**built)
         except BadInput as error:
             raise BadInput(f"{where}: {error}") from None
+
+    def unimported(self) -> tuple[str, ...]:
+        """The import paths of the policies only stood in for (a run read as data)."""
+        present = (self.compaction, self.forgetting, self.consolidation)
+        return tuple(policy.path for policy in present if isinstance(policy, Unimported))
 
     def params(self) -> dict[str, dict[str, Any]]:
         """Every present policy's parameters, by axis: what ``from_params`` reads back.
@@ -148,6 +164,9 @@ class Policies:
             if policy is None:
                 continue
             table = dict(policy.params())
+            if isinstance(policy, Unimported):
+                tables[axis] = table
+                continue
             if AXES[axis].get(getattr(policy, "name", "")) is not type(policy):
                 table["policy"] = import_path(type(policy))
             tables[axis] = table

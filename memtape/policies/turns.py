@@ -4,7 +4,7 @@ and reading the parameters common to them all (``budget``, ``tokenizer``)."""
 from collections.abc import Mapping
 from typing import Any
 
-from memtape.core.commands import AddTurn
+from memtape.core.commands import AddTurn, role_error
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import TurnAdded
 from memtape.core.state import Window
@@ -16,12 +16,13 @@ def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdde
     """The turn ``command`` adds to ``window``: numbered, measured, its salience settled.
 
     A turn costs the tokens of ``"{role}: {text}"``; a turn whose salience is
-    not given is salient when its role is ``tool``. A malformed turn is
-    ``Rejected``.
+    not given is salient when its role is ``tool``. A malformed turn (a role
+    outside ``ROLES``, a text that is not a string...) is ``Rejected``.
     """
     role, text, salient = command.role, command.text, command.salient
-    if not isinstance(role, str) or not role or role != role.strip():
-        raise Rejected(f"a turn's role must be a non-empty word, got {role!r}")
+    wrong = role_error(role)
+    if wrong is not None:
+        raise Rejected(wrong)
     if not isinstance(text, str):
         raise Rejected(f"a turn's text must be a string, got {text!r}")
     if salient is not None and not isinstance(salient, bool):

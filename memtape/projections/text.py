@@ -65,7 +65,11 @@ def _window_lines(window: dict[str, Any], color: bool) -> Iterator[str]:
 
 def _store_lines(store: dict[str, Any], clock: float) -> Iterator[str]:
     ranking = store["ranking"]
-    yield f"store  {len(ranking)} of {store['capacity']} active facts, ranked at t={clock:g}"
+    if "unscored" in store:
+        yield f"store  {len(ranking)} of {store['capacity']} active facts, unscored"
+        yield f"  {store['unscored']}"
+    else:
+        yield f"store  {len(ranking)} of {store['capacity']} active facts, ranked at t={clock:g}"
     if ranking:
         names = list(ranking[0]["factors"])
         yield "  " + "  ".join(["id", "key".ljust(12), "score ", *names, "reads", "text"])
@@ -73,7 +77,7 @@ def _store_lines(store: dict[str, Any], clock: float) -> Iterator[str]:
             factors = "  ".join(f"{fact['factors'][n]:.4f}".ljust(len(n)) for n in names)
             key = fact["key"].ljust(12)
             yield (
-                f"  {fact['id']:>2}  {key}  {fact['score']:.4f}  {factors}  "
+                f"  {fact['id']:>2}  {key}  {_score(fact['score'])}  {factors}  "
                 f"{fact['reads']:>5}  {fact['text']}"
             )
     for fact in store["retired"]:
@@ -86,6 +90,10 @@ def _store_lines(store: dict[str, Any], clock: float) -> Iterator[str]:
             f"  evicted  {fact['id']} {fact['key']!r}: {fact['text']}  "
             f"(score {fact['score']:.4f} at t={fact['evicted_at']:g})"
         )
+
+
+def _score(score: float | None) -> str:
+    return "     -" if score is None else f"{score:.4f}"
 
 
 def _memory_lines(view: dict[str, Any]) -> Iterator[str]:

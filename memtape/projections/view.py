@@ -9,6 +9,7 @@ from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, T
 from memtape.core.state import Fact, State, Window
 from memtape.policies.protocols import CompactionPolicy, ForgettingPolicy, Scored
 from memtape.policies.session import Policies
+from memtape.policies.unimported import NotImported
 from memtape.projections.meter import meter
 
 
@@ -53,13 +54,27 @@ def turn_data(turn: TurnAdded) -> dict[str, Any]:
 
 
 def store_data(state: State, forgetting: ForgettingPolicy | None) -> dict[str, Any] | None:
-    """The ranking at the state's clock with each factor, and the retired and evicted facts."""
+    """The ranking at the state's clock with each factor, and the retired and evicted facts.
+
+    A policy a run file names by import path is not imported, so it cannot
+    score: then the active facts are listed oldest first, each with a null
+    score and no factors, and ``unscored`` says why.
+    """
     if forgetting is None:
         return None
     store = state.store
+    unscored: dict[str, str] = {}
+    try:
+        ranking = [ranked_data(s) for s in forgetting.rank(store, state.clock)]
+    except NotImported as error:
+        unscored["unscored"] = str(error)
+        ranking = [
+            {**fact_data(fact), "factors": {}, "score": None} for fact in store.active_facts()
+        ]
     return {
+        **unscored,
         "capacity": forgetting.capacity,
-        "ranking": [ranked_data(s) for s in forgetting.rank(store, state.clock)],
+        "ranking": ranking,
         "retired": [
             {**fact_data(f), "retired_at": f.ended_at, "superseded_by": f.superseded_by}
             for f in store.with_status("retired")

@@ -46,6 +46,7 @@ from memtape.core.commands import (
     ReadFact,
     RecordEpisode,
     WriteFact,
+    role_error,
 )
 from memtape.core.errors import BadInput
 from memtape.policies.params import Params
@@ -175,7 +176,11 @@ def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
         salient = params.optional("salient")
         if salient is not None and not isinstance(salient, bool):
             raise params.error("salient", f"must be true or false, got {salient!r}")
-        command = AddTurn(params.text("turn"), params.text("text"), salient)
+        role = params.text("turn")
+        wrong = role_error(role)
+        if wrong is not None:
+            raise params.error("turn", wrong)
+        command = AddTurn(role, params.text("text"), salient)
     elif kind == "advance":
         command = AdvanceClock(params.number("advance", minimum=0.0))
     elif kind == "write":

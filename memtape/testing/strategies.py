@@ -14,6 +14,7 @@ from typing import TypeVar
 import attrs
 
 from memtape.core.commands import (
+    ROLES,
     AddTurn,
     AdvanceClock,
     Command,
@@ -40,11 +41,8 @@ T = TypeVar("T")
 WORDS = ("Dana", "refund", "order", "policy", "fee", "window", "the", "is", "a", "ok", "$200")
 """Words that turn, fact and episode texts are made of (besides random text)."""
 
-ROLES = ("user", "assistant", "tool")
-"""The roles of a conversation."""
-
-BAD_ROLES = ("", " ", " user", "tool\n", "\tassistant")
-"""Roles a compaction policy must reject: empty, or with surrounding whitespace."""
+BAD_ROLES = ("", " ", " user", "tool\n", "\tassistant", "User", "developer", "Dana Smith")
+"""Roles a compaction policy must reject: any text outside the closed set ``ROLES``."""
 
 KEYS = ("name", "contact", "order", "chitchat", "promo", "user.name", "colour")
 """A small key space, so that writes supersede and reads find facts."""
@@ -147,14 +145,13 @@ def texts() -> st.SearchStrategy[str]:
 
 
 def roles(*, valid_only: bool = False) -> st.SearchStrategy[str]:
-    """Roles: the usual three, any other word, and (unless ``valid_only``) bad ones."""
-    valid = weighted(
-        (6, st.sampled_from(ROLES)),
-        (1, st.text(min_size=1, max_size=6).filter(lambda r: r == r.strip() and r != "")),
-    )
+    """Roles: the closed set ``ROLES``, and (unless ``valid_only``) bad ones: a role from
+    ``BAD_ROLES`` or any other text."""
+    valid = st.sampled_from(ROLES)
     if valid_only:
         return valid
-    return weighted((8, valid), (1, st.sampled_from(BAD_ROLES)))
+    other = st.text(max_size=12).filter(lambda role: role not in ROLES)
+    return weighted((8, valid), (1, st.sampled_from(BAD_ROLES)), (1, other))
 
 
 def add_turns(*, valid_only: bool = False) -> st.SearchStrategy[AddTurn]:

@@ -120,12 +120,14 @@ def next_label(command: Command) -> dict[str, str]:
     return {"label": label}
 
 
-def live_source(target: str, settings: Sequence[str] = ()) -> LiveRun:
+def live_source(target: str, settings: Sequence[str] = (), *, trust: bool = False) -> LiveRun:
     """A live session for a scenario (its steps to come) or a run (its recorded commands).
 
     ``settings`` (``AXIS.PARAM=VALUE``, as ``memtape run --set``) change a
     scenario's policies; a run is re-decided from the start under the policies
     that began it, which settings do not change (``memtape fork`` does that).
+    Re-deciding runs the policies' code, so a run naming a policy by import
+    path is refused unless ``trust`` says its code is the user's to run.
     """
     if is_scenario(target):
         scenario = load_scenario(target)
@@ -135,7 +137,8 @@ def live_source(target: str, settings: Sequence[str] = ()) -> LiveRun:
         raise BadInput(
             f"{target}: --set changes a scenario's policies; fork a recorded run instead"
         )
-    loaded = load_run(target)
+    loaded = load_run(target, trust=trust)
+    loaded.require_code("serve")
     if loaded.torn is not None:
         print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
     session = loaded.session
