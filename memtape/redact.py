@@ -1,8 +1,8 @@
 """Redacting a run: a copy whose free texts are placeholders and whose figures are the same.
 
 A redacted copy can go into a bug report without the user's data. Every
-free text (turn texts, WARM items, fact keys and texts, query texts and the
-keys they expect, episodes, distilled facts and rules, the consolidation
+free text (turn texts and tool call ids, WARM items, fact keys and texts,
+query texts and the keys they expect, episodes, distilled facts and rules, the consolidation
 rules and every other string of the header) becomes a placeholder of as
 many tokens under the run's tokenizer, so every figure (meters, scores,
 decisions, WARM tokens) stays as it was. What is not free text stays: a
@@ -214,6 +214,13 @@ class Masks:
         self._made: dict[str, str] = {}
         self._tags: set[str] = set()
         self._taken: set[str] = set()
+        self._calls: dict[str, str] = {}
+
+    def calls(self, ids: tuple[str, ...]) -> tuple[str, ...]:
+        """Tool call ids as ``call.N``, numbered in the order the run first names them: an
+        id is no figure (no token count keeps it), and the same id is the same placeholder
+        wherever it appears, so a call still pairs with its results."""
+        return tuple(self._calls.setdefault(i, f"call.{len(self._calls) + 1}") for i in ids)
 
     def text(self, text: str) -> str:
         """The placeholder of ``text``: as many tokens, the same one wherever ``text`` appears."""
@@ -648,7 +655,10 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
     """``event`` with its texts masked; ``cold`` counts the COLD turns after it."""
     if isinstance(event, TurnAdded):
         text = masks.turn(event.role, event.text)
-        return TurnAdded(event.turn, event.role, text, event.tokens, event.salient)
+        calls, answers = masks.calls(event.calls), masks.calls(event.answers)
+        return TurnAdded(
+            event.turn, event.role, text, event.tokens, event.salient, calls, answers, event.pinned
+        )
     if isinstance(event, CompactionTriggered):
         warm = tuple(WarmItem(i.turn, masks.text(i.text), i.tokens) for i in event.warm)
         # The tiered gist only counts turns; the gist invariant reads it word for word.
@@ -681,7 +691,9 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
 def _command(command: Command, masks: Masks) -> Command:
     """``command`` with its texts masked as its events' are."""
     if isinstance(command, AddTurn):
-        return AddTurn(command.role, masks.turn(command.role, command.text), command.salient)
+        text = masks.turn(command.role, command.text)
+        calls, answers = masks.calls(command.calls), masks.calls(command.answers)
+        return AddTurn(command.role, text, command.salient, calls, answers, command.pin)
     if isinstance(command, WriteFact):
         return WriteFact(
             masks.text(command.key),

@@ -379,9 +379,9 @@ class TestReadRunErrors:
 
     def test_a_future_event_version(self, tmp_path: Path, runs: dict[str, Run]) -> None:
         good = _good(tmp_path, runs)
-        path = _broken(tmp_path, runs, [*good[:2], _with(good[2], v=2), *good[3:]])
+        path = _broken(tmp_path, runs, [*good[:2], _with(good[2], v=3), *good[3:]])
 
-        with pytest.raises(BadInput, match="line 3: TurnAdded version 2"):
+        with pytest.raises(BadInput, match="line 3: TurnAdded version 3"):
             read_run(path)
 
     def test_an_event_without_a_version(self, tmp_path: Path, runs: dict[str, Run]) -> None:

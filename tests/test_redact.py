@@ -1056,4 +1056,4 @@ class TestWordCountPlaceholders:
         first = redact(saved(tmp_path, "refund-desk")).run.events[0]
 
         assert isinstance(first, TurnAdded)
-        assert " ".join(f"29d7a7ee.{n}" for n in range(1, 11)) == first.text
+        assert " ".join(f"0d3ddc01.{n}" for n in range(1, 11)) == first.text

@@ -8,12 +8,14 @@ from typing import Any
 
 import pytest
 
+from memtape.cli import main
 from memtape.core.codec import event_data, event_from_data
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES, Event, FactRead, TurnAdded
 from memtape.core.logfile import read_run
 from memtape.core.upcast import UPCASTERS, Upcasters, upcast, use_upcasters
 from memtape.policies.session import Session
+from memtape.runfiles import load_run
 from memtape.scenarios import load_scenario
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -29,7 +31,8 @@ def _turn_added_v0_v1(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "salient": data["role"] == "tool"}
 
 
-V0_UPCASTERS: Upcasters = {("TurnAdded", 0): _turn_added_v0_v1}
+V0_UPCASTERS: Upcasters = {**UPCASTERS, ("TurnAdded", 0): _turn_added_v0_v1}
+"""The shipped upcasters and the hypothetical version 0's: a version-0 turn goes to 1, then 2."""
 
 
 def _mark(label: str) -> Any:
@@ -75,7 +78,8 @@ class TestChaining:
     def test_the_current_version_defaults_to_the_event_class(self) -> None:
         fields = {"turn": 1, "role": "tool", "text": "hi", "tokens": 2}
 
-        assert (fields | {"salient": True}, TurnAdded.VERSION) == upcast(
+        structure = {"calls": [], "answers": [], "pinned": False}
+        assert (fields | {"salient": True} | structure, TurnAdded.VERSION) == upcast(
             "TurnAdded", 0, fields, upcasters=V0_UPCASTERS
         )
 
@@ -128,7 +132,7 @@ class TestNewerVersion:
 
         assert (
             "TurnAdded version 3 is not readable here: it is newer than this memtape "
-            "reads (1); upgrade memtape"
+            "reads (2); upgrade memtape"
         ) == message
 
     def test_a_newer_version_is_refused_even_with_upcasters_from_it(self) -> None:
@@ -227,6 +231,32 @@ class TestShippedUpcasters:
         assert [] == [v for v in range(1, current) if (name, v) not in UPCASTERS]
 
 
+class TestTurnAddedV1:
+    def test_a_version_1_turn_made_no_calls_answered_none_and_was_not_pinned(self) -> None:
+        fields = {"turn": 3, "role": "tool", "text": "ok", "tokens": 2, "salient": True}
+        assert TurnAdded(3, "tool", "ok", 2, True, (), (), False) == event_from_data(
+            "TurnAdded", 1, fields
+        )
+
+    def test_a_version_1_log_folds_to_the_state_it_always_did(self, tmp_path: Path) -> None:
+        """refund-desk written as version-1 turns (the fields memtape 0.1 wrote) folds to
+        the same state as the current recording."""
+        path = tmp_path / "refund.jsonl"
+        assert 0 == main(["run", "refund-desk", "--out", str(path)])
+        lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+        for line in lines[1:]:
+            if line["type"] == "TurnAdded":
+                assert (False, [], []) == (
+                    line["event"].pop("pinned"),
+                    line["event"].pop("calls"),
+                    line["event"].pop("answers"),
+                )
+                line["v"] = 1
+        old = tmp_path / "old.jsonl"
+        old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+        assert load_run(path).session.state == load_run(old).session.state
+
+
 class TestOldFormatFixture:
     def test_the_fixture_holds_version_0_turns_without_a_salient_flag(self) -> None:
         lines = [json.loads(raw) for raw in REFUND_DESK_V0.read_text("utf-8").splitlines()[1:]]
@@ -250,5 +280,5 @@ class TestOldFormatFixture:
 
         assert (
             f"{REFUND_DESK_V0}: line 2: TurnAdded version 0 is not readable here: "
-            "no upcaster from version 0 to 1 (this memtape reads version 1)"
+            "no upcaster from version 0 to 1 (this memtape reads version 2)"
         ) == str(caught.value)

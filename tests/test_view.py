@@ -134,9 +134,16 @@ class TestWindowData:
     def test_turn_data(self) -> None:
         turn = TurnAdded(3, "tool", "lookup: ok", 3, True)
 
-        assert {"turn": 3, "role": "tool", "text": "lookup: ok", "tokens": 3, "salient": True} == (
-            turn_data(turn)
-        )
+        assert {
+            "turn": 3,
+            "role": "tool",
+            "text": "lookup: ok",
+            "tokens": 3,
+            "salient": True,
+            "calls": [],
+            "answers": [],
+            "pinned": False,
+        } == turn_data(turn)
 
 
 class TestStoreData:

@@ -20,11 +20,19 @@ def role_error(role: object) -> str | None:
 
 @attrs.frozen
 class AddTurn:
-    """Add a conversation turn; ``salient=None`` means salient iff the role is ``tool``."""
+    """Add a conversation turn; ``salient=None`` means salient iff the role is ``tool``.
+
+    ``calls`` are the ids of the tool calls the turn makes, in order;
+    ``answers`` the ids of the calls whose results it carries. A ``pin``ned
+    turn (a system prompt, an instructions file) is one no policy moves.
+    """
 
     role: str
     text: str
     salient: bool | None = None
+    calls: tuple[str, ...] = ()
+    answers: tuple[str, ...] = ()
+    pin: bool = False
 
 
 @attrs.frozen

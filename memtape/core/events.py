@@ -16,14 +16,22 @@ import attrs
 
 @attrs.frozen
 class TurnAdded:
-    """A conversation turn joined the window, verbatim, with its measured tokens."""
+    """A conversation turn joined the window, verbatim, with its measured tokens.
 
-    VERSION: ClassVar[int] = 1
+    ``calls`` are the ids of the tool calls it makes, ``answers`` those of the
+    calls whose results it carries (version 2; a version-1 turn has neither),
+    and a ``pinned`` turn is one no policy moves.
+    """
+
+    VERSION: ClassVar[int] = 2
     turn: int
     role: str
     text: str
     tokens: int
     salient: bool
+    calls: tuple[str, ...] = ()
+    answers: tuple[str, ...] = ()
+    pinned: bool = False
 
 
 @attrs.frozen

@@ -36,8 +36,14 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 Upcasters = Mapping[tuple[str, int], Upcaster]
 """Upcasters by (event type name, version they start from)."""
 
-UPCASTERS: Upcasters = {}
-"""The upcasters memtape ships; empty while every event type is at its first version."""
+
+def _turn_added_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 turn made no tool calls, answered none, and was not pinned."""
+    return {**data, "calls": [], "answers": [], "pinned": False}
+
+
+UPCASTERS: Upcasters = {("TurnAdded", 1): _turn_added_v1_v2}
+"""The upcasters memtape ships, by (event type, the version each starts from)."""
 
 _in_force: ContextVar[Upcasters] = ContextVar("upcasters", default=UPCASTERS)
 

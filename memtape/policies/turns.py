@@ -27,9 +27,25 @@ def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdde
         raise Rejected(f"a turn's text must be a string, got {text!r}")
     if salient is not None and not isinstance(salient, bool):
         raise Rejected(f"a turn's salient flag must be true, false or unset, got {salient!r}")
+    calls, answers = _ids("calls", command.calls), _ids("answers", command.answers)
+    both = set(calls) & set(answers)
+    if both:
+        raise Rejected(f"a turn cannot answer its own call, got {sorted(both)[0]!r} in both")
+    if not isinstance(command.pin, bool):
+        raise Rejected(f"a turn's pin flag must be true or false, got {command.pin!r}")
     if salient is None:
         salient = role == "tool"
-    return TurnAdded(window.turns + 1, role, text, tokenizer.count(f"{role}: {text}"), salient)
+    tokens = tokenizer.count(f"{role}: {text}")
+    return TurnAdded(window.turns + 1, role, text, tokens, salient, calls, answers, command.pin)
+
+
+def _ids(name: str, ids: object) -> tuple[str, ...]:
+    """A turn's ``calls`` or ``answers``: distinct non-empty ids, or ``Rejected``."""
+    if not isinstance(ids, tuple) or not all(isinstance(i, str) and i for i in ids):
+        raise Rejected(f"a turn's {name} must be a list of non-empty ids, got {ids!r}")
+    if len(set(ids)) != len(ids):
+        raise Rejected(f"a turn's {name} name an id twice: {ids!r}")
+    return ids
 
 
 def shared_params(params: Params) -> tuple[int, Tokenizer]:

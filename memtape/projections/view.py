@@ -50,6 +50,9 @@ def turn_data(turn: TurnAdded) -> dict[str, Any]:
         "text": turn.text,
         "tokens": turn.tokens,
         "salient": turn.salient,
+        "calls": list(turn.calls),
+        "answers": list(turn.answers),
+        "pinned": turn.pinned,
     }
 
 

@@ -14,6 +14,10 @@ turn = "user"             # a turn: its role, text, and optional salient flag
 text = "Hi, I'm Dana."
 ```
 
+A turn's role is one of system, user, assistant, tool. A turn may also say
+``calls = ["id", ...]`` (the tool calls it makes), ``answers = ["id", ...]``
+(the calls whose results it carries) and ``pin = true`` (no policy moves it).
+
 The other steps: ``advance = 6`` (the clock), ``write = "key"`` with
 ``text``, ``importance`` and optional ``supersedes``; ``read = "key"`` or
 ``read = 3`` (an id); ``query = "text"`` with optional ``expect = "key"`` and
@@ -163,6 +167,34 @@ def _probes(tables: Any, source: str) -> tuple[Probe, ...]:
     return tuple(probes)
 
 
+def _turn(params: Params) -> AddTurn:
+    """A turn step: its role, text, salience, the calls it makes and answers, its pin."""
+    salient = params.optional("salient")
+    if salient is not None and not isinstance(salient, bool):
+        raise params.error("salient", f"must be true or false, got {salient!r}")
+    role = params.text("turn")
+    wrong = role_error(role)
+    if wrong is not None:
+        raise params.error("turn", wrong)
+    calls, answers = _ids(params, "calls"), _ids(params, "answers")
+    pin = params.optional("pin")
+    if pin is not None and not isinstance(pin, bool):
+        raise params.error("pin", f"must be true or false, got {pin!r}")
+    return AddTurn(role, params.text("text"), salient, calls, answers, pin is True)
+
+
+def _ids(params: Params, name: str) -> tuple[str, ...]:
+    """A list of distinct, non-empty tool call ids (absent: none)."""
+    ids = params.optional(name)
+    if ids is None:
+        return ()
+    if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
+        raise params.error(name, f"must be a list of non-empty ids (strings), got {ids!r}")
+    if len(set(ids)) != len(ids):
+        raise params.error(name, f"names an id twice: {ids!r}")
+    return tuple(ids)
+
+
 def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
     kinds = [kind for kind in _KINDS if kind in step]
     if not kinds and "expect" in step:
@@ -173,14 +205,7 @@ def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
     params = Params(step, where)
     command: Command
     if kind == "turn":
-        salient = params.optional("salient")
-        if salient is not None and not isinstance(salient, bool):
-            raise params.error("salient", f"must be true or false, got {salient!r}")
-        role = params.text("turn")
-        wrong = role_error(role)
-        if wrong is not None:
-            raise params.error("turn", wrong)
-        command = AddTurn(role, params.text("text"), salient)
+        command = _turn(params)
     elif kind == "advance":
         command = AdvanceClock(params.number("advance", minimum=0.0))
     elif kind == "write":

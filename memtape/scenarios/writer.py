@@ -85,6 +85,12 @@ def step_fields(command: Command) -> dict[str, Any]:
         turn: dict[str, Any] = {"turn": command.role, "text": command.text}
         if command.salient is not None:
             turn["salient"] = command.salient
+        if command.calls:
+            turn["calls"] = list(command.calls)
+        if command.answers:
+            turn["answers"] = list(command.answers)
+        if command.pin:
+            turn["pin"] = True
         return turn
     if isinstance(command, AdvanceClock):
         return {"advance": command.to}

@@ -21,6 +21,9 @@ forgetting policy the page cannot score, ``[reset, rows]``: the ranking's
 them, the page's held scores first cleared, when ``reset`` is 1); a fact that
 leaves the store (``x``) leaves the held scores too.
 
+A turn row of the turn table is ``[role, text, tokens, salient]``, followed
+by ``calls, answers, pinned`` for a turn that has any of them.
+
 An event row is ``[step, type, summary]``; a query's row adds ``[text,
 expected key, k, [[id, score], ...]]`` (its results, best first), so the page
 can show what was asked and what came back.
@@ -350,12 +353,19 @@ def shift_append(before: Sequence[T], after: Sequence[T]) -> list[Any]:
     return [len(before), list(after)]
 
 
+def _structure(turn: TurnAdded) -> list[Any]:
+    """A turn's calls, answers and pin, shipped only when it has any (most turns have none)."""
+    if not (turn.calls or turn.answers or turn.pinned):
+        return []
+    return [list(turn.calls), list(turn.answers), turn.pinned]
+
+
 def _grow_tables(
     event: Event, after: State, turns: list[list[Any]], facts: list[list[Any]]
 ) -> None:
     """Each turn and fact enters its table once, when it arrives."""
     if isinstance(event, TurnAdded):
-        turns.append([event.role, event.text, event.tokens, event.salient])
+        turns.append([event.role, event.text, event.tokens, event.salient, *_structure(event)])
     elif isinstance(event, FactWritten):
         fact = after.store.facts[event.id]
         facts.append([fact.key, fact.text, fact.importance, fact.written_at])

@@ -204,7 +204,10 @@
 
   Tape.prototype.turnView = function (turn) {
     const row = this.turns[turn - 1];
-    return { turn: turn, role: row[0], text: row[1], tokens: row[2], salient: row[3] };
+    // A turn's calls, answers and pin are shipped only when it has any.
+    const calls = row.length > 4 ? row[4] : [], answers = row.length > 4 ? row[5] : [];
+    const pinned = row.length > 4 ? row[6] : false;
+    return { turn: turn, role: row[0], text: row[1], tokens: row[2], salient: row[3], calls: calls, answers: answers, pinned: pinned };
   };
 
   Tape.prototype.windowView = function (state) {
