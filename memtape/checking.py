@@ -144,7 +144,8 @@ def _epochs(
     if policies is None:
         return ()
     try:
-        return epochs_from_header(header.get("epochs"), policies, path, run)
+        # The report's line names the file and the header: the epochs' own place is enough.
+        return epochs_from_header(header.get("epochs"), policies, "epochs", run)
     except Unimportable as error:
         raise _uncheckable(path, error) from None
     except BadInput as error:

@@ -1227,7 +1227,10 @@ class TestUsageErrors:
     @pytest.mark.parametrize(
         ("argv", "fragment"),
         [
-            (["show", "refund-desk", "--at", "abc"], "invalid int value: 'abc'"),
+            (
+                ["show", "refund-desk", "--at", "abc"],
+                "expected a whole number in ASCII digits, got 'abc'",
+            ),
             (["bogus"], "invalid choice: 'bogus'"),
             (["run", "refund-desk"], "required: --out"),
             ([], "required: COMMAND"),
@@ -1284,7 +1287,7 @@ class TestDiffCommand:
         ("argv", "fragment"),
         [
             (["diff", "refund-desk", "3", "99"], "event 99 is out of range 0..15"),
-            (["diff", "refund-desk", "three", "5"], "an event number, got 'three'"),
+            (["diff", "refund-desk", "three", "5"], "an event number in ASCII digits, got 'three'"),
             (["diff", "refund-desk", "3"], "memtape diff RUN A B"),
             (["diff", "refund-desk", "--step", "2"], "memtape diff RUN1 RUN2 --step N"),
             (["diff", "refund-desk", "dana-facts"], "diff of two runs needs --step N"),
