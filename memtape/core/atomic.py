@@ -30,7 +30,6 @@ SUFFIX = ".tmp"
 """The ending of a temporary file's name."""
 
 _ENDING = (signal.SIGTERM, signal.SIGHUP)
-_TRIES = 8
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -128,15 +127,8 @@ def _running(pid: int) -> bool:
 
 def _create(path: Path, directory: Path) -> tuple[Path, int]:
     """A new temporary file for ``path`` in ``directory``: its path and open descriptor."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-    for _ in range(_TRIES - 1):
-        name = directory / temporary_name(path, os.getpid(), secrets.token_hex(4))
-        try:
-            return name, os.open(name, flags, MODE)
-        except FileExistsError:
-            continue
-    name = directory / temporary_name(path, os.getpid(), secrets.token_hex(8))
-    return name, os.open(name, flags, MODE)
+    name = directory / temporary_name(path, os.getpid(), secrets.token_hex(4))
+    return name, os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, MODE)
 
 
 def _raise_exit(signum: int, frame: FrameType | None) -> None:
