@@ -152,7 +152,8 @@ def _epochs(
     if policies is None:
         return ()
     try:
-        return epochs_from_header(header.get("epochs"), policies, path, run, imports=trust)
+        # The report's line names the file and the header: the epochs' own place is enough.
+        return epochs_from_header(header.get("epochs"), policies, "epochs", run, imports=trust)
     except Unimportable as error:
         raise _uncheckable(path, error) from None
     except BadInput as error:

@@ -21,6 +21,7 @@ from memtape._version import __version__
 from memtape.checking import check_file
 from memtape.core.errors import BadInput, MemtapeError, Rejected, one_line
 from memtape.core.logs import LOGGER_NAME
+from memtape.core.paths import regular_file, same_file
 from memtape.demo import demo_lines
 from memtape.lab.files import output_path, write_atomic
 from memtape.lab.generate import store_workload, support_session
@@ -70,6 +71,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+def _is_integer(text: str) -> bool:
+    """Whether ``text`` is a whole number in ASCII digits, perhaps after a minus sign.
+
+    ``int()`` alone also takes any script's decimal digits (``٣`` is 3), spaces
+    around them and underscores between them: a number typed by mistake, or
+    one that slips past a check reading its digits another way.
+    """
+    digits = text.removeprefix("-")
+    return digits.isascii() and digits.isdigit()
+
+
+def _integer(text: str) -> int:
+    """The argparse type of every whole-number option: ASCII digits only.
+
+    A minus sign is kept, for each command's range check to refuse with its
+    own message.
+    """
+    if not _is_integer(text):
+        raise argparse.ArgumentTypeError(f"expected a whole number in ASCII digits, got {text!r}")
+    try:
+        return int(text)
+    except ValueError:  # past the interpreter's limit on the digits of an integer
+        limit = sys.get_int_max_str_digits()
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of at most {limit} digits, got {len(text)} characters"
+        ) from None
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with its errors in memtape's one-line form."""
 
@@ -111,7 +140,9 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         description="Show the projections at event N of a run (a run file, or a scenario).",
     )
     show.add_argument("run", metavar="RUN", help=RUN_HELP)
-    show.add_argument("--at", type=int, metavar="N", help="after the N-th event (default: the end)")
+    show.add_argument(
+        "--at", type=_integer, metavar="N", help="after the N-th event (default: the end)"
+    )
     show.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     _add_trust(show)
     show.set_defaults(handler=_show)
@@ -131,7 +162,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         metavar="TARGET",
         help="RUN A B (a run and two event numbers), or RUN1 RUN2 with --step N",
     )
-    diff.add_argument("--step", type=int, metavar="N", help="compare two runs after command N")
+    diff.add_argument("--step", type=_integer, metavar="N", help="compare two runs after command N")
     diff.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     _add_trust(diff)
     diff.set_defaults(handler=_diff)
@@ -184,7 +215,9 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         ),
     )
     fork.add_argument("run", metavar="RUN", help=RUN_HELP)
-    fork.add_argument("--at", type=int, required=True, metavar="N", help="keep the first N events")
+    fork.add_argument(
+        "--at", type=_integer, required=True, metavar="N", help="keep the first N events"
+    )
     _add_settings(fork)
     fork.add_argument(
         "--out",
@@ -288,7 +321,7 @@ def _add_lab(commands: Any) -> None:
     )
     bench.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
     bench.add_argument("--plot", metavar="OUT.png", help="plot to OUT.png and OUT.svg")
-    bench.add_argument("--jobs", type=int, metavar="N", help="processes (default: every core)")
+    bench.add_argument("--jobs", type=_integer, metavar="N", help="processes (default: every core)")
     bench.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     bench.add_argument(
         "--losses", action="store_true", help="list each lost probe and the event that lost it"
@@ -302,22 +335,28 @@ def _add_lab(commands: Any) -> None:
     )
     kinds = generate.add_subparsers(title="kinds", metavar="KIND", required=True)
     support = kinds.add_parser("support", help="a support session with planted probes")
-    support.add_argument("--turns", type=int, required=True, metavar="N", help="turns to write")
     support.add_argument(
-        "--probe-every", type=int, default=40, metavar="N", help="turns per probe (default: 40)"
+        "--turns", type=_integer, required=True, metavar="N", help="turns to write"
+    )
+    support.add_argument(
+        "--probe-every",
+        type=_integer,
+        default=40,
+        metavar="N",
+        help="turns per probe (default: 40)",
     )
     store = kinds.add_parser("store", help="a store workload: writes, rewrites and queries")
-    store.add_argument("--steps", type=int, required=True, metavar="N", help="steps to write")
+    store.add_argument("--steps", type=_integer, required=True, metavar="N", help="steps to write")
     store.add_argument(
-        "--customers", type=int, default=12, metavar="N", help="customers (default: 12)"
+        "--customers", type=_integer, default=12, metavar="N", help="customers (default: 12)"
     )
     store.add_argument(
-        "--capacity", type=int, default=4, metavar="N", help="forgetting capacity (default: 4)"
+        "--capacity", type=_integer, default=4, metavar="N", help="forgetting capacity (default: 4)"
     )
     store.set_defaults(handler=_generate_store)
     for kind in (support, store):
         kind.add_argument(
-            "--seed", type=int, required=True, metavar="S", help="the same seed, the same file"
+            "--seed", type=_integer, required=True, metavar="S", help="the same seed, the same file"
         )
         _add_header_options(kind, turns=kind is support)
     support.set_defaults(handler=_generate_support)
@@ -350,14 +389,14 @@ def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True)
         return
     command.add_argument(
         "--budget",
-        type=int,
+        type=_integer,
         default=DEFAULT_BUDGET,
         metavar="TOKENS",
         help=f"the tiered compaction budget (default: {DEFAULT_BUDGET})",
     )
     command.add_argument(
         "--hot-n",
-        type=int,
+        type=_integer,
         default=DEFAULT_HOT_N,
         metavar="N",
         help=f"turns kept verbatim (default: {DEFAULT_HOT_N})",
@@ -397,7 +436,7 @@ def _add_viewer(commands: Any) -> None:
         metavar="SCENARIO|RUN",
         help="a scenario, or a recorded run to replay (default: refund-desk)",
     )
-    live.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    live.add_argument("--port", type=_integer, default=0, help="the port (default: a free one)")
     _add_settings(live)
     _add_trust(live)
     live.set_defaults(handler=_serve)
@@ -516,11 +555,10 @@ def _open(target: str, settings: Sequence[str] = (), *, trust: bool = False) -> 
             f"{target}: --set changes a scenario's policies; fork a recorded run instead"
         )
     path = parse_address(target)[0]
-    if path.suffix not in {".jsonl", SQLITE_SUFFIX} and not path.exists():
+    if path.suffix not in {".jsonl", SQLITE_SUFFIX}:
         shipped = ", ".join(SHIPPED)
-        raise BadInput(
-            f"{target}: no such run file, and not a scenario (shipped: {shipped}, or a .toml file)"
-        )
+        missing = f"no such run file, and not a scenario (shipped: {shipped}, or a .toml file)"
+        regular_file(path, "run file", missing=missing)
     loaded = load_run(target, trust=trusted(trust))
     if loaded.torn is not None:
         print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
@@ -551,7 +589,7 @@ def _diff(args: argparse.Namespace) -> int:
         budgets = (_budget(first, compared.before), _budget(second, compared.after))
         data = step_diff_data(compared, budgets)
     else:
-        if len(targets) == 2 and not targets[1].lstrip("-").isdigit():
+        if len(targets) == 2 and not _is_integer(targets[1]):
             raise MemtapeError(
                 "diff of two runs needs --step N (after which command to compare them): "
                 "memtape diff RUN1 RUN2 --step N"
@@ -568,11 +606,11 @@ def _diff(args: argparse.Namespace) -> int:
 
 
 def _position(text: str, length: int, name: str) -> int:
-    try:
-        position = int(text)
-    except ValueError:
-        raise MemtapeError(f"{name}: a point of a run is an event number, got {text!r}") from None
-    return _within(position, length, f"{name}: event")
+    if not _is_integer(text):
+        raise MemtapeError(
+            f"{name}: a point of a run is an event number in ASCII digits, got {text!r}"
+        )
+    return _within(int(text), length, f"{name}: event")
 
 
 def _within(position: int, length: int, what: str) -> int:
@@ -703,8 +741,7 @@ def _not_an_input(out: Path, targets: Iterable[str]) -> Path:
     """``out``, refused if it is the file one of ``targets`` names (a run, a store, a
     scenario, a transcript): the output would replace what it was made from."""
     for target in targets:
-        source = parse_address(target)[0]
-        if out.exists() and source.exists() and out.samefile(source):
+        if same_file(out, parse_address(target)[0]):
             raise BadInput(f"{out}: cannot write it: it is {target}, which this command reads")
     return out
 

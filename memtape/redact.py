@@ -63,7 +63,6 @@ import hmac
 import itertools
 import json
 import math
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, assert_never
@@ -100,6 +99,7 @@ from memtape.core.events import (
     WarmItem,
 )
 from memtape.core.logfile import RecordedBatch, RunFile, write_run
+from memtape.core.paths import same_file
 from memtape.core.run import Run
 from memtape.policies.compaction import gist_for
 from memtape.policies.session import Policies
@@ -159,7 +159,7 @@ def redact(source: Path, *, secret: bytes | None = None) -> RedactedRun:
     recorded = read_address(str(source))
     header = recorded.header
     try:
-        tokenizers = _tokenizers(header, source)
+        tokenizers = _tokenizers(header)
         masks = Masks(secret or _digest(recorded), tokenizers)
         copy = {
             name: _scrub(value, masks)
@@ -167,7 +167,7 @@ def redact(source: Path, *, secret: bytes | None = None) -> RedactedRun:
             if name not in _WRITER_OWNED
         }
         copy[REDACTED] = True
-        _tokenizers(copy, source)  # the copy's header must load as the source's does
+        _tokenizers(copy)  # the copy's header must load as the source's does
         run = Run(fold)
         cold = 0
         for batch in recorded.batches:
@@ -191,7 +191,7 @@ def export_redacted(source: Path, out: Path, *, secret: bytes | None = None) -> 
     the source itself; the write is atomic, so a failure leaves ``out`` as
     it was.
     """
-    if out.exists() and source.exists() and os.path.samefile(source, out):
+    if same_file(source, out):
         raise BadInput(f"{out}: is the run being redacted; write the copy to another file")
     redacted = redact(source, secret=secret)
     redacted.write(out)
@@ -589,7 +589,7 @@ def _vocabulary_heads(tokenizers: tuple[Tokenizer, ...]) -> tuple[str, ...]:
     return tuple(word for word in words if len(word) > 3 and word not in _LONG_WORDS)
 
 
-def _tokenizers(header: dict[str, Any], source: Path) -> tuple[Tokenizer, ...]:
+def _tokenizers(header: dict[str, Any]) -> tuple[Tokenizer, ...]:
     """Every tokenizer that measured the run (the seed's word count if none did).
 
     Building the policies also checks that the header loads.
@@ -599,7 +599,7 @@ def _tokenizers(header: dict[str, Any], source: Path) -> tuple[Tokenizer, ...]:
         raise BadInput("line 1: the header names no policies")
     # Run files are data: a policy named by import path is stood in for, not imported.
     policies = Policies.from_params(tables, "line 1: policies", imports=False)
-    epochs = epochs_from_header(header.get("epochs"), policies, source)
+    epochs = epochs_from_header(header.get("epochs"), policies, "line 1: epochs")
     found: list[Tokenizer] = []
     for epoch in epochs:
         tokenizer = getattr(epoch.policies.compaction, "tokenizer", None)

@@ -120,24 +120,26 @@ def load_run(address: Path | str, *, trust: bool = False) -> LoadedRun:
         except CorruptLog as error:
             raise BadInput(f"{path}: step {batch.step} (line {batch.line}): {error}") from None
     scenario = recorded.header.get("scenario")
-    epochs = epochs_from_header(recorded.header.get("epochs"), policies, path, run, imports=trust)
+    epochs = epochs_from_header(
+        recorded.header.get("epochs"), policies, f"{path}: line 1: epochs", run, imports=trust
+    )
     session = Session(policies, run=run, epochs=epochs)
     redacted = recorded.header.get("redacted") is True
     return LoadedRun(session, str(scenario or path.stem), path, recorded.torn, redacted)
 
 
 def epochs_from_header(
-    data: Any, policies: Policies, path: Path, run: Run | None = None, *, imports: bool = False
+    data: Any, policies: Policies, where: str, run: Run | None = None, *, imports: bool = False
 ) -> tuple[Epoch, ...]:
     """The epochs a run file's header lists (the policies in force from each point).
 
-    Given the ``run``, each epoch must start between two of its commands: one
-    command's events are decided under one set of policies. A policy named by
-    import path is imported only when ``imports`` is true (``Policies.from_params``).
+    ``where`` begins each refusal (``run.jsonl: line 1: epochs``). Given the
+    ``run``, each epoch must start between two of its commands: one command's
+    events are decided under one set of policies. A policy named by import path
+    is imported only when ``imports`` is true (``Policies.from_params``).
     """
     if data is None:
         return (Epoch(0, policies),)
-    where = f"{path}: line 1: epochs"
     if not isinstance(data, list) or not data or not all(isinstance(e, dict) for e in data):
         raise BadInput(f"{where}: a list of {{from, policies}} tables")
     epochs: list[Epoch] = []

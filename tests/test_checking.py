@@ -134,6 +134,16 @@ class TestHeaders:
         expected = (Violation(0, "header", "the header names no policies"),)
         assert expected == report.problems
 
+    def test_bad_epochs_name_the_file_once(self, tmp_path: Path) -> None:
+        """The report's line names the file; the problem itself does not name it again."""
+
+        def bad_epochs(header: Line) -> None:
+            header["epochs"] = "bad"
+
+        path = edited(saved(tmp_path, "refund-desk"), 1, bad_epochs)
+        expected = [f"{path}: header: epochs: a list of {{from, policies}} tables"]
+        assert expected == check_file(path).lines()
+
     def test_the_header_line_reads_as_the_header(self, tmp_path: Path) -> None:
         """A problem at position 0 prints as the header's, not an event's."""
         report = CheckReport(

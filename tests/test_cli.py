@@ -1227,7 +1227,10 @@ class TestUsageErrors:
     @pytest.mark.parametrize(
         ("argv", "fragment"),
         [
-            (["show", "refund-desk", "--at", "abc"], "invalid int value: 'abc'"),
+            (
+                ["show", "refund-desk", "--at", "abc"],
+                "expected a whole number in ASCII digits, got 'abc'",
+            ),
             (["bogus"], "invalid choice: 'bogus'"),
             (["run", "refund-desk"], "required: --out"),
             ([], "required: COMMAND"),
@@ -1244,6 +1247,133 @@ class TestUsageErrors:
         assert 1 == len(err.splitlines())
         assert err.startswith("memtape: error: ")
         assert fragment in err
+
+
+INTEGER_OPTIONS = [
+    ["show", "refund-desk", "--at"],
+    ["fork", "refund-desk", "--out", "f.jsonl", "--at"],
+    ["diff", "refund-desk", "dana-facts", "--step"],
+    ["bench", "refund-desk", "--policy", "tiered", "--jobs"],
+    ["generate", "support", "--seed", "1", "--out", "s.toml", "--turns"],
+    ["generate", "support", "--turns", "5", "--out", "s.toml", "--seed"],
+    ["generate", "support", "--turns", "5", "--seed", "1", "--out", "s.toml", "--probe-every"],
+    ["generate", "support", "--turns", "5", "--seed", "1", "--out", "s.toml", "--budget"],
+    ["generate", "support", "--turns", "5", "--seed", "1", "--out", "s.toml", "--hot-n"],
+    ["generate", "store", "--seed", "1", "--out", "s.toml", "--steps"],
+    ["generate", "store", "--steps", "5", "--out", "s.toml", "--seed"],
+    ["generate", "store", "--steps", "5", "--seed", "1", "--out", "s.toml", "--customers"],
+    ["generate", "store", "--steps", "5", "--seed", "1", "--out", "s.toml", "--capacity"],
+    ["import", "chat.jsonl", "--out", "s.toml", "--budget"],
+    ["import", "chat.jsonl", "--out", "s.toml", "--hot-n"],
+    ["serve", "refund-desk", "--port"],
+]
+"""Every whole-number option, after the arguments its command needs."""
+
+
+class TestWholeNumbers:
+    """Numbers on the command line are ASCII digits: ``int()`` alone takes ``٣`` as 3."""
+
+    def test_every_whole_number_option_is_tested_here(self) -> None:
+        parser = _parser()
+        options = sorted(
+            {
+                (command.prog.removeprefix("memtape "), action.option_strings[-1])
+                for command in _subcommands(parser)
+                for action in command._actions
+                if action.type is not None and action.option_strings
+            }
+        )
+        tested = sorted(
+            {
+                (" ".join(argv[: 2 if argv[0] == "generate" else 1]), argv[-1])
+                for argv in INTEGER_OPTIONS
+            }
+        )
+        assert tested == options
+
+    def test_no_option_is_parsed_by_int_alone(self) -> None:
+        typed = [
+            (command.prog, action.dest)
+            for command in _subcommands(_parser())
+            for action in command._actions
+            if action.type is int
+        ]
+        assert [] == typed
+
+    @pytest.mark.parametrize("argv", INTEGER_OPTIONS, ids=lambda argv: f"{argv[0]} {argv[-1]}")
+    def test_an_arabic_indic_digit_is_refused_by_each_option(
+        self, capsys: pytest.CaptureFixture[str], argv: list[str]
+    ) -> None:
+        with pytest.raises(SystemExit) as exited:
+            main([*argv, "٣"])
+        command = " ".join(argv[: 2 if argv[0] == "generate" else 1])
+        expected = (
+            f"memtape: error: argument {argv[-1]}: expected a whole number in ASCII digits, "
+            f"got '٣' (see memtape {command} --help)\n"
+        )
+        assert (2, "", expected) == (exited.value.code, *capsys.readouterr())
+
+    @pytest.mark.parametrize("text", ["²", "３", " 3", "3 ", "3_0", "+3", "-", "0x3", ""])
+    def test_anything_but_ascii_digits_is_refused(
+        self, capsys: pytest.CaptureFixture[str], text: str
+    ) -> None:
+        with pytest.raises(SystemExit) as exited:
+            main(["show", "refund-desk", "--at", text])
+        err = capsys.readouterr().err
+        assert (2, 1) == (exited.value.code, len(err.splitlines()))
+        assert f"argument --at: expected a whole number in ASCII digits, got {text!r}" in err
+
+    def test_a_number_past_the_digit_limit_is_one_line(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        with pytest.raises(SystemExit) as exited:
+            main(["show", "refund-desk", "--at", "9" * 5000])
+        err = capsys.readouterr().err
+        assert (2, 1) == (exited.value.code, len(err.splitlines()))
+        assert "argument --at: expected a whole number of at most 4300 digits" in err
+
+    def test_ascii_digits_still_work(self, cli: Cli) -> None:
+        assert 3 == json.loads(cli("show", "refund-desk", "--at", "3", "--json").out)["at"]
+
+    def test_a_negative_number_meets_the_range_check(self, cli: Cli) -> None:
+        assert "memtape: error: refund-desk: --at -1 is out of range 0..15\n" == (
+            cli("show", "refund-desk", "--at", "-1").err
+        )
+
+    @pytest.mark.parametrize(
+        "argv", [["refund-desk", "٣", "5"], ["refund-desk", "3", "٣"], ["refund-desk", "²", "5"]]
+    )
+    def test_diffs_event_numbers_are_ascii_digits(self, cli: Cli, argv: list[str]) -> None:
+        bad = next(text for text in argv[1:] if not text.isascii())
+        expected = (
+            f"memtape: error: refund-desk: a point of a run is an event number in ASCII "
+            f"digits, got {bad!r}\n"
+        )
+        assert (2, "", expected) == tuple(cli("diff", *argv))
+
+    def test_a_diff_of_a_run_and_a_non_ascii_number_is_a_diff_of_two_runs(self, cli: Cli) -> None:
+        expected = (
+            "memtape: error: diff of two runs needs --step N (after which command to compare "
+            "them): memtape diff RUN1 RUN2 --step N\n"
+        )
+        assert (2, "", expected) == tuple(cli("diff", "refund-desk", "٣"))
+
+    def test_the_port_takes_ascii_digits(self, capsys: pytest.CaptureFixture[str]) -> None:
+        with pytest.raises(SystemExit) as exited:
+            main(["serve", "refund-desk", "--port", "٨٠٨٠"])
+        expected = (
+            "memtape: error: argument --port: expected a whole number in ASCII digits, "
+            "got '٨٠٨٠' (see memtape serve --help)\n"
+        )
+        assert (2, expected) == (exited.value.code, capsys.readouterr().err)
+
+    def test_a_setting_takes_ascii_digits_through_toml(self, cli: Cli, tmp_path: Path) -> None:
+        """``--set`` values are TOML, whose numbers are ASCII: ``٣`` stays a string."""
+        outcome = cli(
+            "run", "refund-desk", "--set", "compaction.budget=٣", "--out", str(tmp_path / "r.jsonl")
+        )
+        assert_one_line_error(outcome, "budget", "must be an integer >= 1, got '٣'")
+        assert [] == list(tmp_path.iterdir())
 
 
 class TestDiffCommand:
@@ -1284,7 +1414,7 @@ class TestDiffCommand:
         ("argv", "fragment"),
         [
             (["diff", "refund-desk", "3", "99"], "event 99 is out of range 0..15"),
-            (["diff", "refund-desk", "three", "5"], "an event number, got 'three'"),
+            (["diff", "refund-desk", "three", "5"], "an event number in ASCII digits, got 'three'"),
             (["diff", "refund-desk", "3"], "memtape diff RUN A B"),
             (["diff", "refund-desk", "--step", "2"], "memtape diff RUN1 RUN2 --step N"),
             (["diff", "refund-desk", "dana-facts"], "diff of two runs needs --step N"),

@@ -2,6 +2,7 @@
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+import os
 from pathlib import Path
 
 import pytest
@@ -69,3 +70,11 @@ def test_a_write_into_a_missing_directory_writes_nothing(tmp_path: Path) -> None
     with pytest.raises(BadInput, match="no such directory"):
         write_atomic(tmp_path / "no" / "out.json", b"x")
     assert [] == list(tmp_path.iterdir())
+
+
+def test_a_fifo_named_for_output_is_refused_before_any_work(tmp_path: Path) -> None:
+    path = tmp_path / "out.json"
+    os.mkfifo(path)
+    with pytest.raises(BadInput) as raised:
+        output_path(str(path))
+    assert f"{path}: cannot write it: it is a FIFO" == str(raised.value)

@@ -180,7 +180,7 @@ class TestWriteRunIsAtomic:
         def full_disk(src: Path, dst: Path) -> None:
             raise OSError(28, "No space left on device")
 
-        monkeypatch.setattr("memtape.core.logfile.os.replace", full_disk)
+        monkeypatch.setattr("memtape.core.atomic.os.replace", full_disk)
         with pytest.raises(BadInput, match="No space left"):
             write_run(path, HEADER, runs["refund-desk"])
 

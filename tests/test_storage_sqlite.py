@@ -1,5 +1,6 @@
 """memtape.storage.sqlite: many runs in one file, addressed, locked, interrupted."""
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -116,6 +117,31 @@ class TestBadFiles:
 
         with pytest.raises(BadInput, match="is a directory"):
             open_store(tmp_path / "d.db")
+
+    @pytest.mark.parametrize("create", [False, True])
+    def test_a_fifo_is_refused_before_sqlite_opens_it(self, tmp_path: Path, create: bool) -> None:
+        """sqlite3 would open the FIFO and wait on it: a child, so a regression times out."""
+        path = tmp_path / "runs.db"
+        os.mkfifo(path)
+        script = (
+            "import sys\n"
+            "from pathlib import Path\n"
+            "from memtape.core.errors import BadInput\n"
+            "from memtape.storage import SqliteStore, JsonlStore\n"
+            "for store in (SqliteStore, JsonlStore):\n"
+            "    try:\n"
+            "        store(Path(sys.argv[1]), create=sys.argv[2] == 'True')\n"
+            "    except BadInput as error:\n"
+            "        print(error)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(path), str(create)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        assert [f"{path}: not a regular file (a FIFO)"] * 2 == done.stdout.splitlines()
 
     @pytest.mark.parametrize(
         "content",

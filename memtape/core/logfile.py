@@ -7,9 +7,8 @@ Writing is atomic: a failed write leaves any earlier file untouched.
 """
 
 import gc
+import io
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,10 +18,12 @@ import attrs
 import orjson
 
 from memtape._version import __version__
+from memtape.core.atomic import atomic_file
 from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
+from memtape.core.paths import read_regular
 from memtape.core.run import Run
 
 FORMAT = 1
@@ -56,28 +57,15 @@ def write_run(path: Path, header: Mapping[str, Any], run: Run) -> None:
     """Write ``run`` to ``path`` with ``header``, replacing the file atomically.
 
     The lines go to a fresh temporary file beside ``path``, which then takes
-    its place; on any failure the temporary file is removed and ``path`` is
-    as it was.
+    its place (``memtape.core.atomic``); on any failure or interruption the
+    temporary file is removed and ``path`` is as it was.
     """
-    try:
-        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as error:
-        raise BadInput(f"{path}: cannot write it: {error.strerror or error}") from None
-    tmp = Path(name)
-    try:
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            top = stamp(header)
-            top.update(events=len(run), steps=len(run.commands))
-            out.write(json.dumps(top, ensure_ascii=False) + "\n")
-            for line in _event_lines(run):
-                out.write(json.dumps(line, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
-    except BaseException as error:
-        tmp.unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            raise BadInput(f"{path}: cannot write it: {error.strerror or error}") from None
-        raise
+    with atomic_file(path) as binary, io.TextIOWrapper(binary, encoding="utf-8") as out:
+        top = stamp(header)
+        top.update(events=len(run), steps=len(run.commands))
+        out.write(json.dumps(top, ensure_ascii=False) + "\n")
+        for line in _event_lines(run):
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
 def stamp(header: Mapping[str, Any]) -> dict[str, Any]:
@@ -116,14 +104,7 @@ def read_run(path: Path) -> RunFile:
     A torn tail (an unfinished last command, or an unfinished last line) is
     dropped and described in ``RunFile.torn``: the run is whole up to there.
     """
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise BadInput(f"{path}: is a directory, not a run file") from None
-    except FileNotFoundError:
-        raise BadInput(f"{path}: no such run file") from None
-    except OSError as error:
-        raise BadInput(f"{path}: cannot read it: {error}") from None
+    data = read_regular(path, "run file")
     # Bytes, not text: a write cut inside a character is an unfinished last
     # line like any other, and orjson checks each line's UTF-8 itself.
     lines = data.split(b"\n")

@@ -8,6 +8,7 @@ wall-clock time, aside).
 """
 
 import itertools
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -208,7 +209,7 @@ def _scenario(source: str) -> Scenario:
     share it; a pool's workers inherit what the planning process loaded)."""
     path = Path(source)
     stamp = None
-    if source not in SHIPPED and path.is_file():
+    if source not in SHIPPED and os.path.isfile(path):
         stat = path.stat()
         stamp = (stat.st_mtime_ns, stat.st_size)
     return _load(source, stamp)

@@ -19,6 +19,7 @@ import orjson
 
 from memtape.core.commands import ROLES
 from memtape.core.errors import BadInput
+from memtape.core.paths import read_regular
 from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, header
 from memtape.scenarios.writer import Value, scenario_file
 
@@ -72,10 +73,7 @@ def _check_roles(
 
 def read_chat(path: Path) -> list[tuple[str, str]]:
     """The ``(role, text)`` of each message of a chat JSONL file; a bad line names file:line."""
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise BadInput(f"{path}: cannot read it: {error.strerror}") from None
+    raw = read_regular(path, "transcript")
     messages = []
     for number, line in enumerate(raw.split(b"\n"), start=1):
         if not line.strip():

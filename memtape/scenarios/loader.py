@@ -53,6 +53,7 @@ from memtape.core.commands import (
     role_error,
 )
 from memtape.core.errors import BadInput
+from memtape.core.paths import read_regular
 from memtape.policies.params import Params
 from memtape.policies.session import AXIS_OF, Policies
 
@@ -93,19 +94,15 @@ def load_scenario(name_or_path: str) -> Scenario:
     if name_or_path in SHIPPED:
         text = resources.files(__package__).joinpath(f"{name_or_path}.toml").read_text("utf-8")
         return parse_scenario(text, name_or_path)
-    path = Path(name_or_path)
-    if path.is_dir():
-        raise BadInput(f"{name_or_path}: is a directory, not a scenario file")
-    if not path.is_file():
-        shipped = ", ".join(SHIPPED)
-        raise BadInput(
-            f"{name_or_path}: no such scenario file, and not a shipped scenario ({shipped})"
-        )
+    shipped = ", ".join(SHIPPED)
+    missing = f"no such scenario file, and not a shipped scenario ({shipped})"
+    data = read_regular(Path(name_or_path), "scenario file", missing=missing)
     try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
         raise BadInput(f"{name_or_path}: cannot read it: {error}") from None
-    return parse_scenario(text, name_or_path)
+    # Universal newlines, as a file opened in text mode reads them.
+    return parse_scenario(text.replace("\r\n", "\n").replace("\r", "\n"), name_or_path)
 
 
 def parse_scenario(text: str, source: str) -> Scenario:

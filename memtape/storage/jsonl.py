@@ -12,6 +12,7 @@ between the read and the replace, and the later replace wins. One writer
 per JSONL file; SQLite for many.
 """
 
+import os
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +22,7 @@ from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
 from memtape.core.logfile import RunFile, read_run, write_run
+from memtape.core.paths import regular_file
 from memtape.core.run import Run
 from memtape.core.state import State
 from memtape.storage.base import (
@@ -46,10 +48,8 @@ class JsonlStore(RunStore):
 
     def __init__(self, path: Path, *, create: bool = False) -> None:
         self.path = path
-        if path.is_dir():
-            raise BadInput(f"{path}: is a directory, not a run file")
-        if not create and not path.exists():
-            raise BadInput(f"{path}: no such run file")
+        if not create or os.path.exists(path):
+            regular_file(path, "run file")
 
     def create(self, header: Mapping[str, Any]) -> RunId:
         """Write an empty run to the file, replacing any run it held."""
@@ -85,7 +85,7 @@ class JsonlStore(RunStore):
 
     def runs(self) -> list[RunInfo]:
         """The file's one run, or nothing for a file not written yet."""
-        if not self.path.exists():
+        if not os.path.exists(self.path):
             return []
         recorded = read_run(self.path)
         header = recorded.header

@@ -9,6 +9,7 @@ the same position cannot both succeed: the second is a ``Conflict``.
 """
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -21,6 +22,7 @@ from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
 from memtape.core.logfile import RecordedBatch, RunFile
+from memtape.core.paths import regular_file
 from memtape.core.run import Run
 from memtape.storage.base import (
     Conflict,
@@ -69,10 +71,9 @@ class SqliteStore(RunStore):
     ) -> None:
         self.path = path
         self._timeout = timeout
-        if path.is_dir():
-            raise BadInput(f"{path}: is a directory, not a run store")
-        if not create and not path.exists():
-            raise BadInput(f"{path}: no such run store")
+        if not create or os.path.exists(path):
+            # sqlite3 would open a FIFO and wait on it for good.
+            regular_file(path, "run store")
         try:
             self._db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
         except sqlite3.Error as error:
