@@ -256,6 +256,7 @@ class TestRoundTrip:
             "policies": {},
             "events": 6,
             "steps": 5,
+            "chain": header["chain"],
         } == header
 
     def test_the_seed_scenarios_and_the_queries_cover_every_event_type(

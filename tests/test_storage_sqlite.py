@@ -149,22 +149,32 @@ class TestBadFiles:
             raw.execute(f"PRAGMA user_version = {sqlite_backend.SCHEMA + 1}")
         raw.close()
 
-        with pytest.raises(BadInput, match="schema 2 is not readable"):
+        with pytest.raises(BadInput) as caught:
             open_store(path)
 
-    def test_a_locked_store_is_bad_input_naming_the_file(self, tmp_path: Path) -> None:
+        assert (
+            f"{path}: run store schema 3 is not readable by this memtape "
+            "(it reads schemas 1 and 2)"
+        ) == str(caught.value)
+
+    def test_a_store_another_writer_holds_is_bad_input_naming_the_file(
+        self, tmp_path: Path
+    ) -> None:
+        """Only a write waits for another writer (a read does not: the journal is a WAL)."""
         path = tmp_path / "runs.db"
         _store(path, runs=1).close()
         holder = sqlite3.connect(path, isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")
         try:
-            with pytest.raises(BadInput, match="locked by another process") as caught:
-                open_store(path, timeout=0.05)
+            with open_store(path, timeout=0.05) as store, pytest.raises(BadInput) as caught:
+                store.create({"scenario": "s"})
         finally:
             holder.execute("ROLLBACK")
             holder.close()
 
-        assert str(caught.value).startswith(f"{path}: ")
+        assert f"{path}: the run store is locked by another process (waited 0.05s)" == str(
+            caught.value
+        )
 
     def test_a_hand_edited_gap_is_bad_input_naming_the_position(self, tmp_path: Path) -> None:
         path = tmp_path / "runs.db"
@@ -210,7 +220,8 @@ class TestInterruptedWrites:
         def killed_mid_batch() -> None:
             with raw:
                 raw.execute(
-                    "INSERT INTO events VALUES (1, 2, 2, 'ClockAdvanced', 1, '{\"to\": 2.0}', "
+                    "INSERT INTO events (run_id, position, step, type, v, data, command, last) "
+                    "VALUES (1, 2, 2, 'ClockAdvanced', 1, '{\"to\": 2.0}', "
                     '\'{"kind": "clock", "to": 3.0}\', 0)'
                 )
                 raise RuntimeError("killed before the batch's last event")
@@ -231,7 +242,8 @@ class TestInterruptedWrites:
             "import os, sqlite3, sys\n"
             "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
             "db.execute('BEGIN IMMEDIATE')\n"
-            "db.execute(\"INSERT INTO events VALUES (1, 2, 2, 'ClockAdvanced', 1, "
+            "db.execute(\"INSERT INTO events (run_id, position, step, type, v, data, command, "
+            "last) VALUES (1, 2, 2, 'ClockAdvanced', 1, "
             '\'{\\"to\\": 2.0}\', \'{\\"kind\\": \\"clock\\", \\"to\\": 3.0}\', 0)")\n'
             "os._exit(9)\n"
         )
