@@ -75,7 +75,6 @@ class CheckReport:
         lines = [f"{self.path}: {problem}" for problem in self.problems]
         return [*lines, f"{self.path}: {cannot}"] if self.redacted else lines
 
-
     def _seal(self) -> str:
         """What the chain and signature of a clean run showed."""
         removed = f" (though {KEY_VARIABLE} is set: a removed signature looks the same)"

@@ -216,7 +216,7 @@ class TestDeterminism:
         assert (1, "determinism") in [(p.position, p.invariant) for p in problems]
 
 
-def plainly_edited(path: Path, edit: Callable[[list[Line]], None], *, chain: bool = True) -> Path:
+def plainly_edited(path: Path, edit: Callable[[list[Line]], object], *, chain: bool = True) -> Path:
     """``path`` with its lines changed by ``edit`` as JSON and nothing recomputed; without
     ``chain``, the file is first stripped of its chain (as a run written before it)."""
     lines = lines_of(path)

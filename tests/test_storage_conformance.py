@@ -319,9 +319,7 @@ class TestJsonlStore:
         with pytest.raises(BadInput, match="not appending to a run whose signature does not"):
             open_store(path).append(1, AdvanceClock(1.0), (ClockAdvanced(1.0),), 1)
 
-    def test_a_file_written_before_the_chain_is_chained_by_an_append(
-        self, tmp_path: Path
-    ) -> None:
+    def test_a_file_written_before_the_chain_is_chained_by_an_append(self, tmp_path: Path) -> None:
         path = tmp_path / "run.jsonl"
         with open_store(path, create=True) as store:
             store.append(store.create({"scenario": "s"}), TURN, (TURN_EVENT,), 0)

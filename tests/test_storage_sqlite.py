@@ -153,8 +153,7 @@ class TestBadFiles:
             open_store(path)
 
         assert (
-            f"{path}: run store schema 3 is not readable by this memtape "
-            "(it reads schemas 1 and 2)"
+            f"{path}: run store schema 3 is not readable by this memtape (it reads schemas 1 and 2)"
         ) == str(caught.value)
 
     def test_a_store_another_writer_holds_is_bad_input_naming_the_file(
@@ -242,7 +241,7 @@ class TestInterruptedWrites:
             "import os, sqlite3, sys\n"
             "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
             "db.execute('BEGIN IMMEDIATE')\n"
-            "db.execute(\"INSERT INTO events (run_id, position, step, type, v, data, command, "
+            'db.execute("INSERT INTO events (run_id, position, step, type, v, data, command, '
             "last) VALUES (1, 2, 2, 'ClockAdvanced', 1, "
             '\'{\\"to\\": 2.0}\', \'{\\"kind\\": \\"clock\\", \\"to\\": 3.0}\', 0)")\n'
             "os._exit(9)\n"
@@ -328,11 +327,11 @@ class TestWholeRuns:
         rows = sqlite_backend._rows
         calls: list[int] = []
 
-        def failing(*args: Any) -> Any:
+        def failing(*args: Any, **kwargs: Any) -> Any:
             calls.append(1)
             if len(calls) == 3:
                 raise RuntimeError("killed")
-            return rows(*args)
+            return rows(*args, **kwargs)
 
         monkeypatch.setattr(sqlite_backend, "_rows", failing)
         store = SqliteStore(path, create=True)

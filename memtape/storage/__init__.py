@@ -8,8 +8,8 @@ is addressed as ``runs.db#ID``, or ``runs.db`` for its newest run
 
 from pathlib import Path
 
-from memtape.core.errors import BadInput
 from memtape.core.chain import Verdict
+from memtape.core.errors import BadInput
 from memtape.core.logfile import RunFile, read_run, verify_run
 from memtape.storage.base import Conflict, RunId, RunInfo, RunStore
 from memtape.storage.jsonl import JsonlStore

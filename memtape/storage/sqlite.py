@@ -156,7 +156,7 @@ class SqliteStore(RunStore):
                 if position != expected_position:
                     raise Conflict.stale(where, expected_position, position)
                 chain = self._chain(run_id, header, head, position)
-                rows = _rows(run_id, position, step + 1, command, events, chain)
+                rows = _rows(run_id, position, step + 1, command, events, chain=chain)
                 self._db.executemany(_INSERT, rows)
                 self._set_head(run_id, chain, key)
         except sqlite3.IntegrityError:
@@ -257,7 +257,7 @@ class SqliteStore(RunStore):
             events = run.events
             for step, command in enumerate(run.commands, start=1):
                 start, end = run.batch(step)
-                rows = _rows(run_id, start, step, command, events[start:end], chain)
+                rows = _rows(run_id, start, step, command, events[start:end], chain=chain)
                 self._db.executemany(_INSERT, rows)
             self._set_head(run_id, chain, key)
         return run_id
@@ -429,6 +429,7 @@ def _rows(
     step: int,
     command: Command,
     events: Sequence[Event],
+    *,
     chain: Chain,
 ) -> list[tuple[Any, ...]]:
     """The rows of one command's events, the first at ``position + 1``, each with its link.
