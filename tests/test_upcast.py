@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from memtape.checking import check_file
 from memtape.core.codec import event_data, event_from_data
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES, Event, FactRead, TurnAdded
@@ -252,3 +253,11 @@ class TestOldFormatFixture:
             f"{REFUND_DESK_V0}: line 2: TurnAdded version 0 is not readable here: "
             "no upcaster from version 0 to 1 (this memtape reads version 1)"
         ) == str(caught.value)
+
+    def test_it_checks_clean_and_unchained(self) -> None:
+        """Written before memtape chained its logs: no links, no head, and no problem."""
+        with use_upcasters(V0_UPCASTERS):
+            report = check_file(REFUND_DESK_V0)
+
+        assert (True, False) == (report.ok, report.chained)
+        assert report.lines()[0].endswith("; unchained (written before memtape chained its logs)")
