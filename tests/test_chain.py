@@ -32,11 +32,14 @@ RECORDS: list[dict[str, Any]] = [
 ]
 
 
-def _stored(header: dict[str, Any], records: list[dict[str, Any]]) -> tuple[dict[str, Any], list]:
+Stored = list[tuple[dict[str, Any], Any]]
+
+
+def _stored(header: dict[str, Any], records: list[dict[str, Any]]) -> tuple[dict[str, Any], Stored]:
     """The header with its head, and each record with the link it stores, as written."""
     chain = Chain.of(header)
     links = [chain.add(record) for record in records]
-    return {**header, "chain": chain.head}, list(zip(records, links, strict=True))
+    return {**header, "chain": chain.head}, [(r, h) for r, h in zip(records, links, strict=True)]
 
 
 class TestCanonical:
