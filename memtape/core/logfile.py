@@ -173,12 +173,15 @@ def verify_run(path: Path, key: bytes | None) -> Verdict:
     """
     lines, unfinished = _split(_contents(path))
     header = _header(lines, path)
-    records: list[tuple[dict[str, Any], Any]] = []
-    for number, raw in enumerate(lines[1:], start=2):
-        line = _json(raw, path, number)
-        records.append((line, line.pop(LINK, None)))
-    whole = unfinished is None and (not records or records[-1][0].get("end") is True)
-    return verify(header, records, key, whole=whole, where=lambda at: f"line {at + 1}")
+    last = _json(lines[-1], path, len(lines)) if len(lines) > 1 else {"end": True}
+    whole = unfinished is None and last.get("end") is True
+
+    def records() -> Iterator[tuple[dict[str, Any], Any]]:
+        for number, raw in enumerate(lines[1:], start=2):
+            line = _json(raw, path, number)
+            yield line, line.pop(LINK, None)
+
+    return verify(header, records(), key, whole=whole, where=lambda at: f"line {at + 1}")
 
 
 def _contents(path: Path) -> bytes:

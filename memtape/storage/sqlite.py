@@ -201,16 +201,19 @@ class SqliteStore(RunStore):
             if run_id is None:
                 run_id = self._newest()
             header, head, signature = self._run(run_id)
+            where = f"{self.path}#{run_id}"
+            tail = self._db.execute(
+                "SELECT last FROM events WHERE run_id = ? ORDER BY position DESC LIMIT 1",
+                (run_id,),
+            ).fetchone()
             link = "link" if self._schema >= SCHEMA else "NULL"
             rows = self._db.execute(
                 f"SELECT {_COLUMNS}, {link} FROM events WHERE run_id = ? ORDER BY position",
                 (run_id,),
-            ).fetchall()
-        where = f"{self.path}#{run_id}"
-        stored = {**header, HEAD: head, SIGNATURE: signature}
-        records = [(_record(row, f"{where}: position {row[0]}"), row[7]) for row in rows]
-        whole = not rows or rows[-1][6] == 1
-        return verify(stored, records, key, whole=whole)
+            )
+            records = ((_record(row, f"{where}: position {row[0]}"), row[7]) for row in rows)
+            stored = {**header, HEAD: head, SIGNATURE: signature}
+            return verify(stored, records, key, whole=tail is None or tail[0] == 1)
 
     def runs(self) -> list[RunInfo]:
         """Every run with its event count, oldest first."""
