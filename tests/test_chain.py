@@ -113,6 +113,12 @@ class TestSigning:
             monkeypatch.setenv("MEMTAPE_SIGNING_KEY", value)
         assert key == signing_key()
 
+    def test_a_key_that_is_not_utf_8_is_its_own_bytes(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", b"\xff\xfekey".decode("utf-8", "surrogateescape"))
+        assert b"\xff\xfekey" == signing_key()
+
 
 class TestVerify:
     def test_a_chain_as_written_holds(self) -> None:

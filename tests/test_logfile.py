@@ -735,3 +735,13 @@ class TestChainedLines:
         path.write_text("".join(json.dumps(line) + "\n" for line in stripped), "utf-8")
 
         assert (chained, False) == (read_run(path).batches, verify_run(path, None).chained)
+
+    def test_an_empty_run_s_head_is_its_header_s_and_guards_it(self, tmp_path: Path) -> None:
+        path = _written(tmp_path, Run(lambda _, state: state))
+        clean = verify_run(path, None).broken
+        lines = _lines(path)
+        lines[0]["scenario"] = "other"
+        path.write_text(json.dumps(lines[0]) + "\n", "utf-8")
+        broken = verify_run(path, None).broken
+
+        assert (None, 0) == (clean, getattr(broken, "position", None))

@@ -20,6 +20,10 @@ Anyone can recompute a chain, so a chain alone shows an edit by someone who
 did not. With a key (``MEMTAPE_SIGNING_KEY``) the head is signed
 (HMAC-SHA256, ``signature``): an edit that recomputes the chain cannot
 recompute the signature without the key. The key itself is never written.
+A write without the key leaves the run unsigned, even one signed before: only
+a holder of the key can sign, and a stale signature would only say "broken".
+Removing a signature leaves an unsigned run, which is all a reader without
+other knowledge can tell; ``memtape check`` says so when it holds the key.
 """
 
 import enum
@@ -92,7 +96,8 @@ def sign(head: str, key: bytes) -> str:
 def signing_key() -> bytes | None:
     """The key in ``MEMTAPE_SIGNING_KEY``, or None when it is unset or empty."""
     value = os.environ.get(KEY_VARIABLE)
-    return value.encode("utf-8") if value else None
+    # surrogateescape gives back the variable's own bytes, whatever they are.
+    return value.encode("utf-8", "surrogateescape") if value else None
 
 
 class Chain:
