@@ -1,4 +1,4 @@
-"""Checking a run file: its integrity, the kernel's invariants, and a re-decision.
+"""Checking a run file: its integrity and chain, the kernel's invariants, and a re-decision.
 
 This is what ``memtape check RUN`` does. A file that cannot be opened or
 read as a run at all raises ``BadInput``; everything wrong in a run that
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import attrs
 
+from memtape.core.chain import KEY_VARIABLE, Signature, signing_key
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
 from memtape.core.run import Run
@@ -17,7 +18,7 @@ from memtape.policies.imports import Unimportable
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
 from memtape.runfiles import epochs_from_header, require_code
-from memtape.storage import read_address
+from memtape.storage import read_address, verify_address
 
 
 @attrs.frozen
@@ -30,6 +31,9 @@ class CheckReport:
     position: the first is the first bad position in the run. ``redacted``
     says the header marks the run redacted (``memtape.redact``): its texts
     and rules are placeholders, so its commands cannot be decided again.
+    ``chained`` says the run carries a hash chain (runs written before memtape
+    chained its logs do not), ``signature`` what its signature says, and
+    ``keyed`` whether a signing key was set to verify it with.
     """
 
     path: Path
@@ -39,6 +43,9 @@ class CheckReport:
     redecided: bool
     problems: tuple[Violation, ...]
     redacted: bool = False
+    chained: bool = True
+    signature: Signature = Signature.NONE
+    keyed: bool = False
 
     @property
     def ok(self) -> bool:
@@ -53,7 +60,8 @@ class CheckReport:
     def lines(self) -> list[str]:
         """One line per problem naming the file, or one line saying the run is clean.
 
-        A redacted run also says that it cannot be re-decided (on its clean
+        The clean line also says what the run's chain and signature showed. A
+        redacted run also says that it cannot be re-decided (on its clean
         line, or on a last line after its problems).
         """
         cannot = "redacted, so it cannot be re-decided (its texts and rules are placeholders)"
@@ -62,10 +70,22 @@ class CheckReport:
             redacted = f"; {cannot}" if self.redacted else ""
             return [
                 f"{self.path}: ok: {self.events} events in {self.steps} steps fold "
-                f"and keep every invariant{redecided}{redacted}"
+                f"and keep every invariant{redecided}; {self._seal()}{redacted}"
             ]
         lines = [f"{self.path}: {problem}" for problem in self.problems]
         return [*lines, f"{self.path}: {cannot}"] if self.redacted else lines
+
+    def _seal(self) -> str:
+        """What the chain and signature of a clean run showed."""
+        removed = f" (though {KEY_VARIABLE} is set: a removed signature looks the same)"
+        if not self.chained:
+            unchained = "unchained (written before memtape chained its logs)"
+            return unchained + (removed if self.keyed else "")
+        if self.signature is Signature.VALID:
+            return "its chain holds, signed with a valid signature"
+        if self.signature is Signature.UNVERIFIED:
+            return f"its chain holds, signed but not verified ({KEY_VARIABLE} is not set)"
+        return "its chain holds, unsigned" + (removed if self.keyed else "")
 
 
 def check_file(path: Path, *, trust: bool = False) -> CheckReport:
@@ -82,6 +102,11 @@ def check_file(path: Path, *, trust: bool = False) -> CheckReport:
     not fold are not checked. A run whose header says ``"redacted": true``
     is checked for integrity and invariants but not re-decided.
 
+    The run's hash chain is verified, and its signature when
+    ``MEMTAPE_SIGNING_KEY`` is set: the first event whose link breaks, a
+    head that is not the last link, or a signature that does not match is a
+    problem; a run written before the chain is reported unchained.
+
     Checking re-decides, which runs the policies' code: a header naming a policy
     by import path is refused (``BadInput``) unless ``trust`` says the run's
     code is the user's to run (run files are data).
@@ -89,6 +114,12 @@ def check_file(path: Path, *, trust: bool = False) -> CheckReport:
     recorded = read_address(str(path))
     header = recorded.header
     problems: list[Violation] = []
+    key = signing_key()
+    verdict = verify_address(str(path), key)
+    if verdict.broken is not None:
+        problems.append(Violation(verdict.broken.position, "chain", verdict.broken.problem))
+    if verdict.signature is Signature.INVALID:
+        problems.append(Violation(0, "signature", _FORGED))
     policies = _policies(header.get("policies"), path, problems, trust)
     run = Run(fold)
     for batch in recorded.batches:
@@ -120,7 +151,16 @@ def check_file(path: Path, *, trust: bool = False) -> CheckReport:
         redecided=policies is not None and not redacted,
         problems=tuple(sorted(problems, key=lambda p: p.position)),
         redacted=redacted,
+        chained=verdict.chained,
+        signature=verdict.signature,
+        keyed=key is not None,
     )
+
+
+_FORGED = (
+    f"the signature does not match the chain head under {KEY_VARIABLE}: the run was "
+    "changed and chained again by someone without the key, or signed with another key"
+)
 
 
 def _policies(data: object, path: Path, problems: list[Violation], trust: bool) -> Policies | None:

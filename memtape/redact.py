@@ -69,6 +69,7 @@ from typing import Any, assert_never
 
 import attrs
 
+from memtape.core.chain import HEAD, SIGNATURE
 from memtape.core.codec import command_data, event_data
 from memtape.core.commands import (
     AddTurn,
@@ -111,8 +112,8 @@ from memtape.storage import read_address
 REDACTED = "redacted"
 """The header entry (``true``) that marks a redacted run."""
 
-_WRITER_OWNED = frozenset({"memtape", "format", "version", "events", "steps"})
-"""Header entries ``write_run`` writes itself."""
+_WRITER_OWNED = frozenset({"memtape", "format", "version", "events", "steps", HEAD, SIGNATURE})
+"""Header entries ``write_run`` writes itself (the copy is chained afresh)."""
 
 _NAMES = frozenset({"policy", "tokenizer", "summarizer", "supersession", "relevance"})
 """Header entries whose strings name a policy, a tokenizer, a summarizer or a rule of one,

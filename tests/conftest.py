@@ -93,3 +93,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     """One line when the browser tests were skipped, and why."""
     if _skipped:
         terminalreporter.write_line(f"browser tests SKIPPED: {_skipped[0]}", yellow=True)
+
+
+@pytest.fixture(autouse=True)
+def _no_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs are written and checked unsigned unless a test sets the key itself."""
+    monkeypatch.delenv("MEMTAPE_SIGNING_KEY", raising=False)

@@ -1,4 +1,4 @@
-"""memtape.checking: checking a run file's integrity, invariants and re-decision."""
+"""memtape.checking: checking a run file's integrity, chain, invariants and re-decision."""
 
 import json
 from collections.abc import Callable
@@ -9,11 +9,13 @@ import pytest
 
 from memtape.checking import CheckReport, check_file
 from memtape.cli import main
+from memtape.core.chain import Signature
 from memtape.core.errors import BadInput
 from memtape.invariants import Violation
 from memtape.policies.session import Session
 from memtape.runfiles import save_run
 from memtape.scenarios import SHIPPED, load_scenario
+from tests.chained import lines_of, rechained, unchained, write_lines
 
 Line = dict[str, Any]
 
@@ -29,11 +31,12 @@ def saved(tmp_path: Path, name: str) -> Path:
 
 
 def edited(path: Path, number: int, edit: Callable[[Line], None]) -> Path:
-    """``path`` with its line ``number`` (1: the header) changed by ``edit``, in place."""
-    lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    """``path`` with its line ``number`` (1: the header) changed by ``edit``, in place, and
+    its chain recomputed: what the kernel's checks catch even then (``TestChain`` edits
+    without recomputing)."""
+    lines = lines_of(path)
     edit(lines[number - 1])
-    path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
-    return path
+    return write_lines(path, rechained(lines))
 
 
 def set_field(field: str, value: Any) -> Callable[[Line], None]:
@@ -61,7 +64,8 @@ class TestCleanRuns:
         """The line names the file and its size."""
         path = saved(tmp_path, "refund-desk")
         expected = [
-            f"{path}: ok: 15 events in 10 steps fold and keep every invariant, re-decides to itself"
+            f"{path}: ok: 15 events in 10 steps fold and keep every invariant, re-decides to "
+            "itself; its chain holds, unsigned"
         ]
         assert expected == check_file(path).lines()
 
@@ -220,3 +224,226 @@ class TestDeterminism:
         assert 0 == main(["run", str(scenario), "--out", str(out)])
         problems = check_file(out, trust=True).problems
         assert (1, "determinism") in [(p.position, p.invariant) for p in problems]
+
+
+def plainly_edited(path: Path, edit: Callable[[list[Line]], object], *, chain: bool = True) -> Path:
+    """``path`` with its lines changed by ``edit`` as JSON and nothing recomputed; without
+    ``chain``, the file is first stripped of its chain (as a run written before it)."""
+    lines = lines_of(path)
+    if not chain:
+        unchained(lines)
+    edit(lines)
+    return write_lines(path, lines)
+
+
+def new_fact_text(lines: list[Line]) -> None:
+    """dana-facts' order fact (line 4) says another order, in its event and its command."""
+    text = "Dana's order is ORD-9999, for $900."
+    lines[3]["event"]["text"] = lines[3]["command"]["text"] = text
+
+
+def new_turn_text(lines: list[Line]) -> None:
+    """refund-desk's first turn (line 2) says other words, as many, in its event and command."""
+    text = "Hi, this is Erin. Can you look up order ORD-9999?"
+    lines[1]["event"]["text"] = lines[1]["command"]["text"] = text
+
+
+def renamed_scenario(lines: list[Line]) -> None:
+    """The header names another scenario."""
+    lines[0]["scenario"] = "another-desk"
+
+
+def last_command_cut(lines: list[Line]) -> None:
+    """refund-desk's last command (turn 10 and its compaction, lines 15 and 16) cut, and the
+    header's counts made to agree."""
+    del lines[-2:]
+    lines[0]["events"], lines[0]["steps"] = 13, 9
+
+
+SELF_CONSISTENT_EDITS = {
+    "fact text": (
+        "dana-facts",
+        new_fact_text,
+        3,
+        "line 4 breaks the chain: it, or the header "
+        "or an event before it, was changed after the run was written",
+    ),
+    "turn text": (
+        "refund-desk",
+        new_turn_text,
+        1,
+        "line 2 breaks the chain: it, or the header, was changed after the run was written",
+    ),
+    "scenario": (
+        "refund-desk",
+        renamed_scenario,
+        1,
+        "line 2 breaks the chain: it, or the header, was changed after the run was written",
+    ),
+    "cut": (
+        "refund-desk",
+        last_command_cut,
+        13,
+        "line 14 is the last, but its link is not the "
+        "header's chain head: events were cut from the end, or the head was changed",
+    ),
+}
+"""The security trial's four edits that agree with themselves: the scenario, the edit, and
+the chain problem's position and message."""
+
+
+class TestChain:
+    @pytest.mark.parametrize("name", sorted(SELF_CONSISTENT_EDITS))
+    def test_an_edit_that_agrees_with_itself_passes_without_a_chain(
+        self, tmp_path: Path, name: str
+    ) -> None:
+        """Why the chain is needed: on an unchained file each edit checks out."""
+        scenario, edit, _, _ = SELF_CONSISTENT_EDITS[name]
+        report = check_file(plainly_edited(saved(tmp_path, scenario), edit, chain=False))
+        assert (True, False) == (report.ok, report.chained)
+
+    @pytest.mark.parametrize("name", sorted(SELF_CONSISTENT_EDITS))
+    def test_an_edit_that_agrees_with_itself_breaks_the_chain_where_it_was_made(
+        self, tmp_path: Path, name: str
+    ) -> None:
+        scenario, edit, position, message = SELF_CONSISTENT_EDITS[name]
+        report = check_file(plainly_edited(saved(tmp_path, scenario), edit))
+        assert (Violation(position, "chain", message),) == report.problems
+
+    def test_check_exits_1_naming_the_line(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = plainly_edited(saved(tmp_path, "dana-facts"), new_fact_text)
+        status = main(["check", str(path)])
+        expected = (
+            f"{path}: event 3: chain: line 4 breaks the chain: it, or the header or an event "
+            "before it, was changed after the run was written\n"
+        )
+        assert (1, expected) == (status, capsys.readouterr().out)
+
+    def test_a_clean_run_says_its_chain_holds(self, tmp_path: Path) -> None:
+        [line] = check_file(saved(tmp_path, "sleep-pass")).lines()
+        assert line.endswith("re-decides to itself; its chain holds, unsigned")
+
+    def test_an_unchained_run_says_so_and_exits_0(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = plainly_edited(saved(tmp_path, "refund-desk"), unchained)
+        status = main(["check", str(path)])
+        expected = (
+            f"{path}: ok: 15 events in 10 steps fold and keep every invariant, re-decides to "
+            "itself; unchained (written before memtape chained its logs)\n"
+        )
+        assert (0, expected) == (status, capsys.readouterr().out)
+
+    def test_a_line_without_its_link_is_a_problem(self, tmp_path: Path) -> None:
+        path = plainly_edited(saved(tmp_path, "refund-desk"), lambda lines: lines[5].pop("h"))
+        message = "line 6 has no link, though the header heads a chain"
+        assert (Violation(5, "chain", message),) == check_file(path).problems
+
+    def test_a_removed_head_is_a_problem_while_lines_carry_links(self, tmp_path: Path) -> None:
+        path = plainly_edited(saved(tmp_path, "refund-desk"), lambda lines: lines[0].pop("chain"))
+        message = "line 2 carries a link, but the header has no chain head (it was removed)"
+        report = check_file(path)
+        assert ((Violation(0, "chain", message),), True) == (report.problems, report.chained)
+
+    def test_a_head_that_is_not_hex_is_a_problem(self, tmp_path: Path) -> None:
+        def bad_head(lines: list[Line]) -> None:
+            lines[0]["chain"] = "z" * 64
+
+        report = check_file(plainly_edited(saved(tmp_path, "refund-desk"), bad_head))
+        message = f"the chain head must be 64 lowercase hex digits, got {'z' * 64!r}"
+        assert (Violation(0, "chain", message),) == report.problems
+
+    def test_a_reformatted_file_still_holds(self, tmp_path: Path) -> None:
+        """The chain hashes values, not spelling: keys reordered and spaces dropped."""
+        path = saved(tmp_path, "dana-facts")
+        lines = lines_of(path)
+        path.write_text(
+            "".join(
+                json.dumps(line, sort_keys=True, separators=(",", ":")) + "\n" for line in lines
+            )
+        )
+        assert () == check_file(path).problems
+
+    def test_a_torn_tail_is_one_problem_not_also_a_broken_chain(self, tmp_path: Path) -> None:
+        path = plainly_edited(saved(tmp_path, "refund-desk"), lambda lines: lines.pop())
+        assert ["integrity"] == [p.invariant for p in check_file(path).problems]
+
+
+KEY = "a key only the checker knows"
+
+
+class TestSignature:
+    def _signed(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        path = saved(tmp_path, "dana-facts")
+        monkeypatch.delenv("MEMTAPE_SIGNING_KEY")
+        return path
+
+    def test_a_signed_run_checks_valid_with_the_key(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._signed(tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        [line] = check_file(path).lines()
+        assert line.endswith("; its chain holds, signed with a valid signature")
+
+    def test_without_the_key_it_is_signed_but_not_verified(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        report = check_file(self._signed(tmp_path, monkeypatch))
+        assert (True, Signature.UNVERIFIED) == (report.ok, report.signature)
+        assert report.lines()[0].endswith(
+            "; its chain holds, signed but not verified (MEMTAPE_SIGNING_KEY is not set)"
+        )
+
+    def test_the_key_is_written_nowhere(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._signed(tmp_path, monkeypatch)
+        assert KEY.encode() not in path.read_bytes()
+        assert 64 == len(lines_of(path)[0]["signature"])
+
+    def test_an_edit_chained_again_without_the_key_is_caught_with_it(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The attacker recomputes every link and the head; the signature cannot follow."""
+        path = self._signed(tmp_path, monkeypatch)
+        lines = lines_of(path)
+        new_fact_text(lines)
+        write_lines(path, rechained(lines))
+        assert (True, Signature.UNVERIFIED) == (
+            check_file(path).ok,
+            check_file(path).signature,
+        )
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        message = (
+            "the signature does not match the chain head under MEMTAPE_SIGNING_KEY: the run was "
+            "changed and chained again by someone without the key, or signed with another key"
+        )
+        assert (Violation(0, "signature", message),) == check_file(path).problems
+
+    def test_another_key_does_not_verify_it(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._signed(tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "another key")
+        assert Signature.INVALID == check_file(path).signature
+
+    def test_a_removed_signature_is_named_when_the_key_is_set(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An editor who drops the signature leaves an unsigned run: the line says what that
+        may mean when the checker expects signatures."""
+        path = self._signed(tmp_path, monkeypatch)
+        lines = lines_of(path)
+        new_fact_text(lines)
+        del lines[0]["signature"]
+        write_lines(path, rechained(lines))
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        [line] = check_file(path).lines()
+        assert line.endswith(
+            "; its chain holds, unsigned (though MEMTAPE_SIGNING_KEY is set: a removed "
+            "signature looks the same)"
+        )

@@ -25,6 +25,7 @@ from memtape.core.logs import LOGGER_NAME
 from memtape.policies import tokenizers
 from memtape.policies.session import Session
 from memtape.scenarios import load_scenario
+from tests.chained import unchained
 
 SCENARIOS = ("refund-desk", "dana-facts", "sleep-pass")
 EVENTS = {"refund-desk": 15, "dana-facts": 11, "sleep-pass": 6}
@@ -1566,7 +1567,9 @@ class TestForkCommand:
         )
 
         assert 0 == outcome.status
-        assert read_lines(source)[1:6] == read_lines(out)[1:6]
+        # The same events, in a chain of their own: the fork's header is not the source's.
+        assert unchained(read_lines(source))[1:6] == unchained(read_lines(out))[1:6]
+        assert read_lines(source)[1]["h"] != read_lines(out)[1]["h"]
         assert (41, 40, True) == tuple(
             show_json(cli, str(out), 4)["window"][k] for k in ("tokens", "budget", "over")
         )
@@ -1620,10 +1623,12 @@ class TestCheckCommand:
         outcome = cli("check", str(path))
 
         assert 1 == outcome.status
-        assert outcome.out.splitlines()[0] == (
+        assert outcome.out.splitlines()[:2] == [
+            f"{path}: event 4: chain: line 5 breaks the chain: it, or the header or an event "
+            "before it, was changed after the run was written",
             f"{path}: event 4: re-decide: step 4 (AddTurn): "
-            "the log's TurnAdded has tokens 13 where the policies decide 12"
-        )
+            "the log's TurnAdded has tokens 13 where the policies decide 12",
+        ]
 
     def test_a_torn_tail_is_a_problem(self, cli: Cli, tmp_path: Path) -> None:
         path = record(cli, "refund-desk", tmp_path / "refund.jsonl")
@@ -1985,3 +1990,57 @@ def test_every_argument_of_every_command_says_what_it_is() -> None:
     ]
 
     assert [] == silent
+
+
+class TestChainedOutputs:
+    """What ``run``, ``fork`` and ``export --redact`` write checks clean and chained."""
+
+    def _written(self, cli: Cli, tmp_path: Path, command: str, out: Path) -> Path:
+        source = record(cli, "refund-desk", tmp_path / "source.jsonl")
+        argv = {
+            "run": ["run", "dana-facts", "--out", str(out)],
+            "fork": ["fork", str(source), "--at", "5", "--set", "compaction.budget=60"],
+            "export": ["export", str(source), "--redact"],
+        }[command]
+        if command != "run":
+            argv += ["--out", str(out)]
+        assert 0 == cli(*argv).status
+        return out
+
+    @pytest.mark.parametrize("command", ["run", "fork", "export"])
+    def test_a_written_file_checks_chained(self, cli: Cli, tmp_path: Path, command: str) -> None:
+        out = self._written(cli, tmp_path, command, tmp_path / "out.jsonl")
+        outcome = cli("check", str(out))
+
+        assert (0, True) == (outcome.status, "; its chain holds, unsigned" in outcome.out)
+        assert 64 == len(read_lines(out)[0]["chain"])
+
+    @pytest.mark.parametrize("command", ["run", "fork"])
+    def test_a_run_added_to_a_store_checks_chained(
+        self, cli: Cli, tmp_path: Path, command: str
+    ) -> None:
+        store = self._written(cli, tmp_path, command, tmp_path / "runs.db")
+        outcome = cli("check", f"{store}#1")
+
+        assert (0, True) == (outcome.status, "; its chain holds, unsigned" in outcome.out)
+
+    def test_with_a_key_a_run_is_signed_and_checks_valid(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        out = record(cli, "sleep-pass", tmp_path / "signed.jsonl")
+        outcome = cli("check", str(out))
+
+        assert (0, True) == (outcome.status, outcome.out.endswith("a valid signature\n"))
+        assert b"the key" not in out.read_bytes()
+
+    def test_an_edit_breaks_the_chain_and_exits_1(self, cli: Cli, tmp_path: Path) -> None:
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        path.write_text(path.read_text("utf-8").replace("ORD-3300", "ORD-9999"), "utf-8")
+        outcome = cli("check", str(path))
+
+        assert (1, "") == (outcome.status, outcome.err)
+        assert [
+            f"{path}: event 3: chain: line 4 breaks the chain: it, or the header or an event "
+            "before it, was changed after the run was written"
+        ] == outcome.out.splitlines()

@@ -8,11 +8,12 @@ from typing import Any
 import pytest
 
 from memtape import __version__
+from memtape.core.chain import Signature, sign
 from memtape.core.codec import command_data, event_data
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES
-from memtape.core.logfile import FORMAT, collector_paused, read_run, write_run
+from memtape.core.logfile import FORMAT, collector_paused, read_run, verify_run, write_run
 from memtape.core.run import Run
 from memtape.policies.session import Session
 from memtape.scenarios import SHIPPED, load_scenario
@@ -256,6 +257,7 @@ class TestRoundTrip:
             "policies": {},
             "events": 6,
             "steps": 5,
+            "chain": header["chain"],
         } == header
 
     def test_the_seed_scenarios_and_the_queries_cover_every_event_type(
@@ -643,3 +645,103 @@ class TestCollectorPaused:
         with pytest.raises(BadInput):
             read_run(path)
         assert gc.isenabled()
+
+
+class TestChainedLines:
+    def test_each_event_line_ends_with_its_link_of_32_hex_digits(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        lines = _lines(_written(tmp_path, runs["refund-desk"]))
+
+        assert [("h", 32, True)] * 15 == [
+            (list(line)[-1], len(line["h"]), set(line["h"]) <= set("0123456789abcdef"))
+            for line in lines[1:]
+        ]
+
+    def test_the_header_ends_with_the_head_and_no_signature_without_a_key(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        header = _lines(_written(tmp_path, runs["refund-desk"]))[0]
+
+        assert (["events", "steps", "chain"], 64) == (list(header)[-3:], len(header["chain"]))
+
+    def test_the_head_is_the_last_line_s_whole_link(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        lines = _lines(_written(tmp_path, runs["dana-facts"]))
+
+        assert lines[-1]["h"] == lines[0]["chain"][:32]
+
+    def test_a_written_file_verifies(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        verdict = verify_run(_written(tmp_path, runs[QUERIES]), None)
+
+        assert (True, None, Signature.NONE) == (
+            verdict.chained,
+            verdict.broken,
+            verdict.signature,
+        )
+
+    def test_with_a_key_the_head_is_signed(
+        self, tmp_path: Path, runs: dict[str, Run], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "key")
+        header = _lines(_written(tmp_path, runs["sleep-pass"]))[0]
+
+        assert (["chain", "signature"], sign(header["chain"], b"key")) == (
+            list(header)[-2:],
+            header["signature"],
+        )
+
+    def test_a_chain_in_the_callers_header_is_replaced(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        """A header copied from another run carries that run's head and signature."""
+        plain = _lines(_written(tmp_path, runs["sleep-pass"], "plain.jsonl"))[0]
+        path = tmp_path / "copied.jsonl"
+        write_run(path, {**HEADER, "chain": "0" * 64, "signature": "1" * 64}, runs["sleep-pass"])
+
+        assert plain == _lines(path)[0]
+
+    def test_writing_a_run_twice_gives_the_same_bytes(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        first = _written(tmp_path, runs["dana-facts"], "first.jsonl")
+        second = _written(tmp_path, runs["dana-facts"], "second.jsonl")
+
+        assert first.read_bytes() == second.read_bytes()
+
+    def test_an_edited_line_is_named_by_its_line(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        good = _good(tmp_path, runs)
+        event = json.loads(good[2])["event"] | {
+            "text": "Policy search: refunds within 30 days of purchase."
+        }
+        path = _broken(tmp_path, runs, [*good[:2], _with(good[2], event=event), *good[3:]])
+        broken = verify_run(path, None).broken
+
+        assert (2, "line 3 breaks the chain") == (
+            getattr(broken, "position", None),
+            getattr(broken, "problem", "").split(":")[0],
+        )
+
+    def test_links_do_not_change_what_is_read(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        """A file stripped of its chain (as written before it) reads the same batches."""
+        path = _written(tmp_path, runs["sleep-pass"])
+        chained = read_run(path).batches
+        stripped = [
+            {k: v for k, v in line.items() if k not in ("h", "chain")} for line in _lines(path)
+        ]
+        path.write_text("".join(json.dumps(line) + "\n" for line in stripped), "utf-8")
+
+        assert (chained, False) == (read_run(path).batches, verify_run(path, None).chained)
+
+    def test_an_empty_run_s_head_is_its_header_s_and_guards_it(self, tmp_path: Path) -> None:
+        path = _written(tmp_path, Run(lambda _, state: state))
+        clean = verify_run(path, None).broken
+        lines = _lines(path)
+        lines[0]["scenario"] = "other"
+        path.write_text(json.dumps(lines[0]) + "\n", "utf-8")
+        broken = verify_run(path, None).broken
+
+        assert (None, 0) == (clean, getattr(broken, "position", None))

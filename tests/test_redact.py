@@ -32,6 +32,7 @@ from memtape.projections.view import view_data
 from memtape.redact import REDACTED, Masks, export_redacted, redact
 from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, Scenario, load_scenario, parse_scenario
+from tests.chained import lines_of, rechained, write_lines
 
 
 def saved(tmp_path: Path, name: str) -> Path:
@@ -490,23 +491,30 @@ class TestTokenizers:
 
 class TestCheckingARedactedRun:
     @pytest.mark.parametrize("name", SHIPPED)
-    def test_it_is_clean_and_not_re_decided(self, tmp_path: Path, name: str) -> None:
+    def test_it_is_clean_chained_and_not_re_decided(self, tmp_path: Path, name: str) -> None:
         _, out = exported(tmp_path, name)
         report = check_file(out)
 
-        assert (True, (), False, True) == (
+        assert (True, (), False, True, True) == (
             report.ok,
             report.problems,
             report.redecided,
             report.redacted,
+            report.chained,
         )
+
+    def test_its_chain_is_its_own(self, tmp_path: Path) -> None:
+        """The copy is chained afresh over its placeholders, not given the source's head."""
+        source, out = exported(tmp_path, "dana-facts")
+
+        assert lines_of(source)[0]["chain"] != lines_of(out)[0]["chain"]
 
     def test_its_line_says_it_cannot_be_re_decided(self, tmp_path: Path) -> None:
         _, out = exported(tmp_path, "refund-desk")
 
         assert [
-            f"{out}: ok: 15 events in 10 steps fold and keep every invariant; redacted, "
-            "so it cannot be re-decided (its texts and rules are placeholders)"
+            f"{out}: ok: 15 events in 10 steps fold and keep every invariant; its chain holds, "
+            "unsigned; redacted, so it cannot be re-decided (its texts and rules are placeholders)"
         ] == check_file(out).lines()
 
     def test_a_forked_copy_is_clean(self, tmp_path: Path) -> None:
@@ -521,7 +529,7 @@ class TestCheckingARedactedRun:
         lines = [json.loads(line) for line in out.read_text("utf-8").splitlines()]
         evicted = next(i for i, line in enumerate(lines) if line.get("type") == "Evicted")
         lines[evicted]["event"]["score"] = 0.5
-        out.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+        write_lines(out, rechained(lines))
         report = check_file(out)
 
         assert (["eviction"], f"{out}: redacted, so it cannot be re-decided") == (
@@ -532,10 +540,9 @@ class TestCheckingARedactedRun:
     def test_without_the_mark_the_placeholder_rules_fail_to_re_decide(self, tmp_path: Path) -> None:
         """Why the mark matters: the redacted rules no longer distill the redacted episodes."""
         _, out = exported(tmp_path, "sleep-pass")
-        lines = out.read_text("utf-8").splitlines(keepends=True)
-        top = json.loads(lines[0])
-        del top[REDACTED]
-        out.write_text(json.dumps(top) + "\n" + "".join(lines[1:]), "utf-8")
+        lines = lines_of(out)
+        del lines[0][REDACTED]
+        write_lines(out, rechained(lines))
         report = check_file(out)
 
         assert (["re-decide"], True, False) == (

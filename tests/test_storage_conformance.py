@@ -1,5 +1,6 @@
 """memtape.storage: one conformance suite, run against every backend."""
 
+import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -8,6 +9,8 @@ from typing import Any
 import pytest
 
 from memtape import __version__
+from memtape.core.chain import Chain, Signature
+from memtape.core.codec import command_data, event_data
 from memtape.core.commands import AddTurn, AdvanceClock, WriteFact
 from memtape.core.errors import BadInput
 from memtape.core.events import ClockAdvanced, Evicted, FactWritten, TurnAdded
@@ -17,6 +20,7 @@ from memtape.policies.session import Session
 from memtape.runfiles import load_run
 from memtape.scenarios import SHIPPED, load_scenario
 from memtape.storage import Conflict, RunStore, open_store
+from memtape.storage.base import stamped_header
 
 BACKENDS = {"jsonl": "run.jsonl", "sqlite": "runs.db"}
 
@@ -52,6 +56,28 @@ def _record(store: RunStore, run: Run, header: dict[str, Any]) -> int:
     return run_id
 
 
+def _head(header: dict[str, Any], run: Run) -> str:
+    """The head of ``run``'s chain, computed here from the records a run file's lines hold."""
+    chain = Chain.of(stamped_header(header))
+    for step, command in enumerate(run.commands, start=1):
+        start, end = run.batch(step)
+        for at in range(start + 1, end + 1):
+            event = run.events[at - 1]
+            record: dict[str, Any] = {
+                "at": at,
+                "step": step,
+                "type": type(event).__name__,
+                "v": event.VERSION,
+                "event": event_data(event),
+            }
+            if at == start + 1:
+                record["command"] = command_data(command)
+            if at == end:
+                record["end"] = True
+            chain.add(record)
+    return chain.head
+
+
 TURN = AddTurn("user", "hello")
 TURN_EVENT = TurnAdded(1, "user", "hello", 2, False)
 
@@ -80,6 +106,7 @@ class TestStoreConformance:
             **header,
             "events": len(run),
             "steps": run.steps,
+            "chain": _head(header, run),
         }
         assert expected_header == recorded.header
         assert recorded.torn is None
@@ -142,6 +169,7 @@ class TestStoreConformance:
                     "policies": {},
                     "events": 0,
                     "steps": 0,
+                    "chain": Chain.of(stamped_header({"scenario": "empty", "policies": {}})).head,
                 },
                 (),
             )
@@ -204,6 +232,48 @@ class TestStoreConformance:
         assert str(store.path) in str(caught.value)
 
 
+class TestChainConformance:
+    def test_a_recorded_run_verifies_chained_and_unsigned(
+        self, store: RunStore, sessions: dict[str, Session]
+    ) -> None:
+        session = sessions["sleep-pass"]
+        run_id = _record(store, session.run, _header(session, "sleep-pass"))
+
+        verdict = store.verify(run_id, None)
+
+        assert (True, None, Signature.NONE) == (
+            verdict.chained,
+            verdict.broken,
+            verdict.signature,
+        )
+
+    def test_a_run_recorded_with_the_key_is_signed(
+        self, store: RunStore, sessions: dict[str, Session], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "k")
+        session = sessions["dana-facts"]
+        run_id = _record(store, session.run, _header(session, "dana-facts"))
+        monkeypatch.delenv("MEMTAPE_SIGNING_KEY")
+
+        assert (Signature.VALID, Signature.INVALID, Signature.UNVERIFIED) == (
+            store.verify(run_id, b"k").signature,
+            store.verify(run_id, b"other").signature,
+            store.verify(run_id, None).signature,
+        )
+
+    def test_a_chain_copied_into_a_header_is_not_kept(self, store: RunStore) -> None:
+        """A header read from another run carries that run's head; the new run has its own."""
+        header = {"scenario": "s", "policies": {}}
+        run_id = store.create({**header, "chain": "0" * 64, "signature": "1" * 64})
+
+        recorded = store.read(run_id).header
+
+        assert (Chain.of(stamped_header(header)).head, False) == (
+            recorded["chain"],
+            "signature" in recorded,
+        )
+
+
 class TestJsonlStore:
     def test_its_file_is_a_run_file_that_loads(
         self, tmp_path: Path, sessions: dict[str, Session]
@@ -219,6 +289,51 @@ class TestJsonlStore:
     def test_a_missing_file_is_bad_input_unless_created(self, tmp_path: Path) -> None:
         with pytest.raises(BadInput, match="no such run file"):
             open_store(tmp_path / "missing.jsonl")
+
+    def test_a_file_whose_chain_is_broken_is_not_appended_to(self, tmp_path: Path) -> None:
+        """Appending rewrites the file chained afresh, which would hide the edit."""
+        path = tmp_path / "run.jsonl"
+        with open_store(path, create=True) as store:
+            store.append(store.create({"scenario": "s"}), TURN, (TURN_EVENT,), 0)
+        path.write_text(path.read_text("utf-8").replace('"hello"', '"howdy"'), "utf-8")
+        before = path.read_bytes()
+
+        with pytest.raises(BadInput) as caught:
+            open_store(path).append(1, AdvanceClock(1.0), (ClockAdvanced(1.0),), 1)
+
+        assert (
+            f"{path}: not appending to a run whose chain is broken: line 2 breaks the chain: "
+            "it, or the header, was changed after the run was written"
+        ) == str(caught.value)
+        assert before == path.read_bytes()
+
+    def test_a_file_whose_signature_does_not_match_is_not_appended_to(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = tmp_path / "run.jsonl"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "one key")
+        with open_store(path, create=True) as store:
+            store.append(store.create({"scenario": "s"}), TURN, (TURN_EVENT,), 0)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "another key")
+
+        with pytest.raises(BadInput, match="not appending to a run whose signature does not"):
+            open_store(path).append(1, AdvanceClock(1.0), (ClockAdvanced(1.0),), 1)
+
+    def test_a_file_written_before_the_chain_is_chained_by_an_append(self, tmp_path: Path) -> None:
+        path = tmp_path / "run.jsonl"
+        with open_store(path, create=True) as store:
+            store.append(store.create({"scenario": "s"}), TURN, (TURN_EVENT,), 0)
+        lines = path.read_text("utf-8").splitlines()
+        stripped = [json.loads(line) for line in lines]
+        stripped[0].pop("chain")
+        stripped[1].pop("h")
+        path.write_text("".join(json.dumps(line) + "\n" for line in stripped), "utf-8")
+        assert False is open_store(path).verify(1, None).chained
+
+        open_store(path).append(1, AdvanceClock(1.0), (ClockAdvanced(1.0),), 1)
+
+        verdict = open_store(path).verify(1, None)
+        assert (True, None) == (verdict.chained, verdict.broken)
 
     def test_a_torn_file_is_not_appended_to(self, tmp_path: Path) -> None:
         path = tmp_path / "run.jsonl"

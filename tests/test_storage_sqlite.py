@@ -1,5 +1,6 @@
-"""memtape.storage.sqlite: many runs in one file, addressed, locked, interrupted."""
+"""memtape.storage.sqlite: many runs in one file, addressed, locked, interrupted, chained."""
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -10,14 +11,19 @@ from typing import Any
 
 import pytest
 
+from memtape.checking import check_file
+from memtape.core.chain import Chain, Signature
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn, AdvanceClock
 from memtape.core.errors import BadInput
 from memtape.core.events import ClockAdvanced, Event, TurnAdded
+from memtape.core.logfile import read_run, write_run
+from memtape.invariants import Violation
 from memtape.policies.session import Session
 from memtape.scenarios import load_scenario
 from memtape.storage import Conflict, JsonlStore, SqliteStore, open_store, parse_address
 from memtape.storage import sqlite as sqlite_backend
+from memtape.storage.base import stamped_header
 
 TURN = AddTurn("user", "hello")
 TURN_EVENT = TurnAdded(1, "user", "hello", 2, False)
@@ -175,22 +181,31 @@ class TestBadFiles:
             raw.execute(f"PRAGMA user_version = {sqlite_backend.SCHEMA + 1}")
         raw.close()
 
-        with pytest.raises(BadInput, match="schema 2 is not readable"):
+        with pytest.raises(BadInput) as caught:
             open_store(path)
 
-    def test_a_locked_store_is_bad_input_naming_the_file(self, tmp_path: Path) -> None:
+        assert (
+            f"{path}: run store schema 3 is not readable by this memtape (it reads schemas 1 and 2)"
+        ) == str(caught.value)
+
+    def test_a_store_another_writer_holds_is_bad_input_naming_the_file(
+        self, tmp_path: Path
+    ) -> None:
+        """Only a write waits for another writer (a read does not: the journal is a WAL)."""
         path = tmp_path / "runs.db"
         _store(path, runs=1).close()
         holder = sqlite3.connect(path, isolation_level=None)
         holder.execute("BEGIN EXCLUSIVE")
         try:
-            with pytest.raises(BadInput, match="locked by another process") as caught:
-                open_store(path, timeout=0.05)
+            with open_store(path, timeout=0.05) as store, pytest.raises(BadInput) as caught:
+                store.create({"scenario": "s"})
         finally:
             holder.execute("ROLLBACK")
             holder.close()
 
-        assert str(caught.value).startswith(f"{path}: ")
+        assert f"{path}: the run store is locked by another process (waited 0.05s)" == str(
+            caught.value
+        )
 
     def test_a_hand_edited_gap_is_bad_input_naming_the_position(self, tmp_path: Path) -> None:
         path = tmp_path / "runs.db"
@@ -236,7 +251,8 @@ class TestInterruptedWrites:
         def killed_mid_batch() -> None:
             with raw:
                 raw.execute(
-                    "INSERT INTO events VALUES (1, 2, 2, 'ClockAdvanced', 1, '{\"to\": 2.0}', "
+                    "INSERT INTO events (run_id, position, step, type, v, data, command, last) "
+                    "VALUES (1, 2, 2, 'ClockAdvanced', 1, '{\"to\": 2.0}', "
                     '\'{"kind": "clock", "to": 3.0}\', 0)'
                 )
                 raise RuntimeError("killed before the batch's last event")
@@ -257,7 +273,8 @@ class TestInterruptedWrites:
             "import os, sqlite3, sys\n"
             "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
             "db.execute('BEGIN IMMEDIATE')\n"
-            "db.execute(\"INSERT INTO events VALUES (1, 2, 2, 'ClockAdvanced', 1, "
+            'db.execute("INSERT INTO events (run_id, position, step, type, v, data, command, '
+            "last) VALUES (1, 2, 2, 'ClockAdvanced', 1, "
             '\'{\\"to\\": 2.0}\', \'{\\"kind\\": \\"clock\\", \\"to\\": 3.0}\', 0)")\n'
             "os._exit(9)\n"
         )
@@ -342,11 +359,11 @@ class TestWholeRuns:
         rows = sqlite_backend._rows
         calls: list[int] = []
 
-        def failing(*args: Any) -> Any:
+        def failing(*args: Any, **kwargs: Any) -> Any:
             calls.append(1)
             if len(calls) == 3:
                 raise RuntimeError("killed")
-            return rows(*args)
+            return rows(*args, **kwargs)
 
         monkeypatch.setattr(sqlite_backend, "_rows", failing)
         store = SqliteStore(path, create=True)
@@ -374,3 +391,358 @@ class TestWholeRuns:
         assert [0, 0, 0, 0] == [process.returncode for process in processes], errors
         with SqliteStore(path) as store:
             assert 4 == len(store.runs())
+
+
+class TestHandles:
+    def test_a_handle_opened_before_the_first_run_sees_runs_added_later(
+        self, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "runs.db"
+        with SqliteStore(path, create=True) as early, SqliteStore(path) as writer:
+            run_id = writer.create({"scenario": "later"})
+            writer.append(run_id, TURN, (TURN_EVENT,), 0)
+
+            assert ([run_id], "later", 1) == (
+                [info.id for info in early.runs()],
+                early.read().header["scenario"],
+                len(early.read(run_id).batches),
+            )
+
+
+class TestWriteAheadLog:
+    def test_a_store_is_written_with_a_write_ahead_log(self, tmp_path: Path) -> None:
+        path = tmp_path / "runs.db"
+        _store(path, runs=1).close()
+        raw = sqlite3.connect(path)
+        try:
+            assert ("wal",) == raw.execute("PRAGMA journal_mode").fetchone()
+        finally:
+            raw.close()
+
+    def test_a_reader_sees_only_whole_commands_while_a_writer_is_mid_transaction(
+        self, tmp_path: Path
+    ) -> None:
+        """The writer has a whole command and part of the next uncommitted; a reader that
+        waits for nothing reads the run as of the last commit."""
+        path = tmp_path / "runs.db"
+        _store(path, runs=1).close()
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")
+        insert = (
+            "INSERT INTO events (run_id, position, step, type, v, data, command, last) "
+            "VALUES (1, ?, ?, 'ClockAdvanced', 1, ?, ?, ?)"
+        )
+        writer.executemany(
+            insert,
+            [
+                (2, 2, '{"to": 2.0}', '{"kind": "advance", "to": 2.0}', 1),
+                (3, 3, '{"to": 3.0}', '{"kind": "advance", "to": 4.0}', 0),
+            ],
+        )
+        try:
+            with open_store(path, timeout=0) as reader:
+                recorded = reader.read(1)
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
+
+        assert (1, 1, None) == (len(recorded.batches), recorded.header["events"], recorded.torn)
+
+    def test_a_writer_holding_the_exclusive_lock_does_not_block_a_reader(
+        self, tmp_path: Path
+    ) -> None:
+        """Under a rollback journal this read would wait, and fail at once with no timeout."""
+        path = tmp_path / "runs.db"
+        _store(path, runs=2).close()
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN EXCLUSIVE")
+        writer.execute("DELETE FROM events")
+        try:
+            with open_store(path, timeout=0) as reader:
+                sizes = [info.events for info in reader.runs()]
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
+
+        assert [1, 2] == sizes
+
+
+def _corrupted(path: Path, sql: str, *values: Any) -> None:
+    """``path`` (a store of one run of three events) changed by one statement, by hand."""
+    _store(path, runs=1).close()
+    with SqliteStore(path) as store:
+        store.append(1, AdvanceClock(3.0), TICKS[1:], 1)
+    raw = sqlite3.connect(path)
+    with raw:
+        raw.execute(sql, values)
+    raw.close()
+
+
+class TestRowErrors:
+    """Each problem of a bad row is one line with one prefix: store, run and position."""
+
+    @pytest.mark.parametrize(
+        ("sql", "values", "problem"),
+        [
+            (
+                "UPDATE events SET data = ? WHERE position = 3",
+                ("{oops",),
+                "not readable JSON (Expecting property name enclosed in double quotes: "
+                "line 1 column 2 (char 1))",
+            ),
+            (
+                "UPDATE events SET data = ? WHERE position = 3",
+                (b'{"to": 3.0}',),
+                "expected JSON text, found b'{\"to\": 3.0}'",
+            ),
+            (
+                "UPDATE events SET data = ? WHERE position = 3",
+                ('{"to": "three"}',),
+                'ClockAdvanced.to must be a finite number, got "three"',
+            ),
+            (
+                "UPDATE events SET command = ? WHERE position = 2",
+                ("{oops",),
+                "command: not readable JSON (Expecting property name enclosed in double "
+                "quotes: line 1 column 2 (char 1))",
+            ),
+        ],
+        ids=["data-not-json", "data-a-blob", "data-a-wrong-type", "command-not-json"],
+    )
+    def test_a_corrupted_row_is_one_line_naming_its_place_once(
+        self, tmp_path: Path, sql: str, values: tuple[Any, ...], problem: str
+    ) -> None:
+        path = tmp_path / "bj.db"
+        _corrupted(path, sql, *values)
+        position = 2 if "command" in sql else 3
+
+        with SqliteStore(path) as store, pytest.raises(BadInput) as caught:
+            store.read(1)
+
+        assert f"{path}#1: position {position}: {problem}" == str(caught.value)
+
+
+def _refund_desk() -> Session:
+    scenario = load_scenario("refund-desk")
+    session = Session(scenario.policies)
+    session.execute_all(scenario.steps)
+    return session
+
+
+def _appended(store: SqliteStore, header: dict[str, Any], session: Session) -> int:
+    run = session.run
+    run_id = store.create(header)
+    for step, command in enumerate(run.commands, start=1):
+        start, end = run.batch(step)
+        store.append(run_id, command, run.events[start:end], start)
+    return run_id
+
+
+def _sql(path: Path, sql: str, *values: Any) -> None:
+    raw = sqlite3.connect(path)
+    with raw:
+        raw.execute(sql, values)
+    raw.close()
+
+
+HEADER = {
+    "scenario": "refund-desk",
+    "policies": {
+        "compaction": {"policy": "tiered", "budget": 40, "hot_n": 2, "tokenizer": "words"}
+    },
+}
+"""refund-desk's header, as ``memtape run refund-desk`` writes it."""
+
+
+class TestChainedRows:
+    def test_the_header_is_refund_desk_s(self) -> None:
+        assert _refund_desk().policies.params() == HEADER["policies"]
+
+    def test_every_row_carries_its_link_and_the_run_its_head(self, tmp_path: Path) -> None:
+        path = tmp_path / "runs.db"
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        raw = sqlite3.connect(path)
+        links = [row[0] for row in raw.execute("SELECT link FROM events ORDER BY position")]
+        [(head, signature)] = raw.execute("SELECT head, signature FROM runs").fetchall()
+        raw.close()
+
+        assert ([32] * 15, 64, None) == ([len(link) for link in links], len(head), signature)
+
+    def test_a_run_added_whole_appended_or_written_to_a_file_has_one_head(
+        self, tmp_path: Path
+    ) -> None:
+        session = _refund_desk()
+        file = tmp_path / "run.jsonl"
+        write_run(file, HEADER, session.run)
+        with SqliteStore(tmp_path / "runs.db", create=True) as store:
+            whole = store.add_run(HEADER, session.run)
+            appended = _appended(store, HEADER, session)
+            heads = {store.read(run_id).header["chain"] for run_id in (whole, appended)}
+
+        assert {read_run(file).header["chain"]} == heads
+
+    def test_a_failed_append_leaves_the_head_where_it_was(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        store = _store(tmp_path / "runs.db", runs=1)
+        head = store.read(1).header["chain"]
+        monkeypatch.setattr(SqliteStore, "_set_head", _killed)
+        with pytest.raises(RuntimeError):
+            store.append(1, AdvanceClock(3.0), TICKS[1:], 1)
+        monkeypatch.undo()
+
+        assert (head, 1, None) == (
+            store.read(1).header["chain"],
+            store.read(1).header["events"],
+            store.verify(1, None).broken,
+        )
+        store.close()
+
+    def test_a_row_edited_with_its_command_breaks_the_chain_at_its_position(
+        self, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "runs.db"
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        text = "Hi, this is Erin. Can you look up order ORD-9999?"
+        _sql(
+            path,
+            "UPDATE events SET data = json_set(data, '$.text', ?), "
+            "command = json_set(command, '$.text', ?) WHERE position = 1",
+            text,
+            text,
+        )
+        report = check_file(Path(f"{path}#1"))
+
+        message = (
+            "position 1 breaks the chain: it, or the header, was changed after the run was written"
+        )
+        assert (Violation(1, "chain", message),) == report.problems
+
+    def test_a_renamed_scenario_breaks_the_chain(self, tmp_path: Path) -> None:
+        path = tmp_path / "runs.db"
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        _sql(path, "UPDATE runs SET header = json_set(header, '$.scenario', 'other')")
+
+        assert [(1, "chain")] == [(p.position, p.invariant) for p in check_file(path).problems]
+
+    def test_the_last_command_deleted_is_caught_by_the_head(self, tmp_path: Path) -> None:
+        path = tmp_path / "runs.db"
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        _sql(path, "DELETE FROM events WHERE position > 13")
+
+        message = (
+            "position 13 is the last, but its link is not the header's chain head: events were "
+            "cut from the end, or the head was changed"
+        )
+        assert (Violation(13, "chain", message),) == check_file(path).problems
+
+    def test_a_signed_run_keeps_its_key_to_itself(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = tmp_path / "runs.db"
+        key = "a key for the store"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", key)
+        with SqliteStore(path, create=True) as store:
+            _appended(store, HEADER, _refund_desk())
+            verdict = store.verify(1, key.encode())
+
+        assert Signature.VALID == verdict.signature
+        assert key.encode() not in b"".join(p.read_bytes() for p in tmp_path.iterdir())
+
+
+SCHEMA_1 = (
+    "CREATE TABLE runs (id INTEGER PRIMARY KEY, header TEXT NOT NULL, created TEXT NOT NULL)",
+    "CREATE TABLE events (run_id INTEGER NOT NULL REFERENCES runs (id), "
+    "position INTEGER NOT NULL, step INTEGER NOT NULL, type TEXT NOT NULL, v INTEGER NOT NULL, "
+    "data TEXT NOT NULL, command TEXT, last INTEGER NOT NULL, PRIMARY KEY (run_id, position)) "
+    "WITHOUT ROWID",
+    f"PRAGMA application_id = {sqlite_backend.APPLICATION_ID}",
+    "PRAGMA user_version = 1",
+)
+"""A store as memtape wrote it before the chain (schema 1)."""
+
+
+def _schema_1(path: Path, session: Session) -> None:
+    """A schema-1 store holding ``session``'s run, rows as schema 1 had them (no link)."""
+    raw = sqlite3.connect(path)
+    for statement in SCHEMA_1:
+        raw.execute(statement)
+    header = json.dumps(stamped_header(HEADER))
+    raw.execute("INSERT INTO runs VALUES (1, ?, '2025-01-01T00:00:00+00:00')", (header,))
+    run = session.run
+    for step, command in enumerate(run.commands, start=1):
+        start, end = run.batch(step)
+        rows = sqlite_backend._rows(
+            1, start, step, command, run.events[start:end], chain=Chain(b"")
+        )
+        raw.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [r[:8] for r in rows])
+    raw.commit()
+    raw.close()
+
+
+class TestSchema1:
+    def test_a_schema_1_store_reads_as_before_and_checks_unchained(self, tmp_path: Path) -> None:
+        path = tmp_path / "old.db"
+        session = _refund_desk()
+        _schema_1(path, session)
+        with SqliteStore(path) as store:
+            events = tuple(e for batch in store.read(1).batches for e in batch.events)
+        report = check_file(path)
+
+        assert (session.run.events, True, False) == (events, report.ok, report.chained)
+        assert report.lines()[0].endswith("; unchained (written before memtape chained its logs)")
+
+    def test_reading_it_changes_nothing(self, tmp_path: Path) -> None:
+        path = tmp_path / "old.db"
+        _schema_1(path, _refund_desk())
+        before = path.read_bytes()
+        check_file(path)
+
+        assert before == path.read_bytes()
+
+    def test_its_first_write_upgrades_it_in_place(self, tmp_path: Path) -> None:
+        path = tmp_path / "old.db"
+        _schema_1(path, _refund_desk())
+        with SqliteStore(path) as store:
+            store.create({"scenario": "new"})
+        raw = sqlite3.connect(path)
+        version = raw.execute("PRAGMA user_version").fetchone()[0]
+        columns = {row[1] for row in raw.execute("PRAGMA table_info(events)")}
+        raw.close()
+
+        assert (2, True) == (version, "link" in columns)
+        assert (False, True) == (check_file(Path(f"{path}#1")).chained, check_file(path).chained)
+
+    def test_an_append_to_an_old_run_chains_it_from_its_header(self, tmp_path: Path) -> None:
+        path = tmp_path / "old.db"
+        _schema_1(path, _refund_desk())
+        with SqliteStore(path) as store:
+            store.append(1, AdvanceClock(1.0), (ClockAdvanced(1.0),), 15)
+            verdict = store.verify(1, None)
+
+        assert (True, None) == (verdict.chained, verdict.broken)
+
+    def test_an_upgrade_that_fails_leaves_schema_1(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = tmp_path / "old.db"
+        _schema_1(path, _refund_desk())
+        with SqliteStore(path) as store:
+            monkeypatch.setattr(sqlite_backend, "_chain_of", _killed)
+            with pytest.raises(RuntimeError):
+                store.append(1, AdvanceClock(1.0), (ClockAdvanced(1.0),), 15)
+            monkeypatch.undo()
+            assert 15 == store.read(1).header["events"]
+        raw = sqlite3.connect(path)
+        version = raw.execute("PRAGMA user_version").fetchone()[0]
+        raw.close()
+
+        assert 1 == version
+
+
+def _killed(*args: Any, **kwargs: Any) -> Any:
+    raise RuntimeError("killed")

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from memtape.checking import check_file
 from memtape.cli import main
 from memtape.core.codec import event_data, event_from_data
 from memtape.core.errors import BadInput
@@ -282,3 +283,11 @@ class TestOldFormatFixture:
             f"{REFUND_DESK_V0}: line 2: TurnAdded version 0 is not readable here: "
             "no upcaster from version 0 to 1 (this memtape reads version 2)"
         ) == str(caught.value)
+
+    def test_it_checks_clean_and_unchained(self) -> None:
+        """Written before memtape chained its logs: no links, no head, and no problem."""
+        with use_upcasters(V0_UPCASTERS):
+            report = check_file(REFUND_DESK_V0)
+
+        assert (True, False) == (report.ok, report.chained)
+        assert report.lines()[0].endswith("; unchained (written before memtape chained its logs)")

@@ -1,9 +1,12 @@
 """The JSONL run file: a header line, then one event per line.
 
-Each event line is ``{"at", "step", "type", "v", "event"}``; the first event
-of a command's batch also carries ``"command"`` and the last carries
-``"end": true``, so a reader knows where whole commands begin and end.
-Writing is atomic: a failed write leaves any earlier file untouched.
+Each event line is ``{"at", "step", "type", "v", "event", "h"}``; the first
+event of a command's batch also carries ``"command"`` and the last carries
+``"end": true``, so a reader knows where whole commands begin and end. ``"h"``
+is the event's link in the run's hash chain (``memtape.core.chain``), whose
+head the header carries as ``"chain"``, signed as ``"signature"`` when
+``MEMTAPE_SIGNING_KEY`` is set. Files written before the chain have neither and
+read as before. Writing is atomic: a failed write leaves any earlier file untouched.
 """
 
 import gc
@@ -19,6 +22,16 @@ import orjson
 
 from memtape._version import __version__
 from memtape.core.atomic import atomic_file
+from memtape.core.chain import (
+    HEAD,
+    HEAD_HEX,
+    LINK,
+    SIGNATURE,
+    Chain,
+    Verdict,
+    signing_key,
+    verify,
+)
 from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
@@ -58,14 +71,28 @@ def write_run(path: Path, header: Mapping[str, Any], run: Run) -> None:
 
     The lines go to a fresh temporary file beside ``path``, which then takes
     its place (``memtape.core.atomic``); on any failure or interruption the
-    temporary file is removed and ``path`` is as it was.
+    temporary file is removed and ``path`` is as it was. The run is chained
+    afresh (any chain fields of ``header`` are dropped) and signed when
+    ``MEMTAPE_SIGNING_KEY`` is set.
     """
     with atomic_file(path) as binary, io.TextIOWrapper(binary, encoding="utf-8") as out:
-        top = stamp(header)
+        top = {k: v for k, v in stamp(header).items() if k not in (HEAD, SIGNATURE)}
         top.update(events=len(run), steps=len(run.commands))
+        chain, key = Chain.of(top), signing_key()
+        # The head is known once every line is written: the header goes first
+        # with placeholders of the same length, and is written again at the end.
+        top[HEAD] = "0" * HEAD_HEX
+        if key is not None:
+            top[SIGNATURE] = "0" * HEAD_HEX
         out.write(json.dumps(top, ensure_ascii=False) + "\n")
         for line in _event_lines(run):
+            line[LINK] = chain.add(line)
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        top[HEAD], signature = chain.head, chain.signature(key)
+        if signature is not None:
+            top[SIGNATURE] = signature
+        out.seek(0)
+        out.write(json.dumps(top, ensure_ascii=False) + "\n")
 
 
 def stamp(header: Mapping[str, Any]) -> dict[str, Any]:
@@ -103,30 +130,10 @@ def read_run(path: Path) -> RunFile:
 
     A torn tail (an unfinished last command, or an unfinished last line) is
     dropped and described in ``RunFile.torn``: the run is whole up to there.
+    The chain is not verified here: ``verify_run`` does that, for ``memtape check``.
     """
-    data = read_regular(path, "run file")
-    # Bytes, not text: a write cut inside a character is an unfinished last
-    # line like any other, and orjson checks each line's UTF-8 itself.
-    lines = data.split(b"\n")
-    last = lines.pop()  # empty when the file ends with a newline, as written files do
-    while not last and lines and not lines[-1].strip():
-        lines.pop()  # blank lines at the end (an editor's) are not events
-    unfinished = None
-    if last:
-        if _parses(last):
-            lines.append(last)
-        else:
-            unfinished = len(lines) + 1
-    if not lines:
-        raise BadInput(f"{path}: empty file, not a run file")
-    header = _json(lines[0], path, 1)
-    if header.get("memtape") != "run":
-        raise BadInput(f"{path}: line 1: not a memtape run file header")
-    if not _is_int(header.get("format"), FORMAT):
-        raise BadInput(
-            f"{path}: line 1: run file format {header.get('format')!r} is not readable "
-            f"by memtape {__version__} (it reads format {FORMAT})"
-        )
+    lines, unfinished = _split(_contents(path))
+    header = _header(lines, path)
     with collector_paused():
         batches, open_step = _batches(lines, path)
     tail = []
@@ -144,6 +151,61 @@ def read_run(path: Path) -> RunFile:
             f"{header.get('steps')!r} steps, the file holds {events} in {len(batches)}"
         )
     return RunFile(header, batches)
+
+
+def verify_run(path: Path, key: bytes | None) -> Verdict:
+    """Verify the chain of the run file at ``path``, and its signature under ``key``.
+
+    The file is read again, line by line, without decoding its events (read
+    it with ``read_run`` first: a file it refuses may still verify here).
+    An event is named by its line.
+    """
+    lines, unfinished = _split(_contents(path))
+    header = _header(lines, path)
+    last = _json(lines[-1], path, len(lines)) if len(lines) > 1 else {"end": True}
+    whole = unfinished is None and last.get("end") is True
+
+    def records() -> Iterator[tuple[dict[str, Any], Any]]:
+        for number, raw in enumerate(lines[1:], start=2):
+            line = _json(raw, path, number)
+            yield line, line.pop(LINK, None)
+
+    return verify(header, records(), key, whole=whole, where=lambda at: f"line {at + 1}")
+
+
+def _contents(path: Path) -> bytes:
+    return read_regular(path, "run file")
+
+
+def _split(data: bytes) -> tuple[list[bytes], int | None]:
+    """A file's lines, and the number of an unfinished last line (dropped), if any."""
+    # Bytes, not text: a write cut inside a character is an unfinished last
+    # line like any other, and orjson checks each line's UTF-8 itself.
+    lines = data.split(b"\n")
+    last = lines.pop()  # empty when the file ends with a newline, as written files do
+    while not last and lines and not lines[-1].strip():
+        lines.pop()  # blank lines at the end (an editor's) are not events
+    if not last:
+        return lines, None
+    if _parses(last):
+        lines.append(last)
+        return lines, None
+    return lines, len(lines) + 1
+
+
+def _header(lines: list[bytes], path: Path) -> dict[str, Any]:
+    """The header line, refused unless it is a memtape run file's, of a format read here."""
+    if not lines:
+        raise BadInput(f"{path}: empty file, not a run file")
+    header = _json(lines[0], path, 1)
+    if header.get("memtape") != "run":
+        raise BadInput(f"{path}: line 1: not a memtape run file header")
+    if not _is_int(header.get("format"), FORMAT):
+        raise BadInput(
+            f"{path}: line 1: run file format {header.get('format')!r} is not readable "
+            f"by memtape {__version__} (it reads format {FORMAT})"
+        )
+    return header
 
 
 @contextmanager

@@ -8,8 +8,9 @@ is addressed as ``runs.db#ID``, or ``runs.db`` for its newest run
 
 from pathlib import Path
 
+from memtape.core.chain import Verdict
 from memtape.core.errors import BadInput
-from memtape.core.logfile import RunFile, read_run
+from memtape.core.logfile import RunFile, read_run, verify_run
 from memtape.storage.base import Conflict, RunId, RunInfo, RunStore
 from memtape.storage.jsonl import JsonlStore
 from memtape.storage.sqlite import DEFAULT_TIMEOUT, SqliteStore
@@ -76,6 +77,15 @@ def read_address(address: str) -> RunFile:
         return store.read(run_id)
 
 
+def verify_address(address: str, key: bytes | None) -> Verdict:
+    """The chain and signature of the run at ``address``, verified (``RunStore.verify``)."""
+    path, run_id = parse_address(address)
+    if not is_sqlite(path):
+        return verify_run(path, key)
+    with open_store(path) as store:
+        return store.verify(run_id, key)
+
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "Conflict",
@@ -89,4 +99,5 @@ __all__ = [
     "parse_address",
     "read_address",
     "resolve_address",
+    "verify_address",
 ]

@@ -10,6 +10,8 @@ backend honours the same contract, checked by one conformance test suite:
   first: optimistic concurrency);
 - ``read(run_id)`` gives the run back as ``logfile.RunFile`` values, the same
   header and ``RecordedBatch`` values ``logfile.read_run`` gives for a file;
+- ``verify(run_id, key)`` checks the run's hash chain and signature
+  (``memtape.core.chain``), which every write extends;
 - ``runs()`` lists the runs, oldest first.
 """
 
@@ -21,6 +23,7 @@ from typing import Any, Self
 
 import attrs
 
+from memtape.core.chain import HEAD, SIGNATURE, Verdict
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
@@ -64,11 +67,13 @@ def stamped_header(header: Mapping[str, Any]) -> dict[str, Any]:
     """The header a new run is stored with: ``write_run``'s stamp, then ``header``.
 
     The stamp names the format and the memtape version that created the run;
-    the counts (``events``, ``steps``) are added when the run is read.
+    the counts (``events``, ``steps``) are added when the run is read, and
+    its chain's head and signature are the store's to keep (any in ``header``,
+    copied from another run, are dropped).
     """
     top = stamp(header)
-    top.pop("events", None)
-    top.pop("steps", None)
+    for name in ("events", "steps", HEAD, SIGNATURE):
+        top.pop(name, None)
     return top
 
 
@@ -110,6 +115,15 @@ class RunStore(abc.ABC):
 
         ``torn`` describes a last command stored without its end mark, which
         is dropped, as ``logfile.read_run`` does.
+        """
+
+    @abc.abstractmethod
+    def verify(self, run_id: RunId | None, key: bytes | None) -> Verdict:
+        """Verify the hash chain of run ``run_id`` (the newest when None), and its signature
+        under ``key``; what is wrong is in the ``Verdict``, not raised.
+
+        The stored run is read again without decoding its events; ``read`` it
+        first, since a run it refuses may still verify.
         """
 
     @abc.abstractmethod

@@ -6,6 +6,9 @@ length of the run and a failed one leaves the file as it was. For many runs
 in one place and appends that cost only their own events, use the SQLite
 backend (a path ending in ``.db``).
 
+An append verifies the file's chain first and refuses one that is broken:
+the rewrite chains the run afresh, and would otherwise hide the edit.
+
 Concurrency is checked, not serialized: an append at a stale position is a
 ``Conflict``, but two processes appending at the same moment may race
 between the read and the replace, and the later replace wins. One writer
@@ -18,10 +21,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memtape.core.chain import Signature, Verdict, signing_key
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
-from memtape.core.logfile import RunFile, read_run, write_run
+from memtape.core.logfile import RunFile, read_run, verify_run, write_run
 from memtape.core.paths import regular_file
 from memtape.core.run import Run
 from memtape.core.state import State
@@ -68,6 +72,15 @@ class JsonlStore(RunStore):
         recorded = self.read(run_id)
         if recorded.torn is not None:
             raise BadInput(f"{self.path}: not appending to {recorded.torn}")
+        # The rewrite chains the run afresh, which would hide an edit the old chain shows.
+        verdict = verify_run(self.path, signing_key())
+        if verdict.broken is not None:
+            raise BadInput(
+                f"{self.path}: not appending to a run whose chain is broken: "
+                f"{verdict.broken.problem}"
+            )
+        if verdict.signature is Signature.INVALID:
+            raise BadInput(f"{self.path}: not appending to a run whose signature does not match")
         run = Run(_unfolded)
         for batch in recorded.batches:
             run.append(batch.command, batch.events)
@@ -82,6 +95,11 @@ class JsonlStore(RunStore):
         """The file's run, as ``logfile.read_run`` reads it."""
         self._where(run_id)
         return read_run(self.path)
+
+    def verify(self, run_id: RunId | None, key: bytes | None) -> Verdict:
+        """The file's chain and signature, as ``logfile.verify_run`` verifies them."""
+        self._where(run_id)
+        return verify_run(self.path, key)
 
     def runs(self) -> list[RunInfo]:
         """The file's one run, or nothing for a file not written yet."""

@@ -1,11 +1,18 @@
 """The SQLite backend: many runs in one database file, appended a command at a time.
 
-Two tables: ``runs`` (id, header JSON, created) and ``events`` (one row per
-event: run, position, step, type, version, fields JSON, the command JSON on
-a batch's first event, and ``last`` on its last). Each append is one
-transaction that takes the write lock first, so a process killed mid-write
-leaves the store as it was after the last whole command, and two writers at
-the same position cannot both succeed: the second is a ``Conflict``.
+Two tables: ``runs`` (id, header JSON, created, the chain's head and its
+signature) and ``events`` (one row per event: run, position, step, type,
+version, fields JSON, the command JSON on a batch's first event, ``last`` on
+its last, and its link in the run's hash chain, ``memtape.core.chain``). Each
+append is one transaction that takes the write lock first and moves the
+run's head with its rows, so a process killed mid-write leaves the store as
+it was after the last whole command, and two writers at the same position
+cannot both succeed: the second is a ``Conflict``.
+
+The journal is a write-ahead log (WAL), set on a handle's first write: a
+reader is never blocked by a writer, and sees the store as of its last
+commit. A schema-1 store (before the chain) reads as unchained runs and is
+upgraded in place on its first write here.
 """
 
 import json
@@ -17,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memtape.core.chain import HEAD, HEAD_HEX, SIGNATURE, Chain, Verdict, signing_key, verify
 from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
@@ -34,8 +42,8 @@ from memtape.storage.base import (
     stored_header,
 )
 
-SCHEMA = 1
-"""The schema version this memtape writes and reads (SQLite's ``user_version``)."""
+SCHEMA = 2
+"""The schema version this memtape writes (SQLite's ``user_version``); it also reads 1."""
 
 APPLICATION_ID = 0x6D746170
 """Marks a database as a memtape run store (SQLite's ``application_id``, "mtap")."""
@@ -47,7 +55,9 @@ _TABLES = (
     """CREATE TABLE runs (
         id INTEGER PRIMARY KEY,
         header TEXT NOT NULL,
-        created TEXT NOT NULL
+        created TEXT NOT NULL,
+        head TEXT,
+        signature TEXT
     )""",
     """CREATE TABLE events (
         run_id INTEGER NOT NULL REFERENCES runs (id),
@@ -58,9 +68,24 @@ _TABLES = (
         data TEXT NOT NULL,
         command TEXT,
         last INTEGER NOT NULL,
+        link TEXT,
         PRIMARY KEY (run_id, position)
     ) WITHOUT ROWID""",
 )
+
+_UPGRADE_FROM_1 = (
+    "ALTER TABLE runs ADD COLUMN head TEXT",
+    "ALTER TABLE runs ADD COLUMN signature TEXT",
+    "ALTER TABLE events ADD COLUMN link TEXT",
+)
+"""Schema 1 to 2: the chain's columns, empty (NULL) for the runs written before it."""
+
+_INSERT = (
+    "INSERT INTO events (run_id, position, step, type, v, data, command, last, link) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+_COLUMNS = "position, step, type, v, data, command, last"
 
 
 class SqliteStore(RunStore):
@@ -78,11 +103,13 @@ class SqliteStore(RunStore):
             self._db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
         except sqlite3.Error as error:
             raise BadInput(f"{path}: cannot open the run store: {error}") from None
+        self._schema = 0
+        self._journal_set = False
         try:
             # One read transaction: another process setting the store up
             # commits its tables and marks together, so they are seen together.
             with self._guard(), self._transaction(write=False):
-                self._ready = self._check_schema()
+                self._refresh()
         except BaseException:
             self._db.close()
             raise
@@ -93,15 +120,16 @@ class SqliteStore(RunStore):
 
     def create(self, header: Mapping[str, Any]) -> RunId:
         """Add an empty run, stamped with the time; the store is set up on first use."""
-        top = json.dumps(stamped_header(header), ensure_ascii=False, allow_nan=False)
+        stamped = stamped_header(header)
+        top = _dumps(stamped)
         created = datetime.now(UTC).isoformat(timespec="seconds")
-        with self._guard(), self._transaction():
-            if not self._ready:
-                self._set_up()
+        chain = _chain_of(stamped, str(self.path))
+        key = signing_key()
+        with self._guard(), self._writing():
             cursor = self._db.execute(
-                "INSERT INTO runs (header, created) VALUES (?, ?)", (top, created)
+                "INSERT INTO runs (header, created, head, signature) VALUES (?, ?, ?, ?)",
+                (top, created, chain.head, chain.signature(key)),
             )
-        self._ready = True
         run_id = cursor.lastrowid
         assert run_id is not None
         return run_id
@@ -113,17 +141,25 @@ class SqliteStore(RunStore):
         events: Sequence[Event],
         expected_position: int,
     ) -> int:
-        """Append one command's events in one transaction; a stale position is a Conflict."""
+        """Append one command's events in one transaction; a stale position is a Conflict.
+
+        The run's head moves in the same transaction. A run written before the
+        chain (its head empty) is chained first, from its header, in that
+        transaction too.
+        """
         where = f"{self.path}#{run_id}"
         check_batch(where, command, events)
+        key = signing_key()
         try:
-            with self._guard(), self._transaction():
-                self._header(run_id)
+            with self._guard(), self._writing():
+                header, head, _ = self._run(run_id)
                 position, step = self._tail(run_id)
                 if position != expected_position:
                     raise Conflict.stale(where, expected_position, position)
-                rows = _rows(run_id, position, step + 1, command, events)
-                self._db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+                chain = self._chain(run_id, header, head, position)
+                rows = _rows(run_id, position, step + 1, command, events, chain=chain)
+                self._db.executemany(_INSERT, rows)
+                self._set_head(run_id, chain, key)
         except sqlite3.IntegrityError:
             raise Conflict(
                 f"{where}: position {expected_position + 1} was taken by another writer; "
@@ -132,25 +168,60 @@ class SqliteStore(RunStore):
         return expected_position + len(events)
 
     def read(self, run_id: RunId | None = None) -> RunFile:
-        """One run (the newest when ``run_id`` is None), read in one snapshot."""
+        """One run (the newest when ``run_id`` is None), read in one snapshot.
+
+        Its header carries the run's chain head (``chain``) and signature
+        (``signature``) when it has them, as a run file's header does.
+        """
         with self._guard(), self._transaction(write=False):
+            self._refresh()
             if run_id is None:
                 run_id = self._newest()
-            header = self._header(run_id)
+            header, head, signature = self._run(run_id)
             rows = self._db.execute(
-                "SELECT position, step, type, v, data, command, last FROM events "
-                "WHERE run_id = ? ORDER BY position",
-                (run_id,),
+                f"SELECT {_COLUMNS} FROM events WHERE run_id = ? ORDER BY position", (run_id,)
             ).fetchall()
         batches, torn = _batches(rows, f"{self.path}#{run_id}")
         events = sum(len(batch.events) for batch in batches)
-        return RunFile(stored_header(header, events, len(batches)), batches, torn)
+        top = stored_header(header, events, len(batches))
+        if head is not None:
+            top[HEAD] = head
+        if signature is not None:
+            top[SIGNATURE] = signature
+        return RunFile(top, batches, torn)
+
+    def verify(self, run_id: RunId | None, key: bytes | None) -> Verdict:
+        """Verify the chain of run ``run_id`` (the newest when None), and its signature.
+
+        The rows are read again in one snapshot, without decoding their
+        events (read the run first: a run ``read`` refuses may still verify).
+        An event is named by its position.
+        """
+        with self._guard(), self._transaction(write=False):
+            self._refresh()
+            if run_id is None:
+                run_id = self._newest()
+            header, head, signature = self._run(run_id)
+            where = f"{self.path}#{run_id}"
+            tail = self._db.execute(
+                "SELECT last FROM events WHERE run_id = ? ORDER BY position DESC LIMIT 1",
+                (run_id,),
+            ).fetchone()
+            link = "link" if self._schema >= SCHEMA else "NULL"
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS}, {link} FROM events WHERE run_id = ? ORDER BY position",
+                (run_id,),
+            )
+            records = ((_record(row, f"{where}: position {row[0]}"), row[7]) for row in rows)
+            stored = {**header, HEAD: head, SIGNATURE: signature}
+            return verify(stored, records, key, whole=tail is None or tail[0] == 1)
 
     def runs(self) -> list[RunInfo]:
         """Every run with its event count, oldest first."""
-        if not self._ready:
-            return []
-        with self._guard():
+        with self._guard(), self._transaction(write=False):
+            self._refresh()
+            if not self._schema:
+                return []
             rows = self._db.execute(
                 "SELECT runs.id, runs.header, runs.created, "
                 "(SELECT COUNT(*) FROM events WHERE events.run_id = runs.id) "
@@ -176,11 +247,12 @@ class SqliteStore(RunStore):
 
         ``append`` is for recording live, one command at a time.
         """
-        top = json.dumps(stamped_header(header), ensure_ascii=False, allow_nan=False)
+        stamped = stamped_header(header)
+        top = _dumps(stamped)
         created = datetime.now(UTC).isoformat(timespec="seconds")
-        with self._guard(), self._transaction():
-            if not self._ready:
-                self._set_up()
+        chain = _chain_of(stamped, str(self.path))
+        key = signing_key()
+        with self._guard(), self._writing():
             cursor = self._db.execute(
                 "INSERT INTO runs (header, created) VALUES (?, ?)", (top, created)
             )
@@ -189,52 +261,116 @@ class SqliteStore(RunStore):
             events = run.events
             for step, command in enumerate(run.commands, start=1):
                 start, end = run.batch(step)
-                rows = _rows(run_id, start, step, command, events[start:end])
-                self._db.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        self._ready = True
+                rows = _rows(run_id, start, step, command, events[start:end], chain=chain)
+                self._db.executemany(_INSERT, rows)
+            self._set_head(run_id, chain, key)
         return run_id
 
-    def _check_schema(self) -> bool:
-        """Whether the store is set up; a database that is not a memtape store is refused."""
+    def _refresh(self) -> None:
+        """Read the schema again unless it is this memtape's: another handle may have set the
+        store up, or upgraded it, since this one looked."""
+        if self._schema != SCHEMA:
+            self._schema = self._check_schema()
+
+    def _check_schema(self) -> int:
+        """The store's schema (0: not set up); a database that is not a memtape store, or
+        one of a schema this memtape cannot read, is refused."""
         application, version = (
             self._db.execute("PRAGMA application_id").fetchone()[0],
             self._db.execute("PRAGMA user_version").fetchone()[0],
         )
         tables = self._db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
         if application == 0 and version == 0 and tables == 0:
-            return False
+            return 0
         if application != APPLICATION_ID:
             raise BadInput(f"{self.path}: a SQLite database, but not a memtape run store")
-        if version != SCHEMA:
+        if version not in (1, SCHEMA):
             raise BadInput(
                 f"{self.path}: run store schema {version} is not readable by this memtape "
-                f"(it reads schema {SCHEMA})"
+                f"(it reads schemas 1 and {SCHEMA})"
             )
-        return True
+        return int(version)
 
-    def _set_up(self) -> None:
-        # Checked again inside the write lock: another process may have set it up.
-        if self._check_schema():
-            return
-        for table in _TABLES:
-            self._db.execute(table)
-        self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        self._db.execute(f"PRAGMA user_version = {SCHEMA}")
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write transaction on a store set up (or upgraded) to this memtape's schema."""
+        if not self._journal_set:
+            # Outside any transaction, as SQLite requires; it lasts in the file.
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._journal_set = True
+        with self._transaction():
+            # Checked again inside the write lock: another process may have set it up.
+            self._refresh()
+            found = self._schema
+            if found == 0:
+                for table in _TABLES:
+                    self._db.execute(table)
+                self._db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            elif found == 1:
+                for change in _UPGRADE_FROM_1:
+                    self._db.execute(change)
+            if found != SCHEMA:
+                self._db.execute(f"PRAGMA user_version = {SCHEMA}")
+                self._schema = SCHEMA
+            try:
+                yield
+            except BaseException:
+                self._schema = found  # rolled back with the rest
+                raise
 
     def _newest(self) -> RunId:
-        row = self._db.execute("SELECT MAX(id) FROM runs").fetchone() if self._ready else None
+        row = self._db.execute("SELECT MAX(id) FROM runs").fetchone() if self._schema else None
         if row is None or row[0] is None:
             raise BadInput(f"{self.path}: the run store holds no runs")
         newest: RunId = row[0]
         return newest
 
-    def _header(self, run_id: RunId) -> dict[str, Any]:
+    def _run(self, run_id: RunId) -> tuple[dict[str, Any], Any, Any]:
+        """A run's header, chain head and signature (None for a run written before the chain)."""
         row = None
-        if self._ready:
-            row = self._db.execute("SELECT header FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if self._schema:
+            chained = "head, signature" if self._schema >= SCHEMA else "NULL, NULL"
+            row = self._db.execute(
+                f"SELECT header, {chained} FROM runs WHERE id = ?", (run_id,)
+            ).fetchone()
         if row is None:
             raise BadInput(f"{self.path}: no run #{run_id} in this run store")
-        return _header_json(row[0], f"{self.path}#{run_id}")
+        return _header_json(row[0], f"{self.path}#{run_id}"), row[1], row[2]
+
+    def _chain(self, run_id: RunId, header: dict[str, Any], head: Any, length: int) -> Chain:
+        """The run's chain to extend: from its head, or built over its rows when it has none
+        (a run written before the chain, now chained from here on)."""
+        where = f"{self.path}#{run_id}"
+        if head is not None:
+            if not (isinstance(head, str) and len(head) == HEAD_HEX):
+                raise BadInput(f"{where}: its chain head {head!r} is not {HEAD_HEX} hex digits")
+            try:
+                return Chain(bytes.fromhex(head))
+            except ValueError:
+                raise BadInput(
+                    f"{where}: its chain head {head!r} is not {HEAD_HEX} hex digits"
+                ) from None
+        chain = _chain_of(header, where)
+        if not length:
+            return chain
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM events WHERE run_id = ? ORDER BY position", (run_id,)
+        ).fetchall()
+        links = []
+        for row in rows:
+            at = f"{where}: position {row[0]}"
+            try:
+                links.append((chain.add(_record(row, at)), run_id, row[0]))
+            except TypeError as error:
+                raise BadInput(f"{at}: cannot be hashed ({error})") from None
+        self._db.executemany("UPDATE events SET link = ? WHERE run_id = ? AND position = ?", links)
+        return chain
+
+    def _set_head(self, run_id: RunId, chain: Chain, key: bytes | None) -> None:
+        self._db.execute(
+            "UPDATE runs SET head = ?, signature = ? WHERE id = ?",
+            (chain.head, chain.signature(key), run_id),
+        )
 
     def _tail(self, run_id: RunId) -> tuple[int, int]:
         """The run's length and step count; a run ending mid-command is refused."""
@@ -283,23 +419,76 @@ class SqliteStore(RunStore):
             raise BadInput(f"{self.path}: not a readable run store: {error}") from None
 
 
+def _chain_of(header: Mapping[str, Any], where: str) -> Chain:
+    """The empty chain of a run with ``header``; a header the chain cannot hash is refused."""
+    try:
+        return Chain.of(header)
+    except TypeError as error:
+        raise BadInput(f"{where}: header: cannot be hashed ({error})") from None
+
+
 def _rows(
-    run_id: RunId, position: int, step: int, command: Command, events: Sequence[Event]
+    run_id: RunId,
+    position: int,
+    step: int,
+    command: Command,
+    events: Sequence[Event],
+    *,
+    chain: Chain,
 ) -> list[tuple[Any, ...]]:
-    """The rows of one command's events, the first at ``position + 1``."""
-    return [
-        (
-            run_id,
-            position + offset + 1,
-            step,
-            type(event).__name__,
-            event.VERSION,
-            _dumps(event_data(event)),
-            _dumps(command_data(command)) if offset == 0 else None,
-            int(offset == len(events) - 1),
+    """The rows of one command's events, the first at ``position + 1``, each with its link.
+
+    A row's link is over the record a run file's line would hold (without
+    its ``h``), so a run hashes alike in either backend.
+    """
+    rows = []
+    for offset, event in enumerate(events):
+        record: dict[str, Any] = {
+            "at": position + offset + 1,
+            "step": step,
+            "type": type(event).__name__,
+            "v": event.VERSION,
+            "event": event_data(event),
+        }
+        if offset == 0:
+            record["command"] = command_data(command)
+        last = offset == len(events) - 1
+        if last:
+            record["end"] = True
+        rows.append(
+            (
+                run_id,
+                record["at"],
+                step,
+                record["type"],
+                record["v"],
+                _dumps(record["event"]),
+                _dumps(record["command"]) if offset == 0 else None,
+                int(last),
+                chain.add(record),
+            )
         )
-        for offset, event in enumerate(events)
-    ]
+    return rows
+
+
+Row = tuple[Any, Any, Any, Any, Any, Any, Any]
+
+
+def _record(row: Row, where: str) -> dict[str, Any]:
+    """A row as the chain hashes it: the record of the run file line it stands for."""
+    position, step, type_name, version, data, command, last = row[:7]
+    record: dict[str, Any] = {
+        "at": position,
+        "step": step,
+        "type": type_name,
+        "v": version,
+        "event": _loads(data, where),
+    }
+    if command is not None:
+        record["command"] = _loads(command, f"{where}: command")
+    if last == 1:
+        record["end"] = True
+    return record
 
 
 def _dumps(data: Any) -> str:
@@ -326,14 +515,12 @@ def _header_json(raw: Any, where: str) -> dict[str, Any]:
     return header
 
 
-Row = tuple[Any, Any, Any, Any, Any, Any, Any]
-
-
 def _batches(rows: list[Row], where: str) -> tuple[tuple[RecordedBatch, ...], str | None]:
     """The whole batches of a run's rows, and a description of a torn last one.
 
     A batch's ``line`` is the line its first event has in the run's JSONL
-    form (its position + 1), so both backends give equal batches.
+    form (its position + 1), so both backends give equal batches. Each
+    problem is one line with one prefix: the store, the run and the position.
     """
     batches: list[RecordedBatch] = []
     pending: list[Event] = []
@@ -349,16 +536,19 @@ def _batches(rows: list[Row], where: str) -> tuple[tuple[RecordedBatch, ...], st
         if command is None:
             if raw_command is None:
                 raise BadInput(f"{at}: the first event of step {step} does not name its command")
+            # _loads names the place itself: only the codec's errors need it added.
+            command_fields = _loads(raw_command, f"{at}: command")
             try:
-                command = command_from_data(_loads(raw_command, f"{at}: command"))
+                command = command_from_data(command_fields)
             except BadInput as error:
                 raise BadInput(f"{at}: command: {error}") from None
         elif raw_command is not None:
             raise BadInput(f"{at}: step {step} ended without its end mark (a new command begins)")
         if not isinstance(type_name, str) or type(version) is not int:
             raise BadInput(f"{at}: an event needs a type and a version (v)")
+        fields = _loads(data, at)
         try:
-            pending.append(event_from_data(type_name, version, _loads(data, at)))
+            pending.append(event_from_data(type_name, version, fields))
         except BadInput as error:
             raise BadInput(f"{at}: {error}") from None
         if last not in (0, 1):
