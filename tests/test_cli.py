@@ -448,7 +448,7 @@ class TestJsonContract:
 
     TOP = frozenset({"at", "clock", "window", "store", "episodes", "semantic", "procedural"})
     WINDOW = frozenset({"tokens", "budget", "over", "hot", "warm", "cold", "dropped"})
-    HOT = frozenset({"turn", "role", "text", "tokens"})
+    HOT = frozenset({"turn", "role", "text", "tokens", "calls", "answers", "pinned"})
     WARM = frozenset({"turn", "text", "tokens"})
     COLD = frozenset({"turns", "gist", "tokens"})
     STORE = frozenset({"capacity", "ranking", "retired", "evicted"})
@@ -518,6 +518,95 @@ class TestJsonContract:
         rows = timeline_json(cli, "refund-desk")
 
         assert [set()] * 15 == [self.METER - row["meter"].keys() for row in rows]
+
+
+TOOL_CALLS = """
+[compaction]
+policy = "none"
+budget = 100
+
+[[step]]
+turn = "system"
+text = "be brief"
+pin = true
+
+[[step]]
+turn = "assistant"
+text = "lookup(order=42) lookup(order=43)"
+calls = ["call_Ab1", "call_Cd2"]
+
+[[step]]
+turn = "tool"
+text = "order 42: shipped"
+answers = ["call_Ab1"]
+
+[[step]]
+turn = "tool"
+text = "order 43: lost"
+answers = ["call_Cd2"]
+"""
+
+
+class TestToolCallStructure:
+    """Issue 11, point 2: a turn's calls, answers and pin, from scenario to JSON."""
+
+    @pytest.fixture
+    def recorded(self, tmp_path: Path) -> Path:
+        scenario, run = tmp_path / "calls.toml", tmp_path / "calls.jsonl"
+        scenario.write_text(TOOL_CALLS)
+        assert 0 == main(["run", str(scenario), "--out", str(run)])
+        return run
+
+    def test_show_json_hot_items_carry_them(
+        self, recorded: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        capsys.readouterr()
+        assert 0 == main(["show", str(recorded), "--json"])
+        hot = json.loads(capsys.readouterr().out)["window"]["hot"]
+        assert [
+            ([], [], True),
+            (["call_Ab1", "call_Cd2"], [], False),
+            ([], ["call_Ab1"], False),
+            ([], ["call_Cd2"], False),
+        ] == [(turn["calls"], turn["answers"], turn["pinned"]) for turn in hot]
+
+    def test_timeline_json_events_carry_them(
+        self, recorded: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        capsys.readouterr()
+        assert 0 == main(["timeline", str(recorded), "--json"])
+        events = [row["event"] for row in json.loads(capsys.readouterr().out)]
+        assert [True, False, False, False] == [event["pinned"] for event in events]
+        assert ["call_Ab1", "call_Cd2"] == events[1]["calls"]
+        assert ["call_Cd2"] == events[3]["answers"]
+
+    def test_the_run_file_records_them_and_reloads_them(self, recorded: Path) -> None:
+        turns = [json.loads(line) for line in recorded.read_text().splitlines()[1:]]
+        assert [2, 2, 2, 2] == [line["v"] for line in turns]
+        assert {
+            "kind": "turn",
+            "role": "tool",
+            "text": "order 42: shipped",
+            "salient": None,
+            "calls": [],
+            "answers": ["call_Ab1"],
+            "pin": False,
+        } == turns[2]["command"]
+
+    def test_redaction_renames_ids_consistently(
+        self, recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Ids are free text: the copy names them call.N, and each result still pairs with
+        its call."""
+        copy = tmp_path / "copy.jsonl"
+        assert 0 == main(["export", str(recorded), "--redact", "--out", str(copy)])
+        assert "call_Ab1" not in copy.read_text()
+        capsys.readouterr()
+        assert 0 == main(["show", str(copy), "--json"])
+        hot = json.loads(capsys.readouterr().out)["window"]["hot"]
+        assert [[], ["call.1", "call.2"], [], []] == [turn["calls"] for turn in hot]
+        assert [[], [], ["call.1"], ["call.2"]] == [turn["answers"] for turn in hot]
+        assert [True, False, False, False] == [turn["pinned"] for turn in hot]
 
 
 class TestTimelineJson:
@@ -997,7 +1086,7 @@ BAD_LOGS: dict[str, tuple[Callable[[list[str]], list[str]], tuple[str, ...]]] = 
     "not a JSON line": (lambda ls: [*ls[:3], "{oops", *ls[4:]], ("line 4", "JSON")),
     "not a JSON object": (lambda ls: [*ls[:3], "[1, 2]", *ls[4:]], ("line 4",)),
     "unknown event type": (_set(2, "type", "TurnForgotten"), ("line 3", "TurnForgotten")),
-    "future event version": (_set(2, "v", 2), ("line 3", "TurnAdded", "version 2")),
+    "future event version": (_set(2, "v", 3), ("line 3", "TurnAdded", "version 3")),
     "future format": (_set(0, "format", 2), ("line 1", "format 2")),
     "gap in positions": (_drop(3), ("line 4", "at 3")),
     "position out of order": (_set(3, "at", 7), ("line 4", "at 3")),

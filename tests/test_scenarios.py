@@ -184,6 +184,27 @@ class TestSteps:
 
         assert (AddTurn("user", "hello there", flag),) == parse_scenario(text, "s").steps
 
+    def test_a_turn_step_may_name_its_calls_answers_and_pin(self) -> None:
+        text = COMPACTION + TURN + 'calls = ["a", "b"]\nanswers = ["z"]\npin = true\n'
+
+        expected = AddTurn("user", "hello there", None, ("a", "b"), ("z",), pin=True)
+        assert (expected,) == parse_scenario(text, "s").steps
+
+    @pytest.mark.parametrize(
+        ("line", "problem"),
+        [
+            ('calls = "a"', "calls must be a list of non-empty ids (strings), got 'a'"),
+            ("calls = [1]", "calls must be a list of non-empty ids (strings), got [1]"),
+            ('answers = [""]', "answers must be a list of non-empty ids (strings), got ['']"),
+            ('calls = ["a", "a"]', "calls names an id twice: ['a', 'a']"),
+            ('pin = "yes"', "pin must be true or false, got 'yes'"),
+        ],
+    )
+    def test_a_malformed_structure_names_the_step(self, line: str, problem: str) -> None:
+        with pytest.raises(BadInput) as caught:
+            parse_scenario(COMPACTION + TURN + line + "\n", "s.toml")
+        assert f"s.toml: step 1: {problem}" == str(caught.value)
+
     @pytest.mark.parametrize(("value", "to"), [("6", 6.0), ("2.5", 2.5), ("0", 0.0)])
     def test_an_advance_step(self, value: str, to: float) -> None:
         assert (AdvanceClock(to),) == parse_scenario(f"[[step]]\nadvance = {value}\n", "s").steps

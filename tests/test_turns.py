@@ -21,6 +21,11 @@ from memtape.policies.turns import (
 
 
 class TestArriving:
+    def test_a_turn_keeps_its_calls_answers_and_pin(self) -> None:
+        command = AddTurn("assistant", "get_order(42)", None, ("c1", "c2"), ("c0",), pin=True)
+        turn = arriving(EMPTY_WINDOW, command, WordCount())
+        assert (("c1", "c2"), ("c0",), True) == (turn.calls, turn.answers, turn.pinned)
+
     def test_a_turn_is_numbered_after_the_window_and_measured_with_its_role(self) -> None:
         window = EMPTY_WINDOW._replace(turns=7)
 
@@ -41,6 +46,11 @@ class TestArriving:
             (AddTurn("", "x"), "role is one of system, user, assistant, tool, got ''"),
             (AddTurn("Dana Smith", "x"), "role is one of system, user, assistant, tool, got 'Dana"),
             (AddTurn("user", 3), "text must be a string"),  # type: ignore[arg-type]
+            (AddTurn("tool", "x", None, ("a",), ("a",)), "cannot answer its own call, got 'a'"),
+            (AddTurn("tool", "x", None, ("a", "a")), "calls name an id twice"),
+            (AddTurn("tool", "x", None, (), ("",)), "answers must be a list of non-empty ids"),
+            (AddTurn("tool", "x", None, ["a"]), "calls must be a list"),  # type: ignore[arg-type]
+            (AddTurn("user", "x", pin="yes"), "pin flag must be true or false"),  # type: ignore[arg-type]
             (AddTurn("user", "x", "yes"), "salient flag"),  # type: ignore[arg-type]
         ],
     )

@@ -29,6 +29,7 @@ from memtape.runfiles import load_run
 from memtape.storage import SqliteStore
 from memtape.storage.base import stamped_header
 from memtape.storage.jsonl import JsonlStore
+from tests.chained import lines_of, rechained, write_lines
 
 HELPER = """
 from pathlib import Path
@@ -60,9 +61,9 @@ def attacked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     ]:
         run = tmp_path / f"{name}.jsonl"
         assert 0 == main(["run", name, "--out", str(run)])
-        lines = [json.loads(line) for line in run.read_text("utf-8").splitlines()]
+        lines = lines_of(run)
         lines[0]["policies"][axis]["policy"] = path
-        run.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+        write_lines(run, rechained(lines))  # a shared file agrees with itself
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop("helper", None)
