@@ -339,12 +339,12 @@ OTHER_HOSTS = [
 ]
 """``Host`` values (``{port}``: the server's) that do not name the server; ``None``: none sent."""
 
-REQUESTS = [
-    ("GET", "/api/data", None),
-    ("GET", "/?token={token}", None),
-    ("POST", "/api/next", b"{}"),
-    ("POST", "/api/command", write()),
-]
+READ = pytest.param("GET", "/api/data", None, id="read")
+PAGE = pytest.param("GET", "/?token={token}", None, id="page")
+NEXT = pytest.param("POST", "/api/next", b"{}", id="next")
+COMMAND = pytest.param("POST", "/api/command", write(), id="command")
+
+REQUESTS = [READ, PAGE, NEXT, COMMAND]
 """A read, the page (``{token}``: the right one), and each command."""
 
 
@@ -387,7 +387,7 @@ class TestOwnPageOnly:
         assert 200 == ask(server, "GET", "/api/data", None, {"Host": filled(host, server)}).status
 
     @pytest.mark.parametrize("token", [None, "", "wrong", "{token}x", "{token_cut}", "é{token}"])
-    @pytest.mark.parametrize(("method", "path", "body"), REQUESTS[:1] + REQUESTS[2:])
+    @pytest.mark.parametrize(("method", "path", "body"), [READ, NEXT, COMMAND])
     def test_the_api_without_the_right_token_is_403_and_changes_nothing(
         self,
         server: LiveServer,
@@ -443,7 +443,13 @@ class TestOwnPageOnly:
             "text/json",
         ],
     )
-    @pytest.mark.parametrize(("path", "body"), [("/api/next", b"{}"), ("/api/command", write())])
+    @pytest.mark.parametrize(
+        ("path", "body"),
+        [
+            pytest.param("/api/next", b"{}", id="next"),
+            pytest.param("/api/command", write(), id="command"),
+        ],
+    )
     def test_a_command_not_sent_as_json_is_415_and_changes_nothing(
         self, server: LiveServer, kind: str | None, path: str, body: bytes
     ) -> None:
@@ -525,6 +531,17 @@ class TestHeaders:
             ("POST", "/api/next", {"Content-Type": "text/plain"}, 415),
             ("POST", "/api/next", {}, 400),
             ("PUT", "/api/next", {}, 501),
+        ],
+        ids=[
+            "page",
+            "read",
+            "page without token",
+            "other host",
+            "unknown path",
+            "GET on a command",
+            "not JSON",
+            "refused command",
+            "unknown method",
         ],
     )
     def test_every_response_carries_the_policy_and_the_guards(
@@ -683,7 +700,7 @@ class TestClients:
             with socket.create_connection(("127.0.0.1", server.port), timeout=10) as silent:
                 silent.sendall(sent)
                 assert b"" == silent.recv(1)
-            assert "memtape serve: a client went away (silent for 0.3 s)\n" == logged(capsys)
+            assert "memtape serve: a client went away (stalled for 0.3 s)\n" == logged(capsys)
         finally:
             stopped(server)
 
@@ -695,7 +712,7 @@ class TestClients:
             with socket.create_connection(("127.0.0.1", server.port), timeout=10) as silent:
                 silent.sendall(head(server, "/api/command", len(write())) + write()[:5])
                 assert b"" == silent.recv(1)
-            assert "memtape serve: a client went away (silent for 0.3 s)\n" == logged(capsys)
+            assert "memtape serve: a client went away (stalled for 0.3 s)\n" == logged(capsys)
             assert 0 == len(server.live.session.run)
         finally:
             stopped(server)

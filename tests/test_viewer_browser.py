@@ -877,6 +877,10 @@ class TestOtherOrigins(UnderThePolicy):
         page.on("response", response)
         page.goto(attacker)
         outcomes = page.evaluate("() => window.attack()")
+        # Nothing changed: no event, no recorded step sent.
+        assert 0 == len(served.run.session.run)
+        assert 0 == served.run.sent
+        assert [] == data_with_token(served)["runs"][0]["frames"]
         # No fetch learns anything: a no-cors answer is blocked (Cross-Origin-Resource-Policy),
         # and a read or a command with a guessed token needs CORS, which is never granted.
         assert 7 * ["failed: TypeError"] == outcomes[:7]
@@ -891,19 +895,18 @@ class TestOtherOrigins(UnderThePolicy):
             ("GET", "/api/data"),
         }
         assert expected <= set(sent)
-        assert [("/api/command", 403), ("/api/next", 403)] == answers
+        assert {("/api/command", 403), ("/api/next", 403)} <= set(answers)
+        assert {403} == {status for _, status in answers}
         assert 2 == len(violations)
         assert all("frame-ancestors 'none'" in violation for violation in violations)
         violations.clear()
-        # Nothing changed: no event, no recorded step sent.
-        assert 0 == len(served.run.session.run)
-        assert 0 == served.run.sent
-        assert [] == data_with_token(served)["runs"][0]["frames"]
         # The server's own page still drives it.
         page.goto(served.url)
         click_next(page)
         assert 1 == served.run.session.run.steps
 
+
+class TestThePolicy(UnderThePolicy):
     @pytest.mark.parametrize("served", ["refund-desk"], indirect=True)
     def test_a_script_the_page_did_not_ship_does_not_run(
         self, page: Page, served: Served, violations: list[str]

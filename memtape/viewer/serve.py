@@ -7,6 +7,10 @@ data grows by their events, and the page gets back what came after the events
 it held, appends it, and redraws. A command the policies reject, or one that
 is malformed, is answered 400 with the one-line reason, and the session is
 unchanged.
+
+It is for one local user, and answers its own page only (``LiveServer``):
+the Host must be its own, the Origin too when there is one, and every request
+must carry the session's token, which the printed URL holds.
 """
 
 import hmac
@@ -60,11 +64,11 @@ LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 READ_PATHS = frozenset({"/", "/api/data"})
 """The paths answered to a GET."""
 
-Headers = tuple[tuple[str, str], ...]
-"""Response headers, name and value, in order."""
-
 COMMAND_PATHS = frozenset({"/api/next", "/api/command"})
 """The paths answered to a POST: the commands."""
+
+Headers = tuple[tuple[str, str], ...]
+"""Response headers, name and value, in order."""
 
 
 class LiveRun:
@@ -207,8 +211,8 @@ class LiveServer(ThreadingHTTPServer):
     ``X-Memtape-Token`` header for the API. The page gets the token inside its
     own HTML, which only a reader that has the token and is this origin can
     fetch. A command is a ``POST`` of ``application/json``: neither a form nor
-    a ``no-cors`` fetch from another page can send that type, or the header,
-    without CORS's preflight, which this server never grants.
+    a ``no-cors`` fetch from another page can send that type, or the header; a
+    fetch in ``cors`` mode can, after a preflight, which this server never grants.
 
     The token stays in the page's URL, so a reload keeps working, and nothing
     leaks it (``Referrer-Policy: no-referrer``; the page loads nothing from
@@ -221,6 +225,9 @@ class LiveServer(ThreadingHTTPServer):
     that stalls or disconnects is one line on stderr, never a traceback, and
     holds only its own (daemon) thread.
     """
+
+    daemon_threads = True
+    """A stalled client's thread does not keep the process alive after Ctrl-C."""
 
     def __init__(self, live: LiveRun, port: int, read_timeout: float = READ_TIMEOUT) -> None:
         super().__init__(("127.0.0.1", port), LiveHandler)
@@ -248,12 +255,12 @@ class LiveServer(ThreadingHTTPServer):
         """A client gone mid-request is one line; anything else is a bug, with its traceback."""
         error = sys.exc_info()[1]
         if isinstance(error, ConnectionError | TimeoutError):
-            went_away(error)
+            _went_away(error)
         else:
             super().handle_error(request, client_address)
 
 
-def went_away(reason: BaseException | str) -> None:
+def _went_away(reason: BaseException | str) -> None:
     """Say on stderr, in one line, that a client disconnected or stalled."""
     if isinstance(reason, OSError) and reason.strerror:
         reason = reason.strerror
@@ -431,9 +438,12 @@ class LiveHandler(BaseHTTPRequestHandler):
         """Quiet: the page shows what happened; stderr stays for errors."""
 
     def log_error(self, format: str, *args: Any) -> None:
-        """One line: the base class calls this when a connection timed out."""
-        timed_out = any(isinstance(arg, TimeoutError) for arg in args)
-        went_away(f"silent for {self.server.read_timeout:g} s" if timed_out else format % args)
+        """One line on stderr. The base class calls this when a read or write timed out (its
+        other call, from ``send_error``, is overridden here)."""
+        if any(isinstance(arg, TimeoutError) for arg in args):
+            _went_away(f"stalled for {self.server.read_timeout:g} s")
+        else:
+            print(f"memtape serve: {one_line(format % args)}", file=sys.stderr)
 
 
 def _whole_number(text: str) -> bool:
