@@ -29,7 +29,6 @@ from memtape.viewer import payload
 from memtape.viewer.payload import run_payload
 from memtape.viewer.serve import (
     TOKEN_HEADER,
-    LiveRun,
     LiveServer,
     live_source,
     make_server,
@@ -165,8 +164,8 @@ class TestIncremental:
 
 @pytest.fixture
 def server() -> Iterator[LiveServer]:
-    """``memtape serve`` on dana-facts with no recorded steps, in a thread."""
-    started = make_server(LiveRun(live_source("dana-facts").session.policies, [], "dana-facts"))
+    """``memtape serve`` on dana-facts (its recorded steps still to send), in a thread."""
+    started = make_server(live_source("dana-facts"))
     thread = threading.Thread(target=started.serve_forever, daemon=True)
     thread.start()
     yield started
@@ -276,9 +275,10 @@ class TestHttp:
         answer = ask(server, "POST", "/api/command", body)
         assert 400 == answer.status
         assert answer.error.startswith(error)
-        after = ask(server, "POST", "/api/next", b"{}")
-        assert "every recorded step has been sent" in after.error
         assert unchanged(server)
+        # The recorded steps go on from the first.
+        assert 200 == ask(server, "POST", "/api/next", b"{}").status
+        assert server.live.upcoming[:1] == server.live.session.run.commands
 
     def test_since_asks_for_what_came_after(self, server: LiveServer) -> None:
         assert 200 == ask(server, "POST", "/api/command", write("a")).status
@@ -529,7 +529,7 @@ class TestHeaders:
             ("GET", "/api/nothing", {}, 404),
             ("GET", "/api/next", {}, 405),
             ("POST", "/api/next", {"Content-Type": "text/plain"}, 415),
-            ("POST", "/api/next", {}, 400),
+            ("POST", "/api/next?since=5", {}, 400),
             ("PUT", "/api/next", {}, 501),
         ],
         ids=[
@@ -676,7 +676,9 @@ SILENCES = {
 
 class TestClients:
     @pytest.mark.parametrize("sent", SILENCES.values(), ids=SILENCES.keys())
-    def test_a_silent_client_holds_up_no_other(self, sent: bytes) -> None:
+    def test_a_silent_client_holds_up_no_other(
+        self, capsys: pytest.CaptureFixture[str], sent: bytes
+    ) -> None:
         server = started(read_timeout=30)
         try:
             with socket.create_connection(("127.0.0.1", server.port), timeout=10) as silent:
@@ -688,6 +690,11 @@ class TestClients:
                 silent.setblocking(False)
                 with pytest.raises(BlockingIOError):
                     silent.recv(1)
+            # Once it leaves, what the server says of it (if anything) is one line.
+            err = logged(capsys, lines=0)
+            assert all(
+                line.startswith("memtape serve: a client went away (") for line in err.splitlines()
+            )
         finally:
             stopped(server)
 
