@@ -426,7 +426,9 @@ def _add_viewer(commands: Any) -> None:
         help="the viewer, live: step a scenario or a recorded run from the browser",
         description=(
             "Serve the viewer on 127.0.0.1 and drive a simulation from the page: its next "
-            "step (a scenario's, or a recorded run's commands in order) or any command."
+            "step (a scenario's, or a recorded run's commands in order) or any command. "
+            "Open the URL it prints: it carries the session's token, without which the "
+            "server answers nothing (nor to another host's or origin's request)."
         ),
     )
     live.add_argument(

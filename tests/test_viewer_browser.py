@@ -9,7 +9,9 @@ a user would and read the seed's figures off it.
 import math
 import random
 import threading
+import urllib.request
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +41,7 @@ from memtape.scenarios import load_scenario
 from memtape.viewer import payload
 from memtape.viewer.page import view_page
 from memtape.viewer.payload import run_payload
-from memtape.viewer.serve import LiveRun, live_source, make_server
+from memtape.viewer.serve import TOKEN_HEADER, LiveRun, live_source, make_server
 from tests.mixed import mixed_commands, mixed_live
 
 Page = Any
@@ -537,23 +539,74 @@ class TestUserDataIsText:
         screenshot("script-in-a-turn")
 
 
+@attrs.frozen
+class Served:
+    """``memtape serve`` in a thread: the URL it prints (with the token), its origin, its
+    token, and the session it drives."""
+
+    url: str
+    origin: str
+    token: str
+    run: LiveRun
+
+
 @pytest.fixture
-def served(request: pytest.FixtureRequest) -> Iterator[str]:
-    """``memtape serve`` on the scenario the test names, in a thread; its URL."""
-    server = make_server(live_source(request.param))
+def served(request: pytest.FixtureRequest) -> Iterator[Served]:
+    """``memtape serve`` on the session the test names: a scenario, or ``mixed`` (a seeded
+    session on all three axes)."""
+    live = mixed_live(60, seed=5) if request.param == "mixed" else live_source(request.param)
+    server = make_server(live)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    host, port = server.server_address[:2]
-    yield f"http://{host!s}:{port}/"
+    yield Served(server.url, server.origin, server.token, live)
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def violations() -> list[str]:
+    """What the browser reported refusing under a page's Content-Security-Policy."""
+    return []
+
+
+def enforcing(browser: Any, violations: list[str]) -> tuple[Any, Page, list[str]]:
+    """A fresh context and page that enforce the pages' policies; the page's script errors,
+    and its policy violations collected in ``violations``."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+
+    def reported(message: Any) -> None:
+        if "Content Security Policy" in message.text:
+            violations.append(message.text)
+
+    opened.on("console", reported)
+    return context, opened, errors
+
+
+class UnderThePolicy:
+    """Tests of the served page as a browser enforces its Content-Security-Policy (the
+    ``page`` fixture of conftest bypasses it): a script error or a violation fails them."""
+
+    @pytest.fixture(name="page")
+    def enforcing_page(self, browser: Any, violations: list[str]) -> Iterator[Page]:
+        """A fresh page that enforces the policy."""
+        context, opened, errors = enforcing(browser, violations)
+        yield opened
+        context.close()
+        assert [] == errors
+        assert [] == violations
 
 
 def answered(page: Page, click: str) -> None:
     """Click, then wait until the page has drawn the server's answer."""
     before = int(page.evaluate("document.body.dataset.answers || 0"))
     page.click(click)
-    page.wait_for_function(f"Number(document.body.dataset.answers || 0) > {before}")
+    # A function, not an expression: under the served page's policy a string is not evaluated.
+    page.wait_for_function(
+        "(before) => Number(document.body.dataset.answers || 0) > before", arg=before
+    )
 
 
 def click_next(page: Page) -> None:
@@ -566,10 +619,10 @@ def submit(page: Page, form: str, fields: dict[str, str]) -> None:
     answered(page, f"{form} button[type=submit]")
 
 
-class TestServe:
+class TestServe(UnderThePolicy):
     @pytest.mark.parametrize("served", ["refund-desk"], indirect=True)
-    def test_add_next_turn_ten_times(self, page: Page, served: str, screenshot: Shot) -> None:
-        page.goto(served)
+    def test_add_next_turn_ten_times(self, page: Page, served: Served, screenshot: Shot) -> None:
+        page.goto(served.url)
         assert "Add next turn" == page.locator("#next").inner_text()
         for _ in range(4):
             click_next(page)
@@ -585,9 +638,9 @@ class TestServe:
 
     @pytest.mark.parametrize("served", ["dana-facts"], indirect=True)
     def test_forms_send_commands_and_a_refused_one_changes_nothing(
-        self, page: Page, served: str, screenshot: Shot
+        self, page: Page, served: Served, screenshot: Shot
     ) -> None:
-        page.goto(served)
+        page.goto(served.url)
         submit(
             page,
             "#write-form",
@@ -613,9 +666,9 @@ class TestServe:
 
     @pytest.mark.parametrize("served", ["dana-facts"], indirect=True)
     def test_the_query_form_sends_a_query_and_a_refused_one_says_why(
-        self, page: Page, served: str, screenshot: Shot
+        self, page: Page, served: Served, screenshot: Shot
     ) -> None:
-        page.goto(served)
+        page.goto(served.url)
         for _ in range(4):
             click_next(page)
         where = page.locator(".where").inner_text()
@@ -632,8 +685,8 @@ class TestServe:
         screenshot("serve-dana-facts-query")
 
     @pytest.mark.parametrize("served", ["refund-desk"], indirect=True)
-    def test_the_turn_form_adds_a_turn_shown_as_text(self, page: Page, served: str) -> None:
-        page.goto(served)
+    def test_the_turn_form_adds_a_turn_shown_as_text(self, page: Page, served: Served) -> None:
+        page.goto(served.url)
         page.select_option("#turn-form [name=role]", "tool")
         submit(page, "#turn-form", {"text": "<script>window.__pwned = 1</script> ok"})
         assert "turn 1 tool (5, salient): <script>window.__pwned = 1</script> ok" == (
@@ -643,8 +696,8 @@ class TestServe:
         assert "Add next turn" == page.locator("#next").inner_text()
 
     @pytest.mark.parametrize("served", ["sleep-pass"], indirect=True)
-    def test_the_episode_and_consolidate_forms(self, page: Page, served: str) -> None:
-        page.goto(served)
+    def test_the_episode_and_consolidate_forms(self, page: Page, served: Served) -> None:
+        page.goto(served.url)
         submit(page, "#episode-form", {"text": "The user said their name is Ada."})
         assert ["1: The user said their name is Ada."] == texts(page, ".memory ul >> nth=0 >> li")
         submit(page, "#consolidate-form", {})
@@ -653,69 +706,227 @@ class TestServe:
         assert [("user.name", "0.9000")] == ranking(page)
 
 
-@pytest.fixture
-def live(request: pytest.FixtureRequest) -> Iterator[tuple[str, LiveRun]]:
-    """``memtape serve`` in a thread on the session the test names (a scenario, or
-    ``mixed``: a seeded session on all three axes); its URL and the session."""
-    served = mixed_live(60, seed=5) if request.param == "mixed" else live_source(request.param)
-    server = make_server(served)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    host, port = server.server_address[:2]
-    yield f"http://{host!s}:{port}/", served
-    server.shutdown()
-    server.server_close()
-
-
-class TestServeAppends:
-    @pytest.mark.parametrize("live", ["refund-desk", "mixed"], indirect=True)
+class TestServeAppends(UnderThePolicy):
+    @pytest.mark.parametrize("served", ["refund-desk", "mixed"], indirect=True)
     def test_each_click_fetches_what_it_added_and_the_page_holds_the_whole_run(
-        self, page: Page, live: tuple[str, LiveRun]
+        self, page: Page, served: Served
     ) -> None:
-        url, served = live
-        posted: list[str] = []
+        live = served.run
+        posted: list[tuple[str, str | None]] = []
 
         def sent(request: Any) -> None:
             if request.method == "POST":
-                posted.append(request.url)
+                posted.append((request.url, request.headers.get(TOKEN_HEADER.lower())))
 
         page.on("request", sent)
-        page.goto(url)
-        clicks = len(served.upcoming)
+        page.goto(served.url)
+        clicks = len(live.upcoming)
         for _ in range(clicks):
             click_next(page)
         assert page.locator("#next").is_disabled()
-        session = served.session
-        whole = orjson.loads(
-            orjson.dumps(run_payload(session.run, session.policies_at, served.name))
-        )
+        session = live.session
+        whole = orjson.loads(orjson.dumps(run_payload(session.run, session.policies_at, live.name)))
         assert whole == page.evaluate("memtapeViewer.payload(0)")
-        # Every click asked only for what came after the events the page held.
-        assert [f"{url}api/next?since={end}" for end in [0, *whole["ends"]][:clicks]] == posted
-        assert_same_views(LoadedRun(session, served.name, Path(served.name)), page_views(page))
+        # Every click asked only for what came after the events the page held, with the token.
+        assert [
+            (f"{served.origin}/api/next?since={end}", served.token)
+            for end in [0, *whole["ends"]][:clicks]
+        ] == posted
+        assert_same_views(LoadedRun(session, live.name, Path(live.name)), page_views(page))
         assert len(session.run) == page.evaluate("memtapeViewer.position()")
 
-    @pytest.mark.parametrize("live", ["refund-desk"], indirect=True)
+    @pytest.mark.parametrize("served", ["refund-desk"], indirect=True)
     def test_a_second_pages_commands_arrive_with_the_next_answer(
-        self, page: Page, browser: Any, live: tuple[str, LiveRun]
+        self, page: Page, browser: Any, served: Served
     ) -> None:
-        url, served = live
-        page.goto(url)
+        page.goto(served.url)
         # Another tab on the same server (its own context, as the page fixture's).
-        context = browser.new_context(bypass_csp=True)
+        others: list[str] = []
+        context, other, errors = enforcing(browser, others)
         try:
-            other = context.new_page()
-            other.goto(url)
+            other.goto(served.url)
             click_next(other)
             click_next(other)
         finally:
             context.close()
+        assert [] == errors
+        assert [] == others
         click_next(page)
-        session = served.session
+        session = served.run.session
         assert 3 == session.run.steps
-        built = run_payload(session.run, session.policies_at, served.name)
+        built = run_payload(session.run, session.policies_at, served.run.name)
         assert orjson.loads(orjson.dumps(built)) == page.evaluate("memtapeViewer.payload(0)")
-        assert_same_views(LoadedRun(session, served.name, Path(served.name)), page_views(page))
+        loaded = LoadedRun(session, served.run.name, Path(served.run.name))
+        assert_same_views(loaded, page_views(page))
+
+    @pytest.mark.parametrize("served", ["refund-desk"], indirect=True)
+    def test_a_reload_keeps_the_token_and_the_session(self, page: Page, served: Served) -> None:
+        page.goto(served.url)
+        click_next(page)
+        page.reload()
+        page.wait_for_function("() => window.memtapeViewer !== undefined")
+        assert served.url == page.url
+        click_next(page)
+        assert 2 == served.run.session.run.steps
+        assert "" == page.locator("#live-error").inner_text()
+
+
+ATTACKER_PAGE = """<!DOCTYPE html>
+<html><body>
+<iframe name="sink"></iframe>
+<form id="json-form" method="POST" enctype="text/plain" target="sink" action="VICTIM/api/command">
+<input name='{"kind": "turn", "role": "user", "text": "a form", "salient": null, "x": "' value='"}'>
+</form>
+<form id="next-form" method="POST" target="sink" action="VICTIM/api/next">
+<input name="a" value="b">
+</form>
+<script>
+const victim = "VICTIM";
+const turn = JSON.stringify({kind: "turn", role: "user", text: "a fetch", salient: null});
+const json = {"Content-Type": "application/json"};
+const guessed = {"Content-Type": "application/json", "X-Memtape-Token": "guess"};
+// Each attempt's outcome, as far as this page can see it.
+async function attempt(path, init) {
+  try {
+    const answer = await fetch(victim + path, init);
+    return `${answer.type} ${answer.status}`;
+  } catch (error) {
+    return `failed: ${error.name}`;
+  }
+}
+function submitted(id) {
+  return new Promise((done) => {
+    const sink = document.querySelector("iframe");
+    sink.addEventListener("load", () => done(`${id} loaded`), {once: true});
+    setTimeout(() => done(`${id} timed out`), 5000);
+    document.getElementById(id).submit();
+  });
+}
+window.attack = async function () {
+  const noCors = {method: "POST", mode: "no-cors"};
+  const results = [
+    await attempt("/api/command", Object.assign({body: turn}, noCors)),
+    await attempt("/api/next", Object.assign({body: "{}"}, noCors)),
+    await attempt("/api/command", Object.assign({headers: json, body: turn}, noCors)),
+    await attempt("/api/next?since=0", Object.assign({headers: json, body: "{}"}, noCors)),
+    await attempt("/api/next", {mode: "no-cors"}),
+    await attempt("/api/command", {method: "POST", headers: guessed, body: turn}),
+    await attempt("/api/data", {}),
+    navigator.sendBeacon(victim + "/api/command", turn) ? "beacon sent" : "beacon refused",
+  ];
+  results.push(await submitted("json-form"));
+  results.push(await submitted("next-form"));
+  return results;
+};
+</script>
+</body></html>
+"""
+"""A page on another origin that tries each way a page can send the server a command
+(``VICTIM``: the server's origin, which a page can find by scanning ports; not its token)."""
+
+
+@pytest.fixture
+def attacker(served: Served) -> Iterator[str]:
+    """A second loopback server, on another port, serving ``ATTACKER_PAGE``; its URL."""
+    page = ATTACKER_PAGE.replace("VICTIM", served.origin).encode("utf-8")
+
+    class Attacker(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def data_with_token(served: Served) -> Any:
+    """The served run's data, read as the page reads it."""
+    request = urllib.request.Request(
+        f"{served.origin}/api/data", headers={TOKEN_HEADER: served.token}
+    )
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return orjson.loads(response.read())
+
+
+class TestOtherOrigins(UnderThePolicy):
+    @pytest.mark.parametrize("served", ["refund-desk"], indirect=True)
+    def test_a_page_on_another_origin_cannot_drive_the_session(
+        self, page: Page, served: Served, attacker: str, violations: list[str]
+    ) -> None:
+        sent: list[tuple[str, str]] = []
+        answers: list[tuple[str, int]] = []
+
+        def request(request: Any) -> None:
+            if request.url.startswith(served.origin):
+                sent.append((request.method, request.url[len(served.origin) :]))
+
+        def response(response: Any) -> None:
+            if response.url.startswith(served.origin):
+                answers.append((response.url[len(served.origin) :], response.status))
+
+        page.on("request", request)
+        page.on("response", response)
+        page.goto(attacker)
+        outcomes = page.evaluate("() => window.attack()")
+        # Nothing changed: no event, no recorded step sent.
+        assert 0 == len(served.run.session.run)
+        assert 0 == served.run.sent
+        assert [] == data_with_token(served)["runs"][0]["frames"]
+        # No fetch learns anything: a no-cors answer is blocked (Cross-Origin-Resource-Policy),
+        # and a read or a command with a guessed token needs CORS, which is never granted.
+        assert 7 * ["failed: TypeError"] == outcomes[:7]
+        assert ["beacon sent", "json-form loaded", "next-form loaded"] == outcomes[7:]
+        # Each was sent to the server; the forms' answers, the ones the browser reports, were
+        # refusals, and their pages were not shown framed in the attacker's.
+        expected = {
+            ("POST", "/api/command"),
+            ("POST", "/api/next"),
+            ("POST", "/api/next?since=0"),
+            ("GET", "/api/next"),
+            ("GET", "/api/data"),
+        }
+        assert expected <= set(sent)
+        assert {("/api/command", 403), ("/api/next", 403)} <= set(answers)
+        assert {403} == {status for _, status in answers}
+        assert 2 == len(violations)
+        assert all("frame-ancestors 'none'" in violation for violation in violations)
+        violations.clear()
+        # The server's own page still drives it.
+        page.goto(served.url)
+        click_next(page)
+        assert 1 == served.run.session.run.steps
+
+
+class TestThePolicy(UnderThePolicy):
+    @pytest.mark.parametrize("served", ["refund-desk"], indirect=True)
+    def test_a_script_the_page_did_not_ship_does_not_run(
+        self, page: Page, served: Served, violations: list[str]
+    ) -> None:
+        """The policy is enforced (and a violation is seen: the other tests' ``[]`` means
+        something)."""
+        page.goto(served.url)
+        with page.expect_console_message(lambda m: "Content Security Policy" in m.text):
+            page.evaluate(
+                """() => {
+                  const injected = document.createElement("script");
+                  injected.textContent = "window.__injected = 1";
+                  document.body.append(injected);
+                }"""
+            )
+        assert page.evaluate("() => window.__injected === undefined")
+        assert 1 == len(violations)
+        assert "inline script" in violations[0]
+        assert "script-src" in violations[0]
+        violations.clear()
 
 
 def step_texts(page: Page, run: int) -> list[str]:

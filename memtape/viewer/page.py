@@ -1,8 +1,11 @@
 """The viewer's page: one self-contained HTML file, its script, style and data inlined."""
 
+import base64
+import hashlib
 import html
 import re
 from collections.abc import Mapping, Sequence
+from functools import cache
 from importlib.resources import files
 from typing import Any
 
@@ -40,16 +43,38 @@ def view_page(runs: Sequence[LoadedRun]) -> str:
 
 def page_html(data: Mapping[str, Any], title: str) -> str:
     """The template with the style, the script and ``data`` (as script-safe JSON) inlined."""
-    package = files("memtape.viewer")
+    style, script = inline_code()
     parts = {
         "title": html.escape(f"memtape · {title}"),
-        "style": package.joinpath("viewer.css").read_text(encoding="utf-8"),
-        "script": package.joinpath("viewer.js").read_text(encoding="utf-8"),
+        "style": style,
+        "script": script,
         "data": script_json(data),
     }
-    template = package.joinpath("template.html").read_text(encoding="utf-8")
+    template = files("memtape.viewer").joinpath("template.html").read_text(encoding="utf-8")
     # One pass, so that nothing inserted is ever taken for a placeholder.
     return _PLACEHOLDER.sub(lambda match: parts[match.group(1)], template)
+
+
+@cache
+def inline_code() -> tuple[str, str]:
+    """The page's style and script, exactly as ``page_html`` inlines them."""
+    package = files("memtape.viewer")
+    return (
+        package.joinpath("viewer.css").read_text(encoding="utf-8"),
+        package.joinpath("viewer.js").read_text(encoding="utf-8"),
+    )
+
+
+def inline_hashes() -> tuple[str, str]:
+    """The Content-Security-Policy sources (``'sha256-…'``) of the page's style and script:
+    a policy naming them lets the page's own inline code run, and nothing else inline."""
+    style, script = inline_code()
+    return _csp_hash(style), _csp_hash(script)
+
+
+def _csp_hash(code: str) -> str:
+    digest = hashlib.sha256(code.encode("utf-8")).digest()
+    return f"'sha256-{base64.b64encode(digest).decode('ascii')}'"
 
 
 def script_json(data: Any) -> str:

@@ -7,11 +7,17 @@ data grows by their events, and the page gets back what came after the events
 it held, appends it, and redraws. A command the policies reject, or one that
 is malformed, is answered 400 with the one-line reason, and the session is
 unchanged.
+
+It is for one local user, and answers its own page only (``LiveServer``):
+the Host must be its own, the Origin too when there is one, and every request
+must carry the session's token, which the printed URL holds.
 """
 
+import hmac
+import secrets
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, assert_never
@@ -34,11 +40,35 @@ from memtape.core.errors import BadInput, MemtapeError, one_line
 from memtape.policies.session import Policies, Session
 from memtape.runfiles import load_run
 from memtape.scenarios import is_scenario, load_scenario
-from memtape.viewer.page import page_html
+from memtape.viewer.page import inline_hashes, page_html
 from memtape.viewer.payload import PayloadBuilder
 
 MAX_BODY = 1 << 20
 """The largest command body the server reads, in bytes."""
+
+READ_TIMEOUT = 10.0
+"""Seconds a connection may stay silent, before its request or in it, before it is dropped."""
+
+TOKEN_HEADER = "X-Memtape-Token"
+"""The header that carries the session's token on each request of the page to the API."""
+
+TOKEN_QUERY = "token"
+"""The query parameter that carries the session's token in the page's URL."""
+
+TOKEN_BYTES = 32
+"""Random bytes in a session's token."""
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+"""The names of the address served, as a ``Host`` header may give them (with the port)."""
+
+READ_PATHS = frozenset({"/", "/api/data"})
+"""The paths answered to a GET."""
+
+COMMAND_PATHS = frozenset({"/api/next", "/api/command"})
+"""The paths answered to a POST: the commands."""
+
+Headers = tuple[tuple[str, str], ...]
+"""Response headers, name and value, in order."""
 
 
 class LiveRun:
@@ -146,12 +176,15 @@ def live_source(target: str, settings: Sequence[str] = (), *, trust: bool = Fals
 
 
 def serve(live: LiveRun, port: int = 0) -> int:
-    """Serve the live page on 127.0.0.1 (a free port when ``port`` is 0) until Ctrl-C."""
+    """Serve the live page on 127.0.0.1 (a free port when ``port`` is 0) until Ctrl-C.
+
+    The line printed names the page's URL with the session's token: the one
+    way in.
+    """
     server = make_server(live, port)
-    host, bound = server.server_address[:2]
     try:
         # Inside the try: a Ctrl-C right after the URL is printed still stops cleanly.
-        print(f"memtape serve: {live.name} at http://{host!s}:{bound}/ (Ctrl-C stops)", flush=True)
+        print(f"memtape serve: {live.name} at {server.url} (Ctrl-C stops)", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         print("memtape serve: stopped", file=sys.stderr)
@@ -160,64 +193,207 @@ def serve(live: LiveRun, port: int = 0) -> int:
     return 0
 
 
-def make_server(live: LiveRun, port: int = 0) -> ThreadingHTTPServer:
+def make_server(live: LiveRun, port: int = 0, read_timeout: float = READ_TIMEOUT) -> "LiveServer":
     """A server for the live page bound to 127.0.0.1 (not yet serving)."""
     if not 0 <= port <= 65535:
         raise BadInput(f"--port {port} is not a port (0..65535)")
     try:
-        return ThreadingHTTPServer(("127.0.0.1", port), _handler(live))
+        return LiveServer(live, port, read_timeout)
     except OSError as error:
         raise BadInput(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
 
 
-def _handler(live: LiveRun) -> type[BaseHTTPRequestHandler]:
-    class Handler(LiveHandler):
-        run = live
+class LiveServer(ThreadingHTTPServer):
+    """The live page's server on 127.0.0.1: it answers its own page only.
 
-    return Handler
+    As Jupyter's server does, it refuses a request that names another host
+    (``Host``: a page on a DNS name rebound to 127.0.0.1 reaches the port, but
+    names its own host), that comes from another origin (``Origin``, when the
+    browser sends one), or that lacks the session's token: in the URL
+    (``/?token=…``, the one printed at start) for the page, in the
+    ``X-Memtape-Token`` header for the API. The page gets the token inside its
+    own HTML, which only a reader that has the token and is this origin can
+    fetch. A command is a ``POST`` of ``application/json``: neither a form nor
+    a ``no-cors`` fetch from another page can send that type, or the header; a
+    fetch in ``cors`` mode can, after a preflight, which this server never grants.
+
+    The token stays in the page's URL, so a reload keeps working, and nothing
+    leaks it (``Referrer-Policy: no-referrer``; the page loads nothing from
+    elsewhere and cannot be framed). A cookie was not chosen: browsers send a
+    cookie for 127.0.0.1 to every port of it, and ``SameSite`` counts another
+    port as the same site, so any other local server, and any page it serves,
+    would be sent the secret.
+
+    Each connection may stay silent ``read_timeout`` seconds at most; a client
+    that stalls or disconnects is one line on stderr, never a traceback, and
+    holds only its own (daemon) thread.
+    """
+
+    daemon_threads = True
+    """A stalled client's thread does not keep the process alive after Ctrl-C."""
+
+    def __init__(self, live: LiveRun, port: int, read_timeout: float = READ_TIMEOUT) -> None:
+        super().__init__(("127.0.0.1", port), LiveHandler)
+        self.live = live
+        self.read_timeout = read_timeout
+        self.token = secrets.token_urlsafe(TOKEN_BYTES)
+        self.port: int = self.server_address[1]
+        self.hosts = frozenset(f"{name}:{self.port}" for name in LOOPBACK_NAMES)
+        """The ``Host`` values that name this server."""
+        self.origins = frozenset(f"http://{host}" for host in self.hosts)
+        """The ``Origin`` values of its own page."""
+        self.response_headers = _response_headers()
+
+    @property
+    def origin(self) -> str:
+        """The page's origin, as printed."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def url(self) -> str:
+        """The page's address, with the session's token."""
+        return f"{self.origin}/?{TOKEN_QUERY}={self.token}"
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone mid-request is one line; anything else is a bug, with its traceback."""
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError | TimeoutError):
+            _went_away(error)
+        else:
+            super().handle_error(request, client_address)
+
+
+def _went_away(reason: BaseException | str) -> None:
+    """Say on stderr, in one line, that a client disconnected or stalled."""
+    if isinstance(reason, OSError) and reason.strerror:
+        reason = reason.strerror
+    print(f"memtape serve: a client went away ({one_line(str(reason))})", file=sys.stderr)
+
+
+def _response_headers() -> Headers:
+    """The headers on every response: a policy that lets only the page's own inline style and
+    script run and only this origin be fetched, and no sniffing, referrer or framing."""
+    style, script = inline_hashes()
+    policy = "; ".join(
+        (
+            "default-src 'none'",
+            f"script-src {script}",
+            f"style-src {style}",
+            "connect-src 'self'",
+            "base-uri 'none'",
+            "form-action 'none'",
+            "frame-ancestors 'none'",
+        )
+    )
+    return (
+        ("Content-Security-Policy", policy),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+        ("Cross-Origin-Resource-Policy", "same-origin"),
+        ("Cache-Control", "no-store"),
+    )
+
+
+class Refused(Exception):
+    """A request answered ``status`` with the one-line ``reason``, and nothing run
+    (``allow``: the method the path takes, for a 405)."""
+
+    def __init__(self, status: HTTPStatus, reason: str, allow: str | None = None) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.allow = allow
 
 
 class LiveHandler(BaseHTTPRequestHandler):
     """The page at ``/``, its data at ``/api/data``; commands at ``/api/next``, ``/api/command``.
 
     ``?since=N`` (the events the page holds) on the data or a command asks
-    for only what came after event N, for the page to append.
+    for only what came after event N, for the page to append. A request that
+    is not this server's own page's (see ``LiveServer``) is refused 403, a
+    command not sent as JSON 415, a path used with the wrong method 405.
     """
 
-    run: LiveRun
+    server: LiveServer
+
+    def setup(self) -> None:
+        """The connection, with its read timeout."""
+        super().setup()
+        self.connection.settimeout(self.server.read_timeout)
 
     def do_GET(self) -> None:
         """The page, or the run's data."""
-        try:
-            path, since = self._route()
-            if path == "/":
-                page = page_html(self.run.data(), self.run.name).encode("utf-8")
-                self._send(HTTPStatus.OK, page, "text/html; charset=utf-8")
-            elif path == "/api/data":
-                self._json(HTTPStatus.OK, self.run.data(since))
-            else:
-                self._json(HTTPStatus.NOT_FOUND, {"error": f"no such page: {self.path}"})
-        except MemtapeError as error:
-            self._json(HTTPStatus.BAD_REQUEST, {"error": one_line(str(error))})
+        self._answer(self._read)
 
     def do_POST(self) -> None:
         """A command: the grown run, or 400 with the one-line reason it was refused."""
+        self._answer(self._command)
+
+    def _answer(self, respond: Callable[[str, int | None], None]) -> None:
+        """Admit the request, then ``respond`` to its path and ``since``; a refusal is
+        answered with its status and one-line reason, and changes nothing."""
         try:
-            path, since = self._route()
-            if since is not None:
-                # Refused before the command runs: a refusal changes nothing.
-                self.run.check_since(since)
-            if path == "/api/next":
-                self.run.next()
-            elif path == "/api/command":
-                self.run.command(self._body())
-            else:
-                self._json(HTTPStatus.NOT_FOUND, {"error": f"no such command path: {self.path}"})
-                return
+            self._admit()
+            respond(*self._route())
+        except Refused as refused:
+            allow = () if refused.allow is None else (("Allow", refused.allow),)
+            self._json(refused.status, {"error": one_line(str(refused))}, allow)
         except MemtapeError as error:
             self._json(HTTPStatus.BAD_REQUEST, {"error": one_line(str(error))})
-            return
-        self._json(HTTPStatus.OK, self.run.data(since))
+
+    def _read(self, path: str, since: int | None) -> None:
+        live = self.server.live
+        if path == "/":
+            headers = {TOKEN_HEADER: self.server.token}
+            page = page_html({**live.data(), "headers": headers}, live.name)
+            self._send(HTTPStatus.OK, page.encode("utf-8"), "text/html; charset=utf-8")
+        elif path == "/api/data":
+            self._json(HTTPStatus.OK, live.data(since))
+        elif path in COMMAND_PATHS:
+            raise Refused(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} takes a POST", allow="POST")
+        else:
+            raise Refused(HTTPStatus.NOT_FOUND, f"no such page: {self.path}")
+
+    def _command(self, path: str, since: int | None) -> None:
+        live = self.server.live
+        if path in READ_PATHS:
+            raise Refused(HTTPStatus.METHOD_NOT_ALLOWED, f"{path} takes a GET", allow="GET")
+        if path not in COMMAND_PATHS:
+            raise Refused(HTTPStatus.NOT_FOUND, f"no such command path: {self.path}")
+        if self.headers.get_content_type() != "application/json":
+            raise Refused(
+                HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+                "a command is sent with Content-Type: application/json",
+            )
+        if since is not None:
+            # Refused before the command runs: a refusal changes nothing.
+            live.check_since(since)
+        if path == "/api/next":
+            live.next()
+        else:
+            live.command(self._body())
+        self._json(HTTPStatus.OK, live.data(since))
+
+    def _admit(self) -> None:
+        """Refuse (403) a request that names another host, comes from another origin, or
+        lacks the session's token (in the URL for the page, in the header for the API)."""
+        server = self.server
+        hosts = self.headers.get_all("Host") or []
+        if len(hosts) != 1 or hosts[0].lower() not in server.hosts:
+            raise Refused(HTTPStatus.FORBIDDEN, f"this server answers for {server.origin} only")
+        origins = self.headers.get_all("Origin")
+        if origins is not None and (len(origins) != 1 or origins[0].lower() not in server.origins):
+            raise Refused(HTTPStatus.FORBIDDEN, "a request from another origin is refused")
+        parts = urlsplit(self.path)
+        if parts.path == "/":
+            given = parse_qs(parts.query).get(TOKEN_QUERY, [])
+            token = given[0] if len(given) == 1 else ""
+        else:
+            token = self.headers.get(TOKEN_HEADER, "")
+        if not hmac.compare_digest(token.encode("utf-8"), server.token.encode("utf-8")):
+            raise Refused(
+                HTTPStatus.FORBIDDEN,
+                "the session's token is missing or wrong: open the URL memtape serve printed",
+            )
 
     def _route(self) -> tuple[str, int | None]:
         """The path, and ``since`` if the query names it (a whole number, or refused)."""
@@ -234,24 +410,43 @@ class LiveHandler(BaseHTTPRequestHandler):
         length = int(declared) if _whole_number(declared) else 0
         if not 0 < length <= MAX_BODY:
             raise BadInput(f"a command is a JSON object of at most {MAX_BODY} bytes")
+        body = self.rfile.read(length)
+        if len(body) < length:
+            raise ConnectionAbortedError(f"its command ended after {len(body)} of {length} bytes")
         try:
-            return orjson.loads(self.rfile.read(length))
+            return orjson.loads(body)
         except orjson.JSONDecodeError as error:
             raise BadInput(f"the command is not JSON: {error}") from None
 
-    def _json(self, status: HTTPStatus, data: Any) -> None:
-        self._send(status, orjson.dumps(data), "application/json")
+    def _json(self, status: HTTPStatus, data: Any, headers: Headers = ()) -> None:
+        self._send(status, orjson.dumps(data), "application/json", headers)
 
-    def _send(self, status: HTTPStatus, body: bytes, kind: str) -> None:
+    def _send(self, status: HTTPStatus, body: bytes, kind: str, headers: Headers = ()) -> None:
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
+        for name, value in (*self.server.response_headers, *headers):
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """The base class's own refusals (a malformed request, an unsupported method) as
+        JSON with every response's headers, like the others."""
+        self.close_connection = True
+        status = HTTPStatus(code)
+        self._json(status, {"error": one_line(message or status.phrase)})
+
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the page shows what happened; stderr stays for errors."""
+
+    def log_error(self, format: str, *args: Any) -> None:
+        """One line on stderr. The base class calls this when a read or write timed out (its
+        other call, from ``send_error``, is overridden here)."""
+        if any(isinstance(arg, TimeoutError) for arg in args):
+            _went_away(f"stalled for {self.server.read_timeout:g} s")
+        else:
+            print(f"memtape serve: {one_line(format % args)}", file=sys.stderr)
 
 
 def _whole_number(text: str) -> bool:

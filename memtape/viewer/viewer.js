@@ -774,11 +774,12 @@
   App.prototype.send = async function (path, body) {
     const error = document.getElementById("live-error");
     const since = `?since=${this.tapes[0].length}`;
-    const response = await fetch(path + since, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+    const headers = Object.assign({ "Content-Type": "application/json" }, this.headers);
+    const response = await fetch(path + since, { method: "POST", headers: headers, body: JSON.stringify(body) });
     const answer = await response.json();
     if (response.ok) {
       error.textContent = "";
-      if (!this.extend(answer)) this.load(await (await fetch("/api/data")).json());
+      if (!this.extend(answer)) this.load(await (await fetch("/api/data", { headers: this.headers })).json());
       this.showNext();
       this.seek(this.last());
     } else {
@@ -795,7 +796,10 @@
     next.textContent = upcoming === null ? "no more recorded steps" : upcoming.label;
   };
 
-  App.prototype.bindLive = function () {
+  // `headers`: what every request to the server carries (the session's token), as the
+  // server wrote them into this page.
+  App.prototype.bindLive = function (headers) {
+    this.headers = headers;
     document.getElementById("live").hidden = false;
     this.showNext();
     document.getElementById("next").addEventListener("click", () => this.send("/api/next", {}));
@@ -804,9 +808,10 @@
     }
   };
 
-  const app = new App(JSON.parse(document.getElementById("memtape-data").textContent));
+  const initial = JSON.parse(document.getElementById("memtape-data").textContent);
+  const app = new App(initial);
   app.bind();
-  if (app.data.live) app.bindLive();
+  if (initial.live) app.bindLive(initial.headers);
   app.seek(app.last());
   // For tests and scripts: the projected state of run `index` at event `at`, and seeking.
   window.memtapeViewer = {
