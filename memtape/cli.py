@@ -180,8 +180,9 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         "check",
         help="verify a run file: integrity, invariants, and a re-decision",
         description=(
-            "Re-fold a run file, verify the kernel's invariants and the log's integrity, and "
-            "decide every recorded command again, reporting the first event that differs. "
+            "Re-fold a run file, verify the kernel's invariants and the log's integrity (its "
+            "hash chain, and its signature when MEMTAPE_SIGNING_KEY is set), and decide every "
+            "recorded command again, reporting the first event that differs. "
             "Exit 0 when clean, 1 when anything is wrong in a log it could open, 2 when the "
             "file cannot be opened or read as a run."
         ),

@@ -21,7 +21,7 @@ from memtape.core.state import Fact, State, Store
 from memtape.policies.protocols import Scored
 from memtape.policies.tokenizers import TOKENIZERS, Tokenizer
 
-TRUST_HINT = "pass --trust (or set MEMTAPE_TRUST=1) if you trust this run's code"
+TRUST_HINT = "if you trust this run's code, pass --trust or set MEMTAPE_TRUST=1"
 """How to proceed when a run's own policy code is needed: the user says it is trusted."""
 
 
@@ -34,7 +34,7 @@ def not_imported(path: str, needed: str) -> str:
     """The one-line reason a stand-in for ``path`` cannot do what was ``needed``."""
     return (
         f"{needed} needs policy {path!r}, which this run names by import path; run files "
-        f"are data, so memtape did not import it ({TRUST_HINT})"
+        f"are data, so memtape did not import it; {TRUST_HINT}"
     )
 
 
