@@ -175,6 +175,13 @@ TARGETS = (
         least=1000,
         issue=3,
     ),
+    Target(
+        "200k-event run: SqliteStore.read / orjson.loads on each line of its JSONL",
+        slower="store-read",
+        faster="store-orjson",
+        most=5,
+        issue=14,
+    ),
 )
 """The targets of issue 2, over the names the compaction benchmarks record, and of
 issue 3, over the names the seek benchmarks record.
@@ -211,6 +218,27 @@ cyclic garbage collector running through memtape's rounds (the yardstick keeps n
 history, so the collector has next to nothing to walk in its rounds)."""
 
 
+@attrs.frozen
+class TimeLimit:
+    """A bound on one recorded median, in seconds (a throughput's target)."""
+
+    label: str
+    name: str
+    most: float
+    issue: int
+
+
+TIME_LIMITS = (
+    TimeLimit(
+        "SQLite store, live appends: 2,000 commands, one transaction each",
+        name="store-append-2000",
+        most=1.0,
+        issue=14,
+    ),
+)
+"""Targets on a time of their own: at least 2,000 commands a second is 2,000 in a second."""
+
+
 def seconds(value: float, width: int) -> str:
     """A median for the targets' table: in seconds, or in milliseconds below 10 ms."""
     if value >= 0.01:
@@ -245,6 +273,20 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             met = target.met(ratio)
             missed = missed or not met
             lines[-1] += f"  (target {target.bound()})  {'met' if met else 'MISSED'}"
+    for limit in TIME_LIMITS:
+        header = f"issue {limit.issue} targets, as median times:"
+        if header not in lines:
+            lines.append(header)
+        median = medians.get(limit.name)
+        if median is None:
+            lines.append(f"  {limit.label:<70} not measured")
+            continue
+        met = median <= limit.most
+        missed = missed or not met
+        lines.append(
+            f"  {limit.label:<70} {seconds(median, 7)}  (target <= {limit.most:g} s)  "
+            f"{'met' if met else 'MISSED'}"
+        )
     if any(figure.slower in medians for figure in WITH_COLLECTOR):
         lines.append("with the collector running through memtape's rounds (figures, not targets):")
         for figure in WITH_COLLECTOR:

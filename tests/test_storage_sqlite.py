@@ -487,8 +487,12 @@ class TestRowErrors:
             (
                 "UPDATE events SET data = ? WHERE position = 3",
                 ("{oops",),
-                "not readable JSON (Expecting property name enclosed in double quotes: "
-                "line 1 column 2 (char 1))",
+                "not readable JSON (unexpected character, expected a string key)",
+            ),
+            (
+                "UPDATE events SET data = ? WHERE position = 3",
+                ('{"to": NaN}',),
+                "not readable JSON (unexpected character, expected a JSON value)",
             ),
             (
                 "UPDATE events SET data = ? WHERE position = 3",
@@ -503,11 +507,10 @@ class TestRowErrors:
             (
                 "UPDATE events SET command = ? WHERE position = 2",
                 ("{oops",),
-                "command: not readable JSON (Expecting property name enclosed in double "
-                "quotes: line 1 column 2 (char 1))",
+                "command: not readable JSON (unexpected character, expected a string key)",
             ),
         ],
-        ids=["data-not-json", "data-a-blob", "data-a-wrong-type", "command-not-json"],
+        ids=["data-not-json", "data-nan", "data-a-blob", "data-a-wrong-type", "command-not-json"],
     )
     def test_a_corrupted_row_is_one_line_naming_its_place_once(
         self, tmp_path: Path, sql: str, values: tuple[Any, ...], problem: str

@@ -218,6 +218,21 @@ def _exactly(kind: type) -> Build:
     return build
 
 
+def _atoms(kind: type) -> Build:
+    """A builder of a tuple of ``kind`` (ints, strings or bools): most are empty or short,
+    and a type test per element and one ``tuple`` beat a builder call per element."""
+
+    def build(value: Any) -> tuple[Any, ...]:
+        if type(value) is not list:
+            raise _Declined
+        for element in value:
+            if type(element) is not kind:
+                raise _Declined
+        return tuple(value)
+
+    return build
+
+
 def _finite(value: Any) -> float:
     if type(value) is not float or not math.isfinite(value):
         raise _Declined
@@ -231,6 +246,8 @@ def _builder(hint: Any) -> Build | None:
         return _finite
     args = typing.get_args(hint)
     if typing.get_origin(hint) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        if args[0] in (int, str, bool):
+            return _atoms(args[0])
         item = _builder(args[0])
         if item is None:
             return None
@@ -297,7 +314,13 @@ def _record(cls: type) -> Build | None:
         if builder is None:
             return None
         namespace[f"_build{index}"] = builder
-        arguments.append(f"_build{index}({local})")
+        if _is_tuple(hints[field.name]):
+            # Most tuples of a run are empty (a turn's calls and answers): no call for those.
+            arguments.append(
+                f"(() if type({local}) is list and not {local} else _build{index}({local}))"
+            )
+        else:
+            arguments.append(f"_build{index}({local})")
     lines = [
         "def build(value):",
         f"    if type(value) is not dict or len(value) != {len(fields)}:",

@@ -24,12 +24,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from memtape.core.chain import HEAD, HEAD_HEX, SIGNATURE, Chain, Verdict, signing_key, verify
 from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
-from memtape.core.logfile import RecordedBatch, RunFile
+from memtape.core.logfile import RecordedBatch, RunFile, collector_paused
 from memtape.core.paths import regular_file
 from memtape.core.run import Run
 from memtape.storage.base import (
@@ -171,17 +173,20 @@ class SqliteStore(RunStore):
         """One run (the newest when ``run_id`` is None), read in one snapshot.
 
         Its header carries the run's chain head (``chain``) and signature
-        (``signature``) when it has them, as a run file's header does.
+        (``signature``) when it has them, as a run file's header does. The
+        rows are decoded as a run file's lines are (orjson, the codec's fast
+        path), with the collector paused while the run's objects are built.
         """
-        with self._guard(), self._transaction(write=False):
-            self._refresh()
-            if run_id is None:
-                run_id = self._newest()
-            header, head, signature = self._run(run_id)
-            rows = self._db.execute(
-                f"SELECT {_COLUMNS} FROM events WHERE run_id = ? ORDER BY position", (run_id,)
-            ).fetchall()
-        batches, torn = _batches(rows, f"{self.path}#{run_id}")
+        with collector_paused():
+            with self._guard(), self._transaction(write=False):
+                self._refresh()
+                if run_id is None:
+                    run_id = self._newest()
+                header, head, signature = self._run(run_id)
+                rows = self._db.execute(
+                    f"SELECT {_COLUMNS} FROM events WHERE run_id = ? ORDER BY position", (run_id,)
+                ).fetchall()
+            batches, torn = _batches(rows, f"{self.path}#{run_id}")
         events = sum(len(batch.events) for batch in batches)
         top = stored_header(header, events, len(batches))
         if head is not None:
@@ -297,6 +302,9 @@ class SqliteStore(RunStore):
         if not self._journal_set:
             # Outside any transaction, as SQLite requires; it lasts in the file.
             self._db.execute("PRAGMA journal_mode = WAL")
+            # Per connection. In WAL mode a commit then waits for no sync: a killed
+            # process loses nothing committed; a power cut may lose the last commands.
+            self._db.execute("PRAGMA synchronous = NORMAL")
             self._journal_set = True
         with self._transaction():
             # Checked again inside the write lock: another process may have set it up.
@@ -495,17 +503,15 @@ def _dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, allow_nan=False)
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def _loads(raw: Any, where: str) -> Any:
+    """JSON text as data, parsed as a run file's lines are (orjson refuses NaN and Infinity,
+    integers past 64 bits and deep nesting)."""
     if not isinstance(raw, str):
         raise BadInput(f"{where}: expected JSON text, found {raw!r}")
     try:
-        return json.loads(raw, parse_constant=_no_constant)
-    except (ValueError, RecursionError) as error:
-        raise BadInput(f"{where}: not readable JSON ({error})") from None
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        raise BadInput(f"{where}: not readable JSON ({error.msg})") from None
 
 
 def _header_json(raw: Any, where: str) -> dict[str, Any]:
@@ -520,43 +526,56 @@ def _batches(rows: list[Row], where: str) -> tuple[tuple[RecordedBatch, ...], st
 
     A batch's ``line`` is the line its first event has in the run's JSONL
     form (its position + 1), so both backends give equal batches. Each
-    problem is one line with one prefix: the store, the run and the position.
+    problem is one line with one prefix: the store, the run and the position
+    (worded only when there is a problem: a million rows need no million places).
     """
     batches: list[RecordedBatch] = []
     pending: list[Event] = []
     command: Command | None = None
+    decode = orjson.loads
     for expected, (position, step, type_name, version, data, raw_command, last) in enumerate(
         rows, start=1
     ):
-        at = f"{where}: position {expected}"
         if type(position) is not int or position != expected:
-            raise BadInput(f"{at}: expected event at {expected}, found at {position!r}")
+            raise BadInput(
+                f"{where}: position {expected}: expected event at {expected}, found at {position!r}"
+            )
         if type(step) is not int or step != len(batches) + 1:
-            raise BadInput(f"{at}: expected step {len(batches) + 1}, found step {step!r}")
+            wanted = len(batches) + 1
+            raise BadInput(
+                f"{where}: position {expected}: expected step {wanted}, found step {step!r}"
+            )
         if command is None:
             if raw_command is None:
-                raise BadInput(f"{at}: the first event of step {step} does not name its command")
-            # _loads names the place itself: only the codec's errors need it added.
-            command_fields = _loads(raw_command, f"{at}: command")
+                raise BadInput(
+                    f"{where}: position {expected}: the first event of step {step} does not "
+                    "name its command"
+                )
             try:
-                command = command_from_data(command_fields)
-            except BadInput as error:
-                raise BadInput(f"{at}: command: {error}") from None
+                if type(raw_command) is not str:
+                    raise TypeError
+                command = command_from_data(decode(raw_command))
+            except (orjson.JSONDecodeError, TypeError, BadInput) as error:
+                raise _row_error(where, expected, raw_command, error, "command: ") from None
         elif raw_command is not None:
-            raise BadInput(f"{at}: step {step} ended without its end mark (a new command begins)")
+            raise BadInput(
+                f"{where}: position {expected}: step {step} ended without its end mark "
+                "(a new command begins)"
+            )
         if not isinstance(type_name, str) or type(version) is not int:
-            raise BadInput(f"{at}: an event needs a type and a version (v)")
-        fields = _loads(data, at)
+            raise BadInput(f"{where}: position {expected}: an event needs a type and a version (v)")
         try:
-            pending.append(event_from_data(type_name, version, fields))
-        except BadInput as error:
-            raise BadInput(f"{at}: {error}") from None
-        if last not in (0, 1):
-            raise BadInput(f"{at}: last must be 0 or 1, found {last!r}")
+            if type(data) is not str:
+                raise TypeError  # a BLOB orjson would read: the store holds JSON text
+            pending.append(event_from_data(type_name, version, decode(data)))
+        except (orjson.JSONDecodeError, TypeError, BadInput) as error:
+            raise _row_error(where, expected, data, error) from None
         if last == 1:
             first = expected - len(pending) + 1
             batches.append(RecordedBatch(step, command, tuple(pending), first + 1))
             pending, command = [], None
+        elif last != 0:
+            raise BadInput(f"{where}: position {expected}: last must be 0 or 1, found {last!r}")
     if command is not None:
         step, first = len(batches) + 1, len(rows) - len(pending) + 1
         return tuple(batches), (
@@ -564,3 +583,14 @@ def _batches(rows: list[Row], where: str) -> tuple[tuple[RecordedBatch, ...], st
             f"loaded the {len(batches)} whole steps before it"
         )
     return tuple(batches), None
+
+
+def _row_error(where: str, position: int, raw: Any, error: Exception, part: str = "") -> BadInput:
+    """The one-line error of a row's JSON that does not decode, or decodes to no event or
+    command: ``STORE#ID: position N: [command: ]PROBLEM``."""
+    at = f"{where}: position {position}: {part}"
+    if not isinstance(raw, str):
+        return BadInput(f"{at}expected JSON text, found {raw!r}")
+    if isinstance(error, orjson.JSONDecodeError):
+        return BadInput(f"{at}not readable JSON ({error.msg})")
+    return BadInput(f"{at}{error}")
