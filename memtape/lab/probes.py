@@ -193,10 +193,10 @@ def candidates(text: str) -> list[str]:
 def _kept(name: str, string: str) -> bool:
     """Whether a match of pattern ``name`` is one the rule keeps."""
     if name == "path":
-        *folders, name = string.split("/")
+        *folders, last = string.split("/")
         if any(folder.endswith(".") and folder not in {".", ".."} for folder in folders):
             return False
-        return _EXTENSION.search(name) is not None or (string.startswith("/") and len(folders) >= 2)
+        return _EXTENSION.search(last) is not None or (string.startswith("/") and len(folders) >= 2)
     if name == "identifier":
         return _DIGIT.search(string) is not None
     return True
@@ -230,7 +230,7 @@ def probes_from_file(path: Path, turns: Sequence[Turn] | None = None) -> list[Pr
 
 def _toml(text: str, path: Path) -> list[tuple[str, Probe]]:
     try:
-        data = tomllib.loads(text.replace("\r\n", "\n"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise BadInput(f"{path}: not valid TOML: {error}") from None
     except (ValueError, RecursionError) as error:
