@@ -26,6 +26,7 @@ from memtape.demo import demo_lines
 from memtape.lab.files import output_path, write_atomic
 from memtape.lab.generate import store_workload, support_session
 from memtape.lab.importer import import_chat
+from memtape.lab.probes import AUTO
 from memtape.lab.report import bench
 from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N
 from memtape.policies.session import Session
@@ -376,6 +377,15 @@ def _add_lab(commands: Any) -> None:
         help=(
             "which turns are salient: tool (default), all, none, or roles the file has "
             "(tool,system: the system prompt is chatter, dropped first, unless named)"
+        ),
+    )
+    chat.add_argument(
+        "--probes",
+        metavar="auto|FILE",
+        help=(
+            "plant probes: auto (amounts, quantities, identifiers, paths, e-mail addresses "
+            "and URLs said in user and tool turns, each due from the next turn), or a "
+            ".toml ([[probe]] text, from) or .jsonl ({text, from} a line) file (default: none)"
         ),
     )
     _add_header_options(chat)
@@ -801,10 +811,13 @@ def _generate_store(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
     return _write_scenario(
         args.out,
-        lambda: import_chat(args.chat, args.salient, budget=args.budget, hot_n=args.hot_n),
-        [str(args.chat)],
+        lambda: import_chat(
+            args.chat, args.salient, budget=args.budget, hot_n=args.hot_n, probes=args.probes
+        ),
+        reads,
     )
 
 

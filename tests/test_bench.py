@@ -275,6 +275,50 @@ class TestResults:
         assert [(1, 2), (2, 2)] == seen
 
 
+class TestPeakOverBudget:
+    """``peak_over_budget``: some turn sent more than the budget, for any reason."""
+
+    def test_a_tiered_budget_below_its_hot_turns_marks_the_row(self, tmp_path: Path) -> None:
+        # hot_n = 3 keeps three turns of 6 to 11 tokens: more than 12 whatever it drops.
+        (result,) = run_cells(plan([_support(tmp_path)], ["tiered"], ["compaction.budget=12"]))
+        row = result.data()["metrics"]
+        assert (True, "floor") == (row["peak_over_budget"], result.over_budget)
+        assert row["peak_tokens"] > 12
+
+    def test_a_run_within_its_budget_is_not_marked(self, tmp_path: Path) -> None:
+        (result,) = run_cells(plan([_support(tmp_path)], ["tiered"], ["compaction.budget=40"]))
+        row = result.data()["metrics"]
+        assert (False, None) == (row["peak_over_budget"], result.over_budget)
+        assert 30 < row["peak_tokens"] <= 40
+
+    def test_every_json_row_carries_the_field(self, tmp_path: Path) -> None:
+        scenarios = [_support(tmp_path), "dana-facts"]
+        policies = ["tiered:hot_n=5", "sliding-window", "none", "importance-recency-access"]
+        rows = results_data(run_cells(plan(scenarios, policies)))["results"]
+        assert [
+            ("support", "tiered", True),
+            ("support", "sliding-window", False),
+            ("support", "none", True),
+            ("support", "importance-recency-access", None),
+            ("dana-facts", "tiered", None),
+            ("dana-facts", "sliding-window", None),
+            ("dana-facts", "none", None),
+            ("dana-facts", "importance-recency-access", None),
+        ] == [(row["scenario"], row["policy"], row["metrics"]["peak_over_budget"]) for row in rows]
+
+    def test_the_table_marks_the_peak_and_says_why_under_it(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status, printed, _ = _bench(capsys, "refund-desk", "--policy", "tiered", "--policy", "none")
+        lines = printed.splitlines()
+        tiered, unbounded = (line.split()[3] for line in lines if line.startswith("refund-desk"))
+        assert (0, "40", "101†") == (status, tiered, unbounded)
+        assert [
+            "† peak over budget: the policy promises no budget bound "
+            "(peak_over_budget: true in --json)"
+        ] == [line for line in lines if line.startswith(("*", "†", "!"))]
+
+
 def _bench(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     status = main(["bench", *argv])
     captured = capsys.readouterr()

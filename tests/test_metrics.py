@@ -14,7 +14,10 @@ from memtape.core.events import CompactionTriggered, Evicted, FactRead, FactWrit
 from memtape.core.run import Run
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.no_compaction import NoCompaction
+from memtape.policies.protocols import CompactionPolicy
 from memtape.policies.session import COMPACTION, Policies, Session
+from memtape.policies.sliding_window import SlidingWindow
 from memtape.projections import metrics as metrics_module
 from memtape.projections.metrics import (
     ProbeLoss,
@@ -26,6 +29,7 @@ from memtape.projections.metrics import (
 )
 from memtape.reducers import evolve, fold
 from memtape.scenarios import load_scenario
+from tests.broken_policies import NeverCompacts
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -92,6 +96,44 @@ class TestSentTokens:
             metrics.tokens_resent,
             metrics.probe_retention,
         )
+
+
+LONG = "one two three four five six seven eight nine ten"
+"""A turn of 11 tokens (``user: `` counts one)."""
+
+
+def _over(policy: CompactionPolicy, *texts: str) -> tuple[int | None, bool | None, str | None]:
+    session = Session(Policies(compaction=policy))
+    session.execute_all(AddTurn("user", text) for text in texts)
+    metrics = compaction_metrics(session.run, (), policy)
+    return metrics.peak_tokens, metrics.peak_over_budget, metrics.over_budget
+
+
+class TestOverBudget:
+    def test_a_tiered_budget_below_its_hot_turns_is_over_because_of_the_floor(self) -> None:
+        # hot_n = 2 keeps two turns of 11 tokens: 22, over a budget of 15.
+        assert (22, True, "floor") == _over(TieredCompaction(15, 2), LONG, LONG, LONG)
+
+    def test_a_run_within_its_budget_is_not_over(self) -> None:
+        assert (33, False, None) == _over(TieredCompaction(40, 2), LONG, LONG, LONG)
+
+    def test_the_newest_turn_alone_over_the_budget_is_sliding_window_s_floor(self) -> None:
+        assert (11, True, "floor") == _over(SlidingWindow(5), "a", LONG)
+
+    def test_a_policy_that_promises_no_budget_is_over_unbounded(self) -> None:
+        assert (33, True, "unbounded") == _over(NoCompaction(15), LONG, LONG, LONG)
+
+    def test_a_broken_budget_promise_is_over_unexplained(self) -> None:
+        assert (33, True, "unexplained") == _over(NeverCompacts(15), LONG, LONG, LONG)
+
+    def test_without_a_policy_or_without_turns_there_is_nothing_to_say(self) -> None:
+        session = _session(15, 2, AddTurn("user", LONG), AddTurn("user", LONG))
+        without_policy = compaction_metrics(session.run)
+        without_turns = compaction_metrics(Run(fold), (), TieredCompaction(15, 2))
+        assert [(None, None), (None, None)] == [
+            (metrics.peak_over_budget, metrics.over_budget)
+            for metrics in (without_policy, without_turns)
+        ]
 
 
 class TestProbes:

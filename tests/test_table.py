@@ -8,7 +8,7 @@ import attrs
 from rich.console import Console
 
 from memtape.lab.bench import METRICS, Result
-from memtape.lab.table import comparison_table, loss_lines, skipped_line
+from memtape.lab.table import comparison_table, loss_lines, over_budget_lines, skipped_line
 from memtape.projections.metrics import ProbeLoss
 
 
@@ -64,3 +64,30 @@ def test_each_lost_probe_is_a_line_naming_the_event() -> None:
         "refund-desk, tiered: '$180.00' missing at turn 10, lost by event 15 (CompactionTriggered)",
         "refund-desk, tiered: 'ACC-1' missing at turn 3, never visible since it was due",
     ] == loss_lines([result])
+
+
+def test_a_peak_over_budget_carries_its_cause_s_mark() -> None:
+    results = [
+        attrs.evolve(_result(name, {"budget": 40}, peak_tokens=peak), over_budget=cause)
+        for name, peak, cause in [
+            ("a", 40, None),
+            ("b", 51, "floor"),
+            ("c", 101, "unbounded"),
+            ("d", 60, "unexplained"),
+        ]
+    ]
+    rows = [line.split() for line in _render(*results).splitlines()[2:]]
+    assert ["40", "51*", "101†", "60!"] == [row[3] for row in rows]
+
+
+def test_each_mark_used_has_one_footnote_in_the_marks_order() -> None:
+    unbounded = attrs.evolve(_result("c", {"budget": 40}), over_budget="unbounded")
+    floor = attrs.evolve(_result("b", {"budget": 40}), over_budget="floor")
+    lines = over_budget_lines([unbounded, floor, floor, _result("a", {"budget": 40})])
+    assert ["*", "†"] == [line[0] for line in lines]
+    assert lines[0].startswith("* peak over budget because the policy's floor was: ")
+    assert all(line.endswith(" (peak_over_budget: true in --json)") for line in lines)
+
+
+def test_no_peak_over_budget_no_footnote() -> None:
+    assert [] == over_budget_lines([_result("a", {"budget": 40}), _result("b", None)])

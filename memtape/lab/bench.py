@@ -29,6 +29,7 @@ BENCHED_AXES = ("compaction", "forgetting")
 
 METRICS = (
     "peak_tokens",
+    "peak_over_budget",
     "tokens_resent",
     "compactions",
     "probe_retention",
@@ -38,7 +39,13 @@ METRICS = (
     "regret",
     "decide_us_per_command",
 )
-"""The metrics of a result, in the order of the JSON contract."""
+"""The metrics of a result, in the order of the JSON contract.
+
+``peak_over_budget`` is true when some turn sent more tokens than the budget, for
+any reason: the policy's floor (the turns it must keep), a policy that promises no
+budget (``none``), or a broken promise (``Result.over_budget`` says which; the
+table marks the peak with it); false otherwise, and null where ``peak_tokens`` is.
+"""
 
 
 @attrs.frozen
@@ -118,6 +125,9 @@ class Result:
     """The parameters a table shows: the shared one and those off the policy's defaults."""
     losses: tuple[ProbeLoss, ...] = ()
     """Each probe lost, with the event that lost it."""
+    over_budget: str | None = None
+    """Why the peak went over the budget (``memtape.projections.metrics.OVER_BUDGET_CAUSES``),
+    or None when it did not."""
 
     def data(self) -> dict[str, Any]:
         """The result as the JSON contract writes it."""
@@ -235,7 +245,7 @@ def run_cell(cell: Cell) -> Result:
     if policies is None or not _applies(scenario, policies, axis):
         return Result(scenario.name, cell.label, cell.spec.name, None, metrics, None, (), ())
     session = Session(policies)
-    window = WindowTally(scenario.probes) if axis == "compaction" else None
+    window = WindowTally(scenario.probes, policies.compaction) if axis == "compaction" else None
     clock = time.perf_counter_ns
     spent = 0
     for number, command in enumerate(scenario.steps, start=1):
@@ -256,12 +266,15 @@ def run_cell(cell: Cell) -> Result:
     sent: tuple[int, ...] = ()
     retention: tuple[float | None, ...] = ()
     losses: tuple[ProbeLoss, ...] = ()
+    over_budget = None
     if window is not None and policies.compaction is not None:
         tally = window.metrics()
         budget = policies.compaction.budget
         sent, retention, losses = tally.sent, tally.retention, tally.losses
+        over_budget = tally.over_budget
         metrics.update(
             peak_tokens=tally.peak_tokens,
+            peak_over_budget=tally.peak_over_budget,
             tokens_resent=tally.tokens_resent,
             compactions=tally.compactions,
             probe_retention=tally.probe_retention,
@@ -287,6 +300,7 @@ def run_cell(cell: Cell) -> Result:
         retention,
         _notable(axis, cell.spec.name, params),
         losses,
+        over_budget,
     )
 
 
@@ -339,5 +353,6 @@ def _collect(
 
 
 def results_data(results: Iterable[Result]) -> dict[str, Any]:
-    """The JSON contract: ``{"results": [{"scenario", "policy", "params", "metrics"}]}``."""
+    """The JSON contract: ``{"results": [{"scenario", "policy", "params", "metrics"}]}``,
+    ``metrics`` holding every name of ``METRICS`` (``peak_over_budget`` among them)."""
     return {"results": [result.data() for result in results]}

@@ -20,6 +20,7 @@ import orjson
 from memtape.core.commands import ROLES
 from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
+from memtape.lab.probes import planted
 from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, header
 from memtape.scenarios.writer import Value, scenario_file
 
@@ -140,11 +141,14 @@ def import_chat(
     *,
     budget: int = DEFAULT_BUDGET,
     hot_n: int = DEFAULT_HOT_N,
+    probes: str | None = None,
 ) -> str:
     """A scenario file's text with one turn per message of the chat file at ``path``.
 
     ``salient`` is the rule (None: ``DEFAULT_SALIENT``, which holds for a file
     without tool results too); a role the rule names must occur in the file.
+    ``probes`` is ``--probes``: None plants none, ``auto`` plants them by the rule
+    of ``memtape.lab.probes``, anything else names a probes file.
     """
     rule = DEFAULT_SALIENT if salient is None else salient
     policies = header(budget, hot_n)
@@ -159,9 +163,12 @@ def import_chat(
         if flag != (role == "tool"):
             step["salient"] = flag
         steps.append(step)
+    tables = planted(probes, messages)
     comment = f"Imported from {path.name}: {len(messages)} messages, salient: {rule.strip()}."
+    if probes is not None:
+        comment += f"\nProbes: {len(tables)} ({probes})."
     info: dict[str, Value] = {
         "name": path.stem,
         "about": f"A transcript imported from {path.name}.",
     }
-    return scenario_file(comment, info, policies, steps)
+    return scenario_file(comment, info, policies, steps, tables)

@@ -17,7 +17,7 @@ from memtape.core.errors import BadInput
 from memtape.lab.bench import Cell, applies, has_meter, plan, results_data, run_cells
 from memtape.lab.files import check_writable, write_atomic
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
-from memtape.lab.table import comparison_table, loss_lines, skipped_line
+from memtape.lab.table import comparison_table, loss_lines, over_budget_lines, skipped_line
 
 
 def bench(
@@ -66,6 +66,8 @@ def bench(
     results = run_cells(cells, workers, progress if show else None)
     width = None if out.isatty() else 200
     Console(file=out, width=width, highlight=False).print(comparison_table(results))
+    for line in over_budget_lines(results):
+        print(line, file=out)
     skipped = skipped_line(results)
     if skipped is not None:
         print(skipped, file=out)

@@ -20,12 +20,30 @@ COLUMNS = (
     ("regret", "regret"),
     ("decide_us_per_command", "µs/command"),
 )
-"""Each metric's column and heading, in the JSON contract's order."""
+"""Each metric's column and heading, in the JSON contract's order (``peak_over_budget``
+has no column of its own: it marks the peak, with a footnote)."""
+
+OVER_BUDGET_MARKS = {"floor": "*", "unbounded": "†", "unexplained": "!"}
+"""The mark after a peak over the budget, for each cause (``Result.over_budget``)."""
+
+OVER_BUDGET_NOTES = {
+    "floor": (
+        "peak over budget because the policy's floor was: what its own rules must keep "
+        "(its recent turns, pinned turns, the newest turn, a summary) held more than the budget"
+    ),
+    "unbounded": "peak over budget: the policy promises no budget bound",
+    "unexplained": (
+        "peak over budget beyond the policy's floor: it breaks its BUDGET promise "
+        "(memtape check finds the turn)"
+    ),
+}
+"""The footnote under the table for each mark used."""
 
 
 def comparison_table(results: Sequence[Result]) -> Table:
     """One row per result that applies: the scenario, the policy and its notable parameters
-    (the shared one and those off the defaults; ``--json`` has them all), each metric.
+    (the shared one and those off the defaults; ``--json`` has them all), each metric,
+    and after a peak over the budget its cause's mark (``over_budget_lines`` explains it).
 
     No edge, so no blank line above or below it and no padding at the ends of its lines.
     """
@@ -38,9 +56,19 @@ def comparison_table(results: Sequence[Result]) -> Table:
     for result in results:
         if result.params is None:
             continue
-        cells = [_cell(name, result.metrics[name]) for name, _ in COLUMNS]
+        cells = [_cell(name, result.metrics[name]) + _mark(name, result) for name, _ in COLUMNS]
         table.add_row(result.scenario, result.policy, _params(result.notable), *cells)
     return table
+
+
+def over_budget_lines(results: Sequence[Result]) -> list[str]:
+    """One footnote line for each mark the table's peaks carry, in the marks' order."""
+    causes = {result.over_budget for result in results if result.params is not None}
+    return [
+        f"{mark} {OVER_BUDGET_NOTES[cause]} (peak_over_budget: true in --json)"
+        for cause, mark in OVER_BUDGET_MARKS.items()
+        if cause in causes
+    ]
 
 
 def skipped_line(results: Sequence[Result]) -> str | None:
@@ -56,6 +84,13 @@ def skipped_line(results: Sequence[Result]) -> str | None:
         f"{skipped} cell(s) did not apply: the scenario has no turns or no store steps "
         "for that policy's axis (null in --json)"
     )
+
+
+def _mark(name: str, result: Result) -> str:
+    """The mark after a metric's cell: the peak's over-budget cause, if any."""
+    if name != "peak_tokens" or result.over_budget is None:
+        return ""
+    return OVER_BUDGET_MARKS[result.over_budget]
 
 
 def _params(params: dict[str, Any]) -> str:

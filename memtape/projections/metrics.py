@@ -2,9 +2,10 @@
 
 Compaction: the tokens each turn sends (the window after that turn and any
 compaction it triggered, what the model would see), their peak and total,
-the compactions, and probe retention: whether each planted string is still
-visible in the window (HOT text, WARM items or the gist) at every turn from
-the one it was planted at, with the event that lost each lost one.
+whether the peak went over the budget and why, the compactions, and probe
+retention: whether each planted string is still visible in the window (HOT
+text, WARM items or the gist) at every turn from the one it was planted at,
+with the event that lost each lost one.
 
 Forgetting: stale reads (a returned fact that is not the newest write for
 its key), evictions, and for queries that name the key they expect, hit@k
@@ -33,7 +34,13 @@ from memtape.core.events import (
 )
 from memtape.core.run import Run
 from memtape.core.state import INITIAL_STATE, State, Window
+from memtape.policies.promises import BUDGET
+from memtape.policies.protocols import CompactionPolicy, is_budgeted
 from memtape.reducers import evolve, fold
+
+OVER_BUDGET_CAUSES = ("floor", "unbounded", "unexplained")
+"""Why a peak went over the budget (``CompactionMetrics.over_budget``): the policy's
+floor, a policy that promises no budget, or neither."""
 
 
 class Planted(Protocol):
@@ -76,11 +83,34 @@ class CompactionMetrics:
     probe_checks: int
     probe_passes: int
     losses: tuple[ProbeLoss, ...]
+    budget: int | None = None
+    """The budget the window is measured against (None when no policy was given)."""
+    over_budget: str | None = None
+    """Why the peak went over the budget, one of ``OVER_BUDGET_CAUSES``, judged at the
+    first turn that sent the peak (None when it did not go over):
+
+    - ``floor``: the policy promises BUDGET and the peak window held no more than
+      ``policy.floor(window)``, the least its own rules let it keep there (its
+      last turns, pinned turns, the newest turn...), so it could not do better;
+    - ``unbounded``: the policy promises no budget (``none``);
+    - ``unexplained``: the policy promises BUDGET, but the peak window held more
+      than its floor (or it has no ``floor``): it broke the promise, which
+      ``memtape check`` reports.
+    """
 
     @property
     def peak_tokens(self) -> int | None:
         """The most tokens any turn sent (None for a run without turns)."""
         return max(self.sent) if self.sent else None
+
+    @property
+    def peak_over_budget(self) -> bool | None:
+        """Whether some turn sent more tokens than the budget, for any reason (None for
+        a run without turns, or without a budget to compare with); ``over_budget``
+        says why."""
+        if self.budget is None or not self.sent:
+            return None
+        return max(self.sent) > self.budget
 
     @property
     def tokens_resent(self) -> int:
@@ -134,9 +164,12 @@ def visible(window: Window, text: str) -> bool:
     )
 
 
-def compaction_metrics(run: Run, probes: Sequence[Planted] = ()) -> CompactionMetrics:
-    """The window metrics of ``run``, checking ``probes`` after every turn."""
-    tally = WindowTally(probes)
+def compaction_metrics(
+    run: Run, probes: Sequence[Planted] = (), policy: CompactionPolicy | None = None
+) -> CompactionMetrics:
+    """The window metrics of ``run``, checking ``probes`` after every turn, and with
+    the compaction ``policy`` that made it, whether its peak went over its budget."""
+    tally = WindowTally(probes, policy)
     commands = run.commands
     for step, batch, before, after in steps(run):
         tally.step(commands[step - 1], batch, before, after, run.batch(step)[0])
@@ -152,9 +185,18 @@ class WindowTally:
     a turn checks only the probes that come due then or began or stopped
     showing since the last turn. So a turn that compacts nothing costs the
     same at turn 10 and turn 10,000, however many probes are already due.
+
+    Given the compaction ``policy`` that makes the run, it also says whether the
+    peak went over the policy's budget and why: only the peak's window is kept
+    (states are immutable and shared), and its floor is measured once, at the end.
     """
 
-    def __init__(self, probes: Sequence[Planted] = ()) -> None:
+    def __init__(
+        self, probes: Sequence[Planted] = (), policy: CompactionPolicy | None = None
+    ) -> None:
+        self._policy = policy
+        self._peak: Window | None = None
+        """The window of the first turn that sent the most tokens so far."""
         self._probes = tuple(probes)
         self._tracker = _Tracker(tuple(probe.text for probe in probes))
         self._seen = [False] * len(probes)
@@ -189,6 +231,8 @@ class WindowTally:
         if not isinstance(command, AddTurn):
             return
         turn = after.window.turns
+        if self._peak is None or after.window.tokens > self._peak.tokens:
+            self._peak = after.window
         self._sent.append(after.window.tokens)
         # Only the probes that come due now, and the due ones whose visibility changed
         # since the last check, can pass or be lost differently: a turn costs the same
@@ -222,6 +266,7 @@ class WindowTally:
 
     def metrics(self) -> CompactionMetrics:
         """The metrics of the steps taken so far."""
+        policy = self._policy
         return CompactionMetrics(
             tuple(self._sent),
             self._compactions,
@@ -229,7 +274,20 @@ class WindowTally:
             self._checks,
             self._passes,
             tuple(self._losses),
+            None if policy is None else policy.budget,
+            None if policy is None else _over_budget(policy, self._peak),
         )
+
+
+def _over_budget(policy: CompactionPolicy, peak: Window | None) -> str | None:
+    """Why the ``peak`` window went over the policy's budget (None if it did not)."""
+    if peak is None or peak.tokens <= policy.budget:
+        return None
+    if BUDGET not in policy.promises:
+        return "unbounded"
+    if is_budgeted(policy) and peak.tokens <= policy.floor(peak):
+        return "floor"
+    return "unexplained"
 
 
 def _lost_at(before: State, batch: Sequence[Event], offset: int, text: str) -> int | None:

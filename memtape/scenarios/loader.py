@@ -151,17 +151,22 @@ def _probes(tables: Any, source: str) -> tuple[Probe, ...]:
         raise BadInput(f"{source}: probes are written as [[probe]] tables")
     probes = []
     for number, table in enumerate(tables, start=1):
-        where = f"{source}: probe {number}"
-        if not isinstance(table, dict):
-            raise BadInput(f"{where}: must be a table")
-        params = Params(table, where)
-        text = params.text("text")
-        if not text:
-            raise params.error("text", "must not be empty")
-        start = params.integer("from", minimum=1)
-        params.done()
-        probes.append(Probe(text, start))
+        probes.append(read_probe(table, f"{source}: probe {number}"))
     return tuple(probes)
+
+
+def read_probe(table: Any, where: str) -> Probe:
+    """One probe's table ``{text, from}``: a non-empty string and a turn number of at
+    least 1, nothing else; a refusal names ``where`` and the field."""
+    if not isinstance(table, dict):
+        raise BadInput(f"{where}: must be a table")
+    params = Params(table, where)
+    text = params.text("text")
+    if not text:
+        raise params.error("text", "must not be empty")
+    start = params.integer("from", minimum=1)
+    params.done()
+    return Probe(text, start)
 
 
 def _turn(params: Params) -> AddTurn:
