@@ -1,7 +1,7 @@
 """The policies the lab's scenario files declare: tiered compaction (for files of turns)
 and the seed's forgetting.
 
-The generators and the importer write their files with
+The generators and the importers write their files with
 ``memtape.scenarios.writer``; this module only says which policies head them.
 """
 
