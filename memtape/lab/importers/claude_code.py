@@ -84,7 +84,6 @@ class _Reader:
     """One pass over a session's thread, turning entries into turns and compactions."""
 
     def __init__(self, source: Source) -> None:
-        self.source = source
         self.turns = Turns(source.path)
         self.compactions: list[Compaction] = []
         self.notes: list[str] = []
