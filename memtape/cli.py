@@ -428,7 +428,7 @@ def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True)
         type=_integer,
         default=DEFAULT_BUDGET,
         metavar="TOKENS",
-        help=f"the tiered compaction budget (default: {DEFAULT_BUDGET})",
+        help=f"the compaction budget (default: {DEFAULT_BUDGET})",
     )
     command.add_argument(
         "--hot-n",

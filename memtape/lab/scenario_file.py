@@ -10,7 +10,7 @@ from memtape.policies.tokenizers import WordCount, tokenizer_named
 from memtape.scenarios.writer import Value
 
 DEFAULT_BUDGET = 2000
-"""The tiered compaction budget of generated and imported files."""
+"""The compaction budget of generated and imported files."""
 
 DEFAULT_HOT_N = 8
 """The tiered compaction's verbatim turns in generated and imported files."""

@@ -16,8 +16,8 @@ The file is JSONL of messages, a JSON array of them, or a request object
   (``custom`` tool calls too, their ``input`` as the arguments).
 - a ``tool`` message's ``tool_call_id`` is the call it answers; a
   ``function`` message answers the oldest unanswered ``function_call`` (the
-  older, single-call form, whose calls have no ids: they are numbered
-  ``function_call.1``, ``function_call.2``...).
+  older, single-call form, whose calls have no ids: each is named after the
+  turn that makes it, ``function_call.N``).
 - ``name`` heads the text as ``NAME: ``.
 
 Other keys of a message (``id``, ``annotations``...) are metadata and do not
