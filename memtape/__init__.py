@@ -24,6 +24,7 @@ from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.generative_agents import GenerativeAgents
 from memtape.policies.memorybank import MemoryBank
 from memtape.policies.no_compaction import NoCompaction
+from memtape.policies.recorded import RecordedCompaction
 from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.session import Policies, Session
 from memtape.policies.sliding_window import SlidingWindow
@@ -52,6 +53,7 @@ __all__ = [
     "Query",
     "ReadFact",
     "RecordEpisode",
+    "RecordedCompaction",
     "Rejected",
     "RollingSummary",
     "RuleConsolidation",

@@ -25,7 +25,8 @@ from memtape.core.paths import regular_file, same_file
 from memtape.demo import demo_lines
 from memtape.lab.files import output_path, write_atomic
 from memtape.lab.generate import store_workload, support_session
-from memtape.lab.importer import import_chat
+from memtape.lab.importers import FORMATS, import_transcript
+from memtape.lab.importers.scenario import PINS
 from memtape.lab.probes import AUTO
 from memtape.lab.report import bench
 from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N
@@ -365,11 +366,29 @@ def _add_lab(commands: Any) -> None:
 
     chat = commands.add_parser(
         "import",
-        help="turn an OpenAI chat transcript (JSONL) into a scenario file",
-        description="One turn per {role, content} message of a JSONL chat transcript.",
+        help=(
+            "turn an agent's transcript (OpenAI Chat or Responses, Anthropic Messages, a Claude "
+            "Code session, LangChain messages) into a scenario file"
+        ),
+        description=(
+            "One turn per message of an agent's transcript, with its tool calls and results "
+            "(calls and answers) kept whole; the format is told from the content unless "
+            "--format says it. A Claude Code session's own compactions become the recorded "
+            "policy's. Nothing is dropped silently: a part that cannot import is refused, "
+            "named, and nothing is written."
+        ),
     )
     chat.add_argument(
-        "chat", type=Path, metavar="CHAT.jsonl", help="one {role, content} message a line"
+        "chat",
+        type=Path,
+        metavar="FILE",
+        help="a transcript: JSONL, a JSON array, or a request or response object",
+    )
+    chat.add_argument(
+        "--format",
+        default="auto",
+        choices=FORMATS,
+        help="the transcript's format (default: auto, told from the content)",
     )
     chat.add_argument(
         "--salient",
@@ -378,6 +397,23 @@ def _add_lab(commands: Any) -> None:
             "which turns are salient: tool (default), all, none, or roles the file has "
             "(tool,system: the system prompt is chatter, dropped first, unless named)"
         ),
+    )
+    chat.add_argument(
+        "--pin",
+        default="none",
+        choices=PINS,
+        help="pin the system turns, or the first turn: no policy moves them (default: none)",
+    )
+    chat.add_argument(
+        "--tokenizer",
+        default="words",
+        metavar="NAME",
+        help="the tokenizer the compaction policy measures with (default: words)",
+    )
+    chat.add_argument(
+        "--sidechains",
+        action="store_true",
+        help="a Claude Code session's sidechains (subagents) too, in file order",
     )
     chat.add_argument(
         "--probes",
@@ -403,7 +439,7 @@ def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True)
         type=_integer,
         default=DEFAULT_BUDGET,
         metavar="TOKENS",
-        help=f"the tiered compaction budget (default: {DEFAULT_BUDGET})",
+        help=f"the compaction budget (default: {DEFAULT_BUDGET})",
     )
     command.add_argument(
         "--hot-n",
@@ -814,8 +850,16 @@ def _import(args: argparse.Namespace) -> int:
     reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
     return _write_scenario(
         args.out,
-        lambda: import_chat(
-            args.chat, args.salient, budget=args.budget, hot_n=args.hot_n, probes=args.probes
+        lambda: import_transcript(
+            args.chat,
+            format=args.format,
+            salient=args.salient,
+            pin=args.pin,
+            budget=args.budget,
+            hot_n=args.hot_n,
+            tokenizer=args.tokenizer,
+            sidechains=args.sidechains,
+            probes=args.probes,
         ),
         reads,
     )

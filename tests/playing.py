@@ -5,6 +5,7 @@ from memtape.core.events import CompactionTriggered, Event
 from memtape.core.state import INITIAL_STATE, State
 from memtape.policies.protocols import CompactionPolicy
 from memtape.reducers import evolve
+from memtape.scenarios.writer import toml_value
 
 
 def words(n: int, stem: str = "w") -> str:
@@ -41,3 +42,23 @@ def compaction(events: tuple[Event, ...]) -> CompactionTriggered:
     compacted = events[1]
     assert isinstance(compacted, CompactionTriggered)
     return compacted
+
+
+OWN_PARAMS: dict[str, dict[str, object]] = {
+    "recorded": {
+        "compactions": [
+            {"before": 3, "summary": "what the agent kept of the first two turns"},
+            {"before": 8, "summary": "the session so far"},
+        ]
+    },
+}
+"""The parameters a registered compaction policy cannot be built without, beside its budget,
+for the tests that build every one of them: ``recorded`` needs the compactions it applies."""
+
+
+def own_settings(name: str) -> tuple[str, ...]:
+    """``OWN_PARAMS`` of the policy called ``name`` as ``--set`` settings."""
+    return tuple(
+        f"compaction.{param}={toml_value(value)}"
+        for param, value in OWN_PARAMS.get(name, {}).items()
+    )

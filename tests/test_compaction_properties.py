@@ -38,8 +38,28 @@ EXTRA: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "rolling-summary": {"keep": st.integers(0, 4), "summary_tokens": st.integers(0, 20)},
     "clear-tool-results": {"keep": st.integers(0, 4), "placeholder": st.sampled_from(["[x]", ""])},
     "none": {},
+    "recorded": {},
 }
 """Each policy's own parameters, drawn; a policy missing here fails the first test."""
+
+
+@st.composite
+def recorded_compactions(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A ``compactions`` list of the recorded policy: boundaries before increasing turns."""
+    befores = sorted(draw(st.lists(st.integers(2, 26), min_size=1, max_size=4, unique=True)))
+    summaries = st.sampled_from(["", "summary", "what the agent kept of the turns before"])
+    return [{"before": before, "summary": draw(summaries)} for before in befores]
+
+
+REQUIRED: dict[str, dict[str, st.SearchStrategy[Any]]] = {
+    "recorded": {"compactions": recorded_compactions()},
+}
+"""The parameters a policy cannot be built without, beyond the budget: always drawn."""
+
+FORK_SETTINGS: dict[str, tuple[str, ...]] = {
+    "recorded": ('compaction.compactions=[{before = 3, summary = "kept"}]',),
+}
+"""What a fork onto a policy sets besides its name, when its shared parameters do not do."""
 
 
 @st.composite
@@ -53,6 +73,8 @@ def compaction_tables(draw: st.DrawFn, name: str | None = None) -> dict[str, Any
     for param, values in EXTRA[chosen].items():
         if draw(st.booleans()):
             table[param] = draw(values)
+    for param, values in REQUIRED.get(chosen, {}).items():
+        table[param] = draw(values)
     return table
 
 
@@ -139,7 +161,7 @@ def test_a_fork_onto_another_policy_folds_cleanly(
     step = data.draw(st.integers(0, len(turns)))
     at = session.run.batch(step)[1] if step else 0
 
-    forked = session.fork(at, [f"compaction.policy={then}"])
+    forked = session.fork(at, [f"compaction.policy={then}", *FORK_SETTINGS.get(then, ())])
 
     window = forked.state.window
     assert forked.state == fold(forked.run.events, INITIAL_STATE)

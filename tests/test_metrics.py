@@ -30,6 +30,7 @@ from memtape.projections.metrics import (
 from memtape.reducers import evolve, fold
 from memtape.scenarios import load_scenario
 from tests.broken_policies import NeverCompacts
+from tests.playing import OWN_PARAMS
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -234,7 +235,8 @@ texts = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "x"]), min_
 
 def _played(policy: str, turns: list[tuple[str, list[str]]], budget: int) -> Session:
     """A session of ``turns`` (role, words) under a compaction policy and budget."""
-    policies = Policies.from_params({"compaction": {"policy": policy, "budget": budget}})
+    table = {"policy": policy, "budget": budget, **OWN_PARAMS.get(policy, {})}
+    policies = Policies.from_params({"compaction": table})
     session = Session(policies)
     session.execute_all(AddTurn(role, " ".join(words)) for role, words in turns)
     return session

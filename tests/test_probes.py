@@ -12,7 +12,7 @@ from memtape.cli import main
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.lab import probes
-from memtape.lab.importer import import_chat, read_chat
+from memtape.lab.importers import import_transcript, read_transcript
 from memtape.lab.probes import auto_probes, candidates, planted, probes_from_file
 from memtape.policies.session import Session
 from memtape.projections.metrics import visible
@@ -102,7 +102,7 @@ class TestAutoProbes:
         assert ["B-2", "A-1", "C-3"] == [probe.text for probe in auto_probes(turns)]
 
     def test_turn_commands_give_the_probes_their_pairs_give(self) -> None:
-        pairs = read_chat(FIXTURE)
+        pairs = _pairs(FIXTURE)
         assert auto_probes(pairs) == auto_probes([AddTurn(role, text) for role, text in pairs])
 
     def test_the_fixture_s_user_and_tool_facts_are_planted(self) -> None:
@@ -115,10 +115,10 @@ class TestAutoProbes:
             ("RF-55902", 17),
             ("$134.95", 17),
             ("$5.95", 17),
-        ] == [(probe.text, probe.start) for probe in auto_probes(read_chat(FIXTURE))]
+        ] == [(probe.text, probe.start) for probe in auto_probes(_pairs(FIXTURE))]
 
     def test_every_probe_is_in_the_turn_before_it_is_due(self) -> None:
-        turns = read_chat(FIXTURE)
+        turns = _pairs(FIXTURE)
         for probe in auto_probes(turns):
             assert probe.text in turns[probe.start - 2][1]
 
@@ -215,6 +215,11 @@ class TestProbesFile:
         )
 
 
+def _pairs(path: Path) -> list[tuple[str, str]]:
+    """The ``(role, text)`` of each turn the transcript at ``path`` imports."""
+    return [(turn.role, turn.text) for turn in read_transcript(path).turns]
+
+
 def _support(tmp_path: Path, *options: str) -> Path:
     out = tmp_path / "support.toml"
     assert 0 == main(["import", str(FIXTURE), "--out", str(out), *options])
@@ -223,15 +228,17 @@ def _support(tmp_path: Path, *options: str) -> Path:
 
 class TestImport:
     def test_without_probes_the_file_plants_none(self) -> None:
-        text = import_chat(FIXTURE)
+        text = import_transcript(FIXTURE)
         assert ((), "[[probe]]" in text) == (parse_scenario(text, "s.toml").probes, False)
 
     def test_auto_writes_probe_tables_the_loader_reads(self, tmp_path: Path) -> None:
         scenario = load_scenario(str(_support(tmp_path, "--probes", "auto")))
-        assert auto_probes(read_chat(FIXTURE)) == list(scenario.probes)
+        assert auto_probes(_pairs(FIXTURE)) == list(scenario.probes)
 
     def test_auto_imports_the_same_bytes_every_time(self, tmp_path: Path) -> None:
-        assert import_chat(FIXTURE, probes="auto") == import_chat(FIXTURE, probes="auto")
+        assert import_transcript(FIXTURE, probes="auto") == import_transcript(
+            FIXTURE, probes="auto"
+        )
 
     def test_a_probes_file_is_written_as_given(self, tmp_path: Path) -> None:
         listed = _file(tmp_path, "p.jsonl", '{"text": "policy R-7", "from": 14}\n')

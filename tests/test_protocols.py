@@ -23,6 +23,7 @@ from memtape.policies.protocols import (
 )
 from memtape.policies.session import COMPACTION
 from memtape.policies.sliding_window import SlidingWindow
+from tests.playing import OWN_PARAMS
 
 
 class _Bare:
@@ -48,7 +49,8 @@ VERBATIM: list[VerbatimCompaction] = [TieredCompaction(100, 2), NoCompaction(100
 class TestNarrowing:
     @pytest.mark.parametrize("name", sorted(COMPACTION))
     def test_every_registered_policy_has_the_members_its_promises_need(self, name: str) -> None:
-        policy: CompactionPolicy = COMPACTION[name].from_params({"budget": 50}, "t.toml")
+        table = {"budget": 50, **OWN_PARAMS.get(name, {})}
+        policy: CompactionPolicy = COMPACTION[name].from_params(table, "t.toml")
         assert is_budgeted(policy) or BUDGET not in policy.promises
         assert is_verbatim(policy) or RECENT_VERBATIM not in policy.promises
 

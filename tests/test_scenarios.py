@@ -33,7 +33,7 @@ COMPACTION = '[compaction]\npolicy = "tiered"\nbudget = 40\n'
 FORGETTING = '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 4\n'
 CONSOLIDATION = '[consolidation]\npolicy = "rules"\n'
 ALL = COMPACTION + FORGETTING + CONSOLIDATION
-KNOWN = "clear-tool-results, none, rolling-summary, sliding-window, tiered"
+KNOWN = "clear-tool-results, none, recorded, rolling-summary, sliding-window, tiered"
 TURN = '[[step]]\nturn = "user"\ntext = "hello there"\n'
 
 

@@ -126,7 +126,7 @@ class TestPoliciesFromParams:
         tables = {"compaction": {"policy": "sliding", "budget": 10}}
 
         assert (
-            "f.toml: [compaction] policy must be one of clear-tool-results, none, "
+            "f.toml: [compaction] policy must be one of clear-tool-results, none, recorded, "
             "rolling-summary, sliding-window, tiered, got 'sliding'"
         ) == _refused(tables)
 

@@ -19,6 +19,7 @@ from memtape.testing import (
     kit_settings,
     policy_name,
 )
+from tests.playing import OWN_PARAMS
 
 CI = settings.get_profile("memtape-ci")
 """Derandomized, 50 examples: the same counterexample on every run."""
@@ -95,9 +96,11 @@ class TestShippedPolicies:
     def test_every_registered_policy_keeps_its_promises(
         self, tmp_path: Path, axis: str, name: str
     ) -> None:
-        """Each policy of the registries, built from just a budget or a capacity, passes."""
+        """Each policy of the registries, built from just a budget or a capacity (and what
+        it cannot be built without: recorded's compactions), passes."""
         assert axis == axis_of(name)
-        run_state_machine_as_test(machine_for(name, tmp_path), settings=CI)
+        params = OWN_PARAMS.get(name, {}) if axis == "compaction" else {}
+        run_state_machine_as_test(machine_for(name, tmp_path, params=params), settings=CI)
         assert [] == list(tmp_path.iterdir())
 
 

@@ -43,6 +43,7 @@ from memtape.viewer.page import view_page
 from memtape.viewer.payload import run_payload
 from memtape.viewer.serve import TOKEN_HEADER, LiveRun, live_source, make_server
 from tests.mixed import mixed_commands, mixed_live
+from tests.playing import own_settings
 
 Page = Any
 Shot = Callable[[str], Path]
@@ -246,7 +247,7 @@ class TestSameAsShowJson:
     def test_every_event_of_refund_desk_under_each_compaction_policy(
         self, page: Page, tmp_path: Path, name: str
     ) -> None:
-        loaded = simulated("refund-desk", f"compaction.policy={name}")
+        loaded = simulated("refund-desk", f"compaction.policy={name}", *own_settings(name))
         open_view(page, tmp_path, loaded)
         views = page_views(page)
         assert_same_views(loaded, views)

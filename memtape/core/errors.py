@@ -20,3 +20,12 @@ class BadInput(MemtapeError):
 def one_line(text: str) -> str:
     """``text`` with its line breaks escaped: a message may quote user data holding them."""
     return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+class NothingToApply(BadInput):
+    """A policy that has nothing to do on this input: ``recorded`` on a scenario that recorded
+    no compaction. ``reason`` says why in a few words (a bench cell shows it)."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"{where}: nothing to apply: {reason}")
+        self.reason = reason

@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from memtape.core.commands import AddTurn
-from memtape.core.errors import BadInput, Rejected
+from memtape.core.errors import BadInput, NothingToApply, Rejected
 from memtape.policies.session import AXES, AXIS_OF, Policies, Session
 from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
@@ -128,6 +128,9 @@ class Result:
     over_budget: str | None = None
     """Why the peak went over the budget (``memtape.projections.metrics.OVER_BUDGET_CAUSES``),
     or None when it did not."""
+    idle: str | None = None
+    """Why the cell's policy had nothing to apply to the scenario (``recorded`` on one that
+    recorded no compaction), or None; such a result has no params and no metrics."""
 
     def data(self) -> dict[str, Any]:
         """The result as the JSON contract writes it."""
@@ -158,9 +161,19 @@ def plan(
         for spec in specs:
             for point in points:
                 cell = Cell(source, spec, (*settings, *point), point)
-                policies_for(scenario, cell)
+                idle_reason(scenario, cell)
                 cells.append(cell)
     return cells
+
+
+def idle_reason(scenario: Scenario, cell: Cell) -> str | None:
+    """Why the cell's policy has nothing to apply to ``scenario`` (its table, built, says so:
+    ``NothingToApply``), or None when it builds; any other bad input is refused."""
+    try:
+        policies_for(scenario, cell)
+    except NothingToApply as error:
+        return error.reason
+    return None
 
 
 def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
@@ -191,6 +204,8 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
         settings.extend(s for s in more if _axis(s) not in AXES or _axis(s) in tables)
         try:
             policies = scenario.policies.with_settings(settings)
+        except NothingToApply:
+            raise
         except BadInput as error:
             reason = str(error).removeprefix("--set: ").removeprefix("--set ")
             raise BadInput(f"{scenario.source}: {option}: {reason}") from None
@@ -203,15 +218,20 @@ def _axis(setting: str) -> str:
 
 
 def applies(cell: Cell) -> bool:
-    """Whether the cell's scenario exercises the axis of the cell's policy."""
+    """Whether the cell's scenario exercises the axis of the cell's policy (a policy with
+    nothing to apply there still applies: its row says why it has nothing)."""
     scenario = _scenario(cell.scenario)
+    if idle_reason(scenario, cell) is not None:
+        return True
     policies = policies_for(scenario, cell)
     return policies is not None and _applies(scenario, policies, cell.spec.axis)
 
 
 def has_meter(cell: Cell) -> bool:
     """Whether the cell measures a window (a meter to plot)."""
-    return cell.spec.axis == "compaction" and applies(cell)
+    scenario = _scenario(cell.scenario)
+    idle = idle_reason(scenario, cell) is not None
+    return cell.spec.axis == "compaction" and not idle and applies(cell)
 
 
 def _scenario(source: str) -> Scenario:
@@ -239,9 +259,14 @@ def run_cell(cell: Cell) -> Result:
     scenario's own policy, which every cell of the bench shares.
     """
     scenario = _scenario(cell.scenario)
-    policies = policies_for(scenario, cell)
     axis = cell.spec.axis
     metrics: dict[str, Any] = dict.fromkeys(METRICS)
+    idle = idle_reason(scenario, cell)
+    if idle is not None:
+        return Result(
+            scenario.name, cell.label, cell.spec.name, None, metrics, None, (), (), idle=idle
+        )
+    policies = policies_for(scenario, cell)
     if policies is None or not _applies(scenario, policies, axis):
         return Result(scenario.name, cell.label, cell.spec.name, None, metrics, None, (), ())
     session = Session(policies)
@@ -308,7 +333,11 @@ def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
     """``params`` without those the policy built from its shared parameter alone has."""
     shared = "budget" if axis == "compaction" else "capacity"
     table = {"policy": name, shared: params[shared]}
-    defaults = Policies.from_params({axis: table}).params()[axis]
+    try:
+        defaults = Policies.from_params({axis: table}).params()[axis]
+    except NothingToApply:
+        # A policy that cannot stand on its shared parameter (recorded): all of it is notable.
+        defaults = {}
     return {
         key: value for key, value in params.items() if key == shared or defaults.get(key) != value
     }

@@ -1,15 +1,16 @@
 """The policies the lab's scenario files declare: tiered compaction (for files of turns)
 and the seed's forgetting.
 
-The generators and the importer write their files with
+The generators and the importers write their files with
 ``memtape.scenarios.writer``; this module only says which policies head them.
 """
 
 from memtape.core.errors import BadInput
+from memtape.policies.tokenizers import WordCount, tokenizer_named
 from memtape.scenarios.writer import Value
 
 DEFAULT_BUDGET = 2000
-"""The tiered compaction budget of generated and imported files."""
+"""The compaction budget of generated and imported files."""
 
 DEFAULT_HOT_N = 8
 """The tiered compaction's verbatim turns in generated and imported files."""
@@ -26,22 +27,34 @@ SEED_FORGETTING: dict[str, Value] = {
 """The seed's forgetting policy, as dana-facts sets it."""
 
 
-def header(budget: int = DEFAULT_BUDGET, hot_n: int = DEFAULT_HOT_N) -> dict[str, dict[str, Value]]:
+def header(
+    budget: int = DEFAULT_BUDGET, hot_n: int = DEFAULT_HOT_N, tokenizer: str = WordCount.name
+) -> dict[str, dict[str, Value]]:
     """The policies of a file of turns (a support session, an import): tiered compaction
     and the seed's forgetting.
 
-    A ``budget`` or ``hot_n`` the file could not load with is refused here, before any
-    work, naming the option that set it.
+    A ``budget``, ``hot_n`` or ``tokenizer`` the file could not load with is refused
+    here, before any work, naming the option that set it.
     """
     check_count(budget, "--budget")
     check_count(hot_n, "--hot-n", minimum=0)
+    check_tokenizer(tokenizer)
     compaction: dict[str, Value] = {
         "policy": "tiered",
         "budget": budget,
         "hot_n": hot_n,
-        "tokenizer": "words",
+        "tokenizer": tokenizer,
     }
     return {"compaction": compaction, "forgetting": dict(SEED_FORGETTING)}
+
+
+def check_tokenizer(name: str) -> str:
+    """``name``, refused as bad input unless a tokenizer memtape ships is called so."""
+    try:
+        tokenizer_named(name)
+    except BadInput as error:
+        raise BadInput(f"--tokenizer: {error}") from None
+    return name
 
 
 def check_count(value: int, what: str, minimum: int = 1) -> int:

@@ -44,6 +44,8 @@ def comparison_table(results: Sequence[Result]) -> Table:
     """One row per result that applies: the scenario, the policy and its notable parameters
     (the shared one and those off the defaults; ``--json`` has them all), each metric,
     and after a peak over the budget its cause's mark (``over_budget_lines`` explains it).
+    A policy with nothing to apply to the scenario has its row too, saying why, without
+    metrics.
 
     No edge, so no blank line above or below it and no padding at the ends of its lines.
     """
@@ -54,6 +56,12 @@ def comparison_table(results: Sequence[Result]) -> Table:
     for _, heading in COLUMNS:
         table.add_column(heading, justify="right", no_wrap=True)
     for result in results:
+        if result.idle is not None:
+            dashes = ["-"] * len(COLUMNS)
+            table.add_row(
+                result.scenario, result.policy, f"nothing to apply: {result.idle}", *dashes
+            )
+            continue
         if result.params is None:
             continue
         cells = [_cell(name, result.metrics[name]) + _mark(name, result) for name, _ in COLUMNS]
@@ -77,7 +85,7 @@ def skipped_line(results: Sequence[Result]) -> str | None:
     A line of its own rather than the table's caption, which rich centres and
     pads with spaces to the table's width.
     """
-    skipped = sum(1 for result in results if result.params is None)
+    skipped = sum(1 for result in results if result.params is None and result.idle is None)
     if not skipped:
         return None
     return (
@@ -98,7 +106,10 @@ def _params(params: dict[str, Any]) -> str:
 
 
 def _param(value: Any) -> str:
-    """A parameter as text; a string that would not read as one word is quoted."""
+    """A parameter as text; a string that would not read as one word is quoted, and a list
+    shows how many items it holds (``recorded``'s compactions; ``--json`` has them whole)."""
+    if isinstance(value, list):
+        return str(len(value))
     if isinstance(value, str) and (not value or any(char.isspace() for char in value)):
         return json.dumps(value, ensure_ascii=False)
     return str(value)

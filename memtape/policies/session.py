@@ -37,6 +37,7 @@ from memtape.policies.imports import import_path, is_import_path, policy_class
 from memtape.policies.memorybank import MemoryBank
 from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
+from memtape.policies.recorded import RecordedCompaction
 from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tool_clearing import ClearToolResults
@@ -45,7 +46,14 @@ from memtape.reducers import evolve, fold
 
 COMPACTION: dict[str, Any] = {
     policy.name: policy
-    for policy in (TieredCompaction, SlidingWindow, RollingSummary, ClearToolResults, NoCompaction)
+    for policy in (
+        TieredCompaction,
+        SlidingWindow,
+        RollingSummary,
+        ClearToolResults,
+        NoCompaction,
+        RecordedCompaction,
+    )
 }
 """Compaction policies by name."""
 

@@ -1,0 +1,119 @@
+"""Importing the transcripts agents write into scenario files.
+
+One module per format reads a file into a ``Transcript`` (turns with their
+tool calls and results, the compactions it recorded, notes of what it left
+out): ``openai_chat``, ``openai_responses``, ``anthropic``, ``claude_code``
+and ``langchain``, each saying its mapping in its docstring. ``detect``
+tells a file's format from its content; ``scenario`` writes a transcript
+as a scenario file. Nothing is lost silently: every message, block and item
+imports, or the import is refused naming the place (``FILE:LINE``, or an
+item's index) and the part, and nothing is written.
+
+``read_transcript`` returns the turns as data before any scenario text is
+written, so that what reads them (planting probes, say) can come between
+it and ``transcript_scenario``.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+
+from memtape.core.errors import BadInput
+from memtape.lab.importers import anthropic, claude_code, langchain, openai_chat, openai_responses
+from memtape.lab.importers.detect import detect
+from memtape.lab.importers.records import Source, read_source
+from memtape.lab.importers.scenario import (
+    DEFAULT_SALIENT,
+    check_pin,
+    salient_roles,
+    transcript_scenario,
+)
+from memtape.lab.importers.transcript import Compaction, Transcript, Turn
+from memtape.lab.probes import planted
+from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, check_count, check_tokenizer
+from memtape.policies.tokenizers import WordCount
+
+READERS: dict[str, Callable[[Source], Transcript]] = {
+    openai_chat.FORMAT: openai_chat.read,
+    openai_responses.FORMAT: openai_responses.read,
+    anthropic.FORMAT: anthropic.read,
+    claude_code.FORMAT: claude_code.read,
+    langchain.FORMAT: langchain.read,
+}
+"""Each format's reader, by the name ``--format`` gives it."""
+
+FORMATS = ("auto", *READERS)
+"""What ``--format`` takes: ``auto`` (told from the content) or a format's name."""
+
+__all__ = [
+    "DEFAULT_SALIENT",
+    "FORMATS",
+    "READERS",
+    "Compaction",
+    "Transcript",
+    "Turn",
+    "import_transcript",
+    "read_transcript",
+    "salient_roles",
+    "transcript_scenario",
+]
+
+
+def read_transcript(path: Path, format: str = "auto", *, sidechains: bool = False) -> Transcript:
+    """The transcript in the file at ``path``, in ``format`` (``auto``: told from the content).
+
+    ``sidechains`` (Claude Code only) imports the sidechains' entries too.
+    """
+    _check_format(format, sidechains)
+    source = read_source(path)
+    told = detect(source) if format == "auto" else format
+    if sidechains and told != claude_code.FORMAT:
+        raise BadInput(f"{path}: --sidechains is for claude-code sessions, and this is {told}")
+    if told == claude_code.FORMAT:
+        return claude_code.read(source, sidechains=sidechains)
+    return READERS[told](source)
+
+
+def import_transcript(
+    path: Path,
+    *,
+    format: str = "auto",
+    salient: str | None = None,
+    pin: str = "none",
+    budget: int = DEFAULT_BUDGET,
+    hot_n: int = DEFAULT_HOT_N,
+    tokenizer: str = WordCount.name,
+    sidechains: bool = False,
+    probes: str | None = None,
+) -> str:
+    """The scenario file's text for the transcript at ``path``.
+
+    Every option is checked before the file is read; see ``read_transcript``
+    and ``transcript_scenario`` for what each does. ``probes`` is ``--probes``:
+    None plants none, ``auto`` plants them by the rule of ``memtape.lab.probes``,
+    anything else names a probes file (checked against the turns).
+    """
+    _check_format(format, sidechains)
+    salient_roles(DEFAULT_SALIENT if salient is None else salient)
+    check_pin(pin)
+    check_count(budget, "--budget")
+    check_count(hot_n, "--hot-n", minimum=0)
+    check_tokenizer(tokenizer)
+    transcript = read_transcript(path, format, sidechains=sidechains)
+    tables = planted(probes, [(turn.role, turn.text) for turn in transcript.turns])
+    return transcript_scenario(
+        transcript,
+        path,
+        salient=salient,
+        pin=pin,
+        budget=budget,
+        hot_n=hot_n,
+        tokenizer=tokenizer,
+        probes=tables,
+    )
+
+
+def _check_format(format: str, sidechains: bool) -> None:
+    if format not in FORMATS:
+        raise BadInput(f"--format {format!r}: write one of {', '.join(FORMATS)}")
+    if sidechains and format not in ("auto", claude_code.FORMAT):
+        raise BadInput(f"--sidechains is for claude-code sessions, not {format}")

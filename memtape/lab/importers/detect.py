@@ -1,0 +1,199 @@
+"""Telling a transcript's format from its content.
+
+Each record is looked at for a mark that only one format makes:
+
+- ``claude-code``: an entry's ``uuid``, ``parentUuid``, ``sessionId`` or
+  ``leafUuid``, or a type only Claude Code writes (``file-history-snapshot``...).
+- ``langchain``: a message ``type`` of LangChain's (``human``, ``ai``,
+  ``tool``...) with its fields beside it or under ``data``, and no ``role``.
+- ``openai-responses``: an item ``type`` of the Responses API (``message``,
+  ``function_call``, ``reasoning``...), or ``input_text``/``output_text``
+  parts; a document with ``input``, ``output`` or ``instructions``.
+- ``anthropic``: ``tool_use``, ``tool_result``, ``thinking``, ``image``
+  (with a ``source``) or ``document`` blocks, a response (``type:
+  "message"``) of ``text`` blocks; a document with ``system``.
+- ``openai-chat``: ``tool_calls``, ``tool_call_id`` or ``function_call``, a
+  ``tool`` or ``function`` role, a ``name``, or ``image_url``,
+  ``input_audio`` or ``file`` parts.
+
+The file's format is the one its marks name; its reader then refuses, named,
+any record it cannot read. A message no format marks (``{"role": "user",
+"content": "hi"}``, a ``system`` or ``developer`` one with text) reads the
+same in every format that has its role, so a file of only those is read as
+``openai-chat``. Marks of two formats, or no mark and a record that is not
+such a message, is refused in one line saying what was seen, and where.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from memtape.core.errors import BadInput
+from memtape.lab.importers.records import Source
+
+CLAUDE_CODE_KEYS = ("uuid", "parentUuid", "sessionId", "leafUuid")
+"""Keys only Claude Code's entries carry."""
+
+CLAUDE_CODE_TYPES = ("summary", "file-history-snapshot", "queue-operation", "progress")
+"""Entry types only Claude Code writes."""
+
+LANGCHAIN_TYPES = (
+    "human",
+    "ai",
+    "system",
+    "tool",
+    "function",
+    "chat",
+    "remove",
+    "HumanMessageChunk",
+    "AIMessageChunk",
+    "SystemMessageChunk",
+    "ToolMessageChunk",
+    "FunctionMessageChunk",
+    "ChatMessageChunk",
+)
+"""LangChain's message types."""
+
+RESPONSES_TYPES = (
+    "message",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "reasoning",
+    "item_reference",
+    "web_search_call",
+    "file_search_call",
+    "computer_call",
+    "computer_call_output",
+    "code_interpreter_call",
+    "image_generation_call",
+    "local_shell_call",
+    "local_shell_call_output",
+    "mcp_call",
+    "mcp_list_tools",
+    "mcp_approval_request",
+    "mcp_approval_response",
+)
+"""The Responses API's item types (those that do not import are refused by name once told)."""
+
+RESPONSES_PARTS = ("input_text", "output_text", "input_image", "input_file")
+"""Content part types only the Responses API uses."""
+
+ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", "document")
+"""Content block types only Anthropic's Messages use (an ``image`` with a ``source`` too)."""
+
+CHAT_PARTS = ("image_url", "input_audio", "file")
+"""Content part types only OpenAI's Chat Completions use."""
+
+CHAT_KEYS = ("tool_calls", "tool_call_id", "function_call", "name")
+"""Message keys only OpenAI's Chat Completions use."""
+
+CHAT_ROLES = ("tool", "function")
+"""Roles only a Chat Completions message has."""
+
+PLAIN_ROLES = ("user", "assistant", "system", "developer")
+"""The roles of a message that marks no format (Anthropic's reader refuses the last two)."""
+
+NEUTRAL = "openai-chat"
+"""The format of a file of messages no format marks: every reader reads them alike."""
+
+
+def detect(source: Source) -> str:
+    """The format of the transcript ``source``; a file that cannot be told is refused."""
+    seen: dict[str, str] = {}
+    unread = None
+    document = source.document
+    if document is not None:
+        mark = _document_mark(document)
+        if mark is not None:
+            seen[mark] = f"{source.path}: the document"
+    for record in source.records:
+        mark = record_mark(record.data)
+        if mark is not None:
+            seen.setdefault(mark, record.where)
+        elif unread is None and not _plain_message(record.data):
+            unread = record
+    if len(seen) > 1:
+        found = " and ".join(f"{name} (at {where})" for name, where in seen.items())
+        raise BadInput(f"{source.path}: cannot tell the format: it looks like {found}")
+    if seen:
+        return next(iter(seen))
+    if unread is not None:
+        raise BadInput(f"{unread.where}: cannot tell the format: {_seen(unread.data)}")
+    if not source.records:
+        raise BadInput(f"{source.path}: no messages to import")
+    return NEUTRAL
+
+
+def record_mark(data: Any) -> str | None:
+    """The format only ``data`` could come from, or None when it marks none."""
+    if not isinstance(data, dict):
+        return None
+    kind = data.get("type")
+    if any(key in data for key in CLAUDE_CODE_KEYS) or kind in CLAUDE_CODE_TYPES:
+        return "claude-code"
+    if "role" not in data and kind in LANGCHAIN_TYPES:
+        fields = data.get("data")
+        if "content" in data or (isinstance(fields, Mapping) and "content" in fields):
+            return "langchain"
+    content = data.get("content")
+    if "role" in data and isinstance(content, list):
+        for part in content:
+            mark = _part_mark(part)
+            if mark is not None:
+                return mark
+        if kind == "message" and content and all(_is_text(part) for part in content):
+            # An Anthropic response is a "message" too; a Responses message has no text parts.
+            return "anthropic"
+    if kind in RESPONSES_TYPES:
+        return "openai-responses"
+    if "role" not in data:
+        return None
+    if any(key in data for key in CHAT_KEYS) or data.get("role") in CHAT_ROLES:
+        return "openai-chat"
+    return None
+
+
+def _part_mark(part: Any) -> str | None:
+    kind = part.get("type") if isinstance(part, Mapping) else None
+    if kind in RESPONSES_PARTS:
+        return "openai-responses"
+    if kind in ANTHROPIC_BLOCKS or (kind == "image" and "source" in part):
+        return "anthropic"
+    if kind in CHAT_PARTS:
+        return "openai-chat"
+    return None
+
+
+def _is_text(part: Any) -> bool:
+    return isinstance(part, Mapping) and part.get("type") == "text"
+
+
+def _document_mark(document: Mapping[str, Any]) -> str | None:
+    if any(key in document for key in ("input", "output", "instructions")):
+        return "openai-responses"
+    if "system" in document:
+        return "anthropic"
+    return None
+
+
+def _plain_message(data: Any) -> bool:
+    """Whether ``data`` is a message that marks no format: a plain role, and a string or
+    text parts."""
+    if not isinstance(data, dict) or data.get("role") not in PLAIN_ROLES:
+        return False
+    content = data.get("content")
+    if isinstance(content, str):
+        return True
+    return isinstance(content, list) and all(_is_text(part) for part in content)
+
+
+def _seen(data: Any) -> str:
+    """What a record that no format reads looks like, for the refusal."""
+    if not isinstance(data, dict):
+        return f"a JSON {type(data).__name__}, not an object"
+    keys = ", ".join(sorted(map(str, data))[:8]) or "no keys"
+    kind = data.get("type")
+    role = data.get("role")
+    said = f"type {kind!r}" if kind is not None else f"role {role!r}" if role is not None else None
+    return f"an object with {keys}" + (f" ({said})" if said else "")

@@ -1,0 +1,151 @@
+"""A transcript as a scenario file: one turn step per turn, the policies in the header.
+
+Each turn is a ``[[step]]`` with ``turn`` (its role), ``text``, ``calls``
+and ``answers`` (when it has any), ``salient`` (when the rule makes it other
+than the default, which is: tool results are salient) and ``pin``.
+
+Which turns are salient is a rule: ``tool`` (the default), ``all``,
+``none``, or a comma-separated list of roles, each of which some turn must
+have (a typo would otherwise leave every turn chatter, silently). A system
+prompt is chatter unless the rule names ``system``: under tiered
+compaction it is the first thing dropped once it leaves HOT.
+
+Which turns are pinned (``pin = true``: no policy moves them) is ``--pin``:
+``system`` pins every system turn (there must be one), ``first`` the first
+turn, ``none`` (the default) none.
+
+The header is tiered compaction (``budget``, ``hot_n``, ``tokenizer``) and
+the seed's forgetting; a transcript that recorded compactions (a Claude
+Code session's boundaries) is headed by the ``recorded`` policy instead,
+with the same ``budget`` and ``tokenizer``, which applies them (see
+``memtape.policies.recorded``).
+"""
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memtape.core.commands import ROLES
+from memtape.core.errors import BadInput
+from memtape.lab.importers.transcript import Transcript
+from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, header
+from memtape.policies.recorded import CompactionRecord, RecordedCompaction
+from memtape.policies.tokenizers import WordCount, tokenizer_named
+from memtape.scenarios.writer import Value, scenario_file
+
+DEFAULT_SALIENT = "tool"
+"""The salience rule when none is given: tool results are salient, nothing else."""
+
+PINS = ("none", "system", "first")
+"""What ``--pin`` may pin: nothing, the system turns, the first turn."""
+
+
+def salient_roles(rule: str) -> frozenset[str] | None:
+    """The roles a ``--salient`` rule makes salient; None for ``all``."""
+    text = rule.strip()
+    if text == "all":
+        return None
+    if text == "none":
+        return frozenset()
+    roles = [role.strip() for role in text.split(",")]
+    if not all(role in ROLES for role in roles):
+        raise BadInput(
+            f"--salient {rule!r}: write tool, all, none, or roles separated by commas "
+            f"(of {', '.join(ROLES)})"
+        )
+    return frozenset(roles)
+
+
+def check_pin(pin: str) -> str:
+    """``pin``, refused unless one of ``PINS``."""
+    if pin not in PINS:
+        raise BadInput(f"--pin {pin!r}: write one of {', '.join(PINS)}")
+    return pin
+
+
+def transcript_scenario(
+    transcript: Transcript,
+    path: Path,
+    *,
+    salient: str | None = None,
+    pin: str = "none",
+    budget: int = DEFAULT_BUDGET,
+    hot_n: int = DEFAULT_HOT_N,
+    tokenizer: str = WordCount.name,
+    probes: Sequence[Mapping[str, Any]] = (),
+) -> str:
+    """The scenario file's text for ``transcript``, read from the file at ``path``.
+
+    ``salient`` is the rule (None: ``DEFAULT_SALIENT``, which holds for a
+    transcript without tool results too); ``probes`` are ``[[probe]]``
+    tables (``{"text", "from"}``) to plant.
+    """
+    rule = DEFAULT_SALIENT if salient is None else salient
+    roles = salient_roles(rule)
+    policies = header(budget, hot_n, tokenizer)
+    check_pin(pin)
+    present = {turn.role for turn in transcript.turns}
+    if salient is not None and roles:
+        _check_roles(roles, present, path, f"--salient {rule!r}")
+    if pin == "system":
+        _check_roles(frozenset({"system"}), present, path, "--pin system")
+    if transcript.compactions:
+        policies["compaction"] = _recorded(transcript, budget, tokenizer)
+    steps: list[dict[str, Value | list[str]]] = []
+    for number, turn in enumerate(transcript.turns, start=1):
+        step: dict[str, Value | list[str]] = {"turn": turn.role, "text": turn.text}
+        flag = roles is None or turn.role in roles
+        if flag != (turn.role == "tool"):
+            step["salient"] = flag
+        if turn.calls:
+            step["calls"] = list(turn.calls)
+        if turn.answers:
+            step["answers"] = list(turn.answers)
+        if (pin == "system" and turn.role == "system") or (pin == "first" and number == 1):
+            step["pin"] = True
+        steps.append(step)
+    info: dict[str, Value] = {
+        "name": path.stem,
+        "about": f"A transcript ({transcript.format}) imported from {path.name}.",
+    }
+    comment = _comment(transcript, path.name, rule, pin, hot_n)
+    return scenario_file(comment, info, policies, steps, probes)
+
+
+def _recorded(transcript: Transcript, budget: int, tokenizer: str) -> dict[str, Any]:
+    """The ``[compaction]`` table of the recorded policy, built through the policy."""
+    compactions = tuple(
+        CompactionRecord(c.before, c.summary, c.trigger, c.pre_tokens)
+        for c in transcript.compactions
+    )
+    return RecordedCompaction(budget, compactions, tokenizer_named(tokenizer)).params()
+
+
+def _comment(transcript: Transcript, name: str, rule: str, pin: str, hot_n: int) -> str:
+    lines = [
+        f"Imported from {name} ({transcript.format}): {len(transcript.turns)} turns, "
+        f"{transcript.calls} tool calls, {transcript.answers} tool results.",
+        f"Salient: {rule.strip()}; pinned: {pin}.",
+    ]
+    count = len(transcript.compactions)
+    if count:
+        lines.append(
+            f"The transcript recorded {count} compaction{'s' if count != 1 else ''}, which the "
+            "recorded policy applies; bench it beside others with "
+            f"--policy recorded --policy tiered:hot_n={hot_n}."
+        )
+    lines.extend(transcript.notes)
+    return "\n".join(lines)
+
+
+def _check_roles(roles: frozenset[str], present: set[str], path: Path, option: str) -> None:
+    """Refuse an option naming a role no turn has, saying which roles the transcript has."""
+    missing = sorted(roles - present)
+    if missing:
+        listed = ("the role " if len(missing) == 1 else "the roles ") + ", ".join(
+            repr(role) for role in missing
+        )
+        raise BadInput(
+            f"{path}: {option}: no message has {listed} "
+            f"(the file's roles: {', '.join(sorted(present))})"
+        )

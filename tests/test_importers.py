@@ -1,0 +1,214 @@
+"""memtape.lab.importers and ``memtape import``: any transcript format into a scenario file."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+
+from pathlib import Path
+
+import pytest
+
+from memtape.cli import main
+from memtape.core.errors import BadInput
+from memtape.lab.importers import (
+    FORMATS,
+    import_transcript,
+    read_transcript,
+    salient_roles,
+    transcript_scenario,
+)
+from memtape.scenarios import parse_scenario
+from tests.test_importers_detect import FIXTURES
+from tests.transcripts import fixture, imported, turns_of, write_lines
+
+SUPPORT = fixture("support-chat.jsonl")
+
+
+class TestSalience:
+    def test_tool_results_are_salient_by_default(self) -> None:
+        # An unset flag means: salient for tool turns only.
+        assert {None} == {turn.salient for turn in turns_of(SUPPORT)}
+
+    def test_all_makes_every_turn_salient(self) -> None:
+        turns = turns_of(SUPPORT, salient="all")
+        assert {True} == {turn.salient for turn in turns if turn.role != "tool"}
+
+    def test_none_makes_tool_results_chatter(self) -> None:
+        turns = turns_of(SUPPORT, salient="none")
+        assert {False} == {turn.salient for turn in turns if turn.role == "tool"}
+        assert {None} == {turn.salient for turn in turns if turn.role != "tool"}
+
+    def test_a_role_list_picks_the_salient_roles(self) -> None:
+        turns = turns_of(SUPPORT, salient="system,user")
+        salient = {turn.role for turn in turns if turn.salient is True}
+        chatter = {turn.role for turn in turns if turn.salient is False}
+        assert ({"system", "user"}, {"tool"}) == (salient, chatter)
+
+    def test_a_role_no_message_has_is_refused_naming_the_file_s_roles(self, tmp_path: Path) -> None:
+        path = write_lines(tmp_path / "chat.jsonl", {"role": "user", "content": "hello"})
+        with pytest.raises(BadInput) as caught:
+            import_transcript(path, salient="system")
+        expected = (
+            f"{path}: --salient 'system': no message has the role 'system' (the file's roles: user)"
+        )
+        assert expected == str(caught.value)
+
+    def test_a_typo_is_not_a_role(self) -> None:
+        with pytest.raises(BadInput) as caught:
+            import_transcript(SUPPORT, salient="tools")
+        expected = (
+            "--salient 'tools': write tool, all, none, or roles separated by commas "
+            "(of system, user, assistant, tool)"
+        )
+        assert expected == str(caught.value)
+
+    @pytest.mark.parametrize("rule", ["", "tool,", "the user", "tools", "developer"])
+    def test_a_malformed_rule_is_refused(self, rule: str) -> None:
+        with pytest.raises(BadInput, match="--salient"):
+            salient_roles(rule)
+
+    def test_the_system_prompt_is_chatter_unless_named(self) -> None:
+        default = turns_of(SUPPORT)
+        named = turns_of(SUPPORT, salient="tool,system")
+        assert (False, True) == (
+            any(t.salient for t in default if t.role == "system"),
+            all(t.salient for t in named if t.role == "system"),
+        )
+
+
+class TestPins:
+    def test_nothing_is_pinned_by_default(self) -> None:
+        assert {False} == {turn.pin for turn in turns_of(SUPPORT)}
+
+    def test_system_pins_every_system_turn(self) -> None:
+        turns = turns_of(SUPPORT, pin="system")
+        assert [turn.role == "system" for turn in turns] == [turn.pin for turn in turns]
+
+    def test_first_pins_the_first_turn(self) -> None:
+        turns = turns_of(fixture("claude-code-session.jsonl"), pin="first")
+        assert [True] + [False] * (len(turns) - 1) == [turn.pin for turn in turns]
+
+    def test_system_without_a_system_turn_is_refused(self) -> None:
+        path = fixture("claude-code-session.jsonl")
+        with pytest.raises(BadInput, match=r"--pin system: no message has the role 'system'"):
+            import_transcript(path, pin="system")
+
+    def test_an_unknown_pin_is_refused(self) -> None:
+        with pytest.raises(BadInput, match=r"^--pin 'last': write one of none, system, first$"):
+            import_transcript(SUPPORT, pin="last")
+
+
+class TestHeader:
+    def test_budget_hot_n_and_tokenizer_head_the_file(self) -> None:
+        scenario = imported(SUPPORT, budget=300, hot_n=4, tokenizer="cl100k_base")
+        compaction = scenario.policies.params()["compaction"]
+        assert ("tiered", 300, 4, "cl100k_base", "support-chat") == (
+            compaction["policy"],
+            compaction["budget"],
+            compaction["hot_n"],
+            compaction["tokenizer"],
+            scenario.name,
+        )
+
+    def test_an_unknown_tokenizer_is_refused_before_the_file_is_read(self, tmp_path: Path) -> None:
+        with pytest.raises(BadInput, match=r"^--tokenizer: unknown tokenizer 'gpt2'"):
+            import_transcript(tmp_path / "never-read.jsonl", tokenizer="gpt2")
+
+    def test_the_comment_counts_what_imported(self) -> None:
+        text = import_transcript(fixture("anthropic.json"))
+        assert text.startswith(
+            "# Imported from anthropic.json (anthropic): 13 turns, 4 tool calls, 4 tool results.\n"
+            "# Salient: tool; pinned: none.\n"
+        )
+
+    def test_the_same_file_gives_the_same_bytes(self) -> None:
+        path = fixture("claude-code-session.jsonl")
+        assert import_transcript(path, sidechains=True) == import_transcript(path, sidechains=True)
+
+    def test_probes_given_with_the_turns_are_planted(self) -> None:
+        """Turns come back as data first, so probes can be planted before the file is written."""
+        transcript = read_transcript(SUPPORT)
+        planted = [{"text": "RF-55902", "from": 16}]
+        scenario = parse_scenario(
+            transcript_scenario(transcript, SUPPORT, probes=planted), "s.toml"
+        )
+        assert [("RF-55902", 16)] == [(p.text, p.start) for p in scenario.probes]
+
+
+class TestOptions:
+    def test_an_unknown_format_is_refused(self) -> None:
+        with pytest.raises(BadInput, match=r"^--format 'yaml': write one of auto, openai-chat"):
+            import_transcript(SUPPORT, format="yaml")
+
+    def test_sidechains_is_for_claude_code_sessions(self) -> None:
+        with pytest.raises(BadInput, match="--sidechains is for claude-code sessions, and this"):
+            import_transcript(SUPPORT, sidechains=True)
+        with pytest.raises(BadInput, match="--sidechains is for claude-code sessions, not"):
+            import_transcript(SUPPORT, format="anthropic", sidechains=True)
+
+
+class TestCli:
+    @pytest.mark.parametrize("name", list(FIXTURES))
+    def test_each_fixture_imports_to_a_scenario_that_runs(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+    ) -> None:
+        out = tmp_path / "s.toml"
+        assert 0 == main(["import", str(fixture(name)), "--out", str(out)])
+        assert 0 == main(["run", str(out), "--out", str(tmp_path / "run.jsonl")])
+        assert f"wrote {out}\n" == capsys.readouterr().out.splitlines(keepends=True)[0]
+
+    def test_format_forces_a_format(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "s.toml"
+        status = main(["import", str(SUPPORT), "--format", "anthropic", "--out", str(out)])
+        captured = capsys.readouterr()
+        assert (2, "", 1) == (status, captured.out, len(captured.err.splitlines()))
+        assert f"{SUPPORT}:1: role must be user or assistant" in captured.err
+        assert not out.exists()
+
+    def test_a_salient_role_no_message_has_is_exit_2_and_nothing_written(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "chat.toml"
+        chat = write_lines(tmp_path / "chat.jsonl", {"role": "user", "content": "hello"})
+        status = main(["import", str(chat), "--salient", "tool", "--out", str(out)])
+        captured = capsys.readouterr()
+        assert (2, "", 1) == (status, captured.out, len(captured.err.splitlines()))
+        assert "--salient 'tool': no message has the role 'tool'" in captured.err
+        assert not out.exists()
+
+    def test_a_malformed_line_is_one_line_on_stderr_and_nothing_is_written(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = tmp_path / "chat.jsonl"
+        path.write_text('{"role": "user", "content": "hello"}\n{oops\n', "utf-8")
+        out = tmp_path / "chat.toml"
+        status = main(["import", str(path), "--out", str(out)])
+        captured = capsys.readouterr()
+        assert (2, "", 1) == (status, captured.out, len(captured.err.splitlines()))
+        assert captured.err.startswith(f"memtape: error: {path}:2: not a JSON object: ")
+        assert not out.exists()
+
+    @pytest.mark.parametrize(
+        ("option", "message"),
+        [
+            (["--budget", "0"], "--budget must be an integer in 1.."),
+            (["--hot-n", "-1"], "--hot-n must be an integer in 0.."),
+            (["--tokenizer", "bytes"], "--tokenizer: unknown tokenizer 'bytes'"),
+        ],
+    )
+    def test_an_option_the_file_could_not_load_with_is_refused(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str], message: str
+    ) -> None:
+        out = tmp_path / "chat.toml"
+        status = main(["import", str(SUPPORT), "--out", str(out), *option])
+        captured = capsys.readouterr()
+        assert (2, "") == (status, captured.out)
+        assert captured.err.startswith(f"memtape: error: {message}")
+        assert not out.exists()
+
+    def test_the_help_names_every_format(self, capsys: pytest.CaptureFixture[str]) -> None:
+        with pytest.raises(SystemExit):
+            main(["import", "--help"])
+        help_text = capsys.readouterr().out
+        assert [] == [name for name in FORMATS if name not in help_text]
+        assert "Claude" in help_text
