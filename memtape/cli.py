@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -28,6 +29,7 @@ from memtape.lab.generate import store_workload, support_session
 from memtape.lab.importer import import_chat
 from memtape.lab.report import bench
 from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N
+from memtape.llm.cache import CACHE_ENV, DEFAULT_CACHE, caching
 from memtape.policies.session import Session
 from memtape.projections.audit import audit, life_data, parse_target, render_life
 from memtape.projections.diffs import diff_data, render_diff, step_diff, step_diff_data
@@ -60,7 +62,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _configure_logging(args.verbose)
     try:
-        status: int = args.handler(args)
+        with caching(None) if args.no_cache else nullcontext():
+            status: int = args.handler(args)
     except MemtapeError as error:
         print(f"memtape: error: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
@@ -187,6 +190,14 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         ),
     )
     check.add_argument("run", metavar="RUN", type=Path, help=RUN_FILE_HELP)
+    check.add_argument(
+        "--live",
+        action="store_true",
+        help=(
+            "also ask the model again each question the run recorded (no cache), and report "
+            "each answer that differs (by default the recorded answers are used: nothing is asked)"
+        ),
+    )
     _add_trust(check)
     check.set_defaults(handler=_check)
 
@@ -277,6 +288,15 @@ def _add_global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
         choices=("auto", "always", "never"),
         help="colour the meter (default: auto, when writing to a terminal)",
         **({"default": "auto"} if defaults else unset),
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help=(
+            f"ask the model every time: no response cache (default: ${CACHE_ENV}, "
+            f"else {DEFAULT_CACHE})"
+        ),
+        **unset,
     )
 
 
@@ -654,7 +674,7 @@ def _check(args: argparse.Namespace) -> int:
             f"{args.run}: check takes a run file, not a scenario; record it first "
             f"(memtape run {args.run} --out RUN.jsonl)"
         )
-    report = check_file(args.run, trust=trusted(args.trust))
+    report = check_file(args.run, trust=trusted(args.trust), live=args.live)
     _print_lines(one_line(line) for line in report.lines())
     return 0 if report.ok else 1
 

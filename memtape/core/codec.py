@@ -13,13 +13,13 @@ from typing import Any, TypeVar
 
 import attrs
 import cattrs
-from cattrs.gen import make_dict_unstructure_fn, override
 from cattrs.errors import (
     AttributeValidationNote,
     ClassValidationError,
     ForbiddenExtraKeysError,
     IterableValidationError,
 )
+from cattrs.gen import make_dict_unstructure_fn, override
 
 from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, Command
 from memtape.core.errors import BadInput
@@ -101,7 +101,7 @@ def _omitted(cls: type) -> tuple[str, ...]:
 
 for _cls in EVENT_TYPES.values():
     if _omitted(_cls):
-        overrides = {name: override(omit_if_default=True) for name in _omitted(_cls)}
+        overrides: dict[str, Any] = {n: override(omit_if_default=True) for n in _omitted(_cls)}
         converter.register_unstructure_hook(
             _cls, make_dict_unstructure_fn(_cls, converter, **overrides)
         )
