@@ -173,3 +173,11 @@ def caching(path: Path | None) -> Iterator[None]:
 def use_cache(path: Path | None) -> None:
     """Cache answers in ``path`` from now on in this context (a pool worker's setting)."""
     _setting.set(path)
+
+
+def close_caches() -> None:
+    """Close every cache file this process opened (each opens again when next used)."""
+    with _opened_lock:
+        for cache in _opened.values():
+            cache.close()
+        _opened.clear()
