@@ -20,6 +20,7 @@ import attrs
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
+from memtape.llm.cache import cache_setting, use_cache
 from memtape.policies.session import AXES, AXIS_OF, Policies, Session
 from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
@@ -323,7 +324,10 @@ def run_cells(
     if jobs == 1 or len(cells) < 2:
         outcomes: Iterable[Result] = map(run_cell, cells)
         return _collect(cells, outcomes, progress)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(cells))) as pool:
+    # Each worker caches model answers where this process does (or not at all: --no-cache).
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(cells)), initializer=use_cache, initargs=(cache_setting(),)
+    ) as pool:
         return _collect(cells, pool.map(run_cell, cells), progress)
 
 

@@ -47,6 +47,8 @@ CREATE TABLE IF NOT EXISTS answers (
 ) WITHOUT ROWID
 """
 
+_SELECT = "SELECT output, prompt_tokens, completion_tokens, seconds FROM answers WHERE key = ?"
+
 
 @attrs.frozen
 class StoredAnswer:
@@ -78,15 +80,11 @@ class AnswerCache:
     def get(self, key: str) -> StoredAnswer | None:
         """The answer stored under ``key``, or None."""
         with self._lock:
-            row = (
-                self._open()
-                .execute(
-                    "SELECT output, prompt_tokens, completion_tokens, seconds FROM answers "
-                    "WHERE key = ?",
-                    (key,),
-                )
-                .fetchone()
-            )
+            connection = self._open()
+            try:
+                row = connection.execute(_SELECT, (key,)).fetchone()
+            except sqlite3.Error as error:
+                raise BadInput(f"{self.path}: cannot read the response cache: {error}") from None
         return None if row is None else StoredAnswer(*row)
 
     def put(self, key: str, answer: StoredAnswer) -> None:
