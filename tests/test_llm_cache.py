@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -31,7 +32,7 @@ MESSAGES = [{"role": "user", "content": "fold this"}]
 KEY = cache_key("http://h/v1", "m", MESSAGES, {"temperature": 0.0})
 
 
-def _answers(run: Path) -> list[dict[str, object]]:
+def _answers(run: Path) -> list[dict[str, Any]]:
     return [
         line["event"]["asked"][0]
         for line in lines_of(run)[1:]
