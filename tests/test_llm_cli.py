@@ -154,6 +154,37 @@ class TestRecorded:
 
 
 @pytest.mark.usefixtures("llm_env")
+class TestRedacted:
+    def test_a_redacted_copy_keeps_each_calls_figures_and_none_of_its_text(
+        self, tmp_path: Path, chat_server: ChatServer
+    ) -> None:
+        run = _record(tmp_path, chat_server)
+        copy = tmp_path / "copy.jsonl"
+
+        assert 0 == main(["export", str(run), "--redact", "--out", str(copy)])
+        calls = [
+            (line["event"]["asked"][0], line["event"]["warm"][-1]["text"])
+            for line in lines_of(run)[1:]
+            if line["type"] == "CompactionTriggered"
+        ]
+        masked = [
+            (line["event"]["asked"][0], line["event"]["warm"][-1]["text"])
+            for line in lines_of(copy)[1:]
+            if line["type"] == "CompactionTriggered"
+        ]
+        assert 3 == len(masked)
+        figures = ("model", "prompt_tokens", "completion_tokens", "seconds", "cached")
+        for (call, summary), (copied, copied_summary) in zip(calls, masked, strict=True):
+            assert [call[f] for f in figures] == [copied[f] for f in figures]
+            assert len(call["output"].split()) == len(copied["output"].split())
+            assert "$180.00" not in copied["output"]
+            assert "0" * 32 == copied["prompt"]
+            assert len(summary.split()) == len(copied_summary.split())
+        assert "test-model" == lines_of(copy)[0]["policies"]["llm"]["model"]
+        assert chat_server.url not in copy.read_text("utf-8")
+
+
+@pytest.mark.usefixtures("llm_env")
 class TestCheck:
     def test_check_replays_the_recorded_answers_without_asking(
         self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]

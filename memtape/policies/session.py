@@ -107,6 +107,9 @@ class Policies:
     forgetting: ForgettingPolicy | None = None
     consolidation: ConsolidationPolicy | None = None
     llm: ModelConfig | None = None
+    imports: bool = attrs.field(default=True, eq=False, kw_only=True)
+    """Whether names given by import path were imported (False: read from a run file, and
+    stood in for); ``with_settings`` builds the changed policies the same way."""
 
     def __attrs_post_init__(self) -> None:
         needs_store = self.consolidation is not None and self.consolidation.makes_semantic_facts()
@@ -135,7 +138,7 @@ class Policies:
         with building(Building(config, imports)):
             built = cls._axes(tables, where, imports=imports)
         try:
-            return cls(**built, llm=config)
+            return cls(**built, llm=config, imports=imports)
         except BadInput as error:
             raise BadInput(f"{where}: {error}") from None
 
@@ -226,7 +229,7 @@ class Policies:
             if param == "policy" and value != tables[axis].get("policy"):
                 tables[axis] = {k: v for k, v in tables[axis].items() if k in SHARED[axis]}
             tables[axis][param] = value
-        return Policies.from_params(tables, "--set")
+        return Policies.from_params(tables, "--set", imports=self.imports)
 
     def decide(self, state: State, command: Command) -> tuple[Event, ...]:
         """The events that honour ``command`` in ``state``, or ``Rejected`` saying why not."""
