@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ PATH = "desk_summaries:figures"
 
 
 @pytest.fixture
-def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A plug-in module in ``tmp_path``, the working directory (so it imports), and a
     scenario that names it; yields the scenario."""
     (tmp_path / "desk_summaries.py").write_text(PLUGIN, "utf-8")
