@@ -226,6 +226,19 @@ class TestRuns:
         assert f"{tmp_path / 'folder'}: cannot open the response cache" in err
         assert not (tmp_path / "one.jsonl").exists()
 
+    def test_the_table_shows_the_model_columns_only_when_a_model_was_asked(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = scenario(tmp_path / "desk.toml", chat_server.url)
+        capsys.readouterr()
+
+        assert 0 == main(["bench", str(path), "--policy", "rolling-summary:summarizer=llm"])
+        asked = capsys.readouterr().out
+        assert 0 == main(["bench", str(path), "--policy", "rolling-summary:summarizer=salient"])
+        plain = capsys.readouterr().out
+        assert ("llm calls" in asked, "tok out" in asked) == (True, True)
+        assert ("llm calls" in plain, "tok out" in plain) == (False, False)
+
     def test_a_changed_model_is_asked_again(self, tmp_path: Path, chat_server: ChatServer) -> None:
         path = scenario(tmp_path / "desk.toml", chat_server.url)
         assert 0 == main(["run", str(path), "--out", str(tmp_path / "one.jsonl")])
@@ -259,6 +272,17 @@ class TestRuns:
         assert 0 == main(bench)
         assert asked == chat_server.requests
         second = json.loads((tmp_path / "bench.json").read_text("utf-8"))
+        usage = [
+            (r["metrics"]["llm_calls"], r["metrics"]["llm_cache_hits"]) for r in first["results"]
+        ]
+        assert asked == sum(calls for calls, _ in usage)
+        assert [0, 0] == [hits for _, hits in usage]
+        assert [(calls, calls) for calls, _ in usage] == [
+            (r["metrics"]["llm_calls"], r["metrics"]["llm_cache_hits"]) for r in second["results"]
+        ]
+        assert all(r["metrics"]["llm_seconds"] > 0 for r in first["results"])
+        assert [0.0, 0.0] == [r["metrics"]["llm_seconds"] for r in second["results"]]
+        assert all(r["metrics"]["llm_prompt_tokens"] > 0 for r in second["results"])
         metrics = ("peak_tokens", "tokens_resent", "compactions", "probe_retention")
         assert [[r["metrics"][m] for m in metrics] for r in first["results"]] == [
             [r["metrics"][m] for m in metrics] for r in second["results"]

@@ -22,7 +22,8 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
 from memtape.llm.cache import cache_setting, use_cache
 from memtape.policies.session import AXES, AXIS_OF, Policies, Session
-from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics
+from memtape.policies.summarizers import SUMMARIZER_PARAMS
+from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics, model_usage
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
 
 BENCHED_AXES = ("compaction", "forgetting")
@@ -38,8 +39,14 @@ METRICS = (
     "evictions",
     "regret",
     "decide_us_per_command",
+    "llm_calls",
+    "llm_cache_hits",
+    "llm_prompt_tokens",
+    "llm_completion_tokens",
+    "llm_seconds",
 )
-"""The metrics of a result, in the order of the JSON contract."""
+"""The metrics of a result, in the order of the JSON contract (the ``llm_*`` ones add up
+the model calls a cell's decisions made: ``memtape.projections.metrics.model_usage``)."""
 
 
 @attrs.frozen
@@ -253,6 +260,7 @@ def run_cell(cell: Cell) -> Result:
             # Measured as the run is made, on the states the session folded anyway.
             window.step(command, events, before, session.state, len(session.run) - len(events))
     metrics["decide_us_per_command"] = spent / len(scenario.steps) / 1000
+    metrics.update(model_usage(session.run.events).data())
     budget = None
     sent: tuple[int, ...] = ()
     retention: tuple[float | None, ...] = ()
@@ -292,12 +300,15 @@ def run_cell(cell: Cell) -> Result:
 
 
 def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` without those the policy built from its shared parameter alone has."""
+    """``params`` without those the policy built from its shared parameter alone has, nor a
+    summarizer's prompt (a page of text; the JSON has it)."""
     shared = "budget" if axis == "compaction" else "capacity"
     table = {"policy": name, shared: params[shared]}
     defaults = Policies.from_params({axis: table}).params()[axis]
     return {
-        key: value for key, value in params.items() if key == shared or defaults.get(key) != value
+        key: value
+        for key, value in params.items()
+        if key == shared or (defaults.get(key) != value and key not in SUMMARIZER_PARAMS)
     }
 
 

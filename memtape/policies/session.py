@@ -42,6 +42,7 @@ from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
 from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.sliding_window import SlidingWindow
+from memtape.policies.summarizers import SUMMARIZER_PARAMS
 from memtape.policies.tool_clearing import ClearToolResults
 from memtape.policies.unimported import STAND_INS, Unimported
 from memtape.reducers import evolve, fold
@@ -204,6 +205,7 @@ class Policies:
         A value is read as a TOML value (``60``, ``4.5``, ``true``, ``"words"``), or
         as a plain string when it is not one; ``AXIS.policy=NAME`` changes the policy,
         which keeps the axis's shared parameters (``SHARED``) and defaults the rest.
+        ``AXIS.summarizer=NAME`` drops the old summarizer's own parameters (its prompt).
         ``llm.PARAM=VALUE`` changes the model asked (``llm.model=gpt-4o-mini``), and
         makes an ``[llm]`` table if there was none.
         """
@@ -228,6 +230,9 @@ class Policies:
             value = _value(raw.strip())
             if param == "policy" and value != tables[axis].get("policy"):
                 tables[axis] = {k: v for k, v in tables[axis].items() if k in SHARED[axis]}
+            if param == "summarizer" and value != tables[axis].get("summarizer"):
+                for own in SUMMARIZER_PARAMS:
+                    tables[axis].pop(own, None)
             tables[axis][param] = value
         return Policies.from_params(tables, "--set", imports=self.imports)
 

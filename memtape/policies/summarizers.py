@@ -162,6 +162,11 @@ def summarizer_from(params: Params) -> Summarizer:
         raise params.error("summarizer", str(error)) from None
 
 
+SUMMARIZER_PARAMS = ("prompt", "prompt_file")
+"""The parameters that belong to a summarizer rather than to its policy: they go when
+``--set`` names another summarizer."""
+
+
 def summarizer_params(summarizer: Summarizer) -> dict[str, Any]:
     """The table entries that name ``summarizer`` (``summarizer_from`` reads them back)."""
     table: dict[str, Any] = {"summarizer": name_of(summarizer)}
