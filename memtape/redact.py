@@ -669,19 +669,7 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         warm = tuple(WarmItem(i.turn, masks.text(i.text), i.tokens) for i in event.warm)
         # The tiered gist only counts turns; the gist invariant reads it word for word.
         gist = event.gist if event.gist == gist_for(cold) else masks.text(event.gist)
-        # A model's answer is free text; the hash of its prompt could confirm a guess of it.
-        asked = tuple(
-            ModelCall(
-                masks.text(call.output),
-                call.model,
-                _UNKNOWN_PROMPT,
-                call.prompt_tokens,
-                call.completion_tokens,
-                call.seconds,
-                call.cached,
-            )
-            for call in event.asked
-        )
+        asked = _asked(event.asked, masks)
         return CompactionTriggered(
             event.budget, event.hot, warm, event.dropped, event.cold, gist, event.gist_tokens, asked
         )
@@ -701,10 +689,27 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
             for f in event.semantic
         )
         procedural = tuple(ProceduralRule(masks.text(r.text), r.episode) for r in event.procedural)
-        return Consolidated(event.episodes, semantic, procedural)
+        return Consolidated(event.episodes, semantic, procedural, _asked(event.asked, masks))
     if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted):
         return event
     assert_never(event)
+
+
+def _asked(calls: tuple[ModelCall, ...], masks: Masks) -> tuple[ModelCall, ...]:
+    """Model calls with their answers masked (free text) and no prompt hash (which could
+    confirm a guess of the prompt); the model, tokens, seconds and cache flag are kept."""
+    return tuple(
+        ModelCall(
+            masks.text(call.output),
+            call.model,
+            _UNKNOWN_PROMPT,
+            call.prompt_tokens,
+            call.completion_tokens,
+            call.seconds,
+            call.cached,
+        )
+        for call in calls
+    )
 
 
 def _command(command: Command, masks: Masks) -> Command:

@@ -9,7 +9,8 @@ limit, is not one), each once, in the order they first appear, then the
 server's ``salt`` if it has one. So the same prompt gets the same answer,
 and a summary made of answers keeps the figures a probe looks for.
 
-It counts the requests it gets and keeps their bodies and Authorization
+A test may set an ``answerer`` of its own (a consolidation test answers
+JSON). It counts the requests it gets and keeps their bodies and Authorization
 headers; it can be told to fail the next requests with a status (401, 429,
 500...), to stall them, or to answer them with malformed JSON. Written for
 these tests from the Chat Completions API's public reference.
@@ -18,7 +19,7 @@ these tests from the Chat Completions API's public reference.
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -54,6 +55,8 @@ class ChatServer:
         self.bodies: list[dict[str, Any]] = []
         self.authorizations: list[str | None] = []
         self.salt = ""
+        self.answerer: Callable[[str, str], str] | None = None
+        """Answers ``(model, prompt)`` instead of ``answer_for``, when set."""
         self._troubles: list[Trouble] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -142,7 +145,10 @@ class ChatServer:
             _send_raw(handler, 200, trouble.body.encode("utf-8"))
             return
         prompt = str(body["messages"][-1]["content"])
-        text = answer_for(body["model"], prompt, self.salt)
+        if self.answerer is not None:
+            text = self.answerer(body["model"], prompt)
+        else:
+            text = answer_for(body["model"], prompt, self.salt)
         reply = {
             "id": f"chatcmpl-{len(self.bodies)}",
             "object": "chat.completion",

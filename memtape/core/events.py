@@ -187,12 +187,17 @@ class ProceduralRule:
 
 @attrs.frozen
 class Consolidated:
-    """A sleep-time pass consumed ``episodes`` and distilled facts and rules."""
+    """A sleep-time pass consumed ``episodes`` and distilled facts and rules.
 
-    VERSION: ClassVar[int] = 1
+    ``asked`` holds each model call the pass made, in order, a refused answer
+    and its retries included (version 2; a version-1 pass asked none).
+    """
+
+    VERSION: ClassVar[int] = 2
     episodes: tuple[int, ...]
     semantic: tuple[SemanticFact, ...]
     procedural: tuple[ProceduralRule, ...]
+    asked: tuple[ModelCall, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
 
 
 Event = (

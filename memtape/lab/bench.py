@@ -21,7 +21,7 @@ import attrs
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
 from memtape.llm.cache import cache_setting, use_cache
-from memtape.policies.session import AXES, AXIS_OF, Policies, Session
+from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
 from memtape.policies.summarizers import SUMMARIZER_PARAMS
 from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics, model_usage
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
@@ -181,12 +181,16 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
         ("--set", cell.settings[:given]),
         (f"--grid point {' '.join(cell.point)}", cell.settings[given:]),
     )
-    settings = [f"{axis}.policy={cell.spec.name}"]
+    # The model comes first, whichever option names it: a policy may need it to build.
+    model = [s for _, more in sources for s in more if _axis(s) == LLM]
+    settings = [*model, f"{axis}.policy={cell.spec.name}"]
     policies = scenario.policies
     # Each option's settings go on top of the ones before, so a refusal names the
     # option that brought the bad value.
     for option, more in sources:
-        settings.extend(s for s in more if _axis(s) not in AXES or _axis(s) in tables)
+        settings.extend(
+            s for s in more if _axis(s) != LLM and (_axis(s) not in AXES or _axis(s) in tables)
+        )
         try:
             policies = scenario.policies.with_settings(settings)
         except BadInput as error:

@@ -18,15 +18,25 @@ def prompt_hash(prompt: str) -> str:
     return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:PROMPT_HASH_HEX]
 
 
-def ask(config: ModelConfig, messages: Sequence[Mapping[str, str]], prompt: str) -> ModelCall:
-    """Ask ``config``'s model ``messages`` (whose hash is ``prompt``), or answer from the cache.
+def ask(
+    config: ModelConfig,
+    messages: Sequence[Mapping[str, str]],
+    prompt: str,
+    *,
+    json_object: bool = False,
+) -> ModelCall:
+    """Ask ``config``'s model ``messages`` (whose hash is ``prompt``), or answer from the cache;
+    ``json_object`` asks for a JSON object (``memtape.llm.client.chat``).
 
     An answer from the cache is recorded as ``cached`` with the seconds the
     model took when it was asked, so that runs made from a warm cache are
     the same bytes.
     """
     cache = cache_in_force()
-    key = cache_key(config.server(), config.model, messages, config.parameters())
+    parameters = config.parameters()
+    if json_object:
+        parameters["response_format"] = "json_object"
+    key = cache_key(config.server(), config.model, messages, parameters)
     stored = None if cache is None else cache.get(key)
     if stored is not None:
         return ModelCall(
@@ -38,7 +48,7 @@ def ask(config: ModelConfig, messages: Sequence[Mapping[str, str]], prompt: str)
             stored.seconds,
             True,
         )
-    reply = chat(config, messages)
+    reply = chat(config, messages, json_object=json_object)
     if cache is not None:
         cache.put(key, reply.stored())
     return ModelCall(

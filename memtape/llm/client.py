@@ -54,9 +54,12 @@ _clients: dict[tuple[int, str, str, float, int], Any] = {}
 _clients_lock = threading.Lock()
 
 
-def chat(config: ModelConfig, messages: Sequence[Mapping[str, str]]) -> Reply:
+def chat(
+    config: ModelConfig, messages: Sequence[Mapping[str, str]], *, json_object: bool = False
+) -> Reply:
     """Ask ``config``'s model ``messages`` (Chat Completions): its reply, or
-    ``ModelUnavailable``."""
+    ``ModelUnavailable``. With ``json_object`` the request asks for a JSON object
+    (``response_format``), which OpenAI, vLLM, llama.cpp's server and Ollama honour."""
     try:
         import openai  # noqa: PLC0415 (the extra is imported only when a model is asked)
     except ImportError:
@@ -69,8 +72,9 @@ def chat(config: ModelConfig, messages: Sequence[Mapping[str, str]]) -> Reply:
     client = _client(openai, server, key, config)
     began = time.perf_counter()
     try:
+        structured = {"response_format": {"type": "json_object"}} if json_object else {}
         completion = client.chat.completions.create(
-            model=config.model, messages=list(messages), **config.parameters()
+            model=config.model, messages=list(messages), **config.parameters(), **structured
         )
     except openai.APITimeoutError:
         raise ModelUnavailable(

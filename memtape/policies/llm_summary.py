@@ -10,25 +10,23 @@ text (other braces are left as they are):
 - ``{limit}``: the most tokens the summary may take.
 
 ``DEFAULT_PROMPT`` is the one used when the compaction table gives neither
-``prompt = "..."`` nor ``prompt_file = "path"`` (read when the scenario is
-loaded, relative to the current directory; the run file records the text).
+``prompt = "..."`` nor ``prompt_file = "path"`` (``memtape.policies.prompts``).
 The model's whole answer is recorded in the compaction event; the policy
 still enforces the limit on it (``memtape.policies.summarizers.cap``).
 """
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import ClassVar
 
 import attrs
 
 from memtape.core.events import ModelCall, TurnAdded
-from memtape.core.paths import read_regular
 from memtape.llm.answers import Question, answer
 from memtape.llm.asking import ask, prompt_hash
 from memtape.llm.config import ModelConfig
 from memtape.policies.params import Params
+from memtape.policies.prompts import prompt_param as _prompt_param
 
 DEFAULT_PROMPT = """\
 You keep the running summary of a conversation between a user, an assistant and its tools.
@@ -97,33 +95,6 @@ class LlmSummarizer:
 
 
 def prompt_param(params: Params, *, strict: bool) -> str:
-    """The prompt a compaction table gives (``prompt`` or ``prompt_file``), or the default.
-
-    ``strict`` (a scenario) also refuses a prompt without ``{turns}``, which
-    would not show the model what to fold in.
-    """
-    text = params.optional("prompt")
-    path = params.optional("prompt_file")
-    if text is not None and path is not None:
-        raise params.error("prompt", "and prompt_file both give the prompt: keep one")
-    if path is not None:
-        if not isinstance(path, str) or not path:
-            raise params.error("prompt_file", f"must be a path (a string), got {path!r}")
-        data = read_regular(Path(path), "prompt file")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise params.error("prompt_file", f"{path}: not UTF-8 text: {error}") from None
-        name = "prompt_file"
-    else:
-        name = "prompt"
-    if text is None:
-        return DEFAULT_PROMPT
-    if not isinstance(text, str):
-        raise params.error(name, f"must be a string, got {text!r}")
-    if strict and "{turns}" not in text:
-        placeholders = ", ".join(PLACEHOLDERS)
-        raise params.error(
-            name, f"must say {{turns}}, where the turns to fold in go (it may use {placeholders})"
-        )
-    return text
+    """The summary prompt a compaction table gives (``prompt`` or ``prompt_file``), or the
+    default; in a scenario (``strict``) it must say ``{turns}``."""
+    return _prompt_param(params, DEFAULT_PROMPT, "{turns}", "the turns to fold in", strict=strict)

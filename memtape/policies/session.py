@@ -36,6 +36,7 @@ from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.generative_agents import GenerativeAgents
 from memtape.policies.imports import import_path, is_import_path, policy_class
+from memtape.policies.llm_consolidation import LlmConsolidation
 from memtape.policies.memorybank import MemoryBank
 from memtape.policies.model_settings import model_config
 from memtape.policies.no_compaction import NoCompaction
@@ -66,7 +67,9 @@ FORGETTING: dict[str, Any] = {
 }
 """Forgetting policies by name."""
 
-CONSOLIDATION: dict[str, Any] = {RuleConsolidation.name: RuleConsolidation}
+CONSOLIDATION: dict[str, Any] = {
+    policy.name: policy for policy in (RuleConsolidation, LlmConsolidation)
+}
 """Consolidation policies by name."""
 
 AXES = {"compaction": COMPACTION, "forgetting": FORGETTING, "consolidation": CONSOLIDATION}

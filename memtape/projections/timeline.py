@@ -101,9 +101,10 @@ def summarize(event: Event, before: State, after: State) -> str:
         case EpisodeRecorded(id=episode_id):
             return f"episode {episode_id} recorded"
         case Consolidated(episodes=episodes, semantic=semantic, procedural=procedural):
+            asked = "".join(f"; {_asked(call)}" for call in event.asked)
             return (
                 f"consolidation consumed {len(episodes)} episode(s): "
-                f"{len(semantic)} semantic fact(s), {len(procedural)} procedural rule(s)"
+                f"{len(semantic)} semantic fact(s), {len(procedural)} procedural rule(s){asked}"
             )
     raise TypeError(f"no summary for {type(event).__name__}")
 
