@@ -50,6 +50,8 @@ from memtape.viewer.page import view_page
 from memtape.viewer.serve import live_source, serve
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+"""The status after Ctrl-C, as a shell reports a command that SIGINT stopped."""
 RUN_HELP = "a run file (.jsonl), runs.db[#ID], or a scenario (a shipped name or a .toml file)"
 """The help of a RUN argument that a scenario, run in memory, may stand for."""
 RUN_FILE_HELP = "a run file (.jsonl) or runs.db[#ID]"
@@ -71,6 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader (``| head``) left: not an error of ours.
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:
+        # Ctrl-C (a long run waiting on a model): every write is atomic, so whatever was
+        # being written is left as it was; one line, the shell's status for SIGINT.
+        print("memtape: interrupted: nothing more was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return status
 
 

@@ -9,9 +9,11 @@ each way a model can fail is one line, with nothing written.
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
 import json
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -352,6 +354,46 @@ class TestFailures:
 
         _record(tmp_path, chat_server)
         assert {"Bearer unused"} == set(chat_server.authorizations)
+
+
+class TestInterrupted:
+    def test_ctrl_c_while_waiting_on_the_model_is_one_line_and_the_store_stays_whole(
+        self,
+        tmp_path: Path,
+        chat_server: ChatServer,
+        llm_env: Path,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        path = scenario(tmp_path / "desk.toml", chat_server.url, llm="timeout = 60")
+        store = tmp_path / "runs.db"
+        assert 0 == main(["run", str(path), "--out", str(store)])
+        chat_server.stall(30, times=10)
+        env = {
+            "PYTHONPATH": str(ROOT),
+            "PATH": "/usr/bin:/bin",
+            "OPENAI_API_KEY": SECRET_KEY,
+            "MEMTAPE_LLM_CACHE": str(tmp_path / "other-cache.sqlite"),
+        }
+        child = subprocess.Popen(
+            [sys.executable, "-m", "memtape.cli", "run", str(path), "--out", str(store)],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 60
+        while chat_server.requests < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=30)
+
+        assert (130, ["memtape: interrupted: nothing more was written"]) == (
+            child.returncode,
+            err.splitlines(),
+        )
+        capsys.readouterr()
+        assert 0 == main(["runs", str(store), "--json"])
+        assert [1] == [run["id"] for run in json.loads(capsys.readouterr().out)]
+        assert 0 == main(["check", f"{store}#1"])
 
 
 class TestKey:

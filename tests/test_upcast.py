@@ -15,6 +15,7 @@ from memtape.core.errors import BadInput
 from memtape.core.events import (
     EVENT_TYPES,
     CompactionTriggered,
+    Consolidated,
     Event,
     FactRead,
     TurnAdded,
@@ -301,6 +302,13 @@ class TestCompactionTriggeredV1:
         old = tmp_path / "old.jsonl"
         old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
         assert load_run(path).session.state == load_run(old).session.state
+
+
+class TestConsolidatedV1:
+    def test_a_version_1_pass_asked_no_model(self) -> None:
+        fields = {"episodes": [1], "semantic": [], "procedural": []}
+
+        assert Consolidated((1,), (), (), ()) == event_from_data("Consolidated", 1, fields)
 
 
 class TestOldFormatFixture:
