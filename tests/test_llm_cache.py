@@ -226,6 +226,48 @@ class TestRuns:
         assert f"{tmp_path / 'folder'}: cannot open the response cache" in err
         assert not (tmp_path / "one.jsonl").exists()
 
+    def test_a_pool_asks_what_a_serial_run_asks_and_measures_the_same(
+        self, tmp_path: Path, chat_server: ChatServer
+    ) -> None:
+        path = scenario(tmp_path / "desk.toml", chat_server.url)
+        policies = ["--policy", "rolling-summary:summarizer=llm", "--policy", "tiered"]
+        results = []
+        for jobs in ("1", "2"):
+            out = tmp_path / f"bench-{jobs}.json"
+            bench = ["bench", str(path), *policies, "--jobs", jobs, "--json", str(out)]
+            assert 0 == main([*bench, "--no-cache"])
+            results.append(json.loads(out.read_text("utf-8"))["results"])
+
+        timed = {"decide_us_per_command", "llm_seconds"}
+        serial, pooled = (
+            [{k: v for k, v in r["metrics"].items() if k not in timed} for r in run]
+            for run in results
+        )
+        assert serial == pooled
+        assert 6 == chat_server.requests
+
+    def test_a_bench_names_the_model_with_set_for_a_scenario_without_one(
+        self, tmp_path: Path, chat_server: ChatServer
+    ) -> None:
+        """The model's settings come first, whichever option gives them."""
+        out = tmp_path / "bench.json"
+        bench = [
+            "bench",
+            "refund-desk",
+            "--policy",
+            "rolling-summary:summarizer=llm",
+            "--set",
+            "llm.model=m",
+            "--set",
+            f"llm.base_url={chat_server.url}",
+            "--json",
+            str(out),
+        ]
+
+        assert 0 == main(bench)
+        (result,) = json.loads(out.read_text("utf-8"))["results"]
+        assert result["metrics"]["llm_calls"] == chat_server.requests > 0
+
     def test_the_table_shows_the_model_columns_only_when_a_model_was_asked(
         self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
     ) -> None:
