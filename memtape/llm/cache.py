@@ -132,7 +132,7 @@ class _Unset:
 
 _UNSET = _Unset()
 _setting: ContextVar[Path | _Unset | None] = ContextVar("llm_cache", default=_UNSET)
-_opened: dict[tuple[int, str], AnswerCache] = {}
+_opened: dict[tuple[int, str, str | Path | None], AnswerCache] = {}
 _opened_lock = threading.Lock()
 
 
@@ -146,15 +146,17 @@ def cache_setting() -> Path | None:
 
 def cache_in_force() -> AnswerCache | None:
     """The cache in force, opened once per process and file; None when there is none."""
-    path = cache_setting()
-    if path is None:
+    setting = _setting.get()
+    if setting is None:
         return None
-    # By process: a connection must not cross a fork into a pool's worker.
-    where = (os.getpid(), os.path.abspath(path))
-    with _opened_lock:
-        cache = _opened.get(where)
-        if cache is None:
-            cache = _opened[where] = AnswerCache(path)
+    named = os.environ.get(CACHE_ENV) if isinstance(setting, _Unset) else setting
+    # By process (a connection must not cross a fork into a pool's worker) and by the
+    # directory a relative name is under; looked up on every model call, so no Path is made.
+    where = (os.getpid(), os.getcwd(), named)
+    cache = _opened.get(where)
+    if cache is None:
+        with _opened_lock:
+            cache = _opened.setdefault(where, AnswerCache(Path(named or DEFAULT_CACHE)))
     return cache
 
 
