@@ -666,7 +666,9 @@ def _runs(args: argparse.Namespace) -> int:
         return 0
     for run in runs:
         policies = ", ".join(
-            f"{axis} {table.get('policy')}" for axis, table in (run.policies or {}).items()
+            f"{axis} {table.get('model' if axis == 'llm' else 'policy')}"
+            for axis, table in (run.policies or {}).items()
+            if isinstance(table, dict)
         )
         print(
             f"{args.store}#{run.id}  {run.scenario}  {run.events} events  "

@@ -141,6 +141,17 @@ class TestRecorded:
         ]
         assert [True] * 3 == [call["cached"] for call in forked]
 
+    def test_runs_names_the_model_beside_the_policies(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = scenario(tmp_path / "desk.toml", chat_server.url)
+        store = tmp_path / "runs.db"
+        assert 0 == main(["run", str(path), "--out", str(store)])
+        capsys.readouterr()
+
+        assert 0 == main(["runs", str(store)])
+        assert "compaction rolling-summary, llm test-model" in capsys.readouterr().out
+
     def test_timeline_says_which_model_was_asked(
         self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
     ) -> None:
