@@ -18,6 +18,7 @@ run's header.
 """
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import attrs
@@ -394,10 +395,14 @@ def check_determinism(
     """Deciding ``command`` on ``state`` twice, with the wall clock and the global random
     generator set to different values each time, gives identical events (or the same
     rejection). ``at`` is the position its first event would take; ``answers``, when
-    given, makes the answers to each decision's model questions (a fresh ``Replay``)."""
+    given, makes the answers to each decision's model questions (a fresh ``Replay``).
+    Otherwise the first decision asks whatever it asks, and the second gets the answers
+    the first recorded: a model's own variation is not the policy's."""
     if answers is None:
         first = decide_in_world(policies, state, command, 0)
-        second = decide_in_world(policies, state, command, 1)
+        asked = recorded_calls(first) if isinstance(first, tuple) else ()
+        with answering(Replay(asked)) if asked else nullcontext():
+            second = decide_in_world(policies, state, command, 1)
     else:
         with answering(answers()):
             first = decide_in_world(policies, state, command, 0)
