@@ -182,9 +182,17 @@ TARGETS = (
         most=5,
         issue=14,
     ),
+    Target(
+        "rolling-summary, 10k-turn bench cell: llm summarizer, warm cache / salient",
+        slower="llm-warm-10k",
+        faster="salient-10k",
+        most=1.5,
+        issue=12,
+    ),
 )
 """The targets of issue 2, over the names the compaction benchmarks record, and of
-issue 3, over the names the seek benchmarks record.
+issue 3, over the names the seek benchmarks record, and of issue 12, over the names
+the LLM summary benchmark records.
 
 The compaction benchmarks behind issue 2's targets time memtape's own work:
 each round starts after a full collection and runs with the collector paused

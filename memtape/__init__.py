@@ -22,6 +22,8 @@ from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.generative_agents import GenerativeAgents
+from memtape.policies.llm_consolidation import LlmConsolidation
+from memtape.policies.llm_summary import LlmSummarizer
 from memtape.policies.memorybank import MemoryBank
 from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.recorded import RecordedCompaction
@@ -46,6 +48,8 @@ __all__ = [
     "ImportanceRecencyAccess",
     "LeastFrequentlyUsed",
     "LeastRecentlyUsed",
+    "LlmConsolidation",
+    "LlmSummarizer",
     "MemoryBank",
     "MemtapeError",
     "NoCompaction",

@@ -13,7 +13,7 @@ from memtape.core.chain import KEY_VARIABLE, Signature, signing_key
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
 from memtape.core.run import Run
-from memtape.invariants import Violation, check_run, redecide, redecide_in_worlds
+from memtape.invariants import Violation, check_run, reask, redecide, redecide_in_worlds
 from memtape.policies.imports import Unimportable
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
@@ -33,7 +33,9 @@ class CheckReport:
     and rules are placeholders, so its commands cannot be decided again.
     ``chained`` says the run carries a hash chain (runs written before memtape
     chained its logs do not), ``signature`` what its signature says, and
-    ``keyed`` whether a signing key was set to verify it with.
+    ``keyed`` whether a signing key was set to verify it with. ``reasked``
+    counts the recorded model answers asked again (``--live``; None when
+    the model was not asked).
     """
 
     path: Path
@@ -46,6 +48,7 @@ class CheckReport:
     chained: bool = True
     signature: Signature = Signature.NONE
     keyed: bool = False
+    reasked: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -67,6 +70,12 @@ class CheckReport:
         cannot = "redacted, so it cannot be re-decided (its texts and rules are placeholders)"
         if self.ok:
             redecided = ", re-decides to itself" if self.redecided else ""
+            if self.reasked is not None:
+                redecided += (
+                    f", and the model gives the {self.reasked} recorded answer(s) again"
+                    if self.reasked
+                    else ", and it recorded no model answer to ask again"
+                )
             redacted = f"; {cannot}" if self.redacted else ""
             return [
                 f"{self.path}: ok: {self.events} events in {self.steps} steps fold "
@@ -88,7 +97,7 @@ class CheckReport:
         return "its chain holds, unsigned" + (removed if self.keyed else "")
 
 
-def check_file(path: Path, *, trust: bool = False) -> CheckReport:
+def check_file(path: Path, *, trust: bool = False, live: bool = False) -> CheckReport:
     """Check the run file at ``path``: integrity, invariants, then a re-decision (plain,
     and in two made-up worlds, which catches a policy that reads the clock or randomness).
 
@@ -110,6 +119,12 @@ def check_file(path: Path, *, trust: bool = False) -> CheckReport:
     Checking re-decides, which runs the policies' code: a header naming a policy
     by import path is refused (``BadInput``) unless ``trust`` says the run's
     code is the user's to run (run files are data).
+
+    A re-decision gets the model answers the run recorded, so it asks no model
+    (and a summarizer named by import path need not be imported). With ``live``,
+    each recorded question is also asked of the model again (the cache
+    bypassed), and each answer that differs from the recorded one is a
+    problem (``live``); a model that cannot be asked is ``ModelUnavailable``.
     """
     recorded = read_address(str(path))
     header = recorded.header
@@ -142,6 +157,10 @@ def check_file(path: Path, *, trust: bool = False) -> CheckReport:
         chance = redecide_in_worlds(run, session.policies_at)
         if chance is not None:
             problems.append(chance)
+    reasked = None
+    if live and policies is not None and not redacted:
+        differing, reasked = reask(run, session.policies_at)
+        problems.extend(differing)
     scenario = header.get("scenario")
     return CheckReport(
         path=path,
@@ -154,6 +173,7 @@ def check_file(path: Path, *, trust: bool = False) -> CheckReport:
         chained=verdict.chained,
         signature=verdict.signature,
         keyed=key is not None,
+        reasked=reasked,
     )
 
 

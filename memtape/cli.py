@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -30,6 +31,7 @@ from memtape.lab.importers.scenario import PINS
 from memtape.lab.probes import AUTO
 from memtape.lab.report import bench
 from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N
+from memtape.llm.cache import CACHE_ENV, DEFAULT_CACHE, caching
 from memtape.policies.session import Session
 from memtape.projections.audit import audit, life_data, parse_target, render_life
 from memtape.projections.diffs import diff_data, render_diff, step_diff, step_diff_data
@@ -50,6 +52,8 @@ from memtape.viewer.page import view_page
 from memtape.viewer.serve import live_source, serve
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+"""The status after Ctrl-C, as a shell reports a command that SIGINT stopped."""
 RUN_HELP = "a run file (.jsonl), runs.db[#ID], or a scenario (a shipped name or a .toml file)"
 """The help of a RUN argument that a scenario, run in memory, may stand for."""
 RUN_FILE_HELP = "a run file (.jsonl) or runs.db[#ID]"
@@ -62,7 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _configure_logging(args.verbose)
     try:
-        status: int = args.handler(args)
+        with caching(None) if args.no_cache else nullcontext():
+            status: int = args.handler(args)
     except MemtapeError as error:
         print(f"memtape: error: {one_line(str(error))}", file=sys.stderr)
         return EXIT_USAGE
@@ -70,6 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader (``| head``) left: not an error of ours.
         sys.stderr.close()
         return 0
+    except KeyboardInterrupt:
+        # Ctrl-C (a long run waiting on a model): every write is atomic, so whatever was
+        # being written is left as it was; one line, the shell's status for SIGINT.
+        print("memtape: interrupted: nothing more was written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return status
 
 
@@ -190,6 +200,14 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         ),
     )
     check.add_argument("run", metavar="RUN", type=Path, help=RUN_FILE_HELP)
+    check.add_argument(
+        "--live",
+        action="store_true",
+        help=(
+            "also ask the model again each question the run recorded (no cache), and report "
+            "each answer that differs (by default the recorded answers are used: nothing is asked)"
+        ),
+    )
     _add_trust(check)
     check.set_defaults(handler=_check)
 
@@ -280,6 +298,15 @@ def _add_global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
         choices=("auto", "always", "never"),
         help="colour the meter (default: auto, when writing to a terminal)",
         **({"default": "auto"} if defaults else unset),
+    )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help=(
+            f"ask the model every time: no response cache (default: ${CACHE_ENV}, "
+            f"else {DEFAULT_CACHE})"
+        ),
+        **unset,
     )
 
 
@@ -686,7 +713,9 @@ def _runs(args: argparse.Namespace) -> int:
         return 0
     for run in runs:
         policies = ", ".join(
-            f"{axis} {table.get('policy')}" for axis, table in (run.policies or {}).items()
+            f"{axis} {table.get('model' if axis == 'llm' else 'policy')}"
+            for axis, table in (run.policies or {}).items()
+            if isinstance(table, dict)
         )
         print(
             f"{args.store}#{run.id}  {run.scenario}  {run.events} events  "
@@ -701,7 +730,7 @@ def _check(args: argparse.Namespace) -> int:
             f"{args.run}: check takes a run file, not a scenario; record it first "
             f"(memtape run {args.run} --out RUN.jsonl)"
         )
-    report = check_file(args.run, trust=trusted(args.trust))
+    report = check_file(args.run, trust=trusted(args.trust), live=args.live)
     _print_lines(one_line(line) for line in report.lines())
     return 0 if report.ok else 1
 

@@ -18,6 +18,7 @@ run's header.
 """
 
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import attrs
@@ -39,6 +40,8 @@ from memtape.core.events import (
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import SHORT_HOT, State, Store, Window
 from memtape.determinism import decide_in_world
+from memtape.llm.answers import Answers, Reask, Replay, answering, recorded_calls
+from memtape.llm.client import ModelUnavailable
 from memtape.policies.compaction import TieredCompaction, gist_for
 from memtape.policies.promises import (
     BUDGET,
@@ -382,13 +385,29 @@ def check_codec(event: Event, *, at: int) -> list[Violation]:
 
 
 def check_determinism(
-    policies: Policies, state: State, command: Command, *, at: int
+    policies: Policies,
+    state: State,
+    command: Command,
+    *,
+    at: int,
+    answers: Callable[[], Answers] | None = None,
 ) -> list[Violation]:
     """Deciding ``command`` on ``state`` twice, with the wall clock and the global random
     generator set to different values each time, gives identical events (or the same
-    rejection). ``at`` is the position its first event would take."""
-    first = decide_in_world(policies, state, command, 0)
-    second = decide_in_world(policies, state, command, 1)
+    rejection). ``at`` is the position its first event would take; ``answers``, when
+    given, makes the answers to each decision's model questions (a fresh ``Replay``).
+    Otherwise the first decision asks whatever it asks, and the second gets the answers
+    the first recorded: a model's own variation is not the policy's."""
+    if answers is None:
+        first = decide_in_world(policies, state, command, 0)
+        asked = recorded_calls(first) if isinstance(first, tuple) else ()
+        with answering(Replay(asked)) if asked else nullcontext():
+            second = decide_in_world(policies, state, command, 1)
+    else:
+        with answering(answers()):
+            first = decide_in_world(policies, state, command, 0)
+        with answering(answers()):
+            second = decide_in_world(policies, state, command, 1)
     if _outcome(first) == _outcome(second):
         return []
     message = (
@@ -616,6 +635,9 @@ def redecide(run: Run, policies: Policies | Callable[[int], Policies]) -> Violat
 
     A log edited by hand (a turn's tokens changed, and still folding) or a
     policy whose behaviour changed since the run was recorded shows here.
+    Each command's questions to a model get the answers its batch recorded
+    (``memtape.llm.answers.Replay``): what is checked is the policy's logic
+    given the same model outputs, and nothing is asked.
     """
     return _each_decision(run, policies, _agrees)
 
@@ -666,11 +688,64 @@ def _each_decision(
     return None
 
 
+def reask(run: Run, policies: Policies | Callable[[int], Policies]) -> tuple[list[Violation], int]:
+    """Ask the model again each question every recorded command asked (the cache bypassed):
+    a finding for each answer that differs from the recorded one, and how many were asked.
+
+    Each command is decided again with the recorded answers (``Reask``), so
+    the run goes on as recorded whatever the model says now; a question the
+    run did not record is ``redecide``'s to report. A model that cannot be
+    asked raises ``ModelUnavailable``.
+    """
+    findings: list[Violation] = []
+    asked = 0
+
+    def ask_again(decision: _Decision) -> None:
+        nonlocal asked
+        positions = [
+            decision.start + index + 1
+            for index, event in enumerate(decision.recorded)
+            for _ in getattr(event, "asked", ())
+        ]
+        if not positions:
+            return
+        reasker = Reask(recorded_calls(decision.recorded))
+        with answering(reasker):
+            try:
+                decision.policies.decide(decision.state, decision.command)
+            except ModelUnavailable:
+                raise
+            except Rejected:
+                pass  # the re-decision reports it
+        asked += reasker.used
+        where = _step(decision.step, decision.command)
+        for differing in reasker.differing:
+            was, now = differing.recorded, differing.now
+            message = (
+                f"{where}: model {now.model!r} now answers {_quoted(now.output)}, where the "
+                f"run recorded {_quoted(was.output)}"
+            )
+            findings.append(Violation(positions[differing.index], "live", message))
+
+    _each_decision(run, policies, ask_again)
+    return findings, asked
+
+
+def _quoted(text: str) -> str:
+    """``text`` quoted, cut short if long."""
+    return repr(text) if len(text) <= _QUOTED else f"{text[: _QUOTED - 3]!r}..."
+
+
+_QUOTED = 80
+
+
 def _agrees(decision: _Decision) -> Violation | None:
-    """The command decided again gives the recorded events."""
+    """The command decided again, with the answers its batch recorded, gives the recorded
+    events."""
     step, command, start = decision.step, decision.command, decision.start
     try:
-        expected = decision.policies.decide(decision.state, command)
+        with answering(Replay(recorded_calls(decision.recorded))):
+            expected = decision.policies.decide(decision.state, command)
     except Rejected as error:
         message = f"{_step(step, command)}: the policies reject the command: {error}"
         return Violation(start + 1, "re-decide", message)
@@ -681,8 +756,13 @@ def _agrees(decision: _Decision) -> Violation | None:
 
 def _alike(decision: _Decision) -> Violation | None:
     """The command decided in two made-up worlds gives the same outcome."""
+    recorded = recorded_calls(decision.recorded)
     found = check_determinism(
-        decision.policies, decision.state, decision.command, at=decision.start + 1
+        decision.policies,
+        decision.state,
+        decision.command,
+        at=decision.start + 1,
+        answers=lambda: Replay(recorded),
     )
     return found[0] if found else None
 

@@ -92,6 +92,7 @@ from memtape.core.events import (
     Evicted,
     FactRead,
     FactWritten,
+    ModelCall,
     ProceduralRule,
     Queried,
     SemanticFact,
@@ -102,6 +103,7 @@ from memtape.core.events import (
 from memtape.core.logfile import RecordedBatch, RunFile, write_run
 from memtape.core.paths import same_file
 from memtape.core.run import Run
+from memtape.llm.asking import PROMPT_HASH_HEX
 from memtape.policies.compaction import gist_for
 from memtape.policies.session import Policies
 from memtape.policies.tokenizers import SpacedWords, Tokenizer, WordCount
@@ -115,9 +117,12 @@ REDACTED = "redacted"
 _WRITER_OWNED = frozenset({"memtape", "format", "version", "events", "steps", HEAD, SIGNATURE})
 """Header entries ``write_run`` writes itself (the copy is chained afresh)."""
 
-_NAMES = frozenset({"policy", "tokenizer", "summarizer", "supersession", "relevance"})
-"""Header entries whose strings name a policy, a tokenizer, a summarizer or a rule of one,
-kept so the copy loads."""
+_NAMES = frozenset({"policy", "tokenizer", "summarizer", "supersession", "relevance", "model"})
+"""Header entries whose strings name a policy, a tokenizer, a summarizer, a rule of one
+or the model asked, kept so the copy loads."""
+
+_UNKNOWN_PROMPT = "0" * PROMPT_HASH_HEX
+"""The prompt hash of a model call in a redacted copy: the real one is not kept."""
 
 _TAG_LENGTHS = range(8, 65, 4)
 """How many hex digits of the hash a tag takes: the fewest no other text holds."""
@@ -664,8 +669,9 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         warm = tuple(WarmItem(i.turn, masks.text(i.text), i.tokens) for i in event.warm)
         # The tiered gist only counts turns; the gist invariant reads it word for word.
         gist = event.gist if event.gist == gist_for(cold) else masks.text(event.gist)
+        asked = _asked(event.asked, masks)
         return CompactionTriggered(
-            event.budget, event.hot, warm, event.dropped, event.cold, gist, event.gist_tokens
+            event.budget, event.hot, warm, event.dropped, event.cold, gist, event.gist_tokens, asked
         )
     if isinstance(event, FactWritten):
         return FactWritten(
@@ -683,10 +689,27 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
             for f in event.semantic
         )
         procedural = tuple(ProceduralRule(masks.text(r.text), r.episode) for r in event.procedural)
-        return Consolidated(event.episodes, semantic, procedural)
+        return Consolidated(event.episodes, semantic, procedural, _asked(event.asked, masks))
     if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted):
         return event
     assert_never(event)
+
+
+def _asked(calls: tuple[ModelCall, ...], masks: Masks) -> tuple[ModelCall, ...]:
+    """Model calls with their answers masked (free text) and no prompt hash (which could
+    confirm a guess of the prompt); the model, tokens, seconds and cache flag are kept."""
+    return tuple(
+        ModelCall(
+            masks.text(call.output),
+            call.model,
+            _UNKNOWN_PROMPT,
+            call.prompt_tokens,
+            call.completion_tokens,
+            call.seconds,
+            call.cached,
+        )
+        for call in calls
+    )
 
 
 def _command(command: Command, masks: Masks) -> Command:

@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 
+from memtape.llm.cache import CACHE_ENV, close_caches
+from tests.llm_server import ChatServer, serving
+
 CHROMIUM = Path(os.environ.get("MEMTAPE_CHROMIUM", "/usr/bin/chromium"))
 """Debian's Chromium (Playwright's own browser download does not work here)."""
 
@@ -99,3 +102,26 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 def _no_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs are written and checked unsigned unless a test sets the key itself."""
     monkeypatch.delenv("MEMTAPE_SIGNING_KEY", raising=False)
+
+
+SECRET_KEY = "sk-test-5ecret-never-written"
+"""The API key the model tests set: it must reach the server and nothing else."""
+
+
+@pytest.fixture
+def chat_server() -> Iterator[ChatServer]:
+    """A Chat Completions server on 127.0.0.1 (``tests.llm_server``), stopped after the test."""
+    yield from serving()
+
+
+@pytest.fixture
+def llm_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """A test's own model environment: the key set, no base URL from outside, the cache in
+    ``tmp_path/cache.sqlite``, and ``tmp_path`` the working directory. Yields the cache path."""
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    cache = tmp_path / "cache.sqlite"
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    monkeypatch.chdir(tmp_path)
+    yield cache
+    close_caches()

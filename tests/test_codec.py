@@ -33,6 +33,7 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput
 from memtape.core.events import (
     EVENT_TYPES,
+    OMITTED_WHEN_EMPTY,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -41,6 +42,7 @@ from memtape.core.events import (
     Evicted,
     FactRead,
     FactWritten,
+    ModelCall,
     ProceduralRule,
     Queried,
     SemanticFact,
@@ -66,6 +68,16 @@ EVENTS: list[Event] = [
         4,
     ),
     CompactionTriggered(40, (), (), (), 0, "", 0),
+    CompactionTriggered(
+        40,
+        (3,),
+        (WarmItem(2, "the summary", 2),),
+        (),
+        1,
+        "",
+        0,
+        (ModelCall("the summary, said at length", "m-1", "0f" * 8, 120, 9, AWKWARD, False),),
+    ),
     ClockAdvanced(1 / 3),
     FactWritten(1, "name", "the user is Dana", AWKWARD),
     FactRead(1),
@@ -165,8 +177,11 @@ class TestEventRoundTrip:
 
         assert (tuple, tuple, tuple) == (type(back.hot), type(back.warm), type(back.dropped))
 
+    def test_a_model_call_comes_back_exactly(self) -> None:
+        assert EVENTS[3] == _event_back(EVENTS[3])
+
     def test_nested_tuples_come_back_as_tuples(self) -> None:
-        back = _event_back(EVENTS[9])
+        back = _event_back(EVENTS[10])
         assert isinstance(back, Consolidated)
 
         assert (tuple, tuple, tuple) == (
@@ -356,7 +371,27 @@ class TestCommandStrictness:
 class TestCodecCoversEveryField:
     @pytest.mark.parametrize("event", EVENTS, ids=_name)
     def test_event_data_names_every_field(self, event: Event) -> None:
-        assert [f.name for f in attrs.fields(type(event))] == list(event_data(event))
+        """Every field, but one left out while it holds its empty default."""
+        written = [
+            f.name
+            for f in attrs.fields(type(event))
+            if not (f.metadata.get(OMITTED_WHEN_EMPTY) and getattr(event, f.name) == f.default)
+        ]
+        assert written == list(event_data(event))
+
+    def test_a_compaction_that_asked_no_model_writes_no_asked_field(self) -> None:
+        assert "asked" not in event_data(CompactionTriggered(40, (), (), (), 0, "", 0))
+
+    def test_a_line_without_the_omitted_field_reads_back_by_the_fast_path(self) -> None:
+        data = event_data(CompactionTriggered(40, (1,), (), (), 0, "", 0))
+
+        assert CompactionTriggered(40, (1,), (), (), 0, "", 0) == _FAST[CompactionTriggered](data)
+
+    def test_the_fast_path_declines_an_extra_field_beside_an_omitted_one(self) -> None:
+        data = {**event_data(CompactionTriggered(40, (1,), (), (), 0, "", 0)), "extra": 1}
+
+        with pytest.raises(_Declined):
+            _FAST[CompactionTriggered](data)
 
 
 json_values = st.recursive(

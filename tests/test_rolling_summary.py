@@ -224,8 +224,8 @@ class TestParams:
         assert "llm" == RollingSummary(40, summarizer=llm).params()["summarizer"]
 
     def test_an_unregistered_summarizer_is_refused_with_the_known_ones(self) -> None:
-        with pytest.raises(BadInput, match=r"^here: summarizer unknown summarizer 'llm' \(known"):
-            RollingSummary.from_params({"budget": 40, "summarizer": "llm"}, "here")
+        with pytest.raises(BadInput, match=r"^here: summarizer unknown summarizer 'gpt' \(known"):
+            RollingSummary.from_params({"budget": 40, "summarizer": "gpt"}, "here")
 
     @pytest.mark.parametrize(("name", "value"), [("keep", -1), ("summary_tokens", -2)])
     def test_a_negative_count_is_refused(self, name: str, value: int) -> None:

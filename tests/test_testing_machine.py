@@ -1,6 +1,8 @@
 """The kit's state machine catches broken policies with minimal counterexamples, and passes
 every shipped policy."""
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,7 @@ from memtape.testing import (
     kit_settings,
     policy_name,
 )
+from tests.llm_server import ChatServer
 from tests.playing import OWN_PARAMS
 
 CI = settings.get_profile("memtape-ci")
@@ -87,8 +90,28 @@ class TestBrokenPolicies:
 SHIPPED = [
     *(("compaction", name) for name in sorted(COMPACTION)),
     *(("forgetting", name) for name in sorted(FORGETTING)),
-    *(("consolidation", name) for name in sorted(CONSOLIDATION)),
+    *(("consolidation", name) for name in sorted(CONSOLIDATION) if name != "llm"),
 ]
+"""Every registered policy that builds from a budget or a capacity alone (``llm``
+consolidation also needs a model: ``test_the_llm_consolidation_keeps_its_promises``)."""
+
+
+def first_episode_fact(model: str, prompt: str) -> str:
+    """A model that distills the first episode a prompt lists into one fact."""
+    found = re.search(r"^\[(\d+)\] ", prompt, re.MULTILINE)
+    semantic = (
+        [
+            {
+                "key": f"k{found.group(1)}",
+                "text": "t",
+                "importance": 0.5,
+                "episode": int(found.group(1)),
+            }
+        ]
+        if found
+        else []
+    )
+    return json.dumps({"semantic": semantic, "procedural": []})
 
 
 class TestShippedPolicies:
@@ -102,6 +125,19 @@ class TestShippedPolicies:
         params = OWN_PARAMS.get(name, {}) if axis == "compaction" else {}
         run_state_machine_as_test(machine_for(name, tmp_path, params=params), settings=CI)
         assert [] == list(tmp_path.iterdir())
+
+    @pytest.mark.usefixtures("llm_env")
+    def test_the_llm_consolidation_keeps_its_promises(
+        self, tmp_path: Path, chat_server: ChatServer
+    ) -> None:
+        """Against a model server: each decision decided twice gets the first one's answers."""
+        chat_server.answerer = first_episode_fact
+        table = {"model": "kit", "base_url": chat_server.url, "max_retries": 0}
+        found = tmp_path / "found"
+
+        run_state_machine_as_test(machine_for("llm", found, llm=table), settings=CI)
+        assert not found.exists()
+        assert chat_server.requests > 0
 
 
 class TestNaming:

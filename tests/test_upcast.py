@@ -12,7 +12,15 @@ from memtape.checking import check_file
 from memtape.cli import main
 from memtape.core.codec import event_data, event_from_data
 from memtape.core.errors import BadInput
-from memtape.core.events import EVENT_TYPES, Event, FactRead, TurnAdded
+from memtape.core.events import (
+    EVENT_TYPES,
+    CompactionTriggered,
+    Consolidated,
+    Event,
+    FactRead,
+    TurnAdded,
+    WarmItem,
+)
 from memtape.core.logfile import read_run
 from memtape.core.upcast import UPCASTERS, Upcasters, upcast, use_upcasters
 from memtape.policies.session import Session
@@ -256,6 +264,51 @@ class TestTurnAddedV1:
         old = tmp_path / "old.jsonl"
         old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
         assert load_run(path).session.state == load_run(old).session.state
+
+
+class TestCompactionTriggeredV1:
+    def test_a_version_1_compaction_asked_no_model(self) -> None:
+        fields = {
+            "budget": 40,
+            "hot": [3],
+            "warm": [{"turn": 2, "text": "s", "tokens": 1}],
+            "dropped": [1],
+            "cold": 0,
+            "gist": "",
+            "gist_tokens": 0,
+        }
+        assert CompactionTriggered(40, (3,), (WarmItem(2, "s", 1),), (1,), 0, "", 0, ()) == (
+            event_from_data("CompactionTriggered", 1, fields)
+        )
+
+    def test_a_version_2_line_differs_from_a_version_1_line_only_in_its_version(
+        self, tmp_path: Path
+    ) -> None:
+        """An event that asked no model is no longer for the field that would say so."""
+        path = tmp_path / "refund.jsonl"
+        assert 0 == main(["run", "refund-desk", "--out", str(path)])
+        lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+        compactions = [line for line in lines[1:] if line["type"] == "CompactionTriggered"]
+        assert [2] * 5 == [line["v"] for line in compactions]
+        assert all("asked" not in line["event"] for line in compactions)
+
+    def test_a_version_1_log_folds_to_the_state_it_always_did(self, tmp_path: Path) -> None:
+        path = tmp_path / "refund.jsonl"
+        assert 0 == main(["run", "refund-desk", "--out", str(path)])
+        lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+        for line in lines[1:]:
+            if line["type"] == "CompactionTriggered":
+                line["v"] = 1
+        old = tmp_path / "old.jsonl"
+        old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+        assert load_run(path).session.state == load_run(old).session.state
+
+
+class TestConsolidatedV1:
+    def test_a_version_1_pass_asked_no_model(self) -> None:
+        fields = {"episodes": [1], "semantic": [], "procedural": []}
+
+        assert Consolidated((1,), (), (), ()) == event_from_data("Consolidated", 1, fields)
 
 
 class TestOldFormatFixture:

@@ -19,10 +19,11 @@ from cattrs.errors import (
     ForbiddenExtraKeysError,
     IterableValidationError,
 )
+from cattrs.gen import make_dict_unstructure_fn, override
 
 from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, Command
 from memtape.core.errors import BadInput
-from memtape.core.events import EVENT_TYPES, Event
+from memtape.core.events import EVENT_TYPES, OMITTED_WHEN_EMPTY, Event
 from memtape.core.upcast import upcast
 
 T = TypeVar("T")
@@ -91,6 +92,19 @@ def _strict_tuple(value: Any, hint: Any) -> Any:
 
 
 converter.register_structure_hook_func(_is_tuple, _strict_tuple)
+
+
+def _omitted(cls: type) -> tuple[str, ...]:
+    """The fields of ``cls`` a log line leaves out while they hold their default."""
+    return tuple(f.name for f in attrs.fields(cls) if f.metadata.get(OMITTED_WHEN_EMPTY))
+
+
+for _cls in EVENT_TYPES.values():
+    if _omitted(_cls):
+        overrides: dict[str, Any] = {n: override(omit_if_default=True) for n in _omitted(_cls)}
+        converter.register_unstructure_hook(
+            _cls, make_dict_unstructure_fn(_cls, converter, **overrides)
+        )
 
 
 def event_data(event: Event) -> dict[str, Any]:
@@ -294,7 +308,8 @@ def _record(cls: type) -> Build | None:
 
     Atomic fields are tested inline; the others (tuples, nested records) go
     through their own builders. A loop over per-field closures costs about
-    twice as much per event, which a million-event load notices.
+    twice as much per event, which a million-event load notices. A field a
+    log line may leave out (``OMITTED_WHEN_EMPTY``) takes its default when absent.
     """
     fields = attrs.fields(cls)
     if not all(field.init and not field.kw_only and field.alias == field.name for field in fields):
@@ -302,8 +317,22 @@ def _record(cls: type) -> Build | None:
     hints = typing.get_type_hints(cls)
     namespace: dict[str, Any] = {"_cls": cls, "_Declined": _Declined, "_isfinite": math.isfinite}
     reads, tests, arguments = [], [], []
+    omitted = set(_omitted(cls)) if cls in EVENT_TYPES.values() else set()
+    size = " + ".join([str(len(fields) - len(omitted)), *(f"({n!r} in value)" for n in omitted)])
     for index, field in enumerate(fields):
         local = f"f{index}"
+        if field.name in omitted:
+            namespace[f"_default{index}"] = field.default
+            builder = _builder(hints[field.name])
+            if builder is None:
+                return None
+            namespace[f"_build{index}"] = builder
+            reads.append(
+                f"        {local} = _build{index}(value[{field.name!r}]) "
+                f"if {field.name!r} in value else _default{index}"
+            )
+            arguments.append(local)
+            continue
         reads.append(f"        {local} = value[{field.name!r}]")
         test = _atomic_test(hints[field.name], local)
         if test is not None:
@@ -323,7 +352,7 @@ def _record(cls: type) -> Build | None:
             arguments.append(f"_build{index}({local})")
     lines = [
         "def build(value):",
-        f"    if type(value) is not dict or len(value) != {len(fields)}:",
+        f"    if type(value) is not dict or len(value) != {size}:",
         "        raise _Declined",
         "    try:",
         *(reads or ["        pass"]),

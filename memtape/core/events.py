@@ -7,11 +7,19 @@ exception is identity: a turn's number and a fact's or episode's id are
 written into the event that creates it, so a log reads on its own and the
 fold can refuse an event that does not follow its predecessor. Each event
 type carries a schema version in ``VERSION``.
+
+A field marked ``OMITTED_WHEN_EMPTY`` in its metadata is left out of a log
+line while it holds its default (the codec writes it only when it says
+something), so an event that asked no model is no longer for having a place
+to say so.
 """
 
 from typing import ClassVar
 
 import attrs
+
+OMITTED_WHEN_EMPTY = "memtape_omitted_when_empty"
+"""The metadata key of a field a log line carries only when it is not its (empty) default."""
 
 
 @attrs.frozen
@@ -44,6 +52,27 @@ class WarmItem:
 
 
 @attrs.frozen
+class ModelCall:
+    """One answer a model gave a decision, recorded so that replay never asks again.
+
+    ``output`` is what it answered (before the policy enforced any limit on
+    it), ``model`` the model asked (or a plug-in's import path), ``prompt``
+    the hash of what was asked (``memtape.llm.prompt_hash``), the tokens the
+    server counted for the prompt and the completion, the ``seconds`` the
+    answer took and whether it came from the response ``cached`` (an answer
+    from the cache carries the seconds the model took when it was asked).
+    """
+
+    output: str
+    model: str
+    prompt: str
+    prompt_tokens: int
+    completion_tokens: int
+    seconds: float
+    cached: bool
+
+
+@attrs.frozen
 class CompactionTriggered:
     """One whole compaction decision, applied in this order by the fold.
 
@@ -51,9 +80,13 @@ class CompactionTriggered:
     the given warm items (appended after the existing ones), those in
     ``dropped`` are dropped. Then the ``cold`` oldest warm items go COLD, and
     the COLD gist becomes ``gist`` (``""`` and 0 tokens while nothing is cold).
+
+    ``asked`` holds each model call the decision made, in order (version 2;
+    a version-1 compaction asked none). The fold never reads it: the texts
+    it produced are in the warm items and the gist.
     """
 
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     budget: int
     hot: tuple[int, ...]
     warm: tuple[WarmItem, ...]
@@ -61,6 +94,7 @@ class CompactionTriggered:
     cold: int
     gist: str
     gist_tokens: int
+    asked: tuple[ModelCall, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen
@@ -153,12 +187,17 @@ class ProceduralRule:
 
 @attrs.frozen
 class Consolidated:
-    """A sleep-time pass consumed ``episodes`` and distilled facts and rules."""
+    """A sleep-time pass consumed ``episodes`` and distilled facts and rules.
 
-    VERSION: ClassVar[int] = 1
+    ``asked`` holds each model call the pass made, in order, a refused answer
+    and its retries included (version 2; a version-1 pass asked none).
+    """
+
+    VERSION: ClassVar[int] = 2
     episodes: tuple[int, ...]
     semantic: tuple[SemanticFact, ...]
     procedural: tuple[ProceduralRule, ...]
+    asked: tuple[ModelCall, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
 
 
 Event = (

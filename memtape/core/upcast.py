@@ -42,7 +42,21 @@ def _turn_added_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "calls": [], "answers": [], "pinned": False}
 
 
-UPCASTERS: Upcasters = {("TurnAdded", 1): _turn_added_v1_v2}
+def _compaction_triggered_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 compaction asked no model."""
+    return {**data, "asked": []}
+
+
+def _consolidated_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 pass asked no model."""
+    return {**data, "asked": []}
+
+
+UPCASTERS: Upcasters = {
+    ("TurnAdded", 1): _turn_added_v1_v2,
+    ("CompactionTriggered", 1): _compaction_triggered_v1_v2,
+    ("Consolidated", 1): _consolidated_v1_v2,
+}
 """The upcasters memtape ships, by (event type, the version each starts from)."""
 
 _in_force: ContextVar[Upcasters] = ContextVar("upcasters", default=UPCASTERS)

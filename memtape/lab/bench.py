@@ -20,8 +20,10 @@ import attrs
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, NothingToApply, Rejected
-from memtape.policies.session import AXES, AXIS_OF, Policies, Session
-from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics
+from memtape.llm.cache import cache_setting, use_cache
+from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
+from memtape.policies.summarizers import SUMMARIZER_PARAMS
+from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics, model_usage
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
 
 BENCHED_AXES = ("compaction", "forgetting")
@@ -38,6 +40,11 @@ METRICS = (
     "evictions",
     "regret",
     "decide_us_per_command",
+    "llm_calls",
+    "llm_cache_hits",
+    "llm_prompt_tokens",
+    "llm_completion_tokens",
+    "llm_seconds",
 )
 """The metrics of a result, in the order of the JSON contract.
 
@@ -45,6 +52,8 @@ METRICS = (
 any reason: the policy's floor (the turns it must keep), a policy that promises no
 budget (``none``), or a broken promise (``Result.over_budget`` says which; the
 table marks the peak with it); false otherwise, and null where ``peak_tokens`` is.
+The ``llm_*`` ones add up the model calls a cell's decisions made
+(``memtape.projections.metrics.model_usage``).
 """
 
 
@@ -196,12 +205,16 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
         ("--set", cell.settings[:given]),
         (f"--grid point {' '.join(cell.point)}", cell.settings[given:]),
     )
-    settings = [f"{axis}.policy={cell.spec.name}"]
+    # The model comes first, whichever option names it: a policy may need it to build.
+    model = [s for _, more in sources for s in more if _axis(s) == LLM]
+    settings = [*model, f"{axis}.policy={cell.spec.name}"]
     policies = scenario.policies
     # Each option's settings go on top of the ones before, so a refusal names the
     # option that brought the bad value.
     for option, more in sources:
-        settings.extend(s for s in more if _axis(s) not in AXES or _axis(s) in tables)
+        settings.extend(
+            s for s in more if _axis(s) != LLM and (_axis(s) not in AXES or _axis(s) in tables)
+        )
         try:
             policies = scenario.policies.with_settings(settings)
         except NothingToApply:
@@ -287,6 +300,7 @@ def run_cell(cell: Cell) -> Result:
             # Measured as the run is made, on the states the session folded anyway.
             window.step(command, events, before, session.state, len(session.run) - len(events))
     metrics["decide_us_per_command"] = spent / len(scenario.steps) / 1000
+    metrics.update(model_usage(session.run.events).data())
     budget = None
     sent: tuple[int, ...] = ()
     retention: tuple[float | None, ...] = ()
@@ -330,7 +344,8 @@ def run_cell(cell: Cell) -> Result:
 
 
 def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` without those the policy built from its shared parameter alone has."""
+    """``params`` without those the policy built from its shared parameter alone has, nor a
+    summarizer's prompt (a page of text; the JSON has it)."""
     shared = "budget" if axis == "compaction" else "capacity"
     table = {"policy": name, shared: params[shared]}
     try:
@@ -339,7 +354,9 @@ def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
         # A policy that cannot stand on its shared parameter (recorded): all of it is notable.
         defaults = {}
     return {
-        key: value for key, value in params.items() if key == shared or defaults.get(key) != value
+        key: value
+        for key, value in params.items()
+        if key == shared or (defaults.get(key) != value and key not in SUMMARIZER_PARAMS)
     }
 
 
@@ -366,7 +383,10 @@ def run_cells(
     if jobs == 1 or len(cells) < 2:
         outcomes: Iterable[Result] = map(run_cell, cells)
         return _collect(cells, outcomes, progress)
-    with ProcessPoolExecutor(max_workers=min(jobs, len(cells))) as pool:
+    # Each worker caches model answers where this process does (or not at all: --no-cache).
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(cells)), initializer=use_cache, initargs=(cache_setting(),)
+    ) as pool:
         return _collect(cells, pool.map(run_cell, cells), progress)
 
 

@@ -64,7 +64,8 @@ def bench(
         )
 
     results = run_cells(cells, workers, progress if show else None)
-    width = None if out.isatty() else 200
+    # Wide enough for every column (the model ones too) when not on a terminal.
+    width = None if out.isatty() else 260
     Console(file=out, width=width, highlight=False).print(comparison_table(results))
     for line in over_budget_lines(results):
         print(line, file=out)

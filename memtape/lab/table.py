@@ -19,6 +19,11 @@ COLUMNS = (
     ("evictions", "evictions"),
     ("regret", "regret"),
     ("decide_us_per_command", "µs/command"),
+    ("llm_calls", "llm calls"),
+    ("llm_cache_hits", "cached"),
+    ("llm_prompt_tokens", "tok in"),
+    ("llm_completion_tokens", "tok out"),
+    ("llm_seconds", "llm s"),
 )
 """Each metric's column and heading, in the JSON contract's order (``peak_over_budget``
 has no column of its own: it marks the peak, with a footnote)."""
@@ -39,6 +44,9 @@ OVER_BUDGET_NOTES = {
 }
 """The footnote under the table for each mark used."""
 
+LLM_COLUMNS = frozenset(name for name, _ in COLUMNS if name.startswith("llm_"))
+"""The model columns, shown only when some result asked a model."""
+
 
 def comparison_table(results: Sequence[Result]) -> Table:
     """One row per result that applies: the scenario, the policy and its notable parameters
@@ -53,7 +61,9 @@ def comparison_table(results: Sequence[Result]) -> Table:
     table.add_column("scenario", no_wrap=True)
     table.add_column("policy", no_wrap=True)
     table.add_column("params", no_wrap=True)
-    for _, heading in COLUMNS:
+    asked = any(r.metrics.get("llm_calls") for r in results if r.params is not None)
+    columns = [(n, h) for n, h in COLUMNS if asked or n not in LLM_COLUMNS]
+    for _, heading in columns:
         table.add_column(heading, justify="right", no_wrap=True)
     for result in results:
         if result.idle is not None:
@@ -64,7 +74,7 @@ def comparison_table(results: Sequence[Result]) -> Table:
             continue
         if result.params is None:
             continue
-        cells = [_cell(name, result.metrics[name]) + _mark(name, result) for name, _ in COLUMNS]
+        cells = [_cell(name, result.metrics[name]) + _mark(name, result) for name, _ in columns]
         table.add_row(result.scenario, result.policy, _params(result.notable), *cells)
     return table
 
@@ -123,6 +133,8 @@ def _cell(name: str, value: Any) -> str:
         return f"{value:.1%}"
     if name == "decide_us_per_command":
         return f"{value:.1f}"
+    if name == "llm_seconds":
+        return f"{value:.2f}"
     return f"{value:,}"
 
 

@@ -1,4 +1,4 @@
-"""Policies named by import path: ``policy = "mypkg.mymodule:MyPolicy"`` in a scenario.
+"""Policies (and summarizers) named by import path: ``policy = "mypkg.mymodule:MyPolicy"``.
 
 A user's policy need not be registered: a scenario (or ``--set``) names its
 class by import path, and the class builds itself from the rest of the table
@@ -32,27 +32,38 @@ def import_path(cls: type) -> str:
 
 def policy_class(path: str, where: str) -> Any:
     """The policy class ``path`` names, or ``BadInput`` saying why there is none."""
-    module_name, _, qualname = path.partition(":")
-    if not module_name.strip() or not qualname.strip():
-        raise BadInput(f"{where}: policy {path!r} is not an import path like mypkg.module:Policy")
-    try:
-        module = _import(module_name)
-    except ImportError as error:
-        message = f"cannot import {module_name}: {error}"
-        raise Unimportable(f"{where}: policy {path!r}: {message}") from None
-    except Exception as error:
-        # A user's module may fail in any way while it loads; say so in one line.
-        message = f"importing {module_name} failed: {type(error).__name__}: {error}"
-        raise Unimportable(f"{where}: policy {path!r}: {message}") from None
-    found: Any = module
-    for part in qualname.split("."):
-        found = getattr(found, part, None)
-        if found is None:
-            raise Unimportable(f"{where}: policy {path!r}: {module_name} has no {qualname}")
+    found = imported(path, where, "policy", "mypkg.module:Policy")
     if not isinstance(found, type) or not callable(getattr(found, "from_params", None)):
         raise Unimportable(
             f"{where}: policy {path!r} is not a policy class with from_params(data, where)"
         )
+    return found
+
+
+def imported(
+    path: str, where: str, what: str = "policy", example: str = "mypkg.module:Name"
+) -> Any:
+    """What ``path`` (``module:Qualified.Name``) names, or ``Unimportable`` saying why nothing.
+
+    ``what`` (policy, summarizer) and ``example`` word the refusals.
+    """
+    module_name, _, qualname = path.partition(":")
+    if not module_name.strip() or not qualname.strip():
+        raise BadInput(f"{where}: {what} {path!r} is not an import path like {example}")
+    try:
+        module = _import(module_name)
+    except ImportError as error:
+        message = f"cannot import {module_name}: {error}"
+        raise Unimportable(f"{where}: {what} {path!r}: {message}") from None
+    except Exception as error:
+        # A user's module may fail in any way while it loads; say so in one line.
+        message = f"importing {module_name} failed: {type(error).__name__}: {error}"
+        raise Unimportable(f"{where}: {what} {path!r}: {message}") from None
+    found: Any = module
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+        if found is None:
+            raise Unimportable(f"{where}: {what} {path!r}: {module_name} has no {qualname}")
     return found
 
 

@@ -17,6 +17,11 @@ class Params:
         self._data = dict(data)
         self._where = where
 
+    @property
+    def where(self) -> str:
+        """The table's place, as errors name it (``scenario.toml: [compaction]``)."""
+        return self._where
+
     def integer(self, name: str, default: int | None = None, *, minimum: int) -> int:
         """An integer parameter of at least ``minimum``."""
         value = self._take(name, default)

@@ -20,7 +20,7 @@ import attrs
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
-from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
+from memtape.core.events import CompactionTriggered, Event, ModelCall, TurnAdded, WarmItem
 from memtape.core.state import State, Window
 from memtape.policies.params import Params
 from memtape.policies.promises import BUDGET, RECENT_VERBATIM
@@ -29,7 +29,8 @@ from memtape.policies.summarizers import (
     Summarizer,
     cap,
     name_of,
-    summarizer_named,
+    summarizer_from,
+    summarizer_params,
 )
 from memtape.policies.tokenizers import Tokenizer, WordCount
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
@@ -71,10 +72,7 @@ class RollingSummary:
         budget, tokenizer = shared_params(params)
         keep = params.integer("keep", 2, minimum=0)
         summary_tokens = params.integer("summary_tokens", budget // 4, minimum=0)
-        try:
-            summarizer = summarizer_named(params.text("summarizer", SalientTexts.name))
-        except BadInput as error:
-            raise params.error("summarizer", str(error)) from None
+        summarizer = summarizer_from(params)
         params.done()
         return cls(budget, keep, summary_tokens, summarizer, tokenizer)
 
@@ -101,7 +99,7 @@ class RollingSummary:
             "budget": self.budget,
             "keep": self.keep,
             "summary_tokens": self.summary_tokens,
-            "summarizer": name_of(self.summarizer),
+            **summarizer_params(self.summarizer),
             "tokenizer": self.tokenizer.name,
         }
 
@@ -120,6 +118,10 @@ class RollingSummary:
     ) -> CompactionTriggered:
         previous = " ".join(item.text for item in window.warm if item.text)
         written = self.summarizer(previous, folded, self.summary_tokens)
+        # A summarizer that asked a model (or a plug-in) says so: the call goes in the event.
+        asked = (written,) if isinstance(written, ModelCall) else ()
+        if isinstance(written, ModelCall):
+            written = written.output
         if not isinstance(written, str):
             raise BadInput(
                 f"the summarizer {name_of(self.summarizer)!r} returned {written!r}, not a string"
@@ -139,4 +141,5 @@ class RollingSummary:
             len(window.warm) + len(passing),
             window.gist,
             window.gist_tokens,
+            asked,
         )

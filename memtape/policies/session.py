@@ -28,18 +28,23 @@ from memtape.core.events import ClockAdvanced, CompactionTriggered, Consolidated
 from memtape.core.logs import debug_enabled, get_logger
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State
+from memtape.llm.config import ModelConfig
+from memtape.policies.building import Building, building
 from memtape.policies.cache import FirstInFirstOut, LeastFrequentlyUsed, LeastRecentlyUsed
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.generative_agents import GenerativeAgents
 from memtape.policies.imports import import_path, is_import_path, policy_class
+from memtape.policies.llm_consolidation import LlmConsolidation
 from memtape.policies.memorybank import MemoryBank
+from memtape.policies.model_settings import model_config
 from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
 from memtape.policies.recorded import RecordedCompaction
 from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.sliding_window import SlidingWindow
+from memtape.policies.summarizers import SUMMARIZER_PARAMS
 from memtape.policies.tool_clearing import ClearToolResults
 from memtape.policies.unimported import STAND_INS, Unimported
 from memtape.reducers import evolve, fold
@@ -70,7 +75,9 @@ FORGETTING: dict[str, Any] = {
 }
 """Forgetting policies by name."""
 
-CONSOLIDATION: dict[str, Any] = {RuleConsolidation.name: RuleConsolidation}
+CONSOLIDATION: dict[str, Any] = {
+    policy.name: policy for policy in (RuleConsolidation, LlmConsolidation)
+}
 """Consolidation policies by name."""
 
 AXES = {"compaction": COMPACTION, "forgetting": FORGETTING, "consolidation": CONSOLIDATION}
@@ -83,6 +90,9 @@ SHARED: dict[str, tuple[str, ...]] = {
 }
 """The parameters every policy of an axis takes: they carry over when ``--set`` changes
 the policy (``compaction.policy=sliding-window``), and the others fall back to defaults."""
+
+LLM = "llm"
+"""The table beside the axes' that says which model a policy asks (``memtape.llm.config``)."""
 
 AXIS_OF: dict[type[Command], str | None] = {
     AddTurn: "compaction",
@@ -102,11 +112,16 @@ P = TypeVar("P")
 
 @attrs.frozen
 class Policies:
-    """One policy per axis (any may be absent) and the routing of commands to them."""
+    """One policy per axis (any may be absent), the model they may ask (``llm``), and the
+    routing of commands to them."""
 
     compaction: CompactionPolicy | None = None
     forgetting: ForgettingPolicy | None = None
     consolidation: ConsolidationPolicy | None = None
+    llm: ModelConfig | None = None
+    imports: bool = attrs.field(default=True, eq=False, kw_only=True)
+    """Whether names given by import path were imported (False: read from a run file, and
+    stood in for); ``with_settings`` builds the changed policies the same way."""
 
     def __attrs_post_init__(self) -> None:
         needs_store = self.consolidation is not None and self.consolidation.makes_semantic_facts()
@@ -117,15 +132,31 @@ class Policies:
     def from_params(
         cls, tables: Mapping[str, Any], where: str = "policies", *, imports: bool = True
     ) -> "Policies":
-        """Build the policies from ``{"compaction": {"policy": NAME, ...}, ...}``.
+        """Build the policies from ``{"compaction": {"policy": NAME, ...}, ...}``, and the
+        model they may ask from an ``"llm"`` table (``{"model": NAME, ...}``).
 
         A policy named by import path is imported, unless ``imports`` is false
         (a run file's header, which is data): then a stand-in that knows only
-        its table takes its place (``memtape.policies.unimported``).
+        its table takes its place (``memtape.policies.unimported``); so does a
+        summarizer named by import path (``memtape.policies.summarizers``).
         """
-        unknown = set(tables) - set(AXES)
+        unknown = set(tables) - {*AXES, LLM}
         if unknown:
             raise BadInput(f"{where}: unknown section(s) {', '.join(sorted(unknown))}")
+        llm = tables.get(LLM)
+        if llm is not None and not isinstance(llm, Mapping):
+            raise BadInput(f"{where}: [{LLM}] must be a table")
+        config = None if llm is None else model_config(llm, f"{where}: [{LLM}]", strict=imports)
+        with building(Building(config, imports)):
+            built = cls._axes(tables, where, imports=imports)
+        try:
+            return cls(**built, llm=config, imports=imports)
+        except BadInput as error:
+            raise BadInput(f"{where}: {error}") from None
+
+    @classmethod
+    def _axes(cls, tables: Mapping[str, Any], where: str, *, imports: bool) -> dict[str, Any]:
+        """Each axis's policy, built from its table."""
         built: dict[str, Any] = {}
         for axis, known in AXES.items():
             table = tables.get(axis)
@@ -146,10 +177,7 @@ class Policies:
                 names = ", ".join(sorted(known))
                 raise BadInput(f"{where}: [{axis}] policy must be one of {names}, got {name!r}")
             built[axis] = policy.from_params(params, f"{where}: [{axis}]")
-        try:
-            return cls(**built)
-        except BadInput as error:
-            raise BadInput(f"{where}: {error}") from None
+        return built
 
     def unimported(self) -> tuple[str, ...]:
         """The import paths of the policies only stood in for (a run read as data)."""
@@ -178,6 +206,8 @@ class Policies:
             if AXES[axis].get(getattr(policy, "name", "")) is not type(policy):
                 table["policy"] = import_path(type(policy))
             tables[axis] = table
+        if self.llm is not None:
+            tables[LLM] = self.llm.table()
         return tables
 
     def with_settings(self, settings: Iterable[str]) -> "Policies":
@@ -186,6 +216,9 @@ class Policies:
         A value is read as a TOML value (``60``, ``4.5``, ``true``, ``"words"``), or
         as a plain string when it is not one; ``AXIS.policy=NAME`` changes the policy,
         which keeps the axis's shared parameters (``SHARED``) and defaults the rest.
+        ``AXIS.summarizer=NAME`` drops the old summarizer's own parameters (its prompt).
+        ``llm.PARAM=VALUE`` changes the model asked (``llm.model=gpt-4o-mini``), and
+        makes an ``[llm]`` table if there was none.
         """
         tables = self.params()
         for setting in settings:
@@ -195,15 +228,24 @@ class Policies:
                 raise BadInput(
                     f"--set {setting!r}: write AXIS.PARAM=VALUE, e.g. compaction.budget=60"
                 )
+            if axis == LLM:
+                tables.setdefault(LLM, {})[param] = _value(raw.strip())
+                continue
             if axis not in AXES:
-                raise BadInput(f"--set {setting!r}: no axis {axis!r} (axes: {', '.join(AXES)})")
+                raise BadInput(
+                    f"--set {setting!r}: no axis {axis!r} (axes: {', '.join(AXES)}; "
+                    f"and {LLM} for the model)"
+                )
             if axis not in tables:
                 raise BadInput(f"--set {setting!r}: this scenario has no [{axis}] policy")
             value = _value(raw.strip())
             if param == "policy" and value != tables[axis].get("policy"):
                 tables[axis] = {k: v for k, v in tables[axis].items() if k in SHARED[axis]}
+            if param == "summarizer" and value != tables[axis].get("summarizer"):
+                for own in SUMMARIZER_PARAMS:
+                    tables[axis].pop(own, None)
             tables[axis][param] = value
-        return Policies.from_params(tables, "--set")
+        return Policies.from_params(tables, "--set", imports=self.imports)
 
     def decide(self, state: State, command: Command) -> tuple[Event, ...]:
         """The events that honour ``command`` in ``state``, or ``Rejected`` saying why not."""

@@ -15,6 +15,7 @@ from memtape.core.events import (
     Evicted,
     FactRead,
     FactWritten,
+    ModelCall,
     Queried,
     Superseded,
     TurnAdded,
@@ -76,9 +77,10 @@ def summarize(event: Event, before: State, after: State) -> str:
         case CompactionTriggered():
             warm = _numbers(item.turn for item in event.warm)
             cold = _numbers(after.window.cold[len(before.window.cold) :])
+            asked = "".join(f"; {_asked(call)}" for call in event.asked)
             return (
                 f"compaction over budget {event.budget}: hot keeps {_numbers(event.hot)}; "
-                f"warm gets {warm}; dropped {_numbers(event.dropped)}; pushed cold {cold}"
+                f"warm gets {warm}; dropped {_numbers(event.dropped)}; pushed cold {cold}{asked}"
             )
         case ClockAdvanced(to=to):
             return f"clock moves from t={before.clock:g} to t={to:g}"
@@ -99,9 +101,10 @@ def summarize(event: Event, before: State, after: State) -> str:
         case EpisodeRecorded(id=episode_id):
             return f"episode {episode_id} recorded"
         case Consolidated(episodes=episodes, semantic=semantic, procedural=procedural):
+            asked = "".join(f"; {_asked(call)}" for call in event.asked)
             return (
                 f"consolidation consumed {len(episodes)} episode(s): "
-                f"{len(semantic)} semantic fact(s), {len(procedural)} procedural rule(s)"
+                f"{len(semantic)} semantic fact(s), {len(procedural)} procedural rule(s){asked}"
             )
     raise TypeError(f"no summary for {type(event).__name__}")
 
@@ -117,6 +120,15 @@ def describe_query(event: Queried, after: State) -> str:
         for i, score in zip(event.results, event.scores, strict=True)
     )
     return f"{asked}, top {event.k}: {found or 'nothing active'}"
+
+
+def _asked(call: ModelCall) -> str:
+    """A model call in a few words: which model, its tokens and time, and whether cached."""
+    cached = ", cached" if call.cached else ""
+    return (
+        f"asked {call.model} ({call.prompt_tokens}+{call.completion_tokens} tokens, "
+        f"{call.seconds:.2f} s{cached})"
+    )
 
 
 def _numbers(values: Any) -> str:

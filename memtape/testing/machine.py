@@ -182,13 +182,15 @@ class PolicyMachine(RuleBasedStateMachine):
 
     Set ``policy`` (a class, ``"mypkg.module:Policy"`` or a registered name);
     ``axis`` when the policy does not say; ``params``, any parameters besides
-    the budget (compaction) or capacity (forgetting) the kit draws; and
-    ``counterexamples``, the directory a counterexample is saved in.
+    the budget (compaction) or capacity (forgetting) the kit draws; ``llm``,
+    the ``[llm]`` table of a policy that asks a model (``{"model": ..., "base_url":
+    ...}``); and ``counterexamples``, the directory a counterexample is saved in.
     """
 
     policy: ClassVar[Any] = None
     axis: ClassVar[str | None] = None
     params: ClassVar[Mapping[str, Any]] = {}
+    llm: ClassVar[Mapping[str, Any] | None] = None
     counterexamples: ClassVar[Path | str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -220,6 +222,8 @@ class PolicyMachine(RuleBasedStateMachine):
             table["capacity"] = capacity
         table.update(type(self).params)
         tables = {self.served: table}
+        if type(self).llm is not None:
+            tables["llm"] = dict(type(self).llm or {})
         if self.served == "consolidation":
             tables["forgetting"] = {"policy": COMPANION_FORGETTING, "capacity": capacity}
         return tables

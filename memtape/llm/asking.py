@@ -1,0 +1,62 @@
+"""One model call, through the cache: what a policy's question does when it is asked live."""
+
+import hashlib
+from collections.abc import Mapping, Sequence
+
+from memtape.core.events import ModelCall
+from memtape.llm.cache import cache_in_force, cache_key
+from memtape.llm.client import chat
+from memtape.llm.config import ModelConfig
+
+PROMPT_HASH_HEX = 32
+"""How many hex digits of a prompt's SHA-256 a record keeps: enough to tell prompts apart,
+short enough for a lean log line."""
+
+
+def prompt_hash(prompt: str) -> str:
+    """The hash a ``ModelCall`` records for ``prompt``: the first hex digits of its SHA-256."""
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:PROMPT_HASH_HEX]
+
+
+def ask(
+    config: ModelConfig,
+    messages: Sequence[Mapping[str, str]],
+    prompt: str,
+    *,
+    json_object: bool = False,
+) -> ModelCall:
+    """Ask ``config``'s model ``messages`` (whose hash is ``prompt``), or answer from the cache;
+    ``json_object`` asks for a JSON object (``memtape.llm.client.chat``).
+
+    An answer from the cache is recorded as ``cached`` with the seconds the
+    model took when it was asked, so that runs made from a warm cache are
+    the same bytes.
+    """
+    cache = cache_in_force()
+    parameters = config.parameters()
+    if json_object:
+        parameters["response_format"] = "json_object"
+    key = cache_key(config.server(), config.model, messages, parameters)
+    stored = None if cache is None else cache.get(key)
+    if stored is not None:
+        return ModelCall(
+            stored.output,
+            config.model,
+            prompt,
+            stored.prompt_tokens,
+            stored.completion_tokens,
+            stored.seconds,
+            True,
+        )
+    reply = chat(config, messages, json_object=json_object)
+    if cache is not None:
+        cache.put(key, reply.stored())
+    return ModelCall(
+        reply.output,
+        config.model,
+        prompt,
+        reply.prompt_tokens,
+        reply.completion_tokens,
+        reply.seconds,
+        False,
+    )
