@@ -204,7 +204,7 @@ class TestSpecialFiles:
 class TestInterruptedRun:
     """``memtape run`` of a long scenario, sent SIGTERM while it writes its run file."""
 
-    ATTEMPTS = 5
+    ATTEMPTS = 20
     """Runs to try; each catches the write in progress unless the machine stalls the test."""
 
     def _run_until_writing(self, command: list[str], directory: Path) -> tuple[int, bool]:
