@@ -53,13 +53,16 @@ def atomic_file(path: Path) -> Iterator[BinaryIO]:
     directory = check_writable(path)
     remove_stale(path)
     with _signals_raise():
-        temporary: Path | None = None
+        # Named before it exists: a signal that lands while it is being created (the
+        # moment a watcher first sees it) still finds it to remove.
+        name = directory / temporary_name(path, os.getpid(), secrets.token_hex(4))
+        temporary: Path | None = name
         try:
-            temporary, handle = _create(path, directory)
+            handle = _create(name)
             with os.fdopen(handle, "wb") as file:
                 os.fchmod(handle, MODE)
                 yield file
-            os.replace(temporary, path)
+            os.replace(name, path)
             temporary = None
         except OSError as error:
             raise BadInput(f"{path}: cannot write it: {error.strerror or error}") from None
@@ -125,10 +128,9 @@ def _running(pid: int) -> bool:
     return True
 
 
-def _create(path: Path, directory: Path) -> tuple[Path, int]:
-    """A new temporary file for ``path`` in ``directory``: its path and open descriptor."""
-    name = directory / temporary_name(path, os.getpid(), secrets.token_hex(4))
-    return name, os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, MODE)
+def _create(name: Path) -> int:
+    """The open descriptor of a new temporary file called ``name``."""
+    return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, MODE)
 
 
 def _raise_exit(signum: int, frame: FrameType | None) -> None:
