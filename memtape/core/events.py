@@ -36,7 +36,8 @@ class TurnAdded:
 
 @attrs.frozen
 class WarmItem:
-    """What a turn became in the WARM tier: a stand-in text and its tokens."""
+    """A turn's stand-in, a text and its tokens: what it became in the WARM tier, or the
+    text a HOT turn now reads in place of its own (a cleared tool result)."""
 
     turn: int
     text: str
@@ -51,9 +52,12 @@ class CompactionTriggered:
     the given warm items (appended after the existing ones), those in
     ``dropped`` are dropped. Then the ``cold`` oldest warm items go COLD, and
     the COLD gist becomes ``gist`` (``""`` and 0 tokens while nothing is cold).
+    Each of ``cleared`` names a turn that stays HOT, in its place, reading
+    the item's text at the item's tokens from now on (a tool result cleared
+    in place; version 2, a version-1 compaction clears none).
     """
 
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     budget: int
     hot: tuple[int, ...]
     warm: tuple[WarmItem, ...]
@@ -61,6 +65,7 @@ class CompactionTriggered:
     cold: int
     gist: str
     gist_tokens: int
+    cleared: tuple[WarmItem, ...] = ()
 
 
 @attrs.frozen

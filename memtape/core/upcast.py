@@ -42,7 +42,15 @@ def _turn_added_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "calls": [], "answers": [], "pinned": False}
 
 
-UPCASTERS: Upcasters = {("TurnAdded", 1): _turn_added_v1_v2}
+def _compaction_triggered_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 compaction cleared no turn in place."""
+    return {**data, "cleared": []}
+
+
+UPCASTERS: Upcasters = {
+    ("TurnAdded", 1): _turn_added_v1_v2,
+    ("CompactionTriggered", 1): _compaction_triggered_v1_v2,
+}
 """The upcasters memtape ships, by (event type, the version each starts from)."""
 
 _in_force: ContextVar[Upcasters] = ContextVar("upcasters", default=UPCASTERS)
