@@ -55,9 +55,9 @@ class Window(NamedTuple):
     step ever re-counts the window. ``waiting`` maps each tool-call id that a
     turn called and no turn has answered yet to the number of the turn that
     called it, wherever that turn now is (it is what an arriving turn may
-    answer); ``unit_start`` is the first turn of the newest turn's unit (a
-    turn that arrives while a call waits joins the unit it waits in; see
-    ``memtape.policies.units``); ``cleared`` lists, in order, the HOT turns
+    answer); ``unit_length`` is how many turns the newest turn's unit spans,
+    the newest included (a turn that arrives while a call waits joins the
+    unit it waits in; see ``memtape.policies.units``); ``cleared`` lists, in order, the HOT turns
     whose text was cleared in place (a tool result now read as a placeholder).
     """
 
@@ -70,7 +70,7 @@ class Window(NamedTuple):
     tokens: int
     turns: int
     waiting: Map[str, int] = Map()
-    unit_start: int = 0
+    unit_length: int = 1
     cleared: Seq[int] = Seq()
 
     def tier_of(self, turn: int) -> Tier | None:
@@ -162,7 +162,7 @@ EMPTY_WINDOW = Window(
     tokens=0,
     turns=0,
     waiting=Map(),
-    unit_start=0,
+    unit_length=1,
     cleared=Seq(),
 )
 """The window before any turn."""

@@ -31,7 +31,7 @@ from memtape.policies.params import Params
 from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.tokenizers import Tokenizer, WordCount
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
-from memtape.policies.units import newest_with
+from memtape.policies.units import newest, newest_with
 
 TOOL = "tool"
 """The role of a tool result."""
@@ -82,7 +82,7 @@ class ClearToolResults:
     def floor(self, window: Window) -> int:
         """The least this policy may keep: the window with every clearable result cleared."""
         cost = self.tokenizer.count(self.placeholder)
-        clearable = self._clearable(window.hot, window.unit_start, cost)
+        clearable = self._clearable(window.hot, newest(window).start, cost)
         return window.tokens - sum(t.tokens - cost for t in clearable)
 
     def params(self) -> dict[str, Any]:

@@ -10,7 +10,7 @@ stays with it until the result is in), and a turn that calls and answers
 nothing while nothing waits is a unit of one: in a conversation without
 tool calls every unit is a single turn, and every policy does what it did
 before units. The window knows where the newest turn's unit starts
-(``Window.unit_start``) and whether it is open (``Window.waiting``); older
+(``Window.unit_length``) and whether it is open (``Window.waiting``); older
 units are read from HOT, walking it only as far as needed.
 
 The compaction policies keep or remove whole units only, which keeps HOT
@@ -62,13 +62,13 @@ class Newest(NamedTuple):
 
 def newest(window: Window) -> Newest:
     """The newest unit of ``window``."""
-    return Newest(window.unit_start, bool(window.waiting))
+    return Newest(window.turns - window.unit_length + 1, bool(window.waiting))
 
 
 def newest_with(window: Window, turn: TurnAdded) -> Newest:
     """The newest unit once ``turn`` (validated by ``arriving``) has joined ``window``."""
     waiting = window.waiting
-    start = window.unit_start if waiting else turn.turn
+    start = window.turns - window.unit_length + 1 if waiting else turn.turn
     # Every id a turn answers is waiting (``structure_error``), so calls still wait
     # after it when it makes some, or answers fewer than wait.
     return Newest(start, bool(turn.calls) or len(waiting) > len(turn.answers))

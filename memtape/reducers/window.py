@@ -42,7 +42,7 @@ def turn_added(window: Window, event: TurnAdded) -> Window:
         window.tokens + event.tokens,
         window.turns + 1,
         _waiting_after(window.waiting, event) if event.calls or event.answers else window.waiting,
-        window.unit_start if window.waiting else event.turn,
+        window.unit_length + 1 if window.waiting else 1,
         window.cleared,
     )
 
@@ -72,7 +72,7 @@ def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
         window.turns,
         event,
         waiting=window.waiting,
-        unit_start=window.unit_start,
+        unit_length=window.unit_length,
     )
 
 
@@ -94,7 +94,7 @@ def turn_then_compaction(
         window.turns + 1,
         compaction,
         waiting=waiting,
-        unit_start=window.unit_start if window.waiting else turn.turn,
+        unit_length=window.unit_length + 1 if window.waiting else 1,
     )
 
 
@@ -113,7 +113,7 @@ def _compact(
     event: CompactionTriggered,
     *,
     waiting: Map[str, int],
-    unit_start: int,
+    unit_length: int,
 ) -> Window:
     # For the few turns a tiered policy keeps, a tuple is the quicker lookup; a long
     # HOT (a sliding window keeps all it can) needs a set, or a step costs HOT squared.
@@ -167,7 +167,7 @@ def _compact(
         tokens + event.gist_tokens - window.gist_tokens,
         turns,
         waiting,
-        unit_start,
+        unit_length,
         cleared,
     )
 
