@@ -228,13 +228,17 @@ def check_hot(
                 message += f" and the pinned {held}"
             violations.append(Violation(at, "hot", message))
     else:
+        # The newest turns in order, and before them only pinned units.
+        start = len(numbers)
+        while start and numbers[start - 1] == window.turns - (len(numbers) - start):
+            start -= 1
+        tail = len(numbers) - start
         holding = set(held)
-        rest = [n for n in numbers if n not in holding]
-        newest_turns = list(range(window.turns - len(rest) + 1, window.turns + 1))
-        if rest != newest_turns or len(rest) < least:
+        if any(n not in holding for n in numbers[:start]) or tail < least:
+            pinned_before = sum(n in holding for n in numbers[:start])
             message = (
-                f"HOT holds turns {numbers}, not the newest {max(least, len(rest))} "
-                f"of {window.turns} in order"
+                f"HOT holds turns {numbers}, not the newest "
+                f"{max(least, len(numbers) - pinned_before)} of {window.turns} in order"
             )
             if held:
                 message += f" beside the pinned {held}"

@@ -6,12 +6,12 @@ and nothing else is touched, so the window may stay over budget once the
 conversation itself outgrows it. A result no longer than the placeholder is
 left as it is, since replacing it would save nothing.
 
-A result that answers a call is cleared in place, as context editing leaves
-a request: it stays HOT beside its call, reading the placeholder (the
-compaction's ``cleared``), so HOT stays well formed. A tool turn that answers
-no call has nothing in the request pointing at it, and is cleared as it
-always was: to a WARM item whose text is the placeholder, under its own turn
-number. A pinned result is never cleared; nor, keeping at least one result,
+A result that answers a call (or a tool turn that makes one) is cleared in
+place, as context editing leaves a request: it stays HOT beside its call,
+reading the placeholder (the compaction's ``cleared``), so HOT stays well
+formed. A tool turn that calls and answers nothing has nothing in the
+request pointing at it, and is cleared as it always was: to a WARM item
+whose text is the placeholder, under its own turn number. A pinned result is never cleared; nor, keeping at least one result,
 is one in the newest turn's unit (``memtape.policies.units``), which stays
 verbatim.
 """
@@ -105,8 +105,8 @@ class ClearToolResults:
         found = self._since_last_clearing(window, turn, cost)
         if not found:
             return (turn,)
-        warm = tuple(WarmItem(t.turn, self.placeholder, cost) for t in found if not t.answers)
-        cleared = tuple(WarmItem(t.turn, self.placeholder, cost) for t in found if t.answers)
+        warm = tuple(WarmItem(t.turn, self.placeholder, cost) for t in found if _plain(t))
+        cleared = tuple(WarmItem(t.turn, self.placeholder, cost) for t in found if not _plain(t))
         if warm:
             gone = {item.turn for item in warm}
             staying = tuple(t.turn for t in (*window.hot, turn) if t.turn not in gone)
@@ -153,3 +153,8 @@ class ClearToolResults:
                 found.append(candidate)
         found.reverse()
         return found
+
+
+def _plain(turn: TurnAdded) -> bool:
+    """Whether a tool turn calls and answers nothing, so nothing in a request points at it."""
+    return not turn.calls and not turn.answers
