@@ -47,8 +47,10 @@ from memtape.policies.promises import (
     BUDGET,
     CAPACITY,
     EVICTS_WEAKEST,
+    PINNED,
     RECENT_VERBATIM,
     SUPERSEDES,
+    WELL_FORMED,
 )
 from memtape.policies.protocols import (
     CompactionPolicy,
@@ -57,6 +59,8 @@ from memtape.policies.protocols import (
     is_verbatim,
 )
 from memtape.policies.session import Policies
+from memtape.policies.turns import structure_error
+from memtape.policies.units import newest, recent_start, units
 from memtape.reducers import evolve, fold
 
 _STORE_EVENTS = (FactWritten, FactRead, Queried, Superseded, Evicted)
@@ -150,24 +154,43 @@ def check_budget(window: Window, budget: int, *, floor: int, at: int) -> list[Vi
 
 
 def check_verbatim(
-    window: Window, verbatim: int, turns: Mapping[int, TurnAdded], *, at: int
+    window: Window,
+    verbatim: int,
+    turns: Mapping[int, TurnAdded],
+    *,
+    at: int,
+    fresh: int | None = None,
 ) -> list[Violation]:
-    """HOT ends with the last ``verbatim`` turns (all of them while fewer arrived), exactly as
-    they arrived; what HOT holds before those is the policy's business.
+    """HOT ends with the last ``verbatim`` turns (all of them while fewer arrived) and the
+    rest of their units (``memtape.policies.units``), exactly as they arrived; what HOT
+    holds before those is the policy's business.
 
-    ``turns`` maps (at least) those newest turns to the ``TurnAdded`` events
-    that brought them.
+    ``turns`` maps (at least) those turns to the ``TurnAdded`` events that
+    brought them. ``fresh``, when given, says that HOT only gained its newest
+    ``fresh`` turns since this held: only they are compared with how they
+    arrived (the unit they extend is still checked whole for its turns).
     """
     least = min(verbatim, window.turns)
     if not least:
         return []
+    hot = window.hot
     expected = list(range(window.turns - least + 1, window.turns + 1))
-    tail = window.hot[-least:]
+    tail = hot[-least:]
     if [t.turn for t in tail] != expected:
-        numbers = [t.turn for t in window.hot]
+        numbers = [t.turn for t in hot]
         message = f"HOT holds turns {numbers}, which do not end with the last {least} {expected}"
         return [Violation(at, "recent-verbatim", message)]
-    for turn in tail:
+    start = recent_start(hot, newest(window), least)
+    first = hot[start].turn
+    if window.turns - first + 1 != len(hot) - start:
+        numbers = [t.turn for t in hot[start:]]
+        message = (
+            f"HOT holds turns {numbers} of the unit(s) of the last {least}, "
+            f"not every turn from {first} to {window.turns}"
+        )
+        return [Violation(at, "recent-verbatim", message)]
+    compared = hot[start:] if fresh is None else hot[max(start, len(hot) - fresh) :]
+    for turn in compared:
         if turns.get(turn.turn) != turn:
             message = f"turn {turn.turn} in HOT is not verbatim the turn that arrived"
             return [Violation(at, "recent-verbatim", message)]
@@ -182,30 +205,104 @@ def check_hot(
     compacted: bool,
     at: int,
 ) -> list[Violation]:
-    """HOT holds the newest turns verbatim: at least the last ``hot_n``, only those if compacted.
+    """HOT holds the newest turns verbatim: at least the last ``hot_n`` with the rest of their
+    units, only those if compacted; besides them, only pinned turns with their units.
 
     ``turns`` maps (at least) the turns in HOT to the ``TurnAdded`` events
     that brought them.
     """
-    numbers = [t.turn for t in window.hot]
+    hot = window.hot
+    numbers = [t.turn for t in hot]
     least = min(hot_n, window.turns)
-    newest = list(range(window.turns - len(numbers) + 1, window.turns + 1))
+    last = newest(window)
+    recent = recent_start(hot, last, least)
+    held = [t.turn for unit in units(hot[:recent], last) if unit.pinned for t in unit.turns]
     violations: list[Violation] = []
     if compacted:
-        if numbers != list(range(window.turns - least + 1, window.turns + 1)):
-            message = f"after a compaction HOT holds turns {numbers}, not the last {least}"
+        first = hot[recent].turn if recent < len(hot) else window.turns + 1
+        expected = [*held, *range(first, window.turns + 1)]
+        if numbers != expected:
+            tail = expected[len(held) :]
+            kept = f"the last {least}"
+            if len(tail) != least:
+                kept += f" with the rest of their units, {tail}"
+            message = f"after a compaction HOT holds turns {numbers}, not {kept}"
+            if held:
+                message += f" and the pinned {held}"
             violations.append(Violation(at, "hot", message))
-    elif numbers != newest or len(numbers) < least:
-        message = (
-            f"HOT holds turns {numbers}, not the newest {max(least, len(numbers))} "
-            f"of {window.turns} in order"
-        )
-        violations.append(Violation(at, "hot", message))
-    for turn in window.hot:
+    else:
+        # The newest turns in order, and before them only pinned units.
+        start = len(numbers)
+        while start and numbers[start - 1] == window.turns - (len(numbers) - start):
+            start -= 1
+        newest = len(numbers) - start
+        holding = set(held)
+        if any(n not in holding for n in numbers[:start]) or newest < least:
+            pinned_before = sum(n in holding for n in numbers[:start])
+            message = (
+                f"HOT holds turns {numbers}, not the newest "
+                f"{max(least, len(numbers) - pinned_before)} of {window.turns} in order"
+            )
+            if held:
+                message += f" beside the pinned {held}"
+            violations.append(Violation(at, "hot", message))
+    for turn in hot:
         if turns.get(turn.turn) != turn:
             message = f"turn {turn.turn} in HOT is not verbatim the turn that arrived"
             violations.append(Violation(at, "hot", message))
     return violations
+
+
+def check_well_formed(window: Window, *, at: int) -> list[Violation]:
+    """HOT is a request the major APIs accept: every id a HOT turn answers was called by an
+    earlier HOT turn, and every HOT call that has been answered has its answer HOT.
+
+    Whether a call has been answered is the window's to say (``waiting`` holds
+    the calls still waiting); the first violation in HOT's order is reported.
+    Its cost is the size of HOT: ``StepChecker`` checks the turns that moved at
+    each step instead, and ``check_run`` this at its checkpoints.
+    """
+    calling: dict[str, int] = {}
+    for turn in window.hot:
+        for answered in turn.answers:
+            if calling.pop(answered, None) is None:
+                message = f"turn {turn.turn} answers {answered!r}, whose call is not HOT"
+                return [Violation(at, "well-formed", message)]
+        for called in turn.calls:
+            calling[called] = turn.turn
+    for called, caller in calling.items():
+        if window.waiting.get(called) != caller:
+            message = f"turn {caller} calls {called!r}, whose result has left HOT"
+            return [Violation(at, "well-formed", message)]
+    return []
+
+
+def check_pinned(window: Window, pinned: Mapping[int, TurnAdded], *, at: int) -> list[Violation]:
+    """Every pinned turn so far (``pinned``: their numbers to the ``TurnAdded`` events that
+    brought them) is HOT, exactly as it arrived: never dropped, folded or cleared."""
+    if not pinned:
+        return []
+    held = {turn.turn: turn for turn in window.hot}
+    return _unpinned(window, pinned, held, at)
+
+
+def _unpinned(
+    window: Window,
+    pinned: Mapping[int, TurnAdded],
+    held: Mapping[int, TurnAdded],
+    at: int,
+) -> list[Violation]:
+    for number, arrived in sorted(pinned.items()):
+        now = held.get(number)
+        if now == arrived:
+            continue
+        if now is None:
+            tier = window.tier_of(number) or "gone"
+            message = f"pinned turn {number} is {tier.upper()} now, no longer HOT"
+        else:
+            message = f"pinned turn {number} is HOT but reads {now.text!r}, not as it arrived"
+        return [Violation(at, "pinned", message)]
+    return []
 
 
 # -- the store -------------------------------------------------------------------------------
@@ -435,9 +532,11 @@ def check_compaction(
     """What ``compaction`` promises of the window after a command that added a turn.
 
     BUDGET: within ``max(budget, floor(window))``; RECENT_VERBATIM: the last
-    ``verbatim`` turns HOT as they arrived. The seed's tiered policy is also
-    held to its own design: HOT exactly its last ``hot_n`` turns after a
-    compaction, and the gist.
+    ``verbatim`` turns HOT as they arrived, with their units. The seed's
+    tiered policy is also held to its own design: HOT exactly its last
+    ``hot_n`` turns (with their units, and the pinned turns) after a
+    compaction, and the gist. WELL_FORMED and PINNED, which follow each
+    turn's moves, are ``StepChecker``'s.
 
     ``arrived``, when given, is how many turns the command added to a window
     checked after the command before: without a compaction HOT only grew by
@@ -455,10 +554,10 @@ def check_compaction(
             violations.append(_unkept(compaction, BUDGET, "floor(window)", at))
     if RECENT_VERBATIM in promises:
         if is_verbatim(compaction):
-            verbatim = compaction.verbatim
+            verbatim, fresh = compaction.verbatim, None
             if arrived is not None and not compacted:
-                verbatim = min(verbatim, arrived)
-            violations.extend(check_verbatim(window, verbatim, turns, at=at))
+                verbatim = fresh = min(verbatim, arrived)
+            violations.extend(check_verbatim(window, verbatim, turns, at=at, fresh=fresh))
         else:
             violations.append(_unkept(compaction, RECENT_VERBATIM, "verbatim (an int)", at))
     if isinstance(compaction, TieredCompaction):
@@ -487,6 +586,58 @@ def _unkept(policy: object, promise: str, member: str, at: int) -> Violation:
     return Violation(at, "promise", message)
 
 
+class _Links:
+    """The call/answer pairs among the turns so far, for WELL_FORMED step by step.
+
+    A turn's answer pairs with the latest call of the same id not answered
+    yet; each HOT turn keeps its partners until it leaves HOT, so the memory
+    is that of HOT.
+    """
+
+    def __init__(self) -> None:
+        self.calling: dict[str, int] = {}
+        self.partners: dict[int, list[tuple[int, str]]] = {}
+
+    def arrive(self, turn: TurnAdded) -> None:
+        """Pair ``turn``'s answers with their calls, and open its own calls."""
+        for answered in turn.answers:
+            caller = self.calling.pop(answered, None)
+            if caller is not None:
+                self.partners.setdefault(caller, []).append((turn.turn, answered))
+                self.partners.setdefault(turn.turn, []).append((caller, answered))
+        for called in turn.calls:
+            self.calling[called] = turn.turn
+
+    def arrived(self, turn: TurnAdded, hot: Mapping[int, object], *, at: int) -> list[Violation]:
+        """``turn`` arrived and is HOT: the calls it answers must be HOT."""
+        for caller, answered in self.partners.get(turn.turn, ()):
+            if caller < turn.turn and caller not in hot:
+                message = (
+                    f"turn {turn.turn} answers {answered!r}, whose call is not HOT "
+                    f"(turn {caller} made it)"
+                )
+                return [Violation(at, "well-formed", message)]
+        return []
+
+    def left(self, turn: int, hot: Mapping[int, object], *, at: int) -> list[Violation]:
+        """``turn`` left HOT: its calls' results and its answers' calls must have left too."""
+        for partner, id_ in self.partners.pop(turn, ()):
+            if partner not in hot:
+                continue
+            if partner > turn:
+                message = (
+                    f"turn {partner} answers {id_!r}, whose call is not HOT "
+                    f"(turn {turn} made it, and left)"
+                )
+            else:
+                message = (
+                    f"turn {partner} calls {id_!r}, whose result has left HOT "
+                    f"(turn {turn} carried it)"
+                )
+            return [Violation(at, "well-formed", message)]
+        return []
+
+
 class StepChecker:
     """The per-command checks of a run, fed one command's batch at a time.
 
@@ -494,11 +645,14 @@ class StepChecker:
     at the first event that does not fold), the codec round trip, the token
     total, for an eviction under EVICTS_WEAKEST, that the weakest fact
     went, and for a query, that it returned the top of the ranking. After a
-    command that added a turn: ``check_compaction``; after one that touched
-    the store: ``check_forgetting``. A batch costs what it changed, and the
-    size of the window while the window is short: the token total is counted
-    from the tiers after each event only while HOT and WARM hold at most
-    ``SHORT_HOT`` items (a ``none`` window keeps every turn), and
+    command that added a turn: ``check_compaction``, and under WELL_FORMED
+    that a recorded turn's structure was one the run allowed (``structure_error``)
+    and that the turns that arrived or left HOT did so with their partners;
+    under PINNED that a compaction moved no pinned turn. After one that
+    touched the store: ``check_forgetting``. A batch costs what it changed,
+    and the size of the window while the window is short: the token total is
+    counted from the tiers after each event only while HOT and WARM hold at
+    most ``SHORT_HOT`` items (a ``none`` window keeps every turn), and
     ``check_run`` counts it again at its checkpoints, with the checks that
     grow with the whole state.
     """
@@ -507,6 +661,9 @@ class StepChecker:
         self.state = initial
         self.broken = False
         self._hot: dict[int, TurnAdded] = {}
+        self._links = _Links()
+        self.pinned: dict[int, TurnAdded] = {}
+        """The pinned turns so far, by number, as they arrived."""
 
     def check(
         self,
@@ -520,9 +677,10 @@ class StepChecker:
         ``after_event(position, state)`` adds checks after each event."""
         compaction, forgetting = policies.compaction, policies.forgetting
         weakest = forgetting is not None and EVICTS_WEAKEST in forgetting.promises
+        promised = compaction.promises if compaction is not None else frozenset()
         violations: list[Violation] = []
         touched_window = touched_store = compacted = False
-        arrived = 0
+        arrivals: list[TurnAdded] = []
         state = self.state
         for position, event in enumerate(events, start=start + 1):
             try:
@@ -534,8 +692,15 @@ class StepChecker:
             violations.extend(check_codec(event, at=position))
             if isinstance(event, TurnAdded):
                 touched_window = True
-                arrived += 1
+                arrivals.append(event)
                 self._hot[event.turn] = event
+                if WELL_FORMED in promised:
+                    wrong = structure_error(state.window, event.calls, event.answers)
+                    if wrong is not None:
+                        violations.append(Violation(position, "well-formed", wrong))
+                self._links.arrive(event)
+                if event.pinned:
+                    self.pinned[event.turn] = event
             elif isinstance(event, CompactionTriggered):
                 compacted = True
             elif isinstance(event, _STORE_EVENTS):
@@ -556,14 +721,52 @@ class StepChecker:
         if touched_window and compaction is not None:
             violations.extend(
                 check_compaction(
-                    compaction, window, self._hot, compacted=compacted, at=end, arrived=arrived
+                    compaction,
+                    window,
+                    self._hot,
+                    compacted=compacted,
+                    at=end,
+                    arrived=len(arrivals),
                 )
             )
-        if compacted:
-            self._hot = {t.turn: self._hot[t.turn] for t in window.hot if t.turn in self._hot}
+        violations.extend(self._moves(window, arrivals, promised, compacted=compacted, at=end))
         if touched_store and forgetting is not None:
             violations.extend(check_forgetting(forgetting, state, at=end))
         return violations
+
+    def _moves(
+        self,
+        window: Window,
+        arrivals: Sequence[TurnAdded],
+        promised: frozenset[str],
+        *,
+        compacted: bool,
+        at: int,
+    ) -> list[Violation]:
+        """Follow HOT to ``window``; what the turns that arrived in it or left it break of
+        WELL_FORMED and PINNED, when promised."""
+        if not compacted:
+            if WELL_FORMED not in promised:
+                return []
+            return [
+                found for turn in arrivals for found in self._links.arrived(turn, self._hot, at=at)
+            ][:1]
+        now = {turn.turn: turn for turn in window.hot}
+        left = [number for number in self._hot if number not in now]
+        self._hot = {number: self._hot[number] for number in now if number in self._hot}
+        violations: list[Violation] = []
+        if WELL_FORMED in promised:
+            for turn in arrivals:
+                if turn.turn in now:
+                    violations.extend(self._links.arrived(turn, now, at=at))
+            for number in left:
+                violations.extend(self._links.left(number, now, at=at))
+        else:
+            for number in left:
+                self._links.partners.pop(number, None)
+        if PINNED in promised:
+            violations.extend(_unpinned(window, self.pinned, now, at))
+        return violations[:1]
 
 
 def check_run(
@@ -598,7 +801,7 @@ def check_run(
         if position != next_checkpoint:
             return []
         next_checkpoint, checked = 2 * position, position
-        return _checkpoint(run, state, position)
+        return _checkpoint(run, state, position, policies_at(position), checker.pinned)
 
     for step in range(1, run.steps + 1):
         start, end = run.batch(step)
@@ -611,20 +814,35 @@ def check_run(
             return sorted(found.values(), key=lambda v: v.position)
     state = checker.state
     for violation in [
-        *(_checkpoint(run, state, len(run)) if checked != len(run) else []),
+        *(
+            _checkpoint(run, state, len(run), policies_at(len(run)), checker.pinned)
+            if checked != len(run)
+            else []
+        ),
         *check_replay(state, run.state, at=len(run)),
     ]:
         found.setdefault(violation.invariant, violation)
     return sorted(found.values(), key=lambda v: v.position)
 
 
-def _checkpoint(run: Run, state: State, position: int) -> list[Violation]:
-    """The checks whose cost grows with the state, at one position."""
+def _checkpoint(
+    run: Run,
+    state: State,
+    position: int,
+    policies: Policies,
+    pinned: Mapping[int, TurnAdded],
+) -> list[Violation]:
+    """The checks whose cost grows with the state, at one position (the whole of HOT under
+    WELL_FORMED and PINNED when the compaction in force there promises them)."""
+    promised = policies.compaction.promises if policies.compaction is not None else frozenset()
+    window = state.window
     return [
         *check_replay(state, run.state_at(position), at=position),
-        *check_tiers(state.window, at=position),
-        *check_token_total(state.window, at=position),
+        *check_tiers(window, at=position),
+        *check_token_total(window, at=position),
         *check_status(state.store, at=position),
+        *(check_well_formed(window, at=position) if WELL_FORMED in promised else []),
+        *(check_pinned(window, pinned, at=position) if PINNED in promised else []),
     ]
 
 

@@ -670,8 +670,19 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         # The tiered gist only counts turns; the gist invariant reads it word for word.
         gist = event.gist if event.gist == gist_for(cold) else masks.text(event.gist)
         asked = _asked(event.asked, masks)
+        # A text read in place of a cleared result is the policy's placeholder, which the
+        # header's masking replaces too: masked alike, the copy clears to the same text.
+        cleared = tuple(WarmItem(i.turn, masks.text(i.text), i.tokens) for i in event.cleared)
         return CompactionTriggered(
-            event.budget, event.hot, warm, event.dropped, event.cold, gist, event.gist_tokens, asked
+            event.budget,
+            event.hot,
+            warm,
+            event.dropped,
+            event.cold,
+            gist,
+            event.gist_tokens,
+            asked,
+            cleared,
         )
     if isinstance(event, FactWritten):
         return FactWritten(

@@ -44,7 +44,8 @@ class TurnAdded:
 
 @attrs.frozen
 class WarmItem:
-    """What a turn became in the WARM tier: a stand-in text and its tokens."""
+    """A turn's stand-in, a text and its tokens: what it became in the WARM tier, or the
+    text a HOT turn now reads in place of its own (a cleared tool result)."""
 
     turn: int
     text: str
@@ -81,9 +82,12 @@ class CompactionTriggered:
     ``dropped`` are dropped. Then the ``cold`` oldest warm items go COLD, and
     the COLD gist becomes ``gist`` (``""`` and 0 tokens while nothing is cold).
 
-    ``asked`` holds each model call the decision made, in order (version 2;
-    a version-1 compaction asked none). The fold never reads it: the texts
-    it produced are in the warm items and the gist.
+    ``asked`` holds each model call the decision made, in order; the fold
+    never reads it: the texts it produced are in the warm items and the gist.
+    Each of ``cleared`` names a turn that stays HOT, in its place, reading
+    the item's text at the item's tokens from now on (a tool result cleared
+    in place). Both are version 2: a version-1 compaction asked no model and
+    cleared no turn in place.
     """
 
     VERSION: ClassVar[int] = 2
@@ -95,6 +99,7 @@ class CompactionTriggered:
     gist: str
     gist_tokens: int
     asked: tuple[ModelCall, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
+    cleared: tuple[WarmItem, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen

@@ -52,7 +52,13 @@ class Window(NamedTuple):
     """The context window the model sees: COLD gist, WARM items, HOT turns.
 
     ``tokens`` is kept as a running total of hot, warm and gist tokens, so no
-    step ever re-counts the window.
+    step ever re-counts the window. ``waiting`` maps each tool-call id that a
+    turn called and no turn has answered yet to the number of the turn that
+    called it, wherever that turn now is (it is what an arriving turn may
+    answer); ``unit_length`` is how many turns the newest turn's unit spans,
+    the newest included (a turn that arrives while a call waits joins the
+    unit it waits in; see ``memtape.policies.units``); ``cleared`` lists, in order, the HOT turns
+    whose text was cleared in place (a tool result now read as a placeholder).
     """
 
     hot: Hot
@@ -63,6 +69,9 @@ class Window(NamedTuple):
     dropped: Seq[int]
     tokens: int
     turns: int
+    waiting: Map[str, int] = Map()
+    unit_length: int = 1
+    cleared: Seq[int] = Seq()
 
     def tier_of(self, turn: int) -> Tier | None:
         """The tier that holds ``turn`` now, or None if it has not arrived yet."""
@@ -152,6 +161,9 @@ EMPTY_WINDOW = Window(
     dropped=Seq(),
     tokens=0,
     turns=0,
+    waiting=Map(),
+    unit_length=1,
+    cleared=Seq(),
 )
 """The window before any turn."""
 

@@ -43,8 +43,8 @@ def _turn_added_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _compaction_triggered_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
-    """A version-1 compaction asked no model."""
-    return {**data, "asked": []}
+    """A version-1 compaction asked no model and cleared no turn in place."""
+    return {**data, "asked": [], "cleared": []}
 
 
 def _consolidated_v1_v2(data: dict[str, Any]) -> dict[str, Any]:

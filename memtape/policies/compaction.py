@@ -10,9 +10,10 @@ from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
 from memtape.core.state import State, Window
 from memtape.policies.params import Params
-from memtape.policies.promises import BUDGET, RECENT_VERBATIM
+from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.tokenizers import Tokenizer, WordCount
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
+from memtape.policies.units import kept_tokens, newest_with, recent_start, units
 
 
 def gist_for(turns: int) -> str:
@@ -28,7 +29,10 @@ class TieredCompaction:
 
     A turn costs the tokens of ``"{role}: {text}"``; its WARM stand-in is the
     bare text. The window is over budget when its tokens are strictly greater
-    than the budget.
+    than the budget. It moves whole units (``memtape.policies.units``): the
+    last ``hot_n`` turns stay with the rest of their units, pinned turns with
+    theirs, and an older unit goes to WARM whole if any of its turns is
+    salient (a call with its results), or is dropped whole.
     """
 
     name: ClassVar[str] = "tiered"
@@ -51,18 +55,18 @@ class TieredCompaction:
 
     @property
     def promises(self) -> frozenset[str]:
-        """The budget bound and the last ``hot_n`` turns verbatim."""
-        return frozenset({BUDGET, RECENT_VERBATIM})
+        """The budget bound, the last ``hot_n`` turns verbatim, well-formed HOT, pinned turns."""
+        return frozenset({BUDGET, RECENT_VERBATIM, WELL_FORMED, PINNED})
 
     @property
     def verbatim(self) -> int:
-        """How many of the newest turns stay HOT verbatim."""
+        """How many of the newest turns stay HOT verbatim (with the rest of their units)."""
         return self.hot_n
 
     def floor(self, window: Window) -> int:
-        """The least this policy may keep: the last ``hot_n`` turns and the gist."""
-        kept = window.hot[-self.hot_n :] if self.hot_n else ()
-        return sum(turn.tokens for turn in kept) + window.gist_tokens
+        """The least this policy may keep: the last ``hot_n`` turns and the pinned turns,
+        each with the rest of its unit, and the gist."""
+        return kept_tokens(window, self.hot_n) + window.gist_tokens
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
@@ -84,24 +88,33 @@ class TieredCompaction:
 
     def _compact(self, window: Window, turn: TurnAdded, total: int) -> CompactionTriggered:
         count = self.tokenizer.count
-        hot = [*window.hot, turn]
-        split = len(hot) - self.hot_n if len(hot) > self.hot_n else 0
+        hot = (*window.hot, turn)
+        last = newest_with(window, turn)
+        recent = recent_start(hot, last, self.hot_n)
+        staying: list[int] = []
         warm: list[WarmItem] = []
         dropped: list[int] = []
         tokens = total
-        for old in hot[:split]:
-            tokens -= old.tokens
-            if old.salient:
-                item = WarmItem(old.turn, old.text, count(old.text))
-                warm.append(item)
-                tokens += item.tokens
-            else:
-                dropped.append(old.turn)
-        waiting = len(window.warm)
+        position = 0
+        for unit in units(hot, last):
+            position += len(unit.turns)
+            if position > recent or unit.pinned:
+                staying.extend(old.turn for old in unit.turns)
+                continue
+            salient = unit.salient
+            for old in unit.turns:
+                tokens -= old.tokens
+                if salient:
+                    item = WarmItem(old.turn, old.text, count(old.text))
+                    warm.append(item)
+                    tokens += item.tokens
+                else:
+                    dropped.append(old.turn)
+        waiting_items = len(window.warm)
         cold = 0
         gist, gist_tokens = window.gist, window.gist_tokens
-        while tokens > self.budget and cold < waiting + len(warm):
-            oldest = window.warm[cold] if cold < waiting else warm[cold - waiting]
+        while tokens > self.budget and cold < waiting_items + len(warm):
+            oldest = window.warm[cold] if cold < waiting_items else warm[cold - waiting_items]
             cold += 1
             gist = gist_for(len(window.cold) + cold)
             tokens -= oldest.tokens + gist_tokens
@@ -109,7 +122,7 @@ class TieredCompaction:
             tokens += gist_tokens
         return CompactionTriggered(
             self.budget,
-            tuple([old.turn for old in hot[split:]]),
+            tuple(staying),
             tuple(warm),
             tuple(dropped),
             cold,

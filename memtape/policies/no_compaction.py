@@ -10,7 +10,7 @@ from memtape.core.commands import AddTurn
 from memtape.core.events import Event
 from memtape.core.state import State
 from memtape.policies.params import MAX_INT
-from memtape.policies.promises import RECENT_VERBATIM
+from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.tokenizers import Tokenizer, WordCount
 from memtape.policies.turns import arriving, budget_only, budget_table, check_shared
 
@@ -33,8 +33,9 @@ class NoCompaction:
 
     @property
     def promises(self) -> frozenset[str]:
-        """Every turn verbatim; no budget bound, which is the point of the baseline."""
-        return frozenset({RECENT_VERBATIM})
+        """Every turn verbatim (so HOT is well formed and pinned turns stay); no budget bound,
+        which is the point of the baseline."""
+        return frozenset({RECENT_VERBATIM, WELL_FORMED, PINNED})
 
     @property
     def verbatim(self) -> int:

@@ -59,6 +59,13 @@ class Params:
             raise self.error(name, f"must be a string, got {value!r}")
         return value
 
+    def flag(self, name: str, default: bool) -> bool:
+        """A true-or-false parameter."""
+        value = self._data.pop(name, default)
+        if not isinstance(value, bool):
+            raise self.error(name, f"must be true or false, got {value!r}")
+        return value
+
     def raw(self, name: str, default: Any = None) -> Any:
         """A parameter of any shape, for the caller to check."""
         return self._take(name, default)

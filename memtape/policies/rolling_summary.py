@@ -11,6 +11,10 @@ gist of their own (the summary speaks for them). The existing event says so:
 each folded turn but the newest passes through WARM as an empty item and
 goes COLD at once, with the summary it replaces. The summary's text and
 tokens are in the event, so replay never calls the summarizer.
+
+It folds whole units (``memtape.policies.units``): the last ``keep`` turns
+stay with the rest of their units, and so do pinned turns with theirs; a
+call is folded with its results, never without them.
 """
 
 from collections.abc import Mapping
@@ -23,7 +27,7 @@ from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, Event, ModelCall, TurnAdded, WarmItem
 from memtape.core.state import State, Window
 from memtape.policies.params import Params
-from memtape.policies.promises import BUDGET, RECENT_VERBATIM
+from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.summarizers import (
     SalientTexts,
     Summarizer,
@@ -34,6 +38,7 @@ from memtape.policies.summarizers import (
 )
 from memtape.policies.tokenizers import Tokenizer, WordCount
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
+from memtape.policies.units import kept_tokens, newest_with, recent_start, units
 
 
 def _quarter(policy: "RollingSummary") -> int:
@@ -78,19 +83,20 @@ class RollingSummary:
 
     @property
     def promises(self) -> frozenset[str]:
-        """The budget bound (down to the kept turns and the summary) and the last turns verbatim."""
-        return frozenset({BUDGET, RECENT_VERBATIM})
+        """The budget bound (down to the kept turns and the summary), the last turns verbatim,
+        well-formed HOT and pinned turns."""
+        return frozenset({BUDGET, RECENT_VERBATIM, WELL_FORMED, PINNED})
 
     @property
     def verbatim(self) -> int:
-        """How many of the newest turns stay HOT verbatim."""
+        """How many of the newest turns stay HOT verbatim (with the rest of their units)."""
         return self.keep
 
     def floor(self, window: Window) -> int:
-        """The least this policy may keep: the last ``keep`` turns, the summary and any gist."""
-        kept = window.hot[-self.keep :] if self.keep else ()
+        """The least this policy may keep: the last ``keep`` turns and the pinned turns, each
+        with the rest of its unit, the summary and any gist."""
         warm = sum(item.tokens for item in window.warm)
-        return sum(turn.tokens for turn in kept) + warm + window.gist_tokens
+        return kept_tokens(window, self.keep) + warm + window.gist_tokens
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
@@ -110,8 +116,17 @@ class RollingSummary:
         hot = (*window.hot, turn)
         if window.tokens + turn.tokens <= self.budget or len(hot) <= self.keep:
             return (turn,)
-        split = len(hot) - self.keep
-        return (turn, self._fold(window, hot[:split], hot[split:]))
+        last = newest_with(window, turn)
+        recent = recent_start(hot, last, self.keep)
+        folded: list[TurnAdded] = []
+        kept: list[TurnAdded] = []
+        position = 0
+        for unit in units(hot, last):
+            position += len(unit.turns)
+            (kept if position > recent or unit.pinned else folded).extend(unit.turns)
+        if not folded:
+            return (turn,)
+        return (turn, self._fold(window, tuple(folded), tuple(kept)))
 
     def _fold(
         self, window: Window, folded: tuple[TurnAdded, ...], kept: tuple[TurnAdded, ...]

@@ -3,6 +3,21 @@
 This is the ``"last"`` strategy of LangChain's ``trim_messages``: no summary,
 no trace of what left. One departure: the newest turn always stays, since a
 window without the message the model must answer is no window at all.
+
+It drops whole units (``memtape.policies.units``): a call and its results
+leave together, as ``trim_messages`` must leave them for a request to stay
+valid, and the newest turn keeps the rest of its unit. A pinned turn stays
+with its unit, wherever it is. Two of ``trim_messages``'s options carry over:
+``include_system`` keeps a leading system turn (the run's first turn, when
+its role is ``system``) as ``include_system=True`` keeps a ``SystemMessage``
+at index 0, its tokens counted against the budget; ``start_on`` names the
+role the turns it keeps start on: with ``start_on = "user"`` it drops, after
+fitting the budget, every unit before the first that begins with a user turn
+(turns it keeps for themselves aside: the leading system turn, pinned ones),
+even within budget, as ``trim_messages`` does. When no such unit fits, the
+newest turn's unit stays alone, as the departure above says (``trim_messages``
+would keep nothing). ``trim_messages``'s ``end_on`` has no counterpart: the
+newest turn always stays.
 """
 
 from collections.abc import Mapping
@@ -10,59 +25,96 @@ from typing import Any, ClassVar
 
 import attrs
 
-from memtape.core.commands import AddTurn
+from memtape.core.commands import ROLES, AddTurn
+from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, Event, TurnAdded
-from memtape.core.state import State, Window
-from memtape.policies.promises import BUDGET, RECENT_VERBATIM
+from memtape.core.state import Hot, State, Window
+from memtape.policies.params import Params
+from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.tokenizers import Tokenizer, WordCount
-from memtape.policies.turns import arriving, budget_only, budget_table, check_shared
+from memtape.policies.turns import arriving, check_shared, shared_params
+from memtape.policies.units import Newest, Unit, newest, newest_with, recent_start, units
 
 
 @attrs.frozen
 class SlidingWindow:
-    """Over ``budget``, drop the oldest HOT turns (never the newest) until within it.
+    """Over ``budget``, drop the oldest HOT units (never the newest turn's) until within it.
 
-    A window it inherits from another policy (a fork) may hold WARM items and
-    a COLD gist: WARM items, being older than every HOT turn, go COLD first;
-    the gist stays as it is.
+    ``start_on`` (a role, or None) and ``include_system`` are those of
+    ``trim_messages``; their defaults change nothing. A window it inherits
+    from another policy (a fork) may hold WARM items and a COLD gist: WARM
+    items, being older than every HOT turn, go COLD first; the gist stays as
+    it is.
     """
 
     name: ClassVar[str] = "sliding-window"
     budget: int
     tokenizer: Tokenizer = attrs.field(factory=WordCount)
+    start_on: str | None = None
+    include_system: bool = False
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)
+        if self.start_on is not None and self.start_on not in ROLES:
+            raise BadInput(
+                f"start_on must be one of {', '.join(ROLES)} (or unset), got {self.start_on!r}"
+            )
+        if not isinstance(self.include_system, bool):
+            raise BadInput(f"include_system must be true or false, got {self.include_system!r}")
 
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "SlidingWindow":
         """Build the policy from a scenario's ``[compaction]`` table."""
-        return cls(*budget_only(data, where))
+        params = Params(data, where)
+        budget, tokenizer = shared_params(params)
+        start_on = params.optional("start_on")
+        if start_on is not None and start_on not in ROLES:
+            raise params.error("start_on", f"must be one of {', '.join(ROLES)}, got {start_on!r}")
+        include_system = params.flag("include_system", False)
+        params.done()
+        return cls(budget, tokenizer, start_on, include_system)
 
     @property
     def promises(self) -> frozenset[str]:
-        """The budget bound (beyond it only with the newest turn alone) and that turn verbatim."""
-        return frozenset({BUDGET, RECENT_VERBATIM})
+        """The budget bound (beyond it only with the newest turn's unit and the turns it keeps
+        for themselves), that unit verbatim, well-formed HOT and pinned turns."""
+        return frozenset({BUDGET, RECENT_VERBATIM, WELL_FORMED, PINNED})
 
     @property
     def verbatim(self) -> int:
-        """The newest turn always stays HOT verbatim."""
+        """The newest turn always stays HOT verbatim (with the rest of its unit)."""
         return 1
 
     def floor(self, window: Window) -> int:
-        """The least this policy may keep: the newest turn, and any gist it inherited."""
-        return window.gist_tokens + (window.hot[-1].tokens if window.hot else 0)
+        """The least this policy may keep: the newest turn's unit, the units it keeps for
+        themselves (pinned, the leading system turn), and any gist it inherited."""
+        hot, last = window.hot, newest(window)
+        start = recent_start(hot, last, 1)
+        tokens = window.gist_tokens + sum(turn.tokens for turn in hot[start:])
+        held = [unit for unit in units(hot[:start], last) if self._holds(unit)]
+        return tokens + sum(unit.tokens for unit in held)
 
     def params(self) -> dict[str, Any]:
-        """The parameters, as a scenario table would write them."""
-        return budget_table(self.name, self.budget, self.tokenizer)
+        """The parameters, as a scenario table would write them (the options when set)."""
+        table: dict[str, Any] = {
+            "policy": self.name,
+            "budget": self.budget,
+            "tokenizer": self.tokenizer.name,
+        }
+        if self.start_on is not None:
+            table["start_on"] = self.start_on
+        if self.include_system:
+            table["include_system"] = True
+        return table
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
-        """The turn, and the compaction that drops the oldest turns if it is over budget."""
+        """The turn, and the compaction that drops the oldest units if it is over budget (or,
+        under ``start_on``, if the kept turns would not start where they must)."""
         window = state.window
         turn = arriving(window, command, self.tokenizer)
         tokens = window.tokens + turn.tokens
-        if tokens <= self.budget:
+        over = tokens > self.budget
+        if not over and not self._starts_wrong(window.hot, newest(window)):
             return (turn,)
         warm = window.warm
         cold = 0
@@ -70,19 +122,56 @@ class SlidingWindow:
             tokens -= warm[cold].tokens
             cold += 1
         hot: tuple[TurnAdded, ...] = (*window.hot, turn)
-        drop = 0
-        while tokens > self.budget and drop < len(hot) - 1:
-            tokens -= hot[drop].tokens
-            drop += 1
-        if not cold and not drop:
+        last = newest_with(window, turn)
+        dropped: list[int] = []
+        held, prefix = False, True
+        for unit in units(hot, last):
+            if unit.turns[-1] is turn:
+                break
+            if self._holds(unit):
+                held = True
+                continue
+            if tokens <= self.budget and (self.start_on is None or self._starts(unit)):
+                break
+            tokens -= unit.tokens
+            dropped.extend(old.turn for old in unit.turns)
+            prefix = prefix and not held
+        if not cold and not dropped:
             return (turn,)
+        if prefix:
+            staying = tuple(t.turn for t in hot[len(dropped) :])
+        else:
+            gone = set(dropped)
+            staying = tuple(t.turn for t in hot if t.turn not in gone)
         compaction = CompactionTriggered(
             self.budget,
-            tuple(t.turn for t in hot[drop:]),
+            staying,
             (),
-            tuple(t.turn for t in hot[:drop]),
+            tuple(dropped),
             cold,
             window.gist,
             window.gist_tokens,
         )
         return (turn, compaction)
+
+    def _holds(self, unit: Unit) -> bool:
+        """Whether the unit stays for itself: pinned, or the leading system turn's."""
+        if unit.pinned:
+            return True
+        first = unit.turns[0]
+        return self.include_system and first.turn == 1 and first.role == "system"
+
+    def _starts(self, unit: Unit) -> bool:
+        """Whether the kept turns may start at ``unit`` (its first turn has ``start_on``'s role)."""
+        return unit.turns[0].role == self.start_on
+
+    def _starts_wrong(self, hot: Hot, last: Newest) -> bool:
+        """Under ``start_on``, whether HOT's first unit not held for itself begins with another
+        role and is not the unit the next turn joins (which stays with it)."""
+        if self.start_on is None:
+            return False
+        for unit in units(hot, last):
+            if self._holds(unit):
+                continue
+            return not self._starts(unit) and not unit.open
+        return False

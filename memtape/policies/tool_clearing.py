@@ -3,11 +3,21 @@
 This is Anthropic's context editing (``clear_tool_uses``): the last ``keep``
 tool results stay verbatim, every older one is replaced by ``placeholder``,
 and nothing else is touched, so the window may stay over budget once the
-conversation itself outgrows it. A cleared result shows as a WARM item whose
-text is the placeholder (under its own turn number); a result no longer than
-the placeholder is left as it is, since replacing it would save nothing.
+conversation itself outgrows it. A result no longer than the placeholder is
+left as it is, since replacing it would save nothing.
+
+A result that answers a call (or a tool turn that makes one) is cleared in
+place, as context editing leaves a request: it stays HOT beside its call,
+reading the placeholder (the compaction's ``cleared``), so HOT stays well
+formed. A tool turn that calls and answers nothing has nothing in the
+request pointing at it, and is cleared as it always was: to a WARM item
+whose text is the placeholder, under its own turn number. A pinned result
+is never cleared; nor, keeping at least one result, is one in the newest
+turn's unit (``memtape.policies.units``), which stays
+verbatim.
 """
 
+import math
 from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any, ClassVar
@@ -19,9 +29,10 @@ from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
 from memtape.core.state import State, Window
 from memtape.policies.params import Params
-from memtape.policies.promises import BUDGET, RECENT_VERBATIM
+from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.tokenizers import Tokenizer, WordCount
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
+from memtape.policies.units import newest, newest_with
 
 TOOL = "tool"
 """The role of a tool result."""
@@ -58,19 +69,22 @@ class ClearToolResults:
 
     @property
     def promises(self) -> frozenset[str]:
-        """The budget bound (down to what cannot be cleared) and, keeping at least one
-        tool result, the newest turn verbatim."""
-        return frozenset({BUDGET, RECENT_VERBATIM}) if self.keep else frozenset({BUDGET})
+        """The budget bound (down to what cannot be cleared), well-formed HOT, pinned turns,
+        and, keeping at least one tool result, the newest turn's unit verbatim."""
+        promised = frozenset({BUDGET, WELL_FORMED, PINNED})
+        return promised | {RECENT_VERBATIM} if self.keep else promised
 
     @property
     def verbatim(self) -> int:
-        """The newest turn stays verbatim (a tool result among the last ``keep``, or not one)."""
+        """The newest turn stays verbatim, with its unit (a tool result among the last
+        ``keep``, or not one)."""
         return 1 if self.keep else 0
 
     def floor(self, window: Window) -> int:
         """The least this policy may keep: the window with every clearable result cleared."""
         cost = self.tokenizer.count(self.placeholder)
-        return window.tokens - sum(t.tokens - cost for t in self._clearable(window.hot, cost))
+        clearable = self._clearable(window.hot, newest(window).start, cost)
+        return window.tokens - sum(t.tokens - cost for t in clearable)
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
@@ -89,36 +103,51 @@ class ClearToolResults:
         if window.tokens + turn.tokens <= self.budget:
             return (turn,)
         cost = self.tokenizer.count(self.placeholder)
-        cleared = self._since_last_clearing(window, turn, cost)
-        if not cleared:
+        found = self._since_last_clearing(window, turn, cost)
+        if not found:
             return (turn,)
-        gone = {t.turn for t in cleared}
+        warm = tuple(WarmItem(t.turn, self.placeholder, cost) for t in found if _plain(t))
+        cleared = tuple(WarmItem(t.turn, self.placeholder, cost) for t in found if not _plain(t))
+        if warm:
+            gone = {item.turn for item in warm}
+            staying = tuple(t.turn for t in (*window.hot, turn) if t.turn not in gone)
+        else:
+            staying = (*(t.turn for t in window.hot), turn.turn)
         compaction = CompactionTriggered(
             self.budget,
-            tuple(t.turn for t in (*window.hot, turn) if t.turn not in gone),
-            tuple(WarmItem(t.turn, self.placeholder, cost) for t in cleared),
+            staying,
+            warm,
             (),
             0,
             window.gist,
             window.gist_tokens,
+            cleared=cleared,
         )
         return (turn, compaction)
 
-    def _clearable(self, hot: Sequence[TurnAdded], cost: int) -> list[TurnAdded]:
-        """The HOT tool results older than the last ``keep`` that cost more than a placeholder."""
+    def _clearable(self, hot: Sequence[TurnAdded], unit_start: int, cost: int) -> list[TurnAdded]:
+        """The HOT tool results older than the last ``keep`` that cost more than a placeholder,
+        neither pinned nor (keeping any) in the newest turn's unit, which starts at turn
+        ``unit_start``."""
+        protected = unit_start if self.keep else math.inf
         tools = [t for t in hot if t.role == TOOL]
-        return [t for t in tools[: max(len(tools) - self.keep, 0)] if t.tokens > cost]
+        older = tools[: max(len(tools) - self.keep, 0)]
+        return [t for t in older if t.tokens > cost and not t.pinned and t.turn < protected]
 
     def _since_last_clearing(self, window: Window, turn: TurnAdded, cost: int) -> list[TurnAdded]:
         """``_clearable`` of HOT with ``turn``, looking back only to the last cleared result.
 
         A tool result older than the last one cleared that is still HOT was too short
-        to clear then, and still is; so the look back costs the turns since the last
-        clearing, not the whole of HOT (which this policy never shortens).
+        to clear then, and still is (or is pinned); so the look back costs the turns
+        since the last clearing, not the whole of HOT (which this policy never
+        shortens).
         """
         last = next(
             (item.turn for item in reversed(window.warm) if item.text == self.placeholder), 0
         )
+        if window.cleared:
+            last = max(last, window.cleared[len(window.cleared) - 1])
+        protected = newest_with(window, turn).start if self.keep else math.inf
         kept = 0
         found: list[TurnAdded] = []
         for candidate in chain((turn,), reversed(window.hot)):
@@ -128,7 +157,12 @@ class ClearToolResults:
                 continue
             if kept < self.keep:
                 kept += 1
-            elif candidate.tokens > cost:
+            elif candidate.tokens > cost and not candidate.pinned and candidate.turn < protected:
                 found.append(candidate)
         found.reverse()
         return found
+
+
+def _plain(turn: TurnAdded) -> bool:
+    """Whether a tool turn calls and answers nothing, so nothing in a request points at it."""
+    return not turn.calls and not turn.answers

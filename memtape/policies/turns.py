@@ -17,7 +17,9 @@ def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdde
 
     A turn costs the tokens of ``"{role}: {text}"``; a turn whose salience is
     not given is salient when its role is ``tool``. A malformed turn (a role
-    outside ``ROLES``, a text that is not a string...) is ``Rejected``.
+    outside ``ROLES``, a text that is not a string...) is ``Rejected``, and
+    so is one whose tool-call structure is not what the run allows
+    (``structure_error``).
     """
     role, text, salient = command.role, command.text, command.salient
     wrong = role_error(role)
@@ -33,10 +35,41 @@ def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdde
         raise Rejected(f"a turn cannot answer its own call, got {sorted(both)[0]!r} in both")
     if not isinstance(command.pin, bool):
         raise Rejected(f"a turn's pin flag must be true or false, got {command.pin!r}")
+    wrong = structure_error(window, calls, answers)
+    if wrong is not None:
+        raise Rejected(wrong)
     if salient is None:
         salient = role == "tool"
     tokens = tokenizer.count(f"{role}: {text}")
     return TurnAdded(window.turns + 1, role, text, tokens, salient, calls, answers, command.pin)
+
+
+def structure_error(window: Window, calls: tuple[str, ...], answers: tuple[str, ...]) -> str | None:
+    """Why the next turn of ``window`` may not call ``calls`` and answer ``answers``, or None.
+
+    The rule is the run's, not HOT's: a turn may answer an id that an earlier
+    turn called and no turn has answered since (``window.waiting``), wherever
+    the call now is (a policy may have folded it away); it may call an id
+    unless that id is still waiting for its result (an id is free again once
+    answered). So an answer to an id never called, or a second answer to one
+    call, is refused: a transcript that starts mid-session with results of
+    calls it does not hold must leave those ids out (or start earlier).
+    """
+    waiting = window.waiting
+    turn = window.turns + 1
+    for answered in answers:
+        if answered not in waiting:
+            return (
+                f"turn {turn} answers {answered!r}, which no call is waiting on "
+                "(no earlier turn called it, or its result already arrived)"
+            )
+    for called in calls:
+        caller = waiting.get(called)
+        if caller is not None:
+            return (
+                f"turn {turn} calls {called!r}, which turn {caller} called and is still waiting on"
+            )
+    return None
 
 
 def _ids(name: str, ids: object) -> tuple[str, ...]:

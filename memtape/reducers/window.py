@@ -2,6 +2,8 @@
 
 from collections.abc import Sequence
 
+from immutables import Map
+
 from memtape.core.errors import CorruptLog
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.core.seq import Seq
@@ -12,9 +14,13 @@ _SHORT = 16
 
 
 def turn_added(window: Window, event: TurnAdded) -> Window:
-    """Append the turn to HOT and add its tokens to the running total.
+    """Append the turn to HOT and add its tokens to the running total; the ids it calls
+    start waiting for their results, and those it answers stop; it joins the newest
+    unit while a call waits, else starts its own.
 
     HOT becomes a ``Seq`` as it grows past ``SHORT_HOT`` turns (see ``Hot``).
+    Whether the turn may answer what it answers is the policy's to decide
+    (``memtape.policies.turns.arriving``): the fold applies what was decided.
     """
     _check_next(window, event)
     hot = window.hot
@@ -35,7 +41,20 @@ def turn_added(window: Window, event: TurnAdded) -> Window:
         window.dropped,
         window.tokens + event.tokens,
         window.turns + 1,
+        _waiting_after(window.waiting, event) if event.calls or event.answers else window.waiting,
+        window.unit_length + 1 if window.waiting else 1,
+        window.cleared,
     )
+
+
+def _waiting_after(waiting: Map[str, int], turn: TurnAdded) -> Map[str, int]:
+    """The calls waiting for a result once ``turn`` has arrived."""
+    changing = waiting.mutate()
+    for answered in turn.answers:
+        changing.pop(answered, None)
+    for called in turn.calls:
+        changing[called] = turn.turn
+    return changing.finish()
 
 
 def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
@@ -46,7 +65,15 @@ def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
     to its budget, growing with the run under ``clear-tool-results``, which
     keeps every turn but the cleared tool results HOT.
     """
-    return _compact(window, window.hot, window.tokens, window.turns, event)
+    return _compact(
+        window,
+        window.hot,
+        window.tokens,
+        window.turns,
+        event,
+        waiting=window.waiting,
+        unit_length=window.unit_length,
+    )
 
 
 def turn_then_compaction(
@@ -59,7 +86,16 @@ def turn_then_compaction(
     """
     _check_next(window, turn)
     hot = (*window.hot, turn)
-    return _compact(window, hot, window.tokens + turn.tokens, window.turns + 1, compaction)
+    waiting = _waiting_after(window.waiting, turn) if turn.calls or turn.answers else window.waiting
+    return _compact(
+        window,
+        hot,
+        window.tokens + turn.tokens,
+        window.turns + 1,
+        compaction,
+        waiting=waiting,
+        unit_length=window.unit_length + 1 if window.waiting else 1,
+    )
 
 
 def _check_next(window: Window, turn: TurnAdded) -> None:
@@ -75,6 +111,9 @@ def _compact(
     tokens: int,
     turns: int,
     event: CompactionTriggered,
+    *,
+    waiting: Map[str, int],
+    unit_length: int,
 ) -> Window:
     # For the few turns a tiered policy keeps, a tuple is the quicker lookup; a long
     # HOT (a sliding window keeps all it can) needs a set, or a step costs HOT squared.
@@ -85,6 +124,11 @@ def _compact(
             kept.append(turn)
         else:
             tokens -= turn.tokens
+    cleared = window.cleared
+    if event.cleared:
+        kept, tokens = _clear(kept, tokens, event)
+        for item in event.cleared:
+            cleared = cleared.append(item.turn)
     named = [*staying, *event.dropped]
     for item in event.warm:
         named.append(item.turn)
@@ -122,4 +166,38 @@ def _compact(
         dropped,
         tokens + event.gist_tokens - window.gist_tokens,
         turns,
+        waiting,
+        unit_length,
+        cleared,
     )
+
+
+def _clear(
+    kept: list[TurnAdded], tokens: int, event: CompactionTriggered
+) -> tuple[list[TurnAdded], int]:
+    """HOT with each turn of ``event.cleared`` reading its stand-in text, and the total."""
+    texts = {item.turn: item for item in event.cleared}
+    if len(texts) != len(event.cleared):
+        raise CorruptLog(f"compaction clears turns {[i.turn for i in event.cleared]}")
+    for index, turn in enumerate(kept):
+        item = texts.pop(turn.turn, None)
+        if item is None:
+            continue
+        if item.tokens < 0:
+            raise CorruptLog(f"cleared turn {item.turn} has {item.tokens} tokens")
+        kept[index] = TurnAdded(
+            turn.turn,
+            turn.role,
+            item.text,
+            item.tokens,
+            turn.salient,
+            turn.calls,
+            turn.answers,
+            turn.pinned,
+        )
+        tokens += item.tokens - turn.tokens
+        if not texts:
+            break
+    if texts:
+        raise CorruptLog(f"compaction clears turns {sorted(texts)}, which do not stay HOT")
+    return kept, tokens

@@ -60,6 +60,9 @@ except ImportError as error:  # pragma: no cover (the test extra installs it)
 COUNTEREXAMPLES = Path(".memtape") / "counterexamples"
 """Where counterexamples go by default (``$MEMTAPE_COUNTEREXAMPLES`` overrides it)."""
 
+PROMPT = "You are the refund desk: refunds within 30 days, a 10% fee after that."
+"""The pinned system prompt a compaction session starts with, half the time."""
+
 COMPANION_FORGETTING = "importance-recency-access"
 """The forgetting policy beside a consolidation policy under test (distilled facts need one)."""
 
@@ -207,11 +210,23 @@ class PolicyMachine(RuleBasedStateMachine):
 
     # -- the session -------------------------------------------------------------------------
 
-    @initialize(budget=kit.budgets(), capacity=kit.capacities())
-    def start(self, budget: int, capacity: int) -> None:
-        """A fresh session under the policy, with a drawn budget or capacity."""
+    @initialize(budget=kit.budgets(), capacity=kit.capacities(), prompt=st.booleans())
+    def start(self, budget: int, capacity: int, prompt: bool) -> None:
+        """A fresh session under the policy, with a drawn budget or capacity; a compaction
+        session starts half the time with a pinned system prompt."""
         tables = self.tables(budget, capacity)
         self.checked = CheckedSession(Policies.from_params(tables, f"{self.name} built by the kit"))
+        if self.served == "compaction" and prompt:
+            self.step(
+                AddTurn("system", "the policy is the policy: refunds within 30 days", pin=True)
+            )
+
+    @property
+    def budget(self) -> int | None:
+        """The budget of the compaction policy under test (None on the other axes)."""
+        compaction = self.checked.policies.compaction
+        budget = getattr(compaction, "budget", None)
+        return budget if isinstance(budget, int) and not isinstance(budget, bool) else None
 
     def tables(self, budget: int, capacity: int) -> dict[str, dict[str, Any]]:
         """The scenario tables that build the policy under test (and any it needs beside it)."""
@@ -240,10 +255,11 @@ class PolicyMachine(RuleBasedStateMachine):
     # -- the rules ---------------------------------------------------------------------------
 
     @precondition(lambda self: self.served == "compaction")
-    @rule(command=kit.add_turns())
-    def add_turn(self, command: AddTurn) -> None:
-        """A turn, now and then with a role the policy should refuse."""
-        self.step(command)
+    @rule(data=st.data())
+    def add_turn(self, data: st.DataObject) -> None:
+        """A turn sized against the budget, calling tools or answering the calls that wait;
+        now and then one the policy should refuse (a bad role, an answer no call waits on)."""
+        self.step(data.draw(kit.turns_for(self.state.window, self.budget)))
 
     @precondition(lambda self: self.served != "compaction")
     @rule(move=kit.clock_steps(nan=False))
