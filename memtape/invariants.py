@@ -235,9 +235,9 @@ def check_hot(
         start = len(numbers)
         while start and numbers[start - 1] == window.turns - (len(numbers) - start):
             start -= 1
-        newest = len(numbers) - start
+        in_order = len(numbers) - start
         holding = set(held)
-        if any(n not in holding for n in numbers[:start]) or newest < least:
+        if any(n not in holding for n in numbers[:start]) or in_order < least:
             pinned_before = sum(n in holding for n in numbers[:start])
             message = (
                 f"HOT holds turns {numbers}, not the newest "
