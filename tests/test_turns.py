@@ -7,7 +7,7 @@ import pytest
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import TurnAdded
-from memtape.core.state import EMPTY_WINDOW
+from memtape.core.state import EMPTY_WINDOW, INITIAL_STATE
 from memtape.policies.params import Params
 from memtape.policies.tokenizers import Cl100kBase, WordCount
 from memtape.policies.turns import (
@@ -18,12 +18,17 @@ from memtape.policies.turns import (
     check_shared,
     shared_params,
 )
+from memtape.reducers import evolve
 
 
 class TestArriving:
     def test_a_turn_keeps_its_calls_answers_and_pin(self) -> None:
-        command = AddTurn("assistant", "get_order(42)", None, ("c1", "c2"), ("c0",), pin=True)
-        turn = arriving(EMPTY_WINDOW, command, WordCount())
+        calling = arriving(
+            EMPTY_WINDOW, AddTurn("assistant", "get(42)", None, ("c0",)), WordCount()
+        )
+        window = evolve(INITIAL_STATE, calling).window
+        command = AddTurn("tool", "42: shipped", None, ("c1", "c2"), ("c0",), pin=True)
+        turn = arriving(window, command, WordCount())
         assert (("c1", "c2"), ("c0",), True) == (turn.calls, turn.answers, turn.pinned)
 
     def test_a_turn_is_numbered_after_the_window_and_measured_with_its_role(self) -> None:
