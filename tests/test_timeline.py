@@ -3,10 +3,11 @@
 import pytest
 
 from memtape.core.codec import event_data
-from memtape.core.commands import Query, WriteFact
+from memtape.core.commands import AddTurn, Query, WriteFact
 from memtape.core.run import Run
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
+from memtape.policies.tool_clearing import ClearToolResults
 from memtape.projections.meter import Meter
 from memtape.projections.timeline import TimelineRow, summarize, timeline
 from memtape.reducers import fold
@@ -149,6 +150,18 @@ class TestSummaries:
             "compaction over budget 40: hot keeps 9, 10; warm gets 8; dropped none; "
             "pushed cold 2, 5"
         ) == _summaries(sessions, "refund-desk")[14]
+
+    def test_a_compaction_that_clears_in_place_says_which_turns(self) -> None:
+        """A tool result answering a call is cleared in place: it stays HOT, reading the
+        placeholder, and the row names it."""
+        session = Session(Policies(compaction=ClearToolResults(12, keep=0)))
+        session.execute(AddTurn("assistant", "look it up", calls=("c1",)))
+        session.execute(AddTurn("tool", "a long result of many many words", answers=("c1",)))
+        session.execute(AddTurn("user", "and so on and on"))
+        rows = [row.summary for row in timeline(session.run, session.policies)]
+        compaction = next(row for row in rows if row.startswith("compaction"))
+        assert compaction.endswith("; cleared in place 2")
+        assert "warm gets none" in compaction
 
     def test_a_write(self, sessions: dict[str, Session]) -> None:
         assert "fact 1 written on 'name', importance 0.9" == _summaries(sessions, "dana-facts")[0]

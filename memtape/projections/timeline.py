@@ -78,9 +78,12 @@ def summarize(event: Event, before: State, after: State) -> str:
             warm = _numbers(item.turn for item in event.warm)
             cold = _numbers(after.window.cold[len(before.window.cold) :])
             asked = "".join(f"; {_asked(call)}" for call in event.asked)
+            cleared = _numbers(item.turn for item in event.cleared)
+            in_place = f"; cleared in place {cleared}" if event.cleared else ""
             return (
                 f"compaction over budget {event.budget}: hot keeps {_numbers(event.hot)}; "
-                f"warm gets {warm}; dropped {_numbers(event.dropped)}; pushed cold {cold}{asked}"
+                f"warm gets {warm}; dropped {_numbers(event.dropped)}; pushed cold {cold}"
+                f"{in_place}{asked}"
             )
         case ClockAdvanced(to=to):
             return f"clock moves from t={before.clock:g} to t={to:g}"
