@@ -18,6 +18,7 @@ import json
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -116,14 +117,33 @@ class AnswerCache:
             connection = sqlite3.connect(
                 self.path, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False
             )
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute(_SCHEMA)
+            _set_up(connection)
         except (OSError, sqlite3.Error) as error:
             raise BadInput(
                 f"{self.path}: cannot open the response cache ({CACHE_ENV}): {error}"
             ) from None
         self._connection = connection
         return connection
+
+
+def _set_up(connection: sqlite3.Connection) -> None:
+    """WAL and the table, waiting out another process setting the same file up.
+
+    Switching to WAL needs the file to itself, and SQLite answers "locked" at
+    once, without its busy wait, when two processes (a bench's workers) open a
+    new cache together: so the switch is tried again until the busy timeout.
+    """
+    deadline = time.monotonic() + _BUSY_SECONDS
+    while True:
+        try:
+            if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute(_SCHEMA)
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 class _Unset:
