@@ -232,9 +232,8 @@ def check_hot(
         start = len(numbers)
         while start and numbers[start - 1] == window.turns - (len(numbers) - start):
             start -= 1
-        tail = len(numbers) - start
         holding = set(held)
-        if any(n not in holding for n in numbers[:start]) or tail < least:
+        if any(n not in holding for n in numbers[:start]) or len(numbers) - start < least:
             pinned_before = sum(n in holding for n in numbers[:start])
             message = (
                 f"HOT holds turns {numbers}, not the newest "

@@ -662,10 +662,18 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         )
     if isinstance(event, CompactionTriggered):
         warm = tuple(WarmItem(i.turn, masks.text(i.text), i.tokens) for i in event.warm)
+        cleared = tuple(WarmItem(i.turn, masks.text(i.text), i.tokens) for i in event.cleared)
         # The tiered gist only counts turns; the gist invariant reads it word for word.
         gist = event.gist if event.gist == gist_for(cold) else masks.text(event.gist)
         return CompactionTriggered(
-            event.budget, event.hot, warm, event.dropped, event.cold, gist, event.gist_tokens
+            event.budget,
+            event.hot,
+            warm,
+            event.dropped,
+            event.cold,
+            gist,
+            event.gist_tokens,
+            cleared,
         )
     if isinstance(event, FactWritten):
         return FactWritten(

@@ -76,10 +76,13 @@ def summarize(event: Event, before: State, after: State) -> str:
         case CompactionTriggered():
             warm = _numbers(item.turn for item in event.warm)
             cold = _numbers(after.window.cold[len(before.window.cold) :])
-            return (
+            line = (
                 f"compaction over budget {event.budget}: hot keeps {_numbers(event.hot)}; "
                 f"warm gets {warm}; dropped {_numbers(event.dropped)}; pushed cold {cold}"
             )
+            if event.cleared:
+                line += f"; cleared in place {_numbers(item.turn for item in event.cleared)}"
+            return line
         case ClockAdvanced(to=to):
             return f"clock moves from t={before.clock:g} to t={to:g}"
         case FactWritten(id=fact_id, key=key, importance=importance):
