@@ -33,6 +33,7 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput
 from memtape.core.events import (
     EVENT_TYPES,
+    LEFT_OUT_AT_DEFAULT,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -80,6 +81,7 @@ EVENTS: list[Event] = [
     Consolidated((), (), ()),
     Queried("who is the user", "name", 3, (2, 1), (AWKWARD, 1 / 3)),
     Queried("", "", 1, (), ()),
+    CompactionTriggered(40, (1, 2), (), (), 0, "", 0, (WarmItem(1, "[cleared]", 1),)),
 ]
 
 COMMANDS: list[Command] = [
@@ -355,8 +357,43 @@ class TestCommandStrictness:
 
 class TestCodecCoversEveryField:
     @pytest.mark.parametrize("event", EVENTS, ids=_name)
-    def test_event_data_names_every_field(self, event: Event) -> None:
-        assert [f.name for f in attrs.fields(type(event))] == list(event_data(event))
+    def test_event_data_names_every_field_but_those_left_out_at_their_default(
+        self, event: Event
+    ) -> None:
+        named = [
+            f.name
+            for f in attrs.fields(type(event))
+            if not (f.metadata.get(LEFT_OUT_AT_DEFAULT) and getattr(event, f.name) == f.default)
+        ]
+        assert named == list(event_data(event))
+
+
+class TestLeftOutAtDefault:
+    """A compaction that clears nothing in place writes the line a version-1 one did."""
+
+    def test_an_empty_cleared_is_left_out_and_read_back_as_empty(self) -> None:
+        event = CompactionTriggered(40, (3,), (), (1,), 0, "", 0)
+        data = event_data(event)
+        assert ("cleared" not in data, event) == (
+            True,
+            event_from_data("CompactionTriggered", 2, data),
+        )
+
+    def test_a_cleared_turn_is_written_and_read_back(self) -> None:
+        event = CompactionTriggered(40, (1, 3), (), (), 0, "", 0, (WarmItem(1, "[x]", 1),))
+        data = event_data(event)
+        assert ([{"turn": 1, "text": "[x]", "tokens": 1}], event) == (
+            data["cleared"],
+            event_from_data("CompactionTriggered", 2, data),
+        )
+
+    def test_the_fast_path_builds_both_shapes_and_declines_a_stranger(self) -> None:
+        bare = event_data(CompactionTriggered(40, (3,), (), (1,), 0, "", 0))
+        full = {**bare, "cleared": [{"turn": 3, "text": "x", "tokens": 1}]}
+        build = _FAST[CompactionTriggered]
+        assert ((), 3) == (build(bare).cleared, build(full).cleared[0].turn)
+        with pytest.raises(_Declined):
+            build({**bare, "colour": 1})
 
 
 json_values = st.recursive(

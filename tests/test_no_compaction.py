@@ -8,7 +8,7 @@ from memtape.core.events import TurnAdded
 from memtape.core.state import SHORT_HOT
 from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.params import MAX_INT
-from memtape.policies.promises import RECENT_VERBATIM
+from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.session import Policies, Session
 from memtape.policies.tokenizers import O200kBase, WordCount
 from memtape.reducers import fold
@@ -35,7 +35,7 @@ def test_a_run_longer_than_a_short_hot_folds_and_seeks_to_the_live_state() -> No
 
 
 def test_it_promises_every_turn_verbatim_and_no_budget_bound() -> None:
-    assert (frozenset({RECENT_VERBATIM}), MAX_INT) == (
+    assert (frozenset({RECENT_VERBATIM, WELL_FORMED, PINNED}), MAX_INT) == (
         NoCompaction(5).promises,
         NoCompaction(5).verbatim,
     )

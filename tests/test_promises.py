@@ -10,14 +10,16 @@ from memtape.policies.promises import (
     CAPACITY,
     EVICTS_WEAKEST,
     PROMISES,
+    PINNED,
     RECENT_VERBATIM,
     SUPERSEDES,
+    WELL_FORMED,
 )
 
 
 def test_the_shipped_policies_promise_known_invariants() -> None:
     """Each shipped policy promises what its design keeps, in the shared vocabulary."""
-    assert TieredCompaction(40, 2).promises == {BUDGET, RECENT_VERBATIM}
+    assert TieredCompaction(40, 2).promises == {BUDGET, RECENT_VERBATIM, WELL_FORMED, PINNED}
     assert ImportanceRecencyAccess(4, 4.0, 0.1).promises == {CAPACITY, EVICTS_WEAKEST, SUPERSEDES}
     assert RuleConsolidation(()).promises == frozenset()
     assert TieredCompaction(40, 2).promises <= PROMISES

@@ -12,7 +12,7 @@ from memtape.core.run import Run
 from memtape.core.state import INITIAL_STATE
 from memtape.policies import summarizers
 from memtape.policies.compaction import TieredCompaction
-from memtape.policies.promises import BUDGET, RECENT_VERBATIM
+from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.session import Policies, Session
 from memtape.policies.summarizers import SalientTexts
@@ -183,7 +183,7 @@ class TestSummarizerHook:
 
 class TestPromises:
     def test_the_budget_bound_and_the_last_keep_turns_verbatim(self) -> None:
-        assert (frozenset({BUDGET, RECENT_VERBATIM}), 3) == (
+        assert (frozenset({BUDGET, RECENT_VERBATIM, WELL_FORMED, PINNED}), 3) == (
             RollingSummary(20, 3).promises,
             RollingSummary(20, 3).verbatim,
         )

@@ -6,7 +6,7 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
 from memtape.policies.compaction import TieredCompaction
-from memtape.policies.promises import BUDGET, RECENT_VERBATIM
+from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.session import Policies
 from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tokenizers import Cl100kBase, WordCount
@@ -74,7 +74,7 @@ class TestDecide:
 
 class TestPromises:
     def test_the_budget_bound_and_the_newest_turn_verbatim(self) -> None:
-        assert (frozenset({BUDGET, RECENT_VERBATIM}), 1) == (
+        assert (frozenset({BUDGET, RECENT_VERBATIM, WELL_FORMED, PINNED}), 1) == (
             SlidingWindow(20).promises,
             SlidingWindow(20).verbatim,
         )

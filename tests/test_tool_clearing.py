@@ -5,7 +5,7 @@ import pytest
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
-from memtape.policies.promises import BUDGET, RECENT_VERBATIM
+from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.session import Policies
 from memtape.policies.tokenizers import WordCount
 from memtape.policies.tool_clearing import PLACEHOLDER, ClearToolResults
@@ -87,13 +87,13 @@ class TestDecide:
 
 class TestPromises:
     def test_keeping_a_result_promises_the_newest_turn_verbatim(self) -> None:
-        assert (frozenset({BUDGET, RECENT_VERBATIM}), 1) == (
+        assert (frozenset({BUDGET, RECENT_VERBATIM, WELL_FORMED, PINNED}), 1) == (
             ClearToolResults(20, 2).promises,
             ClearToolResults(20, 2).verbatim,
         )
 
-    def test_keeping_none_promises_only_the_budget(self) -> None:
-        assert (frozenset({BUDGET}), 0) == (
+    def test_keeping_none_promises_no_turn_verbatim(self) -> None:
+        assert (frozenset({BUDGET, WELL_FORMED, PINNED}), 0) == (
             ClearToolResults(20, 0).promises,
             ClearToolResults(20, 0).verbatim,
         )

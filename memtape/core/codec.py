@@ -19,10 +19,11 @@ from cattrs.errors import (
     ForbiddenExtraKeysError,
     IterableValidationError,
 )
+from cattrs.gen import make_dict_unstructure_fn, override
 
 from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, Command
 from memtape.core.errors import BadInput
-from memtape.core.events import EVENT_TYPES, Event
+from memtape.core.events import EVENT_TYPES, LEFT_OUT_AT_DEFAULT, Event
 from memtape.core.upcast import upcast
 
 T = TypeVar("T")
@@ -91,6 +92,21 @@ def _strict_tuple(value: Any, hint: Any) -> Any:
 
 
 converter.register_structure_hook_func(_is_tuple, _strict_tuple)
+
+
+def _left_out(cls: type) -> list[str]:
+    """The fields of ``cls`` a log line leaves out while they hold their defaults."""
+    return [field.name for field in attrs.fields(cls) if field.metadata.get(LEFT_OUT_AT_DEFAULT)]
+
+
+for _cls in EVENT_TYPES.values():
+    if _left_out(_cls):
+        _overrides: dict[str, Any] = {
+            name: override(omit_if_default=True) for name in _left_out(_cls)
+        }
+        converter.register_unstructure_hook(
+            _cls, make_dict_unstructure_fn(_cls, converter, **_overrides)
+        )
 
 
 def event_data(event: Event) -> dict[str, Any]:
@@ -285,8 +301,20 @@ def _record(cls: type) -> Build | None:
     hints = typing.get_type_hints(cls)
     namespace: dict[str, Any] = {"_cls": cls, "_Declined": _Declined, "_isfinite": math.isfinite}
     reads, tests, arguments = [], [], []
+    # A field left out at its default is read when present, and is its default otherwise.
+    optional = _left_out(cls)
+    present = (f"({name!r} in value)" for name in optional)
+    size = " + ".join([str(len(fields) - len(optional)), *present])
     for index, field in enumerate(fields):
         local = f"f{index}"
+        if field.name in optional:
+            builder = _builder(hints[field.name])
+            if builder is None or _atomic_test(hints[field.name], local) is not None:
+                return None
+            namespace[f"_build{index}"], namespace[f"_default{index}"] = builder, field.default
+            reads.append(f"        {local} = value.get({field.name!r}, _Declined)")
+            arguments.append(f"_default{index} if {local} is _Declined else _build{index}({local})")
+            continue
         reads.append(f"        {local} = value[{field.name!r}]")
         test = _atomic_test(hints[field.name], local)
         if test is not None:
@@ -300,7 +328,7 @@ def _record(cls: type) -> Build | None:
         arguments.append(f"_build{index}({local})")
     lines = [
         "def build(value):",
-        f"    if type(value) is not dict or len(value) != {len(fields)}:",
+        f"    if type(value) is not dict or len(value) != {size}:",
         "        raise _Declined",
         "    try:",
         *(reads or ["        pass"]),

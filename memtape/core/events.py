@@ -13,6 +13,10 @@ from typing import ClassVar
 
 import attrs
 
+LEFT_OUT_AT_DEFAULT = "left_out_at_default"
+"""Field metadata: a log line leaves the field out while it holds its default, so a field
+a newer version adds costs a line nothing (and changes none of its bytes) where unused."""
+
 
 @attrs.frozen
 class TurnAdded:
@@ -65,7 +69,7 @@ class CompactionTriggered:
     cold: int
     gist: str
     gist_tokens: int
-    cleared: tuple[WarmItem, ...] = ()
+    cleared: tuple[WarmItem, ...] = attrs.field(default=(), metadata={LEFT_OUT_AT_DEFAULT: True})
 
 
 @attrs.frozen
