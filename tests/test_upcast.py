@@ -12,7 +12,14 @@ from memtape.checking import check_file
 from memtape.cli import main
 from memtape.core.codec import event_data, event_from_data
 from memtape.core.errors import BadInput
-from memtape.core.events import EVENT_TYPES, Event, FactRead, TurnAdded
+from memtape.core.events import (
+    EVENT_TYPES,
+    CompactionTriggered,
+    Event,
+    FactRead,
+    TurnAdded,
+    WarmItem,
+)
 from memtape.core.logfile import read_run
 from memtape.core.upcast import UPCASTERS, Upcasters, upcast, use_upcasters
 from memtape.policies.session import Session
@@ -256,6 +263,43 @@ class TestTurnAddedV1:
         old = tmp_path / "old.jsonl"
         old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
         assert load_run(path).session.state == load_run(old).session.state
+
+
+class TestCompactionTriggeredV1:
+    def test_a_version_1_compaction_cleared_nothing_in_place(self) -> None:
+        fields = {
+            "budget": 40,
+            "hot": [3, 4],
+            "warm": [{"turn": 2, "text": "t", "tokens": 1}],
+            "dropped": [1],
+            "cold": 0,
+            "gist": "",
+            "gist_tokens": 0,
+        }
+        assert CompactionTriggered(40, (3, 4), (WarmItem(2, "t", 1),), (1,), 0, "", 0, ()) == (
+            event_from_data("CompactionTriggered", 1, fields)
+        )
+
+    @pytest.mark.parametrize("policy", ["tiered", "clear-tool-results", "sliding-window"])
+    def test_a_version_1_log_folds_to_the_state_it_always_did(
+        self, tmp_path: Path, policy: str
+    ) -> None:
+        """refund-desk with its compactions written as version 1 (as memtape wrote them
+        before tool calls had structure) folds to the state the current recording does."""
+        path = tmp_path / "refund.jsonl"
+        setting = f"compaction.policy={policy}"
+        assert 0 == main(["run", "refund-desk", "--out", str(path), "--set", setting])
+        lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+        compactions = [line for line in lines[1:] if line["type"] == "CompactionTriggered"]
+        for line in compactions:
+            assert ("cleared" not in line["event"], 2) == (True, line["v"])
+            line["v"] = 1
+        old = tmp_path / "old.jsonl"
+        old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+        assert (True, load_run(path).session.state) == (
+            bool(compactions),
+            load_run(old).session.state,
+        )
 
 
 class TestOldFormatFixture:
