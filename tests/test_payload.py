@@ -33,7 +33,7 @@ from memtape.viewer.payload import (
     shift_append,
     state_delta,
 )
-from tests.test_transcripts import TURNS
+from tests.transcripts import TURNS
 
 QUERIES = Path(__file__).parent / "fixtures" / "dana-queries.toml"
 

@@ -33,7 +33,7 @@ from memtape.redact import REDACTED, Masks, export_redacted, redact
 from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, Scenario, load_scenario, parse_scenario
 from tests.chained import lines_of, rechained, write_lines
-from tests.test_transcripts import TURNS
+from tests.transcripts import TURNS
 
 
 def saved(tmp_path: Path, name: str) -> Path:

@@ -1,20 +1,12 @@
 """Imported-like transcripts: hundreds of tool calls at small budgets, and every shipped
-compaction policy keeps WELL_FORMED and PINNED under ``memtape check`` and under the kit.
+compaction policy keeps WELL_FORMED and PINNED under ``memtape check`` and under the kit
+(the transcript: ``tests/transcripts.py``)."""
 
-The transcript is generated from a seed the way an agent's session reads once
-imported: a pinned system prompt (``--pin system``), user requests, assistant
-turns calling one to three tools, results coming back one by one or several
-in one turn and in any order, now and then a tool output many times the
-budget, and a last call left unanswered (the session ended there).
-"""
-
-import random
 from pathlib import Path
 
 import pytest
 
 from memtape.cli import main
-from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered
 from memtape.invariants import check_run
 from memtape.policies.promises import PINNED, WELL_FORMED
@@ -23,43 +15,7 @@ from memtape.scenarios import load_scenario
 from memtape.scenarios.writer import scenario_text
 from memtape.testing.checked import CheckedSession
 from tests.broken_policies import SplitsCalls
-
-TOOLS = ("read_file", "grep", "run_tests", "get_order", "search_docs")
-WORDS = ("the", "order", "ORD-3300", "refund", "src/app.py", "line", "passed", "failed", "ok")
-
-
-def transcript(seed: int, exchanges: int) -> list[AddTurn]:
-    """An agent session's turns: ``exchanges`` user requests, each worked through with tools."""
-    rng = random.Random(seed)
-
-    def text(low: int, high: int) -> str:
-        return " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high)))
-
-    turns = [AddTurn("system", "You are a coding agent. " + text(8, 20), pin=True)]
-    number = 0
-    for _ in range(exchanges):
-        turns.append(AddTurn("user", text(3, 15)))
-        for _ in range(rng.randint(0, 3)):
-            ids = []
-            for _ in range(rng.randint(1, 3)):
-                number += 1
-                ids.append(f"toolu_{number:04d}")
-            names = ", ".join(f"{rng.choice(TOOLS)}({text(1, 3)})" for _ in ids)
-            turns.append(AddTurn("assistant", f"{text(0, 6)} calls {names}", calls=tuple(ids)))
-            rng.shuffle(ids)
-            while ids:
-                take = rng.randint(1, len(ids))
-                answered, ids = tuple(ids[:take]), ids[take:]
-                size = (2, 40) if rng.random() < 0.9 else (200, 400)
-                turns.append(AddTurn("tool", text(*size), answers=answered))
-        turns.append(AddTurn("assistant", text(2, 25)))
-    number += 1
-    turns.append(AddTurn("assistant", "one more look", calls=(f"toolu_{number:04d}",)))
-    return turns
-
-
-TURNS = transcript(seed=11, exchanges=120)
-"""About a thousand turns and three hundred calls."""
+from tests.transcripts import TURNS
 
 SETTINGS = [
     ("tiered", 60, ()),

@@ -44,7 +44,7 @@ from memtape.viewer.page import view_page
 from memtape.viewer.payload import run_payload
 from memtape.viewer.serve import TOKEN_HEADER, LiveRun, live_source, make_server
 from tests.mixed import mixed_commands, mixed_live
-from tests.test_transcripts import TURNS
+from tests.transcripts import TURNS
 
 Page = Any
 Shot = Callable[[str], Path]
