@@ -6,14 +6,18 @@ from typing import Any, ClassVar
 
 import attrs
 
-from memtape.core.commands import AddTurn, Query, ReadFact, WriteFact
-from memtape.core.events import Event, Evicted, TurnAdded
+from memtape.core.commands import ROLES, AddTurn, Query, ReadFact, WriteFact
+from memtape.core.errors import Rejected
+from memtape.core.events import CompactionTriggered, Event, Evicted, TurnAdded
 from memtape.core.state import State, Store, Window
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.params import Params
-from memtape.policies.promises import BUDGET
+from memtape.policies.promises import BUDGET, WELL_FORMED
 from memtape.policies.protocols import Scored
+from memtape.policies.sliding_window import SlidingWindow
+from memtape.policies.turns import arriving
 from memtape.reducers import fold
 
 
@@ -93,3 +97,94 @@ class StampsTurns(TieredCompaction):
         """The seed's events for the turn, its text stamped with ``time.time()``."""
         stamped = attrs.evolve(command, text=f"{command.text} @{time.time():.0f}")
         return super().decide(state, stamped)
+
+
+@attrs.frozen
+class SplitsCalls(SlidingWindow):
+    """Drops the oldest turns one at a time, as if no turn answered another: a call leaves
+    without its results. It promises well-formed windows (and the budget) all the same."""
+
+    axis: ClassVar[str] = "compaction"
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """The budget and well-formed windows, the second of which it breaks."""
+        return frozenset({BUDGET, WELL_FORMED})
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The turn, and, over budget, the oldest turns dropped one by one."""
+        window = state.window
+        turn = arriving(window, command, self.tokenizer)
+        tokens = window.tokens + turn.tokens
+        if tokens <= self.budget:
+            return (turn,)
+        hot = (*window.hot, turn)
+        drop = 0
+        while tokens > self.budget and drop < len(hot) - 1:
+            tokens -= hot[drop].tokens
+            drop += 1
+        if not drop:
+            return (turn,)
+        staying = tuple(t.turn for t in hot[drop:])
+        dropped = tuple(t.turn for t in hot[:drop])
+        return (turn, CompactionTriggered(self.budget, staying, (), dropped, 0, "", 0))
+
+
+@attrs.frozen
+class MovesPinned(TieredCompaction):
+    """Decides as if no turn were pinned, and records the pin all the same."""
+
+    axis: ClassVar[str] = "compaction"
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The seed's events for the turn on a window whose turns are all unpinned, the
+        turn then marked pinned as asked."""
+        window = state.window
+        unpinned = tuple(attrs.evolve(turn, pinned=False) for turn in window.hot)
+        blind = state._replace(window=window._replace(hot=unpinned))
+        events = super().decide(blind, attrs.evolve(command, pin=False))
+        first = events[0]
+        assert isinstance(first, TurnAdded)
+        return (attrs.evolve(first, pinned=command.pin), *events[1:])
+
+
+@attrs.frozen
+class TakesAnyAnswer(NoCompaction):
+    """Keeps every turn, checking nothing of what a turn answers: it records a result of a
+    call no turn made, and promises well-formed windows."""
+
+    axis: ClassVar[str] = "compaction"
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The turn, as asked."""
+        number = state.window.turns + 1
+        tokens = self.tokenizer.count(f"{command.role}: {command.text}")
+        if command.role not in ROLES or not isinstance(command.text, str):
+            raise Rejected(f"not a turn: {command!r}")
+        return (
+            TurnAdded(
+                number,
+                command.role,
+                command.text,
+                tokens,
+                command.role == "tool",
+                tuple(command.calls),
+                tuple(command.answers),
+                command.pin,
+            ),
+        )
+
+
+@attrs.frozen
+class OvershootsOnHugeTurns(TieredCompaction):
+    """The seed's compaction, except that a single turn over three times the budget takes
+    the window as it is, over budget: only such a turn shows it."""
+
+    axis: ClassVar[str] = "compaction"
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The seed's events, or the turn alone when it is over three times the budget."""
+        events = super().decide(state, command)
+        first = events[0]
+        assert isinstance(first, TurnAdded)
+        return (first,) if first.tokens > 3 * self.budget else events

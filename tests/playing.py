@@ -62,3 +62,18 @@ def own_settings(name: str) -> tuple[str, ...]:
         f"compaction.{param}={toml_value(value)}"
         for param, value in OWN_PARAMS.get(name, {}).items()
     )
+
+
+def calling(*ids: str, n: int = 2) -> AddTurn:
+    """An assistant turn (chatter) of ``n`` words calling ``ids``: ``n + 1`` tokens."""
+    return AddTurn("assistant", words(n, "a"), calls=ids)
+
+
+def answering(*ids: str, n: int = 2, salient: bool | None = None) -> AddTurn:
+    """A tool turn of ``n`` words carrying the results of ``ids``: ``n + 1`` tokens."""
+    return AddTurn("tool", words(n, "r"), salient=salient, answers=ids)
+
+
+def pinned(role: str, n: int) -> AddTurn:
+    """A pinned turn of ``n`` words: ``n + 1`` tokens."""
+    return AddTurn(role, words(n, "p"), pin=True)

@@ -476,3 +476,43 @@ class TestCost:
             [s.numbers.get("tier_after", "arrived") for s in life.subjects[0].steps],
             folded[0] <= 16 + 2,
         )
+
+
+class TestWhyClearedInPlace:
+    """A tool result cleared in place stays HOT: why tells the clearing and what it reads."""
+
+    def _cleared(self) -> Session:
+        session = Session(
+            Policies.from_params(
+                {"compaction": {"policy": "clear-tool-results", "budget": 20, "keep": 1}}
+            )
+        )
+        session.execute_all(
+            [
+                AddTurn("assistant", "get_order(42)", calls=("c1",)),
+                AddTurn("tool", " ".join(["row"] * 10), answers=("c1",)),
+                AddTurn("assistant", "get_order(43)", calls=("c2",)),
+                AddTurn("tool", "ok", answers=("c2",)),
+                AddTurn("user", "and the third?"),
+                AddTurn("assistant", "get_order(44)", calls=("c3",)),
+                AddTurn("tool", "none found", answers=("c3",)),
+                AddTurn("user", "thanks"),
+            ]
+        )
+        return session
+
+    def test_the_clearing_is_a_step_and_the_turn_ends_hot_and_cleared(self) -> None:
+        subject = _why(self._cleared(), "turn:2").subjects[0]
+        clearing = subject.steps[-1]
+        assert (
+            "cleared in place: stays HOT, reading '[tool result cleared]' (3 tokens)"
+            in clearing.what,
+            3,
+            "hot",
+            "now HOT, cleared in place (3 tokens)",
+        ) == (
+            True,
+            clearing.numbers["cleared_tokens"],
+            subject.now.status,
+            subject.now.what.split(";")[0],
+        )

@@ -92,6 +92,7 @@ EVENTS: list[Event] = [
     Consolidated((), (), ()),
     Queried("who is the user", "name", 3, (2, 1), (AWKWARD, 1 / 3)),
     Queried("", "", 1, (), ()),
+    CompactionTriggered(40, (1, 2), (), (), 0, "", 0, cleared=(WarmItem(1, "[cleared]", 1),)),
 ]
 
 COMMANDS: list[Command] = [
@@ -392,6 +393,33 @@ class TestCodecCoversEveryField:
 
         with pytest.raises(_Declined):
             _FAST[CompactionTriggered](data)
+
+
+class TestClearedInPlace:
+    """A compaction that clears nothing in place writes the line a version-1 one did."""
+
+    def test_an_empty_cleared_is_left_out_and_read_back_as_empty(self) -> None:
+        event = CompactionTriggered(40, (3,), (), (1,), 0, "", 0)
+        data = event_data(event)
+        assert ("cleared" not in data, event) == (
+            True,
+            event_from_data("CompactionTriggered", 2, data),
+        )
+
+    def test_a_cleared_turn_is_written_and_read_back(self) -> None:
+        cleared = (WarmItem(1, "[x]", 1),)
+        event = CompactionTriggered(40, (1, 3), (), (), 0, "", 0, cleared=cleared)
+        data = event_data(event)
+        assert ([{"turn": 1, "text": "[x]", "tokens": 1}], event) == (
+            data["cleared"],
+            event_from_data("CompactionTriggered", 2, data),
+        )
+
+    def test_the_fast_path_builds_both_shapes(self) -> None:
+        bare = event_data(CompactionTriggered(40, (3,), (), (1,), 0, "", 0))
+        full = {**bare, "cleared": [{"turn": 3, "text": "x", "tokens": 1}]}
+        build = _FAST[CompactionTriggered]
+        assert ((), 3) == (build(bare).cleared, build(full).cleared[0].turn)
 
 
 json_values = st.recursive(

@@ -7,6 +7,8 @@ from typing import Any, ClassVar
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from immutables import Map
 
 from memtape.core.commands import (
@@ -34,6 +36,7 @@ from memtape.core.run import Run
 from memtape.core.seq import Seq
 from memtape.core.state import INITIAL_STATE, SHORT_HOT, Fact, State, Store, Window
 from memtape.invariants import (
+    StepChecker,
     Violation,
     check_codec,
     check_compaction,
@@ -41,22 +44,25 @@ from memtape.invariants import (
     check_evictions,
     check_gist,
     check_hot,
+    check_pinned,
     check_run,
     check_status,
     check_supersedes,
     check_tiers,
     check_token_total,
     check_verbatim,
+    check_well_formed,
     redecide,
 )
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.promises import BUDGET, CAPACITY, EVICTS_WEAKEST
+from memtape.policies.promises import BUDGET, CAPACITY, EVICTS_WEAKEST, PINNED, WELL_FORMED
 from memtape.policies.protocols import Scored
 from memtape.policies.session import Policies, Session
 from memtape.reducers import fold
 from memtape.scenarios import SHIPPED, load_scenario
+from memtape.testing.strategies import turn_sequences
 from tests.broken_policies import StampsTurns
 
 Batch = tuple[Command, Sequence[Event]]
@@ -742,3 +748,186 @@ class TestDeterminism:
     def test_the_same_rejection_twice_is_deterministic(self) -> None:
         """A blank role is rejected in both worlds with the same message."""
         assert [] == check_determinism(TIERED, INITIAL_STATE, AddTurn("", "hi"), at=1)
+
+
+@attrs.frozen
+class Requests(NoCompaction):
+    """``none``, promising well-formed windows and pinned turns and nothing else."""
+
+    @property
+    def promises(self) -> frozenset[str]:
+        return frozenset({WELL_FORMED, PINNED})
+
+
+@attrs.frozen
+class NeverPromises(NoCompaction):
+    """``none``, promising nothing at all."""
+
+    @property
+    def promises(self) -> frozenset[str]:
+        return frozenset()
+
+
+NONE = Policies(compaction=Requests(100))
+"""Held to WELL_FORMED and PINNED alone, whatever a hand-made run drops."""
+
+
+def call_turn(number: int, *ids: str, pin: bool = False) -> TurnAdded:
+    return TurnAdded(number, "assistant", f"call {number}", 2, False, ids, (), pin)
+
+
+def result_turn(number: int, *ids: str, pin: bool = False) -> TurnAdded:
+    return TurnAdded(number, "tool", f"result {number}", 2, True, (), ids, pin)
+
+
+def added(event: TurnAdded) -> Batch:
+    """The batch of a turn that arrived as ``event``."""
+    return AddTurn(event.role, event.text, None, event.calls, event.answers, event.pinned), (event,)
+
+
+def dropping(number: int, *dropped: int, hot: tuple[int, ...]) -> Batch:
+    """Turn ``number`` (chatter) arriving, and a compaction dropping ``dropped``."""
+    return AddTurn("user", f"turn {number}"), (
+        turn(number, 2),
+        CompactionTriggered(100, hot, (), dropped, 0, "", 0),
+    )
+
+
+class TestWellFormed:
+    def test_a_call_with_its_result_is_a_request(self) -> None:
+        state = fold([call_turn(1, "a", "b"), result_turn(2, "b"), result_turn(3, "a")])
+        assert [] == check_well_formed(state.window, at=3)
+
+    def test_a_result_whose_call_left_is_named_with_its_id(self) -> None:
+        state = fold(
+            [
+                call_turn(1, "a"),
+                result_turn(2, "a"),
+                CompactionTriggered(9, (2,), (), (1,), 0, "", 0),
+            ]
+        )
+        message = "turn 2 answers 'a', whose call is not HOT"
+        assert [Violation(3, "well-formed", message)] == check_well_formed(state.window, at=3)
+
+    def test_a_call_whose_result_left_is_named_with_its_id(self) -> None:
+        state = fold(
+            [
+                call_turn(1, "a"),
+                result_turn(2, "a"),
+                CompactionTriggered(9, (1,), (), (2,), 0, "", 0),
+            ]
+        )
+        message = "turn 1 calls 'a', whose result has left HOT"
+        assert [Violation(3, "well-formed", message)] == check_well_formed(state.window, at=3)
+
+    def test_a_call_still_waiting_is_no_violation(self) -> None:
+        assert [] == check_well_formed(fold([turn(1, 2), call_turn(2, "a")]).window, at=2)
+
+    def test_check_run_names_the_turn_and_the_id_where_a_call_left_without_its_result(
+        self,
+    ) -> None:
+        run = run_of(
+            added(call_turn(1, "a")), added(result_turn(2, "a")), dropping(3, 1, hot=(2, 3))
+        )
+        message = "turn 2 answers 'a', whose call is not HOT (turn 1 made it, and left)"
+        assert [Violation(4, "well-formed", message)] == check_run(run, NONE)
+
+    def test_check_run_names_a_result_that_left_without_its_call(self) -> None:
+        run = run_of(
+            added(call_turn(1, "a")), added(result_turn(2, "a")), dropping(3, 2, hot=(1, 3))
+        )
+        message = "turn 1 calls 'a', whose result has left HOT (turn 2 carried it)"
+        assert [Violation(4, "well-formed", message)] == check_run(run, NONE)
+
+    def test_check_run_refuses_a_recorded_answer_no_call_waits_on(self) -> None:
+        run = run_of(added(turn(1, 2)), added(result_turn(2, "ghost")))
+        message = (
+            "turn 2 answers 'ghost', which no call is waiting on "
+            "(no earlier turn called it, or its result already arrived)"
+        )
+        assert [Violation(2, "well-formed", message)] == check_run(run, NONE)
+
+    def test_a_policy_that_does_not_promise_it_is_not_held_to_it(self) -> None:
+        run = run_of(
+            added(call_turn(1, "a")), added(result_turn(2, "a")), dropping(3, 1, hot=(2, 3))
+        )
+        assert [] == check_run(run, Policies(compaction=NeverPromises(100)))
+
+
+class TestPinned:
+    def test_a_pinned_turn_hot_as_it_arrived_is_no_violation(self) -> None:
+        pin = TurnAdded(1, "system", "rules", 2, False, pinned=True)
+        assert [] == check_pinned(fold([pin, turn(2, 2)]).window, {1: pin}, at=2)
+
+    @pytest.mark.parametrize(
+        ("compaction", "message"),
+        [
+            (CompactionTriggered(9, (2,), (), (1,), 0, "", 0), "pinned turn 1 is DROPPED now"),
+            (
+                CompactionTriggered(9, (2,), (WarmItem(1, "rules", 1),), (), 0, "", 0),
+                "pinned turn 1 is WARM now",
+            ),
+            (
+                CompactionTriggered(9, (1, 2), (), (), 0, "", 0, cleared=(WarmItem(1, "[x]", 1),)),
+                "pinned turn 1 is HOT but reads '[x]', not as it arrived",
+            ),
+        ],
+        ids=["dropped", "folded", "cleared"],
+    )
+    def test_a_pinned_turn_moved_is_named(
+        self, compaction: CompactionTriggered, message: str
+    ) -> None:
+        pin = TurnAdded(1, "system", "rules", 2, False, pinned=True)
+        run = run_of(added(pin), (AddTurn("user", "turn 2"), (turn(2, 2), compaction)))
+        expected = message if "HOT" in message else f"{message}, no longer HOT"
+        assert [Violation(3, "pinned", expected)] == check_run(run, NONE)
+
+
+class TestVerbatimUnits:
+    def test_a_result_among_the_last_turns_needs_its_call_and_what_is_between(self) -> None:
+        events = [call_turn(1, "a"), turn(2, 2), turn(3, 2), result_turn(4, "a")]
+        state = fold([*events, CompactionTriggered(9, (1, 3, 4), (), (2,), 0, "", 0)])
+        arrived = {t.turn: t for t in events}
+        message = (
+            "HOT holds turns [1, 3, 4] of the unit(s) of the last 1, not every turn from 1 to 4"
+        )
+        assert [Violation(5, "recent-verbatim", message)] == check_verbatim(
+            state.window, 1, arrived, at=5
+        )
+
+    def test_the_whole_unit_kept_is_no_violation(self) -> None:
+        events = [turn(1, 2), call_turn(2, "a"), turn(3, 2), result_turn(4, "a")]
+        state = fold([*events, CompactionTriggered(9, (2, 3, 4), (), (1,), 0, "", 0)])
+        assert [] == check_verbatim(state.window, 1, {t.turn: t for t in events}, at=5)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_the_step_checker_and_the_whole_window_check_agree(data: st.DataObject) -> None:
+    """Whatever a policy drops, the step-by-step check of WELL_FORMED breaks first where the
+    whole-window check of the window after that step first breaks."""
+    commands = data.draw(turn_sequences(max_size=25))
+    session = Session(NONE)
+    checker = StepChecker(INITIAL_STATE)
+    first_step = first_whole = None
+    for number, command in enumerate(commands, start=1):
+        events = list(NoCompaction(100).decide(session.state, command))
+        assert isinstance(events[0], TurnAdded)
+        hot = [t.turn for t in (*session.state.window.hot, events[0])]
+        drop = data.draw(st.integers(0, len(hot) - 1))
+        if drop:
+            events.append(
+                CompactionTriggered(100, tuple(hot[drop:]), (), tuple(hot[:drop]), 0, "", 0)
+            )
+        session.run.append(command, events)
+        step = [
+            v
+            for v in checker.check(NONE, events, start=len(session.run) - len(events))
+            if v.invariant == "well-formed"
+        ]
+        whole = check_well_formed(session.state.window, at=number)
+        if step and first_step is None:
+            first_step = number
+        if whole and first_whole is None:
+            first_whole = number
+    assert first_step == first_whole

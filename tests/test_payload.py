@@ -33,6 +33,7 @@ from memtape.viewer.payload import (
     shift_append,
     state_delta,
 )
+from tests.agent_session import TURNS
 
 QUERIES = Path(__file__).parent / "fixtures" / "dana-queries.toml"
 
@@ -332,3 +333,24 @@ class TestPolicyNames:
         params = run_payload(session.run, session.policies_at, "d")["params"]
         assert expected == (params["forgetting"], params["supersession"])
         assert params["compaction"] is None
+
+
+class TestClearedInPlace:
+    def test_a_clearing_in_place_ships_what_each_cleared_turn_reads(self) -> None:
+        """``z`` carries each cleared turn's new text; with the turn table it rebuilds HOT's
+        texts at every event."""
+        policies = Policies.from_params(
+            {"compaction": {"policy": "clear-tool-results", "budget": 60, "keep": 1}}
+        )
+        session = Session(policies)
+        session.execute_all(TURNS[:120])
+        data = run_payload(session.run, session.policies_at, "cleared")
+        texts = {number: row[1] for number, row in enumerate(data["turns"], start=1)}
+        shipped = 0
+        for at, frame in enumerate(data["frames"], start=1):
+            for turn, text, _tokens in frame.get("z", []):
+                texts[turn] = text
+                shipped += 1
+            hot = session.run.state_at(at).window.hot
+            assert [t.text for t in hot] == [texts[t.turn] for t in hot]
+        assert shipped > 0

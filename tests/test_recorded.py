@@ -14,11 +14,11 @@ from memtape.core.errors import BadInput, NothingToApply
 from memtape.core.events import CompactionTriggered, WarmItem
 from memtape.invariants import check_run
 from memtape.lab.bench import Cell, parse_policy, run_cell
-from memtape.policies.promises import RECENT_VERBATIM
+from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.recorded import CompactionRecord, RecordedCompaction
 from memtape.policies.session import Policies, Session
 from memtape.policies.tokenizers import O200kBase, WordCount
-from tests.playing import compaction, play, tool, user
+from tests.playing import answering, calling, compaction, play, tool, user
 from tests.transcripts import fixture
 
 SESSION = fixture("claude-code-session.jsonl")
@@ -86,6 +86,15 @@ class TestDecide:
             state.window.warm,
         )
 
+    def test_a_boundary_while_a_call_waits_keeps_the_call_s_unit_whole(self) -> None:
+        """Turn 4 arrives while turn 2's call waits: 2, 3 and 4 are one unit, so only turn 1
+        folds (a real session never compacts mid-call, a generated one may)."""
+        state, _ = play(_policy((4, SUMMARY)), user(2), calling("c1"), user(2), answering("c1"))
+        assert ((2, 3, 4), (WarmItem(1, SUMMARY, 8),)) == (
+            tuple(t.turn for t in state.window.hot),
+            state.window.warm,
+        )
+
     def test_an_empty_summary_is_no_warm_item(self) -> None:
         state, _ = play(_policy((3, "")), user(2), user(2), user(2))
         assert ((), [1, 2]) == (state.window.warm, list(state.window.cold))
@@ -95,9 +104,12 @@ class TestDecide:
         _, decided = play(policy, user(2), user(2))
         assert O200kBase().count(SUMMARY) == compaction(decided[1]).warm[-1].tokens
 
-    def test_it_promises_the_newest_turn_verbatim_and_no_budget(self) -> None:
+    def test_it_promises_the_newest_turn_verbatim_whole_units_pins_and_no_budget(self) -> None:
         policy = _policy((2, SUMMARY))
-        assert (frozenset({RECENT_VERBATIM}), 1) == (policy.promises, policy.verbatim)
+        assert (frozenset({RECENT_VERBATIM, WELL_FORMED, PINNED}), 1) == (
+            policy.promises,
+            policy.verbatim,
+        )
 
 
 class TestParams:

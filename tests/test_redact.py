@@ -32,6 +32,7 @@ from memtape.projections.view import view_data
 from memtape.redact import REDACTED, Masks, export_redacted, redact
 from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, Scenario, load_scenario, parse_scenario
+from tests.agent_session import TURNS
 from tests.chained import lines_of, rechained, write_lines
 
 
@@ -649,8 +650,8 @@ class TestBytePairRuns:
         out = tmp_path / "copy.jsonl"
         export_redacted(source, out)
 
-        assert [figures(v) for v in views(load_run(source))] == [
-            figures(v) for v in views(load_run(out))
+        assert [counted(figures(v)) for v in views(load_run(source))] == [
+            counted(figures(v)) for v in views(load_run(out))
         ]
         assert (True, ()) == (check_file(out).ok, check_file(out).problems)
 
@@ -1064,3 +1065,46 @@ class TestWordCountPlaceholders:
 
         assert isinstance(first, TurnAdded)
         assert " ".join(f"0d3ddc01.{n}" for n in range(1, 11)) == first.text
+
+
+def counted(value: Any) -> Any:
+    """A view with each turn's call and answer ids (masked in a copy) given as their count."""
+    if isinstance(value, dict):
+        return {k: len(v) if k in {"calls", "answers"} else counted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [counted(item) for item in value]
+    return value
+
+
+class TestClearedInPlace:
+    """A tool result cleared in place reads as a placeholder in the copy, at the same cost."""
+
+    def _exported(self, tmp_path: Path) -> tuple[Path, Path]:
+        policies = Policies.from_params(
+            {"compaction": {"policy": "clear-tool-results", "budget": 60, "keep": 1}}
+        )
+        session = Session(policies)
+        session.execute_all(TURNS[:120])
+        source = tmp_path / "cleared.jsonl"
+        save_run(session, source, "cleared")
+        out = tmp_path / "cleared.redacted.jsonl"
+        export_redacted(source, out)
+        return source, out
+
+    def test_the_figures_stay_and_the_copy_checks_clean(self, tmp_path: Path) -> None:
+        source, out = self._exported(tmp_path)
+        original = load_run(source).session.run
+        assert any(isinstance(e, CompactionTriggered) and e.cleared for e in original.events)
+        assert [counted(figures(v)) for v in views(load_run(source))] == [
+            counted(figures(v)) for v in views(load_run(out))
+        ]
+        assert (True, ()) == (check_file(out).ok, check_file(out).problems)
+
+    def test_a_cleared_text_is_masked_like_a_warm_one(self, tmp_path: Path) -> None:
+        _, out = self._exported(tmp_path)
+        copy = load_run(out).session.run
+        cleared = [i for e in copy.events if isinstance(e, CompactionTriggered) for i in e.cleared]
+        assert (True, set()) == (
+            bool(cleared),
+            {i.text for i in cleared} & {"[tool result cleared]"},
+        )

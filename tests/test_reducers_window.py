@@ -268,3 +268,63 @@ class TestCompactionNamingTurnsTwice:
     def test_a_turn_with_negative_tokens_is_refused(self) -> None:
         with pytest.raises(CorruptLog, match="turn 1 has -1 tokens"):
             turn_added(EMPTY_WINDOW, TurnAdded(1, "user", "x", -1, False))
+
+
+def _call(n: int, *ids: str) -> TurnAdded:
+    return TurnAdded(n, "assistant", f"call {n}", 2, False, ids)
+
+
+def _result(n: int, *ids: str) -> TurnAdded:
+    return TurnAdded(n, "tool", f"result {n}", 4, True, (), ids)
+
+
+class TestWaiting:
+    def test_a_call_waits_under_the_turn_that_made_it_until_answered(self) -> None:
+        window = _window(_turn(1), _call(2, "a", "b"))
+        assert {"a": 2, "b": 2} == dict(window.waiting)
+        assert {"a": 2} == dict(turn_added(window, _result(3, "b")).waiting)
+
+    def test_a_turn_joins_the_newest_unit_while_a_call_waits(self) -> None:
+        lengths = []
+        window = EMPTY_WINDOW
+        for turn in (_turn(1), _call(2, "a"), _turn(3), _result(4, "a"), _turn(5)):
+            window = turn_added(window, turn)
+            lengths.append(window.unit_length)
+        assert [1, 1, 2, 3, 1] == lengths
+
+    def test_a_turn_without_calls_leaves_waiting_as_it_was(self) -> None:
+        window = _window(_call(1, "a"))
+        assert window.waiting is turn_added(window, _turn(2)).waiting
+
+    def test_a_compaction_leaves_what_waits_and_the_unit_as_they_were(self) -> None:
+        window = _window(_turn(1), _call(2, "a"))
+        after = compaction_triggered(window, CompactionTriggered(9, (2,), (), (1,), 0, "", 0))
+        assert (window.waiting, window.unit_length) == (after.waiting, after.unit_length)
+
+
+class TestClearedInPlace:
+    def test_a_cleared_turn_stays_in_its_place_reading_its_stand_in(self) -> None:
+        window = _window(_call(1, "a"), _result(2, "a"), _turn(3))
+        event = CompactionTriggered(
+            9, (1, 2, 3), (), (), 0, "", 0, cleared=(WarmItem(2, "[x]", 1),)
+        )
+        after = compaction_triggered(window, event)
+        assert (
+            [1, 2, 3],
+            TurnAdded(2, "tool", "[x]", 1, True, (), ("a",)),
+            [2],
+            window.tokens - 4 + 1,
+        ) == ([t.turn for t in after.hot], after.hot[1], list(after.cleared), after.tokens)
+        assert _recount(after) == after.tokens
+
+    def test_clearing_a_turn_that_leaves_hot_is_corrupt(self) -> None:
+        window = _window(_turn(1), _turn(2))
+        event = CompactionTriggered(9, (2,), (), (1,), 0, "", 0, cleared=(WarmItem(1, "[x]", 1),))
+        with pytest.raises(CorruptLog, match=r"clears turns \[1\], which do not stay HOT"):
+            compaction_triggered(window, event)
+
+    def test_a_negative_stand_in_is_corrupt(self) -> None:
+        window = _window(_turn(1))
+        event = CompactionTriggered(9, (1,), (), (), 0, "", 0, cleared=(WarmItem(1, "[x]", -1),))
+        with pytest.raises(CorruptLog, match="cleared turn 1 has -1 tokens"):
+            compaction_triggered(window, event)

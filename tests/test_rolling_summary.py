@@ -19,7 +19,7 @@ from memtape.policies.summarizers import SalientTexts
 from memtape.policies.tokenizers import WordCount
 from memtape.reducers import fold
 from memtape.runfiles import load_run, save_run
-from tests.playing import compaction, play, tool, user
+from tests.playing import answering, calling, compaction, pinned, play, tool, user
 
 
 @attrs.define
@@ -235,3 +235,28 @@ class TestParams:
     def test_a_summarizer_that_cannot_be_called_is_refused(self) -> None:
         with pytest.raises(BadInput, match="summarizer must be a callable"):
             RollingSummary(40, summarizer="salient")  # type: ignore[arg-type]
+
+
+class TestUnits:
+    def test_a_call_is_folded_with_its_results(self) -> None:
+        # 3 + 3 + 3 + 6 = 15 > 12: keep 1 would fold turns 1 and 2; the unit [1, 2, 3]
+        # is one, so the call, its result and the turn between fold together.
+        turns = (calling("c1"), user(2), answering("c1"), user(5))
+        _, decided = play(RollingSummary(12, 1, 6), *turns)
+        event = compaction(decided[3])
+        assert ((4,), (1, 2, 3)) == (event.hot, tuple(item.turn for item in event.warm))
+
+    def test_a_result_kept_keeps_its_call(self) -> None:
+        policy = RollingSummary(12, 1, 6)
+        state, decided = play(policy, user(5), calling("c1", n=4), answering("c1", n=4))
+        assert ((2, 3), 10) == (compaction(decided[2]).hot, policy.floor(state.window))
+
+    def test_a_pinned_turn_is_never_folded(self) -> None:
+        policy = RollingSummary(12, 1, 6)
+        state, decided = play(policy, pinned("system", 3), user(4), user(4))
+        assert ((1, 3), 4 + 5) == (compaction(decided[2]).hot, policy.floor(state.window))
+
+    def test_nothing_foldable_is_no_compaction(self) -> None:
+        """All of HOT in one unit with a call waiting: over budget, nothing can go."""
+        _, decided = play(RollingSummary(5, 1), calling("c1"), user(3))
+        assert [1, 1] == [len(events) for events in decided]

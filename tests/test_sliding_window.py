@@ -1,16 +1,21 @@
 """memtape.policies.sliding_window: drop the oldest turns until within budget."""
 
-import pytest
+from collections.abc import Sequence
 
-from memtape.core.commands import AddTurn
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memtape.core.commands import ROLES, AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
+from memtape.core.state import INITIAL_STATE
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.session import Policies
 from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tokenizers import Cl100kBase, WordCount
-from tests.playing import compaction, play, tool, user
+from tests.playing import answering, calling, compaction, pinned, play, tool, user, words
 
 
 class TestDecide:
@@ -126,3 +131,165 @@ def test_warm_items_are_never_made() -> None:
 
     assert ((), "", [1, 2]) == (state.window.warm, state.window.gist, list(state.window.dropped))
     assert WarmItem not in {type(item) for item in state.window.warm}
+
+
+def trimmed(
+    turns: Sequence[TurnAdded], budget: int, start_on: str | None, include_system: bool
+) -> list[int]:
+    """What LangChain's ``trim_messages(strategy="last", max_tokens=budget, start_on=...,
+    include_system=...)`` keeps of the whole history, as its documentation says, with
+    each turn's tokens memtape's: a leading system message is kept (its tokens counted)
+    when ``include_system``; then the longest run of the newest messages within what is
+    left of the budget; then, with ``start_on``, every message before the first of that
+    type is dropped. One departure, memtape's: the newest turn stays if nothing else does.
+    """
+    system = turns[0] if include_system and turns and turns[0].role == "system" else None
+    rest = list(turns[1:] if system is not None else turns)
+    room = budget - (system.tokens if system is not None else 0)
+    kept: list[TurnAdded] = []
+    total = 0
+    for turn in reversed(rest):
+        if total + turn.tokens > room:
+            break
+        kept.insert(0, turn)
+        total += turn.tokens
+    if start_on is not None:
+        while kept and kept[0].role != start_on:
+            kept.pop(0)
+    if not kept and rest:
+        kept = [rest[-1]]
+    return [t.turn for t in ([system] if system is not None else []) + kept]
+
+
+plain_turns = st.builds(
+    AddTurn,
+    role=st.sampled_from(ROLES),
+    text=st.integers(0, 12).map(lambda n: words(n, "m")),
+)
+
+
+class TestAgainstTrimMessages:
+    @settings(max_examples=200, deadline=None)
+    @given(
+        turns=st.lists(plain_turns, max_size=30),
+        budget=st.integers(1, 40),
+        start_on=st.sampled_from([None, "user", "assistant"]),
+        include_system=st.booleans(),
+    )
+    def test_on_plain_turns_it_keeps_what_trim_messages_keeps(
+        self, turns: list[AddTurn], budget: int, start_on: str | None, include_system: bool
+    ) -> None:
+        policy = SlidingWindow(budget, WordCount(), start_on, include_system)
+        state = INITIAL_STATE
+        arrived: list[TurnAdded] = []
+        for command in turns:
+            state, (events,) = play(policy, command, state=state)
+            assert isinstance(events[0], TurnAdded)
+            arrived.append(events[0])
+            kept = trimmed(arrived, budget, start_on, include_system)
+            assert kept == [t.turn for t in state.window.hot]
+
+
+class TestUnits:
+    def test_a_call_leaves_with_its_results(self) -> None:
+        # 3 + 3 + 4 = 10 > 8: dropping turn 1 alone would leave its result an orphan.
+        state, decided = play(SlidingWindow(8), calling("c1"), answering("c1"), user(3))
+        assert ((3,), (1, 2)) == (compaction(decided[2]).hot, compaction(decided[2]).dropped)
+        assert [3] == [t.turn for t in state.window.hot]
+
+    def test_a_result_that_is_the_newest_turn_keeps_its_call_and_the_floor_grows(
+        self,
+    ) -> None:
+        policy = SlidingWindow(7)
+        state, decided = play(policy, user(3), calling("c1"), answering("c1", n=4))
+        assert ((2, 3), (1,), 8) == (
+            compaction(decided[2]).hot,
+            compaction(decided[2]).dropped,
+            policy.floor(state.window),
+        )
+
+    def test_parallel_calls_answered_out_of_order_leave_together(self) -> None:
+        turns = (calling("a", "b"), answering("b"), answering("a"), user(2), user(5))
+        state, _ = play(SlidingWindow(10), *turns)
+        assert ([4, 5], [1, 2, 3]) == (
+            [t.turn for t in state.window.hot],
+            list(state.window.dropped),
+        )
+
+    def test_a_pinned_turn_stays_with_its_unit(self) -> None:
+        _, decided = play(SlidingWindow(10), pinned("user", 3), user(3), user(3))
+        assert ((1, 3), (2,)) == (compaction(decided[2]).hot, compaction(decided[2]).dropped)
+
+
+class TestOptions:
+    def test_include_system_keeps_the_leading_system_turn(self) -> None:
+        turns = (AddTurn("system", words(3)), user(3), user(3))
+        kept, _ = play(SlidingWindow(10, include_system=True), *turns)
+        plain, _ = play(SlidingWindow(10), *turns)
+        assert ([1, 3], [2, 3]) == (
+            [t.turn for t in kept.window.hot],
+            [t.turn for t in plain.window.hot],
+        )
+
+    def test_a_later_system_turn_is_not_the_leading_one(self) -> None:
+        turns = (user(3), AddTurn("system", words(3)), user(3), user(3))
+        state, _ = play(SlidingWindow(10, include_system=True), *turns)
+        assert [3, 4] == [t.turn for t in state.window.hot]
+
+    def test_start_on_user_drops_on_to_a_user_turn(self) -> None:
+        turns = (user(2), AddTurn("assistant", words(2)), AddTurn("assistant", words(2)), user(2))
+        state, decided = play(SlidingWindow(10, start_on="user"), *turns)
+        assert ((4,), (1, 2, 3)) == (compaction(decided[3]).hot, compaction(decided[3]).dropped)
+        assert [4] == [t.turn for t in state.window.hot]
+
+    def test_start_on_drops_a_leading_turn_even_within_budget(self) -> None:
+        """As trim_messages does: the kept turns start on a user turn, whatever the budget."""
+        turns = (AddTurn("assistant", "hello, how can I help?"), user(2))
+        state, decided = play(SlidingWindow(100, start_on="user"), *turns)
+        assert ([2], (1,)) == ([t.turn for t in state.window.hot], compaction(decided[1]).dropped)
+
+    def test_start_on_with_no_user_turn_keeps_the_newest_alone(self) -> None:
+        turns = (AddTurn("assistant", words(4)), AddTurn("assistant", words(4)))
+        state, _ = play(SlidingWindow(8, start_on="user"), *turns)
+        assert [2] == [t.turn for t in state.window.hot]
+
+    def test_start_on_does_not_drop_the_leading_system_turn(self) -> None:
+        turns = (AddTurn("system", words(2)), AddTurn("assistant", words(2)), user(2))
+        state, _ = play(SlidingWindow(100, start_on="user", include_system=True), *turns)
+        assert [1, 3] == [t.turn for t in state.window.hot]
+
+    def test_the_defaults_write_the_table_they_always_wrote(self) -> None:
+        assert {"policy": "sliding-window", "budget": 30, "tokenizer": "words"} == (
+            SlidingWindow(30).params()
+        )
+
+    def test_the_options_read_back(self) -> None:
+        policy = SlidingWindow(30, WordCount(), "user", True)
+        data = {k: v for k, v in policy.params().items() if k != "policy"}
+        assert ({"start_on": "user", "include_system": True}, policy) == (
+            {k: data[k] for k in ("start_on", "include_system")},
+            SlidingWindow.from_params(data, "here"),
+        )
+
+    def test_the_options_are_settings(self) -> None:
+        policies = Policies.from_params(
+            {"compaction": {"policy": "sliding-window", "budget": 9}}
+        ).with_settings(["compaction.start_on=user", "compaction.include_system=true"])
+        assert SlidingWindow(9, WordCount(), "user", True) == policies.compaction
+
+    @pytest.mark.parametrize(
+        ("data", "problem"),
+        [
+            (
+                {"start_on": "human"},
+                "here: start_on must be one of system, user, assistant, tool, got 'human'",
+            ),
+            ({"include_system": "yes"}, "here: include_system must be true or false, got 'yes'"),
+        ],
+    )
+    def test_an_impossible_option_is_one_line_naming_it(
+        self, data: dict[str, object], problem: str
+    ) -> None:
+        with pytest.raises(BadInput) as raised:
+            SlidingWindow.from_params({"budget": 10, **data}, "here")
+        assert problem == str(raised.value)

@@ -50,6 +50,10 @@ class TestBrokenPolicies:
             ("tests.broken_policies:EvictsStrongest", "eviction", 2),
             ("tests.broken_policies:RanksRetired", "ranking", 2),
             ("tests.broken_policies:StampsTurns", "determinism", 1),
+            ("tests.broken_policies:SplitsCalls", "well-formed", 3),
+            ("tests.broken_policies:MovesPinned", "pinned", 3),
+            ("tests.broken_policies:TakesAnyAnswer", "well-formed", 1),
+            ("tests.broken_policies:OvershootsOnHugeTurns", "budget", 3),
         ],
     )
     def test_each_is_caught_with_a_minimal_scenario_naming_the_invariant(

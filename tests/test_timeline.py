@@ -4,13 +4,14 @@ import pytest
 
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn, Query, WriteFact
+from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
 from memtape.core.run import Run
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
 from memtape.policies.tool_clearing import ClearToolResults
 from memtape.projections.meter import Meter
 from memtape.projections.timeline import TimelineRow, summarize, timeline
-from memtape.reducers import fold
+from memtape.reducers import evolve, fold
 from memtape.scenarios import SHIPPED, load_scenario
 
 
@@ -210,3 +211,17 @@ class TestSummaries:
         assert "clock moves from t=0 to t=6" == summarize(
             run.events[4], run.state_at(4), run.state_at(5)
         )
+
+
+def test_a_compaction_that_clears_in_place_says_which_turns() -> None:
+    before = fold(
+        [
+            TurnAdded(1, "assistant", "x", 2, False, ("a",)),
+            TurnAdded(2, "tool", "y y y y", 5, True, (), ("a",)),
+        ]
+    )
+    event = CompactionTriggered(9, (1, 2), (), (), 0, "", 0, cleared=(WarmItem(2, "[x]", 1),))
+    assert (
+        "compaction over budget 9: hot keeps 1, 2; warm gets none; dropped none; "
+        "pushed cold none; cleared in place 2"
+    ) == summarize(event, before, evolve(before, event))

@@ -9,7 +9,7 @@ from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORM
 from memtape.policies.session import Policies
 from memtape.policies.tokenizers import WordCount
 from memtape.policies.tool_clearing import PLACEHOLDER, ClearToolResults
-from tests.playing import compaction, play, tool, user
+from tests.playing import answering, calling, compaction, play, tool, user, words
 
 CLEARED = WarmItem(1, PLACEHOLDER, 3)
 """Turn 1 cleared: the default placeholder is three words."""
@@ -92,7 +92,7 @@ class TestPromises:
             ClearToolResults(20, 2).verbatim,
         )
 
-    def test_keeping_none_promises_only_the_budget(self) -> None:
+    def test_keeping_none_promises_no_turn_verbatim(self) -> None:
         assert (frozenset({BUDGET, WELL_FORMED, PINNED}), 0) == (
             ClearToolResults(20, 0).promises,
             ClearToolResults(20, 0).verbatim,
@@ -149,3 +149,66 @@ class TestParams:
     def test_a_negative_keep_is_refused(self) -> None:
         with pytest.raises(BadInput, match="keep must be an integer >= 0"):
             ClearToolResults(50, -1)
+
+
+class TestInPlace:
+    """A result that answers a call stays HOT beside its call, reading the placeholder."""
+
+    def test_an_answered_result_is_cleared_in_place(self) -> None:
+        # 3 + 11 + 3 + 6 = 23 > 20: results 2 and 4, keep 1: turn 2 reads the placeholder.
+        turns = (calling("c1"), answering("c1", n=10), calling("c2"), answering("c2", n=5))
+        state, decided = play(ClearToolResults(20, 1), *turns)
+        window = state.window
+        assert CompactionTriggered(
+            20, (1, 2, 3, 4), (), (), 0, "", 0, cleared=(WarmItem(2, PLACEHOLDER, 3),)
+        ) == compaction(decided[3])
+        assert ([1, 2, 3, 4], (), [2], 23 - 11 + 3) == (
+            [t.turn for t in window.hot],
+            window.warm,
+            list(window.cleared),
+            window.tokens,
+        )
+        held = window.hot[1]
+        assert (PLACEHOLDER, 3, ("c1",)) == (held.text, held.tokens, held.answers)
+
+    def test_a_cleared_result_is_not_cleared_again_and_the_next_one_is(self) -> None:
+        turns = (
+            calling("c1"),
+            answering("c1", n=10),
+            calling("c2"),
+            answering("c2", n=10),
+            calling("c3"),
+            answering("c3", n=10),
+        )
+        state, decided = play(ClearToolResults(25, 1), *turns)
+        assert ([2], [4]) == (
+            [item.turn for item in compaction(decided[3]).cleared],
+            [item.turn for item in compaction(decided[5]).cleared],
+        )
+        assert [2, 4] == list(state.window.cleared)
+
+    def test_a_result_in_the_newest_unit_waits_until_its_unit_closes(self) -> None:
+        turns = (calling("a", "b"), answering("a", n=10), answering("b", n=10))
+        policy = ClearToolResults(20, 1)
+        state, decided = play(policy, *turns)
+        assert 1 == len(decided[2])
+        state, (later,) = play(policy, user(1), state=state)
+        assert [2] == [item.turn for item in compaction(later).cleared]
+
+    def test_a_pinned_result_is_never_cleared(self) -> None:
+        pinned_result = AddTurn("tool", words(10), answers=("c1",), pin=True)
+        turns = (calling("c1"), pinned_result, calling("c2"), answering("c2", n=5))
+        policy = ClearToolResults(20, 1)
+        state, decided = play(policy, *turns)
+        assert (1, state.window.tokens) == (len(decided[3]), policy.floor(state.window))
+
+    def test_a_plain_tool_turn_between_a_call_and_its_result_is_cleared_in_place(self) -> None:
+        turns = (calling("c1"), tool(10), answering("c1", n=5), user(1), tool(8))
+        _, decided = play(ClearToolResults(25, 1), *turns)
+        event = compaction(decided[4])
+        assert ((), [2, 3]) == (event.warm, [item.turn for item in event.cleared])
+
+    def test_the_floor_counts_the_in_place_clearing(self) -> None:
+        turns = (calling("c1"), answering("c1", n=10), calling("c2"), answering("c2", n=5))
+        state, _ = play(ClearToolResults(100, 1), *turns)
+        assert 23 - 11 + 3 == ClearToolResults(100, 1).floor(state.window)

@@ -3,11 +3,13 @@
 from typing import Any
 
 import pytest
+from immutables import Map
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
-from memtape.core.events import TurnAdded
-from memtape.core.state import EMPTY_WINDOW, INITIAL_STATE
+from memtape.core.events import CompactionTriggered, TurnAdded
+from memtape.core.state import EMPTY_WINDOW, Window
+from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.params import Params
 from memtape.policies.tokenizers import Cl100kBase, WordCount
 from memtape.policies.turns import (
@@ -17,18 +19,22 @@ from memtape.policies.turns import (
     check_count,
     check_shared,
     shared_params,
+    structure_error,
 )
 from memtape.reducers import evolve
+from tests.playing import play
+
+
+def waiting_on(*calls: tuple[str, int]) -> Window:
+    """The empty window with ``calls`` (id, calling turn) waiting, after as many turns."""
+    turns = max((turn for _, turn in calls), default=0)
+    return EMPTY_WINDOW._replace(turns=turns, waiting=Map(calls))
 
 
 class TestArriving:
     def test_a_turn_keeps_its_calls_answers_and_pin(self) -> None:
-        calling = arriving(
-            EMPTY_WINDOW, AddTurn("assistant", "get(42)", None, ("c0",)), WordCount()
-        )
-        window = evolve(INITIAL_STATE, calling).window
-        command = AddTurn("tool", "42: shipped", None, ("c1", "c2"), ("c0",), pin=True)
-        turn = arriving(window, command, WordCount())
+        command = AddTurn("assistant", "get_order(42)", None, ("c1", "c2"), ("c0",), pin=True)
+        turn = arriving(waiting_on(("c0", 1)), command, WordCount())
         assert (("c1", "c2"), ("c0",), True) == (turn.calls, turn.answers, turn.pinned)
 
     def test_a_turn_is_numbered_after_the_window_and_measured_with_its_role(self) -> None:
@@ -62,6 +68,55 @@ class TestArriving:
     def test_a_malformed_turn_is_rejected(self, command: AddTurn, problem: str) -> None:
         with pytest.raises(Rejected, match=problem):
             arriving(EMPTY_WINDOW, command, WordCount())
+
+
+class TestStructure:
+    """A turn answers what waits, and calls nothing that still waits: the run's rule."""
+
+    def test_a_turn_may_answer_a_call_that_waits_in_any_order(self) -> None:
+        window = waiting_on(("c1", 3), ("c2", 3))
+        assert None is structure_error(window, (), ("c2", "c1"))
+
+    def test_an_answer_to_an_id_no_turn_called_is_refused(self) -> None:
+        assert (
+            "turn 1 answers 'c9', which no call is waiting on (no earlier turn called it, "
+            "or its result already arrived)"
+        ) == structure_error(EMPTY_WINDOW, (), ("c9",))
+
+    def test_a_second_answer_to_one_call_is_refused(self) -> None:
+        policy = NoCompaction(100)
+        state, _ = play(policy, AddTurn("assistant", "x", calls=("c1",)))
+        state, _ = play(policy, AddTurn("tool", "one", answers=("c1",)), state=state)
+        with pytest.raises(Rejected, match=r"^turn 3 answers 'c1', which no call is waiting on"):
+            policy.decide(state, AddTurn("tool", "two", answers=("c1",)))
+
+    def test_calling_an_id_that_still_waits_is_refused(self) -> None:
+        window = waiting_on(("c1", 2))
+        assert "turn 3 calls 'c1', which turn 2 called and is still waiting on" == (
+            structure_error(window._replace(turns=2), ("c1",), ())
+        )
+
+    def test_an_id_is_free_again_once_answered(self) -> None:
+        policy = NoCompaction(100)
+        turns = (
+            AddTurn("assistant", "x", calls=("c1",)),
+            AddTurn("tool", "one", answers=("c1",)),
+            AddTurn("assistant", "again", calls=("c1",)),
+            AddTurn("tool", "two", answers=("c1",)),
+        )
+        state, _ = play(policy, *turns)
+        assert (4, Map()) == (state.window.turns, state.window.waiting)
+
+    def test_a_call_another_policy_let_go_may_still_be_answered(self) -> None:
+        """The rule is the run's, not HOT's: a call dropped while it waits still waits."""
+        state, _ = play(NoCompaction(100), AddTurn("assistant", "x", calls=("c1",)))
+        state = evolve(state, CompactionTriggered(100, (), (), (1,), 0, "", 0))
+        assert ([], {"c1": 1}) == ([t.turn for t in state.window.hot], dict(state.window.waiting))
+        assert None is structure_error(state.window, (), ("c1",))
+
+    def test_arriving_refuses_what_structure_error_names(self) -> None:
+        with pytest.raises(Rejected, match=r"^turn 1 answers 'c9'"):
+            arriving(EMPTY_WINDOW, AddTurn("tool", "x", answers=("c9",)), WordCount())
 
 
 class TestSharedParams:

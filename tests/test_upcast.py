@@ -292,16 +292,26 @@ class TestCompactionTriggeredV1:
         assert [2] * 5 == [line["v"] for line in compactions]
         assert all("asked" not in line["event"] for line in compactions)
 
-    def test_a_version_1_log_folds_to_the_state_it_always_did(self, tmp_path: Path) -> None:
+    @pytest.mark.parametrize("policy", ["tiered", "clear-tool-results", "sliding-window"])
+    def test_a_version_1_log_folds_to_the_state_it_always_did(
+        self, tmp_path: Path, policy: str
+    ) -> None:
+        """refund-desk with its compactions written as version 1 (as memtape wrote them
+        before tool calls had structure) folds to the state the current recording does."""
         path = tmp_path / "refund.jsonl"
-        assert 0 == main(["run", "refund-desk", "--out", str(path)])
+        setting = f"compaction.policy={policy}"
+        assert 0 == main(["run", "refund-desk", "--out", str(path), "--set", setting])
         lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
-        for line in lines[1:]:
-            if line["type"] == "CompactionTriggered":
-                line["v"] = 1
+        compactions = [line for line in lines[1:] if line["type"] == "CompactionTriggered"]
+        for line in compactions:
+            assert (set(), 2) == ({"asked", "cleared"} & set(line["event"]), line["v"])
+            line["v"] = 1
         old = tmp_path / "old.jsonl"
         old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
-        assert load_run(path).session.state == load_run(old).session.state
+        assert (True, load_run(path).session.state) == (
+            bool(compactions),
+            load_run(old).session.state,
+        )
 
 
 class TestConsolidatedV1:

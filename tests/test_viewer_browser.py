@@ -27,6 +27,7 @@ from memtape.core.commands import (
     WriteFact,
 )
 from memtape.core.events import (
+    CompactionTriggered,
     Evicted,
     FactRead,
     Queried,
@@ -42,6 +43,7 @@ from memtape.viewer import payload
 from memtape.viewer.page import view_page
 from memtape.viewer.payload import run_payload
 from memtape.viewer.serve import TOKEN_HEADER, LiveRun, live_source, make_server
+from tests.agent_session import TURNS
 from tests.mixed import mixed_commands, mixed_live
 from tests.playing import own_settings
 
@@ -252,6 +254,27 @@ class TestSameAsShowJson:
         views = page_views(page)
         assert_same_views(loaded, views)
         assert name in page.locator(".where").inner_text()
+
+    @pytest.mark.parametrize(
+        "name", ["clear-tool-results", "none", "rolling-summary", "sliding-window", "tiered"]
+    )
+    def test_every_event_of_a_session_of_tool_calls_under_each_compaction_policy(
+        self, page: Page, tmp_path: Path, name: str
+    ) -> None:
+        """Calls, answers, a pinned prompt and, under clear-tool-results, results cleared in
+        place (the page reads each as its placeholder from the clearing on)."""
+        table: dict[str, Any] = {"policy": name, "budget": 60}
+        if name == "clear-tool-results":
+            table["keep"] = 1
+        session = Session(Policies.from_params({"compaction": table}))
+        session.execute_all(TURNS[:150])
+        loaded = LoadedRun(session, "tool calls", Path("tool-calls"))
+        open_view(page, tmp_path, loaded)
+        assert_same_views(loaded, page_views(page))
+        cleared = [
+            e for e in session.run.events if isinstance(e, CompactionTriggered) and e.cleared
+        ]
+        assert (name == "clear-tool-results") == bool(cleared)
 
     @pytest.mark.parametrize("supersession", ["key", "add-only"])
     @pytest.mark.parametrize("name", sorted(FORGETTING))

@@ -58,7 +58,10 @@ class Window(NamedTuple):
     answer); ``unit_length`` is how many turns the newest turn's unit spans,
     the newest included (a turn that arrives while a call waits joins the
     unit it waits in; see ``memtape.policies.units``); ``cleared`` lists, in order, the HOT turns
-    whose text was cleared in place (a tool result now read as a placeholder).
+    whose text was cleared in place (a tool result now read as a placeholder);
+    ``structured`` says whether any turn so far called or answered a tool or was
+    pinned (until one has, every unit is one turn, and a policy may decide as it
+    did before units, at the same cost).
     """
 
     hot: Hot
@@ -72,6 +75,7 @@ class Window(NamedTuple):
     waiting: Map[str, int] = Map()
     unit_length: int = 1
     cleared: Seq[int] = Seq()
+    structured: bool = False
 
     def tier_of(self, turn: int) -> Tier | None:
         """The tier that holds ``turn`` now, or None if it has not arrived yet."""
@@ -164,6 +168,7 @@ EMPTY_WINDOW = Window(
     waiting=Map(),
     unit_length=1,
     cleared=Seq(),
+    structured=False,
 )
 """The window before any turn."""
 

@@ -13,7 +13,7 @@ from memtape.policies.params import Params
 from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.tokenizers import Tokenizer, WordCount
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
-from memtape.policies.units import kept_tokens, newest_with, recent_start, units
+from memtape.policies.units import kept_tokens, older_units
 
 
 def gist_for(turns: int) -> str:
@@ -89,20 +89,29 @@ class TieredCompaction:
     def _compact(self, window: Window, turn: TurnAdded, total: int) -> CompactionTriggered:
         count = self.tokenizer.count
         hot = (*window.hot, turn)
-        last = newest_with(window, turn)
-        recent = recent_start(hot, last, self.hot_n)
-        staying: list[int] = []
+        held: list[int] = []
         warm: list[WarmItem] = []
         dropped: list[int] = []
         tokens = total
-        position = 0
-        for unit in units(hot, last):
-            position += len(unit.turns)
-            if position > recent or unit.pinned:
-                staying.extend(old.turn for old in unit.turns)
+        if window.structured or turn.calls or turn.answers or turn.pinned:
+            recent, groups = older_units(window, turn, hot, self.hot_n)
+        else:
+            # Every turn is its own unit, none pinned: the seed's split, at its cost.
+            recent = len(hot) - self.hot_n if len(hot) > self.hot_n else 0
+            groups = []
+            for old in hot[:recent]:
+                tokens -= old.tokens
+                if old.salient:
+                    item = WarmItem(old.turn, old.text, count(old.text))
+                    warm.append(item)
+                    tokens += item.tokens
+                else:
+                    dropped.append(old.turn)
+        for turns, pinned, salient in groups:
+            if pinned:
+                held.extend([old.turn for old in turns])
                 continue
-            salient = unit.salient
-            for old in unit.turns:
+            for old in turns:
                 tokens -= old.tokens
                 if salient:
                     item = WarmItem(old.turn, old.text, count(old.text))
@@ -110,6 +119,7 @@ class TieredCompaction:
                     tokens += item.tokens
                 else:
                     dropped.append(old.turn)
+        staying = [old.turn for old in hot[recent:]]
         waiting_items = len(window.warm)
         cold = 0
         gist, gist_tokens = window.gist, window.gist_tokens
@@ -122,7 +132,7 @@ class TieredCompaction:
             tokens += gist_tokens
         return CompactionTriggered(
             self.budget,
-            tuple(staying),
+            (*held, *staying) if held else tuple(staying),
             tuple(warm),
             tuple(dropped),
             cold,

@@ -69,7 +69,8 @@ class VerbatimCompaction(CompactionPolicy, Protocol):
 
     @property
     def verbatim(self) -> int:
-        """How many of the newest turns stay HOT exactly as they arrived."""
+        """How many of the newest turns stay HOT exactly as they arrived (each with the rest
+        of its unit, ``memtape.policies.units``)."""
         ...
 
 

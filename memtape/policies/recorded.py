@@ -22,8 +22,10 @@ nothing to apply, and says so (``NothingToApply``; the bench's cell says
 it). So does a table whose list is empty.
 
 What a compaction does. As turn N arrives, every HOT turn before it leaves
-HOT (pinned turns stay: no policy moves them) and the summary becomes the
-one WARM item, under the number of the newest turn it folded in, as
+HOT, but pinned turns (no policy moves them) and the rest of turn N's unit
+(a call and its results stay together; ``memtape.policies.units``; in a
+real session no call waits at a boundary), and the summary becomes the one
+WARM item, under the number of the newest turn it folded in, as
 ``rolling-summary`` files its running summary. The other folded turns go
 COLD, with no gist of their own, and so do the WARM items already there (an
 earlier boundary's summary, which the agent folded into the new one): the
@@ -39,7 +41,8 @@ policy's tokenizer; the gist stays as it was (a window forked from another
 policy keeps its gist).
 
 What it promises: the newest turn HOT verbatim (``RECENT_VERBATIM``, one
-turn), and not the budget. The agent compacted when its own context filled
+turn, with its unit), whole units (``WELL_FORMED``), pinned turns in place
+(``PINNED``), and not the budget. The agent compacted when its own context filled
 (at ``pre_tokens`` of its own tokenizer), not at memtape's budget, which for
 this policy only sets the meter's red line, as for ``none``.
 """
@@ -54,9 +57,10 @@ from memtape.core.errors import BadInput, NothingToApply
 from memtape.core.events import CompactionTriggered, Event, WarmItem
 from memtape.core.state import State
 from memtape.policies.params import Params
-from memtape.policies.promises import RECENT_VERBATIM
+from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.tokenizers import Tokenizer, WordCount
 from memtape.policies.turns import arriving, check_shared, shared_params
+from memtape.policies.units import older_units
 
 NOTHING_RECORDED = "the scenario recorded no compaction"
 """Why ``recorded`` has nothing to apply on a scenario without compactions."""
@@ -134,8 +138,9 @@ class RecordedCompaction:
 
     @property
     def promises(self) -> frozenset[str]:
-        """The newest turn verbatim; no budget bound (the agent compacted at its own limit)."""
-        return frozenset({RECENT_VERBATIM})
+        """The newest turn verbatim, whole units, pinned turns kept; no budget bound (the
+        agent compacted at its own limit)."""
+        return frozenset({RECENT_VERBATIM, WELL_FORMED, PINNED})
 
     @property
     def verbatim(self) -> int:
@@ -158,10 +163,13 @@ class RecordedCompaction:
         record = self._at.get(turn.turn)
         if record is None:
             return (turn,)
-        folded = [old for old in window.hot if not old.pinned]
+        hot = (*window.hot, turn)
+        recent, groups = older_units(window, turn, hot, 1)
+        folded = [old for turns, pinned, _ in groups if not pinned for old in turns]
         if not folded:
             return (turn,)
-        kept = (*(old.turn for old in window.hot if old.pinned), turn.turn)
+        held = (old.turn for turns, pinned, _ in groups if pinned for old in turns)
+        kept = (*held, *(old.turn for old in hot[recent:]))
         summary = record.summary
         # As rolling-summary does: the folded turns but the newest pass through WARM as
         # empty items and go COLD at once; the newest becomes the summary.

@@ -38,7 +38,7 @@ from memtape.policies.summarizers import (
 )
 from memtape.policies.tokenizers import Tokenizer, WordCount
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
-from memtape.policies.units import kept_tokens, newest_with, recent_start, units
+from memtape.policies.units import kept_tokens, older_units
 
 
 def _quarter(policy: "RollingSummary") -> int:
@@ -116,14 +116,12 @@ class RollingSummary:
         hot = (*window.hot, turn)
         if window.tokens + turn.tokens <= self.budget or len(hot) <= self.keep:
             return (turn,)
-        last = newest_with(window, turn)
-        recent = recent_start(hot, last, self.keep)
+        recent, groups = older_units(window, turn, hot, self.keep)
         folded: list[TurnAdded] = []
         kept: list[TurnAdded] = []
-        position = 0
-        for unit in units(hot, last):
-            position += len(unit.turns)
-            (kept if position > recent or unit.pinned else folded).extend(unit.turns)
+        for turns, pinned, _ in groups:
+            (kept if pinned else folded).extend(turns)
+        kept.extend(hot[recent:])
         if not folded:
             return (turn,)
         return (turn, self._fold(window, tuple(folded), tuple(kept)))

@@ -20,7 +20,7 @@ would keep nothing). ``trim_messages``'s ``end_on`` has no counterpart: the
 newest turn always stays.
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, ClassVar
 
 import attrs
@@ -122,19 +122,18 @@ class SlidingWindow:
             tokens -= warm[cold].tokens
             cold += 1
         hot: tuple[TurnAdded, ...] = (*window.hot, turn)
-        last = newest_with(window, turn)
+        groups = self._older(window, turn, hot)
         dropped: list[int] = []
         held, prefix = False, True
-        for unit in units(hot, last):
-            if unit.turns[-1] is turn:
-                break
-            if self._holds(unit):
+        for turns, holds in groups:
+            if holds:
                 held = True
                 continue
-            if tokens <= self.budget and (self.start_on is None or self._starts(unit)):
+            if tokens <= self.budget and (self.start_on is None or turns[0].role == self.start_on):
                 break
-            tokens -= unit.tokens
-            dropped.extend(old.turn for old in unit.turns)
+            for old in turns:
+                tokens -= old.tokens
+                dropped.append(old.turn)
             prefix = prefix and not held
         if not cold and not dropped:
             return (turn,)
@@ -153,6 +152,22 @@ class SlidingWindow:
             window.gist_tokens,
         )
         return (turn, compaction)
+
+    def _older(
+        self, window: Window, turn: TurnAdded, hot: tuple[TurnAdded, ...]
+    ) -> Iterator[tuple[tuple[TurnAdded, ...], bool]]:
+        """The units of ``hot`` before the newest turn's, oldest first, each with whether it
+        stays for itself; each turn alone, and quickly, while no turn of the run has
+        called, answered or been pinned."""
+        if not window.structured and not turn.calls and not turn.answers and not turn.pinned:
+            leading = self.include_system
+            for old in hot[:-1]:
+                yield (old,), leading and old.turn == 1 and old.role == "system"
+            return
+        for unit in units(hot, newest_with(window, turn)):
+            if unit.turns[-1] is turn:
+                return
+            yield unit.turns, self._holds(unit)
 
     def _holds(self, unit: Unit) -> bool:
         """Whether the unit stays for itself: pinned, or the leading system turn's."""

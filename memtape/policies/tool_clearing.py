@@ -6,15 +6,16 @@ and nothing else is touched, so the window may stay over budget once the
 conversation itself outgrows it. A result no longer than the placeholder is
 left as it is, since replacing it would save nothing.
 
-A result that answers a call (or a tool turn that makes one) is cleared in
-place, as context editing leaves a request: it stays HOT beside its call,
-reading the placeholder (the compaction's ``cleared``), so HOT stays well
-formed. A tool turn that calls and answers nothing has nothing in the
-request pointing at it, and is cleared as it always was: to a WARM item
-whose text is the placeholder, under its own turn number. A pinned result
-is never cleared; nor, keeping at least one result, is one in the newest
-turn's unit (``memtape.policies.units``), which stays
-verbatim.
+A result that answers a call is cleared in place, as context editing leaves
+a request: it stays HOT beside its call, reading the placeholder (the
+compaction's ``cleared``), so HOT stays well formed; so is a tool turn that
+makes a call, or sits between a call and its result (its unit stays whole,
+``memtape.policies.units``). A tool turn that is a unit of its own, calling
+and answering nothing, has nothing in the request pointing at it, and is
+cleared as it always was: to a WARM item whose text is the placeholder,
+under its own turn number. A pinned result is never cleared; nor, keeping at
+least one result, is one in the newest turn's unit
+(``memtape.policies.units``), which stays verbatim.
 """
 
 import math
@@ -106,8 +107,8 @@ class ClearToolResults:
         found = self._since_last_clearing(window, turn, cost)
         if not found:
             return (turn,)
-        warm = tuple(WarmItem(t.turn, self.placeholder, cost) for t in found if _plain(t))
-        cleared = tuple(WarmItem(t.turn, self.placeholder, cost) for t in found if not _plain(t))
+        warm = tuple(WarmItem(t.turn, self.placeholder, cost) for t, alone in found if alone)
+        cleared = tuple(WarmItem(t.turn, self.placeholder, cost) for t, alone in found if not alone)
         if warm:
             gone = {item.turn for item in warm}
             staying = tuple(t.turn for t in (*window.hot, turn) if t.turn not in gone)
@@ -134,35 +135,42 @@ class ClearToolResults:
         older = tools[: max(len(tools) - self.keep, 0)]
         return [t for t in older if t.tokens > cost and not t.pinned and t.turn < protected]
 
-    def _since_last_clearing(self, window: Window, turn: TurnAdded, cost: int) -> list[TurnAdded]:
-        """``_clearable`` of HOT with ``turn``, looking back only to the last cleared result.
+    def _since_last_clearing(
+        self, window: Window, turn: TurnAdded, cost: int
+    ) -> list[tuple[TurnAdded, bool]]:
+        """``_clearable`` of HOT with ``turn``, looking back only to the last cleared result;
+        each with whether it is a unit of its own that calls and answers nothing (cleared
+        to WARM) or not (cleared in place, so its unit stays whole in HOT).
 
         A tool result older than the last one cleared that is still HOT was too short
         to clear then, and still is (or is pinned); so the look back costs the turns
         since the last clearing, not the whole of HOT (which this policy never
-        shortens).
+        shortens). On the way back, the results seen whose calls are further back
+        say which turns sit inside a unit.
         """
         last = next(
             (item.turn for item in reversed(window.warm) if item.text == self.placeholder), 0
         )
         if window.cleared:
             last = max(last, window.cleared[len(window.cleared) - 1])
-        protected = newest_with(window, turn).start if self.keep else math.inf
+        unit = newest_with(window, turn).start
+        protected = unit if self.keep else math.inf
+        need: set[str] = set()
         kept = 0
-        found: list[TurnAdded] = []
+        found: list[tuple[TurnAdded, bool]] = []
         for candidate in chain((turn,), reversed(window.hot)):
             if candidate.turn <= last:
                 break
+            inside = bool(need) or candidate.turn > unit
+            if candidate.calls and need:
+                need.difference_update(candidate.calls)
+            need.update(candidate.answers)
             if candidate.role != TOOL:
                 continue
             if kept < self.keep:
                 kept += 1
             elif candidate.tokens > cost and not candidate.pinned and candidate.turn < protected:
-                found.append(candidate)
+                alone = not inside and not candidate.calls and not candidate.answers
+                found.append((candidate, alone))
         found.reverse()
         return found
-
-
-def _plain(turn: TurnAdded) -> bool:
-    """Whether a tool turn calls and answers nothing, so nothing in a request points at it."""
-    return not turn.calls and not turn.answers

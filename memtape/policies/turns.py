@@ -35,9 +35,10 @@ def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdde
         raise Rejected(f"a turn cannot answer its own call, got {sorted(both)[0]!r} in both")
     if not isinstance(command.pin, bool):
         raise Rejected(f"a turn's pin flag must be true or false, got {command.pin!r}")
-    wrong = structure_error(window, calls, answers)
-    if wrong is not None:
-        raise Rejected(wrong)
+    if calls or answers:
+        wrong = structure_error(window, calls, answers)
+        if wrong is not None:
+            raise Rejected(wrong)
     if salient is None:
         salient = role == "tool"
     tokens = tokenizer.count(f"{role}: {text}")

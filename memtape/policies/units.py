@@ -32,25 +32,27 @@ from memtape.core.state import Window
 
 
 class Unit(NamedTuple):
-    """Consecutive HOT turns kept or lost together; ``open`` while a call in it waits."""
+    """Consecutive HOT turns kept or lost together: ``open`` while a call in it waits,
+    ``pinned`` when it holds a pinned turn (and so never leaves HOT), ``salient`` when it
+    holds a salient one (a tiered policy folds it to WARM, not away)."""
 
     turns: tuple[TurnAdded, ...]
     open: bool
+    pinned: bool
+    salient: bool
 
     @property
     def tokens(self) -> int:
         """What the unit costs in the window."""
         return sum(turn.tokens for turn in self.turns)
 
-    @property
-    def pinned(self) -> bool:
-        """Whether it holds a pinned turn (and so never leaves HOT)."""
-        return any(turn.pinned for turn in self.turns)
 
-    @property
-    def salient(self) -> bool:
-        """Whether it holds a salient turn (a tiered policy folds it to WARM, not away)."""
-        return any(turn.salient for turn in self.turns)
+def _unit(turns: tuple[TurnAdded, ...], opened: bool) -> Unit:
+    pinned = salient = False
+    for turn in turns:
+        pinned = pinned or turn.pinned
+        salient = salient or turn.salient
+    return Unit(turns, opened, pinned, salient)
 
 
 class Newest(NamedTuple):
@@ -78,13 +80,19 @@ def units(hot: Sequence[TurnAdded], last: Newest) -> Iterator[Unit]:
     """The units of ``hot``, oldest first; ``last`` is the newest unit (it may start before
     HOT, or past its end when ``hot`` is only a part before it)."""
     count = len(hot)
-    boundary = bisect_left(hot, last.start, key=_number)
+    boundary = _boundary(hot, last.start)
     index = 0
     ignored: set[tuple[int, str]] = set()
     while index < count:
         if index >= boundary:
-            yield Unit(tuple(hot[index:]), last.open)
+            yield _unit(tuple(hot[index:]), last.open)
             return
+        turn = hot[index]
+        if not turn.calls:
+            # Nothing waits at a unit's start, so a turn that calls nothing is one alone.
+            index += 1
+            yield Unit((turn,), False, turn.pinned, turn.salient)
+            continue
         first = index
         pending: dict[str, int] = {}
         while True:
@@ -104,7 +112,7 @@ def units(hot: Sequence[TurnAdded], last: Newest) -> Iterator[Unit]:
             ignored.update((caller, called) for called, caller in pending.items())
             index = first
             continue
-        yield Unit(tuple(hot[first:index]), False)
+        yield _unit(tuple(hot[first:index]), False)
 
 
 def recent_start(hot: Sequence[TurnAdded], last: Newest, count: int) -> int:
@@ -114,10 +122,17 @@ def recent_start(hot: Sequence[TurnAdded], last: Newest, count: int) -> int:
     ``len(hot)`` when nothing need stay (``count`` 0 and no call waiting).
     """
     size = len(hot)
-    boundary = bisect_left(hot, last.start, key=_number)
-    wanted = max(size - count, 0) if count else size
-    if count or last.open:
-        wanted = min(wanted, boundary)
+    if not count and not last.open:
+        return size
+    boundary = _boundary(hot, last.start)
+    wanted = min(max(size - count, 0), boundary)
+    # The newest unit stands whole; a turn before it in the last ``count`` may answer a
+    # call older still, which draws the start back (most often none does).
+    for index in range(wanted, min(boundary, size)):
+        if hot[index].answers:
+            break
+    else:
+        return wanted
     ignored: set[tuple[int, str]] = set()
     while True:
         start = wanted
@@ -142,6 +157,25 @@ def recent_start(hot: Sequence[TurnAdded], last: Newest, count: int) -> int:
         ignored.update((answerer, answered) for answered, answerer in need.items())
 
 
+Group = tuple[tuple[TurnAdded, ...], bool, bool]
+"""A unit as ``(turns, pinned, salient)``."""
+
+
+def older_units(
+    window: Window, turn: TurnAdded, hot: tuple[TurnAdded, ...], count: int
+) -> tuple[int, list[Group]]:
+    """For a policy keeping the last ``count`` turns of ``hot`` (``window``'s HOT with the
+    arriving ``turn``): where the turns that must stay begin (``recent_start``), and the
+    units before that, as groups. While no turn of the run has called, answered or been
+    pinned, each turn is its own unit, read without walking for links."""
+    if not window.structured and not turn.calls and not turn.answers and not turn.pinned:
+        recent = max(len(hot) - count, 0) if count else len(hot)
+        return recent, [((old,), False, old.salient) for old in hot[:recent]]
+    last = newest_with(window, turn)
+    recent = recent_start(hot, last, count)
+    return recent, [(unit.turns, unit.pinned, unit.salient) for unit in units(hot[:recent], last)]
+
+
 def kept_tokens(window: Window, count: int) -> int:
     """What the HOT turns cost that a policy keeping the last ``count`` turns verbatim may
     not let go: those turns and the pinned ones, each with the rest of its unit."""
@@ -152,6 +186,16 @@ def kept_tokens(window: Window, count: int) -> int:
     if any(turn.pinned for turn in before):
         tokens += sum(unit.tokens for unit in units(before, last) if unit.pinned)
     return tokens
+
+
+def _boundary(hot: Sequence[TurnAdded], start: int) -> int:
+    """The index of the first HOT turn of the newest unit, which starts at turn ``start``."""
+    count = len(hot)
+    # HOT ends with the newest unit whole under every shipped policy: look there first.
+    at = count - 1 - (hot[count - 1].turn - start) if count else 0
+    if 0 <= at < count and hot[at].turn == start:
+        return at
+    return bisect_left(hot, start, key=_number)
 
 
 def _number(turn: TurnAdded) -> int:

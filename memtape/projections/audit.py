@@ -247,7 +247,11 @@ def _compaction(
     warm = next((item for item in event.warm if item.turn == turn), None)
     if warm is not None:
         numbers["warm_tokens"] = warm.tokens
-    if moved == "hot":
+    cleared = next((item for item in event.cleared if item.turn == turn), None)
+    if moved == "hot" and cleared is not None:
+        numbers["cleared_tokens"] = cleared.tokens
+        done = f"cleared in place: stays HOT, reading {cleared.text!r} ({cleared.tokens} tokens)"
+    elif moved == "hot":
         numbers["hot"] = list(event.hot)
         done = f"stayed HOT (kept verbatim: {', '.join(str(t) for t in event.hot)})"
     elif moved == "dropped":
@@ -274,6 +278,10 @@ def _turn_now(state: State, turn: int) -> Standing:
     if tier == "warm":
         numbers["warm_tokens"] = next(i.tokens for i in window.warm if i.turn == turn)
         what = f"WARM ({numbers['warm_tokens']} tokens)"
+    elif tier == "hot" and window.cleared and turn in window.cleared:
+        held = next(t for t in window.hot if t.turn == turn)
+        numbers["cleared_tokens"] = held.tokens
+        what = f"HOT, cleared in place ({held.tokens} tokens)"
     elif tier == "cold":
         numbers["gist"] = window.gist
         what = f"COLD (gist {window.gist!r})"

@@ -44,7 +44,13 @@ def turn_added(window: Window, event: TurnAdded) -> Window:
         _waiting_after(window.waiting, event) if event.calls or event.answers else window.waiting,
         window.unit_length + 1 if window.waiting else 1,
         window.cleared,
+        window.structured or _structured(event),
     )
+
+
+def _structured(turn: TurnAdded) -> bool:
+    """Whether ``turn`` calls or answers a tool, or is pinned."""
+    return bool(turn.calls or turn.answers or turn.pinned)
 
 
 def _waiting_after(waiting: Map[str, int], turn: TurnAdded) -> Map[str, int]:
@@ -73,6 +79,7 @@ def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
         event,
         waiting=window.waiting,
         unit_length=window.unit_length,
+        structured=window.structured,
     )
 
 
@@ -95,6 +102,7 @@ def turn_then_compaction(
         compaction,
         waiting=waiting,
         unit_length=window.unit_length + 1 if window.waiting else 1,
+        structured=window.structured or _structured(turn),
     )
 
 
@@ -114,6 +122,7 @@ def _compact(
     *,
     waiting: Map[str, int],
     unit_length: int,
+    structured: bool,
 ) -> Window:
     # For the few turns a tiered policy keeps, a tuple is the quicker lookup; a long
     # HOT (a sliding window keeps all it can) needs a set, or a step costs HOT squared.
@@ -169,6 +178,7 @@ def _compact(
         waiting,
         unit_length,
         cleared,
+        structured,
     )
 
 

@@ -4,7 +4,11 @@ The command strategies mix commands a session honours with ones it must
 reject (a blank role, an importance outside [0, 1], a read of a fact that is
 gone, the clock moving backwards), so every property runs over both. Texts
 are made of a few words most of the time, so a counterexample shrinks to
-something a person reads at a glance.
+something a person reads at a glance. Turns for a session under way
+(``turns_for``, ``turn_sequences``) carry tool-call structure (calls, the
+results that answer them, in any order, some never answered; pinned turns)
+and, given the budget, are sized against it, up to single turns over three
+times it (``sized_texts``).
 """
 
 import math

@@ -10,7 +10,8 @@ payload grows with the events, not with the events times the state.
 Delta keys (all optional; an absent key means "unchanged"):
 ``c`` clock; ``t`` window tokens; ``h`` HOT as ``[shift, appended turn numbers]``;
 ``w`` WARM as ``[shift, appended [turn, text, tokens]]``; ``g`` ``[gist, tokens]``;
-``k`` turns appended to COLD; ``d`` turns appended to dropped; ``f`` fact ids
+``k`` turns appended to COLD; ``d`` turns appended to dropped; ``z`` HOT turns
+cleared in place, as ``[turn, text, tokens]`` (the text each reads from then on); ``f`` fact ids
 written; ``r`` ``[id, reads]`` of facts read; ``x`` ``[id, status, ended_at,
 superseded_by, score]`` of facts retired or evicted; ``e`` pending episodes as
 ``[shift, appended [id, text]]``; ``s`` semantic facts appended ``[key, text,
@@ -296,6 +297,8 @@ def window_delta(event: Event, before: Window, after: Window) -> dict[str, Any]:
         delta["k"] = list(after.cold[len(before.cold) :])
     if len(after.dropped) != len(before.dropped):
         delta["d"] = list(after.dropped[len(before.dropped) :])
+    if isinstance(event, CompactionTriggered) and event.cleared:
+        delta["z"] = [[item.turn, item.text, item.tokens] for item in event.cleared]
     return delta
 
 

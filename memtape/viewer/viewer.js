@@ -27,6 +27,7 @@
     this.turnAt = [];
     this.coldAt = [];
     this.droppedAt = [];
+    this.clearedAt = [];
     this.writtenAt = [];
     this.endings = new Map();
     this.readHistory = new Map();
@@ -89,6 +90,7 @@
     if (this.rows[at - 1][1] === "TurnAdded") this.turnAt.push(at);
     for (const turn of frame.k || []) { this.cold.push(turn); this.coldAt[turn] = at; }
     for (const turn of frame.d || []) { this.dropped.push(turn); this.droppedAt[turn] = at; }
+    for (const [turn, text, tokens] of frame.z || []) this.clearedAt[turn] = [at, text, tokens];
     for (const id of frame.f || []) this.writtenAt[id] = at;
     for (const fact of frame.s || []) this.semantic.push(fact);
     for (const rule of frame.p || []) this.procedural.push(rule);
@@ -202,12 +204,16 @@
   function semanticView(f) { return { key: f[0], text: f[1], importance: f[2], episode: f[3] }; }
   function proceduralView(r) { return { text: r[0], episode: r[1] }; }
 
-  Tape.prototype.turnView = function (turn) {
+  // A turn as HOT holds it after `at` events: cleared in place by then, it reads its placeholder.
+  Tape.prototype.turnView = function (turn, at) {
     const row = this.turns[turn - 1];
+    const cleared = this.clearedAt[turn];
+    const text = cleared && cleared[0] <= at ? cleared[1] : row[1];
+    const tokens = cleared && cleared[0] <= at ? cleared[2] : row[2];
     // A turn's calls, answers and pin are shipped only when it has any.
     const calls = row.length > 4 ? row[4] : [], answers = row.length > 4 ? row[5] : [];
     const pinned = row.length > 4 ? row[6] : false;
-    return { turn: turn, role: row[0], text: row[1], tokens: row[2], salient: row[3], calls: calls, answers: answers, pinned: pinned };
+    return { turn: turn, role: row[0], text: text, tokens: tokens, salient: row[3], calls: calls, answers: answers, pinned: pinned };
   };
 
   Tape.prototype.windowView = function (state) {
@@ -215,7 +221,7 @@
       tokens: state.tokens,
       budget: state.params.budget,
       over: state.tokens > state.params.budget,
-      hot: state.hot.map((turn) => this.turnView(turn)),
+      hot: state.hot.map((turn) => this.turnView(turn, state.at)),
       warm: state.warm.map((w) => ({ turn: w[0], text: w[1], tokens: w[2] })),
       cold: { turns: state.coldLen, gist: state.gist, tokens: state.gistTokens },
       dropped: this.dropped.slice(0, state.droppedLen),
