@@ -15,6 +15,8 @@ from memtape.core.run import Run
 from memtape.core.state import State
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.recorded import CompactionRecord, RecordedCompaction
+from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.session import Policies, Session
 from memtape.projections import audit as audit_module
 from memtape.projections.audit import (
@@ -375,6 +377,42 @@ class TestWhyOtherTurns:
             "turn 2's compaction: folded to WARM (5 tokens), then pushed COLD "
             "(gist '[1 earlier turn summarized]'), window 12 → 10, budget 10"
         ) == pushed.what
+
+
+class TestSummarized:
+    """A turn a summarizing policy folds is told as folded into the summary, not as COLD
+    under an empty gist."""
+
+    def test_a_recorded_boundary_folds_the_turns_before_into_its_summary(self) -> None:
+        policy = RecordedCompaction(1000, (CompactionRecord(3, "the user wants a refund"),))
+        session = Session(Policies(compaction=policy))
+        session.execute_all([AddTurn("user", "a b"), AddTurn("tool", "c d"), AddTurn("user", "e")])
+        subject = _why(session, "turn:1").subjects[0]
+
+        assert (
+            "turn 3's compaction: folded into the summary (WARM under turn 2, 5 tokens) "
+            "and pushed COLD, window 8 → 7, budget 1000",
+            "now COLD (no gist); window 7 tokens",
+        ) == (subject.steps[1].what, subject.now.what)
+
+    def test_an_empty_recorded_summary_says_nothing_stands_for_the_turn(self) -> None:
+        policy = RecordedCompaction(1000, (CompactionRecord(2, ""),))
+        session = Session(Policies(compaction=policy))
+        session.execute_all([AddTurn("user", "a b"), AddTurn("user", "c")])
+        step = _why(session, "turn:1").subjects[0].steps[1]
+
+        assert step.what.startswith(
+            "turn 2's compaction: pushed COLD, with no summary or gist standing for it"
+        )
+
+    def test_a_rolling_summary_s_earlier_summary_folds_into_the_next(self) -> None:
+        session = Session(Policies(compaction=RollingSummary(budget=12, keep=1)))
+        session.execute_all([AddTurn("tool", f"result {n} x y z") for n in range(1, 7)])
+        steps = _why(session, "turn:1").subjects[0].steps
+        compactions = [step.what for step in steps if step.type == "CompactionTriggered"]
+
+        assert compactions
+        assert all("folded into the summary (WARM under turn" in what for what in compactions)
 
 
 class TestUnknownTargets:

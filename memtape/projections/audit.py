@@ -23,6 +23,7 @@ from memtape.core.events import (
     Queried,
     Superseded,
     TurnAdded,
+    WarmItem,
 )
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import Fact, State, Tier
@@ -258,6 +259,18 @@ def _compaction(
         done = "dropped as chatter"
     elif moved == "warm":
         done = f"folded to WARM ({numbers['warm_tokens']} tokens)"
+    elif not window.gist:
+        # A summarizing policy (rolling-summary, recorded) keeps no gist: the turns it folds
+        # (passing through WARM as empty items) and its last summary go COLD, and the summary
+        # it writes now speaks for them.
+        summary = _summary_of(event, turn)
+        numbers["summary_turn"] = None if summary is None else summary.turn
+        done = (
+            "pushed COLD, with no summary or gist standing for it"
+            if summary is None
+            else f"folded into the summary (WARM under turn {summary.turn}, "
+            f"{summary.tokens} tokens) and pushed COLD"
+        )
     else:
         numbers["gist"] = window.gist
         done = f"pushed COLD (gist {window.gist!r})"
@@ -268,6 +281,12 @@ def _compaction(
         f"window {before.window.tokens} → {window.tokens}, budget {event.budget}"
     )
     return Step(moment.at, moment.step, "CompactionTriggered", moment.after.clock, what, numbers)
+
+
+def _summary_of(event: CompactionTriggered, turn: int) -> WarmItem | None:
+    """The summary a compaction wrote for the turns it folded, ``turn`` among them: its
+    newest WARM item with text, under a turn at or after ``turn``."""
+    return next((i for i in reversed(event.warm) if i.text and i.turn >= turn), None)
 
 
 def _turn_now(state: State, turn: int) -> Standing:
@@ -284,7 +303,7 @@ def _turn_now(state: State, turn: int) -> Standing:
         what = f"HOT, cleared in place ({held.tokens} tokens)"
     elif tier == "cold":
         numbers["gist"] = window.gist
-        what = f"COLD (gist {window.gist!r})"
+        what = f"COLD (gist {window.gist!r})" if window.gist else "COLD (no gist)"
     else:
         what = tier.upper()
     return Standing(tier, f"now {what}; window {window.tokens} tokens", numbers)
