@@ -2,15 +2,18 @@
 compaction policy keeps WELL_FORMED and PINNED under ``memtape check`` and under the kit
 (the transcript: ``tests/agent_session.py``)."""
 
+import json
 from pathlib import Path
 
 import pytest
 
 from memtape.cli import main
-from memtape.core.events import CompactionTriggered
+from memtape.core.commands import AddTurn
+from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.invariants import check_run
 from memtape.policies.promises import PINNED, WELL_FORMED
 from memtape.policies.session import Policies, Session
+from memtape.runfiles import load_run
 from memtape.scenarios import load_scenario
 from memtape.scenarios.writer import scenario_text
 from memtape.testing.checked import CheckedSession
@@ -86,3 +89,46 @@ def test_the_same_transcript_catches_a_window_that_splits_calls() -> None:
     found = {violation.invariant for turn in TURNS for violation in checked.execute(turn)}
     assert "well-formed" in found
     assert "well-formed" in {v.invariant for v in check_run(checked.session.run, policies)}
+
+
+def as_chat_messages(turns: list[AddTurn]) -> list[dict[str, object]]:
+    """``turns`` as an agent's Chat Completions transcript: each call a ``tool_calls`` entry,
+    each result a ``tool`` message answering its ``tool_call_id`` (several results in one
+    turn become one message each, as the API has them)."""
+    messages: list[dict[str, object]] = []
+    for turn in turns:
+        if turn.answers:
+            for call in turn.answers:
+                messages.append({"role": "tool", "tool_call_id": call, "content": turn.text})
+            continue
+        message: dict[str, object] = {"role": turn.role, "content": turn.text}
+        if turn.calls:
+            message["tool_calls"] = [
+                {"id": c, "type": "function", "function": {"name": "grep", "arguments": "{}"}}
+                for c in turn.calls
+            ]
+        messages.append(message)
+    return messages
+
+
+@pytest.mark.parametrize(("name", "budget", "settings"), SETTINGS, ids=str)
+def test_an_imported_chat_transcript_checks_clean_under_every_policy(
+    tmp_path: Path, name: str, budget: int, settings: tuple[str, ...]
+) -> None:
+    """The transcript written as the agent's Chat Completions log, through ``memtape import
+    --pin system``, then run and checked under each policy from the command line."""
+    log = tmp_path / "agent.jsonl"
+    log.write_text("".join(json.dumps(m) + "\n" for m in as_chat_messages(TURNS)), "utf-8")
+    scenario, run = tmp_path / "agent.toml", tmp_path / "run.jsonl"
+    imported = ["import", str(log), "--pin", "system", "--budget", str(budget)]
+    assert 0 == main([*imported, "--out", str(scenario)])
+    sets = [f"compaction.policy={name}", *settings]
+    assert 0 == main(["run", str(scenario), "--out", str(run), *(f"--set={s}" for s in sets)])
+    assert 0 == main(["check", str(run)])
+
+    events = load_run(run).session.run.events
+    calls = sum(len(e.calls) for e in events if isinstance(e, TurnAdded))
+    pinned = [e.turn for e in events if isinstance(e, TurnAdded) and e.pinned]
+    compactions = sum(isinstance(e, CompactionTriggered) for e in events)
+    assert (sum(len(t.calls) for t in TURNS), [1]) == (calls, pinned)
+    assert name == "none" or compactions > 50
