@@ -109,7 +109,8 @@ def check_file(path: Path, *, trust: bool = False, live: bool = False) -> CheckR
     before it, a broken invariant or a recorded event the policies no longer
     decide is a problem in the report instead. Events after one that does
     not fold are not checked. A run whose header says ``"redacted": true``
-    is checked for integrity and invariants but not re-decided.
+    is checked for integrity and invariants but not re-decided, nor are its
+    queries ranked again (their texts are placeholders).
 
     The run's hash chain is verified, and its signature when
     ``MEMTAPE_SIGNING_KEY`` is set: the first event whose link breaks, a
@@ -148,8 +149,8 @@ def check_file(path: Path, *, trust: bool = False, live: bool = False) -> CheckR
     epochs = _epochs(header, path, policies, run, problems, trust=trust)
     require_code(path, epochs, "check")
     session = Session(policies or Policies(), run=run, epochs=epochs)
-    problems.extend(check_run(run, session.policies_at))
     redacted = header.get("redacted") is True
+    problems.extend(check_run(run, session.policies_at, own_texts=not redacted))
     if policies is not None and not redacted:
         divergence = redecide(run, session.policies_at)
         if divergence is not None:

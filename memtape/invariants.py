@@ -655,11 +655,17 @@ class StepChecker:
     most ``SHORT_HOT`` items (a ``none`` window keeps every turn), and
     ``check_run`` counts it again at its checkpoints, with the checks that
     grow with the whole state.
+
+    ``own_texts`` False says the run's texts are not the ones it was decided
+    on (a redacted copy's placeholders): a query is then not ranked again,
+    since its ranking may weigh its text (relevance); its results and scores
+    are the recorded ones.
     """
 
-    def __init__(self, initial: State) -> None:
+    def __init__(self, initial: State, *, own_texts: bool = True) -> None:
         self.state = initial
         self.broken = False
+        self._own_texts = own_texts
         self._hot: dict[int, TurnAdded] = {}
         self._links = _Links()
         self.pinned: dict[int, TurnAdded] = {}
@@ -707,7 +713,7 @@ class StepChecker:
                 touched_store = True
                 if isinstance(event, Evicted) and weakest and forgetting is not None:
                     violations.extend(check_eviction(forgetting, state, event, at=position))
-                elif isinstance(event, Queried) and forgetting is not None:
+                elif isinstance(event, Queried) and forgetting is not None and self._own_texts:
                     violations.extend(check_query(forgetting, state, event, at=position))
             state = after
             window = state.window
@@ -774,16 +780,18 @@ def check_run(
     policies: Policies | Callable[[int], Policies],
     *,
     checkpoint: int = DEFAULT_SNAPSHOT_EVERY,
+    own_texts: bool = True,
 ) -> list[Violation]:
     """Every invariant over a whole run, in one pass that folds the log event by event.
 
     Each command's batch goes through ``StepChecker``: what every policy
     owes (the fold, the codec, the token total, the ranking) and what each
-    policy in force promises, no more. At positions ``checkpoint``, twice
-    that, four times, ... and at the end, the checks whose cost is the size
-    of the state: replay equality with ``run.state_at``, the tiers and the
-    statuses (so those report the checkpoint where they first show, and the
-    whole check stays linear in the length of the run). Checks that need a
+    policy in force promises, no more (``own_texts``: see ``StepChecker``).
+    At positions ``checkpoint``, twice that, four times, ... and at the end,
+    the checks whose cost is the size of the state: replay equality with
+    ``run.state_at``, the tiers and the statuses (so those report the
+    checkpoint where they first show, and the whole check stays linear in
+    the length of the run). Checks that need a
     policy the run lacks are skipped. Each invariant reports its first
     violation only. ``policies`` may be a function of the position
     (``Session.policies_at``), for a forked run.
@@ -793,7 +801,7 @@ def check_run(
         raise BadInput(f"checkpoint must be at least 1, got {checkpoint}")
     found: dict[str, Violation] = {}
     events = run.events
-    checker = StepChecker(run.state_at(0))
+    checker = StepChecker(run.state_at(0), own_texts=own_texts)
     next_checkpoint, checked = checkpoint, -1
 
     def at_checkpoint(position: int, state: State) -> list[Violation]:

@@ -19,7 +19,6 @@ from memtape.policies.tokenizers import (
     TOKENIZERS,
     Cl100kBase,
     O200kBase,
-    SpacedWords,
     WordCount,
     tokenizer_named,
 )
@@ -87,46 +86,6 @@ class TestBytePairCounts:
         assert {"cl100k_base.tiktoken.gz", "o200k_base.tiktoken.gz"} <= {
             entry.name for entry in data.iterdir()
         }
-
-
-class TestSpacedWords:
-    @pytest.mark.parametrize("tokenizer", [Cl100kBase(), O200kBase()], ids=lambda t: t.name)
-    def test_each_is_lowercase_letters_one_token_after_a_space_and_more_alone(
-        self, tokenizer: Cl100kBase | O200kBase
-    ) -> None:
-        words = tokenizer.spaced_words()
-
-        assert [] == [
-            word
-            for word in words
-            if not (word.isalpha() and word.islower())
-            or tokenizer.count(f" {word}") != 1
-            or tokenizer.count(word) < 2
-        ]
-
-    def test_the_long_words_of_cl100k_are_there_and_the_short_ones_are_not(self) -> None:
-        """disproportionate is four cl100k tokens alone and one after a space; " the" is
-        one token but so is "the", and " Hello" is not lowercase."""
-        words = set(Cl100kBase().spaced_words())
-
-        assert (True, True, False, False) == (
-            "disproportionate" in words,
-            "bureaucracy" in words,
-            "the" in words,
-            "Hello" in words,
-        )
-
-    def test_the_vocabularies_hold_thousands_in_their_own_order(self) -> None:
-        cl100k, o200k = Cl100kBase().spaced_words(), O200kBase().spaced_words()
-        encode = tokenizers._encoding("cl100k_base").encode_ordinary
-        ids = [encode(f" {word}") for word in cl100k]
-
-        assert (True, True) == (10_000 < len(cl100k) < len(o200k), ids == sorted(ids))
-
-    def test_only_the_encodings_list_spaced_words(self) -> None:
-        assert [False, True, True] == [
-            isinstance(tokenizer, SpacedWords) for tokenizer in TOKENIZERS.values()
-        ]
 
 
 class TestNames:

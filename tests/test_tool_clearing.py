@@ -150,6 +150,38 @@ class TestParams:
         with pytest.raises(BadInput, match="keep must be an integer >= 0"):
             ClearToolResults(50, -1)
 
+    def test_placeholder_tokens_say_what_the_placeholder_costs(self) -> None:
+        """A redacted copy's stand-in placeholder costs what its source's did: two, here,
+        where the stand-in is one word; decided and measured for the floor alike."""
+        data = {"budget": 20, "keep": 1, "placeholder": "x", "placeholder_tokens": 2}
+        policy = ClearToolResults.from_params(data, "here")
+        state, decided = play(policy, tool(10), user(2), tool(5), user(1))
+        (cleared,) = compaction(decided[3]).warm
+
+        assert (2, 2, 2, {"policy": "clear-tool-results", **data, "tokenizer": "words"}) == (
+            policy.cost,
+            cleared.tokens,
+            state.window.tokens - sum(t.tokens for t in state.window.hot),
+            policy.params(),
+        )
+        before, _ = play(policy, tool(10), user(2), tool(5))
+        # 20 tokens, turn 1 (11) clearable: to 2 tokens, not to the one "x" counts.
+        assert (20, 11) == (before.window.tokens, policy.floor(before.window))
+
+    def test_without_placeholder_tokens_the_placeholder_is_counted(self) -> None:
+        policy = ClearToolResults.from_params({"budget": 20}, "here")
+
+        assert (3, None, False) == (
+            policy.cost,
+            policy.placeholder_tokens,
+            "placeholder_tokens" in policy.params(),
+        )
+
+    @pytest.mark.parametrize("cost", [-1, 1.5, True, "3"])
+    def test_placeholder_tokens_must_be_a_count(self, cost: object) -> None:
+        with pytest.raises(BadInput, match=r"^here: placeholder_tokens must be an integer >= 0"):
+            ClearToolResults.from_params({"budget": 20, "placeholder_tokens": cost}, "here")
+
 
 class TestInPlace:
     """A result that answers a call stays HOT beside its call, reading the placeholder."""

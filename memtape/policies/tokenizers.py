@@ -10,7 +10,7 @@ the extra.
 
 import functools
 import importlib
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol
 
 import attrs
 
@@ -24,16 +24,6 @@ class Tokenizer(Protocol):
 
     def count(self, text: str) -> int:
         """The number of tokens in ``text``."""
-        ...
-
-
-@runtime_checkable
-class SpacedWords(Protocol):
-    """A tokenizer that can list the words its vocabulary holds whole after a space."""
-
-    def spaced_words(self) -> tuple[str, ...]:
-        """The lowercase words ``w`` (letters only) for which ``" " + w`` is one token of the
-        vocabulary and ``w`` alone is two or more, in the vocabulary's order."""
         ...
 
 
@@ -65,27 +55,6 @@ def _encoding(name: str) -> Any:
     return module.get_encoding(name)
 
 
-@functools.cache
-def _spaced_words(name: str) -> tuple[str, ...]:
-    """``_BytePairCount.spaced_words`` of the encoding called ``name``, found once."""
-    encoding = _encoding(name)
-    found: list[str] = []
-    for token in range(encoding.n_vocab):
-        try:
-            piece: bytes = encoding.decode_bytes([token])
-        except KeyError:  # the vocabulary has a few unused ids below its special tokens
-            continue
-        if not piece.startswith(b" "):
-            continue
-        try:
-            word = piece[1:].decode("utf-8")
-        except UnicodeDecodeError:  # a token that is part of a character
-            continue
-        if word.isalpha() and word.islower() and len(encoding.encode_ordinary(word)) >= 2:
-            found.append(word)
-    return tuple(found)
-
-
 class _BytePairCount:
     """The exact token count of an OpenAI byte-pair encoding, named by the class."""
 
@@ -95,15 +64,6 @@ class _BytePairCount:
         """The number of tokens in ``text``; special-token markers count as plain text."""
         tokens: list[int] = _encoding(self.name).encode_ordinary(text)
         return len(tokens)
-
-    def spaced_words(self) -> tuple[str, ...]:
-        """The lowercase words ``w`` (letters only) for which ``" " + w`` is one token of the
-        vocabulary and ``w`` alone is two or more, in the vocabulary's order.
-
-        A scan of the whole vocabulary: about 0.3 s for cl100k_base and 0.8 s for
-        o200k_base, once per process (cached).
-        """
-        return _spaced_words(self.name)
 
 
 @attrs.frozen

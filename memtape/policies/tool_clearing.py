@@ -16,6 +16,11 @@ cleared as it always was: to a WARM item whose text is the placeholder,
 under its own turn number. A pinned result is never cleared; nor, keeping at
 least one result, is one in the newest turn's unit
 (``memtape.policies.units``), which stays verbatim.
+
+The placeholder costs what the tokenizer counts, unless ``placeholder_tokens``
+says: a redacted copy (``memtape.redact``) records there what its source's
+placeholder cost, since its own placeholder is a stand-in that measures
+otherwise.
 """
 
 import math
@@ -41,6 +46,9 @@ TOOL = "tool"
 PLACEHOLDER = "[tool result cleared]"
 """What a cleared tool result reads by default."""
 
+COST = "placeholder_tokens"
+"""The parameter that says what the placeholder costs instead of counting it."""
+
 
 @attrs.frozen
 class ClearToolResults:
@@ -51,12 +59,16 @@ class ClearToolResults:
     keep: int = 3
     placeholder: str = PLACEHOLDER
     tokenizer: Tokenizer = attrs.field(factory=WordCount)
+    placeholder_tokens: int | None = attrs.field(default=None, kw_only=True)
+    """What the placeholder costs, when not what the tokenizer counts (a redacted copy's)."""
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)
         check_count("keep", self.keep)
         if not isinstance(self.placeholder, str):
             raise BadInput(f"placeholder must be a string, got {self.placeholder!r}")
+        if self.placeholder_tokens is not None:
+            check_count("placeholder_tokens", self.placeholder_tokens)
 
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "ClearToolResults":
@@ -65,8 +77,9 @@ class ClearToolResults:
         budget, tokenizer = shared_params(params)
         keep = params.integer("keep", 3, minimum=0)
         placeholder = params.text("placeholder", PLACEHOLDER)
+        cost = params.integer("placeholder_tokens", 0, minimum=0) if COST in data else None
         params.done()
-        return cls(budget, keep, placeholder, tokenizer)
+        return cls(budget, keep, placeholder, tokenizer, placeholder_tokens=cost)
 
     @property
     def promises(self) -> frozenset[str]:
@@ -83,19 +96,30 @@ class ClearToolResults:
 
     def floor(self, window: Window) -> int:
         """The least this policy may keep: the window with every clearable result cleared."""
-        cost = self.tokenizer.count(self.placeholder)
+        cost = self.cost
         clearable = self._clearable(window.hot, newest(window).start, cost)
         return window.tokens - sum(t.tokens - cost for t in clearable)
 
+    @property
+    def cost(self) -> int:
+        """The tokens the placeholder costs (``placeholder_tokens``, or as counted)."""
+        if self.placeholder_tokens is not None:
+            return self.placeholder_tokens
+        return self.tokenizer.count(self.placeholder)
+
     def params(self) -> dict[str, Any]:
-        """The parameters, as a scenario table would write them."""
-        return {
+        """The parameters, as a scenario table would write them (``placeholder_tokens``
+        when set)."""
+        table: dict[str, Any] = {
             "policy": self.name,
             "budget": self.budget,
             "keep": self.keep,
             "placeholder": self.placeholder,
             "tokenizer": self.tokenizer.name,
         }
+        if self.placeholder_tokens is not None:
+            table[COST] = self.placeholder_tokens
+        return table
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
         """The turn, and the compaction that clears older tool results if it is over budget."""
@@ -103,7 +127,7 @@ class ClearToolResults:
         turn = arriving(window, command, self.tokenizer)
         if window.tokens + turn.tokens <= self.budget:
             return (turn,)
-        cost = self.tokenizer.count(self.placeholder)
+        cost = self.cost
         found = self._since_last_clearing(window, turn, cost)
         if not found:
             return (turn,)
