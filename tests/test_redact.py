@@ -1,6 +1,8 @@
 """memtape.redact: a copy of a run with placeholder texts and the same figures."""
 
 import json
+import re
+import tempfile
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -9,9 +11,16 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memtape import redact as redact_module
 from memtape.checking import check_file
-from memtape.core.commands import AddTurn, Query, WriteFact
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Command,
+    Consolidate,
+    Query,
+    RecordEpisode,
+    WriteFact,
+)
 from memtape.core.errors import BadInput
 from memtape.core.events import (
     CompactionTriggered,
@@ -22,12 +31,14 @@ from memtape.core.events import (
     TurnAdded,
 )
 from memtape.core.run import Run
+from memtape.invariants import Violation
 from memtape.lab.generate import support_session
 from memtape.policies import tokenizers
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
 from memtape.policies.tokenizers import Cl100kBase, O200kBase, Tokenizer, WordCount
+from memtape.policies.tool_clearing import ClearToolResults
 from memtape.projections.view import view_data
 from memtape.redact import REDACTED, Masks, export_redacted, redact
 from memtape.runfiles import LoadedRun, load_run, save_run
@@ -67,7 +78,7 @@ def forked(tmp_path: Path) -> Path:
 
 def header(path: Path) -> dict[str, Any]:
     """The header line of a run file."""
-    data: dict[str, Any] = json.loads(path.read_text("utf-8").splitlines()[0])
+    data: dict[str, Any] = json.loads(path.read_text("utf-8").split("\n", 1)[0])
     return data
 
 
@@ -474,22 +485,6 @@ class Characters:
         return len(text)
 
 
-class TestTokenizers:
-    def test_a_tokenizer_the_placeholders_cannot_match_is_refused(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        monkeypatch.setitem(tokenizers.TOKENIZERS, Characters.name, Characters())
-        session = Session(Policies(compaction=TieredCompaction(40, 2, Characters())))
-        session.execute(AddTurn("user", "Hi, I'm Dana."))
-        source = tmp_path / "chars.jsonl"
-        save_run(session, source, "chars")
-        out = tmp_path / "copy.jsonl"
-
-        with pytest.raises(BadInput, match="'chars' tokenizer"):
-            export_redacted(source, out)
-        assert False is out.exists()
-
-
 class TestCheckingARedactedRun:
     @pytest.mark.parametrize("name", SHIPPED)
     def test_it_is_clean_chained_and_not_re_decided(self, tmp_path: Path, name: str) -> None:
@@ -625,20 +620,25 @@ class TestBytePairRuns:
         ]
 
     @pytest.mark.parametrize("tokenizer", ["cl100k_base", "o200k_base"])
-    def test_each_turn_measures_its_recorded_tokens_again(
+    def test_each_text_is_one_opaque_tag_and_the_recorded_tokens_speak(
         self, tmp_path: Path, tokenizer: str
     ) -> None:
+        """Under an encoding a placeholder keeps no count: each turn's tokens are the
+        recorded ones, which measuring its placeholder would not give."""
         source = measured_by(tmp_path, load_scenario("refund-desk"), tokenizer)
         count = tokenizers.tokenizer_named(tokenizer).count
-        turns = [e for e in redact(source).run.events if isinstance(e, TurnAdded)]
+        before = [e for e in load_run(source).session.run.events if isinstance(e, TurnAdded)]
+        after = [e for e in redact(source).run.events if isinstance(e, TurnAdded)]
 
-        assert [t.tokens for t in turns] == [count(f"{t.role}: {t.text}") for t in turns]
+        assert [] == [t.text for t in after if not TAG.fullmatch(t.text)]
+        assert [t.tokens for t in before] == [t.tokens for t in after]
+        assert [t.tokens for t in after] != [count(f"{t.role}: {t.text}") for t in after]
 
     @pytest.mark.parametrize("first", ["cl100k_base", "words"])
     def test_a_run_forked_onto_another_tokenizer_keeps_its_figures(
         self, tmp_path: Path, first: str
     ) -> None:
-        """Two tokenizers measured the run: each placeholder keeps the count of each."""
+        """Two tokenizers measured the run: the copy shows the counts each recorded."""
         scenario = support(120)
         session = Session(scenario.policies.with_settings([f"compaction.tokenizer={first}"]))
         session.execute_all(scenario.steps)
@@ -664,398 +664,252 @@ class TestBytePairRuns:
         assert first.read_bytes() == second.read_bytes()
 
 
-def kept(masks: Masks, tokenizer: Tokenizer, text: str) -> bool:
-    """Whether the placeholder of ``text`` counts as ``text`` alone, after a space and in a turn."""
-    made = masks.text(text)
-    return all(
-        tokenizer.count(whole.format(made)) == tokenizer.count(whole.format(text))
-        for whole in ("{}", " {}", "user: {}", "assistant: {}")
-    )
+TAG = re.compile(r"[0-9a-f]{8,64}")
+"""An opaque placeholder: a prefix of a keyed hash."""
 
-
-REFUSAL = "no placeholder keeps the token count of a text under the"
-
-
-def apart(tokenizer: Tokenizer, text: str) -> int:
-    """How many tokens ``text`` alone and after a space are apart."""
-    return abs(tokenizer.count(text) - tokenizer.count(f" {text}"))
-
-
-def placeholder_or_refusal(masks: Masks, text: str) -> str | BadInput:
-    """The placeholder of ``text``, or the error refusing it."""
-    try:
-        return masks.text(text)
-    except BadInput as error:
-        return error
-
-
-PINNED_ORDER = [
-    "Hi, this is Dana. Can you look up order ORD-3300?",
-    "dép",
-    "calculator: $200.00 × 0.9 = $180.00 after the fee",
-    "お誕生日おめでとう",
-    "consolidation",
-    "I'm fine, thanks!",
-    "42",
-    "👌",
-    "👍🏻 ok",
-    "  two spaces",
-    "\nnew line",
-    "привет",
-    "name",
-    "the user wants a refund for the broken kettle",
-    "señor café",
-    "Größe",
-    "\x80\x83",
-    "x",
-]
-"""Texts redacted in this order, one Masks per tokenizer set, before the later heads."""
-
-PINNED: dict[str, dict[str, str]] = {
-    "cl100k_base": {
-        "Hi, this is Dana. Can you look up order ORD-3300?": (
-            "net lem be amo cac ter blo vy dj svm rp aug usu umb oil lua"
-        ),
-        "calculator: $200.00 × 0.9 = $180.00 after the fee": (
-            "las adj bf kn enc cul sla umb crc prt obl bz wis cin j gid how oa fit"
-        ),
-        "お誕生日おめでとう": "umo hs mu gid svg sex ici cx ash",
-        "I'm fine, thanks!": "sen st ks aph boo jun",
-        "42": "470",
-        "👌": "pij fre",
-        "👍🏻 ok": "gdy ipt tap get net std",
-        "  two spaces": "kc w kle",
-        "\nnew line": "hey ire wer",
-        "привет": "rfl wit vb",
-        "name": "uv",
-        "the user wants a refund for the broken kettle": "img hn oo csv cpt gps rsa day mob",
-        "señor café": "nem bar ye",
-        "Größe": "asm fil",
-        "x": "fun",
-    },
-    "o200k_base": {
-        "Hi, this is Dana. Can you look up order ORD-3300?": (
-            "sts low jab joy lk ppt dan mee ef cat nad qi eno ios bf png"
-        ),
-        "dép": "wyg",
-        "calculator: $200.00 × 0.9 = $180.00 after the fee": (
-            "tsi ovu nta te nye pkg lav dde bib ony toi ola fab edu zei wai nol eil eng"
-        ),
-        "お誕生日おめでとう": "ame mw bv psz le yay ful mov",
-        "I'm fine, thanks!": "pev bx bev uc ziy",
-        "42": "364",
-        "👌": "570",
-        "👍🏻 ok": "cg gem hag",
-        "  two spaces": "pik jac iv",
-        "\nnew line": "inh zo ad",
-        "привет": "odl",
-        "name": "srv",
-        "the user wants a refund for the broken kettle": "cak pem mlx blu mv boo htt wan izi",
-        "Größe": "tib",
-        "\x80\x83": "cko anh elu",
-        "x": "lw",
-    },
-    "both": {
-        "Hi, this is Dana. Can you look up order ORD-3300?": (
-            "soc did fn por rel das aur mm dex na cis kel org ae rig un"
-        ),
-        "calculator: $200.00 × 0.9 = $180.00 after the fee": (
-            "fol svc kt mut das ba ar pf do act egg car cum leo vr re htt sub hum"
-        ),
-        "お誕生日おめでとう": "jen egz nz sla avi nak tp auc",
-        "I'm fine, thanks!": "n sgr wed cut see",
-        "42": "isy",
-        "👌": "👇",
-        "👍🏻 ok": "👉 pux ien",
-        "  two spaces": "cin it gtk",
-        "\nnew line": "ons kle way",
-        "name": "ctl",
-        "the user wants a refund for the broken kettle": "ur sk aw oft tl ni aim xd dam",
-        "Größe": "maw",
-        "x": "snd",
-    },
-}
-"""The placeholders of ``PINNED_ORDER`` recorded (secret ``b"secret"``) before the later
-heads existed; a text missing was refused then."""
+ONCE_REFUSED = ["développement", "привет", "🙏"]
+"""Texts the search for placeholders of equal token counts refused under two encodings."""
 
 TOKENIZER_SETS: dict[str, tuple[Tokenizer, ...]] = {
-    "cl100k_base": (Cl100kBase(),),
-    "o200k_base": (O200kBase(),),
-    "both": BYTE_PAIRS,
+    **{name: (tokenizer,) for name, tokenizer in tokenizers.TOKENIZERS.items()},
+    "words+o200k_base": (WordCount(), O200kBase()),
+    "cl100k_base+o200k_base": BYTE_PAIRS,
 }
+"""Every shipped tokenizer, and the pairs a fork onto another one gives."""
 
 
-class TestBytePairPlaceholders:
-    @settings(max_examples=40, deadline=None)
-    @given(texts=st.lists(st.text(max_size=40), max_size=12))
-    @example(texts=["dép", "disproportionate", "dép", "acquaintance", "\x80\x83"])
-    @example(texts=["bureaucracy", "développement", "bureaucratic", "overwhelmingly"])
-    @pytest.mark.parametrize("tokenizer", BYTE_PAIRS, ids=lambda t: t.name)
-    def test_counts_are_kept_and_placeholders_are_injective(
-        self, tokenizer: Tokenizer, texts: list[str]
-    ) -> None:
-        """Every text keeps its counts alone, after a space and in a turn; equal texts get
-        equal placeholders and different texts different ones. Only a text that is a head
-        alone (one token after a space) three or more tokens apart from itself alone may be
-        refused, in one line, once the heads of its shape are taken."""
-        masks = Masks(b"secret", (tokenizer,))
-        twice = texts + texts
-        outcomes = [placeholder_or_refusal(masks, text) for text in twice]
-        made = {text: m for text, m in zip(twice, outcomes, strict=True) if isinstance(m, str)}
-        refused = {
-            t: str(m) for t, m in zip(twice, outcomes, strict=True) if isinstance(m, BadInput)
+def mixed(tmp_path: Path, texts: list[str], tokenizer: str, *, fork: str | None = None) -> Path:
+    """A run of ``texts`` as turns, fact keys and texts, an episode, a rule distilling it and
+    a query, measured by ``tokenizer`` (and forked onto ``fork`` halfway), in a file."""
+    steps: list[Command] = []
+    for n, text in enumerate(texts):
+        steps.append(AddTurn("user" if n % 2 else "assistant", text))
+        steps.append(WriteFact(f"key {text}", f"{text} {text}", 0.5))
+    steps += [RecordEpisode(" ".join(texts)), Consolidate(), Query(texts[0], f"key {texts[0]}", 2)]
+    steps += [AddTurn("user", text) for text in texts]
+    literal = texts[-1].replace("{", "{{").replace("}", "}}")
+    policies = Policies.from_params(
+        {
+            "compaction": {"policy": "tiered", "budget": 12, "hot_n": 1, "tokenizer": tokenizer},
+            "forgetting": {"policy": "importance-recency-access", "capacity": 2},
+            "consolidation": {
+                "policy": "rules",
+                "rule": [{"pattern": re.escape(texts[0]), "procedural": literal}],
+            },
         }
-
-        assert {} == {
-            text: reason
-            for text, reason in refused.items()
-            if apart(tokenizer, text) < 3
-            or tokenizer.count(f" {text}") != 1
-            or not reason.startswith(REFUSAL)
-            or "\n" in reason
-        }
-        assert [True] * len(made) == [kept(masks, tokenizer, text) for text in made]
-        assert len(made) == len(set(made.values()))
-        assert [str(m) for m in outcomes[: len(texts)]] == [str(m) for m in outcomes[len(texts) :]]
-
-    @settings(max_examples=40, deadline=None)
-    @given(texts=st.lists(st.text(max_size=40), max_size=12))
-    def test_both_encodings_at_once_keep_their_counts_or_refuse(self, texts: list[str]) -> None:
-        """A run forked onto the other encoding: the two count many texts differently. A
-        placeholder keeps both counts; where none can, the text is refused in one line,
-        never given a placeholder of another count."""
-        masks = Masks(b"secret", BYTE_PAIRS)
-        made: dict[str, str] = {}
-        for text in texts:
-            outcome = placeholder_or_refusal(masks, text)
-            if isinstance(outcome, BadInput):
-                assert "no placeholder keeps the token count" in str(outcome)
-                continue
-            made[text] = outcome
-            assert [True, True] == [kept(masks, tokenizer, text) for tokenizer in BYTE_PAIRS]
-        assert len(made) == len(set(made.values()))
-
-    @pytest.mark.parametrize("text", ["développement", "bureaucracy"])
-    def test_a_text_no_placeholder_can_match_under_both_encodings_is_refused(
-        self, text: str
-    ) -> None:
-        """développement is five cl100k tokens alone and two o200k ones, one after a space
-        under each (bureaucracy five and three): no head of the pool, of the later heads
-        or of either vocabulary repeats both."""
-        with pytest.raises(BadInput) as refused:
-            Masks(b"secret", BYTE_PAIRS).text(text)
-
-        assert (
-            "no placeholder keeps the token count of a text under the 'cl100k_base' and "
-            "'o200k_base' tokenizers"
-        ) == str(refused.value)
-
-    def test_a_text_only_a_vocabulary_word_matches_under_both_encodings_is_kept(self) -> None:
-        """привет counts differently under the two encodings (four cl100k tokens alone and
-        three after a space, two and one under o200k): a word of the vocabularies that
-        does the same under both stands in."""
-        masks = Masks(b"secret", BYTE_PAIRS)
-
-        assert (True, True, False) == (
-            kept(masks, Cl100kBase(), "привет"),
-            kept(masks, O200kBase(), "привет"),
-            masks.text("привет") == "привет",
-        )
-
-    def test_both_encodings_at_once_keep_the_counts_of_ordinary_texts(self) -> None:
-        masks = Masks(b"secret", BYTE_PAIRS)
-        texts = [
-            "Hi, this is Dana. Can you look up order ORD-3300?",
-            "calculator: $200.00 × 0.9 = $180.00 after the fee",
-            "お誕生日おめでとう",
-            "I'm fine, thanks!",
-            "42",
-        ]
-
-        assert [True] * 10 == [kept(masks, t, text) for text in texts for t in BYTE_PAIRS]
-
-    @pytest.mark.parametrize("text", ["👌", "👌 ok", "ok 👌", "👍🏻", "👍👍"])
-    def test_symbols_no_short_letters_match_under_both_encodings_are_kept(self, text: str) -> None:
-        """👌 is three cl100k tokens alone and two after a space, one and two under o200k: no
-        head of letters or digits has that shape, so another symbol (or pair) of it stands in."""
-        masks = Masks(b"secret", BYTE_PAIRS)
-
-        assert [True, True] == [kept(masks, tokenizer, text) for tokenizer in BYTE_PAIRS]
-        assert text != masks.text(text)
-
-    @pytest.mark.parametrize("tokenizer", BYTE_PAIRS, ids=lambda t: t.name)
-    def test_a_text_that_splits_after_a_space_keeps_both_counts(self, tokenizer: Tokenizer) -> None:
-        """A leading number gains a token after a space; a name may lose one."""
-        masks = Masks(b"secret", (tokenizer,))
-        texts = ["42 is the answer", "Dana called", "  two spaces", "\nnew line", "$180.00"]
-
-        assert [True] * len(texts) == [kept(masks, tokenizer, text) for text in texts]
-
-    @pytest.mark.parametrize(
-        "text",
-        [
-            "dép",
-            "consolidation",
-            "señor café",
-            "déjà Größe",
-            "déjà 😀 naïve",
-            "dép Việt 你好",
-            "\x80\x83",
-            "\x80\x9e>{",
-            "\x80\x9a\x1fI\x8f9",
-            "disproportionate share of refunds",
-            "développement durable",
-            "acquaintance",
-            "overwhelmingly",
-        ],
     )
-    @pytest.mark.parametrize("tokenizer", BYTE_PAIRS, ids=lambda t: t.name)
-    def test_texts_of_rare_shapes_keep_their_counts(self, tokenizer: Tokenizer, text: str) -> None:
-        """Under cl100k_base dép is three tokens alone and one after a space (' dép' is one
-        token), control bytes two alone and four after one, a long word up to five alone
-        and one after a space. Where no short head has the shape under the encoding, a
-        later head (a long word, an accented or Cyrillic syllable, punctuation, control
-        bytes, a word of the vocabulary) does; either way the counts are kept."""
-        masks = Masks(b"secret", (tokenizer,))
+    session = Session(policies)
+    half = len(steps) // 2
+    session.execute_all(steps[:half] if fork else steps)
+    origin = None
+    if fork:
+        session = session.fork(len(session.run), [f"compaction.tokenizer={fork}"])
+        session.execute_all(steps[half:])
+        origin = {"run": "mixed.jsonl", "at": half, "set": [f"compaction.tokenizer={fork}"]}
+    path = tmp_path / f"mixed-{tokenizer}-{fork}.jsonl"
+    save_run(session, path, "mixed", origin=origin)
+    return path
 
-        assert (True, False) == (kept(masks, tokenizer, text), masks.text(text) == text)
 
-    @pytest.mark.parametrize("tokenizers", TOKENIZER_SETS, ids=str)
-    def test_placeholders_made_before_the_later_heads_do_not_change(self, tokenizers: str) -> None:
-        """Earlier redacted copies stay consistent: a text that had a placeholder keeps it,
-        even with texts that were refused then (and now are not) redacted among them."""
+def agrees(tmp_path: Path, source: Path) -> tuple[bool, tuple[Violation, ...], list[str]]:
+    """Whether the redacted copy of ``source`` shows the same figures at every position,
+    what ``check`` finds in it, and the free texts of the source still in it."""
+    out = tmp_path / f"{source.stem}.redacted.jsonl"
+    export_redacted(source, out)
+    same = [counted(figures(v)) for v in views(load_run(source))] == [
+        counted(figures(v)) for v in views(load_run(out))
+    ]
+    content = out.read_text("utf-8")
+    left = [
+        t
+        for t in sorted(original_texts(source))
+        if json.dumps(t)[1:-1] in content or json.dumps(t, ensure_ascii=False)[1:-1] in content
+    ]
+    return same, check_file(out).problems, left
+
+
+class TestNoTextIsRefused:
+    @pytest.mark.parametrize("tokenizer", sorted(tokenizers.TOKENIZERS))
+    def test_the_texts_once_refused_are_redacted_under_every_tokenizer(
+        self, tmp_path: Path, tokenizer: str
+    ) -> None:
+        source = mixed(tmp_path, [*ONCE_REFUSED, "bureaucracy", "bureaucratic"], tokenizer)
+        assert any(isinstance(e, CompactionTriggered) for e in load_run(source).session.run.events)
+
+        assert (True, (), []) == agrees(tmp_path, source)
+
+    @pytest.mark.parametrize("first", ["words", "cl100k_base"])
+    def test_the_texts_once_refused_are_redacted_in_a_run_forked_onto_o200k(
+        self, tmp_path: Path, first: str
+    ) -> None:
+        source = mixed(tmp_path, ONCE_REFUSED, first, fork="o200k_base")
+        assert 2 == len(load_run(source).session.epochs)
+
+        assert (True, (), []) == agrees(tmp_path, source)
+
+    @pytest.mark.parametrize("tokenizers", sorted(TOKENIZER_SETS))
+    @pytest.mark.parametrize("text", ONCE_REFUSED)
+    def test_each_gets_a_placeholder_of_its_own(self, tokenizers: str, text: str) -> None:
         masks = Masks(b"secret", TOKENIZER_SETS[tokenizers])
-        made = {text: placeholder_or_refusal(masks, text) for text in PINNED_ORDER}
+        made = masks.text(text)
 
-        assert PINNED[tokenizers] == {t: made[t] for t in PINNED_ORDER if t in PINNED[tokenizers]}
-        assert [] == [t for t in PINNED_ORDER if isinstance(made[t], BadInput)]
+        assert (False, made, made) == (made == text, masks.text(text), masks.text(text))
 
-    def test_the_common_path_does_not_search_the_later_heads(
-        self, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        """Texts a short head matches never pay for the long search of the later ones."""
-
-        def searched(_: tuple[Tokenizer, ...], group: int) -> None:
-            raise AssertionError("the later heads were searched")
-
-        monkeypatch.setattr("memtape.redact._later_heads", searched)
-        masks = Masks(b"secret", (Cl100kBase(),))
-        texts = list(PINNED["cl100k_base"])
-
-        assert PINNED["cl100k_base"] == {text: masks.text(text) for text in texts}
-
-    def test_a_head_alone_is_refused_once_the_heads_of_its_shape_are_taken(self) -> None:
-        """bureaucracy, développement and bureaucratic are five cl100k tokens alone and one
-        after a space, and the only heads of that shape: once the first two hold each
-        other, the third (never its own placeholder) has none left, and is refused in one
-        line rather than given a placeholder of another count."""
-        masks = Masks(b"secret", (Cl100kBase(),))
-        first = [masks.text("bureaucracy"), masks.text("développement")]
-        with pytest.raises(BadInput) as refused:
-            masks.text("bureaucratic")
-
-        assert (
-            ["développement", "bureaucracy"],
-            "no placeholder keeps the token count of a text under the 'cl100k_base' tokenizer",
-        ) == (first, str(refused.value))
-
-    @pytest.mark.parametrize(
-        "text",
-        [
-            "disproportionate",
-            "disproportionately",
-            "acquaintance",
-            "overwhelmingly",
-            "extraordinarily",
-            "unquestionably",
-            "Disproportionate",
-            "disproportionate share of refunds",
-        ],
+    @settings(max_examples=60, deadline=None)
+    @given(
+        texts=st.lists(st.text(), max_size=12),
+        chosen=st.sampled_from(sorted(TOKENIZER_SETS)),
     )
-    @pytest.mark.parametrize("tokenizers", TOKENIZER_SETS, ids=str)
-    def test_long_single_words_get_a_placeholder_of_their_counts(
-        self, tokenizers: str, text: str
+    @example(texts=[*ONCE_REFUSED, " ", "\t", "", " "], chosen="words")
+    @example(texts=[*ONCE_REFUSED, " ", "\t", ""], chosen="cl100k_base+o200k_base")
+    def test_any_texts_get_placeholders_equal_for_equal_texts_and_apart_for_others(
+        self, texts: list[str], chosen: str
     ) -> None:
-        """A long first word an encoding holds whole after a space (disproportionate: four
-        cl100k tokens alone, one after a space) gets a head of the vocabulary that does the
-        same; under both encodings at once, one that does it under both."""
-        chosen = TOKENIZER_SETS[tokenizers]
-        masks = Masks(b"secret", chosen)
+        """Whatever the unicode: a placeholder for each text, the same each time it comes,
+        another for another text, never the text itself (but for "" and spaces, which hold
+        nothing); under the word count alone it keeps the text's word count, otherwise it
+        is one opaque tag."""
+        masks = Masks(b"secret", TOKENIZER_SETS[chosen])
+        made = {text: masks.text(text) for text in texts}
+        words_only = chosen == "words"
 
-        assert ([True] * len(chosen), False) == (
-            [kept(masks, tokenizer, text) for tokenizer in chosen],
-            masks.text(text) == text,
-        )
+        assert made == {text: masks.text(text) for text in reversed(texts)}
+        assert len(set(made.values())) == len(made)
+        assert [] == [t for t, m in made.items() if m == t and t.strip()]
+        if words_only:
+            assert [words(t) for t in made] == [words(m) for m in made.values()]
+        else:
+            assert [] == [m for t, m in made.items() if t and not TAG.fullmatch(m)]
 
-    def test_disproportionate_gets_a_word_of_the_vocabulary(self) -> None:
-        """No earlier head has its shape under cl100k; a vocabulary word does."""
-        made = Masks(b"secret", (Cl100kBase(),)).text("disproportionate")
-
-        assert (True, False) == (
-            made in Cl100kBase().spaced_words(),
-            made in redact_module._LONG_WORDS,
-        )
-
-    def test_the_vocabulary_is_searched_only_when_the_earlier_heads_find_nothing(
-        self, monkeypatch: pytest.MonkeyPatch
+    @settings(max_examples=15, deadline=None)
+    @given(
+        texts=st.lists(st.text(min_size=1), min_size=1, max_size=5),
+        tokenizer=st.sampled_from(sorted(tokenizers.TOKENIZERS)),
+    )
+    def test_any_run_keeps_its_figures_checks_clean_and_keeps_no_text(
+        self, texts: list[str], tokenizer: str
     ) -> None:
-        """dép and consolidation have earlier later heads; their placeholders never pay for
-        (nor change with) the vocabulary."""
+        with tempfile.TemporaryDirectory() as folder:
+            source = mixed(Path(folder), texts, tokenizer)
+            same, problems, _ = agrees(Path(folder), source)
 
-        def searched(_: tuple[Tokenizer, ...]) -> tuple[str, ...]:
-            raise AssertionError("the vocabulary was searched")
+        assert (True, ()) == (same, problems)
 
-        monkeypatch.setattr("memtape.redact._vocabulary_heads", searched)
-        masks = Masks(b"secret", (O200kBase(),))
 
-        assert "wyg" == masks.text("dép")
-        assert kept(masks, O200kBase(), "consolidation")
+class TestAnyTokenizer:
+    def test_a_tokenizer_no_placeholder_fits_is_no_reason_to_refuse(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A tokenizer counting characters: the copy's figures are still the recorded ones."""
+        monkeypatch.setitem(tokenizers.TOKENIZERS, Characters.name, Characters())
+        session = Session(Policies(compaction=TieredCompaction(40, 2, Characters())))
+        session.execute_all([AddTurn("user", "Hi, I'm Dana."), AddTurn("assistant", "Hello " * 5)])
+        source = tmp_path / "chars.jsonl"
+        save_run(session, source, "dana at the desk")
 
-    def test_the_vocabulary_is_used_only_when_every_tokenizer_lists_it(self) -> None:
-        """A fork from the word count onto an encoding: the word count lists no words."""
-        assert (0, True) == (
-            len(redact_module._vocabulary_heads((WordCount(), Cl100kBase()))),
-            "extravagant" in redact_module._vocabulary_heads((Cl100kBase(),)),
+        assert (True, (), []) == agrees(tmp_path, source)
+
+
+class TestQueriesRankedByText:
+    """Generative-agents weighs the words a query shares with each fact, which no
+    placeholder keeps: check does not rank a copy's queries again."""
+
+    def _exported(self, tmp_path: Path) -> tuple[Path, Path]:
+        forgetting = {"policy": "generative-agents", "capacity": 4}
+        session = Session(Policies.from_params({"forgetting": forgetting}))
+        session.execute_all(
+            [
+                WriteFact("name", "the user is Dana", 0.9),
+                WriteFact("order", "the order ORD3300 is a broken kettle", 0.5),
+                AdvanceClock(1.0),
+                Query("what is the user called", "name", 2),
+            ]
         )
+        source = tmp_path / "relevance.jsonl"
+        save_run(session, source, "relevance")
+        out = tmp_path / "relevance.redacted.jsonl"
+        export_redacted(source, out)
+        return source, out
 
-    def test_the_vocabulary_heads_are_no_earlier_heads(self) -> None:
-        """Longer than three characters (every short head is) and no long word, so a
-        placeholder they start is no placeholder of an earlier group."""
-        heads = redact_module._vocabulary_heads(BYTE_PAIRS)
+    def test_the_copy_checks_clean_and_keeps_the_recorded_results(self, tmp_path: Path) -> None:
+        source, out = self._exported(tmp_path)
+        (before,) = [e for e in load_run(source).session.run.events if isinstance(e, Queried)]
+        (after,) = [e for e in load_run(out).session.run.events if isinstance(e, Queried)]
 
-        assert (True, [], []) == (
-            len(heads) > 20_000,
-            [head for head in heads if len(head) <= 3],
-            sorted(set(heads) & set(redact_module._LONG_WORDS)),
+        assert (True, ()) == (check_file(source).ok, check_file(out).problems)
+        assert (before.results, before.scores) == (after.results, after.scores)
+
+    def test_without_the_mark_the_copy_s_query_is_ranked_again_and_fails(
+        self, tmp_path: Path
+    ) -> None:
+        """What the mark spares a copy is that ranking (and the re-decision), not the
+        other checks."""
+        _, out = self._exported(tmp_path)
+        lines = lines_of(out)
+        del lines[0][REDACTED]
+        write_lines(out, rechained(lines))
+
+        assert ["query", "re-decide"] == sorted(p.invariant for p in check_file(out).problems)
+
+
+LONG_PLACEHOLDER = "[this tool's result was cleared to make room]"
+"""A placeholder of more cl100k_base tokens than any opaque tag."""
+
+
+class TestClearingUnderAnEncoding:
+    """clear-tool-results counts its placeholder for the budget's floor: a copy records what
+    the source's cost, since the opaque stand-in measures otherwise."""
+
+    def _exported(self, tmp_path: Path, tokenizer: str) -> tuple[Path, Path]:
+        table = {
+            "policy": "clear-tool-results",
+            "budget": 300,
+            "keep": 1,
+            "placeholder": LONG_PLACEHOLDER,
+            "tokenizer": tokenizer,
+        }
+        session = Session(Policies.from_params({"compaction": table}))
+        session.execute_all(TURNS[:120])
+        source = tmp_path / "cleared.jsonl"
+        save_run(session, source, "refund session")
+        out = tmp_path / "cleared.redacted.jsonl"
+        export_redacted(source, out)
+        return source, out
+
+    @staticmethod
+    def _floors(path: Path) -> list[int]:
+        loaded = load_run(path)
+        run, policy = loaded.session.run, loaded.session.policies.compaction
+        assert isinstance(policy, ClearToolResults)
+        return [policy.floor(run.state_at(at).window) for at in range(1, len(run) + 1)]
+
+    def test_the_floor_figures_and_check_are_the_sources(self, tmp_path: Path) -> None:
+        source, out = self._exported(tmp_path, "cl100k_base")
+        compaction = header(out)["policies"]["compaction"]
+        cost = Cl100kBase().count(LONG_PLACEHOLDER)
+
+        assert any(
+            e.cleared
+            for e in load_run(source).session.run.events
+            if isinstance(e, CompactionTriggered)
         )
-
-    def test_words_are_drawn_from_a_pool_of_one_token_words(self) -> None:
-        masks = Masks(b"secret", BYTE_PAIRS)
-        words = masks.text("the user wants a refund for the broken kettle").split()
-
-        assert (9, True) == (
-            len(words),
-            all(t.count(w) == t.count(f" {w}") == 1 for w in words for t in BYTE_PAIRS),
+        assert (cost, True) == (
+            compaction["placeholder_tokens"],
+            bool(TAG.fullmatch(compaction["placeholder"])),
         )
+        assert cost != Cl100kBase().count(compaction["placeholder"])
+        assert self._floors(source) == self._floors(out)
+        assert (True, (), []) == agrees(tmp_path, source)
 
-    def test_a_long_word_under_the_word_count_and_an_encoding_is_glued(self) -> None:
-        """A fork from the word count onto an encoding: one word, eight tokens."""
-        both = (WordCount(), O200kBase())
-        made = Masks(b"secret", both).text("compaction.tokenizer=o200k_base")
+    def test_under_the_word_count_the_mask_keeps_the_cost_and_nothing_is_added(
+        self, tmp_path: Path
+    ) -> None:
+        source, out = self._exported(tmp_path, "words")
 
-        assert [(1, 1), (8, 8)] == [(t.count(made), t.count(f" {made}")) for t in both]
-
-    def test_the_empty_text_is_empty(self) -> None:
-        assert "" == Masks(b"secret", BYTE_PAIRS).text("")
-
-    def test_many_one_token_texts_get_distinct_placeholders(self) -> None:
-        """More one-token texts than the hash spreads without meeting: the next candidate."""
-        tokenizer = Cl100kBase()
-        masks = Masks(b"secret", (tokenizer,))
-        texts = [str(number) for number in range(1000)]
-        made = [masks.text(text) for text in texts]
-
-        assert (1000, {1}) == (len(set(made)), {tokenizer.count(m) for m in made})
+        assert (False, True) == (
+            "placeholder_tokens" in header(out)["policies"]["compaction"],
+            self._floors(source) == self._floors(out),
+        )
 
 
 class TestWordCountPlaceholders:
