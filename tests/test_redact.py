@@ -12,6 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memtape.checking import check_file
+from memtape.cli import main
 from memtape.core.commands import (
     AddTurn,
     AdvanceClock,
@@ -43,6 +44,7 @@ from memtape.projections.view import view_data
 from memtape.redact import REDACTED, Masks, export_redacted, redact
 from memtape.runfiles import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, Scenario, load_scenario, parse_scenario
+from memtape.viewer.payload import run_payload
 from tests.agent_session import TURNS
 from tests.chained import lines_of, rechained, write_lines
 
@@ -962,3 +964,64 @@ class TestClearedInPlace:
             bool(cleared),
             {i.text for i in cleared} & {"[tool result cleared]"},
         )
+
+
+def shape(value: Any) -> Any:
+    """``value`` with every string blanked: its numbers, flags and structure."""
+    if isinstance(value, str):
+        return ""
+    if isinstance(value, dict):
+        return {name: shape(item) for name, item in value.items()}
+    if isinstance(value, list):
+        return [shape(item) for item in value]
+    return value
+
+
+def printed(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    """What ``memtape ARGV... --json`` prints, parsed."""
+    assert 0 == main([*argv, "--json"])
+    return json.loads(capsys.readouterr().out)
+
+
+def every_figure(capsys: pytest.CaptureFixture[str], path: Path) -> dict[str, Any]:
+    """The figures of ``timeline``, ``diff`` (start to end), ``why`` of every turn and fact,
+    and the ``view`` page's data, of the run at ``path``."""
+    loaded = load_run(path)
+    run = loaded.session.run
+    turns = run.state.window.turns
+    facts = sorted(run.state.store.facts)
+    return shape(
+        {
+            "timeline": printed(capsys, "timeline", str(path)),
+            "diff": printed(capsys, "diff", str(path), "0", str(len(run))),
+            "why": [printed(capsys, "why", str(path), f"turn:{n}") for n in range(1, turns + 1)]
+            + [printed(capsys, "why", str(path), str(i)) for i in facts],
+            "view": run_payload(run, loaded.session.policies_at, "run"),
+        }
+    )
+
+
+class TestEveryCommandShowsTheSameFigures:
+    @pytest.mark.parametrize(
+        ("name", "tokenizer"),
+        [
+            *((name, "words") for name in SHIPPED),
+            ("refund-desk", "cl100k_base"),
+            ("refund-desk", "o200k_base"),
+            ("support", "cl100k_base"),
+        ],
+    )
+    def test_timeline_diff_why_and_view_agree_with_the_source(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, tokenizer: str
+    ) -> None:
+        scenario = support(60) if name == "support" else load_scenario(name)
+        if tokenizer == "words":
+            source = saved(tmp_path, name)
+        else:
+            source = measured_by(tmp_path, scenario, tokenizer)
+        out = tmp_path / "copy.jsonl"
+        export_redacted(source, out)
+        figures_of_source = every_figure(capsys, source)
+
+        assert figures_of_source["why"]
+        assert figures_of_source == every_figure(capsys, out)
