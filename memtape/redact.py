@@ -17,7 +17,7 @@ Every figure a copy shows (meters, tiers, scores, decisions, a turn's or a
 WARM item's tokens) comes from the counts recorded in its events, never
 from measuring its placeholders. Under the word count a placeholder keeps
 the text's word count anyway, because that is free: ``TAG.1 TAG.2 ...
-TAG.n``, one word per word (a text of spaces only stays spaces). Under any
+TAG.n``, one word per word (a text of spaces only becomes spaces). Under any
 other tokenizer it is the opaque ``TAG``. TAG is the shortest prefix (eight
 hex digits or more) of a keyed hash of the text that no other text of the
 run holds, so equal texts get equal placeholders (a fact superseded by key
@@ -33,9 +33,9 @@ The copy's header carries ``"redacted": true``: its texts and rules are
 placeholders, so its commands cannot be decided again, nor its queries
 ranked again by their text (``memtape check`` folds it and checks every
 other invariant). A clear-tool-results policy's placeholder is masked like
-any text; where the mask would not cost what the placeholder did (under a
-tokenizer other than the word count), the copy's table records that cost
-as ``placeholder_tokens``, so the budget's floor is the source's.
+any text; where the mask does not cost what the placeholder did (an opaque
+tag), the copy's table records that cost as ``placeholder_tokens``, so the
+budget's floor, which counts it, is the source's.
 """
 
 import hashlib
