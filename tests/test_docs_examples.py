@@ -5,7 +5,8 @@ The convention (docs/contributing.md says it for writers):
 - A fenced block marked ``console`` is an example that is run. Each line starting with
   ``$ `` is a command; the lines after it, up to the next ``$ `` or the block's end,
   are what it prints (stdout and stderr as a terminal shows them, interleaved).
-- ``$ memtape ...`` runs in-process (``memtape.cli.main``). A few file commands
+- ``$ memtape ...`` runs in-process (``memtape.cli.main``), after any ``NAME=VALUE``
+  words before it, set in the environment for that command alone. A few file commands
   (``sed``, ``cp``, ``mv``, ``rm``, ``mkdir``, ``cat``, ``head``, ``tail``, ``ls``,
   ``touch``) run in a shell, to prepare a file (an edited run, say). Any other command
   is a mistake in the page, and fails it.
@@ -24,6 +25,7 @@ The convention (docs/contributing.md says it for writers):
 import contextlib
 import difflib
 import io
+import os
 import re
 import shlex
 import shutil
@@ -45,6 +47,8 @@ PAGES = sorted(
 FILE_COMMANDS = frozenset({"sed", "cp", "mv", "rm", "mkdir", "cat", "head", "tail", "ls", "touch"})
 """The commands besides ``memtape`` a console block may run: preparing files only."""
 ELLIPSIS = "..."
+ASSIGNMENT = re.compile(r"[A-Z_][A-Z0-9_]*=")
+"""``NAME=VALUE`` before a command: an environment variable for that command."""
 WIDTH = "100"
 """The terminal width the examples are run at (COLUMNS): narrow, and fixed."""
 
@@ -148,6 +152,10 @@ def matches(expected: tuple[str, ...] | list[str], actual: list[str]) -> bool:
 def run_command(command: str, workdir: Path) -> tuple[int, str]:
     """Run one shown command in ``workdir``: its exit status and everything it printed."""
     words = shlex.split(command)
+    if ASSIGNMENT.match(words[0]):
+        settings = dict(word.split("=", 1) for word in _leading_assignments(words))
+        with _environment(settings):
+            return run_command(command.split(None, len(settings))[-1], workdir)
     if words[0] == "memtape":
         buffer = io.StringIO()
         with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
@@ -168,6 +176,30 @@ def run_command(command: str, workdir: Path) -> tuple[int, str]:
         command, shell=True, cwd=workdir, capture_output=True, text=True, check=False
     )
     return done.returncode, done.stdout + done.stderr
+
+
+def _leading_assignments(words: list[str]) -> list[str]:
+    assignments = []
+    for word in words:
+        if not ASSIGNMENT.match(word):
+            break
+        assignments.append(word)
+    return assignments
+
+
+@contextlib.contextmanager
+def _environment(settings: dict[str, str]) -> Iterator[None]:
+    """``settings`` in the environment for the duration, as a shell's ``A=B cmd`` does."""
+    before = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
 
 
 def _where(page: Path, line: int) -> str:
@@ -271,6 +303,15 @@ class TestConvention:
         printed = mask(f"took 8.4 s at 771,000 events/s in {tmp_path}/a.json, 0.2 ms", tmp_path)
         assert shown == printed
         assert "15 events in 10 steps" == mask("15 events in 10 steps", tmp_path)
+
+    def test_an_assignment_sets_the_environment_for_one_command(self, workdir: Path) -> None:
+        status, printed = run_command(
+            "MEMTAPE_SIGNING_KEY=k memtape run refund-desk --out s.jsonl", workdir
+        )
+        assert (0, "MEMTAPE_SIGNING_KEY" not in os.environ) == (status, True)
+        assert "signed with a valid signature" in run_command(
+            "MEMTAPE_SIGNING_KEY=k memtape check s.jsonl", workdir
+        )[1]
 
     def test_other_commands_are_refused(self, tmp_path: Path) -> None:
         with pytest.raises(AssertionError, match="pytest"):
