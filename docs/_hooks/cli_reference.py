@@ -51,11 +51,10 @@ def _name(action: argparse.Action) -> str:
         "{" + ",".join(action.choices) + "}" if action.choices else action.dest.upper()
     )
     takes_value = action.nargs != 0
-    names = ", ".join(
+    return ", ".join(
         f"`{_cell(f'{option} {metavar}' if takes_value else option)}`"
         for option in action.option_strings
     )
-    return names
 
 
 def _notes(action: argparse.Action) -> str:
