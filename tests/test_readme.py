@@ -68,11 +68,6 @@ class TestDocsPythonExamples:
         assert isinstance(namespace["policy"], memtape.RollingSummary)
         assert "mine" in summarizers.SUMMARIZERS
 
-    def test_the_kit_example_is_the_example_test(self) -> None:
-        """The three lines the how-to shows are examples/test_keep_last.py's."""
-        (block,) = _python_blocks(DOCS / "how-to" / "test-your-policy.md")
-        assert (ROOT / "examples" / "test_keep_last.py").read_text("utf-8") == block
-
     def test_the_clear_tool_results_row_names_the_default_placeholder(self) -> None:
         """The policies table gives the placeholder the code writes by default."""
         default = ClearToolResults.from_params({"budget": 50}, "here").params()["placeholder"]
