@@ -48,7 +48,7 @@ class TestReadme:
         assert [] == missing
 
 
-class TestDocsPythonExamples:
+class TestDocsCodeExamples:
     def test_the_api_example_runs(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """The Python API page's example executes and leaves the run file it promises."""
         (block,) = _python_blocks(DOCS / "reference" / "api.md")
@@ -67,6 +67,17 @@ class TestDocsPythonExamples:
         exec(block, namespace)
         assert isinstance(namespace["policy"], memtape.RollingSummary)
         assert "mine" in summarizers.SUMMARIZERS
+
+    def test_the_scenario_format_example_is_a_scenario_that_runs(self, tmp_path: Path) -> None:
+        """The full example of the scenario format page: every table and step valid."""
+        page = (DOCS / "reference" / "scenario-format.md").read_text("utf-8")
+        example = re.findall(r"```toml\n(.*?)```", page, re.S)[0]
+        (tmp_path / "my.toml").write_text(example, "utf-8")
+        scenario = memtape.load_scenario(str(tmp_path / "my.toml"))
+        session = memtape.Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        kinds = {type(event).__name__ for event in session.run.events}
+        assert {"TurnAdded", "Superseded", "FactRead", "Consolidated"} <= kinds
 
     def test_the_clear_tool_results_row_names_the_default_placeholder(self) -> None:
         """The policies table gives the placeholder the code writes by default."""
