@@ -12,7 +12,8 @@ The convention (docs/contributing.md says it for writers):
   is a mistake in the page, and fails it.
 - Each page runs in a fresh temporary directory holding a copy of the repository's
   ``tests/fixtures/`` and ``examples/``; its blocks run in order, so a later block
-  may read what an earlier one wrote.
+  may read what an earlier one wrote. The model server (``$OPENAI_BASE_URL``) is the
+  tests' loopback stand-in, ``tests/llm_server.py``, with a dummy key and a fresh cache.
 - A line ``...`` alone stands for any number of lines (none included); ``...`` inside
   a line stands for any text, so a line ending in ``...`` is matched as a prefix.
 - Volatile figures are masked on both sides before comparing: durations (``2.0 s``,
@@ -38,6 +39,7 @@ import attrs
 import pytest
 
 from memtape.cli import _parser, main
+from tests.llm_server import ChatServer
 
 ROOT = Path(__file__).parent.parent
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")], key=str)
@@ -239,15 +241,18 @@ def run_page(examples: list[Example], workdir: Path) -> list[str]:
 
 
 @pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh directory to run a page in, with a fixed, quiet, key-less environment."""
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chat_server: ChatServer) -> Path:
+    """A fresh directory to run a page in, with a fixed, quiet environment: no signing key,
+    and the model server the loopback stand-in (``tests/llm_server.py``), with a dummy key."""
     prepare(tmp_path)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("COLUMNS", WIDTH)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("MEMTAPE_LLM_CACHE", str(tmp_path / ".memtape" / "llm-cache.sqlite"))
     monkeypatch.setenv("MEMTAPE_COUNTEREXAMPLES", str(tmp_path / ".memtape" / "counterexamples"))
-    for name in ("MEMTAPE_SIGNING_KEY", "MEMTAPE_TRUST", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+    monkeypatch.setenv("OPENAI_BASE_URL", chat_server.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-docs-examples")
+    for name in ("MEMTAPE_SIGNING_KEY", "MEMTAPE_TRUST"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
 
