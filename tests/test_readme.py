@@ -3,12 +3,17 @@
 Their command outputs are held by ``tests/test_docs_examples.py``.
 """
 
+import contextlib
+import io
 import re
+import shlex
+import shutil
 from pathlib import Path
 
 import pytest
 
 import memtape
+from memtape.cli import main
 from memtape.policies import summarizers
 from memtape.policies.tool_clearing import ClearToolResults
 
@@ -78,6 +83,21 @@ class TestDocsCodeExamples:
         session.execute_all(scenario.steps)
         kinds = {type(event).__name__ for event in session.run.events}
         assert {"TurnAdded", "Superseded", "FactRead", "Consolidated"} <= kinds
+
+    def test_every_command_at_a_glance_runs(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The commands reference's cheat sheet runs in order with exit 0 (serve aside: it
+        serves until stopped)."""
+        page = (DOCS / "reference" / "cli.md").read_text("utf-8")
+        sheet = page.split("## At a glance\n", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+        commands = [shlex.split(line, comments=True)[1:] for line in sheet.splitlines()]
+        shutil.copytree(ROOT / "tests" / "fixtures", tmp_path / "tests" / "fixtures")
+        monkeypatch.chdir(tmp_path)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            statuses = {" ".join(argv): main(argv) for argv in commands if "serve" not in argv}
+        assert len(statuses) >= 15
+        assert {0} == set(statuses.values()), statuses
 
     def test_the_clear_tool_results_row_names_the_default_placeholder(self) -> None:
         """The policies table gives the placeholder the code writes by default."""
