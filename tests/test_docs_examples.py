@@ -276,10 +276,11 @@ class TestPages:
     def test_every_shown_command_parses(self, page: Path) -> None:
         """Each memtape line of the page's sh blocks is a command the parser takes."""
         refused = []
+        parser = _parser()
         for line, argv in shown_commands(page):
             with contextlib.redirect_stderr(io.StringIO()) as errors:
                 try:
-                    _parser().parse_args(argv)
+                    parser.parse_args(argv)
                 except SystemExit:
                     refused.append(f"{_where(page, line)}: {errors.getvalue().strip()}")
         assert [] == refused
