@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint docs docs-check bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,12 +21,22 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint
+test: lint docs-check
 	$(BIN)/pytest
 	$(BIN)/pytest benchmarks --benchmark-disable
+
+# The documentation site (mkdocs-material), into site/.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
+# The same build, strict (a broken link, a missing page or a bad docstring fails it),
+# into a throwaway directory.
+docs-check: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir .docs-check
+	rm -rf .docs-check
 
 bench: $(STAMP)
 	$(BIN)/pytest benchmarks --benchmark-only --benchmark-columns=min,median,max,rounds
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .benchmarks
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .benchmarks site .docs-check

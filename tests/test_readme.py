@@ -1,92 +1,110 @@
-"""The README's examples run as written."""
+"""The README stays a front page, and the docs' Python examples run as written.
 
+Their command outputs are held by ``tests/test_docs_examples.py``.
+"""
+
+import contextlib
+import io
 import re
+import shlex
+import shutil
 from pathlib import Path
 
 import pytest
 
 import memtape
-from memtape.cli import _parser, main
+from memtape.cli import main
 from memtape.policies import summarizers
 from memtape.policies.tool_clearing import ClearToolResults
 
-README = Path(__file__).parent.parent / "README.md"
+ROOT = Path(__file__).parent.parent
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+MAX_README_LINES = 200
+"""The README is what memtape is, the two commands, a tour and links: the rest is in docs/."""
+
+
+def _python_blocks(page: Path) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", page.read_text("utf-8"), re.S)
 
 
 class TestReadme:
-    def test_library_example_runs(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        """The Python example executes and leaves the run file it promises."""
-        blocks = re.findall(r"```python\n(.*?)```", README.read_text("utf-8"), re.S)
-        assert blocks, "the README has a Python example"
+    def test_it_is_at_most_200_lines(self) -> None:
+        lines = README.read_text("utf-8").splitlines()
+        assert len(lines) <= MAX_README_LINES, f"README.md has {len(lines)} lines"
+
+    def test_it_gives_the_two_commands(self) -> None:
+        """`make test` (what CI runs) and `make demo`, in the set-up block."""
+        text = README.read_text("utf-8")
+        setup = text.split("```sh\n", 1)[1].split("```", 1)[0]
+        assert ["make", "make"] == [line.split()[0] for line in setup.splitlines()]
+        assert {"demo", "test"} == {line.split()[1] for line in setup.splitlines()}
+
+    def test_every_link_into_the_docs_names_a_page_that_exists(self) -> None:
+        links = re.findall(r"\]\((docs/[^)#]+)", README.read_text("utf-8"))
+        assert len(links) >= 20
+        assert [] == [link for link in links if not (ROOT / link).is_file()]
+
+    def test_it_links_every_page_of_the_docs_navigation(self) -> None:
+        """Each tutorial, how-to, reference and explanation page is one click away."""
+        nav = re.findall(r":\s+(\S+\.md)$", (ROOT / "mkdocs.yml").read_text("utf-8"), re.M)
+        text = README.read_text("utf-8")
+        missing = [page for page in nav if page.count("/") and f"docs/{page}" not in text]
+        assert [] == missing
+
+
+class TestDocsCodeExamples:
+    def test_the_api_example_runs(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The Python API page's example executes and leaves the run file it promises."""
+        (block,) = _python_blocks(DOCS / "reference" / "api.md")
         monkeypatch.chdir(tmp_path)
         namespace: dict[str, object] = {}
-        exec(blocks[0], namespace)
+        exec(block, namespace)
         assert (tmp_path / "dana.jsonl").is_file()
         assert isinstance(namespace["session"], memtape.Session)
 
-    def test_command_examples_are_real_commands(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    def test_the_summarizer_example_registers_and_builds(
+        self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """Every `memtape ...` line of the CLI section runs with exit status 0."""
-        text = README.read_text("utf-8")
-        section = text.split("## Using the command line", 1)[1].split("```sh", 1)[1]
-        lines = section.split("```", 1)[0].strip().splitlines()
-        monkeypatch.chdir(tmp_path)
-        commands = [line.split("#", 1)[0].split()[1:] for line in lines]
-        assert len(commands) >= 5
-        for argv in commands:
-            assert main(argv) == 0, argv
-
-    def test_compaction_policies_examples_run(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-    ) -> None:
-        """The section's Python example builds its policy; its memtape lines exit 0."""
-        section = README.read_text("utf-8").split("## Compaction policies", 1)[1]
-        section = section.split("\n## ", 1)[0]
-        (python,) = re.findall(r"```python\n(.*?)```", section, re.S)
+        (block,) = _python_blocks(DOCS / "how-to" / "llm-summarizer.md")
         monkeypatch.setattr(summarizers, "SUMMARIZERS", dict(summarizers.SUMMARIZERS))
-        monkeypatch.chdir(tmp_path)
         namespace: dict[str, object] = {}
-        exec(python, namespace)
-        lines = [
-            line.split()[1:]
-            for block in re.findall(r"```sh\n(.*?)```", section, re.S)
-            for line in block.splitlines()
-            if line.startswith("memtape ")
-        ]
-
+        exec(block, namespace)
         assert isinstance(namespace["policy"], memtape.RollingSummary)
-        assert "llm" in summarizers.SUMMARIZERS
-        assert 2 == len(lines)
-        assert [0, 0] == [main(argv) for argv in lines]
+        assert "mine" in summarizers.SUMMARIZERS
 
-    def test_comparing_policies_commands_are_real(
+    def test_the_scenario_format_example_is_a_scenario_that_runs(self, tmp_path: Path) -> None:
+        """The full example of the scenario format page: every table and step valid."""
+        page = (DOCS / "reference" / "scenario-format.md").read_text("utf-8")
+        example = re.findall(r"```toml\n(.*?)```", page, re.S)[0]
+        (tmp_path / "my.toml").write_text(example, "utf-8")
+        scenario = memtape.load_scenario(str(tmp_path / "my.toml"))
+        session = memtape.Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        kinds = {type(event).__name__ for event in session.run.events}
+        assert {"TurnAdded", "Superseded", "FactRead", "Consolidated"} <= kinds
+
+    def test_every_command_at_a_glance_runs(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """Every bench line parses as written; the generators run (the benches take seconds)."""
-        section = README.read_text("utf-8").split("## Comparing policies", 1)[1]
-        section = section.split("\n## ", 1)[0]
-        lines = [
-            line.split()[1:]
-            for block in re.findall(r"```sh\n(.*?)```", section, re.S)
-            for line in block.splitlines()
-            if line.startswith("memtape ")
-        ]
+        """The commands reference's cheat sheet runs in order with exit 0 (serve aside: it
+        serves until stopped)."""
+        page = (DOCS / "reference" / "cli.md").read_text("utf-8")
+        sheet = page.split("## At a glance\n", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+        commands = [shlex.split(line, comments=True)[1:] for line in sheet.splitlines()]
+        shutil.copytree(ROOT / "tests" / "fixtures", tmp_path / "tests" / "fixtures")
         monkeypatch.chdir(tmp_path)
-        benches = [argv for argv in lines if argv[0] == "bench"]
-        assert 3 == len(benches)
-        for argv in benches:
-            assert "bench" == _parser().parse_args(argv).handler.__name__.strip("_")
-        generators = [argv for argv in lines if argv[0] == "generate"]
-        assert [0, 0] == [main(argv) for argv in generators]
-        assert {"support.toml", "store.toml"} == {path.name for path in tmp_path.iterdir()}
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            statuses = {" ".join(argv): main(argv) for argv in commands if "serve" not in argv}
+        assert len(statuses) >= 15
+        assert {0} == set(statuses.values()), statuses
 
     def test_the_clear_tool_results_row_names_the_default_placeholder(self) -> None:
         """The policies table gives the placeholder the code writes by default."""
         default = ClearToolResults.from_params({"budget": 50}, "here").params()["placeholder"]
         row = next(
             line
-            for line in README.read_text("utf-8").splitlines()
+            for line in (DOCS / "reference" / "policies.md").read_text("utf-8").splitlines()
             if line.startswith("| `clear-tool-results` |")
         )
         assert f'`placeholder` (`"{default}"`)' in row

@@ -185,10 +185,9 @@ class Axisless:
 
 
 class TestExample:
-    def test_the_readme_shows_the_examples_test_as_it_is(self) -> None:
-        """The three lines in the README are the example's whole test file."""
+    def test_the_docs_show_the_examples_test_as_it_is(self) -> None:
+        """The three lines the how-to shows are the example's whole test file."""
         root = Path(__file__).resolve().parent.parent
-        readme = (root / "README.md").read_text("utf-8")
-        section = readme.split("## Testing your own policy", 1)[1]
-        shown = section.split("```", 2)[1].removeprefix("\n")
+        page = (root / "docs" / "how-to" / "test-your-policy.md").read_text("utf-8")
+        shown = page.split("```python\n", 1)[1].split("```", 1)[0]
         assert (root / "examples" / "test_keep_last.py").read_text("utf-8") == shown
