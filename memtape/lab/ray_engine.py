@@ -32,6 +32,7 @@ _ADDRESS = re.compile(r"(?:ray://)?(?P<host>[^\s:/]+):(?P<port>\d{1,5})")
 _CONNECT_SECONDS = 5.0
 """How long the address is given to accept a connection before Ray is asked to join it
 (Ray itself waits minutes on an address where nothing listens)."""
+_IMPORT_ERROR = re.compile(r"^(?:ModuleNotFoundError|ImportError): .*$", re.MULTILINE)
 _IN_FLIGHT_PER_CPU = 2
 """Tasks kept submitted per CPU of the cluster: enough to keep it busy, while a sweep
 larger than memory holds only these in flight."""
@@ -91,19 +92,20 @@ def _ray() -> ModuleType:
 
 def _connect(ray: ModuleType, address: str | None) -> bool:
     """Join the cluster (or start a local instance); whether this call did, to undo it."""
-    if ray.is_initialized():
-        return False
     match = None if address is None else _ADDRESS.fullmatch(address)
     if match is not None:
         try:
             socket.create_connection((match["host"], int(match["port"])), _CONNECT_SECONDS).close()
         except OSError as error:
             raise BadInput(f"--address {address}: no Ray cluster answers there: {error}") from None
+    if ray.is_initialized():
+        return False
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address is None or not address.startswith("ray://"):
         quiet["include_dashboard"] = False
     try:
-        ray.init(address=address, **quiet)
+        # "local": a new instance, even where ``ray start`` left a cluster running.
+        ray.init(address="local" if address is None else address, **quiet)
     except (ConnectionError, RuntimeError, ValueError) as error:
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         where = "a local Ray instance" if address is None else f"--address {address}"
@@ -146,10 +148,13 @@ def _outcome(ray: ModuleType, ref: Any, cell: Cell) -> Result:
     try:
         outcome = ray.get(ref)
     except ray.exceptions.RayTaskError as error:
-        if isinstance(error.cause, ImportError):
+        # Ray reports a task it could not load as a RuntimeError naming the import error.
+        missing = _IMPORT_ERROR.findall(str(error))
+        if isinstance(error.cause, ImportError) or missing:
+            reason = missing[-1] if missing else str(error.cause)
             raise BadInput(
-                f"{cell.scenario}, {cell.label}: the Ray worker cannot import memtape "
-                f"({error.cause}): install it, the same version, on every node"
+                f"{cell.scenario}, {cell.label}: the Ray worker cannot run memtape's cells "
+                f"({reason}): install memtape, the same version, on every node"
             ) from None
         raise
     except ray.exceptions.RayError as error:
