@@ -189,6 +189,13 @@ TARGETS = (
         most=1.5,
         issue=12,
     ),
+    Target(
+        "bench sweep, 6 cells on 2 CPUs: Ray tasks / the process pool",
+        slower="sweep-ray",
+        faster="sweep-process",
+        most=1.5,
+        issue=14,
+    ),
 )
 """The targets of issue 2, over the names the compaction benchmarks record, and of
 issue 3, over the names the seek benchmarks record, and of issue 12, over the names
