@@ -67,8 +67,8 @@ def check_address(address: str | None) -> None:
 
 def ray_engine(address: str | None = None) -> Engine:
     """The engine that runs each cell as a Ray task: on the cluster at ``address`` (``auto``,
-    ``ray://HOST:PORT``, ``HOST:PORT``), or on a local instance it starts and stops when
-    there is none. A program that already called ``ray.init`` keeps its connection."""
+    ``ray://HOST:PORT``, ``HOST:PORT``), or without one on a new local instance that it
+    starts and stops. A program that already called ``ray.init`` keeps its connection."""
     check_address(address)
     ray = _ray()
 
