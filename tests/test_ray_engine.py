@@ -42,7 +42,10 @@ def local_ray() -> Iterator[None]:
     """A local Ray instance of two CPUs for this module's tests."""
     ray.init(
         address="local",
-        num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        logging_level=logging.WARNING,
     )
     try:
         yield
