@@ -107,7 +107,7 @@ def _connect(ray: ModuleType, address: str | None) -> bool:
         # "local": a new instance, even where ``ray start`` left a cluster running.
         ray.init(address="local" if address is None else address, **quiet)
     except (ConnectionError, RuntimeError, ValueError) as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        first = _gist(error)
         where = "a local Ray instance" if address is None else f"--address {address}"
         raise BadInput(f"{where}: cannot connect: {first}") from None
     return True
@@ -158,8 +158,9 @@ def _outcome(ray: ModuleType, ref: Any, cell: Cell) -> Result:
             ) from None
         raise
     except ray.exceptions.RayError as error:
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise BadInput(f"{cell.scenario}, {cell.label}: the Ray task failed: {first}") from None
+        raise BadInput(
+            f"{cell.scenario}, {cell.label}: the Ray task failed: {_gist(error)}"
+        ) from None
     if isinstance(outcome, _Failure):
         raise outcome.error()
     result: Result = outcome
@@ -173,6 +174,15 @@ def _run_shipped(cell: Cell, text: str, cache: str | None) -> Result | _Failure:
             return run_cell(cell, _parsed(cell.scenario, text))
     except MemtapeError as error:
         return _Failure(type(error), str(error), dict(vars(error)))
+
+
+def _gist(error: Exception) -> str:
+    """A Ray error in one line: its first line and, when it says more, its last (Ray puts a
+    remote traceback between the two)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    return lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1]}"
 
 
 @lru_cache(maxsize=8)
