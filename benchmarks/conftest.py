@@ -183,6 +183,13 @@ TARGETS = (
         issue=14,
     ),
     Target(
+        "bench sweep, 6 cells on 2 CPUs: Ray tasks / the process pool",
+        slower="sweep-ray",
+        faster="sweep-process",
+        most=1.5,
+        issue=14,
+    ),
+    Target(
         "rolling-summary, 10k-turn bench cell: llm summarizer, warm cache / salient",
         slower="llm-warm-10k",
         faster="salient-10k",

@@ -351,7 +351,33 @@ def _add_lab(commands: Any) -> None:
     )
     bench.add_argument("--json", metavar="OUT.json", help="write the results as JSON")
     bench.add_argument("--plot", metavar="OUT.png", help="plot to OUT.png and OUT.svg")
-    bench.add_argument("--jobs", type=_integer, metavar="N", help="processes (default: every core)")
+    bench.add_argument(
+        "--jobs",
+        type=_integer,
+        metavar="N",
+        help="processes of --engine process (default: every core)",
+    )
+    bench.add_argument(
+        "--engine",
+        choices=("process", "ray"),
+        default="process",
+        help="run cells on local processes (the default) or as Ray tasks (the ray extra)",
+    )
+    bench.add_argument(
+        "--address",
+        metavar="auto|ray://HOST:PORT|HOST:PORT",
+        help="the Ray cluster of --engine ray (default: start a local instance)",
+    )
+    bench.add_argument(
+        "--results",
+        metavar="FILE.jsonl",
+        help="add each cell's result to FILE as it finishes (a killed sweep keeps them)",
+    )
+    bench.add_argument(
+        "--resume",
+        action="store_true",
+        help="run only the cells whose results --results FILE does not hold yet",
+    )
     bench.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     bench.add_argument(
         "--losses", action="store_true", help="list each lost probe and the event that lost it"
@@ -839,6 +865,10 @@ def _bench(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         quiet=args.quiet,
         losses=args.losses,
+        engine=args.engine,
+        address=args.address,
+        results_out=None if args.results is None else output_path(args.results),
+        resume=args.resume,
     )
 
 

@@ -10,8 +10,8 @@ wall-clock time, aside).
 import itertools
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -264,14 +264,16 @@ def _load(source: str, stamp: tuple[int, int] | None) -> Scenario:
     return load_scenario(source)
 
 
-def run_cell(cell: Cell) -> Result:
+def run_cell(cell: Cell, scenario: Scenario | None = None) -> Result:
     """Run one cell in a fresh session and measure it on the cell's axis.
 
     A compaction policy is measured on the window, a forgetting policy on the
     store; the other axis's metrics are None, since they measure the
-    scenario's own policy, which every cell of the bench shares.
+    scenario's own policy, which every cell of the bench shares. ``scenario``
+    is the cell's scenario already parsed (a worker that cannot open its
+    file was sent its text); by default it is loaded from ``cell.scenario``.
     """
-    scenario = _scenario(cell.scenario)
+    scenario = _scenario(cell.scenario) if scenario is None else scenario
     axis = cell.spec.axis
     metrics: dict[str, Any] = dict.fromkeys(METRICS)
     idle = idle_reason(scenario, cell)
@@ -373,32 +375,68 @@ def _applies(scenario: Scenario, policies: Policies, axis: str) -> bool:
 Progress = Callable[[int, int, Cell], None]
 """Told after each finished cell: how many are done, of how many, and which."""
 
+Finished = Callable[[Cell, Result], None]
+"""Told each cell's result as soon as it is finished (before ``Progress``)."""
 
-def run_cells(
-    cells: Sequence[Cell], jobs: int = 1, progress: Progress | None = None
-) -> list[Result]:
-    """Run every cell, on ``jobs`` processes, and return the results in the cells' order."""
+Engine = Callable[[Sequence[Cell]], Iterator[tuple[int, Result]]]
+"""Runs cells and yields each one's position among them and its result, as each finishes
+(in any order); an error a cell raised is raised as it was."""
+
+
+def serial(cells: Sequence[Cell]) -> Iterator[tuple[int, Result]]:
+    """The engine that runs each cell in this process, in order."""
+    for number, cell in enumerate(cells):
+        yield number, run_cell(cell)
+
+
+def process_pool(jobs: int) -> Engine:
+    """The engine that runs cells on ``jobs`` local processes (serially when ``jobs`` is 1)."""
     if jobs < 1:
         raise BadInput(f"--jobs must be at least 1, got {jobs}")
-    if jobs == 1 or len(cells) < 2:
-        outcomes: Iterable[Result] = map(run_cell, cells)
-        return _collect(cells, outcomes, progress)
-    # Each worker caches model answers where this process does (or not at all: --no-cache).
-    with ProcessPoolExecutor(
-        max_workers=min(jobs, len(cells)), initializer=use_cache, initargs=(cache_setting(),)
-    ) as pool:
-        return _collect(cells, pool.map(run_cell, cells), progress)
+
+    def engine(cells: Sequence[Cell]) -> Iterator[tuple[int, Result]]:
+        if jobs == 1 or len(cells) < 2:
+            yield from serial(cells)
+            return
+        # Each worker caches model answers where this process does (or not at all: --no-cache).
+        with ProcessPoolExecutor(
+            max_workers=min(jobs, len(cells)), initializer=use_cache, initargs=(cache_setting(),)
+        ) as pool:
+            futures = {pool.submit(run_cell, cell): number for number, cell in enumerate(cells)}
+            try:
+                for future in as_completed(futures):
+                    yield futures[future], future.result()
+            finally:
+                # A failed cell (or a consumer that stopped) cancels what has not started.
+                for future in futures:
+                    future.cancel()
+
+    return engine
 
 
-def _collect(
-    cells: Sequence[Cell], outcomes: Iterable[Result], progress: Progress | None
+def run_cells(
+    cells: Sequence[Cell],
+    jobs: int = 1,
+    progress: Progress | None = None,
+    *,
+    engine: Engine | None = None,
+    finished: Finished | None = None,
 ) -> list[Result]:
-    results = []
-    for done, (cell, result) in enumerate(zip(cells, outcomes, strict=True), start=1):
-        results.append(result)
+    """Run every cell (on ``engine``, by default on ``jobs`` processes) and return the
+    results in the cells' order; ``finished`` and ``progress`` hear of each cell as it
+    finishes."""
+    run = process_pool(jobs) if engine is None else engine
+    results: list[Result | None] = [None] * len(cells)
+    for done, (number, result) in enumerate(run(cells), start=1):
+        results[number] = result
+        if finished is not None:
+            finished(cells[number], result)
         if progress is not None:
-            progress(done, len(cells), cell)
-    return results
+            progress(done, len(cells), cells[number])
+    missing = [cells[n].label for n, result in enumerate(results) if result is None]
+    if missing:
+        raise RuntimeError(f"the engine finished without running {', '.join(missing)}")
+    return [result for result in results if result is not None]
 
 
 def results_data(results: Iterable[Result]) -> dict[str, Any]:

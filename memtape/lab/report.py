@@ -14,9 +14,21 @@ from typing import TextIO
 from rich.console import Console
 
 from memtape.core.errors import BadInput
-from memtape.lab.bench import Cell, applies, has_meter, plan, results_data, run_cells
+from memtape.core.paths import same_file
+from memtape.lab.bench import (
+    Cell,
+    Engine,
+    Result,
+    applies,
+    has_meter,
+    plan,
+    process_pool,
+    results_data,
+    run_cells,
+)
 from memtape.lab.files import check_writable, write_atomic
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
+from memtape.lab.results_file import ResultsFile, cell_key
 from memtape.lab.table import comparison_table, loss_lines, over_budget_lines, skipped_line
 
 
@@ -31,11 +43,21 @@ def bench(
     jobs: int | None = None,
     quiet: bool = False,
     losses: bool = False,
+    engine: str = "process",
+    address: str | None = None,
+    results_out: Path | None = None,
+    resume: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
     """Run the bench and report it; the exit status (0). With ``losses``, each lost
-    probe is listed after the table with the event that lost it."""
+    probe is listed after the table with the event that lost it.
+
+    ``engine`` is ``process`` (``jobs`` local processes) or ``ray`` (a Ray task per
+    cell, on the cluster at ``address`` or a local instance). With ``results_out``,
+    each cell's result is added to that JSONL file as it finishes; with ``resume``,
+    the cells it already holds are not run again, and the report is the one an
+    uninterrupted sweep gives."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if json_out is not None:
@@ -51,19 +73,13 @@ def bench(
             "nothing to compare: no --policy applies to these scenarios (a compaction "
             "policy needs turns, a forgetting policy writes, reads or queries)"
         )
-    workers = (os.cpu_count() or 1) if jobs is None else jobs
-    show = not quiet and err.isatty()
-
-    def progress(done: int, total: int, cell: Cell) -> None:
-        end = "\n" if done == total else ""
-        print(
-            f"\rbench: {done}/{total} cells ({cell.scenario}, {cell.label})\x1b[K",
-            end=end,
-            file=err,
-            flush=True,
-        )
-
-    results = run_cells(cells, workers, progress if show else None)
+    run = _engine(engine, address, jobs)
+    if resume and results_out is None:
+        raise BadInput("--resume needs --results FILE.jsonl, the file of the sweep to go on with")
+    if results_out is not None and json_out is not None and _same(results_out, json_out):
+        raise BadInput(f"--results {results_out}: it is the --json file too")
+    store = None if results_out is None else ResultsFile(results_out, cells, resume=resume)
+    results = _run(cells, run, store, err if not quiet and err.isatty() else None)
     # Wide enough for every column (the model ones too) when not on a terminal.
     width = None if out.isatty() else 260
     Console(file=out, width=width, highlight=False).print(comparison_table(results))
@@ -83,3 +99,61 @@ def bench(
         png, svg = write_plot(results, plot_out)
         print(f"wrote {png} and {svg}", file=out)
     return 0
+
+
+def _engine(name: str, address: str | None, jobs: int | None) -> Engine:
+    """The engine ``--engine`` names, its options checked before any cell runs."""
+    if name == "process":
+        if address is not None:
+            raise BadInput(f"--address {address}: it is for --engine ray")
+        return process_pool((os.cpu_count() or 1) if jobs is None else jobs)
+    if name == "ray":
+        if jobs is not None:
+            raise BadInput(
+                f"--jobs {jobs}: it is for --engine process (Ray uses the cluster's CPUs)"
+            )
+        # Imported here: Ray is an extra, and heavy to import.
+        from memtape.lab.ray_engine import ray_engine  # noqa: PLC0415
+
+        return ray_engine(address)
+    raise BadInput(f"--engine {name!r}: write process or ray")
+
+
+def _run(
+    cells: Sequence[Cell], run: Engine, store: ResultsFile | None, err: TextIO | None
+) -> list[Result]:
+    """Every cell's result, in the cells' order: those ``store`` holds read back, the others
+    run on ``run`` (each distinct cell once) and added to it as they finish; the progress
+    on ``err``, when given."""
+    todo = cells if store is None else _unfinished(cells, store)
+    before = len(cells) - len(todo)
+
+    def progress(done: int, total: int, cell: Cell) -> None:
+        done, total = done + before, total + before
+        end = "\n" if done == total else ""
+        print(
+            f"\rbench: {done}/{total} cells ({cell.scenario}, {cell.label})\x1b[K",
+            end=end,
+            file=err,
+            flush=True,
+        )
+
+    told = None if err is None else progress
+    if store is None:
+        return run_cells(cells, engine=run, progress=told)
+    store.open()
+    try:
+        run_cells(todo, engine=run, progress=told, finished=store.add)
+    finally:
+        store.close()
+    return [store.finished[cell_key(cell)] for cell in cells]
+
+
+def _same(first: Path, second: Path) -> bool:
+    """Whether two output paths name one file, written yet or not."""
+    return same_file(first, second) or first.absolute() == second.absolute()
+
+
+def _unfinished(cells: Sequence[Cell], store: ResultsFile) -> list[Cell]:
+    """The cells whose results ``store`` lacks, each distinct one once."""
+    return list({cell_key(c): c for c in cells if cell_key(c) not in store.finished}.values())

@@ -7,6 +7,15 @@ from memtape.scenarios.loader import (
     is_scenario,
     load_scenario,
     parse_scenario,
+    read_scenario,
 )
 
-__all__ = ["SHIPPED", "Probe", "Scenario", "is_scenario", "load_scenario", "parse_scenario"]
+__all__ = [
+    "SHIPPED",
+    "Probe",
+    "Scenario",
+    "is_scenario",
+    "load_scenario",
+    "parse_scenario",
+    "read_scenario",
+]

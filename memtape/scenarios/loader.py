@@ -91,9 +91,14 @@ def is_scenario(target: str) -> bool:
 
 def load_scenario(name_or_path: str) -> Scenario:
     """A shipped scenario by name, or a scenario file by path."""
+    return parse_scenario(read_scenario(name_or_path), name_or_path)
+
+
+def read_scenario(name_or_path: str) -> str:
+    """The text ``load_scenario`` parses: a shipped scenario's, or a file's with universal
+    newlines (a bench ships it to workers that cannot open the file)."""
     if name_or_path in SHIPPED:
-        text = resources.files(__package__).joinpath(f"{name_or_path}.toml").read_text("utf-8")
-        return parse_scenario(text, name_or_path)
+        return resources.files(__package__).joinpath(f"{name_or_path}.toml").read_text("utf-8")
     shipped = ", ".join(SHIPPED)
     missing = f"no such scenario file, and not a shipped scenario ({shipped})"
     data = read_regular(Path(name_or_path), "scenario file", missing=missing)
@@ -102,7 +107,7 @@ def load_scenario(name_or_path: str) -> Scenario:
     except UnicodeDecodeError as error:
         raise BadInput(f"{name_or_path}: cannot read it: {error}") from None
     # Universal newlines, as a file opened in text mode reads them.
-    return parse_scenario(text.replace("\r\n", "\n").replace("\r", "\n"), name_or_path)
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def parse_scenario(text: str, source: str) -> Scenario:
