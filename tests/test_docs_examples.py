@@ -109,16 +109,21 @@ def console_examples(page: Path) -> list[Example]:
 
 
 def shown_commands(page: Path) -> Iterator[tuple[int, list[str]]]:
-    """The ``memtape`` lines of ``page``'s ``sh`` blocks, each with its line number."""
+    """The ``memtape`` lines of ``page``'s ``sh`` blocks, each with its line number (a line
+    ending in a backslash goes on on the next)."""
     inside = False
-    for number, line in enumerate(page.read_text("utf-8").splitlines(), 1):
+    lines = page.read_text("utf-8").splitlines()
+    for number, line in enumerate(lines, 1):
         fence = line.strip()
         if fence in ("```sh", "```bash"):
             inside = True
         elif fence.startswith("```"):
             inside = False
         elif inside and line.startswith("memtape "):
-            yield number, shlex.split(line, comments=True)[1:]
+            command, at = line, number
+            while command.endswith("\\") and at < len(lines):
+                command, at = command[:-1] + lines[at], at + 1
+            yield number, shlex.split(command, comments=True)[1:]
 
 
 def mask(text: str, workdir: Path) -> str:
