@@ -8,9 +8,11 @@ many tokens under the run's tokenizer, so every figure (meters, scores,
 decisions, WARM tokens) stays as it was. What is not free text stays: a
 turn's role (one of the closed set ``ROLES``, which the policy measures as
 part of the turn and routes on; a log holding any other role is refused),
-the names of the policies, their rules (``supersession``, ``relevance``)
-and the tokenizer, and a COLD gist that is exactly the tiered policy's count
-template (``gist_for``), which the gist invariant checks word for word.
+the names of the policies, their rules (``supersession``, ``relevance``),
+the tokenizer, the summarizer and what writes tiered's WARM items and gist
+(``warm``, ``gist``: ``"llm"`` or a default), and a COLD gist that is exactly
+the tiered policy's count template (``gist_for``), which the gist invariant
+checks word for word (a gist a model wrote is masked like any answer).
 
 Under the word count a placeholder is ``TAG.1 TAG.2 ... TAG.n``, one word
 per token, where TAG comes from a keyed hash of the original text. Under a
@@ -117,9 +119,11 @@ REDACTED = "redacted"
 _WRITER_OWNED = frozenset({"memtape", "format", "version", "events", "steps", HEAD, SIGNATURE})
 """Header entries ``write_run`` writes itself (the copy is chained afresh)."""
 
-_NAMES = frozenset({"policy", "tokenizer", "summarizer", "supersession", "relevance", "model"})
-"""Header entries whose strings name a policy, a tokenizer, a summarizer, a rule of one
-or the model asked, kept so the copy loads."""
+_NAMES = frozenset(
+    {"policy", "tokenizer", "summarizer", "warm", "gist", "supersession", "relevance", "model"}
+)
+"""Header entries whose strings name a policy, a tokenizer, a summarizer, what writes
+tiered's WARM items and gist, a rule of one or the model asked, kept so the copy loads."""
 
 _UNKNOWN_PROMPT = "0" * PROMPT_HASH_HEX
 """The prompt hash of a model call in a redacted copy: the real one is not kept."""
