@@ -29,7 +29,7 @@ from memtape.llm.asking import prompt_hash
 from memtape.llm.config import ModelConfig
 from memtape.policies.compaction import TieredCompaction, gist_for
 from memtape.policies.session import Policies, Session
-from memtape.policies.stand_ins import (
+from memtape.policies.tier_writers import (
     DEFAULT_GIST_PROMPT,
     DEFAULT_WARM_PROMPT,
     NO_ITEMS,

@@ -22,8 +22,8 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, NothingToApply, Rejected
 from memtape.llm.cache import cache_setting, use_cache
 from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
-from memtape.policies.stand_ins import STAND_IN_PROMPTS
 from memtape.policies.summarizers import SUMMARIZER_PARAMS
+from memtape.policies.tier_writers import WRITER_PROMPTS
 from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics, model_usage
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
 
@@ -361,7 +361,7 @@ def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
         or (
             defaults.get(key) != value
             and key not in SUMMARIZER_PARAMS
-            and key not in STAND_IN_PROMPTS
+            and key not in WRITER_PROMPTS
         )
     }
 

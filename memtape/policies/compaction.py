@@ -3,7 +3,7 @@ drop chatter, and push the oldest WARM items into a COLD gist.
 
 By default a WARM item is its turn's bare text and the gist counts the COLD
 turns; ``warm = "llm"`` and ``gist = "llm"`` have a model write them
-(``memtape.policies.stand_ins``), every answer recorded in the event.
+(``memtape.policies.tier_writers``), every answer recorded in the event.
 """
 
 from collections.abc import Mapping, Sequence
@@ -16,8 +16,8 @@ from memtape.core.events import CompactionTriggered, Event, ModelCall, TurnAdded
 from memtape.core.state import State, Window
 from memtape.policies.params import Params
 from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.stand_ins import LlmGist, LlmWarm, gist_from, warm_from
 from memtape.policies.summarizers import cap
+from memtape.policies.tier_writers import LlmGist, LlmWarm, gist_from, warm_from
 from memtape.policies.tokenizers import Tokenizer, WordCount
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
 from memtape.policies.units import kept_tokens, older_units

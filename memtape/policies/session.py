@@ -44,8 +44,8 @@ from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, Fo
 from memtape.policies.recorded import RecordedCompaction
 from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.sliding_window import SlidingWindow
-from memtape.policies.stand_ins import STAND_IN_PARAMS
 from memtape.policies.summarizers import SUMMARIZER_PARAMS
+from memtape.policies.tier_writers import WRITER_PARAMS
 from memtape.policies.tool_clearing import ClearToolResults
 from memtape.policies.unimported import STAND_INS, Unimported
 from memtape.reducers import evolve, fold
@@ -293,7 +293,7 @@ def _require(policy: P | None, what: str, axis: str) -> P:
     return policy
 
 
-_CHOICES: dict[str, tuple[str, ...]] = {"summarizer": SUMMARIZER_PARAMS, **STAND_IN_PARAMS}
+_CHOICES: dict[str, tuple[str, ...]] = {"summarizer": SUMMARIZER_PARAMS, **WRITER_PARAMS}
 """The parameters that choose what writes a text, and the parameters that belong to a choice."""
 
 

@@ -86,14 +86,14 @@ COUNT = "count"
 LLM = "llm"
 """``warm = "llm"`` / ``gist = "llm"``: a model writes it."""
 
-STAND_IN_PARAMS: dict[str, tuple[str, ...]] = {
+WRITER_PARAMS: dict[str, tuple[str, ...]] = {
     "warm": ("warm_tokens", "warm_prompt", "warm_prompt_file"),
     "gist": ("gist_tokens", "gist_prompt", "gist_prompt_file"),
 }
 """The parameters that belong to ``warm = "llm"`` and ``gist = "llm"``: they go when
 ``--set`` chooses another ``warm`` or ``gist``."""
 
-STAND_IN_PROMPTS = ("warm_prompt", "gist_prompt")
+WRITER_PROMPTS = ("warm_prompt", "gist_prompt")
 """The parameters that hold a prompt (a page of text, which the bench table leaves out)."""
 
 
