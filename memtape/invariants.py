@@ -125,14 +125,28 @@ def check_tiers(window: Window, *, at: int) -> list[Violation]:
 
 
 def check_gist(window: Window, compaction: TieredCompaction, *, at: int) -> list[Violation]:
-    """The COLD gist says how many turns are cold and costs its tokens (nothing while empty)."""
-    expected = gist_for(len(window.cold))
-    if expected != window.gist:
-        message = f"{len(window.cold)} turns are cold, but the gist reads {window.gist!r}"
-        return [Violation(at, "gist", message)]
+    """The COLD gist costs its tokens, and says how many turns are cold (nothing while none is).
+
+    Under ``gist = "llm"`` a model wrote it: any text within ``gist_tokens``
+    will do (``memtape check`` re-decides it against the recorded answer),
+    but still none while nothing is cold.
+    """
+    writer = compaction.gist
+    if writer is None:
+        expected = gist_for(len(window.cold))
+        if expected != window.gist:
+            message = f"{len(window.cold)} turns are cold, but the gist reads {window.gist!r}"
+            return [Violation(at, "gist", message)]
+    elif window.gist and not window.cold:
+        return [Violation(at, "gist", f"no turn is cold, but the gist reads {window.gist!r}")]
     tokens = compaction.tokenizer.count(window.gist)
     if tokens != window.gist_tokens:
         message = f"the gist {window.gist!r} costs {tokens} tokens, not {window.gist_tokens}"
+        return [Violation(at, "gist", message)]
+    if writer is not None and tokens > writer.tokens:
+        message = (
+            f"the gist {window.gist!r} costs {tokens} tokens, over gist_tokens {writer.tokens}"
+        )
         return [Violation(at, "gist", message)]
     return []
 

@@ -8,10 +8,11 @@ placeholder; tool call ids become ``call.N``, in the order the run first
 names them; a model call's prompt hash is zeroed. What is not free text
 stays: a turn's role (one of the closed set ``ROLES``; a log holding any
 other role is refused), the names of the policies, their rules
-(``supersession``, ``relevance``), the summarizer, the model and the
-tokenizer, every number, and a COLD gist that is exactly the tiered
+(``supersession``, ``relevance``), the summarizer, what writes tiered's
+WARM items and gist (``warm``, ``gist``: ``"llm"`` or a default), the model
+and the tokenizer, every number, and a COLD gist that is exactly the tiered
 policy's count template (``gist_for``), which the gist invariant reads and
-counts again.
+counts again (a gist a model wrote is masked like any answer).
 
 Every figure a copy shows (meters, tiers, scores, decisions, a turn's or a
 WARM item's tokens) comes from the counts recorded in its events, never
@@ -95,9 +96,11 @@ REDACTED = "redacted"
 _WRITER_OWNED = frozenset({"memtape", "format", "version", "events", "steps", HEAD, SIGNATURE})
 """Header entries ``write_run`` writes itself (the copy is chained afresh)."""
 
-_NAMES = frozenset({"policy", "tokenizer", "summarizer", "supersession", "relevance", "model"})
-"""Header entries whose strings name a policy, a tokenizer, a summarizer, a rule of one
-or the model asked, kept so the copy loads."""
+_NAMES = frozenset(
+    {"policy", "tokenizer", "summarizer", "warm", "gist", "supersession", "relevance", "model"}
+)
+"""Header entries whose strings name a policy, a tokenizer, a summarizer, what writes
+tiered's WARM items and gist, a rule of one or the model asked, kept so the copy loads."""
 
 _UNKNOWN_PROMPT = "0" * PROMPT_HASH_HEX
 """The prompt hash of a model call in a redacted copy: the real one is not kept."""

@@ -77,3 +77,64 @@ summary_tokens = 8
         "utf-8",
     )
     return path
+
+
+LOOKUPS_STEPS = (
+    DESK_STEPS
+    + """
+[[step]]
+turn = "user"
+text = "One more: order B-2002 never arrived."
+
+[[step]]
+turn = "assistant"
+text = "Checking the carrier."
+calls = ["track_2"]
+
+[[step]]
+turn = "tool"
+text = "order B-2002: lost in transit since 2024-05-09, claim C-55 open"
+answers = ["track_2"]
+
+[[step]]
+turn = "assistant"
+text = "It was lost; I am sending a replacement under claim C-55."
+
+[[step]]
+turn = "user"
+text = "Perfect, thank you."
+"""
+)
+"""The desk, then a second order tracked: two calls with their results go WARM, and the
+first goes COLD."""
+
+
+def tiered(
+    path: Path,
+    url: str,
+    *,
+    llm: str = "max_retries = 0\ntimeout = 5",
+    compaction: str = 'warm = "llm"\ngist = "llm"',
+    steps: str = LOOKUPS_STEPS,
+) -> Path:
+    """Write a scenario of ``steps`` (default: ``LOOKUPS_STEPS``) under tiered compaction
+    (budget 30, hot_n 2) to ``path``, its model at ``url``; ``llm`` and ``compaction`` are
+    extra lines of those tables (default: a model writes the WARM items and the gist)."""
+    path.write_text(
+        f"""[scenario]
+name = "llm-lookups"
+
+[llm]
+model = "{MODEL}"
+base_url = "{url}"
+{llm}
+
+[compaction]
+policy = "tiered"
+budget = 30
+hot_n = 2
+{compaction}
+{steps}""",
+        "utf-8",
+    )
+    return path

@@ -23,6 +23,7 @@ from memtape.core.errors import BadInput, NothingToApply, Rejected
 from memtape.llm.cache import cache_setting, use_cache
 from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
 from memtape.policies.summarizers import SUMMARIZER_PARAMS
+from memtape.policies.tier_writers import WRITER_PROMPTS
 from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics, model_usage
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
 
@@ -347,7 +348,7 @@ def run_cell(cell: Cell, scenario: Scenario | None = None) -> Result:
 
 def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
     """``params`` without those the policy built from its shared parameter alone has, nor a
-    summarizer's prompt (a page of text; the JSON has it)."""
+    prompt (a page of text; the JSON has it)."""
     shared = "budget" if axis == "compaction" else "capacity"
     table = {"policy": name, shared: params[shared]}
     try:
@@ -358,7 +359,12 @@ def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
     return {
         key: value
         for key, value in params.items()
-        if key == shared or (defaults.get(key) != value and key not in SUMMARIZER_PARAMS)
+        if key == shared
+        or (
+            defaults.get(key) != value
+            and key not in SUMMARIZER_PARAMS
+            and key not in WRITER_PROMPTS
+        )
     }
 
 

@@ -1,30 +1,41 @@
-"""A policy's prompt for a model, from its table: ``prompt = "..."`` or ``prompt_file = "path"``.
+"""A policy's prompt for a model, from its table: ``prompt = "..."`` or ``prompt_file = "path"``
+(or, for a policy with several prompts, ``NAME = "..."`` or ``NAME_file = "path"``).
 
 A prompt file is read when the scenario is loaded, relative to the current
 directory; the policy's parameters then carry the text itself, so a run
 file records the prompt it was made with and never names a file to read.
 """
 
+import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from memtape.core.paths import read_regular
 from memtape.policies.params import Params
 
 
-def prompt_param(params: Params, default: str, required: str, what: str, *, strict: bool) -> str:
-    """The prompt the table gives, or ``default``.
+def prompt_param(
+    params: Params,
+    default: str,
+    required: str,
+    what: str,
+    *,
+    strict: bool,
+    key: str = "prompt",
+) -> str:
+    """The prompt the table gives as ``key`` (or ``key_file``), or ``default``.
 
     ``strict`` (a scenario) also refuses a prompt that does not say
     ``required`` (the placeholder of ``what`` the model is shown); a run
     file's prompt is taken as recorded (a redacted copy holds a placeholder).
     """
-    text = params.optional("prompt")
-    path = params.optional("prompt_file")
+    text = params.optional(key)
+    path = params.optional(f"{key}_file")
     if text is not None and path is not None:
-        raise params.error("prompt", "and prompt_file both give the prompt: keep one")
-    name = "prompt"
+        raise params.error(key, f"and {key}_file both give the prompt: keep one")
+    name = key
     if path is not None:
-        name = "prompt_file"
+        name = f"{key}_file"
         if not isinstance(path, str) or not path:
             raise params.error(name, f"must be a path (a string), got {path!r}")
         data = read_regular(Path(path), "prompt file")
@@ -39,3 +50,11 @@ def prompt_param(params: Params, default: str, required: str, what: str, *, stri
     if strict and required not in text:
         raise params.error(name, f"must say {required}, where {what} go")
     return text
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    """``template`` with each placeholder of ``values`` (``"{turns}"``...) replaced by its
+    text, in one pass: a placeholder a value happens to hold is not replaced in turn, and
+    other braces are left as they are."""
+    pattern = re.compile("|".join(re.escape(name) for name in values))
+    return pattern.sub(lambda match: values[match.group(0)], template)

@@ -45,6 +45,7 @@ from memtape.policies.recorded import RecordedCompaction
 from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.summarizers import SUMMARIZER_PARAMS
+from memtape.policies.tier_writers import WRITER_PARAMS
 from memtape.policies.tool_clearing import ClearToolResults
 from memtape.policies.unimported import STAND_INS, Unimported
 from memtape.reducers import evolve, fold
@@ -216,7 +217,8 @@ class Policies:
         A value is read as a TOML value (``60``, ``4.5``, ``true``, ``"words"``), or
         as a plain string when it is not one; ``AXIS.policy=NAME`` changes the policy,
         which keeps the axis's shared parameters (``SHARED``) and defaults the rest.
-        ``AXIS.summarizer=NAME`` drops the old summarizer's own parameters (its prompt).
+        ``AXIS.summarizer=NAME`` drops the old summarizer's own parameters (its prompt), and
+        ``compaction.warm=...`` / ``compaction.gist=...`` those of tiered's old choice.
         ``llm.PARAM=VALUE`` changes the model asked (``llm.model=gpt-4o-mini``), and
         makes an ``[llm]`` table if there was none.
         """
@@ -241,8 +243,8 @@ class Policies:
             value = _value(raw.strip())
             if param == "policy" and value != tables[axis].get("policy"):
                 tables[axis] = {k: v for k, v in tables[axis].items() if k in SHARED[axis]}
-            if param == "summarizer" and value != tables[axis].get("summarizer"):
-                for own in SUMMARIZER_PARAMS:
+            if param in _CHOICES and value != tables[axis].get(param):
+                for own in _CHOICES[param]:
                     tables[axis].pop(own, None)
             tables[axis][param] = value
         return Policies.from_params(tables, "--set", imports=self.imports)
@@ -289,6 +291,10 @@ def _require(policy: P | None, what: str, axis: str) -> P:
     if policy is None:
         raise Rejected(f"{what} needs a [{axis}] policy, and this session has none")
     return policy
+
+
+_CHOICES: dict[str, tuple[str, ...]] = {"summarizer": SUMMARIZER_PARAMS, **WRITER_PARAMS}
+"""The parameters that choose what writes a text, and the parameters that belong to a choice."""
 
 
 def _value(raw: str) -> Any:
