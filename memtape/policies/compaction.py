@@ -11,7 +11,7 @@ from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
 from memtape.core.state import State, Window
 from memtape.policies.params import Params
 from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.tokenizers import Tokenizer, WordCount
+from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
 from memtape.policies.units import kept_tokens, older_units
 
@@ -38,7 +38,7 @@ class TieredCompaction:
     name: ClassVar[str] = "tiered"
     budget: int
     hot_n: int
-    tokenizer: Tokenizer = attrs.field(factory=WordCount)
+    tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)
