@@ -24,6 +24,7 @@ from memtape.core.events import (
     Superseded,
     TurnAdded,
 )
+from memtape.core.plural import counted
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import Fact, State, Tier
 from memtape.policies.protocols import ForgettingPolicy, Scored
@@ -220,7 +221,8 @@ def _arrival(moment: _Moment, event: TurnAdded, budget: int | None) -> Step:
     window_before, window_after = moment.before.window.tokens, moment.after.window.tokens
     over = None if budget is None else window_after > budget
     verdict = "" if budget is None else f", budget {budget}, {'over' if over else 'not over'}"
-    what = f"arrived with {event.tokens} tokens: window {window_before} → {window_after}{verdict}"
+    arrived = counted(event.tokens, "token")
+    what = f"arrived with {arrived}: window {window_before} → {window_after}{verdict}"
     numbers = {
         "tokens": event.tokens,
         "window_before": window_before,
@@ -250,19 +252,20 @@ def _compaction(
     cleared = next((item for item in event.cleared if item.turn == turn), None)
     if moved == "hot" and cleared is not None:
         numbers["cleared_tokens"] = cleared.tokens
-        done = f"cleared in place: stays HOT, reading {cleared.text!r} ({cleared.tokens} tokens)"
+        cost = counted(cleared.tokens, "token")
+        done = f"cleared in place: stays HOT, reading {cleared.text!r} ({cost})"
     elif moved == "hot":
         numbers["hot"] = list(event.hot)
         done = f"stayed HOT (kept verbatim: {', '.join(str(t) for t in event.hot)})"
     elif moved == "dropped":
         done = "dropped as chatter"
     elif moved == "warm":
-        done = f"folded to WARM ({numbers['warm_tokens']} tokens)"
+        done = f"folded to WARM ({counted(numbers['warm_tokens'], 'token')})"
     else:
         numbers["gist"] = window.gist
         done = f"pushed COLD (gist {window.gist!r})"
         if warm is not None:
-            done = f"folded to WARM ({warm.tokens} tokens), then {done}"
+            done = f"folded to WARM ({counted(warm.tokens, 'token')}), then {done}"
     what = (
         f"turn {window.turns}'s compaction: {done}, "
         f"window {before.window.tokens} → {window.tokens}, budget {event.budget}"
@@ -277,17 +280,17 @@ def _turn_now(state: State, turn: int) -> Standing:
     numbers: dict[str, Any] = {"tier": tier}
     if tier == "warm":
         numbers["warm_tokens"] = next(i.tokens for i in window.warm if i.turn == turn)
-        what = f"WARM ({numbers['warm_tokens']} tokens)"
+        what = f"WARM ({counted(numbers['warm_tokens'], 'token')})"
     elif tier == "hot" and window.cleared and turn in window.cleared:
         held = next(t for t in window.hot if t.turn == turn)
         numbers["cleared_tokens"] = held.tokens
-        what = f"HOT, cleared in place ({held.tokens} tokens)"
+        what = f"HOT, cleared in place ({counted(held.tokens, 'token')})"
     elif tier == "cold":
         numbers["gist"] = window.gist
         what = f"COLD (gist {window.gist!r})"
     else:
         what = tier.upper()
-    return Standing(tier, f"now {what}; window {window.tokens} tokens", numbers)
+    return Standing(tier, f"now {what}; window {counted(window.tokens, 'token')}", numbers)
 
 
 def _fact_lives(

@@ -7,6 +7,7 @@ disagree.
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from memtape.core.plural import counted
 from memtape.projections.meter import Meter
 from memtape.projections.timeline import TimelineRow
 
@@ -45,7 +46,8 @@ def _window_lines(window: dict[str, Any], color: bool) -> Iterator[str]:
     yield f"window  {meter_line(meter, color)}"
     cold = window["cold"]
     if cold["turns"]:
-        yield f"  COLD  {cold['gist']}  ({cold['turns']} turns, {cold['tokens']} tokens)"
+        held = f"{counted(cold['turns'], 'turn')}, {counted(cold['tokens'], 'token')}"
+        yield f"  COLD  {cold['gist']}  ({held})"
     else:
         yield "  COLD  (empty)"
     for n, item in enumerate(window["warm"]):
