@@ -279,12 +279,19 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
 
     _add_lab(commands)
     for command in _subcommands(parser):
-        _add_global_options(command, defaults=False)
+        _add_global_options(command, defaults=False, color=command.prog in COLOURED)
     return parser
 
 
-def _add_global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """``-v`` and ``--color``, before the command (``defaults``) or after it.
+COLOURED = frozenset({"memtape demo", "memtape show", "memtape timeline"})
+"""The commands whose output has colour: the only ones that take ``--color`` after them."""
+
+
+def _add_global_options(
+    parser: argparse.ArgumentParser, *, defaults: bool, color: bool = True
+) -> None:
+    """``-v`` and ``--color`` (where there is colour), before the command (``defaults``)
+    or after it.
 
     After it they have no default of their own, so an option given before the
     command is not overwritten by a subcommand that did not see it.
@@ -293,12 +300,13 @@ def _add_global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log each decision to stderr", **unset
     )
-    parser.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        help="colour the meter (default: auto, when writing to a terminal)",
-        **({"default": "auto"} if defaults else unset),
-    )
+    if color:
+        parser.add_argument(
+            "--color",
+            choices=("auto", "always", "never"),
+            help="colour the meter (default: auto, when writing to a terminal)",
+            **({"default": "auto"} if defaults else unset),
+        )
     parser.add_argument(
         "--no-cache",
         action="store_true",

@@ -2040,6 +2040,41 @@ class TestGlobalOptionsAfterTheCommand:
         assert (0, "") == (outcome.status, outcome.err)
         assert out.is_file()
 
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["generate", "support", "--turns", "3", "--seed", "1", "--out", "s.toml"],
+            ["generate", "store", "--steps", "3", "--seed", "1", "--out", "s.toml"],
+            ["import", "chat.jsonl", "--out", "s.toml"],
+            ["export", "run.jsonl", "--redact", "--out", "copy.jsonl"],
+        ],
+    )
+    def test_a_command_that_colours_nothing_offers_no_color(
+        self,
+        capsys: pytest.CaptureFixture[str],
+        argv: list[str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        with pytest.raises(SystemExit) as refused:
+            main([*argv, "--color", "always"])
+
+        err = capsys.readouterr().err
+        assert 2 == refused.value.code
+        assert "unrecognized arguments: --color always" in err
+        assert 1 == len(err.splitlines())
+        assert [] == list(tmp_path.iterdir())
+
+    def test_only_the_commands_with_colour_offer_it(self) -> None:
+        offering = sorted(
+            command.prog
+            for command in _subcommands(_parser())
+            if "--color" in command._option_string_actions
+        )
+
+        assert ["memtape demo", "memtape show", "memtape timeline"] == offering
+
 
 class TestUnknownTarget:
     @pytest.mark.parametrize(
