@@ -6,7 +6,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-import setuptools
+import setuptools  # type: ignore[import-untyped]
 
 import memtape
 from memtape.policies.session import AXES
