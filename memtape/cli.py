@@ -364,6 +364,14 @@ def _add_lab(commands: Any) -> None:
     bench.add_argument(
         "--losses", action="store_true", help="list each lost probe and the event that lost it"
     )
+    bench.add_argument(
+        "--columns",
+        metavar="NAME,...",
+        help=(
+            "the table's metric columns, by their --json names (peak_tokens,hit_at_k,...); "
+            "default: every one that fits the terminal"
+        ),
+    )
     bench.set_defaults(handler=_bench)
 
     generate = commands.add_parser(
@@ -837,6 +845,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    from memtape.lab.table import column_names  # noqa: PLC0415 (rich: only for a bench)
+
+    columns = None if args.columns is None else column_names(args.columns)
     return bench(
         args.scenarios,
         args.policy,
@@ -847,6 +858,7 @@ def _bench(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         quiet=args.quiet,
         losses=args.losses,
+        columns=columns,
     )
 
 

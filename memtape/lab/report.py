@@ -17,7 +17,13 @@ from memtape.core.errors import BadInput
 from memtape.lab.bench import Cell, applies, has_meter, plan, results_data, run_cells
 from memtape.lab.files import check_writable, write_atomic
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
-from memtape.lab.table import comparison_table, loss_lines, over_budget_lines, skipped_line
+from memtape.lab.table import (
+    comparison_table,
+    left_out_line,
+    loss_lines,
+    over_budget_lines,
+    skipped_line,
+)
 
 
 def bench(
@@ -31,11 +37,13 @@ def bench(
     jobs: int | None = None,
     quiet: bool = False,
     losses: bool = False,
+    columns: Sequence[str] | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
     """Run the bench and report it; the exit status (0). With ``losses``, each lost
-    probe is listed after the table with the event that lost it."""
+    probe is listed after the table with the event that lost it; ``columns`` (metric
+    names) chooses the table's metric columns."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if json_out is not None:
@@ -65,8 +73,12 @@ def bench(
 
     results = run_cells(cells, workers, progress if show else None)
     # Wide enough for every column (the model ones too) when not on a terminal.
-    width = None if out.isatty() else 260
-    Console(file=out, width=width, highlight=False).print(comparison_table(results))
+    console = Console(file=out, width=None if out.isatty() else 260, highlight=False)
+    fitted = comparison_table(results, width=console.width, columns=columns)
+    console.print(fitted.table)
+    left_out = left_out_line(fitted)
+    if left_out is not None:
+        print(left_out, file=out)
     for line in over_budget_lines(results):
         print(line, file=out)
     skipped = skipped_line(results)
