@@ -896,22 +896,32 @@ def _generate_store(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    import warnings  # noqa: PLC0415
+
+    from memtape.lab.importers.scenario import NothingSalient  # noqa: PLC0415
+
     reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
-    return _write_scenario(
-        args.out,
-        lambda: import_transcript(
-            args.chat,
-            format=args.format,
-            salient=args.salient,
-            pin=args.pin,
-            budget=args.budget,
-            hot_n=args.hot_n,
-            tokenizer=args.tokenizer,
-            sidechains=args.sidechains,
-            probes=args.probes,
-        ),
-        reads,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NothingSalient)
+        status = _write_scenario(
+            args.out,
+            lambda: import_transcript(
+                args.chat,
+                format=args.format,
+                salient=args.salient,
+                pin=args.pin,
+                budget=args.budget,
+                hot_n=args.hot_n,
+                tokenizer=args.tokenizer,
+                sidechains=args.sidechains,
+                probes=args.probes,
+            ),
+            reads,
+        )
+    for warning in caught:
+        if isinstance(warning.message, NothingSalient):
+            print(f"memtape: warning: {warning.message}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

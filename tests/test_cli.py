@@ -2168,3 +2168,45 @@ class TestChainedOutputs:
             f"{path}: event 3: chain: line 4 breaks the chain: it, or the header or an event "
             "before it, was changed after the run was written"
         ] == outcome.out.splitlines()
+
+
+class TestImportOfAPlainChat:
+    """A chat without tool turns has nothing salient by default: the import says so."""
+
+    @staticmethod
+    def _chat(tmp_path: Path) -> Path:
+        chat = tmp_path / "plain.jsonl"
+        lines = [
+            {"role": "user", "content": "Hi, my order is late."},
+            {"role": "assistant", "content": "Sorry to hear it: which order?"},
+        ]
+        chat.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return chat
+
+    def test_it_warns_in_one_line_and_still_writes(self, cli: Cli, tmp_path: Path) -> None:
+        out = tmp_path / "s.toml"
+        outcome = cli("import", str(self._chat(tmp_path)), "--out", str(out))
+
+        assert 0 == outcome.status
+        assert out.is_file()
+        assert [
+            f"memtape: warning: {tmp_path / 'plain.jsonl'}: no turn is salient under "
+            "--salient tool (its turns are assistant, user), so every summary will be empty; "
+            "--salient all, or roles such as --salient user,assistant, makes turns salient"
+        ] == outcome.err.splitlines()
+        assert "warning" not in outcome.out
+
+    @pytest.mark.parametrize("rule", ["all", "user", "none"])
+    def test_a_rule_that_makes_turns_salient_or_asks_for_none_is_quiet(
+        self, cli: Cli, tmp_path: Path, rule: str
+    ) -> None:
+        out = tmp_path / "s.toml"
+        outcome = cli("import", str(self._chat(tmp_path)), "--out", str(out), "--salient", rule)
+
+        assert (0, "") == (outcome.status, outcome.err)
+
+    def test_a_chat_with_tool_turns_is_quiet(self, cli: Cli, tmp_path: Path) -> None:
+        chat = Path(__file__).parent / "fixtures" / "support-chat.jsonl"
+        outcome = cli("import", str(chat), "--out", str(tmp_path / "s.toml"))
+
+        assert (0, "") == (outcome.status, outcome.err)
