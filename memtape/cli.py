@@ -805,7 +805,10 @@ def _timeline(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([row.data() for row in rows], indent=2, ensure_ascii=False))
     else:
-        _print_lines(render_timeline(rows, _color(args)))
+        import shutil  # noqa: PLC0415
+
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        _print_lines(render_timeline(rows, _color(args), width))
     return 0
 
 

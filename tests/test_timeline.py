@@ -190,7 +190,10 @@ class TestSummaries:
         )
 
     def test_an_episode(self, sessions: dict[str, Session]) -> None:
-        assert "episode 3 recorded" == _summaries(sessions, "sleep-pass")[2]
+        assert (
+            "episode 3 recorded: The user accepted the $180.00 refund on the $200 order."
+            == _summaries(sessions, "sleep-pass")[2]
+        )
 
     def test_the_consolidation(self, sessions: dict[str, Session]) -> None:
         assert (

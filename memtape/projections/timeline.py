@@ -102,8 +102,8 @@ def summarize(event: Event, before: State, after: State) -> str:
         case Evicted(id=fact_id, score=score):
             key = before.store.facts[fact_id].key
             return f"fact {fact_id} ({key!r}) evicted over capacity, score {score:.4f}"
-        case EpisodeRecorded(id=episode_id):
-            return f"episode {episode_id} recorded"
+        case EpisodeRecorded(id=episode_id, text=text):
+            return f"episode {episode_id} recorded: {text}"
         case Consolidated(episodes=episodes, semantic=semantic, procedural=procedural):
             asked = "".join(f"; {_asked(call)}" for call in event.asked)
             return (
