@@ -2210,3 +2210,25 @@ class TestImportOfAPlainChat:
         outcome = cli("import", str(chat), "--out", str(tmp_path / "s.toml"))
 
         assert (0, "") == (outcome.status, outcome.err)
+
+
+class TestRunsListing:
+    def test_the_columns_line_up_under_a_header(self, cli: Cli, tmp_path: Path) -> None:
+        store = tmp_path / "runs.db"
+        for name in ("refund-desk", "dana-facts", "sleep-pass"):
+            assert 0 == cli("run", name, "--out", str(store)).status
+        lines = cli("runs", str(store)).out.splitlines()
+
+        assert ["run", "scenario", "events", "policies", "created"] == lines[0].split()
+        header = lines[0]
+        starts = [header.index(word) for word in ("scenario", "policies", "created")]
+        events_end = header.index("events") + len("events")
+
+        assert [] == [
+            line
+            for line in lines
+            for start in starts
+            if line[start - 2 : start] != "  " or line[start] == " "
+        ]
+        assert [] == [line for line in lines if line[events_end - 1] == " "]
+        assert [] == [line for line in lines if line[events_end : events_end + 2] != "  "]
