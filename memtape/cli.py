@@ -737,7 +737,7 @@ def _runs(args: argparse.Namespace) -> int:
         rows.append(
             (
                 f"{args.store}#{run.id}",
-                run.scenario,
+                run.scenario or "-",
                 str(run.events),
                 policies or "no policies",
                 run.created,
