@@ -17,6 +17,8 @@ import attrs
 from memtape.core.errors import BadInput
 from memtape.core.events import (
     CompactionTriggered,
+    Consolidated,
+    EpisodeRecorded,
     Evicted,
     FactRead,
     FactWritten,
@@ -299,10 +301,19 @@ def _fact_lives(
     wanted = set(ids)
     seeker = _Seeker(run)
     steps: dict[int, list[Step]] = {i: [] for i in ids}
+    episodes: dict[int, str] = {}
+    consolidation: tuple[int, int, Consolidated] | None = None
     for at, event in enumerate(run.events, start=1):
+        if isinstance(event, EpisodeRecorded):
+            episodes[event.id] = event.text
+        elif isinstance(event, Consolidated):
+            consolidation = (at, seeker.around(at).step, event)
         if isinstance(event, FactWritten | FactRead | Superseded | Evicted) and event.id in wanted:
             forgetting = _forgetting(policies_at, at)
-            steps[event.id].append(_fact_step(seeker.around(at), forgetting, event))
+            step = _fact_step(seeker.around(at), forgetting, event)
+            if isinstance(event, FactWritten) and consolidation is not None:
+                step = _distilled(step, event, consolidation, episodes)
+            steps[event.id].append(step)
         elif isinstance(event, Queried) and wanted.intersection(event.results):
             moment = seeker.around(at)
             for fact_id in sorted(wanted.intersection(event.results)):
@@ -316,6 +327,30 @@ def _fact_lives(
         now = _fact_now(forgetting, final, fact)
         subjects.append(Subject("fact", fact_id, label, tuple(steps[fact_id]), now))
     return tuple(subjects)
+
+
+def _distilled(
+    step: Step,
+    event: FactWritten,
+    consolidation: tuple[int, int, Consolidated],
+    episodes: Mapping[int, str],
+) -> Step:
+    """A write's step, naming the episode and the consolidation it was distilled by when the
+    write is a semantic fact of that consolidation (which writes it in the same step)."""
+    at, command, consolidated = consolidation
+    fact = next(
+        (f for f in consolidated.semantic if (f.key, f.text) == (event.key, event.text)), None
+    )
+    if fact is None or command != step.step:
+        return step
+    episode = episodes.get(fact.episode)
+    said = "" if episode is None else f" ({episode!r})"
+    what = (
+        f"{step.what}; distilled from episode {fact.episode}{said} by the consolidation "
+        f"at event {at}"
+    )
+    numbers = {**step.numbers, "episode": fact.episode, "consolidated_at": at}
+    return Step(step.at, step.step, step.type, step.clock, what, numbers)
 
 
 def _fact_step(
