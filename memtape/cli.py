@@ -144,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         help="a JSONL file (replaced), or a .db store the run is added to",
     )
     _add_settings(run)
+    _add_quiet(run)
     run.set_defaults(handler=_run)
 
     show = commands.add_parser(
@@ -509,6 +510,7 @@ def _add_viewer(commands: Any) -> None:
     view.add_argument("--compare", metavar="RUN2", help="a second run of the same inputs")
     _add_settings(view)
     _add_trust(view)
+    _add_quiet(view)
     view.set_defaults(handler=_view)
 
     live = commands.add_parser(
@@ -545,6 +547,15 @@ def _add_trust(parser: argparse.ArgumentParser) -> None:
             "import the policies a run file names by import path (run files are data: "
             "without it, none is imported; also MEMTAPE_TRUST=1)"
         ),
+    )
+
+
+def _add_quiet(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (shown on a terminal, and with -v elsewhere)",
     )
 
 
@@ -598,14 +609,32 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _simulate(scenario: Scenario) -> Session:
+def _simulate(scenario: Scenario, args: argparse.Namespace | None = None) -> Session:
+    """The session of ``scenario``'s steps, with progress on stderr for ``args``' command."""
+    from memtape.lab.progress import EVERY  # noqa: PLC0415
+
     session = Session(scenario.policies)
-    for number, command in enumerate(scenario.steps, start=1):
-        try:
-            session.execute(command)
-        except Rejected as error:
-            raise Rejected(f"{scenario.source}: step {number}: {error}") from None
+    steps = scenario.steps
+    with _progress(args, scenario.name, len(steps)) as progress:
+        for number, command in enumerate(steps, start=1):
+            try:
+                session.execute(command)
+            except Rejected as error:
+                raise Rejected(f"{scenario.source}: step {number}: {error}") from None
+            if number % EVERY == 0 and number < len(steps):
+                progress.update(number)
+        progress.update(len(steps))
     return session
+
+
+def _progress(args: argparse.Namespace | None, what: str, total: int) -> Any:
+    """The progress of ``total`` commands on stderr, as ``-v`` and ``-q`` ask."""
+    from memtape.lab.progress import Progress, progress_mode  # noqa: PLC0415
+
+    verbose = args is not None and bool(getattr(args, "verbose", False))
+    quiet = args is None or bool(getattr(args, "quiet", False))
+    mode = progress_mode(sys.stderr, verbose=verbose, quiet=quiet)
+    return Progress(what, total, mode=mode, err=sys.stderr)
 
 
 def _out(text: str) -> Path:
@@ -620,7 +649,7 @@ def _run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     if args.set:
         scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(args.set))
-    session = _simulate(scenario)
+    session = _simulate(scenario, args)
     address = save_run(session, out, scenario.name)
     print(
         f"recorded {len(session.run)} events from {len(scenario.steps)} steps "
@@ -629,9 +658,16 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(target: str, settings: Sequence[str] = (), *, trust: bool = False) -> LoadedRun:
-    """A run file, or a scenario (shipped name or .toml file) run in memory,
-    its policies changed by ``settings`` (``AXIS.PARAM=VALUE``).
+def _open(
+    target: str,
+    settings: Sequence[str] = (),
+    *,
+    trust: bool = False,
+    args: argparse.Namespace | None = None,
+) -> LoadedRun:
+    """A run file, or a scenario (shipped name or .toml file) run in memory (with
+    progress, for ``args``' command), its policies changed by ``settings``
+    (``AXIS.PARAM=VALUE``).
 
     A run file's policies named by import path are imported only when the
     user trusts it (``--trust``, ``MEMTAPE_TRUST=1``); a scenario is the user's
@@ -641,7 +677,7 @@ def _open(target: str, settings: Sequence[str] = (), *, trust: bool = False) -> 
         scenario = load_scenario(target)
         if settings:
             scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(settings))
-        return LoadedRun(_simulate(scenario), scenario.name, Path(target))
+        return LoadedRun(_simulate(scenario, args), scenario.name, Path(target))
     if settings:
         raise BadInput(
             f"{target}: --set changes a scenario's policies; fork a recorded run instead"
@@ -831,7 +867,7 @@ def _view(args: argparse.Namespace) -> int:
     given = None if args.out is None else _not_an_input(output_path(args.out), targets)
     opened = [args.run, *([args.compare] if args.compare else [])]
     runs = [
-        _open(target, args.set if n == 0 else (), trust=args.trust)
+        _open(target, args.set if n == 0 else (), trust=args.trust, args=args)
         for n, target in enumerate(opened)
     ]
     out = given or _not_an_input(output_path(f"{_file_stem(runs[0].scenario)}.html"), targets)
@@ -875,6 +911,7 @@ def _bench(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         losses=args.losses,
         columns=columns,
+        verbose=args.verbose,
     )
 
 

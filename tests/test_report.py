@@ -20,8 +20,15 @@ class _Terminal(io.StringIO):
 def test_progress_goes_to_a_terminal_on_stderr() -> None:
     out, err = io.StringIO(), _Terminal()
     bench(["refund-desk"], ["tiered", "none"], jobs=1, out=out, err=err)
-    assert "bench: 2/2 cells (refund-desk, none)" in err.getvalue()
-    assert "bench:" not in out.getvalue()
+    assert "2/2" in err.getvalue()
+    assert "cells/s" in err.getvalue()
+    assert "cells/s" not in out.getvalue()
+
+
+def test_off_a_terminal_verbose_writes_lines() -> None:
+    err = io.StringIO()
+    bench(["refund-desk"], ["tiered", "none"], jobs=1, verbose=True, out=io.StringIO(), err=err)
+    assert "bench: 2/2 cells (" in err.getvalue()
 
 
 def test_quiet_or_not_a_terminal_shows_no_progress() -> None:

@@ -20,6 +20,7 @@ import attrs
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, NothingToApply, Rejected
+from memtape.lab.progress import EVERY
 from memtape.llm.cache import cache_setting, use_cache
 from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
 from memtape.policies.summarizers import SUMMARIZER_PARAMS
@@ -264,8 +265,9 @@ def _load(source: str, stamp: tuple[int, int] | None) -> Scenario:
     return load_scenario(source)
 
 
-def run_cell(cell: Cell) -> Result:
-    """Run one cell in a fresh session and measure it on the cell's axis.
+def run_cell(cell: Cell, on_commands: Callable[[int, int], None] | None = None) -> Result:
+    """Run one cell in a fresh session and measure it on the cell's axis; ``on_commands``
+    (done, total) hears how far the cell got every ``EVERY`` commands.
 
     A compaction policy is measured on the window, a forgetting policy on the
     store; the other axis's metrics are None, since they measure the
@@ -296,6 +298,8 @@ def run_cell(cell: Cell) -> Result:
                 f"{scenario.source}: step {number}, under {cell.label}: {error}"
             ) from None
         spent += clock() - began
+        if on_commands is not None and number % EVERY == 0:
+            on_commands(number, len(scenario.steps))
         if window is not None:
             # Measured as the run is made, on the states the session folded anyway.
             window.step(command, events, before, session.state, len(session.run) - len(events))
@@ -375,13 +379,28 @@ Progress = Callable[[int, int, Cell], None]
 
 
 def run_cells(
-    cells: Sequence[Cell], jobs: int = 1, progress: Progress | None = None
+    cells: Sequence[Cell],
+    jobs: int = 1,
+    progress: Progress | None = None,
+    within: Callable[[int, int, int], None] | None = None,
 ) -> list[Result]:
-    """Run every cell, on ``jobs`` processes, and return the results in the cells' order."""
+    """Run every cell, on ``jobs`` processes, and return the results in the cells' order.
+
+    ``progress`` hears of each finished cell; ``within`` (cells done, commands done,
+    the cell's commands) of the commands inside a cell, when the cells run in this
+    process (one job, or one cell).
+    """
     if jobs < 1:
         raise BadInput(f"--jobs must be at least 1, got {jobs}")
     if jobs == 1 or len(cells) < 2:
-        outcomes: Iterable[Result] = map(run_cell, cells)
+
+        def run_here(numbered: tuple[int, Cell]) -> Result:
+            done, cell = numbered
+            if within is None:
+                return run_cell(cell)
+            return run_cell(cell, lambda commands, total: within(done, commands, total))
+
+        outcomes: Iterable[Result] = map(run_here, enumerate(cells))
         return _collect(cells, outcomes, progress)
     # Each worker caches model answers where this process does (or not at all: --no-cache).
     with ProcessPoolExecutor(

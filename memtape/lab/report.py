@@ -7,7 +7,8 @@ input writes nothing.
 import json
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -17,6 +18,7 @@ from memtape.core.errors import BadInput
 from memtape.lab.bench import Cell, applies, has_meter, plan, results_data, run_cells
 from memtape.lab.files import check_writable, write_atomic
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
+from memtape.lab.progress import Progress, progress_mode
 from memtape.lab.table import (
     comparison_table,
     left_out_line,
@@ -38,12 +40,15 @@ def bench(
     quiet: bool = False,
     losses: bool = False,
     columns: Sequence[str] | None = None,
+    verbose: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Run the bench and report it; the exit status (0). With ``losses``, each lost
     probe is listed after the table with the event that lost it; ``columns`` (metric
-    names) chooses the table's metric columns."""
+    names) chooses the table's metric columns. Progress goes to ``err``: a bar on a
+    terminal, a line every few seconds with ``verbose`` elsewhere, none when ``quiet``."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if json_out is not None:
@@ -60,18 +65,19 @@ def bench(
             "policy needs turns, a forgetting policy writes, reads or queries)"
         )
     workers = (os.cpu_count() or 1) if jobs is None else jobs
-    show = not quiet and err.isatty()
+    mode = progress_mode(err, verbose=verbose, quiet=quiet)
+    with Progress("bench", len(cells), mode=mode, err=err, unit="cells", clock=clock) as shown:
 
-    def progress(done: int, total: int, cell: Cell) -> None:
-        end = "\n" if done == total else ""
-        print(
-            f"\rbench: {done}/{total} cells ({cell.scenario}, {cell.label})\x1b[K",
-            end=end,
-            file=err,
-            flush=True,
+        def finished(done: int, total: int, cell: Cell) -> None:
+            shown.update(done)
+
+        def within(done: int, commands: int, total: int) -> None:
+            # A long cell moves the bar too: the share of its commands run so far.
+            shown.update_fraction(done + commands / total)
+
+        results = run_cells(
+            cells, workers, finished if mode != "off" else None, within if mode != "off" else None
         )
-
-    results = run_cells(cells, workers, progress if show else None)
     # Wide enough for every column (the model ones too) when not on a terminal.
     console = Console(file=out, width=None if out.isatty() else 260, highlight=False)
     fitted = comparison_table(results, width=console.width, columns=columns)
