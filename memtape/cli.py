@@ -144,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         help="a JSONL file (replaced), or a .db store the run is added to",
     )
     _add_settings(run)
+    _add_quiet(run)
     run.set_defaults(handler=_run)
 
     show = commands.add_parser(
@@ -279,12 +280,19 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
 
     _add_lab(commands)
     for command in _subcommands(parser):
-        _add_global_options(command, defaults=False)
+        _add_global_options(command, defaults=False, color=command.prog in COLOURED)
     return parser
 
 
-def _add_global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> None:
-    """``-v`` and ``--color``, before the command (``defaults``) or after it.
+COLOURED = frozenset({"memtape demo", "memtape show", "memtape timeline"})
+"""The commands whose output has colour: the only ones that take ``--color`` after them."""
+
+
+def _add_global_options(
+    parser: argparse.ArgumentParser, *, defaults: bool, color: bool = True
+) -> None:
+    """``-v`` and ``--color`` (where there is colour), before the command (``defaults``)
+    or after it.
 
     After it they have no default of their own, so an option given before the
     command is not overwritten by a subcommand that did not see it.
@@ -293,12 +301,13 @@ def _add_global_options(parser: argparse.ArgumentParser, *, defaults: bool) -> N
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log each decision to stderr", **unset
     )
-    parser.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        help="colour the meter (default: auto, when writing to a terminal)",
-        **({"default": "auto"} if defaults else unset),
-    )
+    if color:
+        parser.add_argument(
+            "--color",
+            choices=("auto", "always", "never"),
+            help="colour the meter (default: auto, when writing to a terminal)",
+            **({"default": "auto"} if defaults else unset),
+        )
     parser.add_argument(
         "--no-cache",
         action="store_true",
@@ -381,6 +390,14 @@ def _add_lab(commands: Any) -> None:
     bench.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     bench.add_argument(
         "--losses", action="store_true", help="list each lost probe and the event that lost it"
+    )
+    bench.add_argument(
+        "--columns",
+        metavar="NAME,...",
+        help=(
+            "the table's metric columns, by their --json names (peak_tokens,hit_at_k,...); "
+            "default: every one that fits the terminal"
+        ),
     )
     bench.set_defaults(handler=_bench)
 
@@ -519,6 +536,7 @@ def _add_viewer(commands: Any) -> None:
     view.add_argument("--compare", metavar="RUN2", help="a second run of the same inputs")
     _add_settings(view)
     _add_trust(view)
+    _add_quiet(view)
     view.set_defaults(handler=_view)
 
     live = commands.add_parser(
@@ -555,6 +573,15 @@ def _add_trust(parser: argparse.ArgumentParser) -> None:
             "import the policies a run file names by import path (run files are data: "
             "without it, none is imported; also MEMTAPE_TRUST=1)"
         ),
+    )
+
+
+def _add_quiet(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress on stderr (shown on a terminal, and with -v elsewhere)",
     )
 
 
@@ -608,14 +635,32 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _simulate(scenario: Scenario) -> Session:
+def _simulate(scenario: Scenario, args: argparse.Namespace | None = None) -> Session:
+    """The session of ``scenario``'s steps, with progress on stderr for ``args``' command."""
+    from memtape.lab.progress import EVERY  # noqa: PLC0415
+
     session = Session(scenario.policies)
-    for number, command in enumerate(scenario.steps, start=1):
-        try:
-            session.execute(command)
-        except Rejected as error:
-            raise Rejected(f"{scenario.source}: step {number}: {error}") from None
+    steps = scenario.steps
+    with _progress(args, scenario.name, len(steps)) as progress:
+        for number, command in enumerate(steps, start=1):
+            try:
+                session.execute(command)
+            except Rejected as error:
+                raise Rejected(f"{scenario.source}: step {number}: {error}") from None
+            if number % EVERY == 0 and number < len(steps):
+                progress.update(number)
+        progress.update(len(steps))
     return session
+
+
+def _progress(args: argparse.Namespace | None, what: str, total: int) -> Any:
+    """The progress of ``total`` commands on stderr, as ``-v`` and ``-q`` ask."""
+    from memtape.lab.progress import Progress, progress_mode  # noqa: PLC0415
+
+    verbose = args is not None and bool(getattr(args, "verbose", False))
+    quiet = args is None or bool(getattr(args, "quiet", False))
+    mode = progress_mode(sys.stderr, verbose=verbose, quiet=quiet)
+    return Progress(what, total, mode=mode, err=sys.stderr)
 
 
 def _out(text: str) -> Path:
@@ -630,7 +675,7 @@ def _run(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario)
     if args.set:
         scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(args.set))
-    session = _simulate(scenario)
+    session = _simulate(scenario, args)
     address = save_run(session, out, scenario.name)
     print(
         f"recorded {len(session.run)} events from {len(scenario.steps)} steps "
@@ -639,9 +684,16 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open(target: str, settings: Sequence[str] = (), *, trust: bool = False) -> LoadedRun:
-    """A run file, or a scenario (shipped name or .toml file) run in memory,
-    its policies changed by ``settings`` (``AXIS.PARAM=VALUE``).
+def _open(
+    target: str,
+    settings: Sequence[str] = (),
+    *,
+    trust: bool = False,
+    args: argparse.Namespace | None = None,
+) -> LoadedRun:
+    """A run file, or a scenario (shipped name or .toml file) run in memory (with
+    progress, for ``args``' command), its policies changed by ``settings``
+    (``AXIS.PARAM=VALUE``).
 
     A run file's policies named by import path are imported only when the
     user trusts it (``--trust``, ``MEMTAPE_TRUST=1``); a scenario is the user's
@@ -651,7 +703,7 @@ def _open(target: str, settings: Sequence[str] = (), *, trust: bool = False) -> 
         scenario = load_scenario(target)
         if settings:
             scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(settings))
-        return LoadedRun(_simulate(scenario), scenario.name, Path(target))
+        return LoadedRun(_simulate(scenario, args), scenario.name, Path(target))
     if settings:
         raise BadInput(
             f"{target}: --set changes a scenario's policies; fork a recorded run instead"
@@ -737,16 +789,29 @@ def _runs(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([attrs.asdict(run) for run in runs], indent=2, ensure_ascii=False))
         return 0
+    rows = [("run", "scenario", "events", "policies", "created")]
     for run in runs:
         policies = ", ".join(
             f"{axis} {table.get('model' if axis == 'llm' else 'policy')}"
             for axis, table in (run.policies or {}).items()
             if isinstance(table, dict)
         )
-        print(
-            f"{args.store}#{run.id}  {run.scenario}  {run.events} events  "
-            f"{policies or 'no policies'}  created {run.created}"
+        rows.append(
+            (
+                f"{args.store}#{run.id}",
+                run.scenario or "-",
+                str(run.events),
+                policies or "no policies",
+                run.created,
+            )
         )
+    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
+    for row in rows if runs else ():
+        cells = [
+            cell.rjust(width) if column == 2 else cell.ljust(width)
+            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
+        ]
+        print("  ".join(cells).rstrip())
     return 0
 
 
@@ -815,7 +880,10 @@ def _timeline(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([row.data() for row in rows], indent=2, ensure_ascii=False))
     else:
-        _print_lines(render_timeline(rows, _color(args)))
+        import shutil  # noqa: PLC0415
+
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        _print_lines(render_timeline(rows, _color(args), width))
     return 0
 
 
@@ -825,7 +893,7 @@ def _view(args: argparse.Namespace) -> int:
     given = None if args.out is None else _not_an_input(output_path(args.out), targets)
     opened = [args.run, *([args.compare] if args.compare else [])]
     runs = [
-        _open(target, args.set if n == 0 else (), trust=args.trust)
+        _open(target, args.set if n == 0 else (), trust=args.trust, args=args)
         for n, target in enumerate(opened)
     ]
     out = given or _not_an_input(output_path(f"{_file_stem(runs[0].scenario)}.html"), targets)
@@ -855,6 +923,9 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    from memtape.lab.table import column_names  # noqa: PLC0415 (rich: only for a bench)
+
+    columns = None if args.columns is None else column_names(args.columns)
     return bench(
         args.scenarios,
         args.policy,
@@ -869,6 +940,8 @@ def _bench(args: argparse.Namespace) -> int:
         address=args.address,
         results_out=None if args.results is None else output_path(args.results),
         resume=args.resume,
+        columns=columns,
+        verbose=args.verbose,
     )
 
 
@@ -906,22 +979,32 @@ def _generate_store(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    import warnings  # noqa: PLC0415
+
+    from memtape.lab.importers.scenario import NothingSalient  # noqa: PLC0415
+
     reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
-    return _write_scenario(
-        args.out,
-        lambda: import_transcript(
-            args.chat,
-            format=args.format,
-            salient=args.salient,
-            pin=args.pin,
-            budget=args.budget,
-            hot_n=args.hot_n,
-            tokenizer=args.tokenizer,
-            sidechains=args.sidechains,
-            probes=args.probes,
-        ),
-        reads,
-    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NothingSalient)
+        status = _write_scenario(
+            args.out,
+            lambda: import_transcript(
+                args.chat,
+                format=args.format,
+                salient=args.salient,
+                pin=args.pin,
+                budget=args.budget,
+                hot_n=args.hot_n,
+                tokenizer=args.tokenizer,
+                sidechains=args.sidechains,
+                probes=args.probes,
+            ),
+            reads,
+        )
+    for warning in caught:
+        if isinstance(warning.message, NothingSalient):
+            print(f"memtape: warning: {warning.message}", file=sys.stderr)
+    return status
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ from memtape.core.events import (
     Superseded,
     TurnAdded,
 )
+from memtape.core.plural import counted
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import SHORT_HOT, State, Store, Window
 from memtape.determinism import decide_in_world
@@ -90,7 +91,7 @@ def check_token_total(window: Window, *, at: int) -> list[Violation]:
     if hot + warm + window.gist_tokens == window.tokens:
         return []
     message = (
-        f"the running total is {window.tokens} tokens, but HOT {hot} + WARM {warm} "
+        f"the running total is {counted(window.tokens, 'token')}, but HOT {hot} + WARM {warm} "
         f"+ gist {window.gist_tokens} make {hot + warm + window.gist_tokens}"
     )
     return [Violation(at, "token-total", message)]
@@ -119,7 +120,9 @@ def check_tiers(window: Window, *, at: int) -> list[Violation]:
             where = " and ".join(held) if held else "no tier"
             violations.append(Violation(at, "tiers", f"turn {turn} is in {where}"))
     for turn, held in sorted(holders.items()):
-        message = f"turn {turn} is in {' and '.join(held)}, but {window.turns} turns arrived"
+        message = (
+            f"turn {turn} is in {' and '.join(held)}, but {counted(window.turns, 'turn')} arrived"
+        )
         violations.append(Violation(at, "tiers", message))
     return violations
 
@@ -135,18 +138,20 @@ def check_gist(window: Window, compaction: TieredCompaction, *, at: int) -> list
     if writer is None:
         expected = gist_for(len(window.cold))
         if expected != window.gist:
-            message = f"{len(window.cold)} turns are cold, but the gist reads {window.gist!r}"
+            cold = len(window.cold)
+            are = "is" if cold == 1 else "are"
+            message = f"{counted(cold, 'turn')} {are} cold, but the gist reads {window.gist!r}"
             return [Violation(at, "gist", message)]
     elif window.gist and not window.cold:
         return [Violation(at, "gist", f"no turn is cold, but the gist reads {window.gist!r}")]
     tokens = compaction.tokenizer.count(window.gist)
     if tokens != window.gist_tokens:
-        message = f"the gist {window.gist!r} costs {tokens} tokens, not {window.gist_tokens}"
+        message = (
+            f"the gist {window.gist!r} costs {counted(tokens, 'token')}, not {window.gist_tokens}"
+        )
         return [Violation(at, "gist", message)]
     if writer is not None and tokens > writer.tokens:
-        message = (
-            f"the gist {window.gist!r} costs {tokens} tokens, over gist_tokens {writer.tokens}"
-        )
+        message = f"the gist {window.gist!r} costs {counted(tokens, 'token')}, over gist_tokens {writer.tokens}"
         return [Violation(at, "gist", message)]
     return []
 
@@ -161,7 +166,7 @@ def check_budget(window: Window, budget: int, *, floor: int, at: int) -> list[Vi
     if window.tokens <= max(budget, floor):
         return []
     message = (
-        f"the window holds {window.tokens} tokens, over the budget of {budget}, "
+        f"the window holds {counted(window.tokens, 'token')}, over the budget of {budget}, "
         f"though the policy could keep as few as {floor}"
     )
     return [Violation(at, "budget", message)]

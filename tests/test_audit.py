@@ -554,3 +554,24 @@ class TestWhyClearedInPlace:
             subject.now.status,
             subject.now.what.split(";")[0],
         )
+
+
+class TestWhyDistilled:
+    """A semantic fact a consolidation wrote names the episode and the consolidation."""
+
+    def test_the_write_names_its_episode_and_consolidation(self) -> None:
+        life = _why(_session("sleep-pass"), "user.name")
+        (written,) = [s for s in life.subjects[0].steps if s.type == "FactWritten"]
+
+        assert (
+            "written at t=0, importance 0.9; distilled from episode 4 "
+            "('The user confirmed their name is Dana.') by the consolidation at event 5"
+        ) == written.what
+        assert (4, 5) == (written.numbers["episode"], written.numbers["consolidated_at"])
+
+    def test_a_fact_the_user_wrote_names_no_episode(self, dana: Session) -> None:
+        life = _why(dana, "chitchat")
+        (written,) = [s for s in life.subjects[0].steps if s.type == "FactWritten"]
+
+        assert "episode" not in written.numbers
+        assert "distilled" not in written.what

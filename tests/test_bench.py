@@ -385,6 +385,10 @@ class TestCli:
                 ["refund-desk", "--policy", "tiered", "--set", "compaction.hot_n=-1"],
                 "refund-desk: --set: [compaction]: hot_n must be",
             ),
+            (
+                ["refund-desk", "--policy", "tiered", "--columns", "peak_tokens,peak"],
+                "--columns: unknown column 'peak' (known: peak_tokens, tokens_resent, ",
+            ),
         ],
     )
     def test_bad_input_is_one_line_and_writes_nothing(

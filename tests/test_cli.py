@@ -1200,9 +1200,9 @@ class TestVerboseLogging:
         events = live_session("refund-desk").run.events
         expected = [f"event='{type(e).__name__}' at={at} " for at, e in enumerate(events, 1)]
 
-        assert expected == [
-            line[: len(head)] for line, head in zip(outcome.err.splitlines(), expected, strict=True)
-        ]
+        logged = [line for line in outcome.err.splitlines() if line.startswith("event=")]
+
+        assert expected == [line[: len(head)] for line, head in zip(logged, expected, strict=True)]
 
     def test_entries_go_to_stderr_not_stdout(self, cli: Cli, tmp_path: Path) -> None:
         out = tmp_path / "run.jsonl"
@@ -1230,14 +1230,14 @@ class TestVerboseLogging:
 
     def test_eviction_entry_carries_its_score(self, cli: Cli, tmp_path: Path) -> None:
         outcome = cli("-v", "run", "dana-facts", "--out", str(tmp_path / "run.jsonl"))
-        last = outcome.err.splitlines()[-1]
+        last = [line for line in outcome.err.splitlines() if line.startswith("event=")][-1]
 
         assert f"score={expected_score(0.2, 6.0, 0)!r}" in last
 
     def test_dana_facts_logs_eleven_entries(self, cli: Cli, tmp_path: Path) -> None:
         outcome = cli("-v", "run", "dana-facts", "--out", str(tmp_path / "run.jsonl"))
 
-        assert 11 == len(outcome.err.splitlines())
+        assert 11 == sum(line.startswith("event=") for line in outcome.err.splitlines())
 
     @pytest.mark.parametrize(
         "argv",
@@ -1263,7 +1263,7 @@ class TestVerboseLogging:
         cli("-v", "run", "dana-facts", "--out", str(tmp_path / "a.jsonl"))
         outcome = cli("-v", "run", "dana-facts", "--out", str(tmp_path / "b.jsonl"))
 
-        assert 11 == len(outcome.err.splitlines())
+        assert 11 == sum(line.startswith("event=") for line in outcome.err.splitlines())
 
 
 class TestRealProcess:
@@ -1309,8 +1309,9 @@ class TestRealProcess:
         )
 
         assert ["EpisodeRecorded"] * 4 + ["Consolidated", "FactWritten"] == [
-            line.split("'")[1] for line in done.stderr.splitlines()
+            line.split("'")[1] for line in done.stderr.splitlines() if line.startswith("event=")
         ]
+        assert done.stderr.splitlines()[-1].startswith("sleep-pass: 5/5 commands (")
 
 
 class TestUsageErrors:
@@ -2040,6 +2041,41 @@ class TestGlobalOptionsAfterTheCommand:
         assert (0, "") == (outcome.status, outcome.err)
         assert out.is_file()
 
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["generate", "support", "--turns", "3", "--seed", "1", "--out", "s.toml"],
+            ["generate", "store", "--steps", "3", "--seed", "1", "--out", "s.toml"],
+            ["import", "chat.jsonl", "--out", "s.toml"],
+            ["export", "run.jsonl", "--redact", "--out", "copy.jsonl"],
+        ],
+    )
+    def test_a_command_that_colours_nothing_offers_no_color(
+        self,
+        capsys: pytest.CaptureFixture[str],
+        argv: list[str],
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        with pytest.raises(SystemExit) as refused:
+            main([*argv, "--color", "always"])
+
+        err = capsys.readouterr().err
+        assert 2 == refused.value.code
+        assert "unrecognized arguments: --color always" in err
+        assert 1 == len(err.splitlines())
+        assert [] == list(tmp_path.iterdir())
+
+    def test_only_the_commands_with_colour_offer_it(self) -> None:
+        offering = sorted(
+            command.prog
+            for command in _subcommands(_parser())
+            if "--color" in command._option_string_actions
+        )
+
+        assert ["memtape demo", "memtape show", "memtape timeline"] == offering
+
 
 class TestUnknownTarget:
     @pytest.mark.parametrize(
@@ -2133,3 +2169,67 @@ class TestChainedOutputs:
             f"{path}: event 3: chain: line 4 breaks the chain: it, or the header or an event "
             "before it, was changed after the run was written"
         ] == outcome.out.splitlines()
+
+
+class TestImportOfAPlainChat:
+    """A chat without tool turns has nothing salient by default: the import says so."""
+
+    @staticmethod
+    def _chat(tmp_path: Path) -> Path:
+        chat = tmp_path / "plain.jsonl"
+        lines = [
+            {"role": "user", "content": "Hi, my order is late."},
+            {"role": "assistant", "content": "Sorry to hear it: which order?"},
+        ]
+        chat.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        return chat
+
+    def test_it_warns_in_one_line_and_still_writes(self, cli: Cli, tmp_path: Path) -> None:
+        out = tmp_path / "s.toml"
+        outcome = cli("import", str(self._chat(tmp_path)), "--out", str(out))
+
+        assert 0 == outcome.status
+        assert out.is_file()
+        assert [
+            f"memtape: warning: {tmp_path / 'plain.jsonl'}: no turn is salient under "
+            "--salient tool (its turns are assistant, user), so every summary will be empty; "
+            "--salient all, or roles such as --salient user,assistant, makes turns salient"
+        ] == outcome.err.splitlines()
+        assert "warning" not in outcome.out
+
+    @pytest.mark.parametrize("rule", ["all", "user", "none"])
+    def test_a_rule_that_makes_turns_salient_or_asks_for_none_is_quiet(
+        self, cli: Cli, tmp_path: Path, rule: str
+    ) -> None:
+        out = tmp_path / "s.toml"
+        outcome = cli("import", str(self._chat(tmp_path)), "--out", str(out), "--salient", rule)
+
+        assert (0, "") == (outcome.status, outcome.err)
+
+    def test_a_chat_with_tool_turns_is_quiet(self, cli: Cli, tmp_path: Path) -> None:
+        chat = Path(__file__).parent / "fixtures" / "support-chat.jsonl"
+        outcome = cli("import", str(chat), "--out", str(tmp_path / "s.toml"))
+
+        assert (0, "") == (outcome.status, outcome.err)
+
+
+class TestRunsListing:
+    def test_the_columns_line_up_under_a_header(self, cli: Cli, tmp_path: Path) -> None:
+        store = tmp_path / "runs.db"
+        for name in ("refund-desk", "dana-facts", "sleep-pass"):
+            assert 0 == cli("run", name, "--out", str(store)).status
+        lines = cli("runs", str(store)).out.splitlines()
+
+        assert ["run", "scenario", "events", "policies", "created"] == lines[0].split()
+        header = lines[0]
+        starts = [header.index(word) for word in ("scenario", "policies", "created")]
+        events_end = header.index("events") + len("events")
+
+        assert [] == [
+            line
+            for line in lines
+            for start in starts
+            if line[start - 2 : start] != "  " or line[start] == " "
+        ]
+        assert [] == [line for line in lines if line[events_end - 1] == " "]
+        assert [] == [line for line in lines if line[events_end : events_end + 2] != "  "]

@@ -68,7 +68,14 @@ class TestView:
             ["run", "refund-desk", "--set", "compaction.budget=60", "--out", str(store)]
         )
         assert 0 == main(["view", str(jsonl), "--compare", f"{store}#1", "--out", str(out)])
-        assert ["refund-desk", "refund-desk"] == names(out)
+        assert [
+            "refund-desk · compaction tiered, compaction.budget=40",
+            "refund-desk · compaction tiered, compaction.budget=60",
+        ] == names(out)
+        assert (
+            "<title>memtape · refund-desk · compaction tiered, compaction.budget=40 vs "
+            "refund-desk · compaction tiered, compaction.budget=60</title>"
+        ) in out.read_text()
         runs = page_data(out)["runs"]
         assert isinstance(runs, list)
         assert [40, 60] == [run["params"]["budget"] for run in runs]
@@ -80,7 +87,24 @@ class TestView:
         runs = page_data(out)["runs"]
         assert isinstance(runs, list)
         assert ["sliding-window", "tiered"] == [run["params"]["compaction"] for run in runs]
+        assert [
+            "refund-desk · compaction sliding-window",
+            "refund-desk · compaction tiered",
+        ] == names(out)
         assert [40, 40] == [run["params"]["budget"] for run in runs]
+
+    def test_two_runs_of_the_same_policies_are_told_apart_by_their_files(
+        self, tmp_path: Path
+    ) -> None:
+        first, second, out = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "v.html"
+        for path in (first, second):
+            assert 0 == main(["run", "refund-desk", "--out", str(path)])
+        assert 0 == main(["view", str(first), "--compare", str(second), "--out", str(out)])
+
+        assert [
+            "refund-desk · compaction tiered (a.jsonl)",
+            "refund-desk · compaction tiered (b.jsonl)",
+        ] == names(out)
 
     def test_a_query_scenario_is_viewed(self, tmp_path: Path) -> None:
         out = tmp_path / "q.html"

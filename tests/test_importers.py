@@ -15,6 +15,7 @@ from memtape.lab.importers import (
     salient_roles,
     transcript_scenario,
 )
+from memtape.lab.importers.scenario import NothingSalient
 from memtape.scenarios import parse_scenario
 from tests.test_importers_detect import FIXTURES
 from tests.transcripts import fixture, imported, turns_of, write_lines
@@ -212,3 +213,20 @@ class TestCli:
         help_text = capsys.readouterr().out
         assert [] == [name for name in FORMATS if name not in help_text]
         assert "Claude" in help_text
+
+
+class TestNothingSalient:
+    def test_a_plain_chat_warns_that_every_summary_will_be_empty(self, tmp_path: Path) -> None:
+        chat = write_lines(
+            tmp_path / "chat.jsonl",
+            {"role": "user", "content": "hello"},
+            {"role": "assistant", "content": "hi"},
+        )
+
+        with pytest.warns(NothingSalient, match="no turn is salient under --salient tool"):
+            imported(chat)
+
+    def test_a_chat_with_a_tool_turn_does_not(self, recwarn: pytest.WarningsRecorder) -> None:
+        imported(fixture("support-chat.jsonl"))
+
+        assert [] == [w for w in recwarn if issubclass(w.category, NothingSalient)]

@@ -176,7 +176,7 @@ class TestTiers:
     def test_a_turn_that_never_arrived_is_caught(self) -> None:
         """A tier holding a turn past the count is reported."""
         window = window_of((turn(1, 1),), dropped=[5])
-        expected = [Violation(1, "tiers", "turn 5 is in dropped, but 1 turns arrived")]
+        expected = [Violation(1, "tiers", "turn 5 is in dropped, but 1 turn arrived")]
         assert expected == check_tiers(window, at=1)
 
 

@@ -2,7 +2,11 @@
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+import tomllib
+from pathlib import Path
+
 import pytest
+import setuptools  # type: ignore[import-untyped]
 
 import memtape
 from memtape.policies.session import AXES
@@ -24,3 +28,17 @@ def test_every_registered_policy_is_exported(axis: str) -> None:
 
 def test_every_name_in_all_exists() -> None:
     assert [] == [name for name in memtape.__all__ if not hasattr(memtape, name)]
+
+
+def test_the_package_discovery_takes_memtape_and_nothing_named_like_it(tmp_path: Path) -> None:
+    """A folder beside the package whose name starts like it (``memtape_scratch``, a
+    checkout's ``memtape-runs``) is neither installed nor warned about."""
+    config = tomllib.loads((Path(memtape.__file__).parent.parent / "pyproject.toml").read_text())
+    include = config["tool"]["setuptools"]["packages"]["find"]["include"]
+    for folder in ("memtape", "memtape/core", "memtape_scratch", "memtapes"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+
+    assert ["memtape", "memtape.core"] == sorted(
+        setuptools.find_packages(str(tmp_path), include=include)
+    )

@@ -57,5 +57,11 @@ class TestPageHtml:
         page = view_page([loaded("refund-desk"), loaded("dana-facts")])
         data = embedded(page)
         assert isinstance(data, dict)
-        assert ["refund-desk", "dana-facts"] == [run["name"] for run in data["runs"]]
-        assert "<title>memtape · refund-desk vs dana-facts</title>" in page
+        assert [
+            "refund-desk · compaction tiered",
+            "dana-facts · forgetting importance-recency-access",
+        ] == [run["name"] for run in data["runs"]]
+        assert (
+            "<title>memtape · refund-desk · compaction tiered vs "
+            "dana-facts · forgetting importance-recency-access</title>"
+        ) in page

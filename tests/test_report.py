@@ -3,6 +3,7 @@
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,15 @@ class _Terminal(io.StringIO):
 def test_progress_goes_to_a_terminal_on_stderr() -> None:
     out, err = io.StringIO(), _Terminal()
     bench(["refund-desk"], ["tiered", "none"], jobs=1, out=out, err=err)
-    assert "bench: 2/2 cells (refund-desk, none)" in err.getvalue()
-    assert "bench:" not in out.getvalue()
+    assert "2/2" in err.getvalue()
+    assert "cells/s" in err.getvalue()
+    assert "cells/s" not in out.getvalue()
+
+
+def test_off_a_terminal_verbose_writes_lines() -> None:
+    err = io.StringIO()
+    bench(["refund-desk"], ["tiered", "none"], jobs=1, verbose=True, out=io.StringIO(), err=err)
+    assert "bench: 2/2 cells (" in err.getvalue()
 
 
 def test_quiet_or_not_a_terminal_shows_no_progress() -> None:
@@ -53,3 +61,29 @@ def test_json_into_a_missing_directory_is_refused_before_any_cell_runs(tmp_path:
     with pytest.raises(BadInput, match=r"^.*b\.json: cannot write it: no such directory"):
         bench(["refund-desk"], ["tiered"], json_out=tmp_path / "no" / "b.json", out=out)
     assert "" == out.getvalue()
+
+
+def test_a_narrow_terminal_gets_a_table_that_fits_and_says_what_it_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    out = _Terminal()
+    bench(["refund-desk"], ["tiered", "rolling-summary:keep=4"], jobs=1, quiet=True, out=out)
+    lines = out.getvalue().splitlines()
+    table = lines[: next(n for n, line in enumerate(lines) if line.startswith("columns left"))]
+
+    assert [] == [line for line in table if len(_plain(line)) > 80]
+    assert "…" not in out.getvalue()
+    assert any(line.startswith("columns left out to fit 80 columns: ") for line in lines)
+
+
+def test_columns_chooses_the_table_s_metrics() -> None:
+    out = io.StringIO()
+    bench(["refund-desk"], ["tiered"], jobs=1, columns=["compactions", "peak_tokens"], out=out)
+
+    assert ["scenario", "policy", "params", "compactions", "peak"] == out.getvalue().split()[:5]
+
+
+def _plain(line: str) -> str:
+    """``line`` without its terminal colours."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", line)

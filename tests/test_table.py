@@ -5,16 +5,28 @@
 import io
 
 import attrs
+import pytest
 from rich.console import Console
 
-from memtape.lab.bench import METRICS, Result
-from memtape.lab.table import comparison_table, loss_lines, over_budget_lines, skipped_line
+from memtape.core.errors import BadInput
+from memtape.lab.bench import METRICS, Result, plan, results_data, run_cells
+from memtape.lab.table import (
+    COLUMNS,
+    OVER_BUDGET_MARKS,
+    _cell,
+    column_names,
+    comparison_table,
+    left_out_line,
+    loss_lines,
+    over_budget_lines,
+    skipped_line,
+)
 from memtape.projections.metrics import ProbeLoss
 
 
 def _render(*results: Result) -> str:
     out = io.StringIO()
-    Console(file=out, width=250).print(comparison_table(results))
+    Console(file=out, width=250).print(comparison_table(results).table)
     return out.getvalue()
 
 
@@ -91,3 +103,112 @@ def test_each_mark_used_has_one_footnote_in_the_marks_order() -> None:
 
 def test_no_peak_over_budget_no_footnote() -> None:
     assert [] == over_budget_lines([_result("a", {"budget": 40}), _result("b", None)])
+
+
+BENCH_POLICIES = ("tiered", "sliding-window", "rolling-summary:keep=4", "clear-tool-results", "lru")
+
+
+@pytest.fixture(scope="module")
+def bench_results() -> list[Result]:
+    """A real bench: the three seed scenarios under compaction and forgetting policies."""
+    return run_cells(plan(["refund-desk", "dana-facts", "sleep-pass"], BENCH_POLICIES))
+
+
+def _fitted_text(results: list[Result], width: int, columns: list[str] | None = None) -> str:
+    fitted = comparison_table(results, width=width, columns=columns)
+    out = io.StringIO()
+    Console(file=out, width=width).print(fitted.table)
+    note = left_out_line(fitted)
+    return out.getvalue() + ("" if note is None else note + "\n")
+
+
+def _shown_cells(results: list[Result], headings: list[str]) -> list[str]:
+    """Every metric the table shows under ``headings``, as the table writes it."""
+    names = [name for name, heading in COLUMNS if heading in headings]
+    data = results_data(results)["results"]
+    return [
+        _cell(name, row["metrics"][name])
+        for row in data
+        if row["metrics"] is not None
+        for name in names
+    ]
+
+
+class TestFitting:
+    @pytest.mark.parametrize("width", [80, 120])
+    def test_no_line_is_wider_and_no_number_is_cut(
+        self, bench_results: list[Result], width: int
+    ) -> None:
+        text = _fitted_text(bench_results, width)
+        table = text.split("columns left out")[0]
+
+        assert [] == [line for line in table.splitlines() if len(line) > width]
+        assert "…" not in text
+        headings = [h for _, h in COLUMNS if h in table.splitlines()[0]]
+        words = [word.rstrip("".join(OVER_BUDGET_MARKS.values())) for word in table.split()]
+        missing = [cell for cell in _shown_cells(bench_results, headings) if cell not in words]
+        assert [] == missing
+
+    @pytest.mark.parametrize("width", [80, 120])
+    def test_what_is_left_out_is_said_under_the_table(
+        self, bench_results: list[Result], width: int
+    ) -> None:
+        fitted = comparison_table(bench_results, width=width)
+        header = _fitted_text(bench_results, width).splitlines()[0]
+
+        assert fitted.left_out
+        assert [] == [name for name in fitted.left_out if dict(COLUMNS)[name] in header]
+        headings = ", ".join(dict(COLUMNS)[name] for name in fitted.left_out)
+        assert (
+            f"columns left out to fit {width} columns: {headings}; --columns to choose"
+            == left_out_line(fitted)
+        )
+
+    def test_the_wider_terminal_leaves_out_fewer(self, bench_results: list[Result]) -> None:
+        narrow = comparison_table(bench_results, width=80).left_out
+        wide = comparison_table(bench_results, width=120).left_out
+
+        assert set(wide) < set(narrow)
+
+    def test_at_80_the_peak_and_the_probes_are_kept(self, bench_results: list[Result]) -> None:
+        header = _fitted_text(bench_results, 80).splitlines()[0].split()
+
+        assert {"peak", "probes"} <= set(header)
+
+    def test_scenario_and_params_wrap_rather_than_vanish(self) -> None:
+        long = _result("a-very-long-scenario-name", {"budget": 40, "hot_n": 3, "extra": "x y z"})
+        lines = _fitted_text([long], 60).splitlines()
+        header = lines[0]
+        policy, params, first_metric = (
+            header.index("policy"),
+            header.index("params"),
+            header.index(next(h for _, h in COLUMNS if h in header)),
+        )
+        rows = [line.ljust(60) for line in lines[2:] if not line.startswith("columns left out")]
+
+        assert "…" not in "".join(lines)
+        assert len(rows) > 1
+        assert "a-very-long-scenario-name" == "".join(row[:policy].strip() for row in rows)
+        assert 'budget=40 hot_n=3 extra="x y z"' == " ".join(
+            row[params:first_metric].strip() for row in rows
+        )
+
+    def test_what_fits_leaves_nothing_out(self, bench_results: list[Result]) -> None:
+        fitted = comparison_table(bench_results, width=400)
+
+        assert ((), None) == (fitted.left_out, left_out_line(fitted))
+
+    def test_columns_chooses_them_in_its_order(self, bench_results: list[Result]) -> None:
+        header = _fitted_text(bench_results, 120, ["regret", "peak_tokens"]).splitlines()[0]
+
+        assert ["scenario", "policy", "params", "regret", "peak"] == header.split()
+
+    def test_an_unknown_column_lists_the_known_ones(self) -> None:
+        with pytest.raises(BadInput) as refused:
+            column_names("peak_tokens,peak")
+
+        known = ", ".join(name for name, _ in COLUMNS)
+        assert f"--columns: unknown column 'peak' (known: {known})" == str(refused.value)
+
+    def test_column_names_are_read_in_order(self) -> None:
+        assert ("hit_at_k", "regret") == column_names("hit_at_k, regret")

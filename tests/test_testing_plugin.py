@@ -51,6 +51,26 @@ class TestPlugin:
         )
         assert saved.is_file()
 
+    def test_with_the_option_a_projects_own_tests_are_not_collected(
+        self, runner: pytest.Pytester
+    ) -> None:
+        """Started at a project's root (its testpaths, a test file beside them), the
+        session runs the kit's item alone."""
+        runner.makeini("[pytest]\ntestpaths = suite\n")
+        runner.mkdir("suite")
+        (runner.path / "suite" / "test_slow.py").write_text("def test_slow():\n    assert False\n")
+        runner.makepyfile(test_here="def test_here():\n    assert False\n")
+
+        result = runner.runpytest_subprocess("--memtape-policy", "tiered", "-p", "no:cacheprovider")
+
+        result.assert_outcomes(passed=1)
+        assert "test_slow" not in result.stdout.str()
+
+    def test_without_the_option_the_projects_tests_run(self, runner: pytest.Pytester) -> None:
+        runner.makepyfile(test_here="def test_here():\n    assert True\n")
+
+        runner.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
     def test_without_the_option_it_adds_nothing(self, runner: pytest.Pytester) -> None:
         """An empty directory collects no test at all."""
         result = runner.runpytest_subprocess("-p", "no:cacheprovider")

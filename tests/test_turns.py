@@ -129,8 +129,12 @@ class TestSharedParams:
         assert (30, Cl100kBase()) == shared_params(Params(data, "here"))
 
     def test_an_unknown_tokenizer_names_its_place(self) -> None:
-        with pytest.raises(BadInput, match=r"^here: tokenizer unknown tokenizer 'x'"):
+        with pytest.raises(BadInput) as refused:
             shared_params(Params({"budget": 30, "tokenizer": "x"}, "here"))
+
+        assert "here: unknown tokenizer 'x' (known: cl100k_base, o200k_base, words)" == str(
+            refused.value
+        )
 
     def test_a_missing_budget_is_named(self) -> None:
         with pytest.raises(BadInput, match=r"^here: missing parameter budget$"):
@@ -138,7 +142,7 @@ class TestSharedParams:
 
     @pytest.mark.parametrize(
         ("budget", "tokenizer", "problem"),
-        [(0, WordCount(), "budget"), (5, "words", "tokenizer must be a Tokenizer")],
+        [(0, WordCount(), "budget"), (5, "words", "tokenizer must be a Tokenizer or one's name")],
     )
     def test_check_shared_refuses(self, budget: Any, tokenizer: Any, problem: str) -> None:
         with pytest.raises(BadInput, match=problem):

@@ -992,3 +992,66 @@ class TestCompareEvents:
         ]
         assert [str(end) for end in ends] == current
         screenshot("refund-desk-compare-events")
+
+
+_VISIBLE_FORMS = """() => [...document.querySelectorAll('#live form')]
+    .filter((form) => form.offsetParent !== null).map((form) => form.id)"""
+
+_UNLABELLED = """() => [...document.querySelectorAll('#live input, #live select')]
+    .filter((field) => field.labels.length === 0).map((field) => field.name)"""
+
+_CLIPPED = """() => {
+  const context = document.createElement('canvas').getContext('2d');
+  return [...document.querySelectorAll('#live input[placeholder]')]
+    .filter((input) => input.offsetParent !== null)
+    .filter((input) => {
+      const style = getComputedStyle(input);
+      context.font = style.font;
+      const padding = parseFloat(style.paddingLeft) + parseFloat(style.paddingRight);
+      const room = input.clientWidth - padding;
+      return context.measureText(input.placeholder).width > room;
+    })
+    .map((input) => input.placeholder);
+}"""
+
+
+class TestServeForms(UnderThePolicy):
+    """The live page offers the forms of the scenario's axes, labelled, placeholders whole."""
+
+    @pytest.mark.parametrize(
+        ("served", "forms"),
+        [
+            ("refund-desk", ["turn-form", "advance-form"]),
+            ("dana-facts", ["write-form", "read-form", "query-form", "advance-form"]),
+            (
+                "sleep-pass",
+                [
+                    "write-form",
+                    "read-form",
+                    "query-form",
+                    "advance-form",
+                    "episode-form",
+                    "consolidate-form",
+                ],
+            ),
+        ],
+        indirect=["served"],
+    )
+    def test_only_the_forms_of_the_scenarios_axes(
+        self, page: Page, served: Served, forms: list[str]
+    ) -> None:
+        page.goto(served.url)
+        page.wait_for_selector("#live:not([hidden])")
+
+        assert forms == page.evaluate(_VISIBLE_FORMS)
+
+    @pytest.mark.parametrize("served", ["sleep-pass"], indirect=True)
+    def test_every_field_has_a_label_and_no_placeholder_is_clipped(
+        self, page: Page, served: Served, screenshot: Shot
+    ) -> None:
+        page.goto(served.url)
+        page.wait_for_selector("#live:not([hidden])")
+
+        assert [] == page.evaluate(_UNLABELLED)
+        assert [] == page.evaluate(_CLIPPED)
+        screenshot("serve-sleep-pass-forms")

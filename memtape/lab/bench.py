@@ -20,6 +20,7 @@ import attrs
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, NothingToApply, Rejected
+from memtape.lab.progress import EVERY
 from memtape.llm.cache import cache_setting, use_cache
 from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
 from memtape.policies.summarizers import SUMMARIZER_PARAMS
@@ -265,8 +266,13 @@ def _load(source: str, stamp: tuple[int, int] | None) -> Scenario:
     return load_scenario(source)
 
 
-def run_cell(cell: Cell, scenario: Scenario | None = None) -> Result:
-    """Run one cell in a fresh session and measure it on the cell's axis.
+def run_cell(
+    cell: Cell,
+    scenario: Scenario | None = None,
+    on_commands: Callable[[int, int], None] | None = None,
+) -> Result:
+    """Run one cell in a fresh session and measure it on the cell's axis; ``on_commands``
+    (done, total) hears how far the cell got every ``EVERY`` commands.
 
     A compaction policy is measured on the window, a forgetting policy on the
     store; the other axis's metrics are None, since they measure the
@@ -299,6 +305,8 @@ def run_cell(cell: Cell, scenario: Scenario | None = None) -> Result:
                 f"{scenario.source}: step {number}, under {cell.label}: {error}"
             ) from None
         spent += clock() - began
+        if on_commands is not None and number % EVERY == 0:
+            on_commands(number, len(scenario.steps))
         if window is not None:
             # Measured as the run is made, on the states the session folded anyway.
             window.step(command, events, before, session.state, len(session.run) - len(events))
@@ -389,20 +397,34 @@ Engine = Callable[[Sequence[Cell]], Iterator[tuple[int, Result]]]
 (in any order); an error a cell raised is raised as it was."""
 
 
-def serial(cells: Sequence[Cell]) -> Iterator[tuple[int, Result]]:
-    """The engine that runs each cell in this process, in order."""
+Within = Callable[[int, int, int], None]
+"""Told of the commands inside a cell run in this process: cells done, commands done, the
+cell's commands."""
+
+
+def serial(cells: Sequence[Cell], within: Within | None = None) -> Iterator[tuple[int, Result]]:
+    """The engine that runs each cell in this process, in order; ``within`` hears how far
+    each cell got."""
     for number, cell in enumerate(cells):
-        yield number, run_cell(cell)
+        if within is None:
+            yield number, run_cell(cell)
+            continue
+
+        def on_commands(commands: int, total: int, done: int = number) -> None:
+            within(done, commands, total)
+
+        yield number, run_cell(cell, on_commands=on_commands)
 
 
-def process_pool(jobs: int) -> Engine:
-    """The engine that runs cells on ``jobs`` local processes (serially when ``jobs`` is 1)."""
+def process_pool(jobs: int, within: Within | None = None) -> Engine:
+    """The engine that runs cells on ``jobs`` local processes (serially when ``jobs`` is 1,
+    when ``within`` hears how far each cell got)."""
     if jobs < 1:
         raise BadInput(f"--jobs must be at least 1, got {jobs}")
 
     def engine(cells: Sequence[Cell]) -> Iterator[tuple[int, Result]]:
         if jobs == 1 or len(cells) < 2:
-            yield from serial(cells)
+            yield from serial(cells, within)
             return
         # Each worker caches model answers where this process does (or not at all: --no-cache).
         with ProcessPoolExecutor(

@@ -7,7 +7,8 @@ input writes nothing.
 import json
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -19,6 +20,7 @@ from memtape.lab.bench import (
     Cell,
     Engine,
     Result,
+    Within,
     applies,
     has_meter,
     plan,
@@ -28,8 +30,15 @@ from memtape.lab.bench import (
 )
 from memtape.lab.files import check_writable, write_atomic
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
+from memtape.lab.progress import Progress, progress_mode
 from memtape.lab.results_file import ResultsFile, cell_key
-from memtape.lab.table import comparison_table, loss_lines, over_budget_lines, skipped_line
+from memtape.lab.table import (
+    comparison_table,
+    left_out_line,
+    loss_lines,
+    over_budget_lines,
+    skipped_line,
+)
 
 
 def bench(
@@ -47,11 +56,16 @@ def bench(
     address: str | None = None,
     results_out: Path | None = None,
     resume: bool = False,
+    columns: Sequence[str] | None = None,
+    verbose: bool = False,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Run the bench and report it; the exit status (0). With ``losses``, each lost
-    probe is listed after the table with the event that lost it.
+    probe is listed after the table with the event that lost it; ``columns`` (metric
+    names) chooses the table's metric columns. Progress goes to ``err``: a bar on a
+    terminal, a line every few seconds with ``verbose`` elsewhere, none when ``quiet``.
 
     ``engine`` is ``process`` (``jobs`` local processes) or ``ray`` (a Ray task per
     cell, on the cluster at ``address`` or a local instance). With ``results_out``,
@@ -73,16 +87,30 @@ def bench(
             "nothing to compare: no --policy applies to these scenarios (a compaction "
             "policy needs turns, a forgetting policy writes, reads or queries)"
         )
-    run = _engine(engine, address, jobs)
+    mode = progress_mode(err, verbose=verbose, quiet=quiet)
+    shown: Progress | None = None
+
+    def within(done: int, commands: int, total: int) -> None:
+        # A long cell moves the bar too: the share of its commands run so far.
+        if shown is not None:
+            shown.update_fraction(done + commands / total)
+
+    run = _engine(engine, address, jobs, within if mode != "off" else None)
     if resume and results_out is None:
         raise BadInput("--resume needs --results FILE.jsonl, the file of the sweep to go on with")
     if results_out is not None and json_out is not None and _same(results_out, json_out):
         raise BadInput(f"--results {results_out}: it is the --json file too")
     store = None if results_out is None else ResultsFile(results_out, cells, resume=resume)
-    results = _run(cells, run, store, err if not quiet and err.isatty() else None)
+    with Progress("bench", len(cells), mode=mode, err=err, unit="cells", clock=clock) as bar:
+        shown = bar
+        results = _run(cells, run, store, bar if mode != "off" else None)
     # Wide enough for every column (the model ones too) when not on a terminal.
-    width = None if out.isatty() else 260
-    Console(file=out, width=width, highlight=False).print(comparison_table(results))
+    console = Console(file=out, width=None if out.isatty() else 260, highlight=False)
+    fitted = comparison_table(results, width=console.width, columns=columns)
+    console.print(fitted.table)
+    left_out = left_out_line(fitted)
+    if left_out is not None:
+        print(left_out, file=out)
     for line in over_budget_lines(results):
         print(line, file=out)
     skipped = skipped_line(results)
@@ -101,12 +129,13 @@ def bench(
     return 0
 
 
-def _engine(name: str, address: str | None, jobs: int | None) -> Engine:
-    """The engine ``--engine`` names, its options checked before any cell runs."""
+def _engine(name: str, address: str | None, jobs: int | None, within: Within | None) -> Engine:
+    """The engine ``--engine`` names, its options checked before any cell runs; ``within``
+    hears of the commands inside cells run in this process."""
     if name == "process":
         if address is not None:
             raise BadInput(f"--address {address}: it is for --engine ray")
-        return process_pool((os.cpu_count() or 1) if jobs is None else jobs)
+        return process_pool((os.cpu_count() or 1) if jobs is None else jobs, within)
     if name == "ray":
         if jobs is not None:
             raise BadInput(
@@ -120,25 +149,21 @@ def _engine(name: str, address: str | None, jobs: int | None) -> Engine:
 
 
 def _run(
-    cells: Sequence[Cell], run: Engine, store: ResultsFile | None, err: TextIO | None
+    cells: Sequence[Cell], run: Engine, store: ResultsFile | None, shown: Progress | None
 ) -> list[Result]:
     """Every cell's result, in the cells' order: those ``store`` holds read back, the others
     run on ``run`` (each distinct cell once) and added to it as they finish; the progress
-    on ``err``, when given."""
+    on ``shown``, when given."""
     todo = cells if store is None else _unfinished(cells, store)
     before = len(cells) - len(todo)
 
     def progress(done: int, total: int, cell: Cell) -> None:
-        done, total = done + before, total + before
-        end = "\n" if done == total else ""
-        print(
-            f"\rbench: {done}/{total} cells ({cell.scenario}, {cell.label})\x1b[K",
-            end=end,
-            file=err,
-            flush=True,
-        )
+        if shown is not None:
+            shown.update(done + before)
 
-    told = None if err is None else progress
+    told = None if shown is None else progress
+    if shown is not None and before:
+        shown.update(before)
     if store is None:
         return run_cells(cells, engine=run, progress=told)
     store.open()

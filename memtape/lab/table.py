@@ -4,9 +4,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import attrs
 from rich import box
 from rich.table import Table
 
+from memtape.core.errors import BadInput
 from memtape.lab.bench import Result
 
 COLUMNS = (
@@ -47,36 +49,144 @@ OVER_BUDGET_NOTES = {
 LLM_COLUMNS = frozenset(name for name, _ in COLUMNS if name.startswith("llm_"))
 """The model columns, shown only when some result asked a model."""
 
+LEAST_IMPORTANT_FIRST = (
+    "llm_seconds",
+    "llm_cache_hits",
+    "llm_completion_tokens",
+    "llm_prompt_tokens",
+    "decide_us_per_command",
+    "stale_reads",
+    "evictions",
+    "regret",
+    "tokens_resent",
+    "llm_calls",
+    "compactions",
+    "hit_at_k",
+    "probe_retention",
+    "peak_tokens",
+)
+"""The order in which metric columns are left out of a table too wide for its terminal,
+after those no row has a value in (all ``-``): timings and model accounting first, the
+peak last. ``--columns`` chooses them instead."""
 
-def comparison_table(results: Sequence[Result]) -> Table:
+GAP = 3
+"""The characters between two columns: padding, the divider, padding."""
+
+TEXT_MIN_WIDTHS = {"scenario": 10, "params": 12}
+"""The narrowest the wrapping text columns become before metric columns are left out."""
+
+
+@attrs.frozen
+class Fitted:
+    """The table, and the metric columns left out of it to fit ``width`` (none when
+    everything fits, or when no width was given)."""
+
+    table: Table
+    left_out: tuple[str, ...]
+    width: int | None
+
+
+def column_names(chosen: str) -> tuple[str, ...]:
+    """The metric columns ``--columns a,b,c`` names, in its order; an unknown name is
+    refused with the list of the known ones."""
+    known = [name for name, _ in COLUMNS]
+    names = tuple(name.strip() for name in chosen.split(",") if name.strip())
+    unknown = [name for name in names if name not in known]
+    if unknown or not names:
+        problem = f"unknown column {unknown[0]!r}" if unknown else "no column named"
+        raise BadInput(f"--columns: {problem} (known: {', '.join(known)})")
+    return names
+
+
+def comparison_table(
+    results: Sequence[Result], *, width: int | None = None, columns: Sequence[str] | None = None
+) -> Fitted:
     """One row per result that applies: the scenario, the policy and its notable parameters
     (the shared one and those off the defaults; ``--json`` has them all), each metric,
     and after a peak over the budget its cause's mark (``over_budget_lines`` explains it).
     A policy with nothing to apply to the scenario has its row too, saying why, without
     metrics.
 
+    ``columns`` chooses the metric columns (default: every one, the model ones when a
+    model was asked). Within ``width`` no number is cut: the scenario and params columns
+    wrap, and metric columns are left out in ``LEAST_IMPORTANT_FIRST``'s order until the
+    rest fit (``left_out_line`` says which).
+
     No edge, so no blank line above or below it and no padding at the ends of its lines.
     """
+    applied = [r for r in results if r.idle is None and r.params is not None]
+    asked = any(r.metrics.get("llm_calls") for r in applied)
+    if columns is None:
+        names = [n for n, _ in COLUMNS if asked or n not in LLM_COLUMNS]
+    else:
+        names = list(dict.fromkeys(columns))
+    shown = [r for r in results if r.params is not None or r.idle is not None]
+    rows = [_row(result, names) for result in shown]
+    texts = {name: [row[3 + i] for row in rows] for i, name in enumerate(names)}
+    headings = dict(COLUMNS)
+    needed = {name: max([len(headings[name]), *map(len, texts[name])]) for name in names}
+    left_out = [] if width is None else _left_out(rows, texts, needed, width)
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("scenario", no_wrap=True)
+    table.add_column("scenario", overflow="fold")
     table.add_column("policy", no_wrap=True)
-    table.add_column("params", no_wrap=True)
-    asked = any(r.metrics.get("llm_calls") for r in results if r.params is not None)
-    columns = [(n, h) for n, h in COLUMNS if asked or n not in LLM_COLUMNS]
-    for _, heading in columns:
-        table.add_column(heading, justify="right", no_wrap=True)
-    for result in results:
-        if result.idle is not None:
-            dashes = ["-"] * len(COLUMNS)
-            table.add_row(
-                result.scenario, result.policy, f"nothing to apply: {result.idle}", *dashes
-            )
-            continue
-        if result.params is None:
-            continue
-        cells = [_cell(name, result.metrics[name]) + _mark(name, result) for name, _ in columns]
-        table.add_row(result.scenario, result.policy, _params(result.notable), *cells)
-    return table
+    table.add_column("params", overflow="fold")
+    kept = [n for n in names if n not in left_out]
+    for name in kept:
+        table.add_column(headings[name], justify="right", no_wrap=True, min_width=needed[name])
+    places = [3 + names.index(name) for name in kept]
+    for row in rows:
+        table.add_row(*row[:3], *(row[i] for i in places))
+    return Fitted(table, tuple(left_out), width)
+
+
+def _left_out(
+    rows: Sequence[Sequence[str]],
+    texts: dict[str, list[str]],
+    needed: dict[str, int],
+    width: int,
+) -> list[str]:
+    """The metric columns to leave out, in order, for the rest to fit ``width``: first
+    those with no value in any row, then ``LEAST_IMPORTANT_FIRST``'s."""
+    empty = [name for name, cells in texts.items() if all(cell == "-" for cell in cells)]
+    ranked = [*empty, *(n for n in LEAST_IMPORTANT_FIRST if n in texts and n not in empty)]
+    kept = list(texts)
+    fixed = _fixed_width(rows)
+    left_out = []
+    while kept and fixed + sum(needed[name] + GAP for name in kept) > width:
+        name = ranked.pop(0)
+        kept.remove(name)
+        left_out.append(name)
+    return left_out
+
+
+def left_out_line(fitted: Fitted) -> str | None:
+    """The line under a table that had to leave columns out, naming them by heading."""
+    if not fitted.left_out:
+        return None
+    headings = dict(COLUMNS)
+    names = ", ".join(headings[name] for name in fitted.left_out)
+    return f"columns left out to fit {fitted.width} columns: {names}; --columns to choose"
+
+
+def _row(result: Result, names: Sequence[str]) -> list[str]:
+    """A result's cells: its three text cells, then one per metric of ``names``."""
+    if result.idle is not None:
+        return [
+            result.scenario,
+            result.policy,
+            f"nothing to apply: {result.idle}",
+            *(["-"] * len(names)),
+        ]
+    cells = [_cell(name, result.metrics[name]) + _mark(name, result) for name in names]
+    return [result.scenario, result.policy, _params(result.notable), *cells]
+
+
+def _fixed_width(rows: Sequence[Sequence[str]]) -> int:
+    """The width of the three text columns at their narrowest (the policy never wraps)."""
+    policy = max([len("policy"), *(len(row[1]) for row in rows)])
+    scenario = min(TEXT_MIN_WIDTHS["scenario"], max([8, *(len(row[0]) for row in rows)]))
+    params = min(TEXT_MIN_WIDTHS["params"], max([6, *(len(row[2]) for row in rows)]))
+    return scenario + GAP + policy + GAP + params
 
 
 def over_budget_lines(results: Sequence[Result]) -> list[str]:

@@ -18,7 +18,7 @@ from memtape.policies.params import Params
 from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.summarizers import cap
 from memtape.policies.tier_writers import LlmGist, LlmWarm, gist_from, warm_from
-from memtape.policies.tokenizers import Tokenizer, WordCount
+from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
 from memtape.policies.units import kept_tokens, older_units
 
@@ -52,7 +52,7 @@ class TieredCompaction:
     name: ClassVar[str] = "tiered"
     budget: int
     hot_n: int
-    tokenizer: Tokenizer = attrs.field(factory=WordCount)
+    tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
     warm: LlmWarm | None = None
     gist: LlmGist | None = None
 

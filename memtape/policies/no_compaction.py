@@ -11,7 +11,7 @@ from memtape.core.events import Event
 from memtape.core.state import State
 from memtape.policies.params import MAX_INT
 from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.tokenizers import Tokenizer, WordCount
+from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
 from memtape.policies.turns import arriving, budget_only, budget_table, check_shared
 
 
@@ -21,7 +21,7 @@ class NoCompaction:
 
     name: ClassVar[str] = "none"
     budget: int
-    tokenizer: Tokenizer = attrs.field(factory=WordCount)
+    tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)

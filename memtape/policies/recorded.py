@@ -58,7 +58,7 @@ from memtape.core.events import CompactionTriggered, Event, WarmItem
 from memtape.core.state import State
 from memtape.policies.params import Params
 from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.tokenizers import Tokenizer, WordCount
+from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
 from memtape.policies.turns import arriving, check_shared, shared_params
 from memtape.policies.units import older_units
 
@@ -93,7 +93,7 @@ class RecordedCompaction:
     name: ClassVar[str] = "recorded"
     budget: int
     compactions: tuple[CompactionRecord, ...]
-    tokenizer: Tokenizer = attrs.field(factory=WordCount)
+    tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
     _at: dict[int, CompactionRecord] = attrs.field(init=False, eq=False, repr=False, factory=dict)
 
     def __attrs_post_init__(self) -> None:

@@ -36,7 +36,7 @@ from memtape.policies.summarizers import (
     summarizer_from,
     summarizer_params,
 )
-from memtape.policies.tokenizers import Tokenizer, WordCount
+from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
 from memtape.policies.units import kept_tokens, older_units
 
@@ -58,7 +58,7 @@ class RollingSummary:
     keep: int = 2
     summary_tokens: int = attrs.field(default=attrs.Factory(_quarter, takes_self=True))
     summarizer: Summarizer = attrs.field(factory=SalientTexts)
-    tokenizer: Tokenizer = attrs.field(factory=WordCount)
+    tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)

@@ -31,7 +31,7 @@ from memtape.core.events import CompactionTriggered, Event, TurnAdded
 from memtape.core.state import Hot, State, Window
 from memtape.policies.params import Params
 from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.tokenizers import Tokenizer, WordCount
+from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
 from memtape.policies.turns import arriving, check_shared, shared_params
 from memtape.policies.units import Newest, Unit, newest, newest_with, recent_start, units
 
@@ -49,7 +49,7 @@ class SlidingWindow:
 
     name: ClassVar[str] = "sliding-window"
     budget: int
-    tokenizer: Tokenizer = attrs.field(factory=WordCount)
+    tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
     start_on: str | None = None
     include_system: bool = False
 

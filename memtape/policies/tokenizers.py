@@ -93,3 +93,11 @@ def tokenizer_named(name: str) -> Tokenizer:
     except KeyError:
         known = ", ".join(sorted(TOKENIZERS))
         raise BadInput(f"unknown tokenizer {name!r} (known: {known})") from None
+
+
+def as_tokenizer(value: "Tokenizer | str") -> Tokenizer:
+    """``value`` itself, or the tokenizer it names: the converter of every policy's
+    ``tokenizer`` field, so ``SlidingWindow(2000, tokenizer="cl100k_base")`` works."""
+    if isinstance(value, str):
+        return tokenizer_named(value)
+    return value

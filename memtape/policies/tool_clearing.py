@@ -36,7 +36,7 @@ from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
 from memtape.core.state import State, Window
 from memtape.policies.params import Params
 from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.tokenizers import Tokenizer, WordCount
+from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
 from memtape.policies.units import newest, newest_with
 
@@ -58,7 +58,7 @@ class ClearToolResults:
     budget: int
     keep: int = 3
     placeholder: str = PLACEHOLDER
-    tokenizer: Tokenizer = attrs.field(factory=WordCount)
+    tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
     placeholder_tokens: int | None = attrs.field(default=None, kw_only=True)
     """What the placeholder costs, when not what the tokenizer counts (a redacted copy's)."""
 

@@ -9,7 +9,7 @@ from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import TurnAdded
 from memtape.core.state import Window
 from memtape.policies.params import Params
-from memtape.policies.tokenizers import Tokenizer, WordCount, tokenizer_named
+from memtape.policies.tokenizers import TOKENIZERS, Tokenizer, WordCount, tokenizer_named
 
 
 def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdded:
@@ -88,7 +88,8 @@ def shared_params(params: Params) -> tuple[int, Tokenizer]:
     try:
         tokenizer = tokenizer_named(params.text("tokenizer", WordCount.name))
     except BadInput as error:
-        raise params.error("tokenizer", str(error)) from None
+        # The error already says "tokenizer": naming the parameter again would double it.
+        raise BadInput(f"{params.where}: {error}") from None
     return budget, tokenizer
 
 
@@ -110,10 +111,8 @@ def check_shared(budget: Any, tokenizer: Any) -> None:
     if isinstance(budget, bool) or not isinstance(budget, int) or budget <= 0:
         raise BadInput(f"budget must be a positive integer, got {budget!r}")
     if not callable(getattr(tokenizer, "count", None)) or isinstance(tokenizer, str):
-        raise BadInput(
-            f"tokenizer must be a Tokenizer (tokenizer_named({tokenizer!r}) finds one "
-            f"by name), got {tokenizer!r}"
-        )
+        known = ", ".join(sorted(TOKENIZERS))
+        raise BadInput(f"tokenizer must be a Tokenizer or one's name ({known}), got {tokenizer!r}")
 
 
 def check_count(name: str, value: Any) -> None:

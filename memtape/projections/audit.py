@@ -17,6 +17,8 @@ import attrs
 from memtape.core.errors import BadInput
 from memtape.core.events import (
     CompactionTriggered,
+    Consolidated,
+    EpisodeRecorded,
     Evicted,
     FactRead,
     FactWritten,
@@ -25,6 +27,7 @@ from memtape.core.events import (
     TurnAdded,
     WarmItem,
 )
+from memtape.core.plural import counted
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import Fact, State, Tier
 from memtape.policies.protocols import ForgettingPolicy, Scored
@@ -221,7 +224,8 @@ def _arrival(moment: _Moment, event: TurnAdded, budget: int | None) -> Step:
     window_before, window_after = moment.before.window.tokens, moment.after.window.tokens
     over = None if budget is None else window_after > budget
     verdict = "" if budget is None else f", budget {budget}, {'over' if over else 'not over'}"
-    what = f"arrived with {event.tokens} tokens: window {window_before} → {window_after}{verdict}"
+    arrived = counted(event.tokens, "token")
+    what = f"arrived with {arrived}: window {window_before} → {window_after}{verdict}"
     numbers = {
         "tokens": event.tokens,
         "window_before": window_before,
@@ -251,14 +255,15 @@ def _compaction(
     cleared = next((item for item in event.cleared if item.turn == turn), None)
     if moved == "hot" and cleared is not None:
         numbers["cleared_tokens"] = cleared.tokens
-        done = f"cleared in place: stays HOT, reading {cleared.text!r} ({cleared.tokens} tokens)"
+        cost = counted(cleared.tokens, "token")
+        done = f"cleared in place: stays HOT, reading {cleared.text!r} ({cost})"
     elif moved == "hot":
         numbers["hot"] = list(event.hot)
         done = f"stayed HOT (kept verbatim: {', '.join(str(t) for t in event.hot)})"
     elif moved == "dropped":
         done = "dropped as chatter"
     elif moved == "warm":
-        done = f"folded to WARM ({numbers['warm_tokens']} tokens)"
+        done = f"folded to WARM ({counted(numbers['warm_tokens'], 'token')})"
     elif not window.gist:
         # A summarizing policy (rolling-summary, recorded) keeps no gist: the turns it folds
         # (passing through WARM as empty items) and its last summary go COLD, and the summary
@@ -269,13 +274,13 @@ def _compaction(
             "pushed COLD, with no summary or gist standing for it"
             if summary is None
             else f"folded into the summary (WARM under turn {summary.turn}, "
-            f"{summary.tokens} tokens) and pushed COLD"
+            f"{counted(summary.tokens, 'token')}) and pushed COLD"
         )
     else:
         numbers["gist"] = window.gist
         done = f"pushed COLD (gist {window.gist!r})"
         if warm is not None:
-            done = f"folded to WARM ({warm.tokens} tokens), then {done}"
+            done = f"folded to WARM ({counted(warm.tokens, 'token')}), then {done}"
     what = (
         f"turn {window.turns}'s compaction: {done}, "
         f"window {before.window.tokens} → {window.tokens}, budget {event.budget}"
@@ -296,17 +301,17 @@ def _turn_now(state: State, turn: int) -> Standing:
     numbers: dict[str, Any] = {"tier": tier}
     if tier == "warm":
         numbers["warm_tokens"] = next(i.tokens for i in window.warm if i.turn == turn)
-        what = f"WARM ({numbers['warm_tokens']} tokens)"
+        what = f"WARM ({counted(numbers['warm_tokens'], 'token')})"
     elif tier == "hot" and window.cleared and turn in window.cleared:
         held = next(t for t in window.hot if t.turn == turn)
         numbers["cleared_tokens"] = held.tokens
-        what = f"HOT, cleared in place ({held.tokens} tokens)"
+        what = f"HOT, cleared in place ({counted(held.tokens, 'token')})"
     elif tier == "cold":
         numbers["gist"] = window.gist
         what = f"COLD (gist {window.gist!r})" if window.gist else "COLD (no gist)"
     else:
         what = tier.upper()
-    return Standing(tier, f"now {what}; window {window.tokens} tokens", numbers)
+    return Standing(tier, f"now {what}; window {counted(window.tokens, 'token')}", numbers)
 
 
 def _fact_lives(
@@ -315,10 +320,19 @@ def _fact_lives(
     wanted = set(ids)
     seeker = _Seeker(run)
     steps: dict[int, list[Step]] = {i: [] for i in ids}
+    episodes: dict[int, str] = {}
+    consolidation: tuple[int, int, Consolidated] | None = None
     for at, event in enumerate(run.events, start=1):
+        if isinstance(event, EpisodeRecorded):
+            episodes[event.id] = event.text
+        elif isinstance(event, Consolidated):
+            consolidation = (at, seeker.around(at).step, event)
         if isinstance(event, FactWritten | FactRead | Superseded | Evicted) and event.id in wanted:
             forgetting = _forgetting(policies_at, at)
-            steps[event.id].append(_fact_step(seeker.around(at), forgetting, event))
+            step = _fact_step(seeker.around(at), forgetting, event)
+            if isinstance(event, FactWritten) and consolidation is not None:
+                step = _distilled(step, event, consolidation, episodes)
+            steps[event.id].append(step)
         elif isinstance(event, Queried) and wanted.intersection(event.results):
             moment = seeker.around(at)
             for fact_id in sorted(wanted.intersection(event.results)):
@@ -332,6 +346,30 @@ def _fact_lives(
         now = _fact_now(forgetting, final, fact)
         subjects.append(Subject("fact", fact_id, label, tuple(steps[fact_id]), now))
     return tuple(subjects)
+
+
+def _distilled(
+    step: Step,
+    event: FactWritten,
+    consolidation: tuple[int, int, Consolidated],
+    episodes: Mapping[int, str],
+) -> Step:
+    """A write's step, naming the episode and the consolidation it was distilled by when the
+    write is a semantic fact of that consolidation (which writes it in the same step)."""
+    at, command, consolidated = consolidation
+    fact = next(
+        (f for f in consolidated.semantic if (f.key, f.text) == (event.key, event.text)), None
+    )
+    if fact is None or command != step.step:
+        return step
+    episode = episodes.get(fact.episode)
+    said = "" if episode is None else f" ({episode!r})"
+    what = (
+        f"{step.what}; distilled from episode {fact.episode}{said} by the consolidation "
+        f"at event {at}"
+    )
+    numbers = {**step.numbers, "episode": fact.episode, "consolidated_at": at}
+    return Step(step.at, step.step, step.type, step.clock, what, numbers)
 
 
 def _fact_step(

@@ -7,6 +7,8 @@ disagree.
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from memtape.core.events import EpisodeRecorded
+from memtape.core.plural import counted
 from memtape.projections.meter import Meter
 from memtape.projections.timeline import TimelineRow
 
@@ -45,7 +47,8 @@ def _window_lines(window: dict[str, Any], color: bool) -> Iterator[str]:
     yield f"window  {meter_line(meter, color)}"
     cold = window["cold"]
     if cold["turns"]:
-        yield f"  COLD  {cold['gist']}  ({cold['turns']} turns, {cold['tokens']} tokens)"
+        held = f"{counted(cold['turns'], 'turn')}, {counted(cold['tokens'], 'token')}"
+        yield f"  COLD  {cold['gist']}  ({held})"
     else:
         yield "  COLD  (empty)"
     for n, item in enumerate(window["warm"]):
@@ -109,12 +112,35 @@ def _memory_lines(view: dict[str, Any]) -> Iterator[str]:
         yield f"  procedural  {rule['text']}  (from episode {rule['episode']})"
 
 
-def render_timeline(rows: Iterable[TimelineRow], color: bool = False) -> Iterator[str]:
-    """The lines of ``memtape timeline``: position, step, type, meter, summary."""
+def render_timeline(
+    rows: Iterable[TimelineRow], color: bool = False, width: int | None = None
+) -> Iterator[str]:
+    """The lines of ``memtape timeline``: position, step, type, meter, summary.
+
+    The meter's column is as wide as the run's largest figures, so a 4-digit
+    budget does not run into the summary. An episode's line shows its text,
+    clipped to ``width`` (a terminal's) when one is given.
+    """
+    rows = list(rows)
+    meters = [row.meter for row in rows if row.meter is not None]
+    # At least the width two-digit budgets always had, and two spaces after the budget.
+    tokens = max([4, *(len(str(meter.tokens)) for meter in meters)])
+    budget = max([4, *(len(str(meter.budget)) + 2 for meter in meters)])
     for row in rows:
         gauge = ""
         if row.meter is not None:
-            gauge = f"{row.meter.tokens:>4}/{row.meter.budget:<4}"
+            gauge = f"{row.meter.tokens:>{tokens}}/{row.meter.budget:<{budget}}"
             gauge = paint(gauge, "red" if row.meter.over else "green", color) + " "
         name = type(row.event).__name__
-        yield f"{row.at:>5}  step {row.step:>4}  {name:<19} {gauge}{row.summary}"
+        head = f"{row.at:>5}  step {row.step:>4}  {name:<19} "
+        summary = row.summary
+        if width is not None and isinstance(row.event, EpisodeRecorded):
+            summary = _clipped(summary, width - len(head) - (tokens + budget + 2 if gauge else 0))
+        yield f"{head}{gauge}{summary}"
+
+
+def _clipped(text: str, room: int) -> str:
+    """``text`` cut to ``room`` characters, an ellipsis marking the cut."""
+    if len(text) <= room:
+        return text
+    return text[: max(room - 1, 0)] + "…"

@@ -20,6 +20,7 @@ from memtape.core.events import (
     Superseded,
     TurnAdded,
 )
+from memtape.core.plural import counted
 from memtape.core.run import Run
 from memtape.core.state import State
 from memtape.policies.session import Policies
@@ -73,7 +74,7 @@ def summarize(event: Event, before: State, after: State) -> str:
     match event:
         case TurnAdded(turn=turn, role=role, tokens=tokens, salient=salient):
             kind = "salient" if salient else "chatter"
-            return f"turn {turn} ({role}, {kind}) adds {tokens} tokens"
+            return f"turn {turn} ({role}, {kind}) adds {counted(tokens, 'token')}"
         case CompactionTriggered():
             warm = _numbers(item.turn for item in event.warm)
             cold = _numbers(after.window.cold[len(before.window.cold) :])
@@ -101,8 +102,8 @@ def summarize(event: Event, before: State, after: State) -> str:
         case Evicted(id=fact_id, score=score):
             key = before.store.facts[fact_id].key
             return f"fact {fact_id} ({key!r}) evicted over capacity, score {score:.4f}"
-        case EpisodeRecorded(id=episode_id):
-            return f"episode {episode_id} recorded"
+        case EpisodeRecorded(id=episode_id, text=text):
+            return f"episode {episode_id} recorded: {text}"
         case Consolidated(episodes=episodes, semantic=semantic, procedural=procedural):
             asked = "".join(f"; {_asked(call)}" for call in event.asked)
             return (
@@ -129,7 +130,7 @@ def _asked(call: ModelCall) -> str:
     """A model call in a few words: which model, its tokens and time, and whether cached."""
     cached = ", cached" if call.cached else ""
     return (
-        f"asked {call.model} ({call.prompt_tokens}+{call.completion_tokens} tokens, "
+        f"asked {call.model} ({call.prompt_tokens}+{counted(call.completion_tokens, 'token')}, "
         f"{call.seconds:.2f} s{cached})"
     )
 

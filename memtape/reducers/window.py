@@ -6,6 +6,7 @@ from immutables import Map
 
 from memtape.core.errors import CorruptLog
 from memtape.core.events import CompactionTriggered, TurnAdded
+from memtape.core.plural import counted
 from memtape.core.seq import Seq
 from memtape.core.state import SHORT_HOT, Window
 
@@ -110,7 +111,7 @@ def _check_next(window: Window, turn: TurnAdded) -> None:
     if turn.turn != window.turns + 1:
         raise CorruptLog(f"turn {turn.turn} cannot follow turn {window.turns}")
     if turn.tokens < 0:
-        raise CorruptLog(f"turn {turn.turn} has {turn.tokens} tokens")
+        raise CorruptLog(f"turn {turn.turn} has {counted(turn.tokens, 'token')}")
 
 
 def _compact(
@@ -143,9 +144,9 @@ def _compact(
         named.append(item.turn)
         tokens += item.tokens
         if item.tokens < 0:
-            raise CorruptLog(f"warm item of turn {item.turn} has {item.tokens} tokens")
+            raise CorruptLog(f"warm item of turn {item.turn} has {counted(item.tokens, 'token')}")
     if event.gist_tokens < 0:
-        raise CorruptLog(f"the gist has {event.gist_tokens} tokens")
+        raise CorruptLog(f"the gist has {counted(event.gist_tokens, 'token')}")
     # A split that names a turn twice, or misses one, would lose or duplicate
     # turns and leave the running token total wrong for the rest of the run.
     named.sort()
@@ -194,7 +195,7 @@ def _clear(
         if item is None:
             continue
         if item.tokens < 0:
-            raise CorruptLog(f"cleared turn {item.turn} has {item.tokens} tokens")
+            raise CorruptLog(f"cleared turn {item.turn} has {counted(item.tokens, 'token')}")
         kept[index] = TurnAdded(
             turn.turn,
             turn.role,

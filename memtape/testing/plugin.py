@@ -5,6 +5,10 @@ Loaded by every pytest session of a project with memtape installed (the
 is used. Each ``--memtape-policy`` adds one test item that runs
 ``PolicyMachine`` on that policy; a failure prints the broken invariant and
 the path of the minimal counterexample, saved as a scenario file.
+
+With ``--memtape-policy`` the session runs the kit and nothing else, wherever
+pytest is started: a project's own suite (its ``testpaths``, the files under
+the current directory) is not collected.
 """
 
 from pathlib import Path
@@ -29,6 +33,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="where counterexamples are saved (default .memtape/counterexamples)",
     )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With ``--memtape-policy``, collect no file or folder: only the kit's items run."""
+    if config.getoption("memtape_policy"):
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(

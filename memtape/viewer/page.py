@@ -29,16 +29,63 @@ _SCRIPT_SAFE = {
 }
 
 
-def loaded_payload(loaded: LoadedRun) -> dict[str, Any]:
-    """The page's data for a loaded run (a run file, a store's run, or a simulated scenario)."""
+def loaded_payload(loaded: LoadedRun, name: str | None = None) -> dict[str, Any]:
+    """The page's data for a loaded run (a run file, a store's run, or a simulated scenario),
+    its panel headed ``name`` (default: the scenario's)."""
     session = loaded.session
-    return run_payload(session.run, session.policies_at, loaded.scenario)
+    return run_payload(session.run, session.policies_at, name or loaded.scenario)
 
 
 def view_page(runs: Sequence[LoadedRun]) -> str:
     """The static page for one run, or two runs side by side (``--compare``)."""
-    data = {"runs": [loaded_payload(loaded) for loaded in runs], "live": False, "next": None}
-    return page_html(data, " vs ".join(loaded.scenario for loaded in runs))
+    names = run_names(runs)
+    data = {
+        "runs": [loaded_payload(loaded, name) for loaded, name in zip(runs, names, strict=True)],
+        "live": False,
+        "next": None,
+    }
+    return page_html(data, " vs ".join(names))
+
+
+def run_names(runs: Sequence[LoadedRun]) -> list[str]:
+    """What tells compared runs apart: the scenario, each axis's policy, and the parameters
+    every run has with values that differ (then the files' names, if even those agree).
+    A single run is named by its scenario."""
+    if len(runs) < 2:
+        return [loaded.scenario for loaded in runs]
+    tables = [_policy_tables(loaded) for loaded in runs]
+    keys = dict.fromkeys(key for table in tables for key in table)
+    differing = [
+        key
+        for key in keys
+        if all(key in table for table in tables) and len({repr(t[key]) for t in tables}) > 1
+    ]
+    names = []
+    for loaded, table in zip(runs, tables, strict=True):
+        policies = [f"{axis} {table[(axis, 'policy')]}" for axis, name in table if name == "policy"]
+        shown = [
+            f"{axis}.{name}={table[(axis, name)]}"
+            for axis, name in differing
+            if name != "policy" and (axis, name) in table
+        ]
+        names.append(f"{loaded.scenario} · {', '.join(policies + shown) or 'no policies'}")
+    if len(set(names)) < len(names):
+        names = [f"{name} ({loaded.path.name})" for name, loaded in zip(names, runs, strict=True)]
+    return names
+
+
+def _policy_tables(loaded: LoadedRun) -> dict[tuple[str, str], Any]:
+    """Each scalar parameter of the run's first policies, by (axis, parameter)."""
+    policies = loaded.session.policies_at(0)
+    found: dict[tuple[str, str], Any] = {}
+    for axis in ("compaction", "forgetting", "consolidation"):
+        policy = getattr(policies, axis)
+        if policy is None:
+            continue
+        for name, value in policy.params().items():
+            if isinstance(value, str | int | float | bool):
+                found[(axis, name)] = value
+    return found
 
 
 def page_html(data: Mapping[str, Any], title: str) -> str:

@@ -809,7 +809,11 @@
     document.getElementById("live").hidden = false;
     this.showNext();
     document.getElementById("next").addEventListener("click", () => this.send("/api/next", {}));
+    // Only the forms of the axes the scenario has: a command of another axis is refused.
+    const params = this.tapes[0].params;
+    const axes = { compaction: params.compaction !== null, forgetting: params.forgetting !== null, memory: params.memory };
     for (const form of document.querySelectorAll("#live form")) {
+      if (form.dataset.axis) form.hidden = !axes[form.dataset.axis];
       form.addEventListener("submit", (event) => { event.preventDefault(); this.send("/api/command", commandOf(form)); });
     }
   };

@@ -21,6 +21,7 @@ with the same ``budget`` and ``tokenizer``, which applies them (see
 ``memtape.policies.recorded``).
 """
 
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,27 @@ def check_pin(pin: str) -> str:
     return pin
 
 
+class NothingSalient(UserWarning):
+    """An import in which no turn is salient: every summary of the run will be empty."""
+
+
+def _warn_if_nothing_salient(
+    path: Path, rule: str, roles: frozenset[str] | None, present: set[str]
+) -> None:
+    """Warn when the rule makes no turn salient, unless it asked for none."""
+    if rule.strip() == "none" or not present or roles is None or roles & present:
+        return
+    had = ", ".join(sorted(present))
+    warnings.warn(
+        NothingSalient(
+            f"{path}: no turn is salient under --salient {rule} (its turns are {had}), so "
+            "every summary will be empty; --salient all, or roles such as "
+            "--salient user,assistant, makes turns salient"
+        ),
+        stacklevel=3,
+    )
+
+
 def transcript_scenario(
     transcript: Transcript,
     path: Path,
@@ -89,6 +111,7 @@ def transcript_scenario(
         _check_roles(roles, present, path, f"--salient {rule!r}")
     if pin == "system":
         _check_roles(frozenset({"system"}), present, path, "--pin system")
+    _warn_if_nothing_salient(path, rule, roles, present)
     if transcript.compactions:
         policies["compaction"] = _recorded(transcript, budget, tokenizer)
     steps: list[dict[str, Value | list[str]]] = []
