@@ -33,7 +33,6 @@ from memtape.policies.imports import import_path, is_import_path, policy_class
 from memtape.policies.model_settings import model_config
 from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
 from memtape.policies.registry import Registry
-from memtape.policies.summarizers import SUMMARIZER_PARAMS
 from memtape.policies.unimported import STAND_INS, Unimported
 from memtape.reducers import evolve, fold
 
@@ -229,6 +228,10 @@ class Policies:
             if param == "policy" and value != tables[axis].get("policy"):
                 tables[axis] = {k: v for k, v in tables[axis].items() if k in SHARED[axis]}
             if param == "summarizer" and value != tables[axis].get("summarizer"):
+                # Imported here: the summarizers bring the model client, which only a
+                # policy that summarizes needs.
+                from memtape.policies.summarizers import SUMMARIZER_PARAMS  # noqa: PLC0415
+
                 for own in SUMMARIZER_PARAMS:
                     tables[axis].pop(own, None)
             tables[axis][param] = value
