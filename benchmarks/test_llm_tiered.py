@@ -15,7 +15,8 @@ import pytest
 from benchmarks.conftest import Bench
 from memtape.lab.bench import Cell, PolicySpec, run_cell
 from memtape.lab.generate import support_session
-from memtape.llm.cache import CACHE_ENV, close_caches
+from memtape.llm.cache import close_caches
+from memtape.llm.cache_location import CACHE_ENV
 from tests.llm_server import ChatServer, serving
 
 TURNS = 10_000

@@ -2,38 +2,81 @@
 
 Policies decide, events record, pure reducers fold, projections render.
 The names below are the public API; everything else is reachable by module.
+Each is imported on first use (``memtape.Session`` imports the session and
+what it needs, nothing else), so that ``import memtape`` and the command
+line start quickly.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from memtape._version import __version__
-from memtape.core.commands import (
-    AddTurn,
-    AdvanceClock,
-    Command,
-    Consolidate,
-    Query,
-    ReadFact,
-    RecordEpisode,
-    WriteFact,
-)
-from memtape.core.errors import BadInput, CorruptLog, MemtapeError, Rejected
-from memtape.core.run import Run
-from memtape.policies.cache import FirstInFirstOut, LeastFrequentlyUsed, LeastRecentlyUsed
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.consolidation import RuleConsolidation
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.generative_agents import GenerativeAgents
-from memtape.policies.llm_consolidation import LlmConsolidation
-from memtape.policies.llm_summary import LlmSummarizer
-from memtape.policies.memorybank import MemoryBank
-from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.recorded import RecordedCompaction
-from memtape.policies.rolling_summary import RollingSummary
-from memtape.policies.session import Policies, Session
-from memtape.policies.sliding_window import SlidingWindow
-from memtape.policies.tool_clearing import ClearToolResults
-from memtape.reducers import evolve, fold
-from memtape.runfiles import load_run, save_run
-from memtape.scenarios import load_scenario
+
+if TYPE_CHECKING:
+    from memtape.core.commands import (
+        AddTurn,
+        AdvanceClock,
+        Command,
+        Consolidate,
+        Query,
+        ReadFact,
+        RecordEpisode,
+        WriteFact,
+    )
+    from memtape.core.errors import BadInput, CorruptLog, MemtapeError, Rejected
+    from memtape.core.run import Run
+    from memtape.policies.cache import FirstInFirstOut, LeastFrequentlyUsed, LeastRecentlyUsed
+    from memtape.policies.compaction import TieredCompaction
+    from memtape.policies.consolidation import RuleConsolidation
+    from memtape.policies.forgetting import ImportanceRecencyAccess
+    from memtape.policies.generative_agents import GenerativeAgents
+    from memtape.policies.llm_consolidation import LlmConsolidation
+    from memtape.policies.llm_summary import LlmSummarizer
+    from memtape.policies.memorybank import MemoryBank
+    from memtape.policies.no_compaction import NoCompaction
+    from memtape.policies.recorded import RecordedCompaction
+    from memtape.policies.rolling_summary import RollingSummary
+    from memtape.policies.session import Policies, Session
+    from memtape.policies.sliding_window import SlidingWindow
+    from memtape.policies.tool_clearing import ClearToolResults
+    from memtape.reducers import evolve, fold
+    from memtape.runfiles import load_run, save_run
+    from memtape.scenarios import load_scenario
+
+_HOMES = {
+    "memtape.core.commands": (
+        "AddTurn",
+        "AdvanceClock",
+        "Command",
+        "Consolidate",
+        "Query",
+        "ReadFact",
+        "RecordEpisode",
+        "WriteFact",
+    ),
+    "memtape.core.errors": ("BadInput", "CorruptLog", "MemtapeError", "Rejected"),
+    "memtape.core.run": ("Run",),
+    "memtape.policies.cache": ("FirstInFirstOut", "LeastFrequentlyUsed", "LeastRecentlyUsed"),
+    "memtape.policies.compaction": ("TieredCompaction",),
+    "memtape.policies.consolidation": ("RuleConsolidation",),
+    "memtape.policies.forgetting": ("ImportanceRecencyAccess",),
+    "memtape.policies.generative_agents": ("GenerativeAgents",),
+    "memtape.policies.llm_consolidation": ("LlmConsolidation",),
+    "memtape.policies.llm_summary": ("LlmSummarizer",),
+    "memtape.policies.memorybank": ("MemoryBank",),
+    "memtape.policies.no_compaction": ("NoCompaction",),
+    "memtape.policies.recorded": ("RecordedCompaction",),
+    "memtape.policies.rolling_summary": ("RollingSummary",),
+    "memtape.policies.session": ("Policies", "Session"),
+    "memtape.policies.sliding_window": ("SlidingWindow",),
+    "memtape.policies.tool_clearing": ("ClearToolResults",),
+    "memtape.reducers": ("evolve", "fold"),
+    "memtape.runfiles": ("load_run", "save_run"),
+    "memtape.scenarios": ("load_scenario",),
+}
+"""The module each public name is defined in (imported when the name is first asked for)."""
+
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "AddTurn",
@@ -73,3 +116,18 @@ __all__ = [
     "load_scenario",
     "save_run",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module on first use and kept here after."""
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The module's names, the public ones not yet imported included."""
+    return sorted({*globals(), *__all__})

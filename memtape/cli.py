@@ -1,55 +1,30 @@
-"""The ``memtape`` command: demo, run, show, timeline.
+"""The ``memtape`` command: its parser, and the dispatch to each command.
 
 Every error the user can cause is one line on stderr and exit status 2:
 no traceback, and nothing written.
+
+Building the parser imports no command: each is a module of
+``memtape.commandline``, imported when it runs, and the help's names and
+defaults come from modules that import nothing heavy. ``memtape --help``
+starts as quickly as Python itself, nearly (``tests/test_quick_start.py``
+holds the modules it imports).
 """
 
 import argparse
-import json
-import logging
-import os
-import re
+import importlib
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
-import attrs
-import structlog
-
 from memtape._version import __version__
-from memtape.checking import check_file
-from memtape.core.errors import BadInput, MemtapeError, Rejected, one_line
+from memtape.commandline.numbers import integer as _integer
+from memtape.core.errors import MemtapeError, one_line
 from memtape.core.logs import LOGGER_NAME
-from memtape.core.paths import regular_file, same_file
-from memtape.demo import demo_lines
-from memtape.lab.files import output_path, write_atomic
-from memtape.lab.generate import store_workload, support_session
-from memtape.lab.importers import FORMATS, import_transcript
-from memtape.lab.importers.scenario import PINS
-from memtape.lab.probes import AUTO
-from memtape.lab.report import bench
-from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N
-from memtape.llm.cache import CACHE_ENV, DEFAULT_CACHE, caching
-from memtape.policies.session import Session
-from memtape.projections.audit import audit, life_data, parse_target, render_life
-from memtape.projections.diffs import diff_data, render_diff, step_diff, step_diff_data
-from memtape.projections.text import render_timeline, render_view
-from memtape.projections.timeline import timeline
-from memtape.projections.view import view_data
-from memtape.redact import export_redacted
-from memtape.runfiles import LoadedRun, load_run, save_run, trusted
-from memtape.scenarios import SHIPPED, Scenario, is_scenario, load_scenario
-from memtape.storage import (
-    SQLITE_SUFFIX,
-    is_sqlite,
-    open_store,
-    parse_address,
-    resolve_address,
-)
-from memtape.viewer.page import view_page
-from memtape.viewer.serve import live_source, serve
+from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, FORMATS, PINS
+from memtape.llm.cache_location import CACHE_ENV, DEFAULT_CACHE
+from memtape.scenarios.shipped import SHIPPED
 
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
@@ -66,7 +41,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _configure_logging(args.verbose)
     try:
-        with caching(None) if args.no_cache else nullcontext():
+        with _no_cache() if args.no_cache else nullcontext():
             status: int = args.handler(args)
     except MemtapeError as error:
         print(f"memtape: error: {one_line(str(error))}", file=sys.stderr)
@@ -81,34 +56,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("memtape: interrupted: nothing more was written", file=sys.stderr)
         return EXIT_INTERRUPTED
     return status
-
-
-def _is_integer(text: str) -> bool:
-    """Whether ``text`` is a whole number in ASCII digits, perhaps after a minus sign.
-
-    ``int()`` alone also takes any script's decimal digits (``٣`` is 3), spaces
-    around them and underscores between them: a number typed by mistake, or
-    one that slips past a check reading its digits another way.
-    """
-    digits = text.removeprefix("-")
-    return digits.isascii() and digits.isdigit()
-
-
-def _integer(text: str) -> int:
-    """The argparse type of every whole-number option: ASCII digits only.
-
-    A minus sign is kept, for each command's range check to refuse with its
-    own message.
-    """
-    if not _is_integer(text):
-        raise argparse.ArgumentTypeError(f"expected a whole number in ASCII digits, got {text!r}")
-    try:
-        return int(text)
-    except ValueError:  # past the interpreter's limit on the digits of an integer
-        limit = sys.get_int_max_str_digits()
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of at most {limit} digits, got {len(text)} characters"
-        ) from None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -128,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     commands = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
 
     demo = commands.add_parser("demo", help="walk through the three seed mechanisms")
-    demo.set_defaults(handler=_demo)
+    demo.set_defaults(handler=_command("demo"))
 
     shipped = ", ".join(SHIPPED)
     run = commands.add_parser(
@@ -145,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     )
     _add_settings(run)
     _add_quiet(run)
-    run.set_defaults(handler=_run)
+    run.set_defaults(handler=_command("record"))
 
     show = commands.add_parser(
         "show",
@@ -158,7 +105,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     )
     show.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     _add_trust(show)
-    show.set_defaults(handler=_show)
+    show.set_defaults(handler=_command("show"))
 
     diff = commands.add_parser(
         "diff",
@@ -178,7 +125,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     diff.add_argument("--step", type=_integer, metavar="N", help="compare two runs after command N")
     diff.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     _add_trust(diff)
-    diff.set_defaults(handler=_diff)
+    diff.set_defaults(handler=_command("diff"))
 
     runs = commands.add_parser(
         "runs",
@@ -187,7 +134,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     )
     runs.add_argument("store", type=Path, metavar="STORE", help="a run store (a .db file)")
     runs.add_argument("--json", action="store_true", help="print JSON")
-    runs.set_defaults(handler=_runs)
+    runs.set_defaults(handler=_command("runs"))
 
     check = commands.add_parser(
         "check",
@@ -210,7 +157,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         ),
     )
     _add_trust(check)
-    check.set_defaults(handler=_check)
+    check.set_defaults(handler=_command("check"))
 
     export = commands.add_parser(
         "export",
@@ -226,7 +173,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     export.add_argument(
         "--out", required=True, metavar="COPY.jsonl", help="the JSONL file to write"
     )
-    export.set_defaults(handler=_export)
+    export.set_defaults(handler=_command("export"))
 
     fork = commands.add_parser(
         "fork",
@@ -248,7 +195,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         help="a JSONL file (replaced), or a .db store the fork is added to",
     )
     _add_trust(fork)
-    fork.set_defaults(handler=_fork)
+    fork.set_defaults(handler=_command("fork"))
 
     why = commands.add_parser(
         "why",
@@ -264,7 +211,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     )
     why.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     _add_trust(why)
-    why.set_defaults(handler=_why)
+    why.set_defaults(handler=_command("why"))
 
     line = commands.add_parser(
         "timeline",
@@ -274,7 +221,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     line.add_argument("run", metavar="RUN", help=RUN_HELP)
     line.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     _add_trust(line)
-    line.set_defaults(handler=_timeline)
+    line.set_defaults(handler=_command("timeline"))
 
     _add_viewer(commands)
 
@@ -399,7 +346,7 @@ def _add_lab(commands: Any) -> None:
             "default: every one that fits the terminal"
         ),
     )
-    bench.set_defaults(handler=_bench)
+    bench.set_defaults(handler=_command("bench"))
 
     generate = commands.add_parser(
         "generate",
@@ -426,13 +373,13 @@ def _add_lab(commands: Any) -> None:
     store.add_argument(
         "--capacity", type=_integer, default=4, metavar="N", help="forgetting capacity (default: 4)"
     )
-    store.set_defaults(handler=_generate_store)
+    store.set_defaults(handler=_command("generate", "store"))
     for kind in (support, store):
         kind.add_argument(
             "--seed", type=_integer, required=True, metavar="S", help="the same seed, the same file"
         )
         _add_header_options(kind, turns=kind is support)
-    support.set_defaults(handler=_generate_support)
+    support.set_defaults(handler=_command("generate", "support"))
 
     chat = commands.add_parser(
         "import",
@@ -495,7 +442,7 @@ def _add_lab(commands: Any) -> None:
         ),
     )
     _add_header_options(chat)
-    chat.set_defaults(handler=_import)
+    chat.set_defaults(handler=_command("transcript"))
 
 
 def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True) -> None:
@@ -537,7 +484,7 @@ def _add_viewer(commands: Any) -> None:
     _add_settings(view)
     _add_trust(view)
     _add_quiet(view)
-    view.set_defaults(handler=_view)
+    view.set_defaults(handler=_command("view"))
 
     live = commands.add_parser(
         "serve",
@@ -559,7 +506,7 @@ def _add_viewer(commands: Any) -> None:
     live.add_argument("--port", type=_integer, default=0, help="the port (default: a free one)")
     _add_settings(live)
     _add_trust(live)
-    live.set_defaults(handler=_serve)
+    live.set_defaults(handler=_command("serve"))
 
 
 _HANDLER_NAME = "memtape-cli"
@@ -598,8 +545,14 @@ def _add_settings(parser: argparse.ArgumentParser) -> None:
 def _configure_logging(verbose: bool) -> None:
     """Show decision entries on stderr with ``-v``; otherwise leave the logger quiet.
 
-    Idempotent, so that ``main`` can be called many times in one process.
+    Idempotent, so that ``main`` can be called many times in one process. Until
+    something imports ``logging`` there is nothing to undo, and a quiet command
+    does not import it.
     """
+    if not verbose and "logging" not in sys.modules:
+        return
+    import logging  # noqa: PLC0415 (a command that logs nothing does without it)
+
     logger = logging.getLogger(LOGGER_NAME)
     for handler in [h for h in logger.handlers if h.get_name() == _HANDLER_NAME]:
         logger.removeHandler(handler)
@@ -611,6 +564,8 @@ def _configure_logging(verbose: bool) -> None:
     handler.setFormatter(logging.Formatter("%(message)s"))
     logger.addHandler(handler)
     logger.setLevel(logging.DEBUG)
+    import structlog  # noqa: PLC0415
+
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,
@@ -619,392 +574,24 @@ def _configure_logging(verbose: bool) -> None:
     )
 
 
-def _color(args: argparse.Namespace) -> bool:
-    if args.color != "auto":
-        return bool(args.color == "always")
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+def _command(name: str, function: str = "run") -> Callable[[argparse.Namespace], int]:
+    """The handler of a command: ``function`` of ``memtape.commandline.<name>``, imported
+    when the command runs (building the parser imports no command)."""
+
+    def handler(args: argparse.Namespace) -> int:
+        module = importlib.import_module(f"memtape.commandline.{name}")
+        status: int = getattr(module, function)(args)
+        return status
+
+    handler.__name__ = name if function == "run" else f"{name}_{function}"
+    return handler
 
 
-def _print_lines(lines: Iterable[str]) -> None:
-    for line in lines:
-        print(line)
+def _no_cache() -> AbstractContextManager[object]:
+    """No response cache while a command runs (``--no-cache``)."""
+    from memtape.llm.cache import caching  # noqa: PLC0415 (SQLite only when it is asked about)
 
-
-def _demo(args: argparse.Namespace) -> int:
-    _print_lines(demo_lines(_color(args)))
-    return 0
-
-
-def _simulate(scenario: Scenario, args: argparse.Namespace | None = None) -> Session:
-    """The session of ``scenario``'s steps, with progress on stderr for ``args``' command."""
-    from memtape.lab.progress import EVERY  # noqa: PLC0415
-
-    session = Session(scenario.policies)
-    steps = scenario.steps
-    with _progress(args, scenario.name, len(steps)) as progress:
-        for number, command in enumerate(steps, start=1):
-            try:
-                session.execute(command)
-            except Rejected as error:
-                raise Rejected(f"{scenario.source}: step {number}: {error}") from None
-            if number % EVERY == 0 and number < len(steps):
-                progress.update(number)
-        progress.update(len(steps))
-    return session
-
-
-def _progress(args: argparse.Namespace | None, what: str, total: int) -> Any:
-    """The progress of ``total`` commands on stderr, as ``-v`` and ``-q`` ask."""
-    from memtape.lab.progress import Progress, progress_mode  # noqa: PLC0415
-
-    verbose = args is not None and bool(getattr(args, "verbose", False))
-    quiet = args is None or bool(getattr(args, "quiet", False))
-    mode = progress_mode(sys.stderr, verbose=verbose, quiet=quiet)
-    return Progress(what, total, mode=mode, err=sys.stderr)
-
-
-def _out(text: str) -> Path:
-    """A run's output path: a file or a store, never one run of a store (``runs.db#1``)."""
-    if parse_address(text)[1] is not None:
-        raise MemtapeError(f"{text}: --out takes a run file or a store, not the address of a run")
-    return output_path(text)
-
-
-def _run(args: argparse.Namespace) -> int:
-    out = _out(args.out)
-    scenario = load_scenario(args.scenario)
-    if args.set:
-        scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(args.set))
-    session = _simulate(scenario, args)
-    address = save_run(session, out, scenario.name)
-    print(
-        f"recorded {len(session.run)} events from {len(scenario.steps)} steps "
-        f"of {scenario.name} to {address}"
-    )
-    return 0
-
-
-def _open(
-    target: str,
-    settings: Sequence[str] = (),
-    *,
-    trust: bool = False,
-    args: argparse.Namespace | None = None,
-) -> LoadedRun:
-    """A run file, or a scenario (shipped name or .toml file) run in memory (with
-    progress, for ``args``' command), its policies changed by ``settings``
-    (``AXIS.PARAM=VALUE``).
-
-    A run file's policies named by import path are imported only when the
-    user trusts it (``--trust``, ``MEMTAPE_TRUST=1``); a scenario is the user's
-    own configuration, and its import paths are imported as ``run`` does.
-    """
-    if is_scenario(target):
-        scenario = load_scenario(target)
-        if settings:
-            scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(settings))
-        return LoadedRun(_simulate(scenario, args), scenario.name, Path(target))
-    if settings:
-        raise BadInput(
-            f"{target}: --set changes a scenario's policies; fork a recorded run instead"
-        )
-    path = parse_address(target)[0]
-    if path.suffix not in {".jsonl", SQLITE_SUFFIX}:
-        shipped = ", ".join(SHIPPED)
-        missing = f"no such run file, and not a scenario (shipped: {shipped}, or a .toml file)"
-        regular_file(path, "run file", missing=missing)
-    loaded = load_run(target, trust=trusted(trust))
-    if loaded.torn is not None:
-        print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
-    return loaded
-
-
-def _show(args: argparse.Namespace) -> int:
-    loaded = _open(args.run, trust=args.trust)
-    run = loaded.session.run
-    at = len(run) if args.at is None else _within(args.at, len(run), f"{args.run}: --at")
-    view = view_data(run.state_at(at), at, loaded.session.policies_at(at))
-    _emit(args, view, render_view)
-    return 0
-
-
-def _budget(loaded: LoadedRun, position: int) -> int | None:
-    compaction = loaded.session.policies_at(position).compaction
-    return None if compaction is None else compaction.budget
-
-
-def _diff(args: argparse.Namespace) -> int:
-    targets: list[str] = args.targets
-    if args.step is not None:
-        if len(targets) != 2:
-            raise MemtapeError("diff --step compares two runs: memtape diff RUN1 RUN2 --step N")
-        first, second = (_open(target, trust=args.trust) for target in targets)
-        compared = step_diff(first.session.run, second.session.run, args.step)
-        budgets = (_budget(first, compared.before), _budget(second, compared.after))
-        data = step_diff_data(compared, budgets)
-    else:
-        if len(targets) == 2 and not _is_integer(targets[1]):
-            raise MemtapeError(
-                "diff of two runs needs --step N (after which command to compare them): "
-                "memtape diff RUN1 RUN2 --step N"
-            )
-        if len(targets) != 3:
-            raise MemtapeError("diff compares two points of a run: memtape diff RUN A B")
-        loaded = _open(targets[0], trust=args.trust)
-        run = loaded.session.run
-        before, after = (_position(text, len(run), targets[0]) for text in targets[1:])
-        budgets = (_budget(loaded, before), _budget(loaded, after))
-        data = diff_data(run.diff(before, after), before=before, after=after, budgets=budgets)
-    _emit(args, data, render_diff)
-    return 0
-
-
-def _position(text: str, length: int, name: str) -> int:
-    if not _is_integer(text):
-        raise MemtapeError(
-            f"{name}: a point of a run is an event number in ASCII digits, got {text!r}"
-        )
-    return _within(int(text), length, f"{name}: event")
-
-
-def _within(position: int, length: int, what: str) -> int:
-    if not 0 <= position <= length:
-        raise MemtapeError(f"{what} {position} is out of range 0..{length}")
-    return position
-
-
-def _emit(
-    args: argparse.Namespace, data: Any, render: Callable[[Any, bool], Iterable[str]]
-) -> None:
-    """``data`` as JSON with ``--json`` (exact numbers), else as rendered text."""
-    if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        _print_lines(render(data, _color(args)))
-
-
-def _runs(args: argparse.Namespace) -> int:
-    with open_store(args.store) as store:
-        runs = store.runs()
-    if args.json:
-        print(json.dumps([attrs.asdict(run) for run in runs], indent=2, ensure_ascii=False))
-        return 0
-    rows = [("run", "scenario", "events", "policies", "created")]
-    for run in runs:
-        policies = ", ".join(
-            f"{axis} {table.get('model' if axis == 'llm' else 'policy')}"
-            for axis, table in (run.policies or {}).items()
-            if isinstance(table, dict)
-        )
-        rows.append(
-            (
-                f"{args.store}#{run.id}",
-                run.scenario or "-",
-                str(run.events),
-                policies or "no policies",
-                run.created,
-            )
-        )
-    widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    for row in rows if runs else ():
-        cells = [
-            cell.rjust(width) if column == 2 else cell.ljust(width)
-            for column, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ]
-        print("  ".join(cells).rstrip())
-    return 0
-
-
-def _check(args: argparse.Namespace) -> int:
-    if is_scenario(str(args.run)):
-        raise MemtapeError(
-            f"{args.run}: check takes a run file, not a scenario; record it first "
-            f"(memtape run {args.run} --out RUN.jsonl)"
-        )
-    report = check_file(args.run, trust=trusted(args.trust), live=args.live)
-    _print_lines(one_line(line) for line in report.lines())
-    return 0 if report.ok else 1
-
-
-def _export(args: argparse.Namespace) -> int:
-    out = output_path(args.out)
-    if is_sqlite(out):
-        raise MemtapeError(f"{out}: export writes one JSONL file; give it another name")
-    redacted = export_redacted(args.run, out)
-    if redacted.torn is not None:
-        print(f"memtape: warning: {args.run}: {one_line(redacted.torn)}", file=sys.stderr)
-    print(f"wrote a redacted copy of {args.run} ({len(redacted.run)} events) to {out}")
-    return 0
-
-
-def _fork(args: argparse.Namespace) -> int:
-    out = _out(args.out)
-    if not is_sqlite(out):
-        # A store takes the fork beside its source; a run file would lose the source.
-        _not_an_input(out, [args.run])
-    source = args.run if is_scenario(args.run) else resolve_address(args.run)
-    loaded = _open(source, trust=args.trust)
-    run = loaded.session.run
-    _within(args.at, len(run), f"{args.run}: --at")
-    if loaded.redacted:
-        raise MemtapeError(f"{args.run}: a redacted run cannot be re-decided, so not forked")
-    loaded.require_code("fork")
-    try:
-        forked = loaded.session.fork(args.at, args.set)
-    except MemtapeError as error:
-        raise MemtapeError(f"{args.run}: {error}") from None
-    origin = {"run": source, "at": args.at, "set": args.set}
-    address = save_run(forked, out, loaded.scenario, origin=origin)
-    kept = sum(1 for step in range(1, run.steps + 1) if run.batch(step)[1] <= args.at)
-    changes = ", ".join(args.set) or "no changes"
-    print(
-        f"forked {args.run} after event {args.at}: kept {kept} of {run.steps} steps, "
-        f"re-decided the rest with {changes}; {len(forked.run)} events to {address}"
-    )
-    return 0
-
-
-def _why(args: argparse.Namespace) -> int:
-    loaded = _open(args.run, trust=args.trust)
-    try:
-        life = audit(loaded.session.run, loaded.session.policies_at, parse_target(args.target))
-    except MemtapeError as error:
-        raise MemtapeError(f"{args.run}: {error}") from None
-    _emit(args, life_data(life), lambda data, _: render_life(life))
-    return 0
-
-
-def _timeline(args: argparse.Namespace) -> int:
-    loaded = _open(args.run, trust=args.trust)
-    rows = timeline(loaded.session.run, loaded.session.policies_at)
-    if args.json:
-        print(json.dumps([row.data() for row in rows], indent=2, ensure_ascii=False))
-    else:
-        import shutil  # noqa: PLC0415
-
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-        _print_lines(render_timeline(rows, _color(args), width))
-    return 0
-
-
-def _view(args: argparse.Namespace) -> int:
-    # --set changes the scenario RUN; --compare RUN2 stays as it is (the baseline).
-    targets = [args.run] + ([args.compare] if args.compare else [])
-    given = None if args.out is None else _not_an_input(output_path(args.out), targets)
-    opened = [args.run, *([args.compare] if args.compare else [])]
-    runs = [
-        _open(target, args.set if n == 0 else (), trust=args.trust, args=args)
-        for n, target in enumerate(opened)
-    ]
-    out = given or _not_an_input(output_path(f"{_file_stem(runs[0].scenario)}.html"), targets)
-    write_atomic(out, view_page(runs).encode("utf-8"))
-    print(f"wrote {out}: open it in a browser")
-    return 0
-
-
-def _file_stem(name: str) -> str:
-    """``name`` (a run header's scenario name) as a file name in the current directory:
-    a header may say anything, so no separator or leading dot survives."""
-    stem = re.sub(r"[^\w.-]+", "-", name).strip("-.")
-    return stem or "run"
-
-
-def _not_an_input(out: Path, targets: Iterable[str]) -> Path:
-    """``out``, refused if it is the file one of ``targets`` names (a run, a store, a
-    scenario, a transcript): the output would replace what it was made from."""
-    for target in targets:
-        if same_file(out, parse_address(target)[0]):
-            raise BadInput(f"{out}: cannot write it: it is {target}, which this command reads")
-    return out
-
-
-def _serve(args: argparse.Namespace) -> int:
-    return serve(live_source(args.target, args.set, trust=trusted(args.trust)), args.port)
-
-
-def _bench(args: argparse.Namespace) -> int:
-    from memtape.lab.table import column_names  # noqa: PLC0415 (rich: only for a bench)
-
-    columns = None if args.columns is None else column_names(args.columns)
-    return bench(
-        args.scenarios,
-        args.policy,
-        settings=args.set,
-        grid=args.grid,
-        json_out=None if args.json is None else output_path(args.json),
-        plot_out=None if args.plot is None else output_path(args.plot),
-        jobs=args.jobs,
-        quiet=args.quiet,
-        losses=args.losses,
-        engine=args.engine,
-        address=args.address,
-        results_out=None if args.results is None else output_path(args.results),
-        resume=args.resume,
-        columns=columns,
-        verbose=args.verbose,
-    )
-
-
-def _write_scenario(text: str, make: Callable[[], str], reads: Sequence[str] = ()) -> int:
-    # The path is checked before ``make``: a long generation should not end in a refusal.
-    out = _not_an_input(output_path(text), reads)
-    write_atomic(out, make().encode("utf-8"))
-    print(f"wrote {out}")
-    return 0
-
-
-def _generate_support(args: argparse.Namespace) -> int:
-    return _write_scenario(
-        args.out,
-        lambda: support_session(
-            args.turns,
-            args.seed,
-            budget=args.budget,
-            hot_n=args.hot_n,
-            probe_every=args.probe_every,
-        ),
-    )
-
-
-def _generate_store(args: argparse.Namespace) -> int:
-    return _write_scenario(
-        args.out,
-        lambda: store_workload(
-            args.steps,
-            args.seed,
-            customers=args.customers,
-            capacity=args.capacity,
-        ),
-    )
-
-
-def _import(args: argparse.Namespace) -> int:
-    import warnings  # noqa: PLC0415
-
-    from memtape.lab.importers.scenario import NothingSalient  # noqa: PLC0415
-
-    reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", NothingSalient)
-        status = _write_scenario(
-            args.out,
-            lambda: import_transcript(
-                args.chat,
-                format=args.format,
-                salient=args.salient,
-                pin=args.pin,
-                budget=args.budget,
-                hot_n=args.hot_n,
-                tokenizer=args.tokenizer,
-                sidechains=args.sidechains,
-                probes=args.probes,
-            ),
-            reads,
-        )
-    for warning in caught:
-        if isinstance(warning.message, NothingSalient):
-            print(f"memtape: warning: {warning.message}", file=sys.stderr)
-    return status
+    return caching(None)
 
 
 if __name__ == "__main__":

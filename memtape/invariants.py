@@ -151,7 +151,8 @@ def check_gist(window: Window, compaction: TieredCompaction, *, at: int) -> list
         )
         return [Violation(at, "gist", message)]
     if writer is not None and tokens > writer.tokens:
-        message = f"the gist {window.gist!r} costs {counted(tokens, 'token')}, over gist_tokens {writer.tokens}"
+        costs = counted(tokens, "token")
+        message = f"the gist {window.gist!r} costs {costs}, over gist_tokens {writer.tokens}"
         return [Violation(at, "gist", message)]
     return []
 

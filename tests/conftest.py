@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from memtape.llm.cache import CACHE_ENV, close_caches
+from memtape.llm.cache import close_caches
+from memtape.llm.cache_location import CACHE_ENV
 from tests.llm_server import ChatServer, serving
 
 CHROMIUM = Path(os.environ.get("MEMTAPE_CHROMIUM", "/usr/bin/chromium"))

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memtape import cli
 from memtape.cli import main
+from memtape.commandline import generate
 from memtape.core.commands import AddTurn, AdvanceClock, Query, WriteFact
 from memtape.core.errors import BadInput
 from memtape.lab.generate import store_workload, support_session
@@ -93,7 +93,9 @@ class TestCli:
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
         generated: list[int] = []
-        monkeypatch.setattr(cli, "support_session", lambda *args, **kwargs: generated.append(1))
+        monkeypatch.setattr(
+            generate, "support_session", lambda *args, **kwargs: generated.append(1)
+        )
         out = tmp_path / "no" / "a.toml"
         status = main(["generate", "support", "--turns", "5", "--seed", "7", "--out", str(out)])
         assert (2, []) == (status, generated)

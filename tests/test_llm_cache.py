@@ -16,14 +16,13 @@ import pytest
 from memtape.cli import main
 from memtape.core.errors import BadInput
 from memtape.llm.cache import (
-    CACHE_ENV,
-    DEFAULT_CACHE,
     AnswerCache,
     StoredAnswer,
     cache_key,
     cache_setting,
     caching,
 )
+from memtape.llm.cache_location import CACHE_ENV, DEFAULT_CACHE
 from tests.chained import lines_of
 from tests.llm_runs import scenario
 from tests.llm_server import ChatServer

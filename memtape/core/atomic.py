@@ -11,7 +11,6 @@ write of the same file, once its writer's process is gone.
 """
 
 import os
-import secrets
 import signal
 import threading
 from collections.abc import Iterator
@@ -55,7 +54,7 @@ def atomic_file(path: Path) -> Iterator[BinaryIO]:
     with _signals_raise():
         # Named before it exists: a signal that lands while it is being created (the
         # moment a watcher first sees it) still finds it to remove.
-        name = directory / temporary_name(path, os.getpid(), secrets.token_hex(4))
+        name = directory / temporary_name(path, os.getpid(), os.urandom(4).hex())
         temporary: Path | None = name
         try:
             handle = _create(name)

@@ -2,34 +2,31 @@
 
 Floats survive at full precision; tuples come back as tuples. Structuring is
 strict: a string where a number belongs is an error, not a guess.
+
+Nothing is prepared at import: cattrs's converter is made when first needed
+(writing an event, or data the fast path declines), and each type's fast
+builder on its first value, so that a command reading a small run starts quickly.
 """
 
+import functools
 import json
 import math
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import cattrs
-from cattrs.errors import (
-    AttributeValidationNote,
-    ClassValidationError,
-    ForbiddenExtraKeysError,
-    IterableValidationError,
-)
-from cattrs.gen import make_dict_unstructure_fn, override
 
 from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, Command
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES, OMITTED_WHEN_EMPTY, Event
 from memtape.core.upcast import upcast
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    import cattrs
 
-converter = cattrs.Converter(forbid_extra_keys=True)
-"""The single cattrs converter memtape uses for its own types."""
+T = TypeVar("T")
 
 
 class _WrongType(TypeError):
@@ -71,15 +68,6 @@ def _strict_bool(value: Any, _: type) -> bool:
     return value
 
 
-converter.register_structure_hook(int, _strict_int)
-converter.register_structure_hook(float, _strict_float)
-converter.register_structure_hook(str, _strict_str)
-converter.register_structure_hook(bool, _strict_bool)
-
-_lenient = converter.copy()
-"""cattrs's own tuple handling (with the strict hooks above), for ``_strict_tuple``."""
-
-
 def _is_tuple(hint: Any) -> bool:
     return typing.get_origin(hint) is tuple
 
@@ -88,10 +76,7 @@ def _strict_tuple(value: Any, hint: Any) -> Any:
     # cattrs makes a tuple of any iterable: "" or {} would quietly become ().
     if not isinstance(value, list | tuple):
         raise _WrongType("a list", value)
-    return _lenient.structure(value, hint)
-
-
-converter.register_structure_hook_func(_is_tuple, _strict_tuple)
+    return _converters()[1].structure(value, hint)
 
 
 def _omitted(cls: type) -> tuple[str, ...]:
@@ -99,17 +84,38 @@ def _omitted(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in attrs.fields(cls) if f.metadata.get(OMITTED_WHEN_EMPTY))
 
 
-for _cls in EVENT_TYPES.values():
-    if _omitted(_cls):
-        overrides: dict[str, Any] = {n: override(omit_if_default=True) for n in _omitted(_cls)}
-        converter.register_unstructure_hook(
-            _cls, make_dict_unstructure_fn(_cls, converter, **overrides)
-        )
+@functools.cache
+def _converters() -> "tuple[cattrs.Converter, cattrs.Converter]":
+    """The single cattrs converter memtape uses for its own types, and a copy made before
+    its tuple hook (cattrs's own tuple handling, with the strict hooks), for ``_strict_tuple``.
+    """
+    import cattrs  # noqa: PLC0415 (made on first use: see the module's docstring)
+    from cattrs.gen import make_dict_unstructure_fn, override  # noqa: PLC0415
+
+    made = cattrs.Converter(forbid_extra_keys=True)
+    made.register_structure_hook(int, _strict_int)
+    made.register_structure_hook(float, _strict_float)
+    made.register_structure_hook(str, _strict_str)
+    made.register_structure_hook(bool, _strict_bool)
+    lenient = made.copy()
+    made.register_structure_hook_func(_is_tuple, _strict_tuple)
+    for cls in EVENT_TYPES.values():
+        if _omitted(cls):
+            overrides: dict[str, Any] = {n: override(omit_if_default=True) for n in _omitted(cls)}
+            made.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, made, **overrides))
+    return made, lenient
+
+
+def __getattr__(name: str) -> Any:
+    """``converter``: the single cattrs converter memtape uses, made on first use."""
+    if name == "converter":
+        return _converters()[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def event_data(event: Event) -> dict[str, Any]:
     """The event's fields as JSON-ready data (its type and version are not included)."""
-    data: dict[str, Any] = converter.unstructure(event)
+    data: dict[str, Any] = _converters()[0].unstructure(event)
     return data
 
 
@@ -130,7 +136,7 @@ def event_from_data(type_name: str, version: int, data: Any) -> Event:
 
 def command_data(command: Command) -> dict[str, Any]:
     """The command as JSON-ready data, with its ``kind``."""
-    data: dict[str, Any] = converter.unstructure(command)
+    data: dict[str, Any] = _converters()[0].unstructure(command)
     return {"kind": COMMAND_KINDS[type(command)], **data}
 
 
@@ -149,7 +155,10 @@ def command_from_data(data: Any) -> Command:
 def _structure(data: Any, cls: type[T], name: str) -> T:
     if not isinstance(data, dict):
         raise BadInput(f"{name}: expected an object of fields, got {data!r}")
-    fast = _FAST.get(cls)
+    try:
+        fast: Build | None = _FAST[cls]
+    except KeyError:
+        fast = None
     if fast is not None:
         try:
             built: T = fast(data)
@@ -157,8 +166,10 @@ def _structure(data: Any, cls: type[T], name: str) -> T:
             pass
         else:
             return built
+    from cattrs.errors import ClassValidationError  # noqa: PLC0415 (the slow path only)
+
     try:
-        return converter.structure(data, cls)
+        return _converters()[0].structure(data, cls)
     except ClassValidationError as error:
         raise BadInput("; ".join(_problems(error, name))) from None
 
@@ -169,6 +180,12 @@ def _structure(data: Any, cls: type[T], name: str) -> T:
 
 def _problems(error: BaseException, path: str, hint: Any = None) -> list[str]:
     """Each problem under ``error``, named by its path (``TurnAdded.warm[0].tokens``)."""
+    from cattrs.errors import (  # noqa: PLC0415 (cattrs, loaded by the error's converter)
+        AttributeValidationNote,
+        ClassValidationError,
+        IterableValidationError,
+    )
+
     if isinstance(error, ClassValidationError | IterableValidationError):
         with_notes, without = error.group_exceptions()
         found = []
@@ -183,6 +200,8 @@ def _problems(error: BaseException, path: str, hint: Any = None) -> list[str]:
 
 def _problem(error: BaseException, path: str, hint: Any) -> str:
     """One problem in a sentence: ``TurnAdded.tokens must be an integer, got "abc"``."""
+    from cattrs.errors import ForbiddenExtraKeysError  # noqa: PLC0415 (as in ``_problems``)
+
     if isinstance(error, _WrongType):
         return f"{path} must be {error.wanted}, got {_spelled(error.value)}"
     if isinstance(error, KeyError):
@@ -366,8 +385,23 @@ def _record(cls: type) -> Build | None:
     return build
 
 
-_FAST: dict[type, Build] = {
-    cls: build
-    for cls in (*EVENT_TYPES.values(), *COMMAND_TYPES.values())
-    if (build := _record(cls)) is not None
-}
+class _Builders(dict[type, Build]):
+    """The fast builder of each event and command type, generated on the type's first
+    value; a type without one (cattrs builds it) is a ``KeyError``."""
+
+    def __missing__(self, cls: type) -> Build:
+        build = None if cls in _SLOW or cls not in _FAST_TYPES else _record(cls)
+        if build is None:
+            _SLOW.add(cls)
+            raise KeyError(cls)
+        self[cls] = build
+        return build
+
+
+_FAST_TYPES = frozenset((*EVENT_TYPES.values(), *COMMAND_TYPES.values()))
+"""The types the fast path may build."""
+
+_SLOW: set[type] = set()
+"""The types found to have no fast builder."""
+
+_FAST = _Builders()

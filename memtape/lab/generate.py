@@ -6,13 +6,8 @@ same arguments give a byte-identical file.
 
 import random
 
-from memtape.lab.scenario_file import (
-    DEFAULT_BUDGET,
-    DEFAULT_HOT_N,
-    SEED_FORGETTING,
-    check_count,
-    header,
-)
+from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
+from memtape.lab.scenario_file import SEED_FORGETTING, check_count, header
 from memtape.scenarios.writer import Value, scenario_file
 
 NAMES = ("Dana", "Ravi", "Mei", "Tomas", "Aisha", "Lena", "Kofi", "Sara", "Jonas", "Ines")

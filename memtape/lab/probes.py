@@ -87,6 +87,7 @@ import orjson
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
+from memtape.lab.choices import AUTO
 from memtape.scenarios.loader import Probe, read_probe
 from memtape.scenarios.writer import Value
 
@@ -96,8 +97,6 @@ Turn = tuple[str, str] | AddTurn
 SCANNED_ROLES = frozenset({"user", "tool"})
 """The roles whose turns ``auto_probes`` scans: what the agent was told."""
 
-AUTO = "auto"
-"""The ``--probes`` value that plants probes by the rule rather than from a file."""
 
 NUMBER = r"\d+(?:[.,]\d+)*"
 """A number as the patterns read it: digits, with ``.`` or ``,`` between groups."""

@@ -6,14 +6,9 @@ The generators and the importers write their files with
 """
 
 from memtape.core.errors import BadInput
+from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
 from memtape.policies.tokenizers import WordCount, tokenizer_named
 from memtape.scenarios.writer import Value
-
-DEFAULT_BUDGET = 2000
-"""The compaction budget of generated and imported files."""
-
-DEFAULT_HOT_N = 8
-"""The tiered compaction's verbatim turns in generated and imported files."""
 
 MAX_COUNT = 10_000_000
 """The largest count a lab option takes (a typo of a few zeros should not fill a disk)."""

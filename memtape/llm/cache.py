@@ -28,12 +28,7 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput
-
-CACHE_ENV = "MEMTAPE_LLM_CACHE"
-"""The variable naming the cache file."""
-
-DEFAULT_CACHE = Path(".memtape") / "llm-cache.sqlite"
-"""The cache file when ``MEMTAPE_LLM_CACHE`` is not set, under the current directory."""
+from memtape.llm.cache_location import CACHE_ENV, DEFAULT_CACHE
 
 _BUSY_SECONDS = 30.0
 """How long a writer waits for another process's lock before giving up."""

@@ -5,7 +5,6 @@ that decides it; ``Session`` appends what they decide to a ``Run``.
 """
 
 import math
-import tomllib
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -30,56 +29,44 @@ from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State
 from memtape.llm.config import ModelConfig
 from memtape.policies.building import Building, building
-from memtape.policies.cache import FirstInFirstOut, LeastFrequentlyUsed, LeastRecentlyUsed
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.consolidation import RuleConsolidation
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.generative_agents import GenerativeAgents
 from memtape.policies.imports import import_path, is_import_path, policy_class
-from memtape.policies.llm_consolidation import LlmConsolidation
-from memtape.policies.memorybank import MemoryBank
 from memtape.policies.model_settings import model_config
-from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
-from memtape.policies.recorded import RecordedCompaction
-from memtape.policies.rolling_summary import RollingSummary
-from memtape.policies.sliding_window import SlidingWindow
-from memtape.policies.summarizers import SUMMARIZER_PARAMS
-from memtape.policies.tier_writers import WRITER_PARAMS
-from memtape.policies.tool_clearing import ClearToolResults
+from memtape.policies.registry import Registry
 from memtape.policies.unimported import STAND_INS, Unimported
 from memtape.reducers import evolve, fold
 
-COMPACTION: dict[str, Any] = {
-    policy.name: policy
-    for policy in (
-        TieredCompaction,
-        SlidingWindow,
-        RollingSummary,
-        ClearToolResults,
-        NoCompaction,
-        RecordedCompaction,
-    )
-}
-"""Compaction policies by name."""
+COMPACTION = Registry(
+    {
+        "tiered": "memtape.policies.compaction:TieredCompaction",
+        "sliding-window": "memtape.policies.sliding_window:SlidingWindow",
+        "rolling-summary": "memtape.policies.rolling_summary:RollingSummary",
+        "clear-tool-results": "memtape.policies.tool_clearing:ClearToolResults",
+        "none": "memtape.policies.no_compaction:NoCompaction",
+        "recorded": "memtape.policies.recorded:RecordedCompaction",
+    }
+)
+"""Compaction policies by name (each class's ``name``), imported when first looked up."""
 
-FORGETTING: dict[str, Any] = {
-    policy.name: policy
-    for policy in (
-        ImportanceRecencyAccess,
-        GenerativeAgents,
-        MemoryBank,
-        LeastRecentlyUsed,
-        LeastFrequentlyUsed,
-        FirstInFirstOut,
-    )
-}
-"""Forgetting policies by name."""
+FORGETTING = Registry(
+    {
+        "importance-recency-access": "memtape.policies.forgetting:ImportanceRecencyAccess",
+        "generative-agents": "memtape.policies.generative_agents:GenerativeAgents",
+        "memorybank": "memtape.policies.memorybank:MemoryBank",
+        "lru": "memtape.policies.cache:LeastRecentlyUsed",
+        "lfu": "memtape.policies.cache:LeastFrequentlyUsed",
+        "fifo": "memtape.policies.cache:FirstInFirstOut",
+    }
+)
+"""Forgetting policies by name, imported when first looked up."""
 
-CONSOLIDATION: dict[str, Any] = {
-    policy.name: policy for policy in (RuleConsolidation, LlmConsolidation)
-}
-"""Consolidation policies by name."""
+CONSOLIDATION = Registry(
+    {
+        "rules": "memtape.policies.consolidation:RuleConsolidation",
+        "llm": "memtape.policies.llm_consolidation:LlmConsolidation",
+    }
+)
+"""Consolidation policies by name, imported when first looked up."""
 
 AXES = {"compaction": COMPACTION, "forgetting": FORGETTING, "consolidation": CONSOLIDATION}
 """Each axis of memory and the policies that serve it."""
@@ -105,8 +92,6 @@ AXIS_OF: dict[type[Command], str | None] = {
     AdvanceClock: None,
 }
 """The axis whose policy decides each command (None: the session itself)."""
-
-_log = get_logger()
 
 P = TypeVar("P")
 
@@ -244,7 +229,7 @@ class Policies:
             if param == "policy" and value != tables[axis].get("policy"):
                 tables[axis] = {k: v for k, v in tables[axis].items() if k in SHARED[axis]}
             if param in _CHOICES and value != tables[axis].get(param):
-                for own in _CHOICES[param]:
+                for own in _choice_params(param):
                     tables[axis].pop(own, None)
             tables[axis][param] = value
         return Policies.from_params(tables, "--set", imports=self.imports)
@@ -293,11 +278,23 @@ def _require(policy: P | None, what: str, axis: str) -> P:
     return policy
 
 
-_CHOICES: dict[str, tuple[str, ...]] = {"summarizer": SUMMARIZER_PARAMS, **WRITER_PARAMS}
-"""The parameters that choose what writes a text, and the parameters that belong to a choice."""
+_CHOICES = ("summarizer", "warm", "gist")
+"""The parameters that choose what writes a text (a summary, tiered's WARM items or gist)."""
+
+
+def _choice_params(param: str) -> tuple[str, ...]:
+    """The parameters that belong to a choice of ``param``'s (dropped when it changes)."""
+    # Imported here: the summarizers and writers bring the model client, which only a
+    # policy that asks a model needs.
+    from memtape.policies.summarizers import SUMMARIZER_PARAMS  # noqa: PLC0415
+    from memtape.policies.tier_writers import WRITER_PARAMS  # noqa: PLC0415
+
+    return SUMMARIZER_PARAMS if param == "summarizer" else WRITER_PARAMS[param]
 
 
 def _value(raw: str) -> Any:
+    import tomllib  # noqa: PLC0415 (only ``--set`` reads a value, and tomllib is not free)
+
     try:
         return tomllib.loads(f"value = {raw}")["value"]
     except tomllib.TOMLDecodeError:
@@ -403,6 +400,7 @@ class Session:
         step = self.run.steps
         position = len(self.run) - len(events)
         state = before
+        log = get_logger()
         for event in events:
             position += 1
             numbers = event_data(event)
@@ -414,4 +412,4 @@ class Session:
                     budget=compaction.budget,
                 )
             state = after
-            _log.debug(type(event).__name__, at=position, step=step, clock=state.clock, **numbers)
+            log.debug(type(event).__name__, at=position, step=step, clock=state.clock, **numbers)

@@ -56,9 +56,7 @@ from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.policies.params import Params
 from memtape.policies.session import AXIS_OF, Policies
-
-SHIPPED = ("refund-desk", "dana-facts", "sleep-pass")
-"""The seed scenarios that ship inside the package, run by name."""
+from memtape.scenarios.shipped import SHIPPED
 
 _KINDS = tuple(COMMAND_TYPES)
 
@@ -81,12 +79,6 @@ class Scenario:
     steps: tuple[Command, ...]
     source: str
     probes: tuple[Probe, ...] = ()
-
-
-def is_scenario(target: str) -> bool:
-    """Whether a command's argument names a scenario (shipped, or a ``.toml`` file) rather
-    than a recorded run."""
-    return target in SHIPPED or target.endswith(".toml")
 
 
 def load_scenario(name_or_path: str) -> Scenario:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memtape.core.errors import BadInput
+from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
 from memtape.lab.importers import anthropic, claude_code, langchain, openai_chat, openai_responses
 from memtape.lab.importers.detect import detect
 from memtape.lab.importers.records import Source, read_source
@@ -29,7 +30,7 @@ from memtape.lab.importers.scenario import (
 )
 from memtape.lab.importers.transcript import Compaction, Transcript, Turn
 from memtape.lab.probes import planted
-from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, check_count, check_tokenizer
+from memtape.lab.scenario_file import check_count, check_tokenizer
 from memtape.policies.tokenizers import WordCount
 
 READERS: dict[str, Callable[[Source], Transcript]] = {

@@ -28,17 +28,15 @@ from typing import Any
 
 from memtape.core.commands import ROLES
 from memtape.core.errors import BadInput
+from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, PINS
 from memtape.lab.importers.transcript import Transcript
-from memtape.lab.scenario_file import DEFAULT_BUDGET, DEFAULT_HOT_N, header
+from memtape.lab.scenario_file import header
 from memtape.policies.recorded import CompactionRecord, RecordedCompaction
 from memtape.policies.tokenizers import WordCount, tokenizer_named
 from memtape.scenarios.writer import Value, scenario_file
 
 DEFAULT_SALIENT = "tool"
 """The salience rule when none is given: tool results are salient, nothing else."""
-
-PINS = ("none", "system", "first")
-"""What ``--pin`` may pin: nothing, the system turns, the first turn."""
 
 
 def salient_roles(rule: str) -> frozenset[str] | None:

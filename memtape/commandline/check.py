@@ -1,0 +1,21 @@
+"""``memtape check``: verify a run file's integrity and invariants, and re-decide it."""
+
+import argparse
+
+from memtape.checking import check_file
+from memtape.commandline.output import print_lines
+from memtape.core.errors import MemtapeError, one_line
+from memtape.runfiles import trusted
+from memtape.scenarios import is_scenario
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the check's report; 0 when clean, 1 when anything is wrong."""
+    if is_scenario(str(args.run)):
+        raise MemtapeError(
+            f"{args.run}: check takes a run file, not a scenario; record it first "
+            f"(memtape run {args.run} --out RUN.jsonl)"
+        )
+    report = check_file(args.run, trust=trusted(args.trust), live=args.live)
+    print_lines(one_line(line) for line in report.lines())
+    return 0 if report.ok else 1

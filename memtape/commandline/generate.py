@@ -1,0 +1,33 @@
+"""``memtape generate``: a seeded scenario file (a support session, or a store workload)."""
+
+import argparse
+
+from memtape.commandline.writing import write_scenario
+from memtape.lab.generate import store_workload, support_session
+
+
+def support(args: argparse.Namespace) -> int:
+    """Write a support session with planted probes."""
+    return write_scenario(
+        args.out,
+        lambda: support_session(
+            args.turns,
+            args.seed,
+            budget=args.budget,
+            hot_n=args.hot_n,
+            probe_every=args.probe_every,
+        ),
+    )
+
+
+def store(args: argparse.Namespace) -> int:
+    """Write a store workload: writes, rewrites and queries."""
+    return write_scenario(
+        args.out,
+        lambda: store_workload(
+            args.steps,
+            args.seed,
+            customers=args.customers,
+            capacity=args.capacity,
+        ),
+    )

@@ -1,0 +1,30 @@
+"""The lab's option values that the command line shows in its help, named where it can
+read them without importing the lab: the transcript formats, what may be pinned,
+``--probes auto``, and the compaction a written scenario file declares.
+
+Each is used by the module that acts on it (``memtape.lab.importers``,
+``memtape.lab.probes``, ``memtape.lab.scenario_file``).
+"""
+
+FORMATS = (
+    "auto",
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "claude-code",
+    "langchain",
+)
+"""What ``--format`` takes: ``auto`` (told from the content) or a format's name, each the
+``FORMAT`` of its reader in ``memtape.lab.importers``."""
+
+PINS = ("none", "system", "first")
+"""What ``--pin`` may pin: nothing, the system turns, the first turn."""
+
+AUTO = "auto"
+"""The ``--probes`` value that plants probes by the rule rather than from a file."""
+
+DEFAULT_BUDGET = 2000
+"""The compaction budget of generated and imported files."""
+
+DEFAULT_HOT_N = 8
+"""The tiered compaction's verbatim turns in generated and imported files."""
