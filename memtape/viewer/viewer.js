@@ -557,9 +557,10 @@
 
   const STRIP_HEIGHT = 44;
   const STRIP_SNAP = 4;
+  const STRIP_MARK = 9;
   const STRIP_COLOURS = {
     area: "#a9d8bd", band: "#2e8b57", over: "#c0392b", budget: "#1d2330",
-    compaction: "rgba(52, 152, 219, 0.55)", cursor: "#1d2330", background: "#eceff3",
+    compaction: "#2f80c0", cursor: "#1d2330", background: "#eceff3",
   };
 
   // What the strip draws, read off the tape's deltas (`t` tokens, `P` a fork's budget) and
@@ -619,6 +620,7 @@
     this.node.setAttribute("aria-description",
       "click to jump there; Page Up and Page Down: previous and next compaction; Home, End: start, end");
     this.node.setAttribute("aria-valuemin", "0");
+    this.node.title = "window tokens over the whole run, against the budget line; ▼ a compaction. Click to jump there";
     this.node.hidden = tape.params.budget === null;
     this.node.addEventListener("click", (event) => this.jump(this.positionAt(event.offsetX)));
     this.node.addEventListener("keydown", (event) => this.key(event));
@@ -749,7 +751,7 @@
       const x = Math.floor(this.xOf(at, width));
       if (x === marked) continue;
       marked = x;
-      pen.fillRect(x, 0, 1, STRIP_HEIGHT);
+      pen.fillRect(x, 0, 1, STRIP_MARK);
       pen.beginPath();
       pen.moveTo(x - 3, 0); pen.lineTo(x + 4, 0); pen.lineTo(x + 0.5, 5);
       pen.fill();
