@@ -198,7 +198,7 @@ class TestTheStripDrawsThePayloadsTokens:
         open_view(page, tmp_path, simulated("refund-desk"))
         drawn = drawing(page)
         page.keyboard.press("Home")
-        height, top = drawn["height"], drawn["columns"]["top"]
+        height, lane, top = drawn["height"], drawn["lane"], drawn["columns"]["top"]
         # Rows of column c, top to bottom, as [r, g, b] (the page is drawn at one pixel a pixel).
         column = (
             "([c, h]) => { const canvas = document.querySelector('canvas.meter-strip');"
@@ -210,7 +210,7 @@ class TestTheStripDrawsThePayloadsTokens:
             c = at * drawn["columns"]["width"] // len(drawn["tokens"]) + 4
             rows = page.evaluate(column, [c, height])
             filled = next(r for r, rgb in enumerate(rows) if rgb not in (background, budget_line))
-            assert abs(filled - (height - drawn["tokens"][at] / top * height)) <= 1
+            assert abs(filled - (height - drawn["tokens"][at] / top * (height - lane))) <= 1
 
 
 class TestTheLiveStrip:

@@ -555,7 +555,7 @@
 
   // ---- the meter strip: the window's tokens after every event, over the whole run ----
 
-  const STRIP_HEIGHT = 44;
+  const STRIP_HEIGHT = 52;
   const STRIP_SNAP = 4;
   const STRIP_MARK = 9;
   const STRIP_COLOURS = {
@@ -702,24 +702,44 @@
     this.draw();
   };
 
-  // The columns for the strip's width, computed once per width and length; then every move
-  // redraws only the columns and the cursor (so a seek costs the width, not the run).
+  // The run's picture is drawn once per width and length, off screen; a move copies it and
+  // draws the cursor, so a seek costs the same on a run of ten events or of a million.
   MeterStrip.prototype.draw = function () {
     const width = Math.floor(this.node.clientWidth);
     if (this.node.hidden || width <= 0) return;
-    if (this.drawn === null || this.drawn.width !== width || this.drawn.count !== this.series.tokens.length) {
-      this.drawn = this.series.columns(width);
-      this.drawn.top = Math.max(1, topOf(this.drawn)) * 1.1;
-    }
-    const columns = this.drawn;
     const ratio = window.devicePixelRatio || 1;
+    if (this.drawn === null || this.drawn.width !== width || this.drawn.count !== this.series.tokens.length ||
+      this.drawn.ratio !== ratio) {
+      this.drawn = this.series.columns(width);
+      this.drawn.top = Math.max(1, topOf(this.drawn)) * 1.05;
+      this.drawn.marked = this.markedColumns(width);
+      this.drawn.ratio = ratio;
+      this.drawn.image = picture(this.drawn, ratio);
+    }
     if (this.node.width !== width * ratio) this.node.width = width * ratio;
     if (this.node.height !== STRIP_HEIGHT * ratio) this.node.height = STRIP_HEIGHT * ratio;
     const pen = this.node.getContext("2d");
+    pen.setTransform(1, 0, 0, 1, 0, 0);
+    pen.drawImage(this.drawn.image, 0, 0);
+    pen.setTransform(ratio, 0, 0, ratio, 0, 0);
+    pen.fillStyle = STRIP_COLOURS.cursor;
+    pen.fillRect(Math.floor(this.xOf(this.at, width)) - 1, 0, 2, STRIP_HEIGHT);
+  };
+
+  // The columns drawn on a canvas of their own: per column the area under its least tokens,
+  // a band up to its most, red where that is over the budget; the budget line as one
+  // polyline (a fork may move it); a tick over each column that holds a compaction.
+  function picture(columns, ratio) {
+    const width = columns.width;
+    const image = document.createElement("canvas");
+    image.width = width * ratio;
+    image.height = STRIP_HEIGHT * ratio;
+    const pen = image.getContext("2d");
     pen.setTransform(ratio, 0, 0, ratio, 0, 0);
     pen.fillStyle = STRIP_COLOURS.background;
     pen.fillRect(0, 0, width, STRIP_HEIGHT);
-    const y = (value) => STRIP_HEIGHT - (value / columns.top) * STRIP_HEIGHT;
+    // The marks have a lane of their own above the tokens, so that they never hide a peak.
+    const y = (value) => STRIP_HEIGHT - (value / columns.top) * (STRIP_HEIGHT - STRIP_MARK);
     for (let c = 0; c < width; c++) {
       const low = y(columns.low[c]), high = y(columns.high[c]);
       pen.fillStyle = STRIP_COLOURS.area;
@@ -732,7 +752,6 @@
         pen.fillRect(c, high, 1, Math.max(1, y(budget) - high));
       }
     }
-    // The budget line, one polyline (a fork may move it).
     pen.strokeStyle = STRIP_COLOURS.budget;
     pen.lineWidth = 1;
     pen.beginPath();
@@ -744,23 +763,27 @@
       if (drawing) pen.lineTo(c + 1, line); else { pen.moveTo(c, line); pen.lineTo(c + 1, line); drawing = true; }
     }
     pen.stroke();
-    // One mark per column that holds a compaction, however many it holds.
     pen.fillStyle = STRIP_COLOURS.compaction;
-    let marked = -1;
+    pen.beginPath();
+    for (const x of columns.marked) {
+      pen.rect(x, 0, 1, STRIP_MARK - 1);
+      pen.moveTo(x - 3, 0); pen.lineTo(x + 4, 0); pen.lineTo(x + 0.5, 5); pen.closePath();
+    }
+    pen.fill();
+    return image;
+  }
+
+  // The columns that hold a compaction: one mark each, however many it holds.
+  MeterStrip.prototype.markedColumns = function (width) {
+    const marked = [];
     for (const at of this.series.compactions) {
       const x = Math.floor(this.xOf(at, width));
-      if (x === marked) continue;
-      marked = x;
-      pen.fillRect(x, 0, 1, STRIP_MARK);
-      pen.beginPath();
-      pen.moveTo(x - 3, 0); pen.lineTo(x + 4, 0); pen.lineTo(x + 0.5, 5);
-      pen.fill();
+      if (marked[marked.length - 1] !== x) marked.push(x);
     }
-    pen.fillStyle = STRIP_COLOURS.cursor;
-    pen.fillRect(Math.floor(this.xOf(this.at, width)) - 1, 0, 2, STRIP_HEIGHT);
+    return marked;
   };
 
-  // The most tokens or budget in any column: the strip's scale reaches a tenth above it.
+  // The most tokens or budget in any column: the strip's scale reaches a twentieth above it.
   function topOf(columns) {
     let top = 0;
     for (let c = 0; c < columns.width; c++) {
@@ -772,11 +795,15 @@
 
   // What the strip drew, for tests: the series, the columns and where each mark is.
   MeterStrip.prototype.drawing = function () {
-    const columns = this.drawn;
-    const width = columns === null ? 0 : columns.width;
+    const drawn = this.drawn;
+    const width = drawn === null ? 0 : drawn.width;
+    const columns = drawn === null ? null : {
+      width: width, count: drawn.count, low: drawn.low, high: drawn.high, budget: drawn.budget,
+      top: drawn.top, marked: drawn.marked,
+    };
     return {
       tokens: this.series.tokens, budget: this.series.budget, compactions: this.series.compactions,
-      columns: columns, height: STRIP_HEIGHT,
+      columns: columns, height: STRIP_HEIGHT, lane: STRIP_MARK,
       marks: this.series.compactions.map((at) => [at, this.xOf(at, width)]),
     };
   };
