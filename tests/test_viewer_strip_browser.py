@@ -7,11 +7,15 @@ page. A dropped turn opens on its text. Each is read off the page and held to
 """
 
 import math
+import random
 import threading
 from pathlib import Path
 from typing import Any
 
+from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, TurnAdded
+from memtape.policies.compaction import TieredCompaction
+from memtape.policies.session import Policies, Session
 from memtape.runfiles import LoadedRun
 from memtape.viewer.serve import live_source, make_server
 from tests.test_viewer_browser import (
@@ -62,6 +66,17 @@ def columns(tokens: list[int], budgets: list[Any], width: int) -> dict[str, list
     return {"low": low, "high": high, "budget": budget}
 
 
+def sparse_run(turns: int = 200, seed: int = 3) -> LoadedRun:
+    """Short seeded turns under a wide budget: the first compactions a few dozen events apart."""
+    rng = random.Random(seed)
+    words = ("order", "refund", "Dana", "policy", "warranty", "fee")
+    session = Session(Policies(compaction=TieredCompaction(300, 3)))
+    for _ in range(turns):
+        role = rng.choice(("user", "assistant", "tool"))
+        session.execute(AddTurn(role, " ".join(rng.choices(words, k=rng.randint(2, 8)))))
+    return LoadedRun(session, "sparse", Path("sparse"))
+
+
 def click_strip(page: Page, x: float, index: int = 0) -> None:
     page.locator(STRIP).nth(index).click(position={"x": x, "y": 20})
 
@@ -95,7 +110,7 @@ class TestTheStripJumps:
         click_strip(page, marks[0][1])
         screenshot("strip-refund-desk-compaction-1")
 
-    def test_a_click_near_a_mark_snaps_to_it_and_between_marks_lands_under_the_pointer(
+    def test_a_click_beside_a_mark_or_between_marks_lands_on_the_event_under_it(
         self, page: Page, tmp_path: Path
     ) -> None:
         loaded = simulated("refund-desk")
@@ -109,6 +124,26 @@ class TestTheStripJumps:
         click_strip(page, 1.5 * width / count)
         assert 1 == slider_value(page)
         assert first != second
+
+    def test_on_a_long_run_a_click_a_few_pixels_off_a_lone_mark_still_lands_on_it(
+        self, page: Page, tmp_path: Path
+    ) -> None:
+        page.set_viewport_size({"width": 480, "height": 900})
+        open_view(page, tmp_path, sparse_run())
+        drawn = drawing(page)
+        marks = drawn["marks"]
+        width, count = drawn["columns"]["width"], len(drawn["tokens"])
+        # A mark with no other within 8 pixels, and 3 pixels right of it another event's share.
+        lone = [
+            (at, x)
+            for n, (at, x) in enumerate(marks)
+            if all(abs(other - x) > 8 for _, other in marks[max(0, n - 3) : n + 4] if other != x)
+            and math.floor((x + 3) * count / width) != at
+        ]
+        assert lone
+        at, x = lone[0]
+        click_strip(page, x + 3)
+        assert at == slider_value(page)
 
     def test_it_is_a_slider_the_keyboard_drives(self, page: Page, tmp_path: Path) -> None:
         loaded = simulated("refund-desk")
