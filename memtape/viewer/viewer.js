@@ -376,6 +376,9 @@
     this.memory = element("div", "memory");
     this.node.append(this.heading, this.where, this.meter, this.tiers, this.store, this.memory);
     root.append(this.node);
+    this.strip = new MeterStrip(tape);
+    this.meter.after(this.strip.node);
+    this.openDropped = new Set();
   }
 
   Panel.prototype.render = function (at) {
@@ -391,6 +394,7 @@
       `event ${at} of ${this.tape.length}`, `step ${step} of ${this.tape.ends.length}`, `t=${number(view.clock, 2)}`,
     ].concat(limits, names.length ? [names.join(" + ")] : []).join(" · ");
     this.renderMeter(view.window);
+    this.strip.show(at);
     this.renderTiers(view.window);
     this.renderStore(view.store, state.params);
     this.renderMemory(view);
@@ -418,7 +422,7 @@
         element("p", "gist", cold.gist || "(empty)")),
       section("tier warm", `WARM · ${window_.warm.length} item(s)`, listOf(window_.warm, warmText)),
       section("tier hot", `HOT · ${window_.hot.length} turn(s), verbatim`, listOf(window_.hot, hotText)),
-      section("tier dropped", `dropped · ${window_.dropped.length} turn(s)`, droppedStrip(window_.dropped)),
+      section("tier dropped", `dropped · ${window_.dropped.length} turn(s)`, this.droppedTurns(window_.dropped)),
     ]);
   };
 
@@ -437,16 +441,39 @@
     return `turn ${turn.turn} ${turn.role} (${turn.tokens}${salient}): ${turn.text}`;
   }
 
-  // The latest dropped turns, struck through; the earlier ones counted.
-  function droppedStrip(dropped) {
-    const strip = element("p", "strip");
+  // The latest dropped turns, struck through, each opening on its text (read from the turn
+  // table when opened, so nothing is built for a closed one); the earlier ones counted. A turn
+  // opened stays open as the user moves, for as long as it is still dropped.
+  Panel.prototype.droppedTurns = function (dropped) {
+    const strip = element("div", "strip");
     const shown = dropped.slice(-LIST_LIMIT);
     if (shown.length < dropped.length) {
       strip.append(element("span", "more", `… ${dropped.length - shown.length} earlier`));
     }
-    for (const turn of shown) strip.append(element("s", "dropped-turn", `turn ${turn}`));
+    for (const turn of shown) strip.append(this.droppedTurn(turn));
     return strip;
-  }
+  };
+
+  Panel.prototype.droppedTurn = function (turn) {
+    const item = element("details", "dropped-item");
+    item.dataset.turn = String(turn);
+    const summary = element("summary", "");
+    summary.append(element("s", "dropped-turn", `turn ${turn}`));
+    item.append(summary);
+    const opened = () => {
+      if (item.querySelector(".dropped-text")) return;
+      const row = this.tape.turns[turn - 1];
+      const text = element("div", "dropped-text");
+      text.append(element("span", "dropped-meta", `${row[0]} · ${row[2]} tokens${row[3] ? " · salient" : ""}`));
+      text.append(element("span", "text", row[1]));
+      item.append(text);
+    };
+    item.addEventListener("toggle", () => {
+      if (item.open) { this.openDropped.add(turn); opened(); } else { this.openDropped.delete(turn); }
+    });
+    if (this.openDropped.has(turn)) { item.open = true; opened(); }
+    return item;
+  };
 
   // The latest items of a list, each described as text; the earlier ones counted.
   function listOf(items, describe, className) {
@@ -524,6 +551,261 @@
       element("h3", "", `Procedural rules · ${view.procedural.length}`),
       listOf(view.procedural, (r) => `${r.text} (episode ${r.episode})`),
     ]);
+  };
+
+  // ---- the meter strip: the window's tokens after every event, over the whole run ----
+
+  const STRIP_HEIGHT = 52;
+  const STRIP_SNAP = 4;
+  const STRIP_MARK = 9;
+  const STRIP_COLOURS = {
+    area: "#a9d8bd", band: "#2e8b57", over: "#c0392b", budget: "#1d2330",
+    compaction: "#2f80c0", cursor: "#1d2330", background: "#eceff3",
+  };
+
+  // What the strip draws, read off the tape's deltas (`t` tokens, `P` a fork's budget) and
+  // event rows: the tokens and the budget after every event (index 0: the start) and the
+  // events that compacted. Grown, never rebuilt, as a live tape grows.
+  function MeterSeries(tape) {
+    this.tape = tape;
+    this.tokens = [0];
+    this.budget = [tape.params.budget];
+    this.compactions = [];
+    this.grow();
+  }
+
+  MeterSeries.prototype.grow = function () {
+    const tape = this.tape;
+    for (let at = this.tokens.length; at <= tape.length; at++) {
+      const frame = tape.frames[at - 1];
+      this.tokens.push("t" in frame ? frame.t : this.tokens[at - 1]);
+      this.budget.push("P" in frame ? frame.P.budget : this.budget[at - 1]);
+      if (tape.rows[at - 1][1] === "CompactionTriggered") this.compactions.push(at);
+    }
+  };
+
+  // Downsampled to `width` columns: column c covers the positions floor(c·N/width) to
+  // ceil((c+1)·N/width) − 1 of the N = events + 1, each read once whatever the run's length;
+  // per column the least and most tokens and the budget at its last position.
+  MeterSeries.prototype.columns = function (width) {
+    const count = this.tokens.length;
+    const low = [], high = [], budget = [];
+    for (let c = 0; c < width; c++) {
+      const first = Math.min(count - 1, Math.floor((c * count) / width));
+      const last = Math.max(first, Math.ceil(((c + 1) * count) / width) - 1);
+      let least = Infinity, most = -Infinity;
+      for (let at = first; at <= last; at++) {
+        const tokens = this.tokens[at];
+        if (tokens < least) least = tokens;
+        if (tokens > most) most = tokens;
+      }
+      low.push(least); high.push(most); budget.push(this.budget[last]);
+    }
+    return { width: width, count: count, low: low, high: high, budget: budget };
+  };
+
+  // The strip is a control: a click jumps to the event under it (or to a compaction mark
+  // within a few pixels), and with the keyboard focus the arrow keys move as everywhere on
+  // the page, Page Up and Page Down to the previous and next compaction, Home and End to the
+  // run's ends. It asks the app to move with a bubbling "memtape-jump" event.
+  function MeterStrip(tape) {
+    this.series = new MeterSeries(tape);
+    this.tape = tape;
+    this.at = 0;
+    this.drawn = null;
+    this.node = element("canvas", "meter-strip");
+    this.node.tabIndex = 0;
+    this.node.setAttribute("role", "slider");
+    this.node.setAttribute("aria-label", "window tokens over the whole run");
+    this.node.setAttribute("aria-description",
+      "click to jump there; Page Up and Page Down: previous and next compaction; Home, End: start, end");
+    this.node.setAttribute("aria-valuemin", "0");
+    this.node.title = "window tokens over the whole run, against the budget line; ▼ a compaction. Click to jump there";
+    this.node.hidden = tape.params.budget === null;
+    this.node.addEventListener("click", (event) => this.jump(this.positionAt(event.offsetX)));
+    this.node.addEventListener("keydown", (event) => this.key(event));
+    if (typeof ResizeObserver !== "undefined") {
+      new ResizeObserver(() => this.draw()).observe(this.node);
+    }
+  }
+
+  MeterStrip.prototype.jump = function (at) {
+    this.node.dispatchEvent(new CustomEvent("memtape-jump", { bubbles: true, detail: { tape: this.tape, at: at } }));
+  };
+
+  MeterStrip.prototype.key = function (event) {
+    const marks = this.series.compactions;
+    let to = null;
+    if (event.key === "Home") to = 0;
+    if (event.key === "End") to = this.tape.length;
+    if (event.key === "PageDown") {
+      const next = marks[upperBound(marks, this.at)];
+      to = next === undefined ? null : next;
+    }
+    if (event.key === "PageUp") {
+      const index = lowerBound(marks, this.at) - 1;
+      to = index < 0 ? null : marks[index];
+    }
+    if (event.key === "Home" || event.key === "End" || event.key.startsWith("Page")) event.preventDefault();
+    if (to !== null) this.jump(to);
+  };
+
+  // The first index whose value is more than `value` (upperBound) or at least it (lowerBound).
+  function upperBound(sorted, value) {
+    let low = 0, high = sorted.length;
+    while (low < high) { const middle = (low + high) >> 1; if (sorted[middle] <= value) low = middle + 1; else high = middle; }
+    return low;
+  }
+
+  function lowerBound(sorted, value) {
+    let low = 0, high = sorted.length;
+    while (low < high) { const middle = (low + high) >> 1; if (sorted[middle] < value) low = middle + 1; else high = middle; }
+    return low;
+  }
+
+  // The x (CSS pixels) at the middle of position `at`'s share of the strip.
+  MeterStrip.prototype.xOf = function (at, width) {
+    return ((at + 0.5) * width) / this.series.tokens.length;
+  };
+
+  // The position under x: the nearest compaction mark within STRIP_SNAP pixels, else the
+  // position whose share of the strip holds x.
+  MeterStrip.prototype.positionAt = function (x) {
+    const width = this.node.clientWidth;
+    const count = this.series.tokens.length;
+    if (width <= 0) return 0;
+    const marks = this.series.compactions;
+    const guess = Math.floor((x * count) / width);
+    const leftmost = Math.floor(((x - STRIP_SNAP) * count) / width) - 1;
+    let best = null;
+    for (let index = lowerBound(marks, leftmost); index < marks.length; index++) {
+      const offset = this.xOf(marks[index], width) - x;
+      if (offset > STRIP_SNAP) break;
+      if (Math.abs(offset) <= STRIP_SNAP && (best === null || Math.abs(offset) < best[1])) {
+        best = [marks[index], Math.abs(offset)];
+      }
+    }
+    if (best !== null) return best[0];
+    return Math.max(0, Math.min(count - 1, guess));
+  };
+
+  MeterStrip.prototype.show = function (at) {
+    this.at = at;
+    if (this.series.tokens.length !== this.tape.length + 1) { this.series.grow(); this.drawn = null; }
+    const tokens = this.series.tokens[at];
+    const budget = this.series.budget[at];
+    this.node.setAttribute("aria-valuemax", String(this.tape.length));
+    this.node.setAttribute("aria-valuenow", String(at));
+    const standing = budget !== null && tokens > budget ? "over budget" : "within budget";
+    this.node.setAttribute("aria-valuetext",
+      budget === null ? `event ${at}: ${tokens} tokens` : `event ${at}: ${tokens}/${budget} tokens, ${standing}`);
+    this.draw();
+  };
+
+  // The run's picture is drawn once per width and length, off screen; a move copies it and
+  // draws the cursor, so a seek costs the same on a run of ten events or of a million.
+  MeterStrip.prototype.draw = function () {
+    const width = Math.floor(this.node.clientWidth);
+    if (this.node.hidden || width <= 0) return;
+    const ratio = window.devicePixelRatio || 1;
+    if (this.drawn === null || this.drawn.width !== width || this.drawn.count !== this.series.tokens.length ||
+      this.drawn.ratio !== ratio) {
+      this.drawn = this.series.columns(width);
+      this.drawn.top = Math.max(1, topOf(this.drawn)) * 1.05;
+      this.drawn.marked = this.markedColumns(width);
+      this.drawn.ratio = ratio;
+      this.drawn.image = picture(this.drawn, ratio);
+    }
+    if (this.node.width !== width * ratio) this.node.width = width * ratio;
+    if (this.node.height !== STRIP_HEIGHT * ratio) this.node.height = STRIP_HEIGHT * ratio;
+    const pen = this.node.getContext("2d");
+    pen.setTransform(1, 0, 0, 1, 0, 0);
+    pen.drawImage(this.drawn.image, 0, 0);
+    pen.setTransform(ratio, 0, 0, ratio, 0, 0);
+    pen.fillStyle = STRIP_COLOURS.cursor;
+    pen.fillRect(Math.floor(this.xOf(this.at, width)) - 1, 0, 2, STRIP_HEIGHT);
+  };
+
+  // The columns drawn on a canvas of their own: per column the area under its least tokens,
+  // a band up to its most, red where that is over the budget; the budget line as one
+  // polyline (a fork may move it); a tick over each column that holds a compaction.
+  function picture(columns, ratio) {
+    const width = columns.width;
+    const image = document.createElement("canvas");
+    image.width = width * ratio;
+    image.height = STRIP_HEIGHT * ratio;
+    const pen = image.getContext("2d");
+    pen.setTransform(ratio, 0, 0, ratio, 0, 0);
+    pen.fillStyle = STRIP_COLOURS.background;
+    pen.fillRect(0, 0, width, STRIP_HEIGHT);
+    // The marks have a lane of their own above the tokens, so that they never hide a peak.
+    const y = (value) => STRIP_HEIGHT - (value / columns.top) * (STRIP_HEIGHT - STRIP_MARK);
+    for (let c = 0; c < width; c++) {
+      const low = y(columns.low[c]), high = y(columns.high[c]);
+      pen.fillStyle = STRIP_COLOURS.area;
+      pen.fillRect(c, low, 1, STRIP_HEIGHT - low);
+      pen.fillStyle = STRIP_COLOURS.band;
+      pen.fillRect(c, high, 1, Math.max(1, low - high));
+      const budget = columns.budget[c];
+      if (budget !== null && columns.high[c] > budget) {
+        pen.fillStyle = STRIP_COLOURS.over;
+        pen.fillRect(c, high, 1, Math.max(1, y(budget) - high));
+      }
+    }
+    pen.strokeStyle = STRIP_COLOURS.budget;
+    pen.lineWidth = 1;
+    pen.beginPath();
+    let drawing = false;
+    for (let c = 0; c < width; c++) {
+      const budget = columns.budget[c];
+      if (budget === null) { drawing = false; continue; }
+      const line = Math.round(y(budget)) + 0.5;
+      if (drawing) pen.lineTo(c + 1, line); else { pen.moveTo(c, line); pen.lineTo(c + 1, line); drawing = true; }
+    }
+    pen.stroke();
+    pen.fillStyle = STRIP_COLOURS.compaction;
+    pen.beginPath();
+    for (const x of columns.marked) {
+      pen.rect(x, 0, 1, STRIP_MARK - 1);
+      pen.moveTo(x - 3, 0); pen.lineTo(x + 4, 0); pen.lineTo(x + 0.5, 5); pen.closePath();
+    }
+    pen.fill();
+    return image;
+  }
+
+  // The columns that hold a compaction: one mark each, however many it holds.
+  MeterStrip.prototype.markedColumns = function (width) {
+    const marked = [];
+    for (const at of this.series.compactions) {
+      const x = Math.floor(this.xOf(at, width));
+      if (marked[marked.length - 1] !== x) marked.push(x);
+    }
+    return marked;
+  };
+
+  // The most tokens or budget in any column: the strip's scale reaches a twentieth above it.
+  function topOf(columns) {
+    let top = 0;
+    for (let c = 0; c < columns.width; c++) {
+      if (columns.high[c] > top) top = columns.high[c];
+      if (columns.budget[c] !== null && columns.budget[c] > top) top = columns.budget[c];
+    }
+    return top;
+  }
+
+  // What the strip drew, for tests: the series, the columns and where each mark is.
+  MeterStrip.prototype.drawing = function () {
+    const drawn = this.drawn;
+    const width = drawn === null ? 0 : drawn.width;
+    const columns = drawn === null ? null : {
+      width: width, count: drawn.count, low: drawn.low, high: drawn.high, budget: drawn.budget,
+      top: drawn.top, marked: drawn.marked,
+    };
+    return {
+      tokens: this.series.tokens, budget: this.series.budget, compactions: this.series.compactions,
+      columns: columns, height: STRIP_HEIGHT, lane: STRIP_MARK,
+      marks: this.series.compactions.map((at) => [at, this.xOf(at, width)]),
+    };
   };
 
   // ---- the diff between the pinned point and the current one ----
@@ -745,6 +1027,9 @@
     document.getElementById("forward").addEventListener("click", () => this.seek(this.position + 1));
     document.getElementById("pin").addEventListener("click", () => this.pin());
     this.slider.addEventListener("input", () => this.seek(Number(this.slider.value)));
+    this.panelsRoot.addEventListener("memtape-jump", (event) => {
+      this.jumpToEvent(this.tapes.indexOf(event.detail.tape), event.detail.at);
+    });
     this.eventList.addEventListener("click", (event) => {
       const item = event.target.closest("li.event");
       if (item) this.jumpToEvent(Number(item.dataset.run), Number(item.dataset.at));
@@ -830,5 +1115,6 @@
     length: (index) => app.tapes[index].length,
     seek: (position) => app.seek(position),
     position: () => app.position,
+    strip: (index) => app.panels[index].strip.drawing(),
   };
 })();
