@@ -1,14 +1,25 @@
 """memtape.policies.tool_clearing: older tool results become a placeholder over budget."""
 
+import math
+from collections.abc import Sequence
+from typing import cast, overload
+
+import attrs
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
+from memtape.core.state import Hot, State, Window
 from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.session import Policies
+from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tokenizers import WordCount
 from memtape.policies.tool_clearing import PLACEHOLDER, ClearToolResults
+from memtape.policies.units import newest_with
+from memtape.testing.strategies import turn_sequences
 from tests.playing import answering, calling, compaction, play, tool, user, words
 
 CLEARED = WarmItem(1, PLACEHOLDER, 3)
@@ -212,3 +223,108 @@ class TestInPlace:
         turns = (calling("c1"), answering("c1", n=10), calling("c2"), answering("c2", n=5))
         state, _ = play(ClearToolResults(100, 1), *turns)
         assert 23 - 11 + 3 == ClearToolResults(100, 1).floor(state.window)
+
+
+@attrs.frozen
+class WalkingBack(ClearToolResults):
+    """The look back as it was before ``Window.tool_turns``: HOT walked back to the last
+    cleared result, the reference the quick look back must agree with."""
+
+    def _since_last_clearing(
+        self, window: Window, turn: TurnAdded, cost: int
+    ) -> list[tuple[TurnAdded, bool]]:
+        last = next(
+            (item.turn for item in reversed(window.warm) if item.text == self.placeholder), 0
+        )
+        if window.cleared:
+            last = max(last, window.cleared[-1])
+        unit = newest_with(window, turn).start
+        protected = unit if self.keep else math.inf
+        need: set[str] = set()
+        kept = 0
+        found: list[tuple[TurnAdded, bool]] = []
+        for candidate in (turn, *reversed(window.hot)):
+            if candidate.turn <= last:
+                break
+            inside = bool(need) or candidate.turn > unit
+            if candidate.calls and need:
+                need.difference_update(candidate.calls)
+            need.update(candidate.answers)
+            if candidate.role != "tool":
+                continue
+            if kept < self.keep:
+                kept += 1
+            elif candidate.tokens > cost and not candidate.pinned and candidate.turn < protected:
+                found.append(
+                    (candidate, not inside and not candidate.calls and not candidate.answers)
+                )
+        found.reverse()
+        return found
+
+
+class TestLookBack:
+    """The look back reads ``Window.tool_turns`` and decides exactly as walking HOT did."""
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        turns=turn_sequences(30, max_size=60),
+        budget=st.sampled_from([5, 12, 30, 80]),
+        keep=st.integers(0, 3),
+        inherited=st.integers(0, 20),
+    )
+    def test_it_decides_as_the_walk_back_did(
+        self, turns: list[AddTurn], budget: int, keep: int, inherited: int
+    ) -> None:
+        # The first turns may come under another policy (a fork): tool turns it
+        # dropped are listed but no longer HOT.
+        start, _ = play(SlidingWindow(budget), *turns[:inherited])
+        quick, quick_decided = play(ClearToolResults(budget, keep), *turns[inherited:], state=start)
+        walked, walked_decided = play(WalkingBack(budget, keep), *turns[inherited:], state=start)
+        assert (walked_decided, walked) == (quick_decided, quick)
+
+    def test_a_chat_without_tool_turns_reads_no_turn_of_hot(self) -> None:
+        state, _ = play(ClearToolResults(5, 1), user(3), user(3))
+        guarded = guard(state, readable=0)
+        events = ClearToolResults(5, 1).decide(guarded, user(3))
+        assert [TurnAdded] == [type(event) for event in events]
+
+    def test_the_look_back_stops_at_the_oldest_tool_result_since_the_last_clearing(self) -> None:
+        policy = ClearToolResults(20, 1)
+        state, _ = play(policy, *(user(1) for _ in range(30)), tool(10), user(1))
+        # Turns 32 and 31, then 30 to see that it is older: three of HOT's 32 turns.
+        guarded = guard(state, readable=3)
+        arriving = TurnAdded(33, "tool", words(10), 11, True)
+        found = policy._since_last_clearing(guarded.window, arriving, 3)
+        assert [(31, True)] == [(t.turn, alone) for t, alone in found]
+
+
+def guard(state: State, readable: int) -> State:
+    """``state`` with a HOT of which only the last ``readable`` turns may be read."""
+    hot = cast(Hot, Guarded(state.window.hot, readable))
+    return state._replace(window=state.window._replace(hot=hot))
+
+
+class Guarded(Sequence[TurnAdded]):
+    """``hot``, of which only the last ``readable`` turns may be read (a test fails if
+    another is)."""
+
+    def __init__(self, hot: Sequence[TurnAdded], readable: int) -> None:
+        self.hot = hot
+        self.readable = readable
+
+    def __len__(self) -> int:
+        return len(self.hot)
+
+    @overload
+    def __getitem__(self, index: int) -> TurnAdded: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[TurnAdded]: ...
+
+    def __getitem__(self, index: int | slice) -> TurnAdded | Sequence[TurnAdded]:
+        if isinstance(index, slice):
+            raise AssertionError("HOT was sliced")
+        position = index if index >= 0 else len(self.hot) + index
+        if position < len(self.hot) - self.readable:
+            raise AssertionError(f"turn {position + 1} of HOT was read")
+        return self.hot[position]

@@ -19,6 +19,7 @@ least one result, is one in the newest turn's unit
 """
 
 import math
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any, ClassVar
@@ -143,23 +144,32 @@ class ClearToolResults:
         to WARM) or not (cleared in place, so its unit stays whole in HOT).
 
         A tool result older than the last one cleared that is still HOT was too short
-        to clear then, and still is (or is pinned); so the look back costs the turns
-        since the last clearing, not the whole of HOT (which this policy never
-        shortens). On the way back, the results seen whose calls are further back
-        say which turns sit inside a unit.
+        to clear then, and still is (or is pinned); so only the tool results since the
+        last clearing count. The window lists every tool turn's number
+        (``Window.tool_turns``): with no more of them since than the last ``keep``,
+        nothing is looked at; otherwise the look back stops at the oldest of them,
+        so it costs the turns since that result, not the whole of HOT (which this
+        policy never shortens). On the way back, the results seen whose calls are
+        further back say which turns sit inside a unit.
         """
         last = next(
             (item.turn for item in reversed(window.warm) if item.text == self.placeholder), 0
         )
         if window.cleared:
             last = max(last, window.cleared[len(window.cleared) - 1])
+        tool_turns = window.tool_turns
+        since = bisect_right(tool_turns, last)
+        arrived = len(tool_turns) - since + (turn.role == TOOL)
+        if arrived <= self.keep:
+            return []
+        oldest = tool_turns[since] if since < len(tool_turns) else turn.turn
         unit = newest_with(window, turn).start
         protected = unit if self.keep else math.inf
         need: set[str] = set()
         kept = 0
         found: list[tuple[TurnAdded, bool]] = []
         for candidate in chain((turn,), reversed(window.hot)):
-            if candidate.turn <= last:
+            if candidate.turn < oldest:
                 break
             inside = bool(need) or candidate.turn > unit
             if candidate.calls and need:

@@ -9,6 +9,9 @@ from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.core.seq import Seq
 from memtape.core.state import SHORT_HOT, Window
 
+TOOL = "tool"
+"""The role of a tool result (``memtape.core.commands.ROLES``)."""
+
 _SHORT = 16
 """The most kept turns looked up in a tuple rather than a set."""
 
@@ -45,7 +48,13 @@ def turn_added(window: Window, event: TurnAdded) -> Window:
         window.unit_length + 1 if window.waiting else 1,
         window.cleared,
         window.structured or _structured(event),
+        _tool_turns_after(window.tool_turns, event),
     )
+
+
+def _tool_turns_after(tool_turns: Seq[int], turn: TurnAdded) -> Seq[int]:
+    """The tool turns' numbers once ``turn`` has arrived."""
+    return tool_turns.append(turn.turn) if turn.role == TOOL else tool_turns
 
 
 def _structured(turn: TurnAdded) -> bool:
@@ -80,6 +89,7 @@ def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
         waiting=window.waiting,
         unit_length=window.unit_length,
         structured=window.structured,
+        tool_turns=window.tool_turns,
     )
 
 
@@ -103,6 +113,7 @@ def turn_then_compaction(
         waiting=waiting,
         unit_length=window.unit_length + 1 if window.waiting else 1,
         structured=window.structured or _structured(turn),
+        tool_turns=_tool_turns_after(window.tool_turns, turn),
     )
 
 
@@ -123,6 +134,7 @@ def _compact(
     waiting: Map[str, int],
     unit_length: int,
     structured: bool,
+    tool_turns: Seq[int],
 ) -> Window:
     # For the few turns a tiered policy keeps, a tuple is the quicker lookup; a long
     # HOT (a sliding window keeps all it can) needs a set, or a step costs HOT squared.
@@ -179,6 +191,7 @@ def _compact(
         unit_length,
         cleared,
         structured,
+        tool_turns,
     )
 
 
