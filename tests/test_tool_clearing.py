@@ -20,7 +20,7 @@ from memtape.policies.tokenizers import WordCount
 from memtape.policies.tool_clearing import PLACEHOLDER, ClearToolResults
 from memtape.policies.units import newest_with
 from memtape.testing.strategies import turn_sequences
-from tests.playing import answering, calling, compaction, play, tool, user, words
+from tests.playing import answering, calling, compaction, play, staying, tool, user, words
 
 CLEARED = WarmItem(1, PLACEHOLDER, 3)
 """Turn 1 cleared: the default placeholder is three words."""
@@ -37,9 +37,7 @@ class TestDecide:
         # so turn 1 (11 tokens) becomes the 3-token placeholder: 22 - 11 + 3 = 14.
         state, decided = play(ClearToolResults(20, 1), tool(10), user(2), tool(5), user(1))
 
-        assert CompactionTriggered(20, (2, 3, 4), (CLEARED,), (), 0, "", 0) == compaction(
-            decided[3]
-        )
+        assert CompactionTriggered(20, (CLEARED,), (), 0, "", 0) == compaction(decided[3])
         assert ((CLEARED,), [2, 3, 4], 14) == (
             state.window.warm,
             [t.turn for t in state.window.hot],
@@ -69,7 +67,11 @@ class TestDecide:
     def test_keep_zero_clears_the_newest_result_too(self) -> None:
         state, decided = play(ClearToolResults(5, 0), tool(10))
 
-        assert ((), (CLEARED,)) == (compaction(decided[0]).hot, state.window.warm)
+        assert ((CLEARED,), (), (CLEARED,)) == (
+            compaction(decided[0]).warm,
+            staying(state),
+            state.window.warm,
+        )
 
     def test_fewer_results_than_keep_clears_nothing(self) -> None:
         _, decided = play(ClearToolResults(10, 3), tool(10), tool(10))
@@ -171,7 +173,7 @@ class TestInPlace:
         state, decided = play(ClearToolResults(20, 1), *turns)
         window = state.window
         assert CompactionTriggered(
-            20, (1, 2, 3, 4), (), (), 0, "", 0, cleared=(WarmItem(2, PLACEHOLDER, 3),)
+            20, (), (), 0, "", 0, cleared=(WarmItem(2, PLACEHOLDER, 3),)
         ) == compaction(decided[3])
         assert ([1, 2, 3, 4], (), [2], 23 - 11 + 3) == (
             [t.turn for t in window.hot],

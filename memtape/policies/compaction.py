@@ -89,7 +89,6 @@ class TieredCompaction:
     def _compact(self, window: Window, turn: TurnAdded, total: int) -> CompactionTriggered:
         count = self.tokenizer.count
         hot = (*window.hot, turn)
-        held: list[int] = []
         warm: list[WarmItem] = []
         dropped: list[int] = []
         tokens = total
@@ -109,7 +108,6 @@ class TieredCompaction:
                     dropped.append(old.turn)
         for turns, pinned, salient in groups:
             if pinned:
-                held.extend([old.turn for old in turns])
                 continue
             for old in turns:
                 tokens -= old.tokens
@@ -119,7 +117,6 @@ class TieredCompaction:
                     tokens += item.tokens
                 else:
                     dropped.append(old.turn)
-        staying = [old.turn for old in hot[recent:]]
         waiting_items = len(window.warm)
         cold = 0
         gist, gist_tokens = window.gist, window.gist_tokens
@@ -132,7 +129,6 @@ class TieredCompaction:
             tokens += gist_tokens
         return CompactionTriggered(
             self.budget,
-            (*held, *staying) if held else tuple(staying),
             tuple(warm),
             tuple(dropped),
             cold,

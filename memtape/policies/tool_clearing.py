@@ -110,14 +110,8 @@ class ClearToolResults:
             return (turn,)
         warm = tuple(WarmItem(t.turn, self.placeholder, cost) for t, alone in found if alone)
         cleared = tuple(WarmItem(t.turn, self.placeholder, cost) for t, alone in found if not alone)
-        if warm:
-            gone = {item.turn for item in warm}
-            staying = tuple(t.turn for t in (*window.hot, turn) if t.turn not in gone)
-        else:
-            staying = (*(t.turn for t in window.hot), turn.turn)
         compaction = CompactionTriggered(
             self.budget,
-            staying,
             warm,
             (),
             0,
