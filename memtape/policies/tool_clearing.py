@@ -19,7 +19,7 @@ least one result, is one in the newest turn's unit
 """
 
 import math
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any, ClassVar
@@ -83,10 +83,31 @@ class ClearToolResults:
         return 1 if self.keep else 0
 
     def floor(self, window: Window) -> int:
-        """The least this policy may keep: the window with every clearable result cleared."""
+        """The least this policy may keep: the window with every clearable result cleared.
+
+        Only the tool results since the last clearing can be (see
+        ``_since_last_clearing``): each is found in HOT by its number
+        (``Window.tool_turns``), so the floor costs them, not HOT.
+        """
         cost = self.tokenizer.count(self.placeholder)
-        clearable = self._clearable(window.hot, newest(window).start, cost)
+        hot = window.hot
+        tools: list[TurnAdded] = []
+        tool_turns = window.tool_turns
+        for number in tool_turns[bisect_right(tool_turns, self._last_cleared(window)) :]:
+            at = bisect_left(hot, number, key=_number)
+            if at < len(hot) and hot[at].turn == number:
+                tools.append(hot[at])
+        clearable = self._clearable(tools, newest(window).start, cost)
         return window.tokens - sum(t.tokens - cost for t in clearable)
+
+    def _last_cleared(self, window: Window) -> int:
+        """The number of the newest tool result cleared (to WARM or in place), or 0."""
+        last = next(
+            (item.turn for item in reversed(window.warm) if item.text == self.placeholder), 0
+        )
+        if window.cleared:
+            last = max(last, window.cleared[len(window.cleared) - 1])
+        return last
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
@@ -146,11 +167,7 @@ class ClearToolResults:
         policy never shortens). On the way back, the results seen whose calls are
         further back say which turns sit inside a unit.
         """
-        last = next(
-            (item.turn for item in reversed(window.warm) if item.text == self.placeholder), 0
-        )
-        if window.cleared:
-            last = max(last, window.cleared[len(window.cleared) - 1])
+        last = self._last_cleared(window)
         tool_turns = window.tool_turns
         since = bisect_right(tool_turns, last)
         arrived = len(tool_turns) - since + (turn.role == TOOL)
@@ -178,3 +195,7 @@ class ClearToolResults:
                 found.append((candidate, alone))
         found.reverse()
         return found
+
+
+def _number(turn: TurnAdded) -> int:
+    return turn.turn
