@@ -18,7 +18,7 @@ from memtape.policies.session import Policies
 from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tokenizers import WordCount
 from memtape.policies.tool_clearing import PLACEHOLDER, ClearToolResults
-from memtape.policies.units import newest_with
+from memtape.policies.units import newest, newest_with
 from memtape.testing.strategies import turn_sequences
 from tests.playing import answering, calling, compaction, play, staying, tool, user, words
 
@@ -230,7 +230,13 @@ class TestInPlace:
 @attrs.frozen
 class WalkingBack(ClearToolResults):
     """The look back as it was before ``Window.tool_turns``: HOT walked back to the last
-    cleared result, the reference the quick look back must agree with."""
+    cleared result, the reference the quick look back must agree with; and the floor
+    as it was, with every HOT tool result looked at."""
+
+    def floor(self, window: Window) -> int:
+        cost = self.tokenizer.count(self.placeholder)
+        clearable = self._clearable(window.hot, newest(window).start, cost)
+        return window.tokens - sum(t.tokens - cost for t in clearable)
 
     def _since_last_clearing(
         self, window: Window, turn: TurnAdded, cost: int
@@ -283,6 +289,8 @@ class TestLookBack:
         quick, quick_decided = play(ClearToolResults(budget, keep), *turns[inherited:], state=start)
         walked, walked_decided = play(WalkingBack(budget, keep), *turns[inherited:], state=start)
         assert (walked_decided, walked) == (quick_decided, quick)
+        quick_floor = ClearToolResults(budget, keep).floor(quick.window)
+        assert WalkingBack(budget, keep).floor(walked.window) == quick_floor
 
     def test_a_chat_without_tool_turns_reads_no_turn_of_hot(self) -> None:
         state, _ = play(ClearToolResults(5, 1), user(3), user(3))
