@@ -105,7 +105,10 @@ def turn_then_compaction(
     without building the window in between, which nothing reads.
     """
     _check_next(window, turn)
-    hot = (*window.hot, turn)
+    # A long HOT grows by an append that shares its trie, not a copy of every turn.
+    hot: Sequence[TurnAdded] = (
+        window.hot.append(turn) if type(window.hot) is Seq else (*window.hot, turn)
+    )
     waiting = _waiting_after(window.waiting, turn) if turn.calls or turn.answers else window.waiting
     return _compact(
         window,
