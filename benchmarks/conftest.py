@@ -89,6 +89,11 @@ class Bench:
         stats = self.benchmark.stats
         return None if stats is None else float(stats.stats.median)
 
+    def record(self, name: str, value: float) -> None:
+        """Keep a figure that is not a time (a file's bytes) under ``name``, in a timed run."""
+        if self.timed:
+            self.medians[name] = value
+
     def note(self, line: str) -> None:
         """Add a line of figures to the summary of a timed run."""
         if self.timed:
@@ -125,6 +130,8 @@ class Target:
     least: float | None = None
     most: float | None = None
     issue: int = 2
+    unit: str = "s"
+    """What the two figures are: median times (``"s"``) or sizes (``"bytes"``)."""
 
     def met(self, ratio: float) -> bool:
         """Whether ``ratio`` lies within the bound."""
@@ -211,6 +218,21 @@ TARGETS = (
         issue=14,
     ),
     Target(
+        "clear-tool-results / none, 20k chat turns, no tool turn: per command",
+        slower="chat-clear-20k",
+        faster="chat-none-20k",
+        most=2,
+        issue=14,
+    ),
+    Target(
+        "clear-tool-results / none, 20k generated support turns: run file",
+        slower="bytes-clear-20k",
+        faster="bytes-none-20k",
+        most=2,
+        issue=14,
+        unit="bytes",
+    ),
+    Target(
         "rolling-summary, 10k-turn bench cell: llm summarizer, warm cache / salient",
         slower="llm-warm-10k",
         faster="salient-10k",
@@ -269,6 +291,12 @@ TIME_LIMITS = (
         "SQLite store, live appends: 2,000 commands, one transaction each",
         name="store-append-2000",
         most=1.0,
+        issue=14,
+    ),
+    TimeLimit(
+        "memtape check of the 20k-turn support run under clear-tool-results",
+        name="check-clear-20k",
+        most=10.0,
         issue=14,
     ),
 )
@@ -333,6 +361,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     session.config.stash[REPORT] = lines
 
 
+def megabytes(value: float, width: int) -> str:
+    """A size for the targets' table, in megabytes."""
+    return f"{value / 1e6:{width}.2f} MB"
+
+
 def _ratio(target: Target, medians: dict[str, float], lines: list[str]) -> float | None:
     """Add the line of ``target``'s ratio to ``lines``; the ratio, or None if not measured."""
     slower, faster = medians.get(target.slower), medians.get(target.faster)
@@ -340,9 +373,8 @@ def _ratio(target: Target, medians: dict[str, float], lines: list[str]) -> float
         lines.append(f"  {target.label:<70} not measured")
         return None
     ratio = slower / faster
-    lines.append(
-        f"  {target.label:<70} {seconds(slower, 7)} / {seconds(faster, 6)} = {ratio:6.2f}x"
-    )
+    shown = megabytes if target.unit == "bytes" else seconds
+    lines.append(f"  {target.label:<70} {shown(slower, 7)} / {shown(faster, 6)} = {ratio:6.2f}x")
     return ratio
 
 

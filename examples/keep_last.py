@@ -76,8 +76,7 @@ class KeepLast:
             total -= oldest.tokens
         if not dropped:
             return (turn,)
-        kept = tuple(t.turn for t in hot)
         compaction = CompactionTriggered(
-            self.budget, kept, (), tuple(dropped), 0, window.gist, window.gist_tokens
+            self.budget, (), tuple(dropped), 0, window.gist, window.gist_tokens
         )
         return (turn, compaction)

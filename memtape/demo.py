@@ -69,7 +69,7 @@ def compaction_walkthrough(scenario: Scenario, color: bool) -> Iterator[str]:
 
 
 def _compaction_line(event: CompactionTriggered, after: State, color: bool) -> str:
-    hot = ", ".join(str(t) for t in event.hot) or "none"
+    hot = ", ".join(str(t.turn) for t in after.window.hot) or "none"
     warm = ", ".join(str(i.turn) for i in event.warm) or "none"
     dropped = ", ".join(str(t) for t in event.dropped) or "none"
     cooled = after.window.cold[len(after.window.cold) - event.cold :] if event.cold else []

@@ -17,7 +17,8 @@ first that breaks the invariant; 0 stands for the initial state or the
 run's header.
 """
 
-from collections.abc import Callable, Mapping, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -658,6 +659,30 @@ class _Links:
         return []
 
 
+class HotByNumber(Mapping[int, TurnAdded]):
+    """HOT's turns by number, looked up by bisection (HOT is in turn order), not copied."""
+
+    def __init__(self, hot: Sequence[TurnAdded]) -> None:
+        self._hot = hot
+
+    def __getitem__(self, number: int) -> TurnAdded:
+        hot = self._hot
+        at = bisect_left(hot, number, key=_turn_number)
+        if at == len(hot) or hot[at].turn != number:
+            raise KeyError(number)
+        return hot[at]
+
+    def __iter__(self) -> Iterator[int]:
+        return (turn.turn for turn in self._hot)
+
+    def __len__(self) -> int:
+        return len(self._hot)
+
+
+def _turn_number(turn: TurnAdded) -> int:
+    return turn.turn
+
+
 class StepChecker:
     """The per-command checks of a run, fed one command's batch at a time.
 
@@ -707,6 +732,7 @@ class StepChecker:
         violations: list[Violation] = []
         touched_window = touched_store = compacted = False
         arrivals: list[TurnAdded] = []
+        leaving: list[int] = []
         state = self.state
         for position, event in enumerate(events, start=start + 1):
             try:
@@ -729,6 +755,10 @@ class StepChecker:
                     self.pinned[event.turn] = event
             elif isinstance(event, CompactionTriggered):
                 compacted = True
+                # The fold took out of HOT exactly what the event moves (it refuses
+                # an event naming a turn HOT does not hold): what left, at its cost.
+                leaving.extend(item.turn for item in event.warm)
+                leaving.extend(event.dropped)
             elif isinstance(event, _STORE_EVENTS):
                 touched_store = True
                 if isinstance(event, Evicted) and weakest and forgetting is not None:
@@ -755,7 +785,9 @@ class StepChecker:
                     arrived=len(arrivals),
                 )
             )
-        violations.extend(self._moves(window, arrivals, promised, compacted=compacted, at=end))
+        violations.extend(
+            self._moves(window, arrivals, leaving, promised, compacted=compacted, at=end)
+        )
         if touched_store and forgetting is not None:
             violations.extend(check_forgetting(forgetting, state, at=end))
         return violations
@@ -764,22 +796,25 @@ class StepChecker:
         self,
         window: Window,
         arrivals: Sequence[TurnAdded],
+        leaving: Sequence[int],
         promised: frozenset[str],
         *,
         compacted: bool,
         at: int,
     ) -> list[Violation]:
-        """Follow HOT to ``window``; what the turns that arrived in it or left it break of
-        WELL_FORMED and PINNED, when promised."""
+        """Follow HOT to ``window``, the compactions having moved the turns ``leaving`` out of
+        it; what the turns that arrived in it or left it break of WELL_FORMED and PINNED,
+        when promised. HOT is read by turn number, never walked."""
         if not compacted:
             if WELL_FORMED not in promised:
                 return []
             return [
                 found for turn in arrivals for found in self._links.arrived(turn, self._hot, at=at)
             ][:1]
-        now = {turn.turn: turn for turn in window.hot}
-        left = [number for number in self._hot if number not in now]
-        self._hot = {number: self._hot[number] for number in now if number in self._hot}
+        now = HotByNumber(window.hot)
+        left = sorted(number for number in leaving if number in self._hot)
+        for number in left:
+            del self._hot[number]
         violations: list[Violation] = []
         if WELL_FORMED in promised:
             for turn in arrivals:

@@ -325,7 +325,6 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         cleared = tuple(WarmItem(i.turn, masks.text(i.text), i.tokens) for i in event.cleared)
         return CompactionTriggered(
             event.budget,
-            event.hot,
             warm,
             event.dropped,
             event.cold,
@@ -333,6 +332,7 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
             event.gist_tokens,
             asked,
             cleared,
+            event.kept,
         )
     if isinstance(event, FactWritten):
         return FactWritten(

@@ -125,9 +125,8 @@ class SplitsCalls(SlidingWindow):
             drop += 1
         if not drop:
             return (turn,)
-        staying = tuple(t.turn for t in hot[drop:])
         dropped = tuple(t.turn for t in hot[:drop])
-        return (turn, CompactionTriggered(self.budget, staying, (), dropped, 0, "", 0))
+        return (turn, CompactionTriggered(self.budget, (), dropped, 0, "", 0))
 
 
 @attrs.frozen

@@ -36,6 +36,12 @@ def play(
     return state, decided
 
 
+def staying(state: State) -> tuple[int, ...]:
+    """The numbers of the turns HOT holds: what a compaction kept, read from the state after
+    it (a version-3 compaction names only what moves)."""
+    return tuple(turn.turn for turn in state.window.hot)
+
+
 def compaction(events: tuple[Event, ...]) -> CompactionTriggered:
     """The compaction of a turn's two events (a test fails if there is none)."""
     assert 2 == len(events)

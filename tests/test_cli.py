@@ -658,9 +658,9 @@ class TestTimelineJson:
     def test_compaction_event_carries_the_whole_decision(self, cli: Cli) -> None:
         row = timeline_json(cli, "refund-desk")[14]
 
-        assert (15, [9, 10], [8], [], 2, 4) == (
+        assert (15, [], [8], [], 2, 4) == (
             row["at"],
-            row["event"]["hot"],
+            [name for name in ("hot", "kept") if name in row["event"]],
             [item["turn"] for item in row["event"]["warm"]],
             row["event"]["dropped"],
             row["event"]["cold"],
@@ -1117,7 +1117,7 @@ BAD_LOGS: dict[str, tuple[Callable[[list[str]], list[str]], tuple[str, ...]]] = 
         ("line 1", "budget"),
     ),
     "event that does not fit its state": (
-        _edit(5, lambda line: line["event"].__setitem__("hot", [3, 99])),
+        _edit(5, lambda line: line["event"].__setitem__("dropped", [99])),
         ("step 4", "line 5"),
     ),
     "empty file": (lambda ls: [], ("empty",)),
@@ -1219,7 +1219,6 @@ class TestVerboseLogging:
         assert [] == [
             part
             for part in (
-                "hot=[3, 4]",
                 "dropped=[1]",
                 "window_before=41",
                 "window_after=29",

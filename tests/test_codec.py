@@ -60,17 +60,15 @@ EVENTS: list[Event] = [
     TurnAdded(1, "user", "hello × there", 3, salient=False),
     CompactionTriggered(
         40,
-        (9, 10),
         (WarmItem(8, "bare text", 2), WarmItem(7, "more", 1)),
         (6, 5),
         2,
         "[2 earlier turns summarized]",
         4,
     ),
-    CompactionTriggered(40, (), (), (), 0, "", 0),
+    CompactionTriggered(40, (), (), 0, "", 0),
     CompactionTriggered(
         40,
-        (3,),
         (WarmItem(2, "the summary", 2),),
         (),
         1,
@@ -92,7 +90,7 @@ EVENTS: list[Event] = [
     Consolidated((), (), ()),
     Queried("who is the user", "name", 3, (2, 1), (AWKWARD, 1 / 3)),
     Queried("", "", 1, (), ()),
-    CompactionTriggered(40, (1, 2), (), (), 0, "", 0, cleared=(WarmItem(1, "[cleared]", 1),)),
+    CompactionTriggered(40, (), (), 0, "", 0, cleared=(WarmItem(1, "[cleared]", 1),)),
 ]
 
 COMMANDS: list[Command] = [
@@ -123,9 +121,12 @@ def _event_back(event: Event) -> Event:
     return event_from_data(_name(event), event.VERSION, _through_json(event_data(event)))
 
 
-def _bad_event(type_name: str, data: Any, version: int = 1) -> str:
+def _bad_event(type_name: str, data: Any, version: int | None = None) -> str:
+    """The one line a bad event's fields get, read at ``version`` (default: the current)."""
+    cls = EVENT_TYPES.get(type_name)
+    current = version if version is not None else cls.VERSION if cls is not None else 1
     with pytest.raises(BadInput) as caught:
-        event_from_data(type_name, version, data)
+        event_from_data(type_name, current, data)
     return str(caught.value)
 
 
@@ -149,14 +150,13 @@ class TestEventRoundTrip:
     def test_nested_parts_become_plain_data(self) -> None:
         assert {
             "budget": 40,
-            "hot": [3],
             "warm": [{"turn": 2, "text": "t", "tokens": 1}],
             "dropped": [1],
             "cold": 0,
             "gist": "",
             "gist_tokens": 0,
         } == _through_json(
-            event_data(CompactionTriggered(40, (3,), (WarmItem(2, "t", 1),), (1,), 0, "", 0))
+            event_data(CompactionTriggered(40, (WarmItem(2, "t", 1),), (1,), 0, "", 0))
         )
 
     def test_floats_keep_full_precision(self) -> None:
@@ -176,7 +176,7 @@ class TestEventRoundTrip:
         back = _event_back(EVENTS[1])
         assert isinstance(back, CompactionTriggered)
 
-        assert (tuple, tuple, tuple) == (type(back.hot), type(back.warm), type(back.dropped))
+        assert (tuple, tuple) == (type(back.warm), type(back.dropped))
 
     def test_a_model_call_comes_back_exactly(self) -> None:
         assert EVENTS[3] == _event_back(EVENTS[3])
@@ -281,12 +281,12 @@ class TestEventStrictness:
 
     def test_every_problem_is_named_in_one_line(self) -> None:
         data = event_data(EVENTS[1])
-        data["hot"] = None
+        data["dropped"] = None
         data["warm"][0] = "x"
         message = _bad_event("CompactionTriggered", data)
         assert (
-            "CompactionTriggered.hot must be a list, got null; "
-            "CompactionTriggered.warm[0] must be an object of fields"
+            "CompactionTriggered.warm[0] must be an object of fields; "
+            "CompactionTriggered.dropped must be a list, got null"
         ) == message
 
     def test_an_unknown_type_is_named(self) -> None:
@@ -381,15 +381,15 @@ class TestCodecCoversEveryField:
         assert written == list(event_data(event))
 
     def test_a_compaction_that_asked_no_model_writes_no_asked_field(self) -> None:
-        assert "asked" not in event_data(CompactionTriggered(40, (), (), (), 0, "", 0))
+        assert "asked" not in event_data(CompactionTriggered(40, (), (), 0, "", 0))
 
     def test_a_line_without_the_omitted_field_reads_back_by_the_fast_path(self) -> None:
-        data = event_data(CompactionTriggered(40, (1,), (), (), 0, "", 0))
+        data = event_data(CompactionTriggered(40, (), (), 0, "", 0))
 
-        assert CompactionTriggered(40, (1,), (), (), 0, "", 0) == _FAST[CompactionTriggered](data)
+        assert CompactionTriggered(40, (), (), 0, "", 0) == _FAST[CompactionTriggered](data)
 
     def test_the_fast_path_declines_an_extra_field_beside_an_omitted_one(self) -> None:
-        data = {**event_data(CompactionTriggered(40, (1,), (), (), 0, "", 0)), "extra": 1}
+        data = {**event_data(CompactionTriggered(40, (), (), 0, "", 0)), "extra": 1}
 
         with pytest.raises(_Declined):
             _FAST[CompactionTriggered](data)
@@ -399,24 +399,24 @@ class TestClearedInPlace:
     """A compaction that clears nothing in place writes the line a version-1 one did."""
 
     def test_an_empty_cleared_is_left_out_and_read_back_as_empty(self) -> None:
-        event = CompactionTriggered(40, (3,), (), (1,), 0, "", 0)
+        event = CompactionTriggered(40, (), (1,), 0, "", 0)
         data = event_data(event)
         assert ("cleared" not in data, event) == (
             True,
-            event_from_data("CompactionTriggered", 2, data),
+            event_from_data("CompactionTriggered", 3, data),
         )
 
     def test_a_cleared_turn_is_written_and_read_back(self) -> None:
         cleared = (WarmItem(1, "[x]", 1),)
-        event = CompactionTriggered(40, (1, 3), (), (), 0, "", 0, cleared=cleared)
+        event = CompactionTriggered(40, (), (), 0, "", 0, cleared=cleared)
         data = event_data(event)
         assert ([{"turn": 1, "text": "[x]", "tokens": 1}], event) == (
             data["cleared"],
-            event_from_data("CompactionTriggered", 2, data),
+            event_from_data("CompactionTriggered", 3, data),
         )
 
     def test_the_fast_path_builds_both_shapes(self) -> None:
-        bare = event_data(CompactionTriggered(40, (3,), (), (1,), 0, "", 0))
+        bare = event_data(CompactionTriggered(40, (), (1,), 0, "", 0))
         full = {**bare, "cleared": [{"turn": 3, "text": "x", "tokens": 1}]}
         build = _FAST[CompactionTriggered]
         assert ((), 3) == (build(bare).cleared, build(full).cleared[0].turn)
@@ -495,5 +495,5 @@ class TestListsAreLists:
             "gist_tokens": 0,
         }
 
-        with pytest.raises(BadInput, match=r"^CompactionTriggered\.hot must be a list, got "):
+        with pytest.raises(BadInput, match=r"^CompactionTriggered version 2 .*hot must be a list"):
             event_from_data("CompactionTriggered", 1, data)

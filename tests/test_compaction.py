@@ -12,7 +12,7 @@ from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
 from memtape.core.state import INITIAL_STATE
 from memtape.policies.compaction import TieredCompaction, gist_for
 from memtape.policies.tokenizers import WordCount
-from tests.playing import answering, calling, compaction, pinned, play, words
+from tests.playing import answering, calling, compaction, pinned, play, staying, words
 
 
 def _user(n: int) -> AddTurn:
@@ -129,10 +129,10 @@ class TestCompaction:
         assert 6 - 1 == state.window.warm[0].tokens
 
     def test_hot_n_zero_moves_every_turn_out_of_hot(self) -> None:
-        state, decided = play(TieredCompaction(10, 0), _tool(4), _user(5))
+        state, _decided = play(TieredCompaction(10, 0), _tool(4), _user(5))
 
         assert ((), [], [1], [2], 4) == (
-            compaction(decided[1]).hot,
+            staying(state),
             list(state.window.hot),
             [w.turn for w in state.window.warm],
             list(state.window.dropped),
@@ -143,7 +143,7 @@ class TestCompaction:
         state, decided = play(TieredCompaction(10, 5), _user(5), _user(5))
 
         assert ((1, 2), (), (), 0, 12) == (
-            compaction(decided[1]).hot,
+            staying(state),
             compaction(decided[1]).warm,
             compaction(decided[1]).dropped,
             compaction(decided[1]).cold,
@@ -219,50 +219,50 @@ class TestUnits:
     def test_a_call_and_its_result_go_warm_together(self) -> None:
         # 3 + 3 + 3 + 4 = 13 > 10; hot_n 1 keeps turn 4; the unit [2, 3] holds a salient
         # result, so the call goes WARM with it; the chatter of turn 1 is dropped.
-        _, decided = play(
+        state, decided = play(
             TieredCompaction(10, 1), _user(2), calling("c1"), answering("c1"), _user(3)
         )
         event = compaction(decided[3])
         assert ((4,), (2, 3), (1,)) == (
-            event.hot,
+            staying(state),
             tuple(item.turn for item in event.warm),
             event.dropped,
         )
 
     def test_a_unit_with_nothing_salient_is_dropped_whole(self) -> None:
-        _, decided = play(
+        state, decided = play(
             TieredCompaction(10, 1), calling("c1"), answering("c1", salient=False), _user(5)
         )
         assert ((3,), (), (1, 2)) == (
-            compaction(decided[2]).hot,
+            staying(state),
             compaction(decided[2]).warm,
             compaction(decided[2]).dropped,
         )
 
     def test_a_result_among_the_last_turns_keeps_its_call_and_the_floor_grows(self) -> None:
         policy = TieredCompaction(12, 1)
-        state, decided = play(policy, _user(5), calling("c1", n=4), answering("c1", n=4))
-        assert ((2, 3), 10) == (compaction(decided[2]).hot, policy.floor(state.window))
+        state, _decided = play(policy, _user(5), calling("c1", n=4), answering("c1", n=4))
+        assert ((2, 3), 10) == (staying(state), policy.floor(state.window))
 
     def test_a_call_that_waits_holds_the_turns_after_it(self) -> None:
-        state, decided = play(TieredCompaction(5, 1), calling("c1"), _user(2), _user(2))
+        state, _decided = play(TieredCompaction(5, 1), calling("c1"), _user(2), _user(2))
         assert ([1, 2, 3], (1, 2, 3)) == (
             [t.turn for t in state.window.hot],
-            compaction(decided[2]).hot,
+            staying(state),
         )
 
     def test_once_answered_the_unit_folds_whole(self) -> None:
         turns = (calling("c1"), _user(2), answering("c1"), _user(4))
-        _, decided = play(TieredCompaction(8, 1), *turns)
+        state, decided = play(TieredCompaction(8, 1), *turns)
         assert ((4,), (1, 2, 3)) == (
-            compaction(decided[3]).hot,
+            staying(state),
             tuple(item.turn for item in compaction(decided[3]).warm),
         )
 
     def test_without_tool_calls_nothing_changes(self) -> None:
         """Every turn is its own unit: the seed's split, turn for turn."""
         _, decided = play(TieredCompaction(20, 2), _user(5), _tool(5), _user(5), _user(5))
-        assert CompactionTriggered(20, (3, 4), (WarmItem(2, words(5), 5),), (1,), 0, "", 0) == (
+        assert CompactionTriggered(20, (WarmItem(2, words(5), 5),), (1,), 0, "", 0) == (
             compaction(decided[3])
         )
 
@@ -272,7 +272,7 @@ class TestPinned:
         policy = TieredCompaction(10, 1)
         state, decided = play(policy, pinned("system", 4), _user(3), _user(3))
         assert ((1, 3), (2,), 5 + 4) == (
-            compaction(decided[2]).hot,
+            staying(state),
             compaction(decided[2]).dropped,
             policy.floor(state.window),
         )

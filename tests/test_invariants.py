@@ -205,7 +205,7 @@ class TestBudget:
     def test_a_compaction_leaving_the_window_over_budget_with_warm_items_is_caught(self) -> None:
         """A compaction that folds a turn WARM but pushes nothing COLD, 12 tokens over a budget
         of 10, breaks the budget at its position."""
-        compaction = CompactionTriggered(10, (2,), (WarmItem(1, "a b c d e f g", 7),), (), 0, "", 0)
+        compaction = CompactionTriggered(10, (WarmItem(1, "a b c d e f g", 7),), (), 0, "", 0)
         run = run_of(
             (AddTurn("tool", "x"), (turn(1, 8, salient=True),)),
             (AddTurn("user", "y"), (turn(2, 5), compaction)),
@@ -218,7 +218,7 @@ class TestBudget:
 
     def test_a_window_over_budget_with_nothing_warm_is_allowed(self) -> None:
         """HOT alone over the budget, WARM empty: nothing more could be done."""
-        compaction = CompactionTriggered(10, (2,), (), (1,), 0, "", 0)
+        compaction = CompactionTriggered(10, (), (1,), 0, "", 0)
         run = run_of(
             (AddTurn("user", "x"), (turn(1, 3),)),
             (AddTurn("user", "y"), (turn(2, 12), compaction)),
@@ -230,7 +230,7 @@ class TestHot:
     def test_a_compaction_keeping_more_than_hot_n_turns_is_caught(self) -> None:
         """With hot_n = 1, a compaction that keeps both turns HOT is reported; it also keeps 12
         tokens where the policy's floor (the last turn) is 6, over the budget of 10."""
-        compaction = CompactionTriggered(10, (1, 2), (), (), 0, "", 0)
+        compaction = CompactionTriggered(10, (), (), 0, "", 0)
         run = run_of(
             (AddTurn("user", "x"), (turn(1, 6),)),
             (AddTurn("user", "y"), (turn(2, 6), compaction)),
@@ -677,7 +677,7 @@ class Normalized(ImportanceRecencyAccess):
 class TestPromises:
     def test_a_budget_not_promised_is_not_checked(self) -> None:
         """The run the budget test builds passes under a policy that promises no budget."""
-        compaction = CompactionTriggered(10, (2,), (WarmItem(1, "a b c d e f g", 7),), (), 0, "", 0)
+        compaction = CompactionTriggered(10, (WarmItem(1, "a b c d e f g", 7),), (), 0, "", 0)
         run = run_of(
             (AddTurn("tool", "x"), (turn(1, 8, salient=True),)),
             (AddTurn("user", "y"), (turn(2, 5), compaction)),
@@ -789,7 +789,7 @@ def dropping(number: int, *dropped: int, hot: tuple[int, ...]) -> Batch:
     """Turn ``number`` (chatter) arriving, and a compaction dropping ``dropped``."""
     return AddTurn("user", f"turn {number}"), (
         turn(number, 2),
-        CompactionTriggered(100, hot, (), dropped, 0, "", 0),
+        CompactionTriggered(100, (), dropped, 0, "", 0),
     )
 
 
@@ -803,7 +803,7 @@ class TestWellFormed:
             [
                 call_turn(1, "a"),
                 result_turn(2, "a"),
-                CompactionTriggered(9, (2,), (), (1,), 0, "", 0),
+                CompactionTriggered(9, (), (1,), 0, "", 0),
             ]
         )
         message = "turn 2 answers 'a', whose call is not HOT"
@@ -814,7 +814,7 @@ class TestWellFormed:
             [
                 call_turn(1, "a"),
                 result_turn(2, "a"),
-                CompactionTriggered(9, (1,), (), (2,), 0, "", 0),
+                CompactionTriggered(9, (), (2,), 0, "", 0),
             ]
         )
         message = "turn 1 calls 'a', whose result has left HOT"
@@ -862,13 +862,13 @@ class TestPinned:
     @pytest.mark.parametrize(
         ("compaction", "message"),
         [
-            (CompactionTriggered(9, (2,), (), (1,), 0, "", 0), "pinned turn 1 is DROPPED now"),
+            (CompactionTriggered(9, (), (1,), 0, "", 0), "pinned turn 1 is DROPPED now"),
             (
-                CompactionTriggered(9, (2,), (WarmItem(1, "rules", 1),), (), 0, "", 0),
+                CompactionTriggered(9, (WarmItem(1, "rules", 1),), (), 0, "", 0),
                 "pinned turn 1 is WARM now",
             ),
             (
-                CompactionTriggered(9, (1, 2), (), (), 0, "", 0, cleared=(WarmItem(1, "[x]", 1),)),
+                CompactionTriggered(9, (), (), 0, "", 0, cleared=(WarmItem(1, "[x]", 1),)),
                 "pinned turn 1 is HOT but reads '[x]', not as it arrived",
             ),
         ],
@@ -886,7 +886,7 @@ class TestPinned:
 class TestVerbatimUnits:
     def test_a_result_among_the_last_turns_needs_its_call_and_what_is_between(self) -> None:
         events = [call_turn(1, "a"), turn(2, 2), turn(3, 2), result_turn(4, "a")]
-        state = fold([*events, CompactionTriggered(9, (1, 3, 4), (), (2,), 0, "", 0)])
+        state = fold([*events, CompactionTriggered(9, (), (2,), 0, "", 0)])
         arrived = {t.turn: t for t in events}
         message = (
             "HOT holds turns [1, 3, 4] of the unit(s) of the last 1, not every turn from 1 to 4"
@@ -897,7 +897,7 @@ class TestVerbatimUnits:
 
     def test_the_whole_unit_kept_is_no_violation(self) -> None:
         events = [turn(1, 2), call_turn(2, "a"), turn(3, 2), result_turn(4, "a")]
-        state = fold([*events, CompactionTriggered(9, (2, 3, 4), (), (1,), 0, "", 0)])
+        state = fold([*events, CompactionTriggered(9, (), (1,), 0, "", 0)])
         assert [] == check_verbatim(state.window, 1, {t.turn: t for t in events}, at=5)
 
 
@@ -916,9 +916,7 @@ def test_the_step_checker_and_the_whole_window_check_agree(data: st.DataObject) 
         hot = [t.turn for t in (*session.state.window.hot, events[0])]
         drop = data.draw(st.integers(0, len(hot) - 1))
         if drop:
-            events.append(
-                CompactionTriggered(100, tuple(hot[drop:]), (), tuple(hot[:drop]), 0, "", 0)
-            )
+            events.append(CompactionTriggered(100, (), tuple(hot[:drop]), 0, "", 0))
         session.run.append(command, events)
         step = [
             v

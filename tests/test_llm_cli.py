@@ -28,7 +28,7 @@ from tests.llm_server import ChatServer
 
 ROOT = Path(__file__).resolve().parent.parent
 
-V1_COMPACTION_FIELDS = ["budget", "hot", "warm", "dropped", "cold", "gist", "gist_tokens"]
+COMPACTION_FIELDS = ["budget", "warm", "dropped", "cold", "gist", "gist_tokens"]
 
 
 def _record(tmp_path: Path, server: ChatServer, **tables: str) -> Path:
@@ -75,8 +75,8 @@ class TestRecorded:
 
         assert 3 == len(compactions)
         for line in compactions:
-            assert 2 == line["v"]
-            assert [*V1_COMPACTION_FIELDS, "asked"] == list(line["event"])
+            assert 3 == line["v"]
+            assert [*COMPACTION_FIELDS, "asked"] == list(line["event"])
             (call,) = line["event"]["asked"]
             assert [
                 "output",
@@ -445,4 +445,4 @@ def test_a_compaction_event_without_a_call_is_a_v1_line_with_a_new_version(
         line for line in lines_of(out)[1:] if line["type"] == CompactionTriggered.__name__
     ]
     assert compactions
-    assert all(V1_COMPACTION_FIELDS == list(line["event"]) for line in compactions)
+    assert all(COMPACTION_FIELDS == list(line["event"]) for line in compactions)

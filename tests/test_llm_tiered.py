@@ -342,7 +342,6 @@ class TestGistInvariant:
             state,
             CompactionTriggered(
                 9,
-                (cold + 1,),
                 tuple(WarmItem(n + 1, "a b", 2) for n in range(cold)),
                 (),
                 cold,

@@ -18,6 +18,7 @@ from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.recorded import CompactionRecord, RecordedCompaction
 from memtape.policies.session import Policies, Session
 from memtape.policies.tokenizers import O200kBase, WordCount
+from memtape.runfiles import load_run
 from tests.playing import answering, calling, compaction, play, tool, user
 from tests.transcripts import fixture
 
@@ -50,7 +51,6 @@ class TestDecide:
         assert (
             CompactionTriggered(
                 1000,
-                (4,),
                 (WarmItem(1, "", 0), WarmItem(2, "", 0), WarmItem(3, SUMMARY, 8)),
                 (),
                 2,
@@ -180,10 +180,11 @@ class TestClaudeSession:
         ]
         ((index, compacted),) = compactions
         summary = json.loads(SESSION.read_text("utf-8").splitlines()[21])["message"]["content"]
+        after = load_run(run).session.run.state_at(compacted["at"])
         assert (11, 11, [11]) == (
             compacted["step"],
             events[index - 1]["event"]["turn"],
-            compacted["event"]["hot"],
+            [turn.turn for turn in after.window.hot],
         )
         warm = compacted["event"]["warm"]
         assert ([10, summary], 9) == (

@@ -393,7 +393,7 @@ class TestPlaceholders:
         first = redact(saved(tmp_path, "refund-desk")).run.events[0]
 
         assert isinstance(first, TurnAdded)
-        assert " ".join(f"0d3ddc01.{n}" for n in range(1, 11)) == first.text
+        assert " ".join(f"2781f791.{n}" for n in range(1, 11)) == first.text
 
 
 class TestQueries:

@@ -32,7 +32,7 @@ EVENTS: list[Event] = [
     FactWritten(2, "name", "Dana S.", 0.9),
     Superseded(1, 2),
     TurnAdded(2, "user", "and more", 3, salient=False),
-    CompactionTriggered(4, (2,), (), (1,), 0, "", 0),
+    CompactionTriggered(4, (), (1,), 0, "", 0),
     FactWritten(3, "chitchat", "rain", 0.2),
     Evicted(3, 0.2),
     Consolidated((1,), (), ()),

@@ -19,7 +19,7 @@ from memtape.policies.summarizers import SalientTexts
 from memtape.policies.tokenizers import WordCount
 from memtape.reducers import fold
 from memtape.runfiles import load_run, save_run
-from tests.playing import answering, calling, compaction, pinned, play, tool, user
+from tests.playing import answering, calling, compaction, pinned, play, staying, tool, user
 
 
 @attrs.define
@@ -56,7 +56,7 @@ class TestDecide:
         text = "t0 t1 t2 t3 t4"
 
         assert CompactionTriggered(
-            20, (3, 4), (WarmItem(1, "", 0), WarmItem(2, text, 5)), (), 1, "", 0
+            20, (WarmItem(1, "", 0), WarmItem(2, text, 5)), (), 1, "", 0
         ) == compaction(decided[3])
         assert ((WarmItem(2, text, 5),), [1], 5 + 6 + 6) == (
             state.window.warm,
@@ -71,7 +71,7 @@ class TestDecide:
         state, decided = play(RollingSummary(20, 2, 10), *turns)
 
         assert CompactionTriggered(
-            20, (4, 5), (WarmItem(3, "t0 t1 t2 t3 t4", 5),), (), 1, "", 0
+            20, (WarmItem(3, "t0 t1 t2 t3 t4", 5),), (), 1, "", 0
         ) == compaction(decided[4])
         assert ([1, 2], [3]) == (list(state.window.cold), [w.turn for w in state.window.warm])
 
@@ -88,7 +88,7 @@ class TestDecide:
         state, decided = play(RollingSummary(20, 2), user(5), user(5), user(5), user(5))
 
         assert CompactionTriggered(
-            20, (3, 4), (WarmItem(1, "", 0), WarmItem(2, "", 0)), (), 2, "", 0
+            20, (WarmItem(1, "", 0), WarmItem(2, "", 0)), (), 2, "", 0
         ) == compaction(decided[3])
         assert ((), [1, 2], 12) == (
             state.window.warm,
@@ -102,9 +102,9 @@ class TestDecide:
         assert [[TurnAdded], [TurnAdded]] == [[type(e) for e in d] for d in decided]
 
     def test_keep_zero_folds_the_newest_turn_too(self) -> None:
-        state, decided = play(RollingSummary(5, 0, 5), tool(9))
+        state, _decided = play(RollingSummary(5, 0, 5), tool(9))
 
-        assert ((), ()) == (compaction(decided[0]).hot, state.window.hot)
+        assert ((), ()) == (staying(state), state.window.hot)
         assert (WarmItem(1, "t4 t5 t6 t7 t8", 5),) == state.window.warm
 
     def test_inherited_warm_items_are_the_previous_summary(self) -> None:
@@ -242,19 +242,19 @@ class TestUnits:
         # 3 + 3 + 3 + 6 = 15 > 12: keep 1 would fold turns 1 and 2; the unit [1, 2, 3]
         # is one, so the call, its result and the turn between fold together.
         turns = (calling("c1"), user(2), answering("c1"), user(5))
-        _, decided = play(RollingSummary(12, 1, 6), *turns)
+        state, decided = play(RollingSummary(12, 1, 6), *turns)
         event = compaction(decided[3])
-        assert ((4,), (1, 2, 3)) == (event.hot, tuple(item.turn for item in event.warm))
+        assert ((4,), (1, 2, 3)) == (staying(state), tuple(item.turn for item in event.warm))
 
     def test_a_result_kept_keeps_its_call(self) -> None:
         policy = RollingSummary(12, 1, 6)
-        state, decided = play(policy, user(5), calling("c1", n=4), answering("c1", n=4))
-        assert ((2, 3), 10) == (compaction(decided[2]).hot, policy.floor(state.window))
+        state, _decided = play(policy, user(5), calling("c1", n=4), answering("c1", n=4))
+        assert ((2, 3), 10) == (staying(state), policy.floor(state.window))
 
     def test_a_pinned_turn_is_never_folded(self) -> None:
         policy = RollingSummary(12, 1, 6)
-        state, decided = play(policy, pinned("system", 3), user(4), user(4))
-        assert ((1, 3), 4 + 5) == (compaction(decided[2]).hot, policy.floor(state.window))
+        state, _decided = play(policy, pinned("system", 3), user(4), user(4))
+        assert ((1, 3), 4 + 5) == (staying(state), policy.floor(state.window))
 
     def test_nothing_foldable_is_no_compaction(self) -> None:
         """All of HOT in one unit with a call waiting: over budget, nothing can go."""

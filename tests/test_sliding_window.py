@@ -15,7 +15,7 @@ from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORM
 from memtape.policies.session import Policies
 from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tokenizers import Cl100kBase, WordCount
-from tests.playing import answering, calling, compaction, pinned, play, tool, user, words
+from tests.playing import answering, calling, compaction, pinned, play, staying, tool, user, words
 
 
 class TestDecide:
@@ -28,14 +28,14 @@ class TestDecide:
         # 6 + 6 + 6 + 6 = 24 > 20; without turn 1, 18.
         state, decided = play(SlidingWindow(20), user(5), user(5), user(5), user(5))
 
-        assert CompactionTriggered(20, (2, 3, 4), (), (1,), 0, "", 0) == compaction(decided[3])
+        assert CompactionTriggered(20, (), (1,), 0, "", 0) == compaction(decided[3])
         assert (18, [1]) == (state.window.tokens, list(state.window.dropped))
 
     def test_as_many_turns_go_as_it_takes(self) -> None:
         # 6 + 6 + 6 + 16 = 34: dropping 1 and 2 leaves 22, dropping 3 too leaves 16.
         state, decided = play(SlidingWindow(20), user(5), user(5), user(5), user(15))
 
-        assert ((4,), (1, 2, 3)) == (compaction(decided[3]).hot, compaction(decided[3]).dropped)
+        assert ((4,), (1, 2, 3)) == (staying(state), compaction(decided[3]).dropped)
         assert 16 == state.window.tokens
 
     def test_salient_turns_are_dropped_like_chatter(self) -> None:
@@ -66,7 +66,7 @@ class TestDecide:
         inherited, _ = play(TieredCompaction(20, 1), tool(5), user(5), user(5), user(5))
         state, decided = play(SlidingWindow(20), user(9), state=inherited)
 
-        assert CompactionTriggered(20, (4, 5), (), (), 1, "", 0) == compaction(decided[0])
+        assert CompactionTriggered(20, (), (), 1, "", 0) == compaction(decided[0])
         assert (16, [1], ()) == (state.window.tokens, list(state.window.cold), state.window.warm)
 
     def test_turns_are_measured_by_the_tokenizer(self) -> None:
@@ -194,7 +194,7 @@ class TestUnits:
     def test_a_call_leaves_with_its_results(self) -> None:
         # 3 + 3 + 4 = 10 > 8: dropping turn 1 alone would leave its result an orphan.
         state, decided = play(SlidingWindow(8), calling("c1"), answering("c1"), user(3))
-        assert ((3,), (1, 2)) == (compaction(decided[2]).hot, compaction(decided[2]).dropped)
+        assert ((3,), (1, 2)) == (staying(state), compaction(decided[2]).dropped)
         assert [3] == [t.turn for t in state.window.hot]
 
     def test_a_result_that_is_the_newest_turn_keeps_its_call_and_the_floor_grows(
@@ -203,7 +203,7 @@ class TestUnits:
         policy = SlidingWindow(7)
         state, decided = play(policy, user(3), calling("c1"), answering("c1", n=4))
         assert ((2, 3), (1,), 8) == (
-            compaction(decided[2]).hot,
+            staying(state),
             compaction(decided[2]).dropped,
             policy.floor(state.window),
         )
@@ -217,8 +217,8 @@ class TestUnits:
         )
 
     def test_a_pinned_turn_stays_with_its_unit(self) -> None:
-        _, decided = play(SlidingWindow(10), pinned("user", 3), user(3), user(3))
-        assert ((1, 3), (2,)) == (compaction(decided[2]).hot, compaction(decided[2]).dropped)
+        state, decided = play(SlidingWindow(10), pinned("user", 3), user(3), user(3))
+        assert ((1, 3), (2,)) == (staying(state), compaction(decided[2]).dropped)
 
 
 class TestOptions:
@@ -239,7 +239,7 @@ class TestOptions:
     def test_start_on_user_drops_on_to_a_user_turn(self) -> None:
         turns = (user(2), AddTurn("assistant", words(2)), AddTurn("assistant", words(2)), user(2))
         state, decided = play(SlidingWindow(10, start_on="user"), *turns)
-        assert ((4,), (1, 2, 3)) == (compaction(decided[3]).hot, compaction(decided[3]).dropped)
+        assert ((4,), (1, 2, 3)) == (staying(state), compaction(decided[3]).dropped)
         assert [4] == [t.turn for t in state.window.hot]
 
     def test_start_on_drops_a_leading_turn_even_within_budget(self) -> None:

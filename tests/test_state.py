@@ -34,9 +34,7 @@ TIERED: list[Event] = [
     TurnAdded(2, "tool", "c d", 3, salient=True),
     TurnAdded(3, "tool", "e f", 3, salient=True),
     TurnAdded(4, "user", "g h", 3, salient=False),
-    CompactionTriggered(
-        6, (4,), (WarmItem(2, "c d", 2), WarmItem(3, "e f", 2)), (1,), 1, "[1 gist]", 2
-    ),
+    CompactionTriggered(6, (WarmItem(2, "c d", 2), WarmItem(3, "e f", 2)), (1,), 1, "[1 gist]", 2),
 ]
 """Turn 1 dropped, turn 2 cold, turn 3 warm, turn 4 hot."""
 

@@ -223,7 +223,7 @@ def test_a_compaction_that_clears_in_place_says_which_turns() -> None:
             TurnAdded(2, "tool", "y y y y", 5, True, (), ("a",)),
         ]
     )
-    event = CompactionTriggered(9, (1, 2), (), (), 0, "", 0, cleared=(WarmItem(2, "[x]", 1),))
+    event = CompactionTriggered(9, (), (), 0, "", 0, cleared=(WarmItem(2, "[x]", 1),))
     assert (
         "compaction over budget 9: hot keeps 1, 2; warm gets none; dropped none; "
         "pushed cold none; cleared in place 2"

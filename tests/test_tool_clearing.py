@@ -1,15 +1,26 @@
 """memtape.policies.tool_clearing: older tool results become a placeholder over budget."""
 
+import math
+from collections.abc import Sequence
+from typing import cast, overload
+
+import attrs
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
+from memtape.core.state import Hot, State, Window
 from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.session import Policies
+from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tokenizers import WordCount
 from memtape.policies.tool_clearing import PLACEHOLDER, ClearToolResults
-from tests.playing import answering, calling, compaction, play, tool, user, words
+from memtape.policies.units import newest, newest_with
+from memtape.testing.strategies import turn_sequences
+from tests.playing import answering, calling, compaction, play, staying, tool, user, words
 
 CLEARED = WarmItem(1, PLACEHOLDER, 3)
 """Turn 1 cleared: the default placeholder is three words."""
@@ -26,9 +37,7 @@ class TestDecide:
         # so turn 1 (11 tokens) becomes the 3-token placeholder: 22 - 11 + 3 = 14.
         state, decided = play(ClearToolResults(20, 1), tool(10), user(2), tool(5), user(1))
 
-        assert CompactionTriggered(20, (2, 3, 4), (CLEARED,), (), 0, "", 0) == compaction(
-            decided[3]
-        )
+        assert CompactionTriggered(20, (CLEARED,), (), 0, "", 0) == compaction(decided[3])
         assert ((CLEARED,), [2, 3, 4], 14) == (
             state.window.warm,
             [t.turn for t in state.window.hot],
@@ -58,7 +67,11 @@ class TestDecide:
     def test_keep_zero_clears_the_newest_result_too(self) -> None:
         state, decided = play(ClearToolResults(5, 0), tool(10))
 
-        assert ((), (CLEARED,)) == (compaction(decided[0]).hot, state.window.warm)
+        assert ((CLEARED,), (), (CLEARED,)) == (
+            compaction(decided[0]).warm,
+            staying(state),
+            state.window.warm,
+        )
 
     def test_fewer_results_than_keep_clears_nothing(self) -> None:
         _, decided = play(ClearToolResults(10, 3), tool(10), tool(10))
@@ -192,7 +205,7 @@ class TestInPlace:
         state, decided = play(ClearToolResults(20, 1), *turns)
         window = state.window
         assert CompactionTriggered(
-            20, (1, 2, 3, 4), (), (), 0, "", 0, cleared=(WarmItem(2, PLACEHOLDER, 3),)
+            20, (), (), 0, "", 0, cleared=(WarmItem(2, PLACEHOLDER, 3),)
         ) == compaction(decided[3])
         assert ([1, 2, 3, 4], (), [2], 23 - 11 + 3) == (
             [t.turn for t in window.hot],
@@ -244,3 +257,116 @@ class TestInPlace:
         turns = (calling("c1"), answering("c1", n=10), calling("c2"), answering("c2", n=5))
         state, _ = play(ClearToolResults(100, 1), *turns)
         assert 23 - 11 + 3 == ClearToolResults(100, 1).floor(state.window)
+
+
+@attrs.frozen
+class WalkingBack(ClearToolResults):
+    """The look back as it was before ``Window.tool_turns``: HOT walked back to the last
+    cleared result, the reference the quick look back must agree with; and the floor
+    as it was, with every HOT tool result looked at."""
+
+    def floor(self, window: Window) -> int:
+        cost = self.tokenizer.count(self.placeholder)
+        clearable = self._clearable(window.hot, newest(window).start, cost)
+        return window.tokens - sum(t.tokens - cost for t in clearable)
+
+    def _since_last_clearing(
+        self, window: Window, turn: TurnAdded, cost: int
+    ) -> list[tuple[TurnAdded, bool]]:
+        last = next(
+            (item.turn for item in reversed(window.warm) if item.text == self.placeholder), 0
+        )
+        if window.cleared:
+            last = max(last, window.cleared[-1])
+        unit = newest_with(window, turn).start
+        protected = unit if self.keep else math.inf
+        need: set[str] = set()
+        kept = 0
+        found: list[tuple[TurnAdded, bool]] = []
+        for candidate in (turn, *reversed(window.hot)):
+            if candidate.turn <= last:
+                break
+            inside = bool(need) or candidate.turn > unit
+            if candidate.calls and need:
+                need.difference_update(candidate.calls)
+            need.update(candidate.answers)
+            if candidate.role != "tool":
+                continue
+            if kept < self.keep:
+                kept += 1
+            elif candidate.tokens > cost and not candidate.pinned and candidate.turn < protected:
+                found.append(
+                    (candidate, not inside and not candidate.calls and not candidate.answers)
+                )
+        found.reverse()
+        return found
+
+
+class TestLookBack:
+    """The look back reads ``Window.tool_turns`` and decides exactly as walking HOT did."""
+
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        turns=turn_sequences(30, max_size=60),
+        budget=st.sampled_from([5, 12, 30, 80]),
+        keep=st.integers(0, 3),
+        inherited=st.integers(0, 20),
+    )
+    def test_it_decides_as_the_walk_back_did(
+        self, turns: list[AddTurn], budget: int, keep: int, inherited: int
+    ) -> None:
+        # The first turns may come under another policy (a fork): tool turns it
+        # dropped are listed but no longer HOT.
+        start, _ = play(SlidingWindow(budget), *turns[:inherited])
+        quick, quick_decided = play(ClearToolResults(budget, keep), *turns[inherited:], state=start)
+        walked, walked_decided = play(WalkingBack(budget, keep), *turns[inherited:], state=start)
+        assert (walked_decided, walked) == (quick_decided, quick)
+        quick_floor = ClearToolResults(budget, keep).floor(quick.window)
+        assert WalkingBack(budget, keep).floor(walked.window) == quick_floor
+
+    def test_a_chat_without_tool_turns_reads_no_turn_of_hot(self) -> None:
+        state, _ = play(ClearToolResults(5, 1), user(3), user(3))
+        guarded = guard(state, readable=0)
+        events = ClearToolResults(5, 1).decide(guarded, user(3))
+        assert [TurnAdded] == [type(event) for event in events]
+
+    def test_the_look_back_stops_at_the_oldest_tool_result_since_the_last_clearing(self) -> None:
+        policy = ClearToolResults(20, 1)
+        state, _ = play(policy, *(user(1) for _ in range(30)), tool(10), user(1))
+        # Turns 32 and 31, then 30 to see that it is older: three of HOT's 32 turns.
+        guarded = guard(state, readable=3)
+        arriving = TurnAdded(33, "tool", words(10), 11, True)
+        found = policy._since_last_clearing(guarded.window, arriving, 3)
+        assert [(31, True)] == [(t.turn, alone) for t, alone in found]
+
+
+def guard(state: State, readable: int) -> State:
+    """``state`` with a HOT of which only the last ``readable`` turns may be read."""
+    hot = cast(Hot, Guarded(state.window.hot, readable))
+    return state._replace(window=state.window._replace(hot=hot))
+
+
+class Guarded(Sequence[TurnAdded]):
+    """``hot``, of which only the last ``readable`` turns may be read (a test fails if
+    another is)."""
+
+    def __init__(self, hot: Sequence[TurnAdded], readable: int) -> None:
+        self.hot = hot
+        self.readable = readable
+
+    def __len__(self) -> int:
+        return len(self.hot)
+
+    @overload
+    def __getitem__(self, index: int) -> TurnAdded: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[TurnAdded]: ...
+
+    def __getitem__(self, index: int | slice) -> TurnAdded | Sequence[TurnAdded]:
+        if isinstance(index, slice):
+            raise AssertionError("HOT was sliced")
+        position = index if index >= 0 else len(self.hot) + index
+        if position < len(self.hot) - self.readable:
+            raise AssertionError(f"turn {position + 1} of HOT was read")
+        return self.hot[position]

@@ -110,7 +110,7 @@ class TestStructure:
     def test_a_call_another_policy_let_go_may_still_be_answered(self) -> None:
         """The rule is the run's, not HOT's: a call dropped while it waits still waits."""
         state, _ = play(NoCompaction(100), AddTurn("assistant", "x", calls=("c1",)))
-        state = evolve(state, CompactionTriggered(100, (), (), (1,), 0, "", 0))
+        state = evolve(state, CompactionTriggered(100, (), (1,), 0, "", 0))
         assert ([], {"c1": 1}) == ([t.turn for t in state.window.hot], dict(state.window.waiting))
         assert None is structure_error(state.window, (), ("c1",))
 

@@ -277,11 +277,11 @@ class TestCompactionTriggeredV1:
             "gist": "",
             "gist_tokens": 0,
         }
-        assert CompactionTriggered(40, (3,), (WarmItem(2, "s", 1),), (1,), 0, "", 0, ()) == (
+        assert CompactionTriggered(40, (WarmItem(2, "s", 1),), (1,), 0, "", 0, ()) == (
             event_from_data("CompactionTriggered", 1, fields)
         )
 
-    def test_a_version_2_line_differs_from_a_version_1_line_only_in_its_version(
+    def test_a_compaction_that_asked_nothing_and_cleared_nothing_leaves_both_out(
         self, tmp_path: Path
     ) -> None:
         """An event that asked no model is no longer for the field that would say so."""
@@ -289,29 +289,60 @@ class TestCompactionTriggeredV1:
         assert 0 == main(["run", "refund-desk", "--out", str(path)])
         lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
         compactions = [line for line in lines[1:] if line["type"] == "CompactionTriggered"]
-        assert [2] * 5 == [line["v"] for line in compactions]
-        assert all("asked" not in line["event"] for line in compactions)
+        assert [3] * 5 == [line["v"] for line in compactions]
+        assert all(not {"asked", "cleared", "kept"} & set(line["event"]) for line in compactions)
 
+    @pytest.mark.parametrize("version", [1, 2])
     @pytest.mark.parametrize("policy", ["tiered", "clear-tool-results", "sliding-window"])
-    def test_a_version_1_log_folds_to_the_state_it_always_did(
-        self, tmp_path: Path, policy: str
+    def test_an_old_log_folds_to_the_state_it_always_did(
+        self, tmp_path: Path, policy: str, version: int
     ) -> None:
         """refund-desk with its compactions written as version 1 (as memtape wrote them
-        before tool calls had structure) folds to the state the current recording does."""
+        before tool calls had structure) or 2 (before they named only what moves), each
+        listing the turns that stay HOT, folds to the state the current recording does."""
         path = tmp_path / "refund.jsonl"
         setting = f"compaction.policy={policy}"
         assert 0 == main(["run", "refund-desk", "--out", str(path), "--set", setting])
-        lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
-        compactions = [line for line in lines[1:] if line["type"] == "CompactionTriggered"]
-        for line in compactions:
-            assert (set(), 2) == ({"asked", "cleared"} & set(line["event"]), line["v"])
-            line["v"] = 1
-        old = tmp_path / "old.jsonl"
-        old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
-        assert (True, load_run(path).session.state) == (
-            bool(compactions),
-            load_run(old).session.state,
-        )
+        old, count = _written_as(path, version, tmp_path / "old.jsonl")
+        assert (True, load_run(path).session.state) == (bool(count), load_run(old).session.state)
+
+    def test_an_old_log_checks_clean(self, tmp_path: Path) -> None:
+        """Its upcast compactions equal those re-decided today."""
+        path = tmp_path / "refund.jsonl"
+        assert 0 == main(["run", "refund-desk", "--out", str(path)])
+        old, _ = _written_as(path, 2, tmp_path / "old.jsonl")
+        problems = check_file(old).problems
+        assert ["chain"] == sorted({problem.invariant for problem in problems})
+
+    def test_an_old_list_that_leaves_a_hot_turn_out_is_refused_as_it_was(
+        self, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "refund.jsonl"
+        assert 0 == main(["run", "refund-desk", "--out", str(path)])
+        old, _ = _written_as(path, 2, tmp_path / "old.jsonl", lose_one=True)
+        with pytest.raises(BadInput, match=r"compaction names turns .* but HOT holds"):
+            load_run(old)
+
+
+def _written_as(path: Path, version: int, old: Path, *, lose_one: bool = False) -> tuple[Path, int]:
+    """The run at ``path`` written to ``old`` with its compactions at ``version`` 1 or 2,
+    each listing in ``hot`` the turns that stayed HOT (read from the run's states), as
+    memtape wrote them then; with ``lose_one``, the first list misses its oldest turn.
+    Returns the path and the number of compactions."""
+    run = load_run(path).session.run
+    lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    compactions = [line for line in lines[1:] if line["type"] == "CompactionTriggered"]
+    for line in compactions:
+        event = line["event"]
+        hot = [turn.turn for turn in run.state_at(line["at"]).window.hot]
+        if lose_one and line is compactions[0]:
+            hot = hot[1:]
+        line["event"] = {"budget": event.pop("budget"), "hot": hot, **event}
+        if version == 1:
+            assert not {"asked", "cleared"} & set(event)
+        line["v"] = version
+    old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    return old, len(compactions)
 
 
 class TestConsolidatedV1:

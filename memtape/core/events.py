@@ -77,10 +77,12 @@ class ModelCall:
 class CompactionTriggered:
     """One whole compaction decision, applied in this order by the fold.
 
-    The HOT turns not named in ``hot`` leave HOT: those in ``warm`` become
-    the given warm items (appended after the existing ones), those in
-    ``dropped`` are dropped. Then the ``cold`` oldest warm items go COLD, and
-    the COLD gist becomes ``gist`` (``""`` and 0 tokens while nothing is cold).
+    It names what moves, never what stays: the HOT turns in ``warm`` leave
+    HOT and become the given warm items (appended after the existing ones),
+    those in ``dropped`` are dropped, and every other HOT turn stays. Then the
+    ``cold`` oldest warm items go COLD, and the COLD gist becomes ``gist``
+    (``""`` and 0 tokens while nothing is cold). So an event, its log line and
+    its fold step cost what the decision moved, however long HOT is.
 
     ``asked`` holds each model call the decision made, in order; the fold
     never reads it: the texts it produced are in the warm items and the gist.
@@ -88,11 +90,21 @@ class CompactionTriggered:
     the item's text at the item's tokens from now on (a tool result cleared
     in place). Both are version 2: a version-1 compaction asked no model and
     cleared no turn in place.
+
+    Version 3 no longer lists the turns that stay HOT (versions 1 and 2 named
+    every one, in ``hot``: a policy that keeps a long HOT wrote and folded it
+    whole at each compaction). A version-2 list is redundant when the log is
+    sound (it is HOT without ``warm`` and ``dropped``), but it is what the
+    fold checked a split against; an upcaster cannot see HOT to drop it
+    safely, so an upcast event carries it as ``kept`` and the fold checks
+    it as it always did (``memtape.core.upcast``). A version-3 decision
+    leaves ``kept`` out (None), and nothing but the fold reads it; it takes
+    no part in equality, so an upcast event equals the one memtape decides
+    today (``memtape check`` re-decides old logs cleanly).
     """
 
-    VERSION: ClassVar[int] = 2
+    VERSION: ClassVar[int] = 3
     budget: int
-    hot: tuple[int, ...]
     warm: tuple[WarmItem, ...]
     dropped: tuple[int, ...]
     cold: int
@@ -100,6 +112,9 @@ class CompactionTriggered:
     gist_tokens: int
     asked: tuple[ModelCall, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
     cleared: tuple[WarmItem, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
+    kept: tuple[int, ...] | None = attrs.field(
+        default=None, eq=False, metadata={OMITTED_WHEN_EMPTY: True}
+    )
 
 
 @attrs.frozen

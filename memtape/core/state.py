@@ -61,7 +61,9 @@ class Window(NamedTuple):
     whose text was cleared in place (a tool result now read as a placeholder);
     ``structured`` says whether any turn so far called or answered a tool or was
     pinned (until one has, every unit is one turn, and a policy may decide as it
-    did before units, at the same cost).
+    did before units, at the same cost); ``tool_turns`` lists, in order, the
+    number of every turn of role ``tool`` that has arrived, wherever it now is
+    (so a policy looking for tool results finds them without walking HOT).
     """
 
     hot: Hot
@@ -76,6 +78,7 @@ class Window(NamedTuple):
     unit_length: int = 1
     cleared: Seq[int] = Seq()
     structured: bool = False
+    tool_turns: Seq[int] = Seq()
 
     def tier_of(self, turn: int) -> Tier | None:
         """The tier that holds ``turn`` now, or None if it has not arrived yet."""
@@ -169,6 +172,7 @@ EMPTY_WINDOW = Window(
     unit_length=1,
     cleared=Seq(),
     structured=False,
+    tool_turns=Seq(),
 )
 """The window before any turn."""
 

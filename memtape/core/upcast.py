@@ -47,6 +47,18 @@ def _compaction_triggered_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "asked": [], "cleared": []}
 
 
+def _compaction_triggered_v2_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-2 compaction named every turn that stayed HOT (``hot``); version 3 names
+    only what moves. The list is carried as ``kept``, which the fold checks the split
+    against, as it did (a log whose list disagrees with HOT stays refused)."""
+    fields = dict(data)
+    kept = fields.pop("hot")
+    if type(kept) is not list:
+        raise TypeError(f"hot must be a list of turn numbers, got {kept!r}")
+    fields["kept"] = kept
+    return fields
+
+
 def _consolidated_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     """A version-1 pass asked no model."""
     return {**data, "asked": []}
@@ -55,6 +67,7 @@ def _consolidated_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
 UPCASTERS: Upcasters = {
     ("TurnAdded", 1): _turn_added_v1_v2,
     ("CompactionTriggered", 1): _compaction_triggered_v1_v2,
+    ("CompactionTriggered", 2): _compaction_triggered_v2_v3,
     ("Consolidated", 1): _consolidated_v1_v2,
 }
 """The upcasters memtape ships, by (event type, the version each starts from)."""

@@ -113,7 +113,6 @@ class TieredCompaction:
     def _compact(self, window: Window, turn: TurnAdded, total: int) -> CompactionTriggered:
         count = self.tokenizer.count
         hot = (*window.hot, turn)
-        held: list[int] = []
         warm: list[WarmItem] = []
         dropped: list[int] = []
         asked: list[ModelCall] = []
@@ -137,7 +136,6 @@ class TieredCompaction:
                         dropped.append(old.turn)
         for turns, pinned, salient in groups:
             if pinned:
-                held.extend([old.turn for old in turns])
                 continue
             if salient and self.warm is not None:
                 for old in turns:
@@ -154,11 +152,9 @@ class TieredCompaction:
                     tokens += item.tokens
                 else:
                     dropped.append(old.turn)
-        staying = [old.turn for old in hot[recent:]]
         cold, gist, gist_tokens = self._push(window, warm, tokens, asked)
         return CompactionTriggered(
             self.budget,
-            (*held, *staying) if held else tuple(staying),
             tuple(warm),
             tuple(dropped),
             cold,

@@ -164,12 +164,10 @@ class RecordedCompaction:
         if record is None:
             return (turn,)
         hot = (*window.hot, turn)
-        recent, groups = older_units(window, turn, hot, 1)
+        _, groups = older_units(window, turn, hot, 1)
         folded = [old for turns, pinned, _ in groups if not pinned for old in turns]
         if not folded:
             return (turn,)
-        held = (old.turn for turns, pinned, _ in groups if pinned for old in turns)
-        kept = (*held, *(old.turn for old in hot[recent:]))
         summary = record.summary
         # As rolling-summary does: the folded turns but the newest pass through WARM as
         # empty items and go COLD at once; the newest becomes the summary.
@@ -179,7 +177,6 @@ class RecordedCompaction:
             warm.append(WarmItem(folded[-1].turn, summary, self.tokenizer.count(summary)))
         compaction = CompactionTriggered(
             self.budget,
-            kept,
             tuple(warm),
             (),
             len(window.warm) + len(passing),

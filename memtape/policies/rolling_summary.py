@@ -116,19 +116,13 @@ class RollingSummary:
         hot = (*window.hot, turn)
         if window.tokens + turn.tokens <= self.budget or len(hot) <= self.keep:
             return (turn,)
-        recent, groups = older_units(window, turn, hot, self.keep)
-        folded: list[TurnAdded] = []
-        kept: list[TurnAdded] = []
-        for turns, pinned, _ in groups:
-            (kept if pinned else folded).extend(turns)
-        kept.extend(hot[recent:])
+        _, groups = older_units(window, turn, hot, self.keep)
+        folded = [old for turns, pinned, _ in groups if not pinned for old in turns]
         if not folded:
             return (turn,)
-        return (turn, self._fold(window, tuple(folded), tuple(kept)))
+        return (turn, self._fold(window, tuple(folded)))
 
-    def _fold(
-        self, window: Window, folded: tuple[TurnAdded, ...], kept: tuple[TurnAdded, ...]
-    ) -> CompactionTriggered:
+    def _fold(self, window: Window, folded: tuple[TurnAdded, ...]) -> CompactionTriggered:
         previous = " ".join(item.text for item in window.warm if item.text)
         written = self.summarizer(previous, folded, self.summary_tokens)
         # A summarizer that asked a model (or a plug-in) says so: the call goes in the event.
@@ -148,7 +142,6 @@ class RollingSummary:
             warm.append(WarmItem(folded[-1].turn, text, count(text)))
         return CompactionTriggered(
             self.budget,
-            tuple(t.turn for t in kept),
             tuple(warm),
             (),
             len(window.warm) + len(passing),

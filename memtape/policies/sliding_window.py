@@ -124,27 +124,18 @@ class SlidingWindow:
         hot: tuple[TurnAdded, ...] = (*window.hot, turn)
         groups = self._older(window, turn, hot)
         dropped: list[int] = []
-        held, prefix = False, True
         for turns, holds in groups:
             if holds:
-                held = True
                 continue
             if tokens <= self.budget and (self.start_on is None or turns[0].role == self.start_on):
                 break
             for old in turns:
                 tokens -= old.tokens
                 dropped.append(old.turn)
-            prefix = prefix and not held
         if not cold and not dropped:
             return (turn,)
-        if prefix:
-            staying = tuple(t.turn for t in hot[len(dropped) :])
-        else:
-            gone = set(dropped)
-            staying = tuple(t.turn for t in hot if t.turn not in gone)
         compaction = CompactionTriggered(
             self.budget,
-            staying,
             (),
             tuple(dropped),
             cold,

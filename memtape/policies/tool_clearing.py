@@ -24,6 +24,7 @@ otherwise.
 """
 
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any, ClassVar
@@ -95,10 +96,31 @@ class ClearToolResults:
         return 1 if self.keep else 0
 
     def floor(self, window: Window) -> int:
-        """The least this policy may keep: the window with every clearable result cleared."""
+        """The least this policy may keep: the window with every clearable result cleared.
+
+        Only the tool results since the last clearing can be (see
+        ``_since_last_clearing``): each is found in HOT by its number
+        (``Window.tool_turns``), so the floor costs them, not HOT.
+        """
         cost = self.cost
-        clearable = self._clearable(window.hot, newest(window).start, cost)
+        hot = window.hot
+        tools: list[TurnAdded] = []
+        tool_turns = window.tool_turns
+        for number in tool_turns[bisect_right(tool_turns, self._last_cleared(window)) :]:
+            at = bisect_left(hot, number, key=_number)
+            if at < len(hot) and hot[at].turn == number:
+                tools.append(hot[at])
+        clearable = self._clearable(tools, newest(window).start, cost)
         return window.tokens - sum(t.tokens - cost for t in clearable)
+
+    def _last_cleared(self, window: Window) -> int:
+        """The number of the newest tool result cleared (to WARM or in place), or 0."""
+        last = next(
+            (item.turn for item in reversed(window.warm) if item.text == self.placeholder), 0
+        )
+        if window.cleared:
+            last = max(last, window.cleared[len(window.cleared) - 1])
+        return last
 
     @property
     def cost(self) -> int:
@@ -133,14 +155,8 @@ class ClearToolResults:
             return (turn,)
         warm = tuple(WarmItem(t.turn, self.placeholder, cost) for t, alone in found if alone)
         cleared = tuple(WarmItem(t.turn, self.placeholder, cost) for t, alone in found if not alone)
-        if warm:
-            gone = {item.turn for item in warm}
-            staying = tuple(t.turn for t in (*window.hot, turn) if t.turn not in gone)
-        else:
-            staying = (*(t.turn for t in window.hot), turn.turn)
         compaction = CompactionTriggered(
             self.budget,
-            staying,
             warm,
             (),
             0,
@@ -167,23 +183,28 @@ class ClearToolResults:
         to WARM) or not (cleared in place, so its unit stays whole in HOT).
 
         A tool result older than the last one cleared that is still HOT was too short
-        to clear then, and still is (or is pinned); so the look back costs the turns
-        since the last clearing, not the whole of HOT (which this policy never
-        shortens). On the way back, the results seen whose calls are further back
-        say which turns sit inside a unit.
+        to clear then, and still is (or is pinned); so only the tool results since the
+        last clearing count. The window lists every tool turn's number
+        (``Window.tool_turns``): with no more of them since than the last ``keep``,
+        nothing is looked at; otherwise the look back stops at the oldest of them,
+        so it costs the turns since that result, not the whole of HOT (which this
+        policy never shortens). On the way back, the results seen whose calls are
+        further back say which turns sit inside a unit.
         """
-        last = next(
-            (item.turn for item in reversed(window.warm) if item.text == self.placeholder), 0
-        )
-        if window.cleared:
-            last = max(last, window.cleared[len(window.cleared) - 1])
+        last = self._last_cleared(window)
+        tool_turns = window.tool_turns
+        since = bisect_right(tool_turns, last)
+        arrived = len(tool_turns) - since + (turn.role == TOOL)
+        if arrived <= self.keep:
+            return []
+        oldest = tool_turns[since] if since < len(tool_turns) else turn.turn
         unit = newest_with(window, turn).start
         protected = unit if self.keep else math.inf
         need: set[str] = set()
         kept = 0
         found: list[tuple[TurnAdded, bool]] = []
         for candidate in chain((turn,), reversed(window.hot)):
-            if candidate.turn <= last:
+            if candidate.turn < oldest:
                 break
             inside = bool(need) or candidate.turn > unit
             if candidate.calls and need:
@@ -198,3 +219,7 @@ class ClearToolResults:
                 found.append((candidate, alone))
         found.reverse()
         return found
+
+
+def _number(turn: TurnAdded) -> int:
+    return turn.turn

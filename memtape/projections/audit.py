@@ -258,8 +258,8 @@ def _compaction(
         cost = counted(cleared.tokens, "token")
         done = f"cleared in place: stays HOT, reading {cleared.text!r} ({cost})"
     elif moved == "hot":
-        numbers["hot"] = list(event.hot)
-        done = f"stayed HOT (kept verbatim: {', '.join(str(t) for t in event.hot)})"
+        numbers["hot"] = [t.turn for t in window.hot]
+        done = f"stayed HOT (kept verbatim: {', '.join(str(t) for t in numbers['hot'])})"
     elif moved == "dropped":
         done = "dropped as chatter"
     elif moved == "warm":

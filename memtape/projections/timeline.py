@@ -81,8 +81,9 @@ def summarize(event: Event, before: State, after: State) -> str:
             asked = "".join(f"; {_asked(call)}" for call in event.asked)
             cleared = _numbers(item.turn for item in event.cleared)
             in_place = f"; cleared in place {cleared}" if event.cleared else ""
+            hot = _numbers(turn.turn for turn in after.window.hot)
             return (
-                f"compaction over budget {event.budget}: hot keeps {_numbers(event.hot)}; "
+                f"compaction over budget {event.budget}: hot keeps {hot}; "
                 f"warm gets {warm}; dropped {_numbers(event.dropped)}; pushed cold {cold}"
                 f"{in_place}{asked}"
             )

@@ -1,5 +1,6 @@
 """Folding window events: a turn arrives, a compaction is applied."""
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from immutables import Map
@@ -8,7 +9,10 @@ from memtape.core.errors import CorruptLog
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.core.plural import counted
 from memtape.core.seq import Seq
-from memtape.core.state import SHORT_HOT, Window
+from memtape.core.state import SHORT_HOT, Hot, Window
+
+TOOL = "tool"
+"""The role of a tool result (``memtape.core.commands.ROLES``)."""
 
 _SHORT = 16
 """The most kept turns looked up in a tuple rather than a set."""
@@ -46,7 +50,13 @@ def turn_added(window: Window, event: TurnAdded) -> Window:
         window.unit_length + 1 if window.waiting else 1,
         window.cleared,
         window.structured or _structured(event),
+        _tool_turns_after(window.tool_turns, event),
     )
+
+
+def _tool_turns_after(tool_turns: Seq[int], turn: TurnAdded) -> Seq[int]:
+    """The tool turns' numbers once ``turn`` has arrived."""
+    return tool_turns.append(turn.turn) if turn.role == TOOL else tool_turns
 
 
 def _structured(turn: TurnAdded) -> bool:
@@ -67,10 +77,12 @@ def _waiting_after(waiting: Map[str, int], turn: TurnAdded) -> Map[str, int]:
 def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
     """Apply a compaction decision: HOT to WARM or dropped, oldest WARM to COLD.
 
-    The cost is proportional to HOT (the event names every turn that stays)
-    and to the tiers the decision moves: short under a policy that compacts
-    to its budget, growing with the run under ``clear-tool-results``, which
-    keeps every turn but the cleared tool results HOT.
+    The event names what moves (``CompactionTriggered``): each turn leaving HOT
+    or cleared in place is found by its number, so the step's Python work is
+    what moved, and HOT is copied (at C speed) only when a turn leaves from
+    its middle or one is cleared. A version-1 or -2 event, upcast, carries the
+    list of turns that stayed (``kept``), and is split and checked by it, at
+    the cost of HOT, as it always was.
     """
     return _compact(
         window,
@@ -81,6 +93,7 @@ def compaction_triggered(window: Window, event: CompactionTriggered) -> Window:
         waiting=window.waiting,
         unit_length=window.unit_length,
         structured=window.structured,
+        tool_turns=window.tool_turns,
     )
 
 
@@ -93,7 +106,10 @@ def turn_then_compaction(
     without building the window in between, which nothing reads.
     """
     _check_next(window, turn)
-    hot = (*window.hot, turn)
+    # A long HOT grows by an append that shares its trie, not a copy of every turn.
+    hot: Sequence[TurnAdded] = (
+        window.hot.append(turn) if type(window.hot) is Seq else (*window.hot, turn)
+    )
     waiting = _waiting_after(window.waiting, turn) if turn.calls or turn.answers else window.waiting
     return _compact(
         window,
@@ -104,6 +120,7 @@ def turn_then_compaction(
         waiting=waiting,
         unit_length=window.unit_length + 1 if window.waiting else 1,
         structured=window.structured or _structured(turn),
+        tool_turns=_tool_turns_after(window.tool_turns, turn),
     )
 
 
@@ -124,36 +141,23 @@ def _compact(
     waiting: Map[str, int],
     unit_length: int,
     structured: bool,
+    tool_turns: Seq[int],
 ) -> Window:
-    # For the few turns a tiered policy keeps, a tuple is the quicker lookup; a long
-    # HOT (a sliding window keeps all it can) needs a set, or a step costs HOT squared.
-    staying = event.hot if len(event.hot) <= _SHORT else frozenset(event.hot)
-    kept: list[TurnAdded] = []
-    for turn in hot:
-        if turn.turn in staying:
-            kept.append(turn)
-        else:
-            tokens -= turn.tokens
+    if event.kept is None:
+        kept, tokens = _leave(hot, tokens, event)
+    else:
+        kept, tokens = _keep_listed(hot, tokens, event, event.kept)
     cleared = window.cleared
     if event.cleared:
         kept, tokens = _clear(kept, tokens, event)
         for item in event.cleared:
             cleared = cleared.append(item.turn)
-    named = [*staying, *event.dropped]
     for item in event.warm:
-        named.append(item.turn)
         tokens += item.tokens
         if item.tokens < 0:
             raise CorruptLog(f"warm item of turn {item.turn} has {counted(item.tokens, 'token')}")
     if event.gist_tokens < 0:
         raise CorruptLog(f"the gist has {counted(event.gist_tokens, 'token')}")
-    # A split that names a turn twice, or misses one, would lose or duplicate
-    # turns and leave the running token total wrong for the rest of the run.
-    named.sort()
-    if named != [turn.turn for turn in hot]:
-        raise CorruptLog(
-            f"compaction names turns {named} but HOT holds {[turn.turn for turn in hot]}"
-        )
     warm = window.warm + event.warm if event.warm else window.warm
     cooling = event.cold
     if not 0 <= cooling <= len(warm):
@@ -168,7 +172,7 @@ def _compact(
     for turn_number in event.dropped:
         dropped = dropped.append(turn_number)
     return Window(
-        tuple(kept) if len(kept) <= SHORT_HOT else Seq(kept),
+        _hot(kept),
         warm,
         cold,
         event.gist,
@@ -180,23 +184,104 @@ def _compact(
         unit_length,
         cleared,
         structured,
+        tool_turns,
     )
 
 
-def _clear(
-    kept: list[TurnAdded], tokens: int, event: CompactionTriggered
+def _hot(turns: Sequence[TurnAdded]) -> Hot:
+    """``turns`` as a HOT: a short tuple or a ``Seq`` by length alone (see ``Hot``)."""
+    if type(turns) is Seq:
+        return turns if len(turns) > SHORT_HOT else tuple(turns)
+    return tuple(turns) if len(turns) <= SHORT_HOT else Seq(turns)
+
+
+def _leave(
+    hot: Sequence[TurnAdded], tokens: int, event: CompactionTriggered
+) -> tuple[Sequence[TurnAdded], int]:
+    """HOT without the turns ``event`` moves to WARM or drops, and the total without them.
+
+    Each is found by its number (HOT is in turn order), so the step costs the
+    turns that move, and a copy of HOT only when some do (at C speed).
+    """
+    leaving = [item.turn for item in event.warm]
+    leaving.extend(event.dropped)
+    if not leaving:
+        return hot, tokens
+    leaving.sort()
+    positions: list[int] = []
+    previous = None
+    for number in leaving:
+        if number == previous:
+            raise CorruptLog(f"compaction moves turn {number} twice")
+        previous = number
+        at = bisect_left(hot, number, key=_number)
+        if at == len(hot) or hot[at].turn != number:
+            raise CorruptLog(
+                f"compaction moves turn {number}, which is not HOT (HOT holds {_span(hot)})"
+            )
+        positions.append(at)
+        tokens -= hot[at].tokens
+    if positions[-1] == len(positions) - 1:
+        return hot[len(positions) :], tokens
+    kept = list(hot)
+    for at in reversed(positions):
+        del kept[at]
+    return kept, tokens
+
+
+def _keep_listed(
+    hot: Sequence[TurnAdded], tokens: int, event: CompactionTriggered, listed: tuple[int, ...]
 ) -> tuple[list[TurnAdded], int]:
-    """HOT with each turn of ``event.cleared`` reading its stand-in text, and the total."""
-    texts = {item.turn: item for item in event.cleared}
-    if len(texts) != len(event.cleared):
+    """HOT split as a version-1 or -2 compaction listed it: the turns ``listed`` stay,
+    and ``listed``, ``warm`` and ``dropped`` must name each HOT turn once."""
+    # For the few turns a tiered policy keeps, a tuple is the quicker lookup; a long
+    # list (a sliding window keeps all it can) needs a set, or a step costs HOT squared.
+    staying = listed if len(listed) <= _SHORT else frozenset(listed)
+    kept: list[TurnAdded] = []
+    for turn in hot:
+        if turn.turn in staying:
+            kept.append(turn)
+        else:
+            tokens -= turn.tokens
+    named = [*listed, *event.dropped, *(item.turn for item in event.warm)]
+    # A split that names a turn twice, or misses one, would lose or duplicate
+    # turns and leave the running token total wrong for the rest of the run.
+    named.sort()
+    if named != [turn.turn for turn in hot]:
+        raise CorruptLog(
+            f"compaction names turns {named} but HOT holds {[turn.turn for turn in hot]}"
+        )
+    return kept, tokens
+
+
+def _span(hot: Sequence[TurnAdded]) -> str:
+    """HOT's turns in a few words: how many, from which to which."""
+    if not hot:
+        return "no turn"
+    return f"{len(hot)} turn(s), {hot[0].turn} to {hot[len(hot) - 1].turn}"
+
+
+def _number(turn: TurnAdded) -> int:
+    return turn.turn
+
+
+def _clear(
+    kept: Sequence[TurnAdded], tokens: int, event: CompactionTriggered
+) -> tuple[list[TurnAdded], int]:
+    """HOT with each turn of ``event.cleared`` reading its stand-in text, and the total;
+    each turn found by its number, so the step costs the turns cleared (and a copy of HOT)."""
+    turns = {item.turn for item in event.cleared}
+    if len(turns) != len(event.cleared):
         raise CorruptLog(f"compaction clears turns {[i.turn for i in event.cleared]}")
-    for index, turn in enumerate(kept):
-        item = texts.pop(turn.turn, None)
-        if item is None:
-            continue
+    changed = list(kept)
+    for item in event.cleared:
+        at = bisect_left(changed, item.turn, key=_number)
+        if at == len(changed) or changed[at].turn != item.turn:
+            raise CorruptLog(f"compaction clears turn {item.turn}, which does not stay HOT")
         if item.tokens < 0:
             raise CorruptLog(f"cleared turn {item.turn} has {counted(item.tokens, 'token')}")
-        kept[index] = TurnAdded(
+        turn = changed[at]
+        changed[at] = TurnAdded(
             turn.turn,
             turn.role,
             item.text,
@@ -207,8 +292,4 @@ def _clear(
             turn.pinned,
         )
         tokens += item.tokens - turn.tokens
-        if not texts:
-            break
-    if texts:
-        raise CorruptLog(f"compaction clears turns {sorted(texts)}, which do not stay HOT")
-    return kept, tokens
+    return changed, tokens
