@@ -28,7 +28,7 @@ from playwright.sync_api import sync_playwright
 
 from benchmarks.test_seek import POLICIES, SEED, commands
 from memtape.policies.session import FORGETTING, Policies, Session
-from memtape.runfiles import LoadedRun
+from memtape.runs.files import LoadedRun
 from memtape.viewer.page import view_page
 
 CHROMIUM = "/usr/bin/chromium"

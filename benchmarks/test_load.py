@@ -19,7 +19,7 @@ from benchmarks.sessions import support_session
 from memtape.core.logfile import RunFile, read_run
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Policies, Session
-from memtape.runfiles import save_run
+from memtape.runs.files import save_run
 
 EVENTS = 1_000_000
 """How many events the timed run holds (50 times fewer in a smoke run)."""

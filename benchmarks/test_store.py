@@ -22,7 +22,7 @@ from memtape.core.logfile import RunFile
 from memtape.core.run import Run
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Policies, Session
-from memtape.runfiles import save_run
+from memtape.runs.files import save_run
 from memtape.storage import SqliteStore
 
 EVENTS = 200_000

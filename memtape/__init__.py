@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from memtape.policies.sliding_window import SlidingWindow
     from memtape.policies.tool_clearing import ClearToolResults
     from memtape.reducers import evolve, fold
-    from memtape.runfiles import load_run, save_run
+    from memtape.runs.files import load_run, save_run
     from memtape.scenarios import load_scenario
 
 _HOMES = {
@@ -71,7 +71,7 @@ _HOMES = {
     "memtape.policies.sliding_window": ("SlidingWindow",),
     "memtape.policies.tool_clearing": ("ClearToolResults",),
     "memtape.reducers": ("evolve", "fold"),
-    "memtape.runfiles": ("load_run", "save_run"),
+    "memtape.runs.files": ("load_run", "save_run"),
     "memtape.scenarios": ("load_scenario",),
 }
 """The module each public name is defined in (imported when the name is first asked for)."""

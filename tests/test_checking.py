@@ -1,4 +1,4 @@
-"""memtape.checking: checking a run file's integrity, chain, invariants and re-decision."""
+"""memtape.checking.check: checking a run file's integrity, chain, invariants and re-decision."""
 
 import json
 from collections.abc import Callable
@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from memtape.checking import CheckReport, check_file
+from memtape.checking.check import CheckReport, check_file
+from memtape.checking.invariants import Violation
 from memtape.cli import main
 from memtape.core.chain import Signature
 from memtape.core.errors import BadInput
-from memtape.invariants import Violation
 from memtape.policies.session import Session
-from memtape.runfiles import save_run
+from memtape.runs.files import save_run
 from memtape.scenarios import SHIPPED, load_scenario
 from tests.chained import lines_of, rechained, unchained, write_lines
 

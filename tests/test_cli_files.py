@@ -25,7 +25,7 @@ from memtape.cli import main
 from memtape.core.logfile import read_run
 from memtape.lab.generate import support_session
 from memtape.policies.session import Session
-from memtape.runfiles import save_run
+from memtape.runs.files import save_run
 from memtape.scenarios import load_scenario
 
 TIMEOUT = 120.0

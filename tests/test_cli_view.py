@@ -9,7 +9,7 @@ import pytest
 from memtape.cli import main
 from memtape.core.commands import AddTurn
 from memtape.policies.session import Session
-from memtape.runfiles import save_run
+from memtape.runs.files import save_run
 from memtape.scenarios import load_scenario
 
 

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memtape.checking.invariants import check_tiers, check_token_total
 from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.core.state import INITIAL_STATE, State
-from memtape.invariants import check_tiers, check_token_total
 from memtape.policies.promises import BUDGET, RECENT_VERBATIM
 from memtape.policies.protocols import CompactionPolicy
 from memtape.policies.session import COMPACTION, Policies, Session

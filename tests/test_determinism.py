@@ -8,11 +8,11 @@ from datetime import datetime
 from time import perf_counter
 from typing import Any
 
+from memtape.checking.determinism import decide_in_world
 from memtape.core.commands import AddTurn
 from memtape.core.errors import Rejected
 from memtape.core.events import Event
 from memtape.core.state import INITIAL_STATE, State
-from memtape.determinism import decide_in_world
 
 
 class Reads:

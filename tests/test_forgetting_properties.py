@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memtape.checking.invariants import check_query, check_run, redecide
 from memtape.core.commands import Command, Query, WriteFact
 from memtape.core.errors import Rejected
 from memtape.core.events import Evicted, FactRead, Queried
 from memtape.core.state import State
-from memtape.invariants import check_query, check_run, redecide
 from memtape.policies.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
 from memtape.policies.session import FORGETTING, Policies, Session
 from memtape.policies.store_rules import weakest

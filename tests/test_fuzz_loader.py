@@ -31,12 +31,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memtape.checking import CheckReport, check_file
+from memtape.checking.check import CheckReport, check_file
 from memtape.cli import main
 from memtape.core.errors import BadInput, one_line
 from memtape.core.events import EVENT_TYPES
 from memtape.policies.session import Session
-from memtape.runfiles import LoadedRun, load_run, save_run
+from memtape.runs.files import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, load_scenario
 
 JsonPath = tuple[str | int, ...]

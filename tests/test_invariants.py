@@ -11,6 +11,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from immutables import Map
 
+from memtape.checking.invariants import (
+    StepChecker,
+    Violation,
+    check_codec,
+    check_compaction,
+    check_determinism,
+    check_evictions,
+    check_gist,
+    check_hot,
+    check_pinned,
+    check_run,
+    check_status,
+    check_supersedes,
+    check_tiers,
+    check_token_total,
+    check_verbatim,
+    check_well_formed,
+    redecide,
+)
 from memtape.core.commands import (
     AddTurn,
     AdvanceClock,
@@ -35,25 +54,6 @@ from memtape.core.events import (
 from memtape.core.run import Run
 from memtape.core.seq import Seq
 from memtape.core.state import INITIAL_STATE, SHORT_HOT, Fact, State, Store, Window
-from memtape.invariants import (
-    StepChecker,
-    Violation,
-    check_codec,
-    check_compaction,
-    check_determinism,
-    check_evictions,
-    check_gist,
-    check_hot,
-    check_pinned,
-    check_run,
-    check_status,
-    check_supersedes,
-    check_tiers,
-    check_token_total,
-    check_verbatim,
-    check_well_formed,
-    redecide,
-)
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.no_compaction import NoCompaction
@@ -608,7 +608,7 @@ class TestTokenTotalOfALongWindow:
                 return after._replace(window=after.window._replace(tokens=after.window.tokens + 1))
             return after
 
-        monkeypatch.setattr("memtape.invariants.evolve", off_by_one)
+        monkeypatch.setattr("memtape.checking.invariants.evolve", off_by_one)
         return [v for v in check_run(session.run, session.policies) if v.invariant == "token-total"]
 
     def test_a_short_window_is_caught_at_the_event(self, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,7 +17,7 @@ from memtape.core.events import (
     SemanticFact,
 )
 from memtape.policies.llm_consolidation import DEFAULT_PROMPT, Refused, distilled
-from memtape.runfiles import load_run
+from memtape.runs.files import load_run
 from tests.chained import lines_of
 from tests.llm_server import ChatServer
 

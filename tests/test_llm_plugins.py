@@ -23,7 +23,7 @@ from memtape.policies.summarizers import (
     SummarizerNotHere,
     inputs_hash,
 )
-from memtape.runfiles import load_run
+from memtape.runs.files import load_run
 from tests.chained import lines_of
 from tests.llm_runs import scenario
 

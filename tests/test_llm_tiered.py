@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from hypothesis.stateful import run_state_machine_as_test
 
+from memtape.checking.invariants import check_gist
 from memtape.cli import main
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, ModelCall, TurnAdded, WarmItem
 from memtape.core.state import INITIAL_STATE
-from memtape.invariants import check_gist
 from memtape.llm.answers import Replay, answering
 from memtape.llm.asking import prompt_hash
 from memtape.llm.config import ModelConfig

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from memtape.checking.invariants import check_run
 from memtape.cli import main
 from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, TurnAdded
-from memtape.invariants import check_run
 from memtape.policies.promises import PINNED, WELL_FORMED
 from memtape.policies.session import Policies, Session
-from memtape.runfiles import load_run
+from memtape.runs.files import load_run
 from memtape.scenarios import load_scenario
 from memtape.scenarios.writer import scenario_text
 from memtape.testing.checked import CheckedSession

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 from memtape.policies.session import Session
-from memtape.runfiles import LoadedRun
+from memtape.runs.files import LoadedRun
 from memtape.scenarios import load_scenario
 from memtape.viewer.page import page_html, script_json, view_page
 

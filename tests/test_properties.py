@@ -1,6 +1,6 @@
 """Property tests of the kernel over random command sequences and policy parameters.
 
-The invariants themselves live in ``memtape.invariants`` (``memtape check``
+The invariants themselves live in ``memtape.checking.invariants`` (``memtape check``
 runs the same ones); these tests assert that they find nothing, here and
 after every step of the stateful test in ``test_stateful.py``.
 """
@@ -15,6 +15,21 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from memtape.checking.invariants import (
+    Violation,
+    check_budget,
+    check_capacity,
+    check_evictions,
+    check_gist,
+    check_hot,
+    check_ranking,
+    check_replay,
+    check_run,
+    check_status,
+    check_tiers,
+    check_token_total,
+    redecide,
+)
 from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
 from memtape.core.commands import (
     AddTurn,
@@ -37,21 +52,6 @@ from memtape.core.events import (
 )
 from memtape.core.run import Run
 from memtape.core.state import INITIAL_STATE, State, Window
-from memtape.invariants import (
-    Violation,
-    check_budget,
-    check_capacity,
-    check_evictions,
-    check_gist,
-    check_hot,
-    check_ranking,
-    check_replay,
-    check_run,
-    check_status,
-    check_tiers,
-    check_token_total,
-    redecide,
-)
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
+from memtape.checking.invariants import check_run
 from memtape.cli import main
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, NothingToApply
 from memtape.core.events import CompactionTriggered, WarmItem
-from memtape.invariants import check_run
 from memtape.lab.bench import Cell, parse_policy, run_cell
 from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.recorded import CompactionRecord, RecordedCompaction
 from memtape.policies.session import Policies, Session
 from memtape.policies.tokenizers import O200kBase, WordCount
-from memtape.runfiles import load_run
+from memtape.runs.files import load_run
 from tests.playing import answering, calling, compaction, play, tool, user
 from tests.transcripts import fixture
 

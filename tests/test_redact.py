@@ -1,4 +1,4 @@
-"""memtape.redact: a copy of a run with placeholder texts and the same figures."""
+"""memtape.runs.redact: a copy of a run with placeholder texts and the same figures."""
 
 import json
 import re
@@ -11,7 +11,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from memtape.checking import check_file
+from memtape.checking.check import check_file
+from memtape.checking.invariants import Violation
 from memtape.cli import main
 from memtape.core.commands import (
     AddTurn,
@@ -32,7 +33,6 @@ from memtape.core.events import (
     TurnAdded,
 )
 from memtape.core.run import Run
-from memtape.invariants import Violation
 from memtape.lab.generate import support_session
 from memtape.policies import tokenizers
 from memtape.policies.compaction import TieredCompaction
@@ -41,8 +41,8 @@ from memtape.policies.session import Policies, Session
 from memtape.policies.tokenizers import Cl100kBase, O200kBase, Tokenizer, WordCount
 from memtape.policies.tool_clearing import ClearToolResults
 from memtape.projections.view import view_data
-from memtape.redact import REDACTED, Masks, export_redacted, redact
-from memtape.runfiles import LoadedRun, load_run, save_run
+from memtape.runs.files import LoadedRun, load_run, save_run
+from memtape.runs.redact import REDACTED, Masks, export_redacted, redact
 from memtape.scenarios import SHIPPED, Scenario, load_scenario, parse_scenario
 from memtape.viewer.payload import run_payload
 from tests.agent_session import TURNS

@@ -18,7 +18,7 @@ from memtape.policies.session import Policies, Session
 from memtape.policies.summarizers import SalientTexts
 from memtape.policies.tokenizers import WordCount
 from memtape.reducers import fold
-from memtape.runfiles import load_run, save_run
+from memtape.runs.files import load_run, save_run
 from tests.playing import answering, calling, compaction, pinned, play, staying, tool, user
 
 

@@ -2,7 +2,8 @@
 
 ``core`` knows nothing of policies or projections; reducers know events and
 state only; ``llm`` (asking a model) knows events; policies know state,
-events, reducers and how to ask a model; projections read state. Imports inside functions count too.
+events, reducers and how to ask a model; projections read state; run files
+(``runs``) sit beside storage, and checking above them. Imports inside functions count too.
 """
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
@@ -24,6 +25,9 @@ ALLOWED = {
     "projections": {"core", "reducers", "policies", "projections"},
     "storage": {"core", "storage"},
     "scenarios": {"core", "policies", "scenarios"},
+    "runs": {"core", "reducers", "llm", "policies", "storage", "runs"},
+    "checking": {"core", "reducers", "llm", "policies", "storage", "runs", "checking"},
+    "testing": {"core", "reducers", "llm", "policies", "scenarios", "checking", "testing"},
 }
 """Each room, and the rooms (``memtape.<room>``) its modules may import."""
 
@@ -61,3 +65,9 @@ def test_an_upward_import_is_seen(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
     module.write_text("def f() -> None:\n    from memtape.projections.meter import meter\n")
     assert {("projections", 2)} == _rooms_imported(module)
+
+
+def test_no_module_is_left_loose_at_the_root() -> None:
+    """Every module but the entry points lives in a room that says what it is."""
+    loose = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert ["__init__.py", "_version.py", "cli.py", "demo.py"] == loose

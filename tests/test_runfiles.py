@@ -1,4 +1,4 @@
-"""memtape.runfiles: a session saved to a run file and loaded back."""
+"""memtape.runs.files: a session saved to a run file and loaded back."""
 
 import json
 from pathlib import Path
@@ -10,7 +10,7 @@ from memtape.core.commands import AddTurn, AdvanceClock, WriteFact
 from memtape.core.errors import BadInput
 from memtape.core.events import FactWritten, TurnAdded
 from memtape.policies.session import Session
-from memtape.runfiles import LoadedRun, load_run, save_run
+from memtape.runs.files import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, load_scenario
 
 

@@ -24,7 +24,7 @@ import pytest
 from memtape.cli import main
 from memtape.core.commands import AddTurn, Query, WriteFact
 from memtape.core.errors import BadInput, Rejected
-from memtape.runfiles import load_run
+from memtape.runs.files import load_run
 from memtape.viewer import payload
 from memtape.viewer.payload import run_payload
 from memtape.viewer.serve import (

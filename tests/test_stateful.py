@@ -16,6 +16,21 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from memtape.checking.invariants import (
+    check_budget,
+    check_capacity,
+    check_evictions,
+    check_gist,
+    check_hot,
+    check_query,
+    check_ranking,
+    check_replay,
+    check_run,
+    check_status,
+    check_tiers,
+    check_token_total,
+    redecide,
+)
 from memtape.core.codec import event_data, event_from_data
 from memtape.core.commands import (
     AddTurn,
@@ -39,21 +54,6 @@ from memtape.core.events import (
     TurnAdded,
 )
 from memtape.core.state import INITIAL_STATE, State
-from memtape.invariants import (
-    check_budget,
-    check_capacity,
-    check_evictions,
-    check_gist,
-    check_hot,
-    check_query,
-    check_ranking,
-    check_replay,
-    check_run,
-    check_status,
-    check_tiers,
-    check_token_total,
-    redecide,
-)
 from memtape.reducers import evolve, fold
 from memtape.testing.strategies import (
     BAD_ROLES,

@@ -17,7 +17,7 @@ from memtape.core.events import ClockAdvanced, Evicted, FactWritten, TurnAdded
 from memtape.core.logfile import FORMAT, RunFile, read_run
 from memtape.core.run import Run
 from memtape.policies.session import Session
-from memtape.runfiles import load_run
+from memtape.runs.files import load_run
 from memtape.scenarios import SHIPPED, load_scenario
 from memtape.storage import Conflict, RunStore, open_store
 from memtape.storage.base import stamped_header

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from memtape.checking import check_file
+from memtape.checking.check import check_file
+from memtape.checking.invariants import Violation
 from memtape.core.chain import Chain, Signature
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn, AdvanceClock
 from memtape.core.errors import BadInput
 from memtape.core.events import ClockAdvanced, Event, TurnAdded
 from memtape.core.logfile import read_run, write_run
-from memtape.invariants import Violation
 from memtape.policies.session import Session
 from memtape.scenarios import load_scenario
 from memtape.storage import Conflict, JsonlStore, SqliteStore, open_store, parse_address

@@ -25,7 +25,7 @@ from memtape.policies.unimported import (
     UnimportedConsolidation,
     UnimportedForgetting,
 )
-from memtape.runfiles import load_run
+from memtape.runs.files import load_run
 from memtape.storage import SqliteStore
 from memtape.storage.base import stamped_header
 from memtape.storage.jsonl import JsonlStore

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from memtape.checking import check_file
+from memtape.checking.check import check_file
 from memtape.cli import main
 from memtape.core.codec import event_data, event_from_data
 from memtape.core.errors import BadInput
@@ -24,7 +24,7 @@ from memtape.core.events import (
 from memtape.core.logfile import read_run
 from memtape.core.upcast import UPCASTERS, Upcasters, upcast, use_upcasters
 from memtape.policies.session import Session
-from memtape.runfiles import load_run
+from memtape.runs.files import load_run
 from memtape.scenarios import load_scenario
 
 FIXTURES = Path(__file__).parent / "fixtures"

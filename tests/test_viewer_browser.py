@@ -37,7 +37,7 @@ from memtape.core.events import (
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import COMPACTION, FORGETTING, Policies, Session
 from memtape.projections.view import view_data
-from memtape.runfiles import LoadedRun
+from memtape.runs.files import LoadedRun
 from memtape.scenarios import load_scenario
 from memtape.viewer import payload
 from memtape.viewer.page import view_page

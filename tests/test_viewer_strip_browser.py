@@ -16,7 +16,7 @@ from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Policies, Session
-from memtape.runfiles import LoadedRun
+from memtape.runs.files import LoadedRun
 from memtape.viewer.serve import live_source, make_server
 from tests.test_viewer_browser import (
     Shot,

@@ -2,10 +2,10 @@
 
 import argparse
 
-from memtape.checking import check_file
+from memtape.checking.check import check_file
 from memtape.commandline.output import print_lines
 from memtape.core.errors import MemtapeError, one_line
-from memtape.runfiles import trusted
+from memtape.runs.files import trusted
 from memtape.scenarios import is_scenario
 
 

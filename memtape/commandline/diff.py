@@ -7,7 +7,7 @@ from memtape.commandline.opening import open_run
 from memtape.commandline.output import emit
 from memtape.core.errors import MemtapeError
 from memtape.projections.diffs import diff_data, render_diff, step_diff, step_diff_data
-from memtape.runfiles import LoadedRun
+from memtape.runs.files import LoadedRun
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ import sys
 
 from memtape.core.errors import MemtapeError, one_line
 from memtape.lab.files import output_path
-from memtape.redact import export_redacted
+from memtape.runs.redact import export_redacted
 from memtape.storage import is_sqlite
 
 

@@ -6,7 +6,7 @@ from memtape.commandline.numbers import within
 from memtape.commandline.opening import open_run
 from memtape.commandline.writing import not_an_input, run_output
 from memtape.core.errors import MemtapeError
-from memtape.runfiles import save_run
+from memtape.runs.files import save_run
 from memtape.scenarios import is_scenario
 from memtape.storage import is_sqlite, resolve_address
 

@@ -11,7 +11,7 @@ import attrs
 from memtape.core.errors import BadInput, Rejected, one_line
 from memtape.core.paths import regular_file
 from memtape.policies.session import Session
-from memtape.runfiles import LoadedRun, load_run, trusted
+from memtape.runs.files import LoadedRun, load_run, trusted
 from memtape.scenarios.shipped import SHIPPED, is_scenario
 from memtape.storage import SQLITE_SUFFIX, parse_address
 

@@ -6,7 +6,7 @@ import attrs
 
 from memtape.commandline.opening import simulate
 from memtape.commandline.writing import run_output
-from memtape.runfiles import save_run
+from memtape.runs.files import save_run
 from memtape.scenarios import load_scenario
 
 

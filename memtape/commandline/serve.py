@@ -2,7 +2,7 @@
 
 import argparse
 
-from memtape.runfiles import trusted
+from memtape.runs.files import trusted
 from memtape.viewer.serve import live_source, serve
 
 

@@ -18,7 +18,7 @@ least one result, is one in the newest turn's unit
 (``memtape.policies.units``), which stays verbatim.
 
 The placeholder costs what the tokenizer counts, unless ``placeholder_tokens``
-says: a redacted copy (``memtape.redact``) records there what its source's
+says: a redacted copy (``memtape.runs.redact``) records there what its source's
 placeholder cost, since its own placeholder is a stand-in that measures
 otherwise.
 """

@@ -2,7 +2,7 @@
 
 ``PolicyMachine`` (a hypothesis state machine to subclass), the strategies
 in ``memtape.testing.strategies``, and the invariants themselves, which live
-in ``memtape.invariants`` as plain functions. The kit needs hypothesis (the
+in ``memtape.checking.invariants`` as plain functions. The kit needs hypothesis (the
 ``testing`` extra). The package itself imports without it, because the
 pytest plugin (``memtape.testing.plugin``) is loaded in every pytest session
 of a project that has memtape installed and must cost nothing there; the

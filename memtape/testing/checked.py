@@ -9,9 +9,15 @@ does not need, so the scenario a user gets is as short as the bug allows.
 
 from collections.abc import Sequence
 
+from memtape.checking.invariants import (
+    StepChecker,
+    Violation,
+    check_determinism,
+    check_replay,
+    redecide,
+)
 from memtape.core.commands import Command
 from memtape.core.errors import Rejected
-from memtape.invariants import StepChecker, Violation, check_determinism, check_replay, redecide
 from memtape.policies.session import Policies, Session
 from memtape.reducers import fold
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from memtape.checking.invariants import Violation
 from memtape.core.commands import (
     AddTurn,
     AdvanceClock,
@@ -34,7 +35,6 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput
 from memtape.core.state import State
-from memtape.invariants import Violation
 from memtape.policies.imports import import_path, is_import_path, policy_class
 from memtape.policies.session import AXES, Policies
 from memtape.scenarios.writer import scenario_text

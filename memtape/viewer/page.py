@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from memtape.runfiles import LoadedRun
+from memtape.runs.files import LoadedRun
 from memtape.viewer.payload import run_payload
 
 _PLACEHOLDER = re.compile(r"\{\{(title|style|script|data)\}\}")

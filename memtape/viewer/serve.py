@@ -38,7 +38,7 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput, MemtapeError, one_line
 from memtape.policies.session import Policies, Session
-from memtape.runfiles import load_run
+from memtape.runs.files import load_run
 from memtape.scenarios import is_scenario, load_scenario
 from memtape.viewer.page import inline_hashes, page_html
 from memtape.viewer.payload import PayloadBuilder

@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 import orjson
 
+from memtape.checking.determinism import decide_in_world
 from memtape.core.codec import event_data, event_from_data
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput, CorruptLog, Rejected
@@ -41,7 +42,6 @@ from memtape.core.events import (
 from memtape.core.plural import counted
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import SHORT_HOT, State, Store, Window
-from memtape.determinism import decide_in_world
 from memtape.llm.answers import Answers, Reask, Replay, answering, recorded_calls
 from memtape.llm.client import ModelUnavailable
 from memtape.policies.compaction import TieredCompaction, gist_for

@@ -87,7 +87,7 @@ from memtape.policies.session import Policies
 from memtape.policies.tokenizers import Tokenizer, WordCount, tokenizer_named
 from memtape.policies.tool_clearing import COST, ClearToolResults
 from memtape.reducers import fold
-from memtape.runfiles import epochs_from_header
+from memtape.runs.files import epochs_from_header
 from memtape.storage import read_address
 
 REDACTED = "redacted"

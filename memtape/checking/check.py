@@ -9,15 +9,15 @@ from pathlib import Path
 
 import attrs
 
+from memtape.checking.invariants import Violation, check_run, reask, redecide, redecide_in_worlds
 from memtape.core.chain import KEY_VARIABLE, Signature, signing_key
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
 from memtape.core.run import Run
-from memtape.invariants import Violation, check_run, reask, redecide, redecide_in_worlds
 from memtape.policies.imports import Unimportable
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
-from memtape.runfiles import epochs_from_header, require_code
+from memtape.runs.files import epochs_from_header, require_code
 from memtape.storage import read_address, verify_address
 
 
@@ -29,7 +29,7 @@ class CheckReport:
     whether the commands were decided again (not when the header's policies
     cannot be rebuilt, nor for a redacted run). ``problems`` are in order of
     position: the first is the first bad position in the run. ``redacted``
-    says the header marks the run redacted (``memtape.redact``): its texts
+    says the header marks the run redacted (``memtape.runs.redact``): its texts
     and rules are placeholders, so its commands cannot be decided again.
     ``chained`` says the run carries a hash chain (runs written before memtape
     chained its logs do not), ``signature`` what its signature says, and
