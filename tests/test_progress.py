@@ -11,6 +11,7 @@ from memtape.cli import main
 from memtape.lab.bench import plan, process_pool, run_cells
 from memtape.lab.generate import support_session
 from memtape.lab.progress import EVERY, LINE_SECONDS, Progress, progress_mode
+from memtape.lab.report import bench
 
 
 class _Terminal(io.StringIO):
@@ -124,3 +125,46 @@ class TestWithinACell:
         total = heard[0][2]
         assert [(0, EVERY, total), (0, 2 * EVERY, total)] == heard[:2]
         assert all(done % EVERY == 0 for _, done, _ in heard)
+
+
+class _Stepping:
+    """A clock that moves ten seconds each time it is read, so every update is a line."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 10
+        return self.now
+
+
+class TestResumed:
+    def test_a_resumed_sweep_counts_the_cells_it_had_finished(self, tmp_path: Path) -> None:
+        scenario = tmp_path / "long.toml"
+        scenario.write_text(support_session(2 * EVERY + 10, 1), "utf-8")
+        results = tmp_path / "sweep.jsonl"
+        quiet = io.StringIO()
+        assert 0 == bench(
+            [str(scenario)], ["tiered", "none"], jobs=1, quiet=True, results_out=results, out=quiet
+        )
+        *kept, _ = results.read_text("utf-8").splitlines(keepends=True)
+        results.write_text("".join(kept), "utf-8")
+        err = io.StringIO()
+
+        bench(
+            [str(scenario)],
+            ["tiered", "none"],
+            jobs=1,
+            verbose=True,
+            results_out=results,
+            resume=True,
+            out=io.StringIO(),
+            err=err,
+            clock=_Stepping(),
+        )
+
+        counts = [float(line.split()[1].split("/")[0]) for line in err.getvalue().splitlines()]
+        # The cell left to run moves the count from the one finished before, not from 0.
+        assert [1, 2] == [counts[0], counts[-1]]
+        assert any(1 < count < 2 for count in counts), counts
+        assert all(count >= 1 for count in counts), counts

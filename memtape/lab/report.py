@@ -87,23 +87,27 @@ def bench(
             "nothing to compare: no --policy applies to these scenarios (a compaction "
             "policy needs turns, a forgetting policy writes, reads or queries)"
         )
-    mode = progress_mode(err, verbose=verbose, quiet=quiet)
-    shown: Progress | None = None
-
-    def within(done: int, commands: int, total: int) -> None:
-        # A long cell moves the bar too: the share of its commands run so far.
-        if shown is not None:
-            shown.update_fraction(done + commands / total)
-
-    run = _engine(engine, address, jobs, within if mode != "off" else None)
     if resume and results_out is None:
         raise BadInput("--resume needs --results FILE.jsonl, the file of the sweep to go on with")
     if results_out is not None and json_out is not None and _same(results_out, json_out):
         raise BadInput(f"--results {results_out}: it is the --json file too")
+    # Nothing is written until the store opens, after every option has been checked.
     store = None if results_out is None else ResultsFile(results_out, cells, resume=resume)
+    todo = cells if store is None else _unfinished(cells, store)
+    before = len(cells) - len(todo)
+    mode = progress_mode(err, verbose=verbose, quiet=quiet)
+    shown: Progress | None = None
+
+    def within(cell: int, commands: int, total: int) -> None:
+        # A long cell moves the bar too: the share of its commands run so far, after
+        # the cells a resumed sweep had finished.
+        if shown is not None:
+            shown.update_fraction(before + cell + commands / total)
+
+    run = _engine(engine, address, jobs, within if mode != "off" else None)
     with Progress("bench", len(cells), mode=mode, err=err, unit="cells", clock=clock) as bar:
         shown = bar
-        results = _run(cells, run, store, bar if mode != "off" else None)
+        results = _run(cells, todo, run, store, bar if mode != "off" else None)
     # Wide enough for every column (the model ones too) when not on a terminal.
     console = Console(file=out, width=None if out.isatty() else 260, highlight=False)
     fitted = comparison_table(results, width=console.width, columns=columns)
@@ -149,12 +153,15 @@ def _engine(name: str, address: str | None, jobs: int | None, within: Within | N
 
 
 def _run(
-    cells: Sequence[Cell], run: Engine, store: ResultsFile | None, shown: Progress | None
+    cells: Sequence[Cell],
+    todo: Sequence[Cell],
+    run: Engine,
+    store: ResultsFile | None,
+    shown: Progress | None,
 ) -> list[Result]:
     """Every cell's result, in the cells' order: those ``store`` holds read back, the others
-    run on ``run`` (each distinct cell once) and added to it as they finish; the progress
-    on ``shown``, when given."""
-    todo = cells if store is None else _unfinished(cells, store)
+    (``todo``, each distinct cell once) run on ``run`` and added to it as they finish; the
+    progress on ``shown``, when given."""
     before = len(cells) - len(todo)
 
     def progress(done: int, total: int, cell: Cell) -> None:
