@@ -102,6 +102,32 @@ class TestLongHot:
             after.tokens,
         )
 
+    @pytest.mark.parametrize(
+        "moved",
+        [
+            CompactionTriggered(40, (WarmItem(4990, "[cleared]", 1),), (), 0, "", 0),
+            CompactionTriggered(40, (), (4995, 4998), 0, "", 0),
+            CompactionTriggered(40, (), (), 0, "", 0, cleared=(WarmItem(4990, "[x]", 1),)),
+        ],
+        ids=["to-warm", "dropped", "cleared-in-place"],
+    )
+    def test_a_change_near_the_end_of_a_long_hot_keeps_the_turns_before_it(
+        self, moved: CompactionTriggered
+    ) -> None:
+        """The leaves of HOT before the first turn moved or cleared are the ones it had
+        (a copy would cost every compaction the whole of HOT), and the window is right."""
+        window = _window(*(_turn(n) for n in range(1, 5001)))
+
+        after = compaction_triggered(window, moved)
+
+        assert isinstance(after.hot, Seq)
+        assert isinstance(window.hot, Seq)
+        assert window.hot._leaf(4900) is after.hot._leaf(4900)
+        assert window.hot._leaf(0) is after.hot._leaf(0)
+        gone = {item.turn for item in moved.warm} | set(moved.dropped)
+        assert [n for n in range(1, 5001) if n not in gone] == [t.turn for t in after.hot]
+        assert _recount(after) == after.tokens
+
 
 class TestCompactionTriggered:
     def test_the_named_hot_turns_stay_hot(self) -> None:

@@ -78,6 +78,46 @@ class TestSeqAsAList:
         assert (at_once, hash(at_once)) == (appended, hash(appended))
         assert appended.append(-1) == at_once.append(-1)
 
+    @pytest.mark.parametrize(
+        ("size", "length"),
+        [
+            (0, 0),
+            (40, 0),
+            (40, 33),
+            (40, 31),
+            (1057, 1024),
+            (1057, 1025),
+            (1057, 32),
+            (32 * 32 * 32 + 33, 1056),
+            (32 * 32 * 32 + 33, 32 * 32 * 32 + 1),
+            (5000, 4999),
+        ],
+    )
+    def test_a_prefix_is_the_seq_of_its_items(self, size: int, length: int) -> None:
+        """Same items and the same trie as built at once, around each level; and so again
+        after appends (a trie of another shape would compare unequal, or misplace them)."""
+        prefix = Seq(range(size)).prefix(length)
+
+        assert (Seq(range(length)), hash(Seq(range(length)))) == (prefix, hash(prefix))
+        assert Seq(range(length + 40)) == prefix.extend(range(length, length + 40))
+        assert list(range(length + 40)) == list(prefix.extend(range(length, length + 40)))
+
+    @given(st.integers(0, 1200), st.data())
+    def test_any_prefix_then_extend_matches_a_list(self, size: int, data: st.DataObject) -> None:
+        length = data.draw(st.integers(0, size))
+        more = data.draw(st.lists(st.integers(), max_size=40))
+        seq = Seq(range(size))
+
+        changed = seq.prefix(length).extend(more)
+
+        assert [*range(length), *more] == list(changed)
+        assert Seq([*range(length), *more]) == changed
+        assert list(range(size)) == list(seq)
+
+    def test_a_prefix_out_of_range_is_refused(self) -> None:
+        with pytest.raises(IndexError, match=r"prefix 4 out of range 0\.\.3"):
+            Seq([1, 2, 3]).prefix(4)
+
     @given(st.integers(0, 1100))
     def test_reversed_matches_a_list(self, size: int) -> None:
         assert list(range(size))[::-1] == list(reversed(Seq(range(size))))

@@ -66,6 +66,28 @@ class Seq(Sequence[T]):
             seq = seq.append(item)
         return seq
 
+    def prefix(self, length: int) -> "Seq[T]":
+        """The first ``length`` items, sharing every leaf before the one that ends them:
+        O(log32 n), so a change near the end (``prefix`` then ``extend``) costs the items
+        after it, not the sequence."""
+        if not 0 <= length <= self._count:
+            raise IndexError(f"Seq prefix {length} out of range 0..{self._count}")
+        start = self._count - len(self._tail)
+        if length > start:
+            return _seq(length, self._shift, self._root, self._tail[: length - start])
+        if length == 0:
+            return Seq()
+        # The leaf holding the last item kept becomes the tail; the leaves before it stay.
+        tail_start = (length - 1) & ~_MASK
+        tail = self._leaf(tail_start)[: length - tail_start]
+        leaves = tail_start >> _BITS
+        root, shift = _first_leaves(self._root, self._shift, leaves), self._shift
+        # As few levels as hold the leaves, as the appends would have built it.
+        while shift > _BITS and leaves <= 1 << (shift - _BITS):
+            root = root[0] if root else ()
+            shift -= _BITS
+        return _seq(length, shift, root, tail)
+
     def __len__(self) -> int:
         return self._count
 
@@ -168,3 +190,14 @@ def _push(count: int, level: int, parent: Node, leaf: Node) -> Node:
     else:
         child = _path(level - _BITS, leaf)
     return (*parent[:index], child, *parent[index + 1 :])
+
+
+def _first_leaves(node: Node, level: int, leaves: int) -> Node:
+    """``node`` (at ``level``) holding only its first ``leaves`` leaves."""
+    if level == _BITS:
+        return node[:leaves]
+    per = 1 << (level - _BITS)
+    whole, rest = divmod(leaves, per)
+    if not rest:
+        return node[:whole]
+    return (*node[:whole], _first_leaves(node[whole], level - _BITS, rest))

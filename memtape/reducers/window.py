@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from immutables import Map
 
 from memtape.core.errors import CorruptLog
-from memtape.core.events import CompactionTriggered, TurnAdded
+from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
 from memtape.core.plural import counted
 from memtape.core.seq import Seq
 from memtape.core.state import SHORT_HOT, Hot, Window
@@ -223,10 +223,19 @@ def _leave(
         tokens -= hot[at].tokens
     if positions[-1] == len(positions) - 1:
         return hot[len(positions) :], tokens
-    kept = list(hot)
-    for at in reversed(positions):
-        del kept[at]
-    return kept, tokens
+    first = positions[0]
+    gone = set(positions)
+    rest = [turn for at, turn in enumerate(hot[first:], first) if at not in gone]
+    return _spliced(hot, first, rest), tokens
+
+
+def _spliced(hot: Sequence[TurnAdded], first: int, rest: list[TurnAdded]) -> Sequence[TurnAdded]:
+    """HOT's turns before position ``first``, then ``rest``. A long HOT (a ``Seq``) keeps
+    its leaves before ``first``, so a change near its end costs the turns after it: a
+    policy that never shortens HOT (clear-tool-results) clears what arrived lately."""
+    if type(hot) is Seq:
+        return hot.prefix(first).extend(rest)
+    return [*hot[:first], *rest]
 
 
 def _keep_listed(
@@ -267,21 +276,26 @@ def _number(turn: TurnAdded) -> int:
 
 def _clear(
     kept: Sequence[TurnAdded], tokens: int, event: CompactionTriggered
-) -> tuple[list[TurnAdded], int]:
+) -> tuple[Sequence[TurnAdded], int]:
     """HOT with each turn of ``event.cleared`` reading its stand-in text, and the total;
-    each turn found by its number, so the step costs the turns cleared (and a copy of HOT)."""
+    each turn found by its number, and HOT rebuilt from the first of them on, so the step
+    costs the turns from there (see ``_spliced``)."""
     turns = {item.turn for item in event.cleared}
     if len(turns) != len(event.cleared):
         raise CorruptLog(f"compaction clears turns {[i.turn for i in event.cleared]}")
-    changed = list(kept)
+    found: list[tuple[int, WarmItem]] = []
     for item in event.cleared:
-        at = bisect_left(changed, item.turn, key=_number)
-        if at == len(changed) or changed[at].turn != item.turn:
+        at = bisect_left(kept, item.turn, key=_number)
+        if at == len(kept) or kept[at].turn != item.turn:
             raise CorruptLog(f"compaction clears turn {item.turn}, which does not stay HOT")
         if item.tokens < 0:
             raise CorruptLog(f"cleared turn {item.turn} has {counted(item.tokens, 'token')}")
-        turn = changed[at]
-        changed[at] = TurnAdded(
+        found.append((at, item))
+    first = min(at for at, _ in found)
+    rest = list(kept[first:])
+    for at, item in found:
+        turn = rest[at - first]
+        rest[at - first] = TurnAdded(
             turn.turn,
             turn.role,
             item.text,
@@ -292,4 +306,4 @@ def _clear(
             turn.pinned,
         )
         tokens += item.tokens - turn.tokens
-    return changed, tokens
+    return _spliced(kept, first, rest), tokens
