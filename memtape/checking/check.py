@@ -9,7 +9,7 @@ from pathlib import Path
 
 import attrs
 
-from memtape.checking.invariants import Violation, check_run, reask, redecide, redecide_in_worlds
+from memtape.checking.invariants import Violation, check_run, reask, redecide_twice
 from memtape.core.chain import KEY_VARIABLE, Signature, signing_key
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
@@ -152,12 +152,8 @@ def check_file(path: Path, *, trust: bool = False, live: bool = False) -> CheckR
     redacted = header.get("redacted") is True
     problems.extend(check_run(run, session.policies_at, own_texts=not redacted))
     if policies is not None and not redacted:
-        divergence = redecide(run, session.policies_at)
-        if divergence is not None:
-            problems.append(divergence)
-        chance = redecide_in_worlds(run, session.policies_at)
-        if chance is not None:
-            problems.append(chance)
+        divergence, chance = redecide_twice(run, session.policies_at)
+        problems.extend(found for found in (divergence, chance) if found is not None)
     reasked = None
     if live and policies is not None and not redacted:
         differing, reasked = reask(run, session.policies_at)
