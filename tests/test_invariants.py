@@ -550,6 +550,7 @@ class TestBothRedecisionsInOnePass:
             start, end = session.run.batch(step)
             events = list(session.run.events[start:end])
             if step == 3:
+                assert isinstance(events[0], TurnAdded)
                 events[0] = attrs.evolve(events[0], tokens=99)
             run.append(command, events)
         heard: list[int] = []
