@@ -836,6 +836,7 @@ def check_run(
     *,
     checkpoint: int = DEFAULT_SNAPSHOT_EVERY,
     own_texts: bool = True,
+    progress: Callable[[int], None] | None = None,
 ) -> list[Violation]:
     """Every invariant over a whole run, in one pass that folds the log event by event.
 
@@ -849,7 +850,8 @@ def check_run(
     the length of the run). Checks that need a
     policy the run lacks are skipped. Each invariant reports its first
     violation only. ``policies`` may be a function of the position
-    (``Session.policies_at``), for a forked run.
+    (``Session.policies_at``), for a forked run. ``progress(steps)`` hears how
+    many commands are checked, every ``PROGRESS_EVERY`` and at the end.
     """
     policies_at = _policies_at(policies)
     if checkpoint < 1:
@@ -867,6 +869,8 @@ def check_run(
         return _checkpoint(run, state, position, policies_at(position), checker.pinned)
 
     for step in range(1, run.steps + 1):
+        if progress is not None and step % PROGRESS_EVERY == 0:
+            progress(step)
         start, end = run.batch(step)
         violations = checker.check(
             policies_at(end), events[start:end], start=start, after_event=at_checkpoint
@@ -875,6 +879,8 @@ def check_run(
             found.setdefault(violation.invariant, violation)
         if checker.broken:
             return sorted(found.values(), key=lambda v: v.position)
+    if progress is not None:
+        progress(run.steps)
     state = checker.state
     for violation in [
         *(
@@ -1005,14 +1011,19 @@ def _each_decision(
     return found
 
 
-def reask(run: Run, policies: Policies | Callable[[int], Policies]) -> tuple[list[Violation], int]:
+def reask(
+    run: Run,
+    policies: Policies | Callable[[int], Policies],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[Violation], int]:
     """Ask the model again each question every recorded command asked (the cache bypassed):
     a finding for each answer that differs from the recorded one, and how many were asked.
 
     Each command is decided again with the recorded answers (``Reask``), so
     the run goes on as recorded whatever the model says now; a question the
     run did not record is ``redecide``'s to report. A model that cannot be
-    asked raises ``ModelUnavailable``.
+    asked raises ``ModelUnavailable``. ``progress``: as ``redecide_twice``'s.
     """
     findings: list[Violation] = []
     asked = 0
@@ -1044,7 +1055,7 @@ def reask(run: Run, policies: Policies | Callable[[int], Policies]) -> tuple[lis
             )
             findings.append(Violation(positions[differing.index], "live", message))
 
-    _each_decision(run, policies, [ask_again])
+    _each_decision(run, policies, [ask_again], progress=progress)
     return findings, asked
 
 
