@@ -233,13 +233,6 @@ TARGETS = (
         unit="bytes",
     ),
     Target(
-        "memtape check of the cleared 20k-turn run / reading it (read_run): under 10 s",
-        slower="check-clear-20k",
-        faster="read-clear-20k",
-        most=20,
-        issue=14,
-    ),
-    Target(
         "rolling-summary, 10k-turn bench cell: llm summarizer, warm cache / salient",
         slower="llm-warm-10k",
         faster="salient-10k",
