@@ -157,6 +157,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         ),
     )
     _add_trust(check)
+    _add_quiet(check)
     check.set_defaults(handler=_command("check"))
 
     export = commands.add_parser(
@@ -442,6 +443,7 @@ def _add_lab(commands: Any) -> None:
         ),
     )
     _add_header_options(chat)
+    _add_quiet(chat)
     chat.set_defaults(handler=_command("transcript"))
 
 

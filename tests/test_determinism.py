@@ -8,7 +8,7 @@ from datetime import datetime
 from time import perf_counter
 from typing import Any
 
-from memtape.checking.determinism import decide_in_world
+from memtape.checking.determinism import decide_in_world, made_up_worlds
 from memtape.core.commands import AddTurn
 from memtape.core.errors import Rejected
 from memtape.core.events import Event
@@ -79,3 +79,30 @@ class TestWorlds:
         assert before == after
         assert state == random.getstate()
         assert abs(time.time() - datetime.now().timestamp()) < 60
+
+
+class TestAPass:
+    def test_within_a_pass_a_decision_sees_its_world_and_the_rest_the_real_clock(self) -> None:
+        """made_up_worlds swaps the clocks once; between decisions they read the real time."""
+        state = random.getstate()
+        with made_up_worlds():
+            first, second = seen(wall, 0), seen(wall, 1)
+            between = time.time()
+            again = seen(wall, 0)
+            real_now = datetime.now()
+        assert first == again != second
+        assert abs(between - _REAL_TIME()) < 60
+        assert abs(real_now.timestamp() - _REAL_TIME()) < 60
+        assert state == random.getstate()
+        assert (time.time, datetime, perf_counter) == _REAL_CLOCKS
+
+    def test_a_pass_gives_what_single_decisions_give(self) -> None:
+        """The same world reads the same inside a pass as alone."""
+        alone = [seen(look, world) for look in (wall, counter, now, draw) for world in (0, 1)]
+        with made_up_worlds():
+            within = [seen(look, world) for look in (wall, counter, now, draw) for world in (0, 1)]
+        assert alone == within
+
+
+_REAL_TIME = time.time
+_REAL_CLOCKS = (time.time, datetime, perf_counter)

@@ -2,6 +2,7 @@
 the recorded seed scenarios break none."""
 
 import math
+import time
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -29,6 +30,8 @@ from memtape.checking.invariants import (
     check_verbatim,
     check_well_formed,
     redecide,
+    redecide_in_worlds,
+    redecide_twice,
 )
 from memtape.core.commands import (
     AddTurn,
@@ -520,6 +523,49 @@ class TestRedecide:
             "a turn needs a [compaction] policy, and this session has none"
         )
         assert Violation(1, "re-decide", message) == redecide(run, Policies())
+
+
+@attrs.frozen
+class DatesTurns(TieredCompaction):
+    """Marks each turn with whether the wall clock is past mid-2025: always so now, not
+    in made-up world 0, so in world 1 (so a plain re-decision does not depend on luck)."""
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The seed's events for the turn, its text marked."""
+        mark = "late" if time.time() > 1.75e9 else "early"
+        return super().decide(state, attrs.evolve(command, text=f"{command.text} {mark}"))
+
+
+class TestBothRedecisionsInOnePass:
+    def test_each_finds_what_it_finds_alone(self) -> None:
+        """A run recorded by a policy that stamps the wall clock, one token count edited:
+        the plain re-decision and the one in two worlds each report what each alone does
+        (the edited turn, and the first turn whose stamp differs between worlds)."""
+        commands = [AddTurn("user", f"turn {n}") for n in range(1, 6)]
+        policies = Policies(compaction=DatesTurns(40, 1))
+        session = Session(policies)
+        session.execute_all(commands)
+        run = Run(fold)
+        for step, command in enumerate(session.run.commands, start=1):
+            start, end = session.run.batch(step)
+            events = list(session.run.events[start:end])
+            if step == 3:
+                assert isinstance(events[0], TurnAdded)
+                events[0] = attrs.evolve(events[0], tokens=99)
+            run.append(command, events)
+        heard: list[int] = []
+
+        both = redecide_twice(run, policies, progress=heard.append)
+
+        alone = (redecide(run, policies), redecide_in_worlds(run, policies))
+        assert alone == both
+        assert ["re-decide", "determinism"] == [v.invariant for v in both if v is not None]
+        assert [run.steps] == heard
+
+    def test_a_clean_run_is_clean_in_both(self) -> None:
+        """refund-desk re-decides to itself, in every world."""
+        run, policies = recorded("refund-desk")
+        assert (None, None) == redecide_twice(run, policies)
 
 
 class TestViolation:

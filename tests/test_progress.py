@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from memtape.checking.check import STAGES, check_file
 from memtape.cli import main
 from memtape.lab.bench import plan, process_pool, run_cells
 from memtape.lab.generate import support_session
-from memtape.lab.progress import EVERY, LINE_SECONDS, Progress, progress_mode
+from memtape.lab.progress import EVERY, LINE_SECONDS, Progress, Stages, progress_mode
 from memtape.lab.report import bench
 
 
@@ -168,3 +169,89 @@ class TestResumed:
         assert [1, 2] == [counts[0], counts[-1]]
         assert any(1 < count < 2 for count in counts), counts
         assert all(count >= 1 for count in counts), counts
+
+
+class TestStages:
+    def test_each_stage_has_its_own_lines_and_total(self) -> None:
+        clock, err = _Clock(), io.StringIO()
+        with Stages("r.jsonl", mode="lines", err=err, clock=clock) as stages:
+            clock.now = 1.0
+            stages.update("reading", 10, 10)
+            clock.now = 3.0
+            stages.update("invariants", 4, 8)
+            clock.now = 3.0 + LINE_SECONDS
+            stages.update("invariants", 8, 8)
+
+        assert [
+            "r.jsonl: reading: 10/10 commands (10.0/s)",
+            "r.jsonl: invariants: 8/8 commands (1.1/s)",
+        ] == err.getvalue().splitlines()
+
+    def test_off_opens_nothing(self) -> None:
+        err = _Terminal()
+        with Stages("r.jsonl", mode="off", err=err) as stages:
+            stages.update("reading", 1, 1)
+
+        assert "" == err.getvalue()
+
+
+def _recorded(tmp_path: Path, steps: int) -> Path:
+    """A generated support session of ``steps`` turns, recorded to a run file."""
+    scenario = tmp_path / "long.toml"
+    scenario.write_text(support_session(steps, 1), "utf-8")
+    out = tmp_path / "long.jsonl"
+    assert 0 == main(["run", str(scenario), "--out", str(out), "-q"])
+    return out
+
+
+class TestCheck:
+    def test_check_file_reports_every_stage_in_order_every_few_hundred(
+        self, tmp_path: Path
+    ) -> None:
+        path = _recorded(tmp_path, EVERY + 10)
+        heard: list[tuple[str, int, int]] = []
+
+        check_file(path, progress=lambda stage, done, total: heard.append((stage, done, total)))
+
+        steps = EVERY + 10
+        assert [(stage, done, steps) for stage in STAGES[:3] for done in (EVERY, steps)] == heard
+
+    def test_check_with_v_off_a_terminal_writes_a_line_a_stage_on_stderr_only(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = _recorded(tmp_path, 20)
+        capsys.readouterr()
+        assert 0 == main(["check", str(path), "-q"])
+        quiet = capsys.readouterr()
+
+        assert 0 == main(["check", str(path), "-v"])
+        captured = capsys.readouterr()
+
+        assert "" == quiet.err
+        assert quiet.out == captured.out
+        assert [f"{path}: {stage}: 20/20 commands" for stage in STAGES[:3]] == [
+            line.split(" (")[0] for line in captured.err.splitlines()
+        ]
+
+
+class TestImport:
+    def test_import_with_v_writes_the_messages_line_and_q_silences_it(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        chat = tmp_path / "chat.jsonl"
+        lines = [f'{{"role": "user", "content": "message {n}"}}' for n in range(EVERY + 3)]
+        chat.write_text("\n".join(lines) + "\n", "utf-8")
+        common = ["import", str(chat), "--salient", "all"]
+
+        assert 0 == main([*common, "--out", str(tmp_path / "a.toml"), "-v"])
+        loud = capsys.readouterr()
+        assert 0 == main([*common, "--out", str(tmp_path / "b.toml"), "-v", "-q"])
+        quiet = capsys.readouterr()
+
+        total = EVERY + 3
+        assert [f"{chat}: {total:,}/{total:,} messages"] == [
+            line.split(" (")[0] for line in loud.err.splitlines()
+        ]
+        assert "" == quiet.err
+        assert (tmp_path / "a.toml").read_bytes() == (tmp_path / "b.toml").read_bytes()
+        assert "messages (" not in loud.out

@@ -5,11 +5,18 @@ read as a run at all raises ``BadInput``; everything wrong in a run that
 could be read is a problem in the ``CheckReport``, with its position.
 """
 
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 
-from memtape.checking.invariants import Violation, check_run, reask, redecide, redecide_in_worlds
+from memtape.checking.invariants import (
+    PROGRESS_EVERY,
+    Violation,
+    check_run,
+    reask,
+    redecide_twice,
+)
 from memtape.core.chain import KEY_VARIABLE, Signature, signing_key
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
@@ -97,7 +104,16 @@ class CheckReport:
         return "its chain holds, unsigned" + (removed if self.keyed else "")
 
 
-def check_file(path: Path, *, trust: bool = False, live: bool = False) -> CheckReport:
+Heard = Callable[[str, int, int], None]
+"""How far a check got: ``(stage, done, total)``, the stage one of ``STAGES``."""
+
+STAGES = ("reading", "invariants", "re-deciding", "re-asking")
+"""The stages of a check, in order, each counted in commands (steps)."""
+
+
+def check_file(
+    path: Path, *, trust: bool = False, live: bool = False, progress: Heard | None = None
+) -> CheckReport:
     """Check the run file at ``path``: integrity, invariants, then a re-decision (plain,
     and in two made-up worlds, which catches a policy that reads the clock or randomness).
 
@@ -126,6 +142,9 @@ def check_file(path: Path, *, trust: bool = False, live: bool = False) -> CheckR
     each recorded question is also asked of the model again (the cache
     bypassed), and each answer that differs from the recorded one is a
     problem (``live``); a model that cannot be asked is ``ModelUnavailable``.
+
+    ``progress``, when given, hears how many commands each stage has done of
+    its total (``Heard``), every few hundred and at the end of each.
     """
     recorded = read_address(str(path))
     header = recorded.header
@@ -138,29 +157,36 @@ def check_file(path: Path, *, trust: bool = False, live: bool = False) -> CheckR
         problems.append(Violation(0, "signature", _FORGED))
     policies = _policies(header.get("policies"), path, problems, trust)
     run = Run(fold)
-    for batch in recorded.batches:
+    total = len(recorded.batches)
+    for done, batch in enumerate(recorded.batches, start=1):
         try:
             run.append(batch.command, batch.events)
         except CorruptLog:
             problems.append(_unfolded(run, batch.events, batch.step, batch.line))
             break
+        if progress is not None and done % PROGRESS_EVERY == 0:
+            progress(STAGES[0], done, total)
+    if progress is not None:
+        progress(STAGES[0], total, total)
     if recorded.torn is not None:
         problems.append(Violation(len(run), "integrity", recorded.torn))
     epochs = _epochs(header, path, policies, run, problems, trust=trust)
     require_code(path, epochs, "check")
     session = Session(policies or Policies(), run=run, epochs=epochs)
     redacted = header.get("redacted") is True
-    problems.extend(check_run(run, session.policies_at, own_texts=not redacted))
+    problems.extend(
+        check_run(
+            run, session.policies_at, own_texts=not redacted, progress=_stage(progress, 1, run)
+        )
+    )
     if policies is not None and not redacted:
-        divergence = redecide(run, session.policies_at)
-        if divergence is not None:
-            problems.append(divergence)
-        chance = redecide_in_worlds(run, session.policies_at)
-        if chance is not None:
-            problems.append(chance)
+        divergence, chance = redecide_twice(
+            run, session.policies_at, progress=_stage(progress, 2, run)
+        )
+        problems.extend(found for found in (divergence, chance) if found is not None)
     reasked = None
     if live and policies is not None and not redacted:
-        differing, reasked = reask(run, session.policies_at)
+        differing, reasked = reask(run, session.policies_at, progress=_stage(progress, 3, run))
         problems.extend(differing)
     scenario = header.get("scenario")
     return CheckReport(
@@ -176,6 +202,14 @@ def check_file(path: Path, *, trust: bool = False, live: bool = False) -> CheckR
         keyed=key is not None,
         reasked=reasked,
     )
+
+
+def _stage(progress: Heard | None, stage: int, run: Run) -> Callable[[int], None] | None:
+    """What a pass over ``run``'s commands tells ``progress`` of stage ``STAGES[stage]``."""
+    if progress is None:
+        return None
+    heard, name, total = progress, STAGES[stage], run.steps
+    return lambda done: heard(name, done, total)
 
 
 _FORGED = (

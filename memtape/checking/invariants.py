@@ -25,7 +25,7 @@ from typing import Any
 import attrs
 import orjson
 
-from memtape.checking.determinism import decide_in_world
+from memtape.checking.determinism import decide_in_world, made_up_worlds
 from memtape.core.codec import event_data, event_from_data
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput, CorruptLog, Rejected
@@ -836,6 +836,7 @@ def check_run(
     *,
     checkpoint: int = DEFAULT_SNAPSHOT_EVERY,
     own_texts: bool = True,
+    progress: Callable[[int], None] | None = None,
 ) -> list[Violation]:
     """Every invariant over a whole run, in one pass that folds the log event by event.
 
@@ -849,7 +850,8 @@ def check_run(
     the length of the run). Checks that need a
     policy the run lacks are skipped. Each invariant reports its first
     violation only. ``policies`` may be a function of the position
-    (``Session.policies_at``), for a forked run.
+    (``Session.policies_at``), for a forked run. ``progress(steps)`` hears how
+    many commands are checked, every ``PROGRESS_EVERY`` and at the end.
     """
     policies_at = _policies_at(policies)
     if checkpoint < 1:
@@ -867,6 +869,8 @@ def check_run(
         return _checkpoint(run, state, position, policies_at(position), checker.pinned)
 
     for step in range(1, run.steps + 1):
+        if progress is not None and step % PROGRESS_EVERY == 0:
+            progress(step)
         start, end = run.batch(step)
         violations = checker.check(
             policies_at(end), events[start:end], start=start, after_event=at_checkpoint
@@ -875,6 +879,8 @@ def check_run(
             found.setdefault(violation.invariant, violation)
         if checker.broken:
             return sorted(found.values(), key=lambda v: v.position)
+    if progress is not None:
+        progress(run.steps)
     state = checker.state
     for violation in [
         *(
@@ -920,7 +926,7 @@ def redecide(run: Run, policies: Policies | Callable[[int], Policies]) -> Violat
     (``memtape.llm.answers.Replay``): what is checked is the policy's logic
     given the same model outputs, and nothing is asked.
     """
-    return _each_decision(run, policies, _agrees)
+    return _each_decision(run, policies, [_agrees])[0]
 
 
 def redecide_in_worlds(
@@ -930,7 +936,26 @@ def redecide_in_worlds(
     the first command the policies decide differently under another wall clock and random
     state, or None. (A policy that reads the clock may still re-decide to its own log when
     the clock has not moved far enough; this check does not depend on luck.)"""
-    return _each_decision(run, policies, _alike)
+    with made_up_worlds():
+        return _each_decision(run, policies, [_alike])[0]
+
+
+def redecide_twice(
+    run: Run,
+    policies: Policies | Callable[[int], Policies],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[Violation | None, Violation | None]:
+    """``redecide`` and ``redecide_in_worlds`` in one pass, folding the run once: what
+    each finds, the same as each alone would. ``progress(steps)`` hears how many
+    commands are done, every ``PROGRESS_EVERY`` and at the end."""
+    with made_up_worlds():
+        plain, worlds = _each_decision(run, policies, [_agrees, _alike], progress=progress)
+    return plain, worlds
+
+
+PROGRESS_EVERY = 512
+"""How many commands a pass decides between two calls of its ``progress``."""
 
 
 @attrs.frozen
@@ -949,34 +974,56 @@ class _Decision:
 def _each_decision(
     run: Run,
     policies: Policies | Callable[[int], Policies],
-    check: Callable[[_Decision], Violation | None],
-) -> Violation | None:
-    """``check`` on every recorded command in turn; the first violation it finds, or an
-    integrity one where the log stops folding."""
+    checks: Sequence[Callable[[_Decision], Violation | None]],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> list[Violation | None]:
+    """Each of ``checks`` on every recorded command in turn, until it finds something: the
+    first violation each finds, or an integrity one where the log stops folding (for each
+    that had found nothing before)."""
     policies_at = _policies_at(policies)
     events = run.events
     state = run.state_at(0)
+    found: list[Violation | None] = [None] * len(checks)
+    pending = list(range(len(checks)))
     for step, command in enumerate(run.commands, start=1):
+        if progress is not None and step % PROGRESS_EVERY == 0:
+            progress(step)
         start, end = run.batch(step)
         recorded = events[start:end]
-        found = check(_Decision(step, command, start, recorded, policies_at(end), state))
-        if found is not None:
-            return found
+        decision = _Decision(step, command, start, recorded, policies_at(end), state)
+        for index in list(pending):
+            violation = checks[index](decision)
+            if violation is not None:
+                found[index] = violation
+                pending.remove(index)
+        if not pending:
+            break
         try:
             state = fold(recorded, state)
         except CorruptLog as error:
-            return Violation(start + 1, "integrity", f"{_step(step, command)}: {error}")
-    return None
+            broken = Violation(start + 1, "integrity", f"{_step(step, command)}: {error}")
+            for index in pending:
+                found[index] = broken
+            break
+    if progress is not None:
+        progress(run.steps)
+    return found
 
 
-def reask(run: Run, policies: Policies | Callable[[int], Policies]) -> tuple[list[Violation], int]:
+def reask(
+    run: Run,
+    policies: Policies | Callable[[int], Policies],
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[Violation], int]:
     """Ask the model again each question every recorded command asked (the cache bypassed):
     a finding for each answer that differs from the recorded one, and how many were asked.
 
     Each command is decided again with the recorded answers (``Reask``), so
     the run goes on as recorded whatever the model says now; a question the
     run did not record is ``redecide``'s to report. A model that cannot be
-    asked raises ``ModelUnavailable``.
+    asked raises ``ModelUnavailable``. ``progress``: as ``redecide_twice``'s.
     """
     findings: list[Violation] = []
     asked = 0
@@ -1008,7 +1055,7 @@ def reask(run: Run, policies: Policies | Callable[[int], Policies]) -> tuple[lis
             )
             findings.append(Violation(positions[differing.index], "live", message))
 
-    _each_decision(run, policies, ask_again)
+    _each_decision(run, policies, [ask_again], progress=progress)
     return findings, asked
 
 

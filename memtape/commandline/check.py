@@ -1,6 +1,7 @@
 """``memtape check``: verify a run file's integrity and invariants, and re-decide it."""
 
 import argparse
+import sys
 
 from memtape.checking.check import check_file
 from memtape.commandline.output import print_lines
@@ -10,12 +11,23 @@ from memtape.scenarios import is_scenario
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the check's report; 0 when clean, 1 when anything is wrong."""
+    """Print the check's report; 0 when clean, 1 when anything is wrong. Each stage's
+    progress goes to stderr (a bar on a terminal, lines with ``-v``, none with ``-q``)."""
+    from memtape.lab.progress import Stages, progress_mode  # noqa: PLC0415 (rich, on a bar)
+
     if is_scenario(str(args.run)):
         raise MemtapeError(
             f"{args.run}: check takes a run file, not a scenario; record it first "
             f"(memtape run {args.run} --out RUN.jsonl)"
         )
-    report = check_file(args.run, trust=trusted(args.trust), live=args.live)
+    verbose, quiet = bool(getattr(args, "verbose", False)), bool(args.quiet)
+    mode = progress_mode(sys.stderr, verbose=verbose, quiet=quiet)
+    with Stages(str(args.run), mode=mode, err=sys.stderr) as stages:
+        report = check_file(
+            args.run,
+            trust=trusted(args.trust),
+            live=args.live,
+            progress=stages.update if mode != "off" else None,
+        )
     print_lines(one_line(line) for line in report.lines())
     return 0 if report.ok else 1

@@ -3,6 +3,7 @@
 import argparse
 import sys
 import warnings
+from collections.abc import Callable
 
 from memtape.commandline.writing import write_scenario
 from memtape.lab.choices import AUTO
@@ -11,7 +12,33 @@ from memtape.lab.importers.scenario import NothingSalient
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the transcript's scenario to ``--out``."""
+    """Write the transcript's scenario to ``--out``; progress over its messages on stderr
+    (a bar on a terminal, lines with ``-v``, none with ``-q``)."""
+    from memtape.lab.progress import Progress, progress_mode  # noqa: PLC0415 (rich, on a bar)
+
+    mode = progress_mode(
+        sys.stderr, verbose=bool(getattr(args, "verbose", False)), quiet=bool(args.quiet)
+    )
+    bar: list[Progress] = []
+
+    def heard(done: int, total: int) -> None:
+        if not bar:
+            bar.append(Progress(str(args.chat), total, mode=mode, err=sys.stderr, unit="messages"))
+            bar[0].__enter__()
+        bar[0].update(done)
+        if done == total:  # gone before "wrote ..." is printed
+            bar.pop().__exit__(None, None, None)
+
+    try:
+        return _write(args, heard if mode != "off" else None)
+    finally:
+        for progress in bar:
+            progress.__exit__(None, None, None)
+
+
+def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -> int:
+    """Write the scenario, ``heard`` told of the messages made steps; warn if nothing is
+    salient."""
     reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NothingSalient)
@@ -27,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
                 tokenizer=args.tokenizer,
                 sidechains=args.sidechains,
                 probes=args.probes,
+                progress=heard,
             ),
             reads,
         )

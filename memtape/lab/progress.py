@@ -37,7 +37,7 @@ class Progress:
 
     A context manager: the bar is drawn while it is open and removed after.
     ``clock`` is injectable, so the every-few-seconds lines are tested without
-    waiting.
+    waiting; ``started`` is when the work began, by that clock (default: now).
     """
 
     def __init__(
@@ -50,10 +50,11 @@ class Progress:
         unit: str = "commands",
         clock: Callable[[], float] = time.monotonic,
         force_terminal: bool | None = None,
+        started: float | None = None,
     ) -> None:
         self.what, self.total, self.mode, self.err, self.unit = what, total, mode, err, unit
         self._clock = clock
-        self._started = clock()
+        self._started = clock() if started is None else started
         self._last_line = self._started
         self._last_draw = self._started
         self._bar: Any = None
@@ -147,3 +148,65 @@ def _bar(what: str, total: int, unit: str, err: TextIO, force_terminal: bool | N
     )
     task = bar.add_task(what, total=total)
     return bar, task
+
+
+class Stages:
+    """Work done in stages one after another (``check``'s reading, invariants and
+    re-decision), each with its own total: one ``Progress`` per stage, named
+    ``what: stage``, opened by the stage's first ``update`` and closed when the next
+    stage begins or the work ends. A context manager, like ``Progress``."""
+
+    def __init__(
+        self,
+        what: str,
+        *,
+        mode: Mode,
+        err: TextIO,
+        unit: str = "commands",
+        clock: Callable[[], float] = time.monotonic,
+        force_terminal: bool | None = None,
+    ) -> None:
+        self.what, self.mode, self.err, self.unit = what, mode, err, unit
+        self._clock, self._force_terminal = clock, force_terminal
+        self._stage: str | None = None
+        self._current: Progress | None = None
+        self._began = clock()
+
+    def __enter__(self) -> "Stages":
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._close()
+
+    def update(self, stage: str, done: int, total: int) -> None:
+        """``done`` of the ``total`` units of ``stage`` are finished."""
+        if self.mode == "off":
+            return
+        if stage != self._stage or self._current is None:
+            self._close()
+            self._stage = stage
+            # A stage began when the one before it last reported (or the work began).
+            began, self._began = self._began, self._clock()
+            self._current = Progress(
+                f"{self.what}: {stage}",
+                total,
+                mode=self.mode,
+                err=self.err,
+                unit=self.unit,
+                clock=self._clock,
+                force_terminal=self._force_terminal,
+                started=began,
+            ).__enter__()
+        else:
+            self._began = self._clock()
+        self._current.update(done)
+
+    def _close(self) -> None:
+        if self._current is not None:
+            self._current.__exit__(None, None, None)
+            self._current = None

@@ -85,13 +85,15 @@ def import_transcript(
     tokenizer: str = WordCount.name,
     sidechains: bool = False,
     probes: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> str:
     """The scenario file's text for the transcript at ``path``.
 
     Every option is checked before the file is read; see ``read_transcript``
     and ``transcript_scenario`` for what each does. ``probes`` is ``--probes``:
     None plants none, ``auto`` plants them by the rule of ``memtape.lab.probes``,
-    anything else names a probes file (checked against the turns).
+    anything else names a probes file (checked against the turns). ``progress``:
+    see ``transcript_scenario``.
     """
     _check_format(format, sidechains)
     salient_roles(DEFAULT_SALIENT if salient is None else salient)
@@ -110,6 +112,7 @@ def import_transcript(
         hot_n=hot_n,
         tokenizer=tokenizer,
         probes=tables,
+        progress=progress,
     )
 
 

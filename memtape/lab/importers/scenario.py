@@ -22,7 +22,7 @@ with the same ``budget`` and ``tokenizer``, which applies them (see
 """
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from memtape.core.commands import ROLES
 from memtape.core.errors import BadInput
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, PINS
 from memtape.lab.importers.transcript import Transcript
+from memtape.lab.progress import EVERY
 from memtape.lab.scenario_file import header
 from memtape.policies.recorded import CompactionRecord, RecordedCompaction
 from memtape.policies.tokenizers import WordCount, tokenizer_named
@@ -93,12 +94,14 @@ def transcript_scenario(
     hot_n: int = DEFAULT_HOT_N,
     tokenizer: str = WordCount.name,
     probes: Sequence[Mapping[str, Any]] = (),
+    progress: Callable[[int, int], None] | None = None,
 ) -> str:
     """The scenario file's text for ``transcript``, read from the file at ``path``.
 
     ``salient`` is the rule (None: ``DEFAULT_SALIENT``, which holds for a
     transcript without tool results too); ``probes`` are ``[[probe]]``
-    tables (``{"text", "from"}``) to plant.
+    tables (``{"text", "from"}``) to plant. ``progress(done, total)`` hears how
+    many messages are made steps, every ``EVERY`` and at the end.
     """
     rule = DEFAULT_SALIENT if salient is None else salient
     roles = salient_roles(rule)
@@ -113,7 +116,10 @@ def transcript_scenario(
     if transcript.compactions:
         policies["compaction"] = _recorded(transcript, budget, tokenizer)
     steps: list[dict[str, Value | list[str]]] = []
+    total = len(transcript.turns)
     for number, turn in enumerate(transcript.turns, start=1):
+        if progress is not None and number % EVERY == 0:
+            progress(number, total)
         step: dict[str, Value | list[str]] = {"turn": turn.role, "text": turn.text}
         flag = roles is None or turn.role in roles
         if flag != (turn.role == "tool"):
@@ -130,6 +136,8 @@ def transcript_scenario(
         "about": f"A transcript ({transcript.format}) imported from {path.name}.",
     }
     comment = _comment(transcript, path.name, rule, pin, hot_n)
+    if progress is not None:
+        progress(total, total)
     return scenario_file(comment, info, policies, steps, probes)
 
 
