@@ -1,5 +1,6 @@
 """Seq behaves like an immutable list, version by version."""
 
+import bisect
 import pickle
 from collections.abc import Iterator
 
@@ -7,7 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memtape.core.seq import Seq
+from memtape.core.seq import Seq, bisect_left, bisect_right
+
+
+def first(pair: tuple[int, str]) -> int:
+    return pair[0]
+
 
 batches = st.lists(st.lists(st.integers(), max_size=5), max_size=12)
 
@@ -113,6 +119,18 @@ class TestSeqAsAList:
         assert [*range(length), *more] == list(changed)
         assert Seq([*range(length), *more]) == changed
         assert list(range(size)) == list(seq)
+
+    @given(st.lists(st.integers(0, 60), max_size=1200), st.integers(-1, 62))
+    def test_bisection_matches_the_standard_librarys(self, items: list[int], x: int) -> None:
+        """Left and right, with and without a key, across leaves, tail and levels."""
+        items.sort()
+        seq = Seq(items)
+
+        assert bisect.bisect_left(items, x) == bisect_left(seq, x)
+        assert bisect.bisect_right(items, x) == bisect_right(seq, x)
+        pairs = [(item, str(item)) for item in items]
+        assert bisect.bisect_left(pairs, x, key=first) == bisect_left(Seq(pairs), x, key=first)
+        assert bisect.bisect_right(pairs, x, key=first) == bisect_right(Seq(pairs), x, key=first)
 
     def test_a_prefix_out_of_range_is_refused(self) -> None:
         with pytest.raises(IndexError, match=r"prefix 4 out of range 0\.\.3"):

@@ -17,7 +17,6 @@ first that breaks the invariant; 0 stands for the initial state or the
 run's header.
 """
 
-from bisect import bisect_left
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any
@@ -41,6 +40,7 @@ from memtape.core.events import (
 )
 from memtape.core.plural import counted
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
+from memtape.core.seq import bisect_left
 from memtape.core.state import SHORT_HOT, State, Store, Window
 from memtape.llm.answers import Answers, Reask, Replay, answering, recorded_calls
 from memtape.llm.client import ModelUnavailable

@@ -10,7 +10,8 @@ object is walked whole by every collection that finds it young: a cost that
 grows with the run.)
 """
 
-from collections.abc import Iterable, Iterator, Sequence
+import bisect
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, islice
 from typing import Any, TypeVar, final, overload
 
@@ -88,6 +89,27 @@ class Seq(Sequence[T]):
             shift -= _BITS
         return _seq(length, shift, root, tail)
 
+    def bisect(self, x: Any, key: Callable[[T], Any] | None = None, *, right: bool = False) -> int:
+        """``bisect.bisect_left`` (or ``bisect_right``) over this sorted sequence: the tail
+        or the leaves searched at C speed, so a look-up costs a few steps, not one
+        ``__getitem__`` per probe (most look-ups land in the tail, near the end)."""
+        search = bisect.bisect_right if right else bisect.bisect_left
+        tail = self._tail
+        start = self._count - len(tail)
+        if not start or _before(tail[0], x, key, right):
+            return start + search(tail, x, key=key)
+        low, high = 0, start >> _BITS
+        while low < high:
+            middle = (low + high) // 2
+            if _before(self._leaf(middle << _BITS)[0], x, key, right):
+                low = middle + 1
+            else:
+                high = middle
+        if not low:
+            return 0
+        first = (low - 1) << _BITS
+        return first + search(self._leaf(first), x, key=key)
+
     def __len__(self) -> int:
         return self._count
 
@@ -164,6 +186,27 @@ class Seq(Sequence[T]):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Seq, (list(self),))
+
+
+def _before(item: Any, x: Any, key: Callable[[Any], Any] | None, right: bool) -> bool:
+    """Whether the answer lies after ``item``: its key is below ``x`` (at most ``x`` for
+    ``bisect_right``)."""
+    value = item if key is None else key(item)
+    return bool(value <= x if right else value < x)
+
+
+def bisect_left(items: Sequence[T], x: Any, key: Callable[[T], Any] | None = None) -> int:
+    """``bisect.bisect_left`` of ``items``, a ``Seq`` searched by its leaves."""
+    if type(items) is Seq:
+        return items.bisect(x, key)
+    return bisect.bisect_left(items, x, key=key)
+
+
+def bisect_right(items: Sequence[T], x: Any, key: Callable[[T], Any] | None = None) -> int:
+    """``bisect.bisect_right`` of ``items``, a ``Seq`` searched by its leaves."""
+    if type(items) is Seq:
+        return items.bisect(x, key, right=True)
+    return bisect.bisect_right(items, x, key=key)
 
 
 def _seq(count: int, shift: int, root: Node, tail: tuple[T, ...]) -> Seq[T]:

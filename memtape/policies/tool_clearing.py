@@ -24,7 +24,6 @@ otherwise.
 """
 
 import math
-from bisect import bisect_left, bisect_right
 from collections.abc import Mapping, Sequence
 from itertools import chain
 from typing import Any, ClassVar
@@ -34,6 +33,7 @@ import attrs
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
+from memtape.core.seq import bisect_left, bisect_right
 from memtape.core.state import State, Window
 from memtape.policies.params import Params
 from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED

@@ -23,11 +23,11 @@ HOT links to nothing, and neither does a call whose result is no longer HOT;
 a call that policy let go while it waited still holds the newest unit open.
 """
 
-from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from memtape.core.events import TurnAdded
+from memtape.core.seq import bisect_left
 from memtape.core.state import Window
 
 

@@ -1,6 +1,5 @@
 """Folding window events: a turn arrives, a compaction is applied."""
 
-from bisect import bisect_left
 from collections.abc import Sequence
 
 from immutables import Map
@@ -8,7 +7,7 @@ from immutables import Map
 from memtape.core.errors import CorruptLog
 from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
 from memtape.core.plural import counted
-from memtape.core.seq import Seq
+from memtape.core.seq import Seq, bisect_left
 from memtape.core.state import SHORT_HOT, Hot, Window
 
 TOOL = "tool"
