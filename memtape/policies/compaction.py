@@ -81,6 +81,9 @@ class TieredCompaction:
             from memtape.policies.tier_writers import gist_from, warm_from  # noqa: PLC0415
 
             warm, gist = warm_from(params, budget), gist_from(params, budget)
+        else:
+            for key, name in DEFAULT_WRITERS.items():
+                params.text(key, name)  # named as the default: read, so not unknown
         params.done()
         return cls(budget, hot_n, tokenizer, warm, gist)
 
