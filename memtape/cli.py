@@ -37,7 +37,21 @@ RUN_FILE_HELP = "a run file (.jsonl) or runs.db[#ID]"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status.
+
+    Run as the ``memtape`` command (``argv`` None: the process's own
+    arguments), the process ends right after, so every object left is frozen
+    (``gc.freeze``) for the interpreter's last collection to skip: walking
+    them was a good part of a small command's time. Called with ``argv``, as
+    a program or a test does, it leaves the collector as it was.
+    """
+    status = _main(argv)
+    if argv is None:
+        gc.freeze()
+    return status
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     _configure_logging(args.verbose)
