@@ -2232,3 +2232,32 @@ class TestRunsListing:
         ]
         assert [] == [line for line in lines if line[events_end - 1] == " "]
         assert [] == [line for line in lines if line[events_end : events_end + 2] != "  "]
+
+
+class TestCollectorAtExit:
+    def test_a_call_with_arguments_freezes_nothing(self) -> None:
+        """Only the command line's own process (no ``argv``) freezes what is left at exit."""
+        import gc  # noqa: PLC0415
+        import io  # noqa: PLC0415
+        from contextlib import redirect_stdout  # noqa: PLC0415
+
+        from memtape.cli import main  # noqa: PLC0415
+
+        before = gc.get_freeze_count()
+        with redirect_stdout(io.StringIO()):
+            assert 0 == main(["show", "refund-desk"])
+        assert before == gc.get_freeze_count()
+
+    def test_the_command_lines_own_process_freezes_what_is_left(self) -> None:
+        code = (
+            "import contextlib, gc, io, sys\n"
+            "sys.argv = ['memtape', 'show', 'refund-desk']\n"
+            "from memtape.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    status = main()\n"
+            "print(status, gc.get_freeze_count() > 0)\n"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        assert "0 True" == result.stdout.strip()

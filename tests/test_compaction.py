@@ -359,3 +359,12 @@ class TestCommandTypes:
 
     def test_a_tokenizer_named_by_a_string_is_the_one_of_that_name(self) -> None:
         assert TieredCompaction(40, 2, WordCount()) == TieredCompaction(40, 2, "words")
+
+
+class TestDefaultWriters:
+    def test_the_defaults_are_the_writers_own(self) -> None:
+        """The names tiered compaction treats as needing no writer are tier_writers' defaults."""
+        from memtape.policies import compaction, tier_writers  # noqa: PLC0415
+
+        expected = {"warm": tier_writers.VERBATIM, "gist": tier_writers.COUNT}
+        assert expected == compaction.DEFAULT_WRITERS

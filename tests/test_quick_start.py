@@ -133,6 +133,30 @@ class TestShow:
         ]
         assert [] == unneeded
 
+    def test_show_of_a_jsonl_run_imports_no_other_backend_nor_model(
+        self, loaded: list[str]
+    ) -> None:
+        """A .jsonl run opens without sqlite3, the SQLite or JSONL stores, the stand-ins (it
+        names no import path), tiered compaction's model writers and summarizers (its table
+        keeps the defaults), the model client and cache, the timeline, and OpenSSL."""
+        later = {
+            "sqlite3",
+            "hashlib",
+            "hmac",
+            "memtape.storage.sqlite",
+            "memtape.storage.jsonl",
+            "memtape.policies.unimported",
+            "memtape.policies.tier_writers",
+            "memtape.policies.summarizers",
+            "memtape.policies.llm_summary",
+            "memtape.llm.answers",
+            "memtape.llm.asking",
+            "memtape.llm.client",
+            "memtape.llm.cache",
+            "memtape.projections.timeline",
+        }
+        assert [] == sorted(later & set(loaded))
+
     def test_show_imports_only_the_policies_the_run_names(self, loaded: list[str]) -> None:
         """refund-desk names tiered compaction only: no other policy of any axis."""
         policies = {

@@ -27,8 +27,6 @@ other knowledge can tell; ``memtape check`` says so when it holds the key.
 """
 
 import enum
-import hashlib
-import hmac
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -74,12 +72,16 @@ def canonical(data: Any) -> bytes:
 
 def seed(header: Mapping[str, Any]) -> bytes:
     """The chain's first link: the digest of the header, without its counts and chain fields."""
+    import hashlib  # noqa: PLC0415 (OpenSSL's, loaded by a write or a check only)
+
     kept = {name: value for name, value in header.items() if name not in UNHASHED}
     return hashlib.sha256(_SEED_TAG + canonical(kept)).digest()
 
 
 def link(previous: bytes, record: Mapping[str, Any]) -> bytes:
     """The link after ``previous`` for an event stored as ``record`` (without its own link)."""
+    import hashlib  # noqa: PLC0415 (OpenSSL's, loaded by a write or a check only)
+
     return hashlib.sha256(previous + canonical(record)).digest()
 
 
@@ -90,6 +92,9 @@ def shown(digest: bytes) -> str:
 
 def sign(head: str, key: bytes) -> str:
     """The signature of a chain's ``head`` (its hex) under ``key``: HMAC-SHA256, in hex."""
+    import hashlib  # noqa: PLC0415 (OpenSSL's, loaded by a write or a check only)
+    import hmac  # noqa: PLC0415
+
     return hmac.new(key, head.encode("ascii"), hashlib.sha256).hexdigest()
 
 
@@ -231,4 +236,6 @@ def _signature(head: Any, signature: Any, key: bytes | None) -> Signature:
         return Signature.INVALID
     if not (head.isascii() and signature.isascii()):
         return Signature.INVALID
+    import hmac  # noqa: PLC0415 (with ``sign``)
+
     return Signature.VALID if hmac.compare_digest(sign(head, key), signature) else Signature.INVALID

@@ -7,7 +7,7 @@ turns; ``warm = "llm"`` and ``gist = "llm"`` have a model write them
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -16,11 +16,17 @@ from memtape.core.events import CompactionTriggered, Event, ModelCall, TurnAdded
 from memtape.core.state import State, Window
 from memtape.policies.params import Params
 from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.summarizers import cap
-from memtape.policies.tier_writers import LlmGist, LlmWarm, gist_from, warm_from
 from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
 from memtape.policies.turns import arriving, check_count, check_shared, shared_params
 from memtape.policies.units import kept_tokens, older_units
+
+if TYPE_CHECKING:
+    from memtape.policies.tier_writers import LlmGist, LlmWarm
+
+DEFAULT_WRITERS = {"warm": "verbatim", "gist": "count"}
+"""What ``warm`` and ``gist`` name by default (``tier_writers.VERBATIM`` and ``COUNT``): a
+table that keeps both needs no model, so its policy is built without importing the writers
+(nor the model client behind them)."""
 
 
 def gist_for(turns: int) -> str:
@@ -53,8 +59,8 @@ class TieredCompaction:
     budget: int
     hot_n: int
     tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
-    warm: LlmWarm | None = None
-    gist: LlmGist | None = None
+    warm: "LlmWarm | None" = None
+    gist: "LlmGist | None" = None
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)
@@ -70,8 +76,14 @@ class TieredCompaction:
         params = Params(data, where)
         budget, tokenizer = shared_params(params)
         hot_n = params.integer("hot_n", 2, minimum=0)
-        warm = warm_from(params, budget)
-        gist = gist_from(params, budget)
+        warm, gist = None, None
+        if any(data.get(key, name) != name for key, name in DEFAULT_WRITERS.items()):
+            from memtape.policies.tier_writers import gist_from, warm_from  # noqa: PLC0415
+
+            warm, gist = warm_from(params, budget), gist_from(params, budget)
+        else:
+            for key, name in DEFAULT_WRITERS.items():
+                params.text(key, name)  # named as the default: read, so not unknown
         params.done()
         return cls(budget, hot_n, tokenizer, warm, gist)
 
@@ -196,10 +208,12 @@ class TieredCompaction:
         return cold, gist, gist_tokens
 
     def _stand_in(
-        self, writer: LlmWarm, unit: Sequence[TurnAdded], asked: list[ModelCall]
+        self, writer: "LlmWarm", unit: Sequence[TurnAdded], asked: list[ModelCall]
     ) -> list[WarmItem]:
         """The WARM items of a unit the model stands in for: the stand-in under its newest
         turn, within the limit (no call when that is 0), and empty items for the others."""
+        from memtape.policies.summarizers import cap  # noqa: PLC0415 (a model's writers only)
+
         count = self.tokenizer.count
         limit = min(writer.tokens, sum(count(old.text) for old in unit))
         text = ""
@@ -213,7 +227,7 @@ class TieredCompaction:
 
     def _gist(
         self,
-        writer: LlmGist,
+        writer: "LlmGist",
         previous: str,
         pushed: Sequence[WarmItem],
         cold: int,
@@ -221,6 +235,8 @@ class TieredCompaction:
     ) -> str:
         """The model's gist of ``previous`` and the ``pushed`` items, on one line and within
         its limit (no call, and no gist, when that is 0)."""
+        from memtape.policies.summarizers import cap  # noqa: PLC0415 (a model's writers only)
+
         if not writer.tokens:
             return ""
         call = writer(previous, pushed, cold)

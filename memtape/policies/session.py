@@ -33,7 +33,7 @@ from memtape.policies.imports import import_path, is_import_path, policy_class
 from memtape.policies.model_settings import model_config
 from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
 from memtape.policies.registry import Registry
-from memtape.policies.unimported import STAND_INS, Unimported
+from memtape.policies.trust import is_stand_in
 from memtape.reducers import evolve, fold
 
 COMPACTION = Registry(
@@ -153,6 +153,8 @@ class Policies:
             params = dict(table)
             name = params.pop("policy", None)
             if isinstance(name, str) and is_import_path(name) and not imports:
+                from memtape.policies.unimported import STAND_INS  # noqa: PLC0415 (stand-ins only)
+
                 built[axis] = STAND_INS[axis].from_table(name, params, f"{where}: [{axis}]")
                 continue
             if isinstance(name, str) and is_import_path(name):
@@ -168,7 +170,7 @@ class Policies:
     def unimported(self) -> tuple[str, ...]:
         """The import paths of the policies only stood in for (a run read as data)."""
         present = (self.compaction, self.forgetting, self.consolidation)
-        return tuple(policy.path for policy in present if isinstance(policy, Unimported))
+        return tuple(policy.path for policy in present if is_stand_in(policy))
 
     def params(self) -> dict[str, dict[str, Any]]:
         """Every present policy's parameters, by axis: what ``from_params`` reads back.
@@ -186,7 +188,7 @@ class Policies:
             if policy is None:
                 continue
             table = dict(policy.params())
-            if isinstance(policy, Unimported):
+            if is_stand_in(policy):
                 tables[axis] = table
                 continue
             if AXES[axis].get(getattr(policy, "name", "")) is not type(policy):

@@ -30,7 +30,7 @@ from memtape.policies.building import build_settings
 from memtape.policies.imports import imported, is_import_path
 from memtape.policies.llm_summary import LlmSummarizer, prompt_param
 from memtape.policies.params import Params
-from memtape.policies.unimported import TRUST_HINT
+from memtape.policies.trust import TRUST_HINT
 
 Summarizer = Callable[[str, Sequence[TurnAdded], int], str | ModelCall]
 """``(previous summary, turns to fold in, token limit) -> the new summary`` (or the model

@@ -20,22 +20,7 @@ from memtape.core.events import Event
 from memtape.core.state import Fact, State, Store
 from memtape.policies.protocols import Scored
 from memtape.policies.tokenizers import TOKENIZERS, Tokenizer
-
-TRUST_HINT = "if you trust this run's code, pass --trust or set MEMTAPE_TRUST=1"
-"""How to proceed when a run's own policy code is needed: the user says it is trusted."""
-
-
-class NotImported(BadInput):
-    """A run's policy was needed (to decide, or to score) but is named by import path,
-    and memtape imports no code a run file names unless told to trust it."""
-
-
-def not_imported(path: str, needed: str) -> str:
-    """The one-line reason a stand-in for ``path`` cannot do what was ``needed``."""
-    return (
-        f"{needed} needs policy {path!r}, which this run names by import path; run files "
-        f"are data, so memtape did not import it; {TRUST_HINT}"
-    )
+from memtape.policies.trust import TRUST_HINT, NotImported, not_imported
 
 
 def _positive(table: Mapping[str, Any], name: str, path: str, where: str) -> int:
@@ -171,3 +156,14 @@ STAND_INS: dict[str, Any] = {
     "consolidation": UnimportedConsolidation,
 }
 """The stand-in of each axis."""
+
+__all__ = [
+    "STAND_INS",
+    "TRUST_HINT",
+    "NotImported",
+    "Unimported",
+    "UnimportedCompaction",
+    "UnimportedConsolidation",
+    "UnimportedForgetting",
+    "not_imported",
+]

@@ -5,12 +5,14 @@ disagree.
 """
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtape.core.events import EpisodeRecorded
 from memtape.core.plural import counted
 from memtape.projections.meter import Meter
-from memtape.projections.timeline import TimelineRow
+
+if TYPE_CHECKING:
+    from memtape.projections.timeline import TimelineRow
 
 _ANSI = {"red": "31", "green": "32", "yellow": "33", "dim": "2", "bold": "1"}
 
@@ -113,7 +115,7 @@ def _memory_lines(view: dict[str, Any]) -> Iterator[str]:
 
 
 def render_timeline(
-    rows: Iterable[TimelineRow], color: bool = False, width: int | None = None
+    rows: "Iterable[TimelineRow]", color: bool = False, width: int | None = None
 ) -> Iterator[str]:
     """The lines of ``memtape timeline``: position, step, type, meter, summary.
 

@@ -9,7 +9,7 @@ from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, T
 from memtape.core.state import Fact, State, Window
 from memtape.policies.protocols import CompactionPolicy, ForgettingPolicy, Scored
 from memtape.policies.session import Policies
-from memtape.policies.unimported import NotImported
+from memtape.policies.trust import NotImported
 from memtape.projections.meter import meter
 
 

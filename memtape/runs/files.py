@@ -16,9 +16,9 @@ from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.logfile import write_run
 from memtape.core.run import Run
 from memtape.policies.session import Epoch, Policies, Session
-from memtape.policies.unimported import TRUST_HINT
+from memtape.policies.trust import TRUST_HINT
 from memtape.reducers import fold
-from memtape.storage import SqliteStore, is_sqlite, read_address
+from memtape.storage import is_sqlite, read_address
 
 
 @attrs.frozen
@@ -91,6 +91,8 @@ def save_run(
     if not is_sqlite(path):
         write_run(path, header, run)
         return str(path)
+    from memtape.storage.sqlite import SqliteStore  # noqa: PLC0415 (a .jsonl run needs no sqlite3)
+
     store = SqliteStore(path, create=True)
     try:
         run_id = store.add_run(header, run)

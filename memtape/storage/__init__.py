@@ -4,16 +4,41 @@
 a SQLite store of many runs, any other a JSONL file of one. A run in a store
 is addressed as ``runs.db#ID``, or ``runs.db`` for its newest run
 (``parse_address``).
+
+Each backend's module is imported when first used: reading a ``.jsonl`` run
+imports neither ``sqlite3`` nor the SQLite store (``memtape show`` of a small
+run starts sooner for it).
 """
 
+import importlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from memtape.core.chain import Verdict
 from memtape.core.errors import BadInput
 from memtape.core.logfile import RunFile, read_run, verify_run
 from memtape.storage.base import Conflict, RunId, RunInfo, RunStore
-from memtape.storage.jsonl import JsonlStore
-from memtape.storage.sqlite import DEFAULT_TIMEOUT, SqliteStore
+
+if TYPE_CHECKING:
+    from memtape.storage.jsonl import JsonlStore
+    from memtape.storage.sqlite import DEFAULT_TIMEOUT, SqliteStore
+
+_BACKENDS = {
+    "DEFAULT_TIMEOUT": "memtape.storage.sqlite",
+    "SqliteStore": "memtape.storage.sqlite",
+    "JsonlStore": "memtape.storage.jsonl",
+}
+"""The names this package gives from a backend's module, imported on first use."""
+
+
+def __getattr__(name: str) -> Any:
+    """A backend's name (``SqliteStore``, ``JsonlStore``, ``DEFAULT_TIMEOUT``), from its
+    module, imported now."""
+    home = _BACKENDS.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(home), name)
+
 
 MAX_RUN_ID = 2**63 - 1
 """The largest run id SQLite can hold."""
@@ -27,15 +52,21 @@ def is_sqlite(path: Path) -> bool:
     return path.name.endswith(SQLITE_SUFFIX)
 
 
-def open_store(path: Path, *, create: bool = False, timeout: float = DEFAULT_TIMEOUT) -> RunStore:
+def open_store(path: Path, *, create: bool = False, timeout: float | None = None) -> RunStore:
     """The store at ``path``: SQLite for ``.db``, JSONL otherwise.
 
     Without ``create``, a missing file is a ``BadInput``; with it, the file
     is made on first write. ``timeout`` is how long a SQLite store waits for
-    another process's lock.
+    another process's lock (``DEFAULT_TIMEOUT`` unless given).
     """
     if is_sqlite(path):
-        return SqliteStore(path, create=create, timeout=timeout)
+        from memtape.storage.sqlite import DEFAULT_TIMEOUT, SqliteStore  # noqa: PLC0415
+
+        return SqliteStore(
+            path, create=create, timeout=DEFAULT_TIMEOUT if timeout is None else timeout
+        )
+    from memtape.storage.jsonl import JsonlStore  # noqa: PLC0415
+
     return JsonlStore(path, create=create)
 
 
