@@ -5,7 +5,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint docs docs-check bench clean
+.PHONY: demo test test-slow lint docs docs-check bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,9 +21,15 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# On every core (pytest-xdist); the browser tests on one worker, which starts Chromium once.
+# Tests marked slow and the full hypothesis profiles are `make test-slow`'s (CI runs both).
 test: lint docs-check
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto --dist loadgroup
 	$(BIN)/pytest benchmarks --benchmark-disable
+
+# The slow job: every test, the ones marked slow included, with every hypothesis example.
+test-slow: $(STAMP)
+	$(BIN)/pytest -n auto --dist loadgroup --memtape-slow
 
 # The documentation site (mkdocs-material), into site/.
 docs: $(STAMP)

@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from memtape.llm.cache import close_caches
 from memtape.llm.cache_location import CACHE_ENV
+from tests import suite_profile
 from tests.llm_server import ChatServer, serving
 
 CHROMIUM = Path(os.environ.get("MEMTAPE_CHROMIUM", "/usr/bin/chromium"))
@@ -35,6 +37,42 @@ SCREENSHOTS = Path(__file__).resolve().parent.parent / ".artifacts" / "screensho
 """Where browser tests leave a screenshot of each main state (git-ignored)."""
 
 _skipped: list[str] = []
+
+SLOW_OPTION = "--memtape-slow"
+"""The slow job (`make test-slow`): full hypothesis profiles and the tests marked ``slow``."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--memtape-slow``: the slow job."""
+    parser.addoption(
+        SLOW_OPTION,
+        action="store_true",
+        default=False,
+        help="run the slow job: every hypothesis example and the tests marked slow",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Choose the profile before any test module is imported (their settings read it)."""
+    suite_profile.FULL = bool(config.getoption("memtape_slow"))
+    # Hypothesis's 100 examples (a share of them in `make test`) for the properties that name
+    # no count; `--hypothesis-profile` still wins. The kit's own profiles (memtape,
+    # memtape-ci, memtape-thorough) are its users' and are not touched.
+    if config.getoption("hypothesis_profile", None) is None:
+        name = "memtape-suite-full" if suite_profile.FULL else "memtape-suite"
+        settings.register_profile(name, max_examples=suite_profile.examples(100))
+        settings.load_profile(name)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without ``--memtape-slow``, the tests marked ``slow`` are deselected (not skipped):
+    they run in the slow job."""
+    if config.getoption("memtape_slow"):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow") is not None]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if item.get_closest_marker("slow") is None]
 
 
 def _unavailable() -> str | None:

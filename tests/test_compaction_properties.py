@@ -25,8 +25,9 @@ from memtape.policies.session import COMPACTION, Policies, Session
 from memtape.policies.tokenizers import TOKENIZERS
 from memtape.reducers import fold
 from memtape.testing.strategies import add_turns
+from tests.suite_profile import examples
 
-PROPERTY = settings(max_examples=30, deadline=None)
+PROPERTY = settings(max_examples=examples(30), deadline=None)
 """Thirty sequences per policy keep the whole file within seconds."""
 
 NAMES = sorted(COMPACTION)

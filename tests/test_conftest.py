@@ -32,6 +32,10 @@ def run_browser_test(**env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+# Each starts a whole pytest session in a child process.
+pytestmark = pytest.mark.slow
+
+
 @pytest.mark.parametrize("required", ["", "0"])
 def test_without_chromium_the_browser_tests_skip_with_one_line(required: str) -> None:
     result = run_browser_test(MEMTAPE_REQUIRE_BROWSER=required)

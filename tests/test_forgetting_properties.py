@@ -19,6 +19,7 @@ from memtape.policies.session import FORGETTING, Policies, Session
 from memtape.policies.store_rules import weakest
 from memtape.reducers import evolve, fold
 from memtape.testing.strategies import store_command_sequences
+from tests.suite_profile import examples
 
 NAMES = sorted(FORGETTING)
 
@@ -102,7 +103,7 @@ class TestEveryPolicy:
 
 
 class TestProperties:
-    @settings(max_examples=100, deadline=None)
+    @settings(max_examples=examples(100), deadline=None)
     @given(policy=policies, commands=store_command_sequences())
     def test_capacity_weakest_evicted_and_queries_from_the_top(
         self, policy: Any, commands: list[Command]
@@ -110,7 +111,7 @@ class TestProperties:
         """Checked after every command inside ``_play``."""
         _play(policy, commands)
 
-    @settings(max_examples=100, deadline=None)
+    @settings(max_examples=examples(100), deadline=None)
     @given(policy=policies, commands=store_command_sequences())
     def test_no_stale_reads_unless_add_only(self, policy: Any, commands: list[Command]) -> None:
         session = _play(policy, commands)
@@ -118,7 +119,7 @@ class TestProperties:
         if SUPERSEDES in policy.promises:
             assert 0 == _stale_reads(session)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(policy=policies, commands=store_command_sequences())
     def test_replay_redecide_and_determinism(self, policy: Any, commands: list[Command]) -> None:
         session = _play(policy, commands)

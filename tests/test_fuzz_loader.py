@@ -38,6 +38,7 @@ from memtape.core.events import EVENT_TYPES
 from memtape.policies.session import Session
 from memtape.runs.files import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, load_scenario
+from tests.suite_profile import examples
 
 JsonPath = tuple[str | int, ...]
 """Where a value sits in a parsed JSON line: keys and indexes from the top."""
@@ -567,7 +568,7 @@ def _in_a_fresh_folder(data: bytes, read: Callable[[Path], None]) -> None:
 
 
 FUZZ = settings(
-    max_examples=250,
+    max_examples=examples(250),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -67,6 +67,7 @@ from memtape.reducers import fold
 from memtape.scenarios import SHIPPED, load_scenario
 from memtape.testing.strategies import turn_sequences
 from tests.broken_policies import StampsTurns
+from tests.suite_profile import examples
 
 Batch = tuple[Command, Sequence[Event]]
 
@@ -947,7 +948,7 @@ class TestVerbatimUnits:
         assert [] == check_verbatim(state.window, 1, {t.turn: t for t in events}, at=5)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(data=st.data())
 def test_the_step_checker_and_the_whole_window_check_agree(data: st.DataObject) -> None:
     """Whatever a policy drops, the step-by-step check of WELL_FORMED breaks first where the

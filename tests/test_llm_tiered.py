@@ -43,7 +43,7 @@ from tests.conftest import SECRET_KEY
 from tests.llm_runs import MODEL, tiered
 from tests.llm_server import ChatServer, answer_for
 from tests.playing import play
-from tests.test_testing_machine import CI, machine_for
+from tests.test_testing_machine import PASSING, machine_for
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -640,6 +640,8 @@ def test_the_kit_runs_on_tiered_with_a_model(tmp_path: Path, chat_server: ChatSe
     params = {"warm": "llm", "gist": "llm", "warm_tokens": 2, "gist_tokens": 2}
     found = tmp_path / "found"
 
-    run_state_machine_as_test(machine_for("tiered", found, params=params, llm=table), settings=CI)
+    run_state_machine_as_test(
+        machine_for("tiered", found, params=params, llm=table), settings=PASSING
+    )
     assert not found.exists()
     assert chat_server.requests > 0

@@ -31,6 +31,7 @@ from memtape.reducers import evolve, fold
 from memtape.scenarios import load_scenario
 from tests.broken_policies import NeverCompacts
 from tests.playing import OWN_PARAMS
+from tests.suite_profile import examples
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -242,7 +243,7 @@ def _played(policy: str, turns: list[tuple[str, list[str]]], budget: int) -> Ses
     return session
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     policy=st.sampled_from(sorted(COMPACTION)),
     turns=st.lists(st.tuples(st.sampled_from(["user", "tool"]), texts), min_size=1, max_size=25),
@@ -291,7 +292,7 @@ def _losses_by_searching_every_window(run: Run, probes: list[Probe]) -> list[Pro
     return losses
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     policy=st.sampled_from(sorted(COMPACTION)),
     turns=st.lists(st.tuples(st.sampled_from(["user", "tool"]), texts), min_size=1, max_size=25),

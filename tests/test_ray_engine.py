@@ -299,6 +299,7 @@ def cluster() -> Iterator[dict[str, int]]:
             head.wait()
 
 
+@pytest.mark.slow  # a multi-process Ray cluster, started for this class
 class TestACluster:
     def test_a_sweep_sent_to_a_cluster_gives_the_serial_results(
         self, tmp_path: Path, cluster: dict[str, int]

@@ -10,6 +10,7 @@ from memtape.core.errors import CorruptLog
 from memtape.core.events import Evicted, FactRead, FactWritten, Queried, Superseded
 from memtape.core.state import EMPTY_STORE, Fact, Store
 from memtape.reducers.store import evicted, fact_read, fact_written, queried, superseded
+from tests.suite_profile import examples
 
 
 def _store(*keys: str, clock: float = 0.0) -> Store:
@@ -216,7 +217,7 @@ class TestSharedKeys:
 
         assert {"b": 2} == dict(evicted(trap, Evicted(1, 0.1), 0.0).by_key)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(
         st.lists(
             st.tuples(st.sampled_from("abc"), st.booleans(), st.integers(min_value=0)),

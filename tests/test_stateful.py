@@ -68,6 +68,7 @@ from memtape.testing.strategies import (
     texts,
     write_facts,
 )
+from tests.suite_profile import examples
 from tests.test_properties import check_tier_of, check_unchanged, snapshot, turns_of
 
 
@@ -334,5 +335,5 @@ class TestSessionMachine:
         """Any sequence of commands, honoured or rejected, keeps the kernel's invariants."""
         run_state_machine_as_test(
             SessionMachine,
-            settings=settings(max_examples=150, stateful_step_count=50, deadline=None),
+            settings=settings(max_examples=examples(150), stateful_step_count=50, deadline=None),
         )

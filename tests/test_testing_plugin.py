@@ -23,6 +23,7 @@ def runner(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest
 
 
 class TestPlugin:
+    @pytest.mark.slow  # the kit's 50 examples in a child pytest
     def test_a_shipped_policy_passes_with_no_test_file(self, runner: pytest.Pytester) -> None:
         """``--memtape-policy tiered`` adds one item, which passes."""
         result = runner.runpytest_subprocess("--memtape-policy", "tiered", "-p", "no:cacheprovider")
@@ -51,6 +52,7 @@ class TestPlugin:
         )
         assert saved.is_file()
 
+    @pytest.mark.slow  # the kit's 50 examples in a child pytest
     def test_with_the_option_a_projects_own_tests_are_not_collected(
         self, runner: pytest.Pytester
     ) -> None:

@@ -21,6 +21,7 @@ from memtape.policies.tool_clearing import PLACEHOLDER, ClearToolResults
 from memtape.policies.units import newest, newest_with
 from memtape.testing.strategies import turn_sequences
 from tests.playing import answering, calling, compaction, play, staying, tool, user, words
+from tests.suite_profile import examples
 
 CLEARED = WarmItem(1, PLACEHOLDER, 3)
 """Turn 1 cleared: the default placeholder is three words."""
@@ -305,7 +306,9 @@ class WalkingBack(ClearToolResults):
 class TestLookBack:
     """The look back reads ``Window.tool_turns`` and decides exactly as walking HOT did."""
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
     @given(
         turns=turn_sequences(30, max_size=60),
         budget=st.sampled_from([5, 12, 30, 80]),

@@ -20,8 +20,9 @@ from memtape.policies.session import COMPACTION, Policies, Session
 from memtape.policies.units import Newest, newest, recent_start, units
 from memtape.testing.strategies import turn_sequences
 from tests.playing import OWN_PARAMS, play
+from tests.suite_profile import examples
 
-PROPERTY = settings(max_examples=40, deadline=None)
+PROPERTY = settings(max_examples=examples(40), deadline=None)
 
 
 def partition(turns: list[TurnAdded]) -> list[list[int]]:

@@ -14,13 +14,14 @@ from memtape.core.errors import BadInput
 from memtape.scenarios import Probe, Scenario, parse_scenario
 from memtape.scenarios.writer import Value, scenario_file, scenario_text, toml_string, toml_value
 from memtape.testing.strategies import scenarios
+from tests.suite_profile import examples
 
 # Text a Python string can hold and UTF-8 can write: anything but lone surrogates.
 writable = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 
 
 class TestRoundTrip:
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=examples(60), deadline=None)
     @given(scenarios())
     def test_a_written_scenario_loads_back_to_its_policies_and_steps(
         self, scenario: Scenario
@@ -55,7 +56,7 @@ class TestValues:
         rules = [{"pattern": "a(?P<x>b)", "semantic": {"key": "k", "text": "{x}", "n": 1}}]
         assert rules == tomllib.loads(f"rule = {toml_value(rules)}")["rule"]
 
-    @settings(max_examples=200)
+    @settings(max_examples=examples(200))
     @given(text=writable)
     def test_any_text_reads_back_exactly(self, text: str) -> None:
         """Whatever a string holds, its TOML spelling reads back to it."""
