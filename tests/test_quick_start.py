@@ -209,3 +209,11 @@ class TestNamedAhead:
     def test_each_registered_name_is_its_policys_name(self, axis: str) -> None:
         registry = AXES[axis]
         assert list(registry) == [registry[name].name for name in registry]
+
+
+class TestInstall:
+    def test_the_install_adds_no_finder_to_every_start(self, baseline: list[str]) -> None:
+        """An editable install is a path entry (``package-dir``), not setuptools' meta path
+        finder, which every interpreter of the environment imports at start-up and whose
+        install warns of folders named like the package."""
+        assert [] == [name for name in baseline if "editable" in name]
