@@ -11,6 +11,7 @@ and, given the budget, are sized against it, up to single turns over three
 times it (``sized_texts``).
 """
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import TypeVar
@@ -141,6 +142,7 @@ def weighted(*branches: tuple[int, st.SearchStrategy[T]]) -> st.SearchStrategy[T
     return st.integers(0, len(choices) - 1).flatmap(choices.__getitem__)
 
 
+@functools.cache
 def texts() -> st.SearchStrategy[str]:
     """Texts of words, or arbitrary unicode; empty ones included."""
     return weighted(
@@ -149,6 +151,7 @@ def texts() -> st.SearchStrategy[str]:
     )
 
 
+@functools.cache
 def roles(*, valid_only: bool = False) -> st.SearchStrategy[str]:
     """Roles: the closed set ``ROLES``, and (unless ``valid_only``) bad ones: a role from
     ``BAD_ROLES`` or any other text."""
@@ -159,6 +162,7 @@ def roles(*, valid_only: bool = False) -> st.SearchStrategy[str]:
     return weighted((8, valid), (1, st.sampled_from(BAD_ROLES)), (1, other))
 
 
+@functools.lru_cache(maxsize=256)
 def sized_texts(budget: int) -> st.SearchStrategy[str]:
     """Texts of words whose length is drawn against ``budget`` (in words, which the default
     tokenizer counts): a few words most often, then a fair share of the budget, about the
@@ -219,6 +223,10 @@ def turns_for(
     return _turn(window.turns + 1, tuple(name for name, _ in waiting), budget, valid_only)
 
 
+# Built once for each (turn number, calls waiting): a session replayed while hypothesis
+# shrinks asks for the same ones again, and a strategy drawn for the first time costs
+# more than the draw (hypothesis validates it and works out its properties).
+@functools.lru_cache(maxsize=4096)
 def _turn(
     number: int, waiting: tuple[str, ...], budget: int | None, valid_only: bool
 ) -> st.SearchStrategy[AddTurn]:
