@@ -25,6 +25,8 @@ from typing import Any
 
 import attrs
 
+from tests.serving import POLL
+
 PATH = "/v1/chat/completions"
 
 _FIGURE = re.compile(r"[$\d]")
@@ -100,7 +102,9 @@ class ChatServer:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": POLL}, daemon=True
+        )
         self._thread.start()
         return self
 

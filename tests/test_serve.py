@@ -10,7 +10,6 @@ import socket
 import struct
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -35,6 +34,7 @@ from memtape.viewer.serve import (
     next_label,
 )
 from tests.mixed import mixed_live
+from tests.serving import serving, start, stop
 
 GROWN = ("ends", "turns", "facts", "rows", "frames")
 """The payload's arrays a page appends to."""
@@ -165,12 +165,8 @@ class TestIncremental:
 @pytest.fixture
 def server() -> Iterator[LiveServer]:
     """``memtape serve`` on dana-facts (its recorded steps still to send), in a thread."""
-    started = make_server(live_source("dana-facts"))
-    thread = threading.Thread(target=started.serve_forever, daemon=True)
-    thread.start()
-    yield started
-    started.shutdown()
-    started.server_close()
+    with serving(make_server(live_source("dana-facts"))) as started:
+        yield started
 
 
 @attrs.frozen
@@ -635,14 +631,11 @@ class TestServer:
 
 def started(read_timeout: float) -> LiveServer:
     """A live server on dana-facts with ``read_timeout``, serving in a thread."""
-    server = make_server(live_source("dana-facts"), read_timeout=read_timeout)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return start(make_server(live_source("dana-facts"), read_timeout=read_timeout))
 
 
 def stopped(server: LiveServer) -> None:
-    server.shutdown()
-    server.server_close()
+    stop(server)
 
 
 def head(server: LiveServer, path: str, length: int) -> bytes:

@@ -8,7 +8,6 @@ a user would and read the seed's figures off it.
 
 import math
 import random
-import threading
 import urllib.request
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -46,6 +45,7 @@ from memtape.viewer.serve import TOKEN_HEADER, LiveRun, live_source, make_server
 from tests.agent_session import TURNS
 from tests.mixed import mixed_commands, mixed_live
 from tests.playing import own_settings
+from tests.serving import serving
 
 Page = Any
 Shot = Callable[[str], Path]
@@ -579,12 +579,8 @@ def served(request: pytest.FixtureRequest) -> Iterator[Served]:
     """``memtape serve`` on the session the test names: a scenario, or ``mixed`` (a seeded
     session on all three axes)."""
     live = mixed_live(60, seed=5) if request.param == "mixed" else live_source(request.param)
-    server = make_server(live)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield Served(server.url, server.origin, server.token, live)
-    server.shutdown()
-    server.server_close()
+    with serving(make_server(live)) as server:
+        yield Served(server.url, server.origin, server.token, live)
 
 
 @pytest.fixture
@@ -865,11 +861,8 @@ def attacker(served: Served) -> Iterator[str]:
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet."""
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), Attacker)) as server:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 def data_with_token(served: Served) -> Any:

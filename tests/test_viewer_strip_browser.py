@@ -8,7 +8,6 @@ page. A dropped turn opens on its text. Each is read off the page and held to
 
 import math
 import random
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Policies, Session
 from memtape.runs.files import LoadedRun
 from memtape.viewer.serve import live_source, make_server
+from tests.serving import start, stop
 from tests.test_viewer_browser import (
     Shot,
     enforcing,
@@ -253,9 +253,7 @@ class TestTheLiveStrip:
         self, browser: Any, tmp_path: Path
     ) -> None:
         live = live_source("refund-desk")
-        server = make_server(live)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
+        server = start(make_server(live))
         violations: list[str] = []
         context, page, errors = enforcing(browser, violations)
         try:
@@ -273,8 +271,7 @@ class TestTheLiveStrip:
             assert 5 == int(page.locator("#slider").input_value())
         finally:
             context.close()
-            server.shutdown()
-            server.server_close()
+            stop(server)
         assert [] == errors
         assert [] == violations
 
