@@ -21,7 +21,8 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-# On every core (pytest-xdist); the browser tests on one worker, which starts Chromium once.
+# On every core (pytest-xdist); tests marked with an xdist_group (the local Ray instance's)
+# share one worker.
 # Tests marked slow and the full hypothesis profiles are `make test-slow`'s (CI runs both).
 test: lint docs-check
 	$(BIN)/pytest -n auto --dist loadgroup

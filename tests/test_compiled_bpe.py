@@ -33,6 +33,7 @@ from memtape.policies.compiled_bpe import (
     compiled_encoding,
 )
 from memtape.policies.tokenizers import Cl100kBase, O200kBase
+from tests import suite_profile
 
 NAMES = ("cl100k_base", "o200k_base")
 
@@ -128,13 +129,15 @@ class TestSameCounts:
     ) -> None:
         """Characters assigned after this interpreter's Unicode database (tiktoken's tables
         are newer) are not letters, digits or marks to either engine: each alone, between
-        letters, after digits and before a contraction."""
+        letters, after digits and before a contraction (one in four in `make test`, all of
+        them in the slow job)."""
         compiled, pure = engines[name]
+        every = 1 if suite_profile.FULL else suite_profile.SHARE
         unassigned = [
             chr(point)
             for point in itertools.chain.from_iterable(UNICODE_PLANES)
             if unicodedata.category(chr(point)) == "Cn"
-        ]
+        ][::every]
         differ = []
         for start in range(0, len(unassigned), 400):
             text = " ".join(f"x{c}A1{c}'s{c}{c}" for c in unassigned[start : start + 400])

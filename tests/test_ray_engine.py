@@ -86,6 +86,8 @@ def _cwd() -> str:
 
 
 @pytest.mark.usefixtures("local_ray")
+# One worker runs the class, so one Ray instance starts (each worker would start its own).
+@pytest.mark.xdist_group("local_ray")
 class TestOnALocalInstance:
     def test_every_cell_gives_what_it_gives_serially(self) -> None:
         cells = plan(SCENARIOS, POLICIES, grid=["compaction.budget=40,60"])
