@@ -14,26 +14,19 @@ from memtape.lab.importers.scenario import NothingSalient
 def run(args: argparse.Namespace) -> int:
     """Write the transcript's scenario to ``--out``; progress over its messages on stderr
     (a bar on a terminal, lines with ``-v``, none with ``-q``)."""
-    from memtape.lab.progress import Progress, progress_mode  # noqa: PLC0415 (rich, on a bar)
+    from memtape.lab.progress import Stages, progress_mode  # noqa: PLC0415 (rich, on a bar)
 
     mode = progress_mode(
         sys.stderr, verbose=bool(getattr(args, "verbose", False)), quiet=bool(args.quiet)
     )
-    bar: list[Progress] = []
+    with Stages(str(args.chat), mode=mode, err=sys.stderr, unit="messages") as messages:
 
-    def heard(done: int, total: int) -> None:
-        if not bar:
-            bar.append(Progress(str(args.chat), total, mode=mode, err=sys.stderr, unit="messages"))
-            bar[0].__enter__()
-        bar[0].update(done)
-        if done == total:  # gone before "wrote ..." is printed
-            bar.pop().__exit__(None, None, None)
+        def heard(done: int, total: int) -> None:
+            messages.update("", done, total)
+            if done == total:  # gone before "wrote ..." is printed
+                messages.close()
 
-    try:
         return _write(args, heard if mode != "off" else None)
-    finally:
-        for progress in bar:
-            progress.__exit__(None, None, None)
 
 
 def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -> int:

@@ -153,8 +153,10 @@ def _bar(what: str, total: int, unit: str, err: TextIO, force_terminal: bool | N
 class Stages:
     """Work done in stages one after another (``check``'s reading, invariants and
     re-decision), each with its own total: one ``Progress`` per stage, named
-    ``what: stage``, opened by the stage's first ``update`` and closed when the next
-    stage begins or the work ends. A context manager, like ``Progress``."""
+    ``what: stage`` (``what`` for a stage named ""), opened by the stage's first
+    ``update`` and closed when the next stage begins, at ``close`` or when the work ends.
+    A context manager, like ``Progress``; one stage is work whose total is known only
+    once it has begun (``import``'s messages)."""
 
     def __init__(
         self,
@@ -181,19 +183,19 @@ class Stages:
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        self._close()
+        self.close()
 
     def update(self, stage: str, done: int, total: int) -> None:
         """``done`` of the ``total`` units of ``stage`` are finished."""
         if self.mode == "off":
             return
         if stage != self._stage or self._current is None:
-            self._close()
+            self.close()
             self._stage = stage
             # A stage began when the one before it last reported (or the work began).
             began, self._began = self._began, self._clock()
             self._current = Progress(
-                f"{self.what}: {stage}",
+                f"{self.what}: {stage}" if stage else self.what,
                 total,
                 mode=self.mode,
                 err=self.err,
@@ -206,7 +208,8 @@ class Stages:
             self._began = self._clock()
         self._current.update(done)
 
-    def _close(self) -> None:
+    def close(self) -> None:
+        """Close the stage under way (its bar gone, its last line written), if any."""
         if self._current is not None:
             self._current.__exit__(None, None, None)
             self._current = None
