@@ -18,6 +18,7 @@ from memtape.core.events import (
     Superseded,
     TurnAdded,
 )
+from memtape.core.plural import counted
 from memtape.core.state import State
 from memtape.policies.protocols import ForgettingPolicy
 from memtape.policies.session import Session
@@ -154,7 +155,7 @@ def consolidation_walkthrough(scenario: Scenario, color: bool) -> Iterator[str]:
 
 def _memory_lines(event: Event, state: State) -> Iterator[str]:
     if isinstance(event, Consolidated):
-        yield f"sleep-time pass consumes {len(event.episodes)} episode(s):"
+        yield f"sleep-time pass consumes {counted(len(event.episodes), 'episode')}:"
         for fact in event.semantic:
             yield f"  semantic fact   {fact.text}  (key {fact.key}, from episode {fact.episode})"
         for rule in event.procedural:

@@ -236,7 +236,7 @@ class TestWhyReads:
     def test_the_read_line_gives_the_count_and_the_score(self, dana: Session) -> None:
         name = _why(dana, "name").subjects[0]
 
-        assert "read at t=6, 2 read(s) now, score 0.3818" == name.steps[2].what
+        assert "read at t=6, 2 reads now, score 0.3818" == name.steps[2].what
 
 
 class TestWhyQueried:
@@ -252,7 +252,7 @@ class TestWhyQueried:
             step.numbers,
         )
         assert (
-            "returned by query 'who' at t=0, rank 2 of 2 (top 2), score 0.2000, 1 read(s) now"
+            "returned by query 'who' at t=0, rank 2 of 2 (top 2), score 0.2000, 1 read now"
             == (step.what)
         )
 

@@ -167,7 +167,7 @@ class TestConsolidationWalkthrough:
         ]
 
     def test_the_pass_consumes_all_four(self, lines: list[str]) -> None:
-        assert ["sleep-time pass consumes 4 episode(s):"] == _having(lines, "sleep-time pass")
+        assert ["sleep-time pass consumes 4 episodes:"] == _having(lines, "sleep-time pass")
 
     def test_one_semantic_fact(self, lines: list[str]) -> None:
         assert ["  semantic fact   user.name = Dana  (key user.name, from episode 4)"] == (

@@ -246,7 +246,7 @@ class TestCheck:
         capsys.readouterr()
 
         assert 0 == main(["check", str(run), "--live"])
-        assert "the model gives the 3 recorded answer(s) again" in capsys.readouterr().out
+        assert "the model gives the 3 recorded answers again" in capsys.readouterr().out
         assert 6 == chat_server.requests
 
     def test_live_reports_each_changed_answer_as_a_finding(

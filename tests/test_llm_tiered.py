@@ -564,7 +564,7 @@ class TestCheck:
         capsys.readouterr()
 
         assert 0 == main(["check", str(run), "--live"])
-        assert "the model gives the 3 recorded answer(s) again" in capsys.readouterr().out
+        assert "the model gives the 3 recorded answers again" in capsys.readouterr().out
 
 
 @pytest.mark.usefixtures("llm_env")

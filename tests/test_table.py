@@ -48,7 +48,7 @@ def test_cells_that_do_not_apply_are_counted_not_shown() -> None:
     text = _render(*results)
     assert "shown" in text
     assert "hidden" not in text
-    assert (skipped_line(results) or "").startswith("1 cell(s) did not apply: ")
+    assert (skipped_line(results) or "").startswith("1 cell did not apply: ")
 
 
 def test_every_cell_applies_so_nothing_is_said() -> None:

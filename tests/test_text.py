@@ -180,7 +180,7 @@ class TestRenderView:
 
         assert [] == _missing(
             lines,
-            "memory  4 episode(s) pending",
+            "memory  4 episodes pending",
             "episode 1: The user asked whether a return after the window is allowed.",
             "episode 4: The user confirmed their name is Dana.",
         )
@@ -190,7 +190,7 @@ class TestRenderView:
 
         assert [] == _missing(
             lines,
-            "memory  0 episode(s) pending",
+            "memory  0 episodes pending",
             "semantic    user.name = Dana  (key user.name, importance 0.9, from episode 4)",
             "procedural  returns after the 30-day window: apply a 10% restocking fee  "
             "(from episode 2)",

@@ -174,8 +174,8 @@ class TestSummaries:
         summaries = _summaries(sessions, "dana-facts")
 
         assert (
-            "fact 1 ('name') read, 1 read(s) so far",
-            "fact 1 ('name') read, 2 read(s) so far",
+            "fact 1 ('name') read, 1 read so far",
+            "fact 1 ('name') read, 2 reads so far",
         ) == (summaries[5], summaries[6])
 
     def test_the_supersession(self, sessions: dict[str, Session]) -> None:
@@ -197,7 +197,7 @@ class TestSummaries:
 
     def test_the_consolidation(self, sessions: dict[str, Session]) -> None:
         assert (
-            "consolidation consumed 4 episode(s): 1 semantic fact(s), 1 procedural rule(s)"
+            "consolidation consumed 4 episodes: 1 semantic fact, 1 procedural rule"
             == _summaries(sessions, "sleep-pass")[4]
         )
 

@@ -460,7 +460,7 @@ class TestRefundDesk:
 def assert_end_of_refund_desk(page: Page) -> None:
     assert "32/40 tokens · within budget" == meter(page)[0]
     assert "[2 earlier turns summarized]" == page.locator(".tier.cold .gist").inner_text()
-    assert "COLD · 2 turn(s) · 4 tokens" == page.locator(".tier.cold h3").inner_text()
+    assert "COLD · 2 turns · 4 tokens" == page.locator(".tier.cold h3").inner_text()
     warm = texts(page, ".tier.warm li")
     assert 1 == len(warm)
     assert warm[0].startswith("turn 8 (9): calculator:")

@@ -20,6 +20,7 @@ from memtape.checking.invariants import (
 from memtape.core.chain import KEY_VARIABLE, Signature, signing_key
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
+from memtape.core.plural import counted
 from memtape.core.run import Run
 from memtape.policies.imports import Unimportable
 from memtape.policies.session import Epoch, Policies, Session
@@ -79,7 +80,7 @@ class CheckReport:
             redecided = ", re-decides to itself" if self.redecided else ""
             if self.reasked is not None:
                 redecided += (
-                    f", and the model gives the {self.reasked} recorded answer(s) again"
+                    f", and the model gives the {counted(self.reasked, 'recorded answer')} again"
                     if self.reasked
                     else ", and it recorded no model answer to ask again"
                 )

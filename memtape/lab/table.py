@@ -9,6 +9,7 @@ from rich import box
 from rich.table import Table
 
 from memtape.core.errors import BadInput
+from memtape.core.plural import counted
 from memtape.lab.bench import Result
 
 COLUMNS = (
@@ -209,7 +210,7 @@ def skipped_line(results: Sequence[Result]) -> str | None:
     if not skipped:
         return None
     return (
-        f"{skipped} cell(s) did not apply: the scenario has no turns or no store steps "
+        f"{counted(skipped, 'cell')} did not apply: the scenario has no turns or no store steps "
         "for that policy's axis (null in --json)"
     )
 

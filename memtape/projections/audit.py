@@ -388,7 +388,7 @@ def _fact_step(
             scored = next(s for s in forgetting.rank(after.store, clock) if s.fact.id == fact_id)
             reads = scored.fact.reads
             numbers = {"reads": reads, "score": scored.score, "factors": scored.factors}
-            what = f"read at t={clock:g}, {reads} read(s) now, score {scored.score:.4f}"
+            what = f"read at t={clock:g}, {counted(reads, 'read')} now, score {scored.score:.4f}"
         case Superseded(by=by):
             key = after.store.facts[by].key
             numbers = {"by": by}
@@ -407,7 +407,7 @@ def _query_step(moment: _Moment, event: Queried, fact_id: int) -> Step:
     asked = f"query {event.text!r}" if event.text else "a query"
     what = (
         f"returned by {asked} at t={clock:g}, rank {place + 1} of {len(event.results)} "
-        f"(top {event.k}), score {score:.4f}, {reads} read(s) now"
+        f"(top {event.k}), score {score:.4f}, {counted(reads, 'read')} now"
     )
     numbers = {"rank": place + 1, "score": score, "reads": reads, "k": event.k}
     return Step(moment.at, moment.step, type(event).__name__, clock, what, numbers)

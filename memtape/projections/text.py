@@ -102,7 +102,7 @@ def _score(score: float | None) -> str:
 
 
 def _memory_lines(view: dict[str, Any]) -> Iterator[str]:
-    yield f"memory  {len(view['episodes'])} episode(s) pending"
+    yield f"memory  {counted(len(view['episodes']), 'episode')} pending"
     for episode in view["episodes"]:
         yield f"  episode {episode['id']}: {episode['text']}"
     for fact in view["semantic"]:

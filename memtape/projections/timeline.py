@@ -93,7 +93,7 @@ def summarize(event: Event, before: State, after: State) -> str:
             return f"fact {fact_id} written on {key!r}, importance {importance:g}"
         case FactRead(id=fact_id):
             fact = after.store.facts[fact_id]
-            return f"fact {fact_id} ({fact.key!r}) read, {fact.reads} read(s) so far"
+            return f"fact {fact_id} ({fact.key!r}) read, {counted(fact.reads, 'read')} so far"
         case Queried():
             return describe_query(event, after)
         case Superseded(id=fact_id, by=by):
@@ -108,8 +108,9 @@ def summarize(event: Event, before: State, after: State) -> str:
         case Consolidated(episodes=episodes, semantic=semantic, procedural=procedural):
             asked = "".join(f"; {_asked(call)}" for call in event.asked)
             return (
-                f"consolidation consumed {len(episodes)} episode(s): "
-                f"{len(semantic)} semantic fact(s), {len(procedural)} procedural rule(s){asked}"
+                f"consolidation consumed {counted(len(episodes), 'episode')}: "
+                f"{counted(len(semantic), 'semantic fact')}, "
+                f"{counted(len(procedural), 'procedural rule')}{asked}"
             )
     raise TypeError(f"no summary for {type(event).__name__}")
 

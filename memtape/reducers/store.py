@@ -4,6 +4,7 @@ import attrs
 
 from memtape.core.errors import CorruptLog
 from memtape.core.events import Evicted, FactRead, FactWritten, Queried, Superseded
+from memtape.core.plural import counted
 from memtape.core.state import Fact, Store
 
 
@@ -33,7 +34,8 @@ def queried(store: Store, event: Queried, clock: float) -> Store:
     """Count one more read of each fact a query returned, as ``fact_read`` does."""
     if len(event.results) != len(event.scores):
         raise CorruptLog(
-            f"a query returned {len(event.results)} fact(s) with {len(event.scores)} score(s)"
+            f"a query returned {counted(len(event.results), 'fact')} with "
+            f"{counted(len(event.scores), 'score')}"
         )
     if len(event.results) > event.k:
         raise CorruptLog(f"a query for the top {event.k} returned {len(event.results)} facts")

@@ -266,7 +266,7 @@ def _span(hot: Sequence[TurnAdded]) -> str:
     """HOT's turns in a few words: how many, from which to which."""
     if not hot:
         return "no turn"
-    return f"{len(hot)} turn(s), {hot[0].turn} to {hot[len(hot) - 1].turn}"
+    return f"{counted(len(hot), 'turn')}, {hot[0].turn} to {hot[len(hot) - 1].turn}"
 
 
 def _number(turn: TurnAdded) -> int:

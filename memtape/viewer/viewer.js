@@ -418,13 +418,18 @@
     if (window_ === null) return;
     const cold = window_.cold;
     fill(this.tiers, [
-      section("tier cold", `COLD · ${cold.turns} turn(s) · ${cold.tokens} tokens`,
+      section("tier cold", `COLD · ${counted(cold.turns, "turn")} · ${counted(cold.tokens, "token")}`,
         element("p", "gist", cold.gist || "(empty)")),
-      section("tier warm", `WARM · ${window_.warm.length} item(s)`, listOf(window_.warm, warmText)),
-      section("tier hot", `HOT · ${window_.hot.length} turn(s), verbatim`, listOf(window_.hot, hotText)),
-      section("tier dropped", `dropped · ${window_.dropped.length} turn(s)`, this.droppedTurns(window_.dropped)),
+      section("tier warm", `WARM · ${counted(window_.warm.length, "item")}`, listOf(window_.warm, warmText)),
+      section("tier hot", `HOT · ${counted(window_.hot.length, "turn")}, verbatim`, listOf(window_.hot, hotText)),
+      section("tier dropped", `dropped · ${counted(window_.dropped.length, "turn")}`, this.droppedTurns(window_.dropped)),
     ]);
   };
+
+  // A count and its noun, plural unless the count is 1 (as memtape.core.plural.counted).
+  function counted(count, noun) {
+    return `${count} ${count === 1 ? noun : noun + "s"}`;
+  }
 
   function section(className, title, body) {
     const node = element("div", className);
@@ -464,7 +469,7 @@
       if (item.querySelector(".dropped-text")) return;
       const row = this.tape.turns[turn - 1];
       const text = element("div", "dropped-text");
-      text.append(element("span", "dropped-meta", `${row[0]} · ${row[2]} tokens${row[3] ? " · salient" : ""}`));
+      text.append(element("span", "dropped-meta", `${row[0]} · ${counted(row[2], "token")}${row[3] ? " · salient" : ""}`));
       text.append(element("span", "text", row[1]));
       item.append(text);
     };
@@ -698,7 +703,7 @@
     this.node.setAttribute("aria-valuenow", String(at));
     const standing = budget !== null && tokens > budget ? "over budget" : "within budget";
     this.node.setAttribute("aria-valuetext",
-      budget === null ? `event ${at}: ${tokens} tokens` : `event ${at}: ${tokens}/${budget} tokens, ${standing}`);
+      budget === null ? `event ${at}: ${counted(tokens, "token")}` : `event ${at}: ${tokens}/${budget} tokens, ${standing}`);
     this.draw();
   };
 
