@@ -251,9 +251,8 @@ class TestWhyQueried:
             step.type,
             step.numbers,
         )
-        assert (
-            "returned by query 'who' at t=0, rank 2 of 2 (top 2), score 0.2000, 1 read now"
-            == (step.what)
+        assert "returned by query 'who' at t=0, rank 2 of 2 (top 2), score 0.2000, 1 read now" == (
+            step.what
         )
 
     def test_a_query_that_did_not_return_the_fact_is_not_in_its_life(self) -> None:

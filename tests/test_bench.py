@@ -375,7 +375,7 @@ class TestCli:
             (["refund-desk", "--policy", "lru"], "nothing to compare"),
             (
                 ["refund-desk", "--policy", "tiered:keep=4"],
-                "refund-desk: --policy tiered:keep=4: [compaction]: unknown parameter(s) keep",
+                "refund-desk: --policy tiered:keep=4: [compaction]: unknown parameter keep",
             ),
             (
                 ["refund-desk", "--policy", "tiered", "--grid", "compaction.budget=a,b"],

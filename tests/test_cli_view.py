@@ -154,7 +154,7 @@ class TestView:
     @pytest.mark.parametrize(
         ("argv", "fragment"),
         [
-            (["view", "refund-desk", "--set", "compaction.bogus=1"], "unknown parameter(s) bogus"),
+            (["view", "refund-desk", "--set", "compaction.bogus=1"], "unknown parameter bogus"),
             (["view", "refund-desk", "--set", "budget"], "write AXIS.PARAM=VALUE"),
             (["serve", "refund-desk", "--set", "forgetting.capacity=2"], "no [forgetting] policy"),
             (["view", "a.jsonl", "--set", "compaction.budget=6"], "fork a recorded run instead"),

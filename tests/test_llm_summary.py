@@ -158,7 +158,7 @@ class TestPromptParams:
             )
 
     def test_a_prompt_for_another_summarizer_is_an_unknown_parameter(self) -> None:
-        with pytest.raises(BadInput, match=r"unknown parameter\(s\) prompt"):
+        with pytest.raises(BadInput, match=r"unknown parameter prompt"):
             Policies.from_params(
                 {"compaction": {"policy": "rolling-summary", "budget": 30, "prompt": "{turns}"}}
             )

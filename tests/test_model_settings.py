@@ -77,7 +77,7 @@ class TestTable:
         assert "sk-123" not in message
 
     def test_an_unknown_setting_is_named(self) -> None:
-        assert "s.toml: [llm]: unknown parameter(s) top_k" == _refused({"model": "m", "top_k": 4})
+        assert "s.toml: [llm]: unknown parameter top_k" == _refused({"model": "m", "top_k": 4})
 
     @pytest.mark.parametrize(
         ("name", "value"),

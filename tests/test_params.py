@@ -171,7 +171,7 @@ class TestDone:
         params = Params({"capacity": 4, "zeta": 1, "alpha": 2}, WHERE)
         params.integer("capacity", minimum=1)
 
-        assert f"{WHERE}: unknown parameter(s) alpha, zeta" == _refusal(params.done)
+        assert f"{WHERE}: unknown parameters alpha, zeta" == _refusal(params.done)
 
     def test_a_parameter_read_with_its_default_is_not_left_over(self) -> None:
         params = Params({}, WHERE)

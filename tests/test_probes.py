@@ -157,7 +157,7 @@ class TestProbesFile:
             ('{"text": "GX-1", "from": "2"}', "p.jsonl:2: from must be an integer >= 1, got '2'"),
             ('{"text": "", "from": 2}', "p.jsonl:2: text must not be empty"),
             ('{"text": 7, "from": 2}', "p.jsonl:2: text must be a string, got 7"),
-            ('{"text": "GX-1", "from": 2, "form": 3}', "p.jsonl:2: unknown parameter(s) form"),
+            ('{"text": "GX-1", "from": 2, "form": 3}', "p.jsonl:2: unknown parameter form"),
             (
                 '{"text": "GX-1", "from": 4}',
                 "p.jsonl:2: from 4 is past the transcript's last turn (3)",

@@ -104,7 +104,7 @@ class TestQueried:
             queried(_store("a"), Queried("", "", 3, (1, 1), (0.5, 0.5)), 0.0)
 
     def test_results_without_a_score_each_are_corrupt(self) -> None:
-        with pytest.raises(CorruptLog, match=r"returned 2 fact\(s\) with 1 score\(s\)"):
+        with pytest.raises(CorruptLog, match=r"returned 2 facts with 1 score"):
             queried(_store("a", "b"), Queried("", "", 3, (1, 2), (0.5,)), 0.0)
 
 

@@ -78,7 +78,8 @@ class Params:
         """Reject any parameter nobody asked for (a typo must not pass silently)."""
         if self._data:
             names = ", ".join(sorted(self._data))
-            raise BadInput(f"{self._where}: unknown parameter(s) {names}")
+            noun = "parameter" if len(self._data) == 1 else "parameters"
+            raise BadInput(f"{self._where}: unknown {noun} {names}")
 
     def error(self, name: str, problem: str) -> BadInput:
         """An error naming this table and the parameter."""

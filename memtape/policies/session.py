@@ -128,7 +128,8 @@ class Policies:
         """
         unknown = set(tables) - {*AXES, LLM}
         if unknown:
-            raise BadInput(f"{where}: unknown section(s) {', '.join(sorted(unknown))}")
+            noun = "section" if len(unknown) == 1 else "sections"
+            raise BadInput(f"{where}: unknown {noun} {', '.join(sorted(unknown))}")
         llm = tables.get(LLM)
         if llm is not None and not isinstance(llm, Mapping):
             raise BadInput(f"{where}: [{LLM}] must be a table")
