@@ -2,7 +2,7 @@
 
 import pytest
 
-from memtape.core.plural import counted
+from memtape.core.plural import counted, noun_for
 
 
 @pytest.mark.parametrize(
@@ -16,4 +16,12 @@ def test_an_irregular_plural_is_told() -> None:
     assert ("1 reply", "3 replies") == (
         counted(1, "reply", "replies"),
         counted(3, "reply", "replies"),
+    )
+
+
+def test_the_noun_alone_reads_as_its_count() -> None:
+    assert ("parameter", "parameters", "replies") == (
+        noun_for(1, "parameter"),
+        noun_for(2, "parameter"),
+        noun_for(0, "reply", "replies"),
     )

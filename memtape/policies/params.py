@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memtape.core.errors import BadInput
+from memtape.core.plural import noun_for
 
 MAX_INT = 2**63 - 1
 """The largest integer parameter: run files carry 64-bit integers."""
@@ -78,7 +79,7 @@ class Params:
         """Reject any parameter nobody asked for (a typo must not pass silently)."""
         if self._data:
             names = ", ".join(sorted(self._data))
-            noun = "parameter" if len(self._data) == 1 else "parameters"
+            noun = noun_for(len(self._data), "parameter")
             raise BadInput(f"{self._where}: unknown {noun} {names}")
 
     def error(self, name: str, problem: str) -> BadInput:

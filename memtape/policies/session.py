@@ -25,6 +25,7 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import ClockAdvanced, CompactionTriggered, Consolidated, Event, TurnAdded
 from memtape.core.logs import debug_enabled, get_logger
+from memtape.core.plural import noun_for
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State
 from memtape.llm.config import ModelConfig
@@ -128,7 +129,7 @@ class Policies:
         """
         unknown = set(tables) - {*AXES, LLM}
         if unknown:
-            noun = "section" if len(unknown) == 1 else "sections"
+            noun = noun_for(len(unknown), "section")
             raise BadInput(f"{where}: unknown {noun} {', '.join(sorted(unknown))}")
         llm = tables.get(LLM)
         if llm is not None and not isinstance(llm, Mapping):
