@@ -15,29 +15,21 @@ import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import orjson
 
 from memtape._version import __version__
-from memtape.core.atomic import atomic_file
-from memtape.core.chain import (
-    HEAD,
-    HEAD_HEX,
-    LINK,
-    SIGNATURE,
-    Chain,
-    Verdict,
-    signing_key,
-    verify,
-)
 from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
 from memtape.core.paths import read_regular
 from memtape.core.run import Run
+
+if TYPE_CHECKING:
+    from memtape.core.chain import Verdict
 
 FORMAT = 1
 """The run file format this memtape writes and reads."""
@@ -75,6 +67,10 @@ def write_run(path: Path, header: Mapping[str, Any], run: Run) -> None:
     afresh (any chain fields of ``header`` are dropped) and signed when
     ``MEMTAPE_SIGNING_KEY`` is set.
     """
+    # Imported here: reading a run (``memtape show``) neither writes nor chains.
+    from memtape.core.atomic import atomic_file  # noqa: PLC0415
+    from memtape.core.chain import HEAD, HEAD_HEX, LINK, SIGNATURE, Chain, signing_key  # noqa: PLC0415
+
     with atomic_file(path) as binary, io.TextIOWrapper(binary, encoding="utf-8") as out:
         top = {k: v for k, v in stamp(header).items() if k not in (HEAD, SIGNATURE)}
         top.update(events=len(run), steps=len(run.commands))
@@ -153,13 +149,15 @@ def read_run(path: Path) -> RunFile:
     return RunFile(header, batches)
 
 
-def verify_run(path: Path, key: bytes | None) -> Verdict:
+def verify_run(path: Path, key: bytes | None) -> "Verdict":
     """Verify the chain of the run file at ``path``, and its signature under ``key``.
 
     The file is read again, line by line, without decoding its events (read
     it with ``read_run`` first: a file it refuses may still verify here).
     An event is named by its line.
     """
+    from memtape.core.chain import LINK, verify  # noqa: PLC0415 (only a check verifies)
+
     lines, unfinished = _split(_contents(path))
     header = _header(lines, path)
     last = _json(lines[-1], path, len(lines)) if len(lines) > 1 else {"end": True}
