@@ -6,35 +6,40 @@ is addressed as ``runs.db#ID``, or ``runs.db`` for its newest run
 (``parse_address``).
 
 Each backend's module is imported when first used: reading a ``.jsonl`` run
-imports neither ``sqlite3`` nor the SQLite store (``memtape show`` of a small
-run starts sooner for it).
+imports neither ``sqlite3`` nor the SQLite store, nor the interface the
+backends share (``memtape show`` of a small run starts sooner for it).
 """
 
 import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memtape.core.chain import Verdict
 from memtape.core.errors import BadInput
 from memtape.core.logfile import RunFile, read_run, verify_run
-from memtape.storage.base import Conflict, RunId, RunInfo, RunStore
 
 if TYPE_CHECKING:
+    from memtape.core.chain import Verdict
+    from memtape.storage.base import Conflict, RunId, RunInfo, RunStore
     from memtape.storage.jsonl import JsonlStore
     from memtape.storage.sqlite import DEFAULT_TIMEOUT, SqliteStore
 
-_BACKENDS = {
+_HOMES = {
+    "Conflict": "memtape.storage.base",
+    "RunId": "memtape.storage.base",
+    "RunInfo": "memtape.storage.base",
+    "RunStore": "memtape.storage.base",
     "DEFAULT_TIMEOUT": "memtape.storage.sqlite",
     "SqliteStore": "memtape.storage.sqlite",
     "JsonlStore": "memtape.storage.jsonl",
 }
-"""The names this package gives from a backend's module, imported on first use."""
+"""The names this package gives from its modules (the interface and each backend),
+imported on first use."""
 
 
 def __getattr__(name: str) -> Any:
-    """A backend's name (``SqliteStore``, ``JsonlStore``, ``DEFAULT_TIMEOUT``), from its
-    module, imported now."""
-    home = _BACKENDS.get(name)
+    """A name of the interface (``RunStore``, ``Conflict``, ...) or of a backend
+    (``SqliteStore``, ``JsonlStore``, ``DEFAULT_TIMEOUT``), from its module, imported now."""
+    home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(home), name)
@@ -52,7 +57,7 @@ def is_sqlite(path: Path) -> bool:
     return path.name.endswith(SQLITE_SUFFIX)
 
 
-def open_store(path: Path, *, create: bool = False, timeout: float | None = None) -> RunStore:
+def open_store(path: Path, *, create: bool = False, timeout: float | None = None) -> "RunStore":
     """The store at ``path``: SQLite for ``.db``, JSONL otherwise.
 
     Without ``create``, a missing file is a ``BadInput``; with it, the file
@@ -70,7 +75,7 @@ def open_store(path: Path, *, create: bool = False, timeout: float | None = None
     return JsonlStore(path, create=create)
 
 
-def parse_address(text: str) -> tuple[Path, RunId | None]:
+def parse_address(text: str) -> tuple[Path, "RunId | None"]:
     """A run address split into its store path and run id (None: the newest run).
 
     ``runs.db#3`` is run 3 of ``runs.db``; ``runs.db`` its newest run. Only a
@@ -108,7 +113,7 @@ def read_address(address: str) -> RunFile:
         return store.read(run_id)
 
 
-def verify_address(address: str, key: bytes | None) -> Verdict:
+def verify_address(address: str, key: bytes | None) -> "Verdict":
     """The chain and signature of the run at ``address``, verified (``RunStore.verify``)."""
     path, run_id = parse_address(address)
     if not is_sqlite(path):
