@@ -13,7 +13,7 @@ from memtape.core.codec import command_data, event_data
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES
-from memtape.core.logfile import FORMAT, collector_paused, read_run, verify_run, write_run
+from memtape.core.logfile import FORMAT, read_run, verify_run, write_run
 from memtape.core.run import Run
 from memtape.policies.session import Session
 from memtape.scenarios import SHIPPED, load_scenario
@@ -604,44 +604,7 @@ class TestStamp:
         assert ["memtape", "format", "version"] == list(header)[:3]
 
 
-class Kept:
-    """An object the collector tracks, standing for what a load builds."""
-
-
 class TestCollectorPaused:
-    @pytest.mark.parametrize("enabled", [True, False])
-    def test_the_collector_comes_back_as_it_was(self, enabled: bool) -> None:
-        before = gc.isenabled()
-        (gc.enable if enabled else gc.disable)()
-        try:
-            with collector_paused():
-                assert not gc.isenabled()
-            assert enabled == gc.isenabled()
-        finally:
-            (gc.enable if before else gc.disable)()
-
-    def test_what_the_block_built_is_filed_as_long_lived(self) -> None:
-        """Objects built in the block skip the young generations, where the next
-        collection would walk every one of them."""
-        with collector_paused():
-            kept = Kept()
-        assert any(o is kept for o in gc.get_objects(generation=2))
-        assert not any(o is kept for o in gc.get_objects(generation=0))
-
-    def test_a_program_s_own_frozen_objects_stay_frozen(self) -> None:
-        """(Not by the freeze count: a frozen object that dies meanwhile, anywhere in the
-        process, lowers it.) A frozen object is in no generation."""
-        mine = Kept()
-        gc.freeze()
-        try:
-            with collector_paused():
-                kept = Kept()
-            assert not any(o is mine for o in gc.get_objects())
-            assert any(o is kept for o in gc.get_objects(generation=0))
-        finally:
-            gc.unfreeze()
-        assert any(o is mine for o in gc.get_objects())
-
     def test_a_failed_load_restores_the_collector_too(self, tmp_path: Path) -> None:
         path = tmp_path / "bad.jsonl"
         path.write_text('{"memtape": "run", "format": 1}\nnot json\n')

@@ -9,11 +9,9 @@ head the header carries as ``"chain"``, signed as ``"signature"`` when
 read as before. Writing is atomic: a failed write leaves any earlier file untouched.
 """
 
-import gc
 import io
 import json
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +20,7 @@ import orjson
 
 from memtape._version import __version__
 from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
+from memtape.core.collector import collector_paused
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
@@ -204,36 +203,6 @@ def _header(lines: list[bytes], path: Path) -> dict[str, Any]:
             f"by memtape {__version__} (it reads format {FORMAT})"
         )
     return header
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Pause CPython's cyclic garbage collector while a block builds many objects to keep.
-
-    Every object a load builds stays alive, and no cycle among them can be
-    garbage; yet each allocation counts towards a collection, and each full
-    collection walks every object built so far, so a million events cost
-    several times their decoding. Reference counting still frees whatever
-    dies. The collector's state is restored, whatever it was.
-
-    On the way out, what the block built is filed in the oldest generation
-    directly, as what it is: long-lived. Otherwise the first young collection
-    after the pause walks every object of the load. ``gc.freeze()`` then
-    ``gc.unfreeze()`` does that by splicing lists, without a walk; it is
-    skipped when the program keeps frozen objects of its own, which
-    ``unfreeze`` would release.
-    """
-    was_enabled = gc.isenabled()
-    keeps_frozen = gc.get_freeze_count() > 0
-    gc.disable()
-    try:
-        yield
-    finally:
-        if not keeps_frozen:
-            gc.freeze()
-            gc.unfreeze()
-        if was_enabled:
-            gc.enable()
 
 
 def _parses(raw: bytes) -> bool:

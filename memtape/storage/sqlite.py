@@ -28,10 +28,11 @@ import orjson
 
 from memtape.core.chain import HEAD, HEAD_HEX, SIGNATURE, Chain, Verdict, signing_key, verify
 from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
+from memtape.core.collector import collector_paused
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
-from memtape.core.logfile import RecordedBatch, RunFile, collector_paused
+from memtape.core.logfile import RecordedBatch, RunFile
 from memtape.core.paths import regular_file
 from memtape.core.run import Run
 from memtape.storage.base import (
