@@ -15,12 +15,13 @@ import gc
 import importlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any, NoReturn
 
 from memtape._version import __version__
 from memtape.commandline.numbers import integer as _integer
+from memtape.core.collector import collector_paused
 from memtape.core.errors import MemtapeError, one_line
 from memtape.core.logs import LOGGER_NAME
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, FORMATS, PINS
@@ -52,7 +53,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = _parser()
+    with collector_paused():  # the parser lives as long as the command
+        parser = _parser()
     args = parser.parse_args(argv)
     _configure_logging(args.verbose)
     try:
@@ -596,30 +598,16 @@ def _command(name: str, function: str = "run") -> Callable[[argparse.Namespace],
     when the command runs (building the parser imports no command)."""
 
     def handler(args: argparse.Namespace) -> int:
-        with _collector_paused():
+        # Importing defines classes and functions that live as long as the process: the
+        # collections their allocations set off find nothing to free, and without the
+        # pause's filing them as old, the first young collection after it walks them all.
+        with collector_paused():
             module = importlib.import_module(f"memtape.commandline.{name}")
         status: int = getattr(module, function)(args)
         return status
 
     handler.__name__ = name if function == "run" else f"{name}_{function}"
     return handler
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic collector off while a command's modules are imported, as it was after.
-
-    Importing defines classes and functions that live as long as the process,
-    so the collections their allocations set off find nothing to free; they
-    were a good part of a small command's start.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _no_cache() -> AbstractContextManager[object]:

@@ -2261,3 +2261,21 @@ class TestCollectorAtExit:
             [sys.executable, "-c", code], capture_output=True, text=True, check=True
         )
         assert "0 True" == result.stdout.strip()
+
+    def test_a_commands_modules_are_filed_as_long_lived(self) -> None:
+        """What importing the command built skips the young generations (which the first
+        collection after the import would otherwise walk whole), and the collector is on.
+        No collection runs by itself here: an object sits where the pause filed it."""
+        code = (
+            "import contextlib, gc, io\n"
+            "gc.set_threshold(10**9)\n"
+            "from memtape.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    status = main(['show', 'refund-desk'])\n"
+            "from memtape.commandline.show import run\n"
+            "print(status, gc.isenabled(), any(o is run for o in gc.get_objects(generation=2)))\n"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        )
+        assert "0 True True" == result.stdout.strip()

@@ -27,6 +27,7 @@ HELP_MODULES = [
     "memtape.commandline",
     "memtape.commandline.numbers",
     "memtape.core",
+    "memtape.core.collector",
     "memtape.core.errors",
     "memtape.core.logs",
     "memtape.lab",
