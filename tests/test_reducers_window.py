@@ -195,6 +195,25 @@ class TestCompactionTriggered:
 
         assert ([], 8) == (list(window.hot), window.tokens)
 
+    def test_one_turn_leaving_from_the_front_leaves_the_rest_in_order(self) -> None:
+        event = CompactionTriggered(40, (), (1,), 0, "", 0)
+
+        window = compaction_triggered(_window(*FOUR), event)
+
+        assert ([2, 3, 4], 30, [1]) == (
+            [t.turn for t in window.hot],
+            window.tokens,
+            [*window.dropped],
+        )
+
+    def test_one_turn_leaving_from_the_middle_leaves_the_others_in_order(self) -> None:
+        event = CompactionTriggered(40, (WarmItem(3, "bare", 2),), (), 0, "", 0)
+
+        window = compaction_triggered(_window(*FOUR), event)
+
+        assert ([1, 2, 4], 34) == ([t.turn for t in window.hot], window.tokens)
+        assert _recount(window) == window.tokens
+
     def test_the_total_always_equals_a_recount(self) -> None:
         window = compaction_triggered(_window(*FOUR), FIRST)
 
@@ -213,6 +232,12 @@ class TestCompactionTriggered:
 
 
 class TestCompactionThatDoesNotFit:
+    def test_one_turn_that_is_not_in_hot_is_corrupt(self) -> None:
+        event = CompactionTriggered(40, (), (7,), 0, "", 0)
+
+        with pytest.raises(CorruptLog, match=r"moves turn 7, which is not HOT \(HOT holds 4 turn"):
+            compaction_triggered(_window(*FOUR), event)
+
     def test_naming_a_turn_that_is_not_in_hot_is_corrupt(self) -> None:
         event = CompactionTriggered(40, (WarmItem(2, "bare", 8),), (5,), 0, "", 0)
 

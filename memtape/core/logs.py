@@ -12,12 +12,17 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import logging
+
     import structlog
 
 LOGGER_NAME = "memtape"
 
 _DEBUG = 10
 """``logging.DEBUG``, without importing ``logging`` to read it."""
+
+_LOGGER: "logging.Logger | None" = None
+"""The standard library's ``memtape`` logger, once looked up."""
 
 
 @functools.cache
@@ -38,5 +43,17 @@ def debug_enabled() -> bool:
 
     Until something imports ``logging``, no logger can have been set to show them.
     """
-    logging = sys.modules.get("logging")
-    return logging is not None and bool(logging.getLogger(LOGGER_NAME).isEnabledFor(_DEBUG))
+    logger = _standard_logger()
+    return logger is not None and bool(logger.isEnabledFor(_DEBUG))
+
+
+def _standard_logger() -> "logging.Logger | None":
+    """The standard library's ``memtape`` logger, once ``logging`` is imported (looked up
+    once: ``logging.getLogger`` takes a lock, and a name's logger never changes)."""
+    global _LOGGER  # noqa: PLW0603 (a cache of one object)
+    if _LOGGER is None:
+        logging = sys.modules.get("logging")
+        if logging is None:
+            return None
+        _LOGGER = logging.getLogger(LOGGER_NAME)
+    return _LOGGER

@@ -6,14 +6,18 @@ position with at most ``snapshot_every`` folds. It does not know policies:
 the fold it uses is handed to it.
 """
 
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from memtape.core.commands import Command
-from memtape.core.diff import StateDiff, diff_states
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
 from memtape.core.state import INITIAL_STATE, State
+
+if TYPE_CHECKING:
+    from memtape.core.diff import StateDiff
 
 Fold = Callable[[Sequence[Event], State], State]
 """A pure fold: the state after a sequence of events, from a given state."""
@@ -49,7 +53,8 @@ class Run:
         self._events: list[Event] = []
         self._frozen: tuple[tuple[Event, ...], tuple[Command, ...]] | None = None
         self._commands: list[Command] = []
-        self._ends: list[int] = []
+        # Machine integers, 8 bytes a step, not an int object each.
+        self._ends = array("q")
         self._snapshots: list[State] = [initial]
         self._state = initial
 
@@ -160,6 +165,8 @@ class Run:
         start = self._ends[step - 2] if step > 1 else 0
         return start, self._ends[step - 1]
 
-    def diff(self, before: int, after: int) -> StateDiff:
+    def diff(self, before: int, after: int) -> "StateDiff":
         """What changed between positions ``before`` and ``after``."""
+        from memtape.core.diff import diff_states  # noqa: PLC0415 (show reads no diff)
+
         return diff_states(self.state_at(before), self.state_at(after))

@@ -62,8 +62,14 @@ class Seq(Sequence[T]):
 
     def extend(self, items: Iterable[T]) -> "Seq[T]":
         """This sequence with ``items`` at the end."""
+        more = tuple(items)
+        if len(self._tail) + len(more) <= _WIDTH:
+            # The commonest case, a few items that fit in the tail: one copy of it.
+            if not more:
+                return self
+            return _seq(self._count + len(more), self._shift, self._root, self._tail + more)
         seq = self
-        for item in items:
+        for item in more:
             seq = seq.append(item)
         return seq
 

@@ -124,21 +124,22 @@ class TieredCompaction:
 
     def _compact(self, window: Window, turn: TurnAdded, total: int) -> CompactionTriggered:
         count = self.tokenizer.count
-        hot = (*window.hot, turn)
         warm: list[WarmItem] = []
         dropped: list[int] = []
         asked: list[ModelCall] = []
         tokens = total
         if window.structured or turn.calls or turn.answers or turn.pinned:
-            recent, groups = older_units(window, turn, hot, self.hot_n)
+            _, groups = older_units(window, turn, (*window.hot, turn), self.hot_n)
         else:
-            # Every turn is its own unit, none pinned: the seed's split, at its cost.
-            recent = len(hot) - self.hot_n if len(hot) > self.hot_n else 0
+            # Every turn is its own unit, none pinned: the seed's split, at its cost (the
+            # oldest turns read from HOT as it is, not from a copy with the new turn).
+            leaving = max(len(window.hot) + 1 - self.hot_n, 0)
+            older = window.hot[:leaving] if leaving <= len(window.hot) else (*window.hot, turn)
             groups = []
             if self.warm is not None:
-                groups = [((old,), False, old.salient) for old in hot[:recent]]
+                groups = [((old,), False, old.salient) for old in older]
             else:
-                for old in hot[:recent]:
+                for old in older:
                     tokens -= old.tokens
                     if old.salient:
                         item = WarmItem(old.turn, old.text, count(old.text))

@@ -1,6 +1,7 @@
 """The root fold: route each event to the reducer of the part it changes."""
 
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import Any
 
 from memtape.core.errors import CorruptLog
@@ -19,6 +20,9 @@ from memtape.core.events import (
 )
 from memtape.core.state import INITIAL_STATE, State
 from memtape.reducers import memory, store, window
+
+_STATE: Callable[[tuple[Any, ...]], State] = partial(tuple.__new__, State)
+"""``State(*fields)`` in C (see ``window._WINDOW``)."""
 
 
 def _turn_added(state: State, event: TurnAdded) -> State:
@@ -119,7 +123,7 @@ def fold(events: Iterable[Event], state: State = INITIAL_STATE) -> State:
         if turn is not None:
             if type(event) is CompactionTriggered:
                 compacted = window.turn_then_compaction(state.window, turn, event)
-                state = State(state.clock, compacted, state.store, state.memory)
+                state = _STATE((state.clock, compacted, state.store, state.memory))
                 turn = None
                 continue
             state = _turn_added(state, turn)

@@ -1,6 +1,8 @@
 """Folding window events: a turn arrives, a compaction is applied."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
 
 from immutables import Map
 
@@ -15,6 +17,10 @@ TOOL = "tool"
 
 _SHORT = 16
 """The most kept turns looked up in a tuple rather than a set."""
+
+_WINDOW: Callable[[tuple[Any, ...]], Window] = partial(tuple.__new__, Window)
+"""``Window(*fields)``, all thirteen given, in C: a NamedTuple's ``__new__`` is a Python
+function, and at a turn a step costs it more than the rest of the step's bookkeeping."""
 
 
 def turn_added(window: Window, event: TurnAdded) -> Window:
@@ -36,20 +42,24 @@ def turn_added(window: Window, event: TurnAdded) -> Window:
         hot = hot.append(event)
     else:
         hot = Seq((*hot, event))
-    return Window(
-        hot,
-        window.warm,
-        window.cold,
-        window.gist,
-        window.gist_tokens,
-        window.dropped,
-        window.tokens + event.tokens,
-        window.turns + 1,
-        _waiting_after(window.waiting, event) if event.calls or event.answers else window.waiting,
-        window.unit_length + 1 if window.waiting else 1,
-        window.cleared,
-        window.structured or _structured(event),
-        _tool_turns_after(window.tool_turns, event),
+    return _WINDOW(
+        (
+            hot,
+            window.warm,
+            window.cold,
+            window.gist,
+            window.gist_tokens,
+            window.dropped,
+            window.tokens + event.tokens,
+            window.turns + 1,
+            _waiting_after(window.waiting, event)
+            if event.calls or event.answers
+            else window.waiting,
+            window.unit_length + 1 if window.waiting else 1,
+            window.cleared,
+            window.structured or _structured(event),
+            _tool_turns_after(window.tool_turns, event),
+        )
     )
 
 
@@ -163,27 +173,28 @@ def _compact(
         raise CorruptLog(f"compaction sends {cooling} warm items cold but WARM holds {len(warm)}")
     cold = window.cold
     if cooling:
-        for item in warm[:cooling]:
-            cold = cold.append(item.turn)
+        going = warm[:cooling]
+        cold = cold.extend([item.turn for item in going])
+        for item in going:
             tokens -= item.tokens
         warm = warm[cooling:]
-    dropped = window.dropped
-    for turn_number in event.dropped:
-        dropped = dropped.append(turn_number)
-    return Window(
-        _hot(kept),
-        warm,
-        cold,
-        event.gist,
-        event.gist_tokens,
-        dropped,
-        tokens + event.gist_tokens - window.gist_tokens,
-        turns,
-        waiting,
-        unit_length,
-        cleared,
-        structured,
-        tool_turns,
+    dropped = window.dropped.extend(event.dropped) if event.dropped else window.dropped
+    return _WINDOW(
+        (
+            _hot(kept),
+            warm,
+            cold,
+            event.gist,
+            event.gist_tokens,
+            dropped,
+            tokens + event.gist_tokens - window.gist_tokens,
+            turns,
+            waiting,
+            unit_length,
+            cleared,
+            structured,
+            tool_turns,
+        )
     )
 
 
@@ -202,8 +213,15 @@ def _leave(
     Each is found by its number (HOT is in turn order), so the step costs the
     turns that move, and a copy of HOT only when some do (at C speed).
     """
-    leaving = [item.turn for item in event.warm]
-    leaving.extend(event.dropped)
+    warm, dropped = event.warm, event.dropped
+    if len(warm) + len(dropped) == 1 and hot:
+        # The commonest compaction moves one turn, HOT's oldest: checked in a few steps.
+        number = warm[0].turn if warm else dropped[0]
+        oldest = hot[0]
+        if oldest.turn == number:
+            return hot[1:], tokens - oldest.tokens
+    leaving = [item.turn for item in warm]
+    leaving.extend(dropped)
     if not leaving:
         return hot, tokens
     leaving.sort()
