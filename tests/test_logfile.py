@@ -17,6 +17,7 @@ from memtape.core.logfile import FORMAT, read_run, verify_run, write_run
 from memtape.core.run import Run
 from memtape.policies.session import Session
 from memtape.scenarios import SHIPPED, load_scenario
+from tests.loaded import strings_shared
 
 HEADER = {"scenario": "test", "policies": {}}
 
@@ -217,6 +218,15 @@ class TestRoundTrip:
         batches = read_run(_written(tmp_path, run)).batches
 
         assert list(run.events) == [event for batch in batches for event in batch.events]
+
+    def test_a_turn_and_a_fact_read_back_share_their_command_s_strings(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        # One copy of each text in memory, as when the run was decided live.
+        turns = read_run(_written(tmp_path, runs["refund-desk"], "turns.jsonl")).batches
+        facts = read_run(_written(tmp_path, runs["dana-facts"], "facts.jsonl")).batches
+
+        assert (True, True) == (strings_shared(turns), strings_shared(facts))
 
     @pytest.mark.parametrize("name", SHIPPED)
     def test_commands_come_back_equal(

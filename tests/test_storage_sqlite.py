@@ -24,6 +24,7 @@ from memtape.scenarios import load_scenario
 from memtape.storage import Conflict, JsonlStore, SqliteStore, open_store, parse_address
 from memtape.storage import sqlite as sqlite_backend
 from memtape.storage.base import stamped_header
+from tests.loaded import strings_shared
 
 TURN = AddTurn("user", "hello")
 TURN_EVENT = TurnAdded(1, "user", "hello", 2, False)
@@ -381,6 +382,20 @@ class TestWholeRuns:
             batches = store.read(run_id).batches
 
         assert session.run.events == tuple(e for batch in batches for e in batch.events)
+
+    def test_a_turn_and_a_fact_read_back_share_their_command_s_strings(
+        self, tmp_path: Path
+    ) -> None:
+        shared = []
+        with SqliteStore(tmp_path / "runs.db", create=True) as store:
+            for name in ("refund-desk", "dana-facts"):
+                scenario = load_scenario(name)
+                session = Session(scenario.policies)
+                session.execute_all(scenario.steps)
+                run_id = store.add_run({"scenario": name, "policies": {}}, session.run)
+                shared.append(strings_shared(store.read(run_id).batches))
+
+        assert [True, True] == shared
 
     def test_processes_creating_one_store_at_once_all_succeed(self, tmp_path: Path) -> None:
         path = tmp_path / "shared.db"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, Command
+from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, ROLES, Command
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES, OMITTED_WHEN_EMPTY, Event
 from memtape.core.upcast import upcast
@@ -138,6 +138,32 @@ def command_data(command: Command) -> dict[str, Any]:
     """The command as JSON-ready data, with its ``kind``."""
     data: dict[str, Any] = _converters()[0].unstructure(command)
     return {"kind": COMMAND_KINDS[type(command)], **data}
+
+
+def sharing_strings(command: Any, event: Any) -> None:
+    """Make a step's command data and its first event's data share their strings, before
+    either is decoded: a role is one of ``ROLES``' own strings, and an event's role, key
+    or text equal to its command's is the command's. A loaded run then keeps one copy
+    of each, as a run decided live does (a JSON parser makes a new string for each)."""
+    if type(command) is not dict:
+        return
+    role = command.get("role")
+    if type(role) is str:
+        command["role"] = _ROLES.get(role, role)
+    if type(event) is not dict:
+        return
+    for name in _SHARED_FIELDS:
+        value = command.get(name)
+        if type(value) is str and event.get(name) == value:
+            event[name] = value
+
+
+_ROLES = {role: role for role in ROLES}
+"""Each turn role, by itself: the one copy a loaded command's role becomes."""
+
+_SHARED_FIELDS = ("role", "key", "text")
+"""The fields an event shares with its command when they are equal (a turn's role and
+text, a written fact's key and text)."""
 
 
 def command_from_data(data: Any) -> Command:

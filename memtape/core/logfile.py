@@ -19,7 +19,13 @@ import attrs
 import orjson
 
 from memtape._version import __version__
-from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
+from memtape.core.codec import (
+    command_data,
+    command_from_data,
+    event_data,
+    event_from_data,
+    sharing_strings,
+)
 from memtape.core.collector import collector_paused
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
@@ -238,6 +244,7 @@ def _batches(
         if type(found) is not int or found != step:
             raise BadInput(f"{path}: line {number}: expected step {step}, found step {found!r}")
         if command is None:
+            sharing_strings(line.get("command"), line.get("event"))
             command = _command(line, path, number, step)
             first_line = number
         pending.append(_event(line, path, number))

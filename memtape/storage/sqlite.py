@@ -27,7 +27,13 @@ from typing import Any
 import orjson
 
 from memtape.core.chain import HEAD, HEAD_HEX, SIGNATURE, Chain, Verdict, signing_key, verify
-from memtape.core.codec import command_data, command_from_data, event_data, event_from_data
+from memtape.core.codec import (
+    command_data,
+    command_from_data,
+    event_data,
+    event_from_data,
+    sharing_strings,
+)
 from memtape.core.collector import collector_paused
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
@@ -533,6 +539,7 @@ def _batches(rows: list[Row], where: str) -> tuple[tuple[RecordedBatch, ...], st
     batches: list[RecordedBatch] = []
     pending: list[Event] = []
     command: Command | None = None
+    command_fields: Any = None
     decode = orjson.loads
     for expected, (position, step, type_name, version, data, raw_command, last) in enumerate(
         rows, start=1
@@ -555,7 +562,9 @@ def _batches(rows: list[Row], where: str) -> tuple[tuple[RecordedBatch, ...], st
             try:
                 if type(raw_command) is not str:
                     raise TypeError
-                command = command_from_data(decode(raw_command))
+                command_fields = decode(raw_command)
+                sharing_strings(command_fields, None)
+                command = command_from_data(command_fields)
             except (orjson.JSONDecodeError, TypeError, BadInput) as error:
                 raise _row_error(where, expected, raw_command, error, "command: ") from None
         elif raw_command is not None:
@@ -568,7 +577,10 @@ def _batches(rows: list[Row], where: str) -> tuple[tuple[RecordedBatch, ...], st
         try:
             if type(data) is not str:
                 raise TypeError  # a BLOB orjson would read: the store holds JSON text
-            pending.append(event_from_data(type_name, version, decode(data)))
+            fields = decode(data)
+            if not pending:
+                sharing_strings(command_fields, fields)
+            pending.append(event_from_data(type_name, version, fields))
         except (orjson.JSONDecodeError, TypeError, BadInput) as error:
             raise _row_error(where, expected, data, error) from None
         if last == 1:
