@@ -1,0 +1,88 @@
+"""Count the machine instructions a turn costs, memtape's and the yardstick's, under valgrind.
+
+    .venv/bin/python -m benchmarks.count_instructions
+    .venv/bin/python -m benchmarks.count_instructions --budget 2000 --hot-n 8 --turns 3000
+
+Times on a shared machine swing by a third from one run to the next; an
+instruction count does not move. So to tell whether a change to the hot
+path helps, count both versions (run this in each checkout) rather than
+time them. The count misses what instructions do not show (cache misses,
+the collector's walks of a long run: ``measure_collector`` and ``make
+bench`` measure those), and it is no target: the targets are times.
+
+Each figure is the instructions of a process that runs ``--turns`` turns,
+less those of the same process running none (so start-up, imports and the
+session's generation cancel out), divided by the turns. The collector is
+paused while the turns run, so its walks do not land in the count. Needs
+``valgrind`` on the PATH (not a dependency of memtape); each count takes
+about a minute.
+"""
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+
+CHILD = """
+import gc
+from benchmarks.sessions import run_tiered, support_session
+from benchmarks.test_compaction import run_yardstick
+run = {who}
+commands = support_session({turns})
+run(commands[:200], {budget}, {hot_n})
+gc.disable()
+if {timed}:
+    run(commands, {budget}, {hot_n})
+"""
+"""The counted process: one warm-up of 200 turns, then (or not) the turns, collector off."""
+
+_COLLECTED = re.compile(r"Collected : (\d+)")
+
+
+def instructions(who: str, turns: int, budget: int, hot_n: int, timed: bool) -> int:
+    """The instructions callgrind counts in one child process."""
+    code = CHILD.format(who=who, turns=turns, budget=budget, hot_n=hot_n, timed=timed)
+    result = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable],
+        input=code,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    found = _COLLECTED.search(result.stderr)
+    if result.returncode != 0 or found is None:
+        last = (result.stderr.strip().splitlines() or ["no output"])[-1]
+        raise SystemExit(f"count_instructions: valgrind failed: {last}")
+    return int(found.group(1))
+
+
+def per_turn(who: str, turns: int, budget: int, hot_n: int) -> float:
+    """The instructions of one turn of ``who`` (``run_tiered`` or ``run_yardstick``)."""
+    base = instructions(who, turns, budget, hot_n, timed=False)
+    return (instructions(who, turns, budget, hot_n, timed=True) - base) / turns
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print memtape's and the yardstick's instructions a turn, and their ratio."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--budget", type=int, default=40, help="the window's budget (40)")
+    parser.add_argument("--hot-n", type=int, default=2, help="turns kept verbatim (2)")
+    parser.add_argument("--turns", type=int, default=5000, help="turns counted (5000)")
+    args = parser.parse_args(argv)
+    if shutil.which("valgrind") is None:
+        print("count_instructions needs valgrind on the PATH", file=sys.stderr)
+        return 2
+    memtape = per_turn("run_tiered", args.turns, args.budget, args.hot_n)
+    yardstick = per_turn("run_yardstick", args.turns, args.budget, args.hot_n)
+    print(
+        f"budget {args.budget} / hot_n {args.hot_n}, {args.turns:,} turns, collector paused: "
+        f"memtape {memtape:,.0f} instructions a turn, the yardstick {yardstick:,.0f}: "
+        f"{memtape / yardstick:.2f}x"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
