@@ -44,7 +44,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments), the process ends right after, so every object left is frozen
     (``gc.freeze``) for the interpreter's last collection to skip: walking
     them was a good part of a small command's time. Called with ``argv``, as
-    a program or a test does, it leaves the collector as it was.
+    a program or a test does, it freezes nothing, and leaves the collector on or
+    off as it was.
     """
     status = _main(argv)
     if argv is None:
