@@ -10,6 +10,8 @@ time them. The count misses what instructions do not show (cache misses,
 the collector's walks of a long run: ``measure_collector`` and ``make
 bench`` measure those), and it is no target: the targets are times.
 
+Compare counts made with the same ``--seed`` (the string hash's: dicts and
+maps lay out by it, and a turn's count moves by about 5% between seeds).
 Each figure is the instructions of a process that runs ``--turns`` turns,
 less those of the same process running none (so start-up, imports and the
 session's generation cancel out), divided by the turns. The collector is
@@ -19,11 +21,13 @@ about a minute.
 """
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 CHILD = """
 import gc
@@ -38,11 +42,14 @@ if {timed}:
 """
 """The counted process: one warm-up of 200 turns, then (or not) the turns, collector off."""
 
+ROOT = Path(__file__).resolve().parent.parent
+"""The project's root, where the counted process imports ``benchmarks`` from."""
+
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
-def instructions(who: str, turns: int, budget: int, hot_n: int, timed: bool) -> int:
-    """The instructions callgrind counts in one child process."""
+def instructions(who: str, turns: int, budget: int, hot_n: int, *, timed: bool, seed: int) -> int:
+    """The instructions callgrind counts in one child process, its string hash seeded."""
     code = CHILD.format(who=who, turns=turns, budget=budget, hot_n=hot_n, timed=timed)
     result = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable],
@@ -50,6 +57,10 @@ def instructions(who: str, turns: int, budget: int, hot_n: int, timed: bool) -> 
         capture_output=True,
         text=True,
         check=False,
+        cwd=ROOT,
+        # A fixed string hash: dicts, sets and maps are laid out alike in every count
+        # (a turn's count moves by about 5% from one seed to another).
+        env={**os.environ, "PYTHONHASHSEED": str(seed)},
     )
     found = _COLLECTED.search(result.stderr)
     if result.returncode != 0 or found is None:
@@ -58,10 +69,10 @@ def instructions(who: str, turns: int, budget: int, hot_n: int, timed: bool) -> 
     return int(found.group(1))
 
 
-def per_turn(who: str, turns: int, budget: int, hot_n: int) -> float:
+def per_turn(who: str, turns: int, budget: int, hot_n: int, seed: int) -> float:
     """The instructions of one turn of ``who`` (``run_tiered`` or ``run_yardstick``)."""
-    base = instructions(who, turns, budget, hot_n, timed=False)
-    return (instructions(who, turns, budget, hot_n, timed=True) - base) / turns
+    base = instructions(who, turns, budget, hot_n, timed=False, seed=seed)
+    return (instructions(who, turns, budget, hot_n, timed=True, seed=seed) - base) / turns
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,14 +81,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=40, help="the window's budget (40)")
     parser.add_argument("--hot-n", type=int, default=2, help="turns kept verbatim (2)")
     parser.add_argument("--turns", type=int, default=5000, help="turns counted (5000)")
+    parser.add_argument("--seed", type=int, default=0, help="PYTHONHASHSEED of the counts (0)")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         print("count_instructions needs valgrind on the PATH", file=sys.stderr)
         return 2
-    memtape = per_turn("run_tiered", args.turns, args.budget, args.hot_n)
-    yardstick = per_turn("run_yardstick", args.turns, args.budget, args.hot_n)
+    memtape = per_turn("run_tiered", args.turns, args.budget, args.hot_n, args.seed)
+    yardstick = per_turn("run_yardstick", args.turns, args.budget, args.hot_n, args.seed)
     print(
-        f"budget {args.budget} / hot_n {args.hot_n}, {args.turns:,} turns, collector paused: "
+        f"budget {args.budget} / hot_n {args.hot_n}, {args.turns:,} turns, collector paused, "
+        f"hash seed {args.seed}: "
         f"memtape {memtape:,.0f} instructions a turn, the yardstick {yardstick:,.0f}: "
         f"{memtape / yardstick:.2f}x"
     )

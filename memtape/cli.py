@@ -43,9 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     Run as the ``memtape`` command (``argv`` None: the process's own
     arguments), the process ends right after, so every object left is frozen
     (``gc.freeze``) for the interpreter's last collection to skip: walking
-    them was a good part of a small command's time. Called with ``argv``, as
-    a program or a test does, it freezes nothing, and leaves the collector on or
-    off as it was.
+    them was a good part of a small command's time, and what its parser and
+    its command's modules built is filed as long-lived. Called with ``argv``,
+    as a program or a test does, it leaves the collector as it was: it pauses
+    it while it builds and imports, files nothing, and freezes nothing.
     """
     status = _main(argv)
     if argv is None:
@@ -54,9 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    with collector_paused():  # the parser lives as long as the command
+    as_process = argv is None
+    with collector_paused(file_as_old=as_process):  # the parser lives as long as the command
         parser = _parser()
     args = parser.parse_args(argv)
+    args.as_process = as_process
     _configure_logging(args.verbose)
     try:
         with _no_cache() if args.no_cache else nullcontext():
@@ -602,7 +605,7 @@ def _command(name: str, function: str = "run") -> Callable[[argparse.Namespace],
         # Importing defines classes and functions that live as long as the process: the
         # collections their allocations set off find nothing to free, and without the
         # pause's filing them as old, the first young collection after it walks them all.
-        with collector_paused():
+        with collector_paused(file_as_old=args.as_process):
             module = importlib.import_module(f"memtape.commandline.{name}")
         status: int = getattr(module, function)(args)
         return status

@@ -2257,25 +2257,45 @@ class TestCollectorAtExit:
             "    status = main()\n"
             "print(status, gc.get_freeze_count() > 0)\n"
         )
-        result = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        )
-        assert "0 True" == result.stdout.strip()
+        assert "0 True" == _python(code)
 
     def test_a_commands_modules_are_filed_as_long_lived(self) -> None:
-        """What importing the command built skips the young generations (which the first
-        collection after the import would otherwise walk whole), and the collector is on.
-        No collection runs by itself here: an object sits where the pause filed it."""
+        """As the command line's own process (no ``argv``), what importing the command
+        built skips the young generations (which the first collection after the import
+        would otherwise walk whole), and the collector is on. No collection runs by itself
+        here: an object sits where the pause filed it (``_main``: ``main`` would then
+        freeze it)."""
+        code = (
+            "import contextlib, gc, io, sys\n"
+            "gc.set_threshold(10**9)\n"
+            "sys.argv = ['memtape', 'show', 'refund-desk']\n"
+            "from memtape.cli import _main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    status = _main(None)\n"
+            "from memtape.commandline.show import run\n"
+            "print(status, gc.isenabled(), any(o is run for o in gc.get_objects(generation=2)))\n"
+        )
+        assert "0 True True" == _python(code)
+
+    def test_a_program_s_young_objects_stay_young(self) -> None:
+        """Called with ``argv``, as a program does, it files none of the program's objects
+        as old: they stay where the program's collections will look for them."""
         code = (
             "import contextlib, gc, io\n"
             "gc.set_threshold(10**9)\n"
             "from memtape.cli import main\n"
+            "class Mine: pass\n"
+            "mine = Mine()\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             "    status = main(['show', 'refund-desk'])\n"
-            "from memtape.commandline.show import run\n"
-            "print(status, gc.isenabled(), any(o is run for o in gc.get_objects(generation=2)))\n"
+            "print(status, gc.isenabled(), any(o is mine for o in gc.get_objects(generation=0)))\n"
         )
-        result = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        )
-        assert "0 True True" == result.stdout.strip()
+        assert "0 True True" == _python(code)
+
+
+def _python(code: str) -> str:
+    """What ``code`` prints, run in a fresh interpreter."""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    return result.stdout.strip()

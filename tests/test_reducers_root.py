@@ -20,7 +20,7 @@ from memtape.core.events import (
     Superseded,
     TurnAdded,
 )
-from memtape.core.state import INITIAL_STATE
+from memtape.core.state import INITIAL_STATE, State
 from memtape.reducers import evolve, fold
 
 EVENTS: list[Event] = [
@@ -164,3 +164,12 @@ class TestFold:
 
     def test_fold_accepts_any_iterable(self) -> None:
         assert fold(EVENTS) == fold(iter(EVENTS))
+
+
+class TestStatesBuiltInC:
+    def test_a_turn_and_its_compaction_give_a_state_with_every_field(self) -> None:
+        # The fold builds it by tuple.__new__, which checks no arity.
+        turn = TurnAdded(1, "user", "one two three", 4, salient=False)
+        state = fold([turn, CompactionTriggered(1, (), (1,), 0, "", 0)])
+
+        assert (State, len(State._fields)) == (type(state), len(state))

@@ -35,6 +35,17 @@ FIRST = CompactionTriggered(40, (WarmItem(2, "bare", 8),), (1,), 0, "", 0)
 """refund-desk's compaction at turn 4: turn 1 dropped, turn 2 warm, 3 and 4 stay."""
 
 
+class TestWindowsBuiltInC:
+    def test_a_turn_and_a_compaction_give_windows_with_every_field(self) -> None:
+        # Built by tuple.__new__, which checks no arity: a field added to Window and
+        # missed here would leave a short window.
+        turned = _window(*FOUR)
+        compacted = compaction_triggered(turned, FIRST)
+
+        assert [len(Window._fields)] * 2 == [len(turned), len(compacted)]
+        assert (Window, Window) == (type(turned), type(compacted))
+
+
 class TestTurnAdded:
     def test_a_turn_joins_hot_last(self) -> None:
         assert [1, 2] == [t.turn for t in _window(_turn(1), _turn(2)).hot]

@@ -140,17 +140,20 @@ def command_data(command: Command) -> dict[str, Any]:
     return {"kind": COMMAND_KINDS[type(command)], **data}
 
 
+def canonical_role(command: Any) -> None:
+    """Make a command's data, before it is decoded, hold its role as one of ``ROLES``' own
+    strings (a JSON parser makes a new string for each)."""
+    if type(command) is dict:
+        role = command.get("role")
+        if type(role) is str:
+            command["role"] = _ROLES.get(role, role)
+
+
 def sharing_strings(command: Any, event: Any) -> None:
-    """Make a step's command data and its first event's data share their strings, before
-    either is decoded: a role is one of ``ROLES``' own strings, and an event's role, key
-    or text equal to its command's is the command's. A loaded run then keeps one copy
-    of each, as a run decided live does (a JSON parser makes a new string for each)."""
-    if type(command) is not dict:
-        return
-    role = command.get("role")
-    if type(role) is str:
-        command["role"] = _ROLES.get(role, role)
-    if type(event) is not dict:
+    """Make a step's first event's data, before it is decoded, hold the strings it has in
+    common with its command's data (a turn's role and text, a fact's key and text): a
+    loaded run then keeps one copy of each, as a run decided live does."""
+    if type(command) is not dict or type(event) is not dict:
         return
     for name in _SHARED_FIELDS:
         value = command.get(name)

@@ -20,6 +20,7 @@ import orjson
 
 from memtape._version import __version__
 from memtape.core.codec import (
+    canonical_role,
     command_data,
     command_from_data,
     event_data,
@@ -244,6 +245,7 @@ def _batches(
         if type(found) is not int or found != step:
             raise BadInput(f"{path}: line {number}: expected step {step}, found step {found!r}")
         if command is None:
+            canonical_role(line.get("command"))
             sharing_strings(line.get("command"), line.get("event"))
             command = _command(line, path, number, step)
             first_line = number

@@ -7,7 +7,7 @@ that decides it; ``Session`` appends what they decide to a ``Run``.
 import math
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import attrs
 
@@ -28,16 +28,13 @@ from memtape.core.logs import debug_enabled, get_logger
 from memtape.core.plural import noun_for
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State
+from memtape.llm.config import ModelConfig
 from memtape.policies.building import Building, building
 from memtape.policies.imports import import_path, is_import_path, policy_class
+from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
 from memtape.policies.registry import Registry
 from memtape.policies.trust import is_stand_in
 from memtape.reducers import evolve, fold
-
-if TYPE_CHECKING:
-    # Named by the fields' annotations only: reading a run with no model needs neither.
-    from memtape.llm.config import ModelConfig
-    from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
 
 COMPACTION = Registry(
     {
@@ -104,10 +101,10 @@ class Policies:
     """One policy per axis (any may be absent), the model they may ask (``llm``), and the
     routing of commands to them."""
 
-    compaction: "CompactionPolicy | None" = None
-    forgetting: "ForgettingPolicy | None" = None
-    consolidation: "ConsolidationPolicy | None" = None
-    llm: "ModelConfig | None" = None
+    compaction: CompactionPolicy | None = None
+    forgetting: ForgettingPolicy | None = None
+    consolidation: ConsolidationPolicy | None = None
+    llm: ModelConfig | None = None
     imports: bool = attrs.field(default=True, eq=False, kw_only=True)
     """Whether names given by import path were imported (False: read from a run file, and
     stood in for); ``with_settings`` builds the changed policies the same way."""

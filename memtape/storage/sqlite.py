@@ -28,6 +28,7 @@ import orjson
 
 from memtape.core.chain import HEAD, HEAD_HEX, SIGNATURE, Chain, Verdict, signing_key, verify
 from memtape.core.codec import (
+    canonical_role,
     command_data,
     command_from_data,
     event_data,
@@ -563,7 +564,7 @@ def _batches(rows: list[Row], where: str) -> tuple[tuple[RecordedBatch, ...], st
                 if type(raw_command) is not str:
                     raise TypeError
                 command_fields = decode(raw_command)
-                sharing_strings(command_fields, None)
+                canonical_role(command_fields)
                 command = command_from_data(command_fields)
             except (orjson.JSONDecodeError, TypeError, BadInput) as error:
                 raise _row_error(where, expected, raw_command, error, "command: ") from None
