@@ -6,7 +6,6 @@ position with at most ``snapshot_every`` folds. It does not know policies:
 the fold it uses is handed to it.
 """
 
-from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
+from memtape.core.history import History
 from memtape.core.state import INITIAL_STATE, State
 
 if TYPE_CHECKING:
@@ -30,11 +30,9 @@ class Run:
     """An append-only event log with the current state and seeks to any position."""
 
     __slots__ = (
-        "_commands",
-        "_ends",
-        "_events",
         "_fold",
         "_frozen",
+        "_history",
         "_snapshot_every",
         "_snapshots",
         "_state",
@@ -50,11 +48,9 @@ class Run:
             raise BadInput(f"snapshot_every must be at least 1, got {snapshot_every}")
         self._fold = fold
         self._snapshot_every = snapshot_every
-        self._events: list[Event] = []
+        # Blocks of the history as long as the snapshot interval: a seek reads one.
+        self._history = History(snapshot_every)
         self._frozen: tuple[tuple[Event, ...], tuple[Command, ...]] | None = None
-        self._commands: list[Command] = []
-        # Machine integers, 8 bytes a step, not an int object each.
-        self._ends = array("q")
         self._snapshots: list[State] = [initial]
         self._state = initial
 
@@ -74,19 +70,20 @@ class Run:
         return self._log()[1]
 
     def _log(self) -> tuple[tuple[Event, ...], tuple[Command, ...]]:
-        # Every append adds events, so the length of the events says whether
-        # the tuples built at the last read are still whole.
-        if self._frozen is None or len(self._frozen[0]) != len(self._events):
-            self._frozen = (tuple(self._events), tuple(self._commands))
+        # Kept until the next append, which lets them go: a run that goes on
+        # does not hold its history twice.
+        if self._frozen is None:
+            history = self._history
+            self._frozen = (tuple(history.events(0, len(history))), tuple(history.commands()))
         return self._frozen
 
     def __len__(self) -> int:
-        return len(self._events)
+        return len(self._history)
 
     @property
     def steps(self) -> int:
         """How many commands the run has recorded."""
-        return len(self._ends)
+        return len(self._history.ends)
 
     def append(self, command: Command, events: Sequence[Event]) -> State:
         """Append the batch of events that honours ``command``, all or nothing.
@@ -96,7 +93,7 @@ class Run:
         """
         if not events:
             raise BadInput(f"a command must be honoured by at least one event: {command!r}")
-        start = len(self._events)
+        start = len(self._history)
         end = start + len(events)
         every = self._snapshot_every
         try:
@@ -107,9 +104,8 @@ class Run:
                 state = self._fold_with_snapshots(start, events)
         except CorruptLog:
             raise self._locate(events) from None
-        self._events.extend(events)
-        self._commands.append(command)
-        self._ends.append(end)
+        self._history.append(command, events)
+        self._frozen = None
         self._state = state
         return state
 
@@ -136,7 +132,7 @@ class Run:
     def _locate(self, events: Sequence[Event]) -> CorruptLog:
         """The error of the first event of ``events`` that does not fit, with its position."""
         state = self._state
-        for position, event in enumerate(events, start=len(self._events) + 1):
+        for position, event in enumerate(events, start=len(self._history) + 1):
             try:
                 state = self._fold((event,), state)
             except CorruptLog as error:
@@ -145,25 +141,26 @@ class Run:
 
     def state_at(self, position: int) -> State:
         """The state after the first ``position`` events (0: the initial state)."""
-        if not 0 <= position <= len(self._events):
-            raise BadInput(f"position {position} is out of range 0..{len(self._events)}")
+        if not 0 <= position <= len(self._history):
+            raise BadInput(f"position {position} is out of range 0..{len(self._history)}")
         base = position // self._snapshot_every
         return self._fold(
-            self._events[base * self._snapshot_every : position], self._snapshots[base]
+            self._history.events(base * self._snapshot_every, position), self._snapshots[base]
         )
 
     def step_of(self, position: int) -> int:
         """The step (1-based command number) of the event at 1-based ``position``."""
-        if not 1 <= position <= len(self._events):
-            raise BadInput(f"event {position} is out of range 1..{len(self._events)}")
-        return bisect_left(self._ends, position) + 1
+        if not 1 <= position <= len(self._history):
+            raise BadInput(f"event {position} is out of range 1..{len(self._history)}")
+        return bisect_left(self._history.ends, position) + 1
 
     def batch(self, step: int) -> tuple[int, int]:
         """The positions ``(start, end)`` of step ``step``'s events: ``events[start:end]``."""
-        if not 1 <= step <= len(self._ends):
-            raise BadInput(f"step {step} is out of range 1..{len(self._ends)}")
-        start = self._ends[step - 2] if step > 1 else 0
-        return start, self._ends[step - 1]
+        ends = self._history.ends
+        if not 1 <= step <= len(ends):
+            raise BadInput(f"step {step} is out of range 1..{len(ends)}")
+        start = ends[step - 2] if step > 1 else 0
+        return start, ends[step - 1]
 
     def diff(self, before: int, after: int) -> "StateDiff":
         """What changed between positions ``before`` and ``after``."""

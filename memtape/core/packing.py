@@ -1,0 +1,134 @@
+"""Records as rows of plain values, and rows built back into equal records.
+
+A run keeps the part of its history that no append will touch again packed
+(``memtape.core.history``). A row is a tuple whose first item is its
+record's type (an index into ``RECORD_TYPES``) and whose others are the
+record's fields in order; a nested record (a warm item, a model call) is a
+row of its own. Rows hold only what ``marshal`` writes and reads back
+exactly (numbers, strings, tuples, None), so a block of them packs into one
+bytes object. ``pack`` and ``build`` are generated for each type as
+straight-line code on its first record, like attrs' own methods: a loop
+over the fields costs twice as much, and every event of a run passes here.
+
+Packing is for memory only: rows never leave the process, and nothing but
+memtape's own records goes in (a value ``marshal`` cannot write, or a record
+of another type, refuses the whole block, which then stays as it was).
+"""
+
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from memtape.core.commands import COMMAND_TYPES
+from memtape.core.events import (
+    EVENT_TYPES,
+    ModelCall,
+    ProceduralRule,
+    SemanticFact,
+    WarmItem,
+)
+
+Row = tuple[Any, ...]
+"""A record packed: its type's index in ``RECORD_TYPES``, then its fields in order."""
+
+RECORD_TYPES: tuple[type, ...] = (
+    *EVENT_TYPES.values(),
+    WarmItem,
+    ModelCall,
+    SemanticFact,
+    ProceduralRule,
+    *COMMAND_TYPES.values(),
+)
+"""Every type a row may hold, events, the records nested in them, and commands."""
+
+_CODES = {cls: code for code, cls in enumerate(RECORD_TYPES)}
+
+
+class Unpackable(Exception):
+    """A record that has no row: not one of ``RECORD_TYPES``."""
+
+
+def pack(record: Any) -> Row:
+    """``record`` as a row; ``Unpackable`` when it is not one of ``RECORD_TYPES``."""
+    try:
+        packer = _PACKERS[type(record)]
+    except KeyError:
+        raise Unpackable(type(record).__name__) from None
+    return packer(record)
+
+
+def build(row: Row) -> Any:
+    """The record ``row`` packs, equal to the one packed."""
+    return _BUILDERS[row[0]](row)
+
+
+def _nested(hint: Any) -> type | None:
+    """The record type a field of type ``hint`` holds a tuple of, or None."""
+    if typing.get_origin(hint) is tuple:
+        arguments = typing.get_args(hint)
+        if len(arguments) == 2 and arguments[1] is Ellipsis and arguments[0] in _CODES:
+            return typing.cast(type, arguments[0])
+    return None
+
+
+def _rows(records: Any) -> Any:
+    """A tuple of records as a tuple of rows (an empty one as it is)."""
+    if not records:
+        return records
+    if type(records) is not tuple:
+        raise Unpackable(type(records).__name__)
+    return tuple([pack(record) for record in records])
+
+
+def _records(rows: Any) -> Any:
+    """The tuple of records ``rows`` packs."""
+    return tuple([build(row) for row in rows]) if rows else rows
+
+
+def _generated(cls: type) -> tuple[Callable[[Any], Row], Callable[[Row], Any]]:
+    """The packer and the builder of ``cls``."""
+    fields = attrs.fields(cls)
+    if not all(field.init and not field.kw_only and field.alias == field.name for field in fields):
+        raise TypeError(f"{cls.__name__} cannot be built from its fields in order")
+    hints = typing.get_type_hints(cls)
+    namespace: dict[str, Any] = {"_cls": cls, "_rows": _rows, "_records": _records}
+    reads, arguments = [], []
+    for index, field in enumerate(fields, start=1):
+        if _nested(hints[field.name]) is None:
+            reads.append(f"r.{field.name}")
+            arguments.append(f"row[{index}]")
+        else:
+            reads.append(f"_rows(r.{field.name})")
+            arguments.append(f"_records(row[{index}])")
+    lines = [
+        "def packer(r):",
+        f"    return ({', '.join([str(_CODES[cls]), *reads])},)",
+        "def builder(row):",
+        f"    return _cls({', '.join(arguments)})",
+    ]
+    exec(compile("\n".join(lines), f"<memtape rows of {cls.__name__}>", "exec"), namespace)
+    return namespace["packer"], namespace["builder"]
+
+
+class _Packers(dict[type, Callable[[Any], Row]]):
+    """The packer of each record type, generated on the type's first record."""
+
+    def __missing__(self, cls: type) -> Callable[[Any], Row]:
+        if cls not in _CODES:
+            raise KeyError(cls)
+        self[cls], _BUILDERS[_CODES[cls]] = _generated(cls)
+        return self[cls]
+
+
+class _Builders(dict[int, Callable[[Row], Any]]):
+    """The builder of each record type by its code, generated with its packer."""
+
+    def __missing__(self, code: int) -> Callable[[Row], Any]:
+        _PACKERS[RECORD_TYPES[code]]
+        return self[code]
+
+
+_PACKERS = _Packers()
+_BUILDERS = _Builders()
