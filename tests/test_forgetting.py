@@ -11,7 +11,7 @@ from immutables import Map
 from memtape.core.commands import AdvanceClock, ReadFact, WriteFact
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import ClockAdvanced, Event, Evicted, FactRead, FactWritten, Superseded
-from memtape.core.state import INITIAL_STATE, Fact, State, Store
+from memtape.core.state import INITIAL_STATE, Fact, Facts, State, Store
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.reducers import evolve
 
@@ -36,7 +36,7 @@ def _play(
 def _hand_built(*facts: Fact, clock: float) -> State:
     """A state whose store holds ``facts`` (all active), for cases no policy run reaches."""
     store = Store(
-        Map({f.id: f for f in facts}),
+        Facts(sorted(facts, key=lambda f: f.id)),
         Map(dict.fromkeys(f.id for f in facts)),
         Map({f.key: f.id for f in facts}),
     )

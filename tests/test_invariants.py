@@ -56,7 +56,7 @@ from memtape.core.events import (
 )
 from memtape.core.run import Run
 from memtape.core.seq import Seq
-from memtape.core.state import INITIAL_STATE, SHORT_HOT, Fact, State, Store, Window
+from memtape.core.state import INITIAL_STATE, SHORT_HOT, Fact, Facts, State, Store, Window
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.no_compaction import NoCompaction
@@ -368,7 +368,7 @@ class TestStatus:
     def test_an_active_id_whose_fact_is_retired_is_caught(self) -> None:
         """``active`` naming a retired fact, and a key pointing to it, are both reported."""
         fact = Fact(1, "a", "a", 0.5, 0.0, status="retired")
-        store = Store(Map({1: fact}), Map({1: None}), Map({"a": 1}))
+        store = Store(Facts([fact]), Map({1: None}), Map({"a": 1}))
         expected = [
             Violation(
                 5, "status", "the active facts are [1], but the facts with status active are []"
@@ -379,7 +379,7 @@ class TestStatus:
     def test_a_key_pointing_to_an_inactive_fact_is_caught(self) -> None:
         """``by_key`` names only active facts."""
         fact = Fact(1, "a", "a", 0.5, 0.0, status="evicted")
-        store = Store(Map({1: fact}), Map(), Map({"a": 1}))
+        store = Store(Facts([fact]), Map(), Map({"a": 1}))
         expected = [
             Violation(5, "status", "key 'a' points to fact 1, which is not its active fact")
         ]

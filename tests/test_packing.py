@@ -18,7 +18,7 @@ from memtape.core.events import (
     TurnAdded,
     WarmItem,
 )
-from memtape.core.packing import RECORD_TYPES, Unpackable, build, pack
+from memtape.core.packing import RECORD_TYPES, Unpackable, _plain_slots, build, pack
 
 records: st.SearchStrategy[Any] = st.sampled_from(RECORD_TYPES).flatmap(st.from_type)
 """Any record a row may hold, its fields of any value their types allow (NaN, -0.0,
@@ -90,6 +90,20 @@ class TestRefused:
 
         with pytest.raises(Unpackable, match="list"):
             pack(compaction)
+
+    def test_a_type_whose_init_does_more_than_set_its_slots_has_no_builder(self) -> None:
+        @attrs.frozen
+        class Checked:
+            x: int = attrs.field(validator=attrs.validators.gt(0))
+
+        @attrs.frozen
+        class Hooked:
+            x: int
+
+            def __attrs_post_init__(self) -> None:
+                pass
+
+        assert (False, False, True) == tuple(map(_plain_slots, (Checked, Hooked, TurnAdded)))
 
     def test_a_value_marshal_cannot_write_is_refused_by_marshal(self) -> None:
         class Text(str):

@@ -2,7 +2,11 @@
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+from collections.abc import Mapping
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from immutables import Map
 
 from memtape.core.events import (
@@ -22,6 +26,7 @@ from memtape.core.state import (
     EMPTY_WINDOW,
     INITIAL_STATE,
     Fact,
+    Facts,
     FactStatus,
     State,
     Store,
@@ -159,10 +164,64 @@ class TestStore:
     def test_active_facts_sort_by_id_whatever_the_set_order(self) -> None:
         facts = {i: Fact(i, f"k{i}", "v", 0.5, 0.0) for i in (5, 1, 3, 2, 4)}
         store = Store(
-            Map(facts), Map(dict.fromkeys(facts)), Map({f.key: f.id for f in facts.values()})
+            Facts(facts[i] for i in sorted(facts)),
+            Map(dict.fromkeys(facts)),
+            Map({f.key: f.id for f in facts.values()}),
         )
 
         assert [1, 2, 3, 4, 5] == [f.id for f in store.active_facts()]
 
     def test_the_newest_active_fact_answers_for_its_key(self) -> None:
         assert {"name": 1, "contact": 4} == dict(fold(FACTS).store.by_key)
+
+
+def _facts(count: int) -> list[Fact]:
+    return [Fact(i, f"k{i}", f"fact {i}", 0.5, 0.0) for i in range(1, count + 1)]
+
+
+class TestFacts:
+    @given(st.integers(0, 100), st.lists(st.integers(1, 120), max_size=30))
+    def test_facts_behave_as_a_dict_of_them(self, count: int, changes: list[int]) -> None:
+        """Appends and changes, looked up, iterated and compared as a dict would be."""
+        facts = Facts(_facts(count))
+        model = {fact.id: fact for fact in _facts(count)}
+        for key in changes:
+            if key > len(model) + 1:
+                continue
+            fact = Fact(key, "changed", f"fact {key}", 0.25, 1.0)
+            facts, model[key] = facts.set(key, fact), fact
+
+        assert (model, list(model), list(model.values())) == (
+            dict(facts.items()),
+            list(facts),
+            list(facts.values()),
+        )
+        assert len(model) == len(facts)
+        assert [model.get(key) for key in range(-1, 125)] == [
+            facts.get(key) for key in range(-1, 125)
+        ]
+        assert Map(model) == facts
+        assert Facts(model.values()) == facts
+        assert hash(Facts(model.values())) == hash(facts)
+
+    def test_an_earlier_version_does_not_change(self) -> None:
+        facts = Facts(_facts(3))
+        facts.set(2, Fact(2, "changed", "x", 0.1, 1.0))
+        facts.set(4, Fact(4, "new", "x", 0.1, 1.0))
+
+        assert _facts(3) == list(facts.values())
+
+    def test_a_fact_past_the_next_is_refused(self) -> None:
+        with pytest.raises(KeyError, match=r"fact 5 is neither written nor the next \(4\)"):
+            Facts(_facts(3)).set(5, Fact(5, "k", "x", 0.1, 1.0))
+
+    def test_facts_out_of_their_order_are_refused(self) -> None:
+        with pytest.raises(ValueError, match="fact 2 cannot be fact 1"):
+            Facts(_facts(2)[::-1])
+
+    def test_a_key_that_is_not_an_id_is_missing(self) -> None:
+        facts: Mapping[object, Fact] = Facts(_facts(2))  # type: ignore[assignment]
+
+        assert ("1" in facts, 1.0 in facts, None in facts) == (False, False, False)
+        with pytest.raises(KeyError):
+            facts["1"]

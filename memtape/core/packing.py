@@ -17,6 +17,7 @@ of another type, refuses the whole block, which then stays as it was).
 
 import typing
 from collections.abc import Callable
+from types import MemberDescriptorType
 from typing import Any
 
 import attrs
@@ -90,10 +91,15 @@ def _records(rows: Any) -> Any:
 def _generated(cls: type) -> tuple[Callable[[Any], Row], Callable[[Row], Any]]:
     """The packer and the builder of ``cls``."""
     fields = attrs.fields(cls)
-    if not all(field.init and not field.kw_only and field.alias == field.name for field in fields):
-        raise TypeError(f"{cls.__name__} cannot be built from its fields in order")
+    if not _plain_slots(cls):
+        raise TypeError(f"{cls.__name__} is more than its fields' slots")
     hints = typing.get_type_hints(cls)
-    namespace: dict[str, Any] = {"_cls": cls, "_rows": _rows, "_records": _records}
+    namespace: dict[str, Any] = {
+        "_cls": cls,
+        "_new": object.__new__,
+        "_rows": _rows,
+        "_records": _records,
+    }
     reads, arguments = [], []
     for index, field in enumerate(fields, start=1):
         if _nested(hints[field.name]) is None:
@@ -102,14 +108,33 @@ def _generated(cls: type) -> tuple[Callable[[Any], Row], Callable[[Row], Any]]:
         else:
             reads.append(f"_rows(r.{field.name})")
             arguments.append(f"_records(row[{index}])")
+    # Each slot set through its descriptor: a frozen class's __init__ sets each
+    # through object.__setattr__, a third slower, and does nothing else.
+    namespace.update({f"_set{i}": getattr(cls, f.name).__set__ for i, f in enumerate(fields)})
     lines = [
         "def packer(r):",
         f"    return ({', '.join([str(_CODES[cls]), *reads])},)",
         "def builder(row):",
-        f"    return _cls({', '.join(arguments)})",
+        "    record = _new(_cls)",
+        *(f"    _set{i}(record, {argument})" for i, argument in enumerate(arguments)),
+        "    return record",
     ]
     exec(compile("\n".join(lines), f"<memtape rows of {cls.__name__}>", "exec"), namespace)
     return namespace["packer"], namespace["builder"]
+
+
+def _plain_slots(cls: type) -> bool:
+    """Whether an instance of ``cls`` is made by setting its fields' slots and nothing else:
+    a slotted class whose ``__init__`` neither validates, converts nor runs a hook."""
+    fields = attrs.fields(cls)
+    return (
+        not hasattr(cls, "__attrs_post_init__")
+        and not hasattr(cls, "__attrs_pre_init__")
+        and all(field.validator is None and field.converter is None for field in fields)
+        and all(
+            isinstance(getattr(cls, field.name, None), MemberDescriptorType) for field in fields
+        )
+    )
 
 
 class _Packers(dict[type, Callable[[Any], Row]]):

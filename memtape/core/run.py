@@ -2,8 +2,9 @@
 
 A run knows which command caused each batch of events, keeps a snapshot of
 the state every ``snapshot_every`` events, and so rebuilds the state at any
-position with at most ``snapshot_every`` folds. It does not know policies:
-the fold it uses is handed to it.
+position with at most ``snapshot_every`` folds. Its history is held packed a
+block at a time (``memtape.core.history``); a seek unpacks the blocks it
+folds. It does not know policies: the fold it uses is handed to it.
 """
 
 from bisect import bisect_left
@@ -24,6 +25,9 @@ Fold = Callable[[Sequence[Event], State], State]
 
 DEFAULT_SNAPSHOT_EVERY = 1024
 """Events between two snapshots unless a run says otherwise."""
+
+HISTORY_BLOCK = 256
+"""Events the history packs together, at most (``memtape.core.history``)."""
 
 
 class Run:
@@ -48,8 +52,9 @@ class Run:
             raise BadInput(f"snapshot_every must be at least 1, got {snapshot_every}")
         self._fold = fold
         self._snapshot_every = snapshot_every
-        # Blocks of the history as long as the snapshot interval: a seek reads one.
-        self._history = History(snapshot_every)
+        # Blocks no longer than the snapshot interval: a seek unpacks at most the
+        # interval, and no more of it than the blocks it folds.
+        self._history = History(min(snapshot_every, HISTORY_BLOCK))
         self._frozen: tuple[tuple[Event, ...], tuple[Command, ...]] | None = None
         self._snapshots: list[State] = [initial]
         self._state = initial

@@ -1,7 +1,8 @@
 """State: immutable values that the reducers fold events into.
 
-Collections that grow with the run are persistent (``immutables.Map`` and
-``Seq``), so a new state shares nearly everything with its predecessor: one
+Collections that grow with the run are persistent (``immutables.Map``,
+``Seq``, and ``Facts``, the store's facts by id in a ``Seq``), so a new
+state shares nearly everything with its predecessor: one
 fold step costs the same at event ten and at event a million, and keeping
 many states (snapshots) is cheap. HOT is a plain tuple while it is short
 and a ``Seq`` once it is long (``Hot``): a policy that compacts to its budget
@@ -18,7 +19,9 @@ built at less than half the cost (each field of a frozen slotted class is
 one ``object.__setattr__`` call).
 """
 
-from typing import Literal, NamedTuple
+from collections.abc import Iterable, Iterator, Mapping, ValuesView
+from itertools import chain
+from typing import Literal, NamedTuple, final
 
 import attrs
 from immutables import Map
@@ -115,6 +118,103 @@ class Fact:
     evicted_score: float | None = None
 
 
+_PAGE_BITS = 5
+"""A page of ``Facts`` holds 32 facts: fact ``i`` is item ``(i - 1) % 32`` of page
+``(i - 1) // 32``."""
+_SLOT = (1 << _PAGE_BITS) - 1
+
+
+@final
+class Facts(Mapping[int, Fact]):
+    """Every fact ever written, by id: an immutable mapping, changed by ``set``.
+
+    Ids run 1, 2, 3, ... in the order the facts were written (the fold refuses
+    any other), so the facts sit in pages of 32 consecutive ids, a tuple
+    each, in an ``immutables.Map`` by page number. A change copies one page
+    and one path of the map, and the facts a run reads, retires and evicts
+    are nearly always recent ones: the changes between two snapshots fall in
+    the same few pages, and a snapshot shares the rest with the one before.
+    (A map keyed by id spreads consecutive ids over all its branches: between
+    two snapshots it copied most of them, the largest part of an open run's
+    memory.)
+    """
+
+    __slots__ = ("_count", "_pages")
+
+    def __init__(self, facts: Iterable[Fact] = ()) -> None:
+        ordered = tuple(facts)
+        for position, fact in enumerate(ordered, start=1):
+            if fact.id != position:
+                raise ValueError(f"fact {fact.id} cannot be fact {position}: ids run 1, 2, 3, ...")
+        self._count = len(ordered)
+        size = 1 << _PAGE_BITS
+        self._pages: Map[int, tuple[Fact, ...]] = Map(
+            {
+                page: ordered[page * size : (page + 1) * size]
+                for page in range(-(-len(ordered) // size))
+            }
+        )
+
+    def __getitem__(self, key: int) -> Fact:
+        if type(key) is int and 0 < key <= self._count:
+            return self._pages[(key - 1) >> _PAGE_BITS][(key - 1) & _SLOT]
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        return type(key) is int and 0 < key <= self._count
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(1, self._count + 1))
+
+    def values(self) -> ValuesView[Fact]:
+        """The facts, in id order."""
+        return _FactValues(self)
+
+    def set(self, key: int, fact: Fact) -> "Facts":
+        """These facts with ``fact`` as fact ``key``: a written one, or the next."""
+        count, pages = self._count, self._pages
+        if type(key) is not int or not 0 < key <= count + 1:
+            raise KeyError(f"fact {key} is neither written nor the next ({count + 1})")
+        index = key - 1
+        page, slot = index >> _PAGE_BITS, index & _SLOT
+        if index < count:
+            facts = pages[page]
+            pages = pages.set(page, (*facts[:slot], fact, *facts[slot + 1 :]))
+        else:
+            pages = pages.set(page, pages[page] + (fact,) if slot else (fact,))
+            count += 1
+        table: Facts = _new(Facts)
+        table._count, table._pages = count, pages
+        return table
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Facts):
+            return self._count == other._count and self._pages == other._pages
+        return Mapping.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return hash((self._count, self._pages))
+
+    def __repr__(self) -> str:
+        return f"Facts({list(self.values())!r})"
+
+
+_new = object.__new__
+
+
+class _FactValues(ValuesView[Fact]):
+    """The facts of a ``Facts``, walked a page at a time (not looked up one id at a time)."""
+
+    _mapping: Facts
+
+    def __iter__(self) -> Iterator[Fact]:
+        pages = self._mapping._pages
+        return chain.from_iterable(pages[page] for page in range(len(pages)))
+
+
 @attrs.frozen
 class Store:
     """Every fact ever written (by id), the active ids, and the newest active id per key.
@@ -126,7 +226,7 @@ class Store:
     not cost a walk through every active fact.
     """
 
-    facts: Map[int, Fact]
+    facts: Facts
     active: Map[int, None]
     by_key: Map[str, int]
     shared: Map[str, int] = attrs.field(factory=Map)
@@ -176,7 +276,7 @@ EMPTY_WINDOW = Window(
 )
 """The window before any turn."""
 
-EMPTY_STORE = Store(facts=Map(), active=Map(), by_key=Map(), shared=Map())
+EMPTY_STORE = Store(facts=Facts(), active=Map(), by_key=Map(), shared=Map())
 """The store before any write."""
 
 EMPTY_MEMORY = Memory(episodes=Seq(), recorded=0, semantic=Seq(), procedural=Seq())
