@@ -18,7 +18,7 @@ from memtape.core.events import (
     TurnAdded,
     WarmItem,
 )
-from memtape.core.packing import RECORD_TYPES, Unpackable, _plain_slots, build, pack
+from memtape.core.packing import RECORD_TYPES, Unpackable, _plain_slots, build, pack, pack_all
 
 records: st.SearchStrategy[Any] = st.sampled_from(RECORD_TYPES).flatmap(st.from_type)
 """Any record a row may hold, its fields of any value their types allow (NaN, -0.0,
@@ -76,6 +76,10 @@ class TestRefused:
 
         with pytest.raises(Unpackable, match="Elsewhere"):
             pack(Elsewhere(1))
+
+    def test_packing_many_refuses_the_first_of_another_type(self) -> None:
+        with pytest.raises(Unpackable, match="object"):
+            pack_all([TurnAdded(1, "user", "hi", 1, False), object()])
 
     def test_a_subclass_of_a_record_type_is_refused(self) -> None:
         @attrs.frozen

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from memtape.core.commands import Command
 from memtape.core.events import Event
-from memtape.core.packing import Row, Unpackable, build, pack
+from memtape.core.packing import Row, Unpackable, build, pack_all
 
 Block = bytes | tuple[tuple[Event, ...], tuple[Command, ...]]
 """A block of the history: its events' and commands' rows, packed; or, where a record
@@ -40,6 +40,7 @@ class History:
         "_ends",
         "_events",
         "_first_step",
+        "_length",
         "_read",
     )
 
@@ -51,10 +52,11 @@ class History:
         self._first_step = 0
         # Machine integers, 8 bytes a step, not an int object each.
         self._ends = array("q")
+        self._length = 0
         self._read: tuple[int, tuple[list[Row], list[Row]]] | None = None
 
     def __len__(self) -> int:
-        return len(self._ends) and self._ends[-1]
+        return self._length
 
     @property
     def ends(self) -> Sequence[int]:
@@ -65,7 +67,8 @@ class History:
         """Add a step; pack each block it completes."""
         self._events.extend(events)
         self._commands.append(command)
-        self._ends.append(len(self) + len(events))
+        self._length += len(events)
+        self._ends.append(self._length)
         while len(self._events) >= self._block:
             self._pack()
 
@@ -78,7 +81,7 @@ class History:
         commands = self._commands[:steps]
         block: Block
         try:
-            block = marshal.dumps(([pack(e) for e in events], [pack(c) for c in commands]))
+            block = marshal.dumps((pack_all(events), pack_all(commands)))
         except (Unpackable, ValueError):
             block = (tuple(events), tuple(commands))
         self._blocks.append(block)

@@ -16,7 +16,7 @@ of another type, refuses the whole block, which then stays as it was).
 """
 
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import MemberDescriptorType
 from typing import Any
 
@@ -58,6 +58,15 @@ def pack(record: Any) -> Row:
     except KeyError:
         raise Unpackable(type(record).__name__) from None
     return packer(record)
+
+
+def pack_all(records: Iterable[Any]) -> list[Row]:
+    """Each of ``records`` as a row, in order (``pack`` of each, without a call apiece)."""
+    packers = _PACKERS
+    try:
+        return [packers[type(record)](record) for record in records]
+    except KeyError as error:
+        raise Unpackable(getattr(error.args[0], "__name__", str(error.args[0]))) from None
 
 
 def build(row: Row) -> Any:
@@ -106,8 +115,9 @@ def _generated(cls: type) -> tuple[Callable[[Any], Row], Callable[[Row], Any]]:
             reads.append(f"r.{field.name}")
             arguments.append(f"row[{index}]")
         else:
-            reads.append(f"_rows(r.{field.name})")
-            arguments.append(f"_records(row[{index}])")
+            # Most of these are empty (a compaction that asked no model): no call then.
+            reads.append(f"(r.{field.name} and _rows(r.{field.name}))")
+            arguments.append(f"(row[{index}] and _records(row[{index}]))")
     # Each slot set through its descriptor: a frozen class's __init__ sets each
     # through object.__setattr__, a third slower, and does nothing else.
     namespace.update({f"_set{i}": getattr(cls, f.name).__set__ for i, f in enumerate(fields)})
