@@ -4,13 +4,13 @@ The history grows by whole steps and is never changed, so all but its newest
 events can be held packed: each block of ``block`` events (no longer than
 the run's snapshot interval, so a seek unpacks no more than it folds), with
 the commands of the steps that start in it, is one bytes object of
-``marshal``-ed rows (``memtape.core.packing``). A packed event costs its fields' bytes rather
-than an object, an int or a float object for each field and a pointer in a
-list, and a text that a command and its event share is written once. A
-packed block is also no object for the cyclic garbage collector to walk:
-a history of records is walked whole at each full collection of a long run,
-and such collections come more often the faster the history grows.
-The newest events, fewer than a block, are kept as they came.
+``marshal``-ed rows (``memtape.core.packing``). A packed event costs its
+fields' bytes rather than an object, an int or a float object for each field
+and a pointer in a list, and a text that a command and its event share is
+written once. A packed block is also nothing for the cyclic garbage
+collector to walk, where each full collection of a long run walked a
+history of records whole. The newest events, fewer than a block, are kept
+as they came.
 
 Records come back equal (``==``) to those appended, built again on each read:
 reading a block costs about a third of what folding it does.

@@ -6,7 +6,7 @@ record's type (an index into ``RECORD_TYPES``) and whose others are the
 record's fields in order; a nested record (a warm item, a model call) is a
 row of its own. Rows hold only what ``marshal`` writes and reads back
 exactly (numbers, strings, tuples, None), so a block of them packs into one
-bytes object. ``pack`` and ``build`` are generated for each type as
+bytes object. Each type's packer and builder are generated as
 straight-line code on its first record, like attrs' own methods: a loop
 over the fields costs twice as much, and every event of a run passes here.
 
