@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from memtape.core.commands import AddTurn, Command, WriteFact
 from memtape.core.events import Event, FactWritten, TurnAdded
 from memtape.core.history import History
+from memtape.core.run import Run
+from memtape.reducers import fold
 
 steps = st.lists(st.integers(1, 7), max_size=30)
 """How many events each step has."""
@@ -74,17 +76,31 @@ class TestReadingBack:
 
 
 class TestWhatWillNotPack:
-    def test_a_block_with_a_value_marshal_cannot_write_stays_as_it_came(self) -> None:
+    def test_a_block_with_a_value_pickle_cannot_write_stays_as_it_came(self) -> None:
         class Text(str):
-            """A text of a user's own type: no row holds it."""
+            """A text of a type defined in a function: pickle cannot name it."""
 
         history = History(2)
         odd = TurnAdded(1, "user", Text("mine"), 1, False)
         history.append(AddTurn("user", "mine"), [odd, TurnAdded(2, "user", "b", 1, False)])
         history.append(AddTurn("user", "c"), [TurnAdded(3, "user", "c", 1, False)])
 
+        assert [tuple] == [type(block) for block in history._blocks]
         assert history.events(0, 1)[0] is odd
         assert [TurnAdded(2, "user", "b", 1, False)] == history.events(1, 2)
+
+    def test_a_run_with_such_a_value_still_seeks_and_reads_back(self) -> None:
+        class Text(str):
+            """As above."""
+
+        run = Run(fold, snapshot_every=2)
+        odd = TurnAdded(1, "user", Text("mine"), 1, False)
+        run.append(AddTurn("user", "mine"), [odd])
+        for n in range(2, 6):
+            run.append(AddTurn("user", f"t{n}"), [TurnAdded(n, "user", f"t{n}", 1, False)])
+
+        assert (odd, 5) == (run.events[0], len(run.events))
+        assert fold(run.events[:3]) == run.state_at(3)
 
 
 class TestWhatItHolds:

@@ -1,6 +1,6 @@
 """memtape.core.packing: every record comes back from its row equal, of the same type."""
 
-import marshal
+import pickle
 from typing import Any
 
 import attrs
@@ -12,6 +12,7 @@ from memtape.core.commands import AddTurn, Consolidate, ReadFact
 from memtape.core.events import (
     CompactionTriggered,
     Consolidated,
+    FactWritten,
     ModelCall,
     ProceduralRule,
     SemanticFact,
@@ -26,8 +27,8 @@ integers past 64 bits, any text)."""
 
 
 def _back(record: Any) -> Any:
-    """``record`` packed, written and read by marshal, and built again."""
-    return build(marshal.loads(marshal.dumps(pack(record))))
+    """``record`` packed, pickled and unpickled as a history does, and built again."""
+    return build(pickle.loads(pickle.dumps(pack(record), 5)))
 
 
 class TestRoundTrip:
@@ -109,9 +110,16 @@ class TestRefused:
 
         assert (False, False, True) == tuple(map(_plain_slots, (Checked, Hooked, TurnAdded)))
 
-    def test_a_value_marshal_cannot_write_is_refused_by_marshal(self) -> None:
-        class Text(str):
-            pass
 
-        with pytest.raises(ValueError, match="unmarshallable"):
-            marshal.dumps(pack(TurnAdded(1, "user", Text("hi"), 1, False)))
+class Score(float):
+    """A float of another type, as numpy's ``float64`` is."""
+
+
+class TestOtherTypes:
+    def test_a_float_of_another_type_comes_back_of_that_type(self) -> None:
+        """marshal writes a float subclass that exposes a buffer (numpy's) as bytes."""
+        written = FactWritten(1, "k", "t", Score(0.5))
+
+        back = _back(written)
+
+        assert (written, Score) == (back, type(back.importance))

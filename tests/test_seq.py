@@ -132,33 +132,6 @@ class TestSeqAsAList:
         assert bisect.bisect_left(pairs, x, key=first) == bisect_left(Seq(pairs), x, key=first)
         assert bisect.bisect_right(pairs, x, key=first) == bisect_right(Seq(pairs), x, key=first)
 
-    @given(st.integers(1, 1200), st.data())
-    def test_setting_an_item_matches_a_list(self, size: int, data: st.DataObject) -> None:
-        """In a leaf or the tail, at every depth; the old version unchanged, and the new one
-        the very trie built at once (so it compares and hashes as that one)."""
-        index = data.draw(st.integers(0, size - 1))
-        seq = Seq(range(size))
-        model = list(range(size))
-        model[index] = -1
-
-        changed = seq.set(index, -1)
-
-        assert (model, Seq(model), hash(Seq(model))) == (list(changed), changed, hash(changed))
-        assert list(range(size)) == list(seq)
-        assert [*model, 7] == list(changed.append(7))
-
-    def test_a_set_shares_every_leaf_but_its_own(self) -> None:
-        seq = Seq(range(32 * 40))
-        changed = seq.set(5, -1)
-
-        assert seq._leaf(32) is changed._leaf(32)
-        assert seq._leaf(0) is not changed._leaf(0)
-
-    @pytest.mark.parametrize("index", [-1, 3])
-    def test_setting_out_of_range_is_refused(self, index: int) -> None:
-        with pytest.raises(IndexError, match=f"index {index} out of range"):
-            Seq([1, 2, 3]).set(index, 0)
-
     def test_a_prefix_out_of_range_is_refused(self) -> None:
         with pytest.raises(IndexError, match=r"prefix 4 out of range 0\.\.3"):
             Seq([1, 2, 3]).prefix(4)

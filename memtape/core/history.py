@@ -2,32 +2,37 @@
 
 The history grows by whole steps and is never changed, so all but its newest
 events can be held packed: each block of ``block`` events (no longer than
-the run's snapshot interval, so a seek unpacks no more than it folds), with
-the commands of the steps that start in it, is one bytes object of
-``marshal``-ed rows (``memtape.core.packing``). A packed event costs its
-fields' bytes rather than an object, an int or a float object for each field
-and a pointer in a list, and a text that a command and its event share is
-written once. A packed block is also nothing for the cyclic garbage
-collector to walk, where each full collection of a long run walked a
-history of records whole. The newest events, fewer than a block, are kept
-as they came.
+the run's snapshot interval, so a seek unpacks at most the blocks that hold
+the events it folds), with
+the commands of the steps that start in it, is one bytes object of pickled
+rows (``memtape.core.packing``). A packed event costs its fields' bytes
+rather than an object, an int or a float object for each field and a pointer
+in a list, and a text that a command and its event share is written once.
+The bytes never leave the process and never come from a file (run files are
+JSON lines or SQLite): a history unpickles only what it pickled itself. A
+packed block is also nothing for the cyclic garbage collector to walk, where
+each full collection of a long run walked a history of records whole. The
+newest events, fewer than a block, are kept as they came.
 
 Records come back equal (``==``) to those appended, built again on each read:
 reading a block costs about a third of what folding it does.
 """
 
-import marshal
+import pickle
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
 
 from memtape.core.commands import Command
 from memtape.core.events import Event
-from memtape.core.packing import Row, Unpackable, build, pack_all
+from memtape.core.packing import Row, build, pack_all
+
+_PROTOCOL = 5
+"""The pickle protocol of a packed block (out-of-band buffers unused: one bytes object)."""
 
 Block = bytes | tuple[tuple[Event, ...], tuple[Command, ...]]
 """A block of the history: its events' and commands' rows, packed; or, where a record
-would not pack (a type or a value of a user's policy that rows do not hold), the records."""
+would not pack (a type of a user's own, or a value pickle cannot write), the records."""
 
 
 class History:
@@ -81,8 +86,9 @@ class History:
         commands = self._commands[:steps]
         block: Block
         try:
-            block = marshal.dumps((pack_all(events), pack_all(commands)))
-        except (Unpackable, ValueError):
+            block = pickle.dumps((pack_all(events), pack_all(commands)), _PROTOCOL)
+        except Exception:
+            # Packing saves memory; a block that will not pack must not fail the append.
             block = (tuple(events), tuple(commands))
         self._blocks.append(block)
         del self._events[: self._block]
@@ -91,9 +97,11 @@ class History:
 
     def _rows(self, index: int, block: bytes) -> tuple[list[Row], list[Row]]:
         """The rows of block ``index``, packed as ``block`` (the last block read is kept)."""
-        if self._read is None or self._read[0] != index:
-            self._read = (index, marshal.loads(block))
-        return self._read[1]
+        read = self._read
+        if read is None or read[0] != index:
+            # Bytes this history packed itself, never anything read from a file.
+            read = self._read = (index, pickle.loads(block))
+        return read[1]
 
     def events(self, start: int, end: int) -> list[Event]:
         """The events at positions ``start`` up to ``end`` (0-based, ``end`` excluded)."""

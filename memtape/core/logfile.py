@@ -79,7 +79,7 @@ def write_run(path: Path, header: Mapping[str, Any], run: Run) -> None:
 
     with atomic_file(path) as binary, io.TextIOWrapper(binary, encoding="utf-8") as out:
         top = {k: v for k, v in stamp(header).items() if k not in (HEAD, SIGNATURE)}
-        top.update(events=len(run), steps=len(run.commands))
+        top.update(events=len(run), steps=run.steps)
         chain, key = Chain.of(top), signing_key()
         # The head is known once every line is written: the header goes first
         # with placeholders of the same length, and is written again at the end.

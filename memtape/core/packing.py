@@ -4,15 +4,15 @@ A run keeps the part of its history that no append will touch again packed
 (``memtape.core.history``). A row is a tuple whose first item is its
 record's type (an index into ``RECORD_TYPES``) and whose others are the
 record's fields in order; a nested record (a warm item, a model call) is a
-row of its own. Rows hold only what ``marshal`` writes and reads back
-exactly (numbers, strings, tuples, None), so a block of them packs into one
-bytes object. Each type's packer and builder are generated as
-straight-line code on its first record, like attrs' own methods: a loop
+row of its own. Rows hold the fields' values as they are, so a block of them
+pickles into one bytes object and comes back exact (a float subclass such as
+numpy's stays one; ``marshal`` would write it as bytes). Each type's packer
+and builder are generated as straight-line code on its first record, like attrs' own methods: a loop
 over the fields costs twice as much, and every event of a run passes here.
 
 Packing is for memory only: rows never leave the process, and nothing but
-memtape's own records goes in (a value ``marshal`` cannot write, or a record
-of another type, refuses the whole block, which then stays as it was).
+memtape's own records goes in (a record of another type refuses the whole
+block, which then stays as it was).
 """
 
 import typing

@@ -34,8 +34,9 @@ class Run:
     """An append-only event log with the current state and seeks to any position."""
 
     __slots__ = (
+        "_commands",
+        "_events",
         "_fold",
-        "_frozen",
         "_history",
         "_snapshot_every",
         "_snapshots",
@@ -52,10 +53,13 @@ class Run:
             raise BadInput(f"snapshot_every must be at least 1, got {snapshot_every}")
         self._fold = fold
         self._snapshot_every = snapshot_every
-        # Blocks no longer than the snapshot interval: a seek unpacks at most the
-        # interval, and no more of it than the blocks it folds.
+        # Blocks no longer than the snapshot interval: a seek unpacks only the blocks
+        # that hold the events it folds.
         self._history = History(min(snapshot_every, HISTORY_BLOCK))
-        self._frozen: tuple[tuple[Event, ...], tuple[Command, ...]] | None = None
+        # Built on a read and kept until the next append, which lets them go: a run
+        # that goes on does not hold its history twice.
+        self._events: tuple[Event, ...] | None = None
+        self._commands: tuple[Command, ...] | None = None
         self._snapshots: list[State] = [initial]
         self._state = initial
 
@@ -67,20 +71,16 @@ class Run:
     @property
     def events(self) -> tuple[Event, ...]:
         """Every event so far, oldest first."""
-        return self._log()[0]
+        if self._events is None:
+            self._events = tuple(self._history.events(0, len(self._history)))
+        return self._events
 
     @property
     def commands(self) -> tuple[Command, ...]:
         """The command behind each batch, in order: ``commands[s - 1]`` is step ``s``."""
-        return self._log()[1]
-
-    def _log(self) -> tuple[tuple[Event, ...], tuple[Command, ...]]:
-        # Kept until the next append, which lets them go: a run that goes on
-        # does not hold its history twice.
-        if self._frozen is None:
-            history = self._history
-            self._frozen = (tuple(history.events(0, len(history))), tuple(history.commands()))
-        return self._frozen
+        if self._commands is None:
+            self._commands = tuple(self._history.commands())
+        return self._commands
 
     def __len__(self) -> int:
         return len(self._history)
@@ -110,7 +110,7 @@ class Run:
         except CorruptLog:
             raise self._locate(events) from None
         self._history.append(command, events)
-        self._frozen = None
+        self._events = self._commands = None
         self._state = state
         return state
 

@@ -73,18 +73,6 @@ class Seq(Sequence[T]):
             seq = seq.append(item)
         return seq
 
-    def set(self, index: int, item: T) -> "Seq[T]":
-        """This sequence with ``item`` in place of the one at ``index``: one path of
-        the trie copied, O(log32 n), the rest shared."""
-        count, tail = self._count, self._tail
-        if not 0 <= index < count:
-            raise IndexError(f"Seq index {index} out of range")
-        start = count - len(tail)
-        if index >= start:
-            at = index - start
-            return _seq(count, self._shift, self._root, (*tail[:at], item, *tail[at + 1 :]))
-        return _seq(count, self._shift, _replaced(self._root, self._shift, index, item), tail)
-
     def prefix(self, length: int) -> "Seq[T]":
         """The first ``length`` items, sharing every leaf before the one that ends them:
         O(log32 n), so a change near the end (``prefix`` then ``extend``) costs the items
@@ -251,14 +239,6 @@ def _push(count: int, level: int, parent: Node, leaf: Node) -> Node:
     else:
         child = _path(level - _BITS, leaf)
     return (*parent[:index], child, *parent[index + 1 :])
-
-
-def _replaced(node: Node, level: int, index: int, item: Any) -> Node:
-    """``node`` (at ``level``) with ``item`` at ``index``, each node on the way copied."""
-    slot = (index >> level) & _MASK
-    if level:
-        item = _replaced(node[slot], level - _BITS, index, item)
-    return (*node[:slot], item, *node[slot + 1 :])
 
 
 def _first_leaves(node: Node, level: int, leaves: int) -> Node:

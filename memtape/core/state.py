@@ -1,7 +1,7 @@
 """State: immutable values that the reducers fold events into.
 
 Collections that grow with the run are persistent (``immutables.Map``,
-``Seq``, and ``Facts``, the store's facts by id in a ``Seq``), so a new
+``Seq``, and ``Facts``, the store's facts by id in pages in a map), so a new
 state shares nearly everything with its predecessor: one
 fold step costs the same at event ten and at event a million, and keeping
 many states (snapshots) is cheap. HOT is a plain tuple while it is short
@@ -156,12 +156,19 @@ class Facts(Mapping[int, Fact]):
         )
 
     def __getitem__(self, key: int) -> Fact:
-        if type(key) is int and 0 < key <= self._count:
-            return self._pages[(key - 1) >> _PAGE_BITS][(key - 1) & _SLOT]
-        raise KeyError(key)
+        if type(key) is not int:
+            # As a dict would: an id of another type is the id it equals (True, 1.0, an enum).
+            if key not in range(1, self._count + 1):
+                raise KeyError(key)
+            key = int(key)
+        elif not 0 < key <= self._count:
+            raise KeyError(key)
+        return self._pages[(key - 1) >> _PAGE_BITS][(key - 1) & _SLOT]
 
     def __contains__(self, key: object) -> bool:
-        return type(key) is int and 0 < key <= self._count
+        if type(key) is int:
+            return 0 < key <= self._count
+        return key in range(1, self._count + 1)
 
     def __len__(self) -> int:
         return self._count
@@ -176,9 +183,9 @@ class Facts(Mapping[int, Fact]):
     def set(self, key: int, fact: Fact) -> "Facts":
         """These facts with ``fact`` as fact ``key``: a written one, or the next."""
         count, pages = self._count, self._pages
-        if type(key) is not int or not 0 < key <= count + 1:
+        if key not in range(1, count + 2):
             raise KeyError(f"fact {key} is neither written nor the next ({count + 1})")
-        index = key - 1
+        index = int(key) - 1
         page, slot = index >> _PAGE_BITS, index & _SLOT
         if index < count:
             facts = pages[page]
@@ -191,9 +198,10 @@ class Facts(Mapping[int, Fact]):
         return table
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, Facts):
-            return self._count == other._count and self._pages == other._pages
-        return Mapping.__eq__(self, other)
+        # Equal to another table only, as a Map is to another Map: so equal tables hash alike.
+        if not isinstance(other, Facts):
+            return NotImplemented
+        return self._count == other._count and self._pages == other._pages
 
     def __hash__(self) -> int:
         return hash((self._count, self._pages))
