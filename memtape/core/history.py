@@ -3,11 +3,11 @@
 The history grows by whole steps and is never changed, so all but its newest
 events can be held packed: each block of ``block`` events (no longer than
 the run's snapshot interval, so a seek unpacks at most the blocks that hold
-the events it folds), with
-the commands of the steps that start in it, is one bytes object of pickled
-rows (``memtape.core.packing``). A packed event costs its fields' bytes
-rather than an object, an int or a float object for each field and a pointer
-in a list, and a text that a command and its event share is written once.
+the events it folds), with the commands of the steps that start in it, is
+one bytes object of pickled rows (``memtape.core.packing``). A packed event
+costs its fields' bytes rather than an object, an int or a float object for
+each field and a pointer in a list, and a text that a command and its event
+share is written once.
 The bytes never leave the process and never come from a file (run files are
 JSON lines or SQLite): a history unpickles only what it pickled itself. A
 packed block is also nothing for the cyclic garbage collector to walk, where

@@ -7,8 +7,9 @@ record's fields in order; a nested record (a warm item, a model call) is a
 row of its own. Rows hold the fields' values as they are, so a block of them
 pickles into one bytes object and comes back exact (a float subclass such as
 numpy's stays one; ``marshal`` would write it as bytes). Each type's packer
-and builder are generated as straight-line code on its first record, like attrs' own methods: a loop
-over the fields costs twice as much, and every event of a run passes here.
+and builder are generated as straight-line code on its first record, like
+attrs' own methods: a loop over the fields costs twice as much, and every
+event of a run passes here.
 
 Packing is for memory only: rows never leave the process, and nothing but
 memtape's own records goes in (a record of another type refuses the whole

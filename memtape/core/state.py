@@ -2,9 +2,9 @@
 
 Collections that grow with the run are persistent (``immutables.Map``,
 ``Seq``, and ``Facts``, the store's facts by id in pages in a map), so a new
-state shares nearly everything with its predecessor: one
-fold step costs the same at event ten and at event a million, and keeping
-many states (snapshots) is cheap. HOT is a plain tuple while it is short
+state shares nearly everything with its predecessor: one fold step costs the
+same at event ten and at event a million, and keeping many states
+(snapshots) is cheap. HOT is a plain tuple while it is short
 and a ``Seq`` once it is long (``Hot``): a policy that compacts to its budget
 keeps it short, and a short tuple is quicker to copy, walk and rebuild at
 every step than a ``Seq``; ``none`` keeps every turn, and its HOT then grows
