@@ -201,11 +201,13 @@ class TestShow:
     ) -> None:
         """A .jsonl run opens without sqlite3, the SQLite or JSONL stores, the stand-ins (it
         names no import path), tiered compaction's model writers and summarizers (its table
-        keeps the defaults), the model client and cache, the timeline, and OpenSSL."""
+        keeps the defaults), the model client and cache, the timeline, OpenSSL, and pickle
+        (a run of fewer events than a history block packs none)."""
         later = {
             "sqlite3",
             "hashlib",
             "hmac",
+            "pickle",
             "memtape.storage.sqlite",
             "memtape.storage.jsonl",
             "memtape.policies.unimported",

@@ -18,7 +18,6 @@ Records come back equal (``==``) to those appended, built again on each read:
 reading a block costs about a third of what folding it does.
 """
 
-import pickle
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -84,6 +83,8 @@ class History:
         steps = 1 + bisect_left(self._ends, end) - self._first_step
         events = self._events[: self._block]
         commands = self._commands[:steps]
+        import pickle  # noqa: PLC0415 (a run shorter than a block, as show's often is, packs none)
+
         block: Block
         try:
             block = pickle.dumps((pack_all(events), pack_all(commands)), _PROTOCOL)
@@ -99,6 +100,8 @@ class History:
         """The rows of block ``index``, packed as ``block`` (the last block read is kept)."""
         read = self._read
         if read is None or read[0] != index:
+            import pickle  # noqa: PLC0415 (as in _pack)
+
             # Bytes this history packed itself, never anything read from a file.
             read = self._read = (index, pickle.loads(block))
         return read[1]
