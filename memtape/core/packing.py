@@ -84,18 +84,17 @@ def _nested(hint: Any) -> type | None:
     return None
 
 
-def _rows(records: Any) -> Any:
-    """A tuple of records as a tuple of rows (an empty one as it is)."""
-    if not records:
-        return records
+def _rows(records: Any) -> tuple[Row, ...]:
+    """A tuple of records as a tuple of rows (the generated packers pass an empty one on
+    as it is)."""
     if type(records) is not tuple:
         raise Unpackable(type(records).__name__)
-    return tuple([pack(record) for record in records])
+    return tuple(pack_all(records))
 
 
-def _records(rows: Any) -> Any:
+def _records(rows: tuple[Row, ...]) -> tuple[Any, ...]:
     """The tuple of records ``rows`` packs."""
-    return tuple([build(row) for row in rows]) if rows else rows
+    return tuple([build(row) for row in rows])
 
 
 def _generated(cls: type) -> tuple[Callable[[Any], Row], Callable[[Row], Any]]:
