@@ -10,6 +10,7 @@ once at a small size, nothing is timed, and no target is checked.
 
 import gc
 import statistics
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -77,6 +78,24 @@ class Bench:
             self.medians[name] = self.median
         return result
 
+    def in_turn(self, name: str, sides: Sequence["Side"], *, rounds: int) -> None:
+        """Time each of ``sides`` once a round, one after the other, for ``rounds`` rounds,
+        and keep each side's median under its own name (the whole round's under ``name``).
+
+        A ratio of two figures timed minutes apart swings with whatever else the
+        machine does meanwhile (a third, here); timed in turn, what weighs on one
+        side weighs on the others. Each side starts after a full collection.
+        """
+        times: dict[str, list[float]] = {side.name: [] for side in sides}
+
+        def one_round() -> None:
+            for side in sides:
+                times[side.name].append(side.timed())
+
+        self.measure(name, one_round, rounds=rounds if self.timed else 1)
+        for side_name, kept in times.items():
+            self.keep(side_name, kept)
+
     def keep(self, name: str, times: Sequence[float]) -> None:
         """Keep the median of ``times`` (seconds, timed by the benchmark itself: processes
         run in turn, say) under ``name``; nothing is kept when the benchmarks are disabled."""
@@ -98,6 +117,29 @@ class Bench:
         """Add a line of figures to the summary of a timed run."""
         if self.timed:
             self.notes.append(line)
+
+
+@attrs.frozen
+class Side:
+    """One figure of a round that ``Bench.in_turn`` times: ``run()``, with the cyclic
+    garbage collector running through it (as in any program) or paused (as ``timeit``
+    times, the work of what runs alone)."""
+
+    name: str
+    run: Callable[[], object]
+    collector: bool = False
+
+    def timed(self) -> float:
+        """Seconds one ``run()`` takes, from a full collection."""
+        gc.collect()
+        if not self.collector:
+            gc.disable()
+        try:
+            started = time.perf_counter()
+            self.run()
+            return time.perf_counter() - started
+        finally:
+            gc.enable()
 
 
 def _collect() -> None:

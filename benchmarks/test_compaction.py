@@ -7,20 +7,23 @@ whole window after each turn and after each move of a compaction. Both must
 end with the same window on the same session, which keeps the comparison
 honest; ``conftest.py`` checks the ratios of their median times.
 
-The timed rounds run with the cyclic garbage collector paused, as ``timeit``
-does, so that a figure is the work of what is timed. The collector's walks
-are not memtape's work, but memtape's history is what they walk: at budget 40,
-2.2 objects per turn, all alive to the end, against none for the yardstick. They cost in
-proportion to the whole heap, and how many fall inside a round depends on
-what the process held before it (a 10k-turn round usually escapes them all,
-a 100k-turn round does not), so ``test_memtape_with_the_collector`` measures
-the 100k rounds again with it running and reports what it adds.
+This machine's speed swings by a third from one minute to the next, and a
+ratio of two figures timed minutes apart swings with it. So every round runs
+each side in turn (the yardstick, then memtape three ways), and each figure
+is the median of its rounds: what weighs on one side weighs on the others.
+memtape's figures are the 100k-turn session with the cyclic garbage
+collector paused (as ``timeit`` times: memtape's own work), the same with
+it running (as in any program: it walks what memtape keeps), and a
+10k-turn session paused (a turn must cost the same at every length). The
+yardstick keeps next to nothing for the collector to walk, and runs paused.
 """
+
+from functools import partial
 
 import attrs
 import pytest
 
-from benchmarks.conftest import Bench
+from benchmarks.conftest import Bench, Side
 from benchmarks.sessions import run_tiered, support_session
 from memtape.core.commands import AddTurn
 from memtape.core.state import Window
@@ -34,8 +37,10 @@ SETTINGS = [pytest.param((2000, 8), id="2000-8"), pytest.param((40, 2), id="40-2
 SIZES = {"10k": 10_000, "100k": 100_000}
 """Session lengths in turns, by the name the targets use."""
 
-ROUNDS = 3
-"""Timed rounds per long benchmark (its median is what the targets compare)."""
+ROUNDS = {(2000, 8): 3, (40, 2): 9}
+"""Timed rounds per setting; each runs the yardstick and memtape's three figures in turn,
+and the targets compare medians. The tight setting's ratio lies near its target, so it
+has more rounds (each a few seconds; the roomy setting's yardstick alone takes 20)."""
 
 
 @attrs.frozen
@@ -133,69 +138,38 @@ def run_yardstick(commands: tuple[AddTurn, ...], budget: int, hot_n: int) -> Yar
     return yardstick
 
 
-def note_per_turn(bench: Bench, who: str, setting: Setting, turns: int) -> None:
+def note_per_turn(bench: Bench, who: str, setting: Setting, turns: int, median: float) -> None:
     """Note the measured cost of one turn."""
-    if bench.median is not None:
-        budget, hot_n = setting
-        per_turn = bench.median / turns * 1e6
-        bench.note(
-            f"{who}, budget {budget} / hot_n {hot_n}, {turns:,} turns: {per_turn:.2f} µs/turn"
-        )
-
-
-@pytest.mark.parametrize("size", list(SIZES))
-@pytest.mark.parametrize("setting", SETTINGS)
-def test_memtape(bench: Bench, setting: Setting, size: str) -> None:
     budget, hot_n = setting
-    turns = bench.size(SIZES[size])
-    bench.benchmark.group = f"compaction, budget {budget} / hot_n {hot_n}"
-    session = bench.measure(
-        f"memtape-{budget}-{hot_n}-{size}",
-        run_tiered,
-        support_session(turns),
-        budget,
-        hot_n,
-        rounds=ROUNDS,
-        collector=False,
-    )
-    assert len(session.run.commands) == turns
-    bench.benchmark.extra_info.update(turns=turns, events=len(session.run))
-    note_per_turn(bench, "memtape", setting, turns)
+    per_turn = median / turns * 1e6
+    bench.note(f"{who}, budget {budget} / hot_n {hot_n}, {turns:,} turns: {per_turn:.2f} µs/turn")
 
 
 @pytest.mark.parametrize("setting", SETTINGS)
-def test_memtape_with_the_collector(bench: Bench, setting: Setting) -> None:
+def test_compaction(bench: Bench, setting: Setting) -> None:
     budget, hot_n = setting
-    turns = bench.size(SIZES["100k"])
-    bench.benchmark.group = f"compaction, budget {budget} / hot_n {hot_n}"
-    session = bench.measure(
-        f"memtape-{budget}-{hot_n}-100k-collector",
-        run_tiered,
-        support_session(turns),
-        budget,
-        hot_n,
-        rounds=ROUNDS,
+    long = support_session(bench.size(SIZES["100k"]))
+    short = support_session(bench.size(SIZES["10k"]))
+    prefix = f"{budget}-{hot_n}"
+    sides = (
+        Side(f"yardstick-{prefix}-100k", partial(run_yardstick, long, budget, hot_n)),
+        Side(f"memtape-{prefix}-100k", partial(run_tiered, long, budget, hot_n)),
+        Side(
+            f"memtape-{prefix}-100k-collector",
+            partial(run_tiered, long, budget, hot_n),
+            collector=True,
+        ),
+        Side(f"memtape-{prefix}-10k", partial(run_tiered, short, budget, hot_n)),
     )
-    assert len(session.run.commands) == turns
-    note_per_turn(bench, "memtape with the collector running", setting, turns)
-
-
-@pytest.mark.parametrize("setting", SETTINGS)
-def test_yardstick(bench: Bench, setting: Setting) -> None:
-    budget, hot_n = setting
-    turns = bench.size(SIZES["100k"])
-    commands = support_session(turns)
     bench.benchmark.group = f"compaction, budget {budget} / hot_n {hot_n}"
-    yardstick = bench.measure(
-        f"yardstick-{budget}-{hot_n}-100k",
-        run_yardstick,
-        commands,
-        budget,
-        hot_n,
-        rounds=ROUNDS,
-        collector=False,
-    )
-    bench.benchmark.extra_info.update(turns=turns)
-    note_per_turn(bench, "yardstick", setting, turns)
-    memtape = run_tiered(commands, budget, hot_n).state.window
-    assert yardstick.figures() == memtape_figures(memtape)
+    bench.in_turn(f"compaction-{prefix}-round", sides, rounds=ROUNDS[setting])
+    if bench.timed:
+        for side in sides:
+            turns = len(short) if side.name.endswith("-10k") else len(long)
+            who = side.name.split("-")[0] + (
+                " with the collector running" if side.collector else ""
+            )
+            note_per_turn(bench, who, setting, turns, bench.medians[side.name])
+    memtape = run_tiered(long, budget, hot_n)
+    assert len(memtape.run.commands) == len(long)
+    assert run_yardstick(long, budget, hot_n).figures() == memtape_figures(memtape.state.window)

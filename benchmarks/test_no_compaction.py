@@ -2,13 +2,13 @@
 
 Under ``none`` HOT holds the whole session, so a fold that copied it at each
 turn would make 100k turns cost a hundred times what 10k do. Timed as the
-compaction benchmarks are, with the collector paused (see
+compaction benchmarks are, the sizes in turn with the collector paused (see
 ``test_compaction.py``); ``conftest.py`` checks the ratio.
 """
 
-import pytest
+from functools import partial
 
-from benchmarks.conftest import Bench
+from benchmarks.conftest import Bench, Side
 from benchmarks.sessions import support_session
 from memtape.core.commands import AddTurn
 from memtape.policies.no_compaction import NoCompaction
@@ -17,8 +17,8 @@ from memtape.policies.session import Policies, Session
 SIZES = {"10k": 10_000, "100k": 100_000}
 """Session lengths in turns, by the name the target uses."""
 
-ROUNDS = 3
-"""Timed rounds per size."""
+ROUNDS = 5
+"""Timed rounds, each running both sizes in turn (``Bench.in_turn``)."""
 
 
 def run_none(commands: tuple[AddTurn, ...]) -> Session:
@@ -29,13 +29,14 @@ def run_none(commands: tuple[AddTurn, ...]) -> Session:
     return session
 
 
-@pytest.mark.parametrize("size", list(SIZES))
-def test_none(bench: Bench, size: str) -> None:
-    turns = bench.size(SIZES[size])
+def test_none(bench: Bench) -> None:
+    sessions = {size: support_session(bench.size(turns)) for size, turns in SIZES.items()}
+    sides = [Side(f"none-{size}", partial(run_none, session)) for size, session in sessions.items()]
     bench.benchmark.group = "no compaction"
-    session = bench.measure(
-        f"none-{size}", run_none, support_session(turns), rounds=ROUNDS, collector=False
-    )
-    assert turns == len(session.state.window.hot)
-    if bench.median is not None:
-        bench.note(f"none, {turns:,} turns: {bench.median / turns * 1e6:.2f} µs/turn")
+    bench.in_turn("none-round", sides, rounds=ROUNDS)
+    for size, session in sessions.items():
+        if bench.timed:
+            per_turn = bench.medians[f"none-{size}"] / len(session) * 1e6
+            bench.note(f"none, {len(session):,} turns: {per_turn:.2f} µs/turn")
+    longest = sessions["100k"]
+    assert len(longest) == len(run_none(longest).state.window.hot)
