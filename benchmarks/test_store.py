@@ -2,8 +2,8 @@
 
 Reading: a 200,000-event run read from a store (``SqliteStore.read``: the
 rows, their JSON, every check, the events built), against ``orjson.loads``
-on each line of the same run as JSONL, with the collector running as in any
-program. Issue 14's target: at most 5x. Appending: 2,000 commands, each in a
+on each line of the same run as JSONL, timed in turn, with the collector
+running as in any program. Issue 14's target: at most 5x. Appending: 2,000 commands, each in a
 transaction of its own, as ``memtape serve`` or a live recorder appends;
 issue 14's target is at least 2,000 commands a second (WAL journal with
 ``synchronous = NORMAL``: a commit waits for no disk sync).
@@ -11,12 +11,13 @@ issue 14's target is at least 2,000 commands a second (WAL journal with
 
 import tempfile
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 import orjson
 import pytest
 
-from benchmarks.conftest import Bench
+from benchmarks.conftest import Bench, Side
 from benchmarks.sessions import support_session
 from memtape.core.logfile import RunFile
 from memtape.core.run import Run
@@ -72,23 +73,21 @@ def parse_lines(path: Path) -> int:
         return sum(1 for line in lines if orjson.loads(line) is not None)
 
 
-def test_orjson_per_line(bench: Bench, recorded: Callable[[int], Recorded]) -> None:
-    run = recorded(bench.size(EVENTS))
-    bench.benchmark.group = "store"
-    parsed = bench.measure("store-orjson", parse_lines, run.jsonl, rounds=ROUNDS)
-
-    assert parsed > bench.size(EVENTS)
-
-
 def test_store_read(bench: Bench, recorded: Callable[[int], Recorded]) -> None:
     run = recorded(bench.size(EVENTS))
     bench.benchmark.group = "store"
     store = SqliteStore(run.store)
     try:
-        loaded: RunFile = bench.measure("store-read", store.read, rounds=ROUNDS)
+        sides = (
+            Side("store-orjson", partial(parse_lines, run.jsonl), collector=True),
+            Side("store-read", store.read, collector=True),
+        )
+        bench.in_turn("store-read-round", sides, rounds=ROUNDS)
+        loaded: RunFile = store.read()
     finally:
         store.close()
 
+    assert parse_lines(run.jsonl) > bench.size(EVENTS)
     assert run.run.events == tuple(e for batch in loaded.batches for e in batch.events)
 
 
