@@ -1,11 +1,13 @@
 """The benchmark suite's helper fixture, and the targets checked after a timed run.
 
 Each benchmark times its target through ``bench.measure``, which records the
-median under a name. When the benchmarks are enabled (``make bench``), the
-end of the session prints the noted figures and the targets of issues 2 and 3
-as tables of measured ratios, and fails the run if a target is missed. With
-``--benchmark-disable`` (the smoke run of ``make test``) every benchmark runs
-once at a small size, nothing is timed, and no target is checked.
+median under a name, or times the sides of a ratio in turn, round after round,
+through ``bench.in_turn``, which records each side's median. When the
+benchmarks are enabled (``make bench``), the end of the session prints the
+noted figures and the targets as tables of measured ratios, and fails the run
+if a target is missed. With ``--benchmark-disable`` (the smoke run of ``make
+test``) every benchmark runs once at a small size, nothing is timed, and no
+target is checked.
 """
 
 import gc
@@ -132,6 +134,7 @@ class Side:
     def timed(self) -> float:
         """Seconds one ``run()`` takes, from a full collection."""
         gc.collect()
+        was_enabled = gc.isenabled()
         if not self.collector:
             gc.disable()
         try:
@@ -139,7 +142,8 @@ class Side:
             self.run()
             return time.perf_counter() - started
         finally:
-            gc.enable()
+            if was_enabled:
+                gc.enable()
 
 
 def _collect() -> None:
