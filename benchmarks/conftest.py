@@ -80,27 +80,23 @@ class Bench:
             self.medians[name] = self.median
         return result
 
-    def in_turn(self, name: str, sides: Sequence["Side"], *, rounds: int) -> dict[str, object]:
+    def in_turn(self, name: str, sides: Sequence["Side"], *, rounds: int) -> None:
         """Time each of ``sides`` once a round, one after the other, for ``rounds`` rounds,
         and keep each side's median under its own name (the whole round's under ``name``).
 
         A ratio of two figures timed minutes apart swings with whatever else the
         machine does meanwhile (a third, here); timed in turn, what weighs on one
         side weighs on the others. Each side starts after a full collection.
-        Returns what each side's run returned in the last round, by name.
         """
         times: dict[str, list[float]] = {side.name: [] for side in sides}
-        results: dict[str, object] = {}
 
         def one_round() -> None:
             for side in sides:
-                seconds, results[side.name] = side.timed()
-                times[side.name].append(seconds)
+                times[side.name].append(side.timed())
 
         self.measure(name, one_round, rounds=rounds if self.timed else 1)
         for side_name, kept in times.items():
             self.keep(side_name, kept)
-        return results
 
     def keep(self, name: str, times: Sequence[float]) -> None:
         """Keep the median of ``times`` (seconds, timed by the benchmark itself: processes
@@ -135,16 +131,16 @@ class Side:
     run: Callable[[], object]
     collector: bool = False
 
-    def timed(self) -> tuple[float, object]:
-        """Seconds one ``run()`` takes, from a full collection, and what it returned."""
+    def timed(self) -> float:
+        """Seconds one ``run()`` takes, from a full collection."""
         gc.collect()
         was_enabled = gc.isenabled()
         if not self.collector:
             gc.disable()
         try:
             started = time.perf_counter()
-            result = self.run()
-            return time.perf_counter() - started, result
+            self.run()
+            return time.perf_counter() - started
         finally:
             if was_enabled:
                 gc.enable()

@@ -27,7 +27,6 @@ from benchmarks.conftest import Bench, Side
 from benchmarks.sessions import run_tiered, support_session
 from memtape.core.commands import AddTurn
 from memtape.core.state import Window
-from memtape.policies.session import Session
 
 Setting = tuple[int, int]
 """A tiered compaction's (budget, hot_n)."""
@@ -163,7 +162,7 @@ def test_compaction(bench: Bench, setting: Setting) -> None:
         Side(f"memtape-{prefix}-10k", partial(run_tiered, short, budget, hot_n)),
     )
     bench.benchmark.group = f"compaction, budget {budget} / hot_n {hot_n}"
-    results = bench.in_turn(f"compaction-{prefix}-round", sides, rounds=ROUNDS[setting])
+    bench.in_turn(f"compaction-{prefix}-round", sides, rounds=ROUNDS[setting])
     if bench.timed:
         for side in sides:
             turns = len(short) if side.name.endswith("-10k") else len(long)
@@ -171,8 +170,6 @@ def test_compaction(bench: Bench, setting: Setting) -> None:
                 " with the collector running" if side.collector else ""
             )
             note_per_turn(bench, who, setting, turns, bench.medians[side.name])
-    memtape, yardstick = results[f"memtape-{prefix}-100k"], results[f"yardstick-{prefix}-100k"]
-    assert isinstance(memtape, Session)
-    assert isinstance(yardstick, Yardstick)
+    memtape = run_tiered(long, budget, hot_n)
     assert len(memtape.run.commands) == len(long)
-    assert yardstick.figures() == memtape_figures(memtape.state.window)
+    assert run_yardstick(long, budget, hot_n).figures() == memtape_figures(memtape.state.window)

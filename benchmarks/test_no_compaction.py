@@ -31,13 +31,12 @@ def run_none(commands: tuple[AddTurn, ...]) -> Session:
 
 def test_none(bench: Bench) -> None:
     sessions = {size: support_session(bench.size(turns)) for size, turns in SIZES.items()}
-    sides = [Side(f"none-{size}", partial(run_none, turns)) for size, turns in sessions.items()]
+    sides = [Side(f"none-{size}", partial(run_none, session)) for size, session in sessions.items()]
     bench.benchmark.group = "no compaction"
-    results = bench.in_turn("none-round", sides, rounds=ROUNDS)
-    if bench.timed:
-        for size, commands in sessions.items():
-            per_turn = bench.medians[f"none-{size}"] / len(commands) * 1e6
-            bench.note(f"none, {len(commands):,} turns: {per_turn:.2f} µs/turn")
-    longest = results["none-100k"]
-    assert isinstance(longest, Session)
-    assert len(sessions["100k"]) == len(longest.state.window.hot)
+    bench.in_turn("none-round", sides, rounds=ROUNDS)
+    for size, session in sessions.items():
+        if bench.timed:
+            per_turn = bench.medians[f"none-{size}"] / len(session) * 1e6
+            bench.note(f"none, {len(session):,} turns: {per_turn:.2f} µs/turn")
+    longest = sessions["100k"]
+    assert len(longest) == len(run_none(longest).state.window.hot)
