@@ -3,10 +3,10 @@
 Reading: a 200,000-event run read from a store (``SqliteStore.read``: the
 rows, their JSON, every check, the events built), against ``orjson.loads``
 on each line of the same run as JSONL, timed in turn, with the collector
-running as in any program. Issue 14's target: at most 5x. Appending: 2,000 commands, each in a
-transaction of its own, as ``memtape serve`` or a live recorder appends;
-issue 14's target is at least 2,000 commands a second (WAL journal with
-``synchronous = NORMAL``: a commit waits for no disk sync).
+running as in any program. Issue 14's target: at most 5x. Appending: 2,000
+commands, each in a transaction of its own, as ``memtape serve`` or a live
+recorder appends; issue 14's target is at least 2,000 commands a second (WAL
+journal with ``synchronous = NORMAL``: a commit waits for no disk sync).
 """
 
 import tempfile
