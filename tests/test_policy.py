@@ -7,11 +7,36 @@ import inspect
 import json
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, ClassVar
+
+import attrs
+from hypothesis import settings
 
 import memtape.policy
 from examples.keep_last import KeepLast
-from memtape.policy import INITIAL_STATE, AddTurn, TurnAdded
+from memtape.policy import (
+    CAPACITY,
+    EVICTS_WEAKEST,
+    INITIAL_STATE,
+    SUPERSEDES,
+    AddTurn,
+    Event,
+    Fact,
+    Params,
+    Query,
+    ReadFact,
+    Scored,
+    State,
+    Store,
+    TurnAdded,
+    WriteFact,
+    by_rank,
+    decide_by_rank,
+)
+from memtape.testing import PolicyMachine, kit_settings, run_kit
+from tests.suite_profile import examples
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "keep_last.py"
@@ -147,3 +172,55 @@ class TestExample:
         assert [True, False, False, True] == [
             turn.salient for turn in decided if isinstance(turn, TurnAdded)
         ]
+
+
+@attrs.frozen
+class NewestFirst:
+    """A forgetting policy written from memtape.policy alone: the newest write scores
+    highest, the store's rules are the shipped ones."""
+
+    name: ClassVar[str] = "newest-first"
+    axis: ClassVar[str] = "forgetting"
+    capacity: int
+    supersession: str = "key"
+
+    @classmethod
+    def from_params(cls, data: Mapping[str, Any], where: str) -> "NewestFirst":
+        """Only a capacity."""
+        params = Params(data, where)
+        capacity = params.integer("capacity", minimum=1)
+        params.done()
+        return cls(capacity)
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """What the shipped store rules keep."""
+        return frozenset({CAPACITY, EVICTS_WEAKEST, SUPERSEDES})
+
+    def params(self) -> dict[str, Any]:
+        """The capacity."""
+        return {"policy": self.name, "capacity": self.capacity}
+
+    def score(self, fact: Fact, now: float) -> Scored:
+        """The time of the write."""
+        return Scored(fact, {"written": fact.written_at}, fact.written_at)
+
+    def rank(self, store: Store, now: float, query: str = "") -> list[Scored]:
+        """The active facts, newest write first."""
+        return by_rank(self.score(store.facts[i], now) for i in store.active)
+
+    def decide(self, state: State, command: WriteFact | ReadFact | Query) -> tuple[Event, ...]:
+        """The shipped rules, under this ranking."""
+        return decide_by_rank(self, state, command)
+
+
+class TestOwnForgetting:
+    def test_a_forgetting_policy_from_memtape_policy_alone_keeps_its_promises(
+        self, tmp_path: Path
+    ) -> None:
+        """The surface is enough for the store axis: ``decide_by_rank`` does the rest."""
+        machine = type(
+            "Machine", (PolicyMachine,), {"policy": NewestFirst, "counterexamples": tmp_path}
+        )
+        run_kit(machine, settings(kit_settings(), max_examples=examples(40), derandomize=True))
+        assert [] == list(tmp_path.iterdir())
