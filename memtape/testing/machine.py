@@ -271,7 +271,6 @@ class PolicyMachine(RuleBasedStateMachine):
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls.drawn = DrawnSalience()
-        cls.TestCase.settings = kit_settings()
 
     def __init__(self) -> None:
         super().__init__()
