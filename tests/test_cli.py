@@ -1339,6 +1339,9 @@ class TestUsageErrors:
         assert fragment in err
 
 
+HUGE = "9" * 5000
+"""A whole number past Python's limit on the digits ``int()`` reads (4,300)."""
+
 INTEGER_OPTIONS = [
     ["show", "refund-desk", "--at"],
     ["fork", "refund-desk", "--out", "f.jsonl", "--at"],
@@ -1420,7 +1423,34 @@ class TestWholeNumbers:
             main(["show", "refund-desk", "--at", "9" * 5000])
         err = capsys.readouterr().err
         assert (2, 1) == (exited.value.code, len(err.splitlines()))
-        assert "argument --at: expected a whole number of at most 4300 digits" in err
+        assert (
+            "argument --at: the number is too large: 5000 digits (at most 9223372036854775807)"
+            in err
+        )
+
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["diff", "refund-desk", "0", HUGE],
+            ["diff", "refund-desk", f"-{HUGE}", "0"],
+            ["show", f"{{store}}#{HUGE}"],
+            ["why", "refund-desk", HUGE],
+            ["why", "refund-desk", f"turn:{HUGE}"],
+            ["run", "refund-desk", "--out", "{out}", "--set", f"compaction.budget={HUGE}"],
+            ["run", "refund-desk", "--out", "{out}", "--set", f"llm.seed={HUGE}"],
+        ],
+        ids=["diff", "diff-negative", "run-id", "why-fact", "why-turn", "set", "set-llm"],
+    )
+    def test_five_thousand_digits_anywhere_are_one_line_too_large(
+        self, cli: Cli, tmp_path: Path, argv: list[str]
+    ) -> None:
+        store, out = tmp_path / "runs.db", tmp_path / "out.jsonl"
+        cli("run", "refund-desk", "--out", str(store))
+        outcome = cli(*(arg.format(store=store, out=out) for arg in argv))
+
+        assert (2, 1, "") == (outcome.status, len(outcome.err.splitlines()), outcome.out)
+        assert "is too large: 5000 digits (at most 9223372036854775807)" in outcome.err
+        assert not out.exists()
 
     def test_ascii_digits_still_work(self, cli: Cli) -> None:
         assert 3 == json.loads(cli("show", "refund-desk", "--at", "3", "--json").out)["at"]
@@ -1870,7 +1900,7 @@ class TestOutputAddresses:
         outcome = cli("show", f"{store}#{2**70}")
 
         assert (2, 1) == (outcome.status, len(outcome.err.splitlines()))
-        assert "no run id is that large" in outcome.err
+        assert f"#ID: the run id is too large: {2**70} (at most {2**63 - 1})" in outcome.err
 
 
 class TestWhyOnAFork:

@@ -297,7 +297,9 @@ class TestHttp:
             # A digit to str.isdigit, but not to int.
             ("since=%C2%B2", "since must be one whole number of events, got ['\u00b2']"),
             ("since=5", "since=5 is out of range 0..0"),
+            (f"since={'9' * 5000}", f"since is too large: 5000 digits (at most {2**63 - 1})"),
         ],
+        ids=["letter", "negative", "twice", "superscript", "past-the-end", "5000-digits"],
     )
     def test_a_bad_since_is_400_and_the_command_is_not_run(
         self, server: LiveServer, query: str, error: str
@@ -310,9 +312,11 @@ class TestHttp:
         assert 400 == refused.status
         assert refused.error.startswith(error)
 
-    def test_a_length_that_is_no_ascii_number_is_400(self, server: LiveServer) -> None:
-        """``²`` passes ``str.isdigit`` but not ``int``: refused, not a dropped connection."""
-        answer = ask(server, "POST", "/api/command", write(), {"Content-Length": "\u00b2"})
+    @pytest.mark.parametrize("length", ["\u00b2", "9" * 5000], ids=["superscript", "5000-digits"])
+    def test_a_length_that_is_no_ascii_number_is_400(self, server: LiveServer, length: str) -> None:
+        """``²`` passes ``str.isdigit`` but not ``int``, nor do 5000 digits pass ``int``:
+        refused, not a dropped connection."""
+        answer = ask(server, "POST", "/api/command", write(), {"Content-Length": length})
         assert 400 == answer.status
         assert answer.error.startswith("a command is a JSON object")
 

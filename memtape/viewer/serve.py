@@ -37,6 +37,7 @@ from memtape.core.commands import (
     WriteFact,
 )
 from memtape.core.errors import BadInput, MemtapeError, one_line
+from memtape.core.integers import bounded
 from memtape.policies.session import Policies, Session
 from memtape.runs.files import load_run
 from memtape.scenarios import is_scenario, load_scenario
@@ -403,11 +404,14 @@ class LiveHandler(BaseHTTPRequestHandler):
             return parts.path, None
         if len(values) != 1 or not _whole_number(values[0]):
             raise BadInput(f"since must be one whole number of events, got {values!r}")
-        return parts.path, int(values[0])
+        return parts.path, bounded(values[0], "since")
 
     def _body(self) -> Any:
         declared = self.headers.get("Content-Length") or "0"
-        length = int(declared) if _whole_number(declared) else 0
+        try:
+            length = bounded(declared, "Content-Length") if _whole_number(declared) else 0
+        except BadInput:
+            length = 0  # past 64 bits: refused below, with any other length out of range
         if not 0 < length <= MAX_BODY:
             raise BadInput(f"a command is a JSON object of at most {MAX_BODY} bytes")
         body = self.rfile.read(length)
