@@ -13,6 +13,7 @@ import pytest
 
 from memtape.checking.check import check_file
 from memtape.checking.invariants import Violation
+from memtape.cli import main
 from memtape.core.chain import Chain, Signature
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn, AdvanceClock
@@ -828,6 +829,22 @@ class TestPlainTables:
         assert (
             f"{path}: {named}; a run store is plain tables and memtape runs no SQL a store brings"
         ) == str(caught.value)
+        assert before == path.read_bytes()
+
+    @pytest.mark.parametrize(("rename", "create", "named"), AS_VIEW.values(), ids=AS_VIEW.keys())
+    def test_a_writer_refuses_it_too_and_writes_nothing(
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        rename: str,
+        create: str,
+        named: str,
+    ) -> None:
+        path = tmp_path / "runs.db"
+        before = _crafted(path, rename, create)
+
+        assert 2 == main(["run", "refund-desk", "--out", str(path)])
+        assert f"{path}: {named};" in capsys.readouterr().err
         assert before == path.read_bytes()
 
     @pytest.mark.parametrize("command", ["show", "timeline", "runs", "check", "view"])

@@ -375,6 +375,7 @@ class LiveHandler(BaseHTTPRequestHandler):
         super().setup()
         self.connection.settimeout(self.server.read_timeout)
         request = _Request(self.connection, self.server.read_timeout, self.server.request_timeout)
+        self.rfile.close()  # the base class's, replaced: it holds the connection open
         self.rfile = io.BufferedReader(request)
 
     def do_GET(self) -> None:
