@@ -24,6 +24,7 @@ from memtape.core.commands import (
     WriteFact,
 )
 from memtape.core.errors import BadInput
+from memtape.core.visible import visible
 
 Value = str | int | float | bool
 """A scalar value a scenario file holds."""
@@ -53,7 +54,7 @@ def scenario_file(
     ``comment`` (any number of lines) heads the file as TOML comments; each
     step is the fields of one ``[[step]]`` table.
     """
-    lines = [f"# {line}" if line else "#" for line in comment.splitlines()]
+    lines = [f"# {visible(line, 'message')}" if line else "#" for line in comment.splitlines()]
     if lines:
         lines.append("")
     _table(lines, "[scenario]", info)
