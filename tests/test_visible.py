@@ -84,21 +84,6 @@ class TestField:
         assert text == read_back(visible(text))
 
 
-class TestBlock:
-    def test_newline_and_tab_are_kept_and_the_rest_escaped(self) -> None:
-        assert "a\nb\tc\\r\\x1b[2J\\\\" == visible("a\nb\tc\r\x1b[2J\\", "block")
-
-    @settings(deadline=None)
-    @given(texts)
-    def test_the_output_holds_no_character_that_acts_but_newline_and_tab(self, text: str) -> None:
-        assert [] == [c for c in visible(text, "block") if acting(c) and c not in "\n\t"]
-
-    @settings(deadline=None)
-    @given(texts)
-    def test_the_output_reads_back_as_the_text(self, text: str) -> None:
-        assert text == read_back(visible(text, "block"))
-
-
 class TestMessage:
     def test_a_quote_made_by_repr_reads_as_it_did(self) -> None:
         role = "us\x1ber\\"

@@ -19,7 +19,10 @@ Python's own notation, so a reader can paste it into Python:
   scripts need to read right.
 
 ``--json`` and the viewer's page keep the data exact: there each such
-character is written as JSON's own escape (``visible``'s ``json`` form).
+character is written as JSON's own escape (``visible``'s ``json`` form), and
+the page's script shows each as ``visible`` does (``viewer.js`` holds the same
+set, keeping newline and tab: the page wraps a text, and a dropped turn's
+shows its lines).
 
 Variation selectors (U+FE00-U+FE0F, a part of everyday emoji) are kept: they
 change a glyph's look, never the order or the visibility of what is around it.
@@ -32,7 +35,7 @@ to the interpreter's Cf).
 import re
 from typing import Literal
 
-Form = Literal["field", "block", "message", "json"]
+Form = Literal["field", "message", "json"]
 """How a text is placed, which decides what of it is escaped (see ``visible``)."""
 
 _ACTING = (
@@ -47,7 +50,6 @@ _ACTING = (
 
 _PATTERNS: dict[Form, re.Pattern[str]] = {
     "field": re.compile(f"[{_ACTING}\\\\]"),
-    "block": re.compile(f"(?![\\t\\n])[{_ACTING}\\\\]"),
     "message": re.compile(f"[{_ACTING}]"),
     # Raw tab, newline and carriage return in a JSON text are its layout: a string's own
     # are escaped by the encoder already.
@@ -66,8 +68,6 @@ def visible(text: str, form: Form = "field") -> str:
       shifts its columns, and a backslash is doubled, so the form is injective: two
       different texts never print alike (a text holding the four characters ``\\x1b``
       prints as ``\\\\x1b``, an ESC as ``\\x1b``).
-    - ``block``: a text that is shown whole and may span lines (the viewer's page, which
-      wraps it itself): tab and newline are kept, the rest as in ``field``; injective too.
     - ``message``: an error or a report line, memtape's words around quoted data. Its data
       is quoted with ``repr`` or already made visible, whose backslashes are escapes of
       their own, so backslashes are kept (doubling them would garble the quote); the
