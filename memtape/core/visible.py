@@ -33,6 +33,7 @@ to the interpreter's Cf).
 """
 
 import re
+from functools import cache
 from typing import Literal
 
 Form = Literal["field", "message", "json"]
@@ -48,12 +49,12 @@ _ACTING = (
 )
 """The characters that act rather than read, as a regular expression's class body."""
 
-_PATTERNS: dict[Form, re.Pattern[str]] = {
-    "field": re.compile(f"[{_ACTING}\\\\]"),
-    "message": re.compile(f"[{_ACTING}]"),
+_CLASSES: dict[Form, str] = {
+    "field": f"[{_ACTING}\\\\]",
+    "message": f"[{_ACTING}]",
     # Raw tab, newline and carriage return in a JSON text are its layout: a string's own
     # are escaped by the encoder already.
-    "json": re.compile(f"(?![\\t\\n\\r])[{_ACTING}]"),
+    "json": f"(?![\\t\\n\\r])[{_ACTING}]",
 }
 
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\\": "\\\\"}
@@ -78,7 +79,14 @@ def visible(text: str, form: Form = "field") -> str:
       ``\\uXXXX`` (a surrogate pair beyond U+FFFF), which every parser reads back as that
       very character: the data stays exact, and the text prints safely.
     """
-    return _PATTERNS[form].sub(_json_escape if form == "json" else _escape, text)
+    return _pattern(form).sub(_json_escape if form == "json" else _escape, text)
+
+
+@cache
+def _pattern(form: Form) -> re.Pattern[str]:
+    # Compiled on first use: the error printer imports this module, and ``--help`` should
+    # not pay for classes it never uses.
+    return re.compile(_CLASSES[form])
 
 
 def quoted(text: str) -> str:
