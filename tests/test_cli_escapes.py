@@ -305,6 +305,16 @@ class TestWritingCommands:
             "bench", str(evil), "--policy", "tiered", "--policy", "sliding-window", "--losses", "-q"
         )
         assert (0, [], []) == (outcome.status, acting(outcome.out), acting(outcome.err))
+        assert "missing at turn" in outcome.out
+
+    def test_bench_json_file_holds_none_and_the_name_exact(
+        self, cli: Cli, evil: Path, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "bench.json"
+        outcome = cli("bench", str(evil), "--policy", "tiered", "--json", str(out), "-q")
+        text = out.read_text("utf-8")
+        assert (0, []) == (outcome.status, acting(text))
+        assert "evil" + EVIL == json.loads(text)["results"][0]["scenario"]
 
 
 class TestErrors:

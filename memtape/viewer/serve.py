@@ -186,7 +186,7 @@ def serve(live: LiveRun, port: int = 0) -> int:
     server = make_server(live, port)
     try:
         # Inside the try: a Ctrl-C right after the URL is printed still stops cleanly.
-        print(f"memtape serve: {live.name} at {server.url} (Ctrl-C stops)", flush=True)
+        print(f"memtape serve: {visible(live.name)} at {server.url} (Ctrl-C stops)", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         print("memtape serve: stopped", file=sys.stderr)
