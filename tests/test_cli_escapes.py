@@ -317,6 +317,28 @@ class TestWritingCommands:
         assert "evil" + EVIL == json.loads(text)["results"][0]["scenario"]
 
 
+class TestImport:
+    def test_a_transcript_with_escapes_prints_none_and_writes_none(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        """Its name is quoted in a warning and in the scenario's comment, its texts in steps."""
+        chat = tmp_path / f"chat{CLEAR}.json"
+        messages = [
+            {"role": "user", "content": TURN_TEXT},
+            {"role": "assistant", "content": ANSWER},
+        ]
+        chat.write_text(json.dumps({"messages": messages}), "utf-8")
+        out = tmp_path / "chat.toml"
+        outcome = cli("import", str(chat), "--format", "openai-chat", "--out", str(out), "-q")
+        written = out.read_text("utf-8")
+        shown = (acting(outcome.out), acting(outcome.err), acting(written))
+        assert (0, ([], [], [])) == (outcome.status, shown)
+        assert "no turn is salient" in outcome.err
+        assert 0 == main(["run", str(out), "--out", str(tmp_path / "chat.jsonl")])
+        hot = json.loads(cli("show", str(tmp_path / "chat.jsonl"), "--json").out)["window"]["hot"]
+        assert [TURN_TEXT, ANSWER] == [turn["text"] for turn in hot]
+
+
 class TestErrors:
     def test_an_unknown_role_quoted_back_prints_none(self, cli: Cli, tmp_path: Path) -> None:
         bad = tmp_path / "bad.toml"
