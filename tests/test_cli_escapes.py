@@ -17,6 +17,9 @@ from typing import NamedTuple
 import pytest
 
 from memtape.cli import main
+from memtape.llm.cache import close_caches
+from memtape.llm.cache_location import CACHE_ENV
+from tests.conftest import SECRET_KEY
 from tests.llm_runs import scenario
 from tests.llm_server import ChatServer
 
@@ -26,7 +29,7 @@ FAKE_OK = "\r\x1b[32mcheck ok\x1b[0m"
 CSI = "\x9b31m"
 OVERRIDE = "\u202eevil\u202c"
 EVIL = f"{TITLE}{CLEAR}{FAKE_OK}{CSI}{OVERRIDE}"
-"""Every attack at once, as TOML writes it (below)."""
+"""Every attack at once (the scenario below writes it as TOML escapes)."""
 
 TURN_TEXT = f"hello {EVIL} there"
 KEY = f"contact{CLEAR}"
@@ -161,24 +164,37 @@ def evil(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.fixture
-def runs(evil: Path, tmp_path: Path, chat_server: ChatServer, llm_env: Path) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The evil run recorded as a JSONL file and in a store, and a run whose summaries a
-    model named with escapes wrote with escapes: name -> address."""
-    chat_server.answerer = lambda model, prompt: ANSWER
-    desk = scenario(tmp_path / "desk.toml", chat_server.url)
+    model named with escapes wrote with escapes, recorded once for the module (reading
+    them never asks the model): name -> address."""
+    folder = tmp_path_factory.mktemp("runs")
+    evil = folder / "evil.toml"
+    evil.write_text(SCENARIO, "utf-8")
+    server = ChatServer().start()
+    server.answerer = lambda model, prompt: ANSWER
+    desk = scenario(folder / "desk.toml", server.url)
     desk.write_text(
         desk.read_text("utf-8").replace('model = "test-model"', f"model = {toml(MODEL)}")
     )
-    store = tmp_path / "runs.db"
-    addresses = {"jsonl": tmp_path / "evil.jsonl", "sqlite": store, "llm": tmp_path / "desk.jsonl"}
-    for source, out in [
-        (evil, addresses["jsonl"]),
-        (evil, store),
-        (desk, addresses["llm"]),
-        (desk, store),
-    ]:
-        assert 0 == main(["run", str(source), "--out", str(out)])
+    store = folder / "runs.db"
+    addresses = {"jsonl": folder / "evil.jsonl", "llm": folder / "desk.jsonl"}
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("OPENAI_API_KEY", SECRET_KEY)
+            patch.delenv("OPENAI_BASE_URL", raising=False)
+            patch.setenv(CACHE_ENV, str(folder / "cache.sqlite"))
+            for source, out in [
+                (evil, addresses["jsonl"]),
+                (evil, store),
+                (desk, addresses["llm"]),
+                (desk, store),
+            ]:
+                assert 0 == main(["run", str(source), "--out", str(out)])
+            close_caches()
+    finally:
+        server.stop()
     return {
         "jsonl": str(addresses["jsonl"]),
         "sqlite": f"{store}#1",

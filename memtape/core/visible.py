@@ -49,7 +49,7 @@ _ACTING = (
 )
 """The characters that act rather than read, as a regular expression's class body."""
 
-_CLASSES: dict[Form, str] = {
+_SOURCES: dict[Form, str] = {
     "field": f"[{_ACTING}\\\\]",
     "message": f"[{_ACTING}]",
     # Raw tab, newline and carriage return in a JSON text are its layout: a string's own
@@ -85,8 +85,8 @@ def visible(text: str, form: Form = "field") -> str:
 @cache
 def _pattern(form: Form) -> re.Pattern[str]:
     # Compiled on first use: the error printer imports this module, and ``--help`` should
-    # not pay for classes it never uses.
-    return re.compile(_CLASSES[form])
+    # not pay for patterns it never uses.
+    return re.compile(_SOURCES[form])
 
 
 def quoted(text: str) -> str:
