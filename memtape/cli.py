@@ -22,8 +22,9 @@ from typing import Any, NoReturn
 from memtape._version import __version__
 from memtape.commandline.numbers import integer as _integer
 from memtape.core.collector import collector_paused
-from memtape.core.errors import MemtapeError, one_line
+from memtape.core.errors import MemtapeError
 from memtape.core.logs import LOGGER_NAME
+from memtape.core.visible import visible
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, FORMATS, PINS
 from memtape.llm.cache_location import CACHE_ENV, DEFAULT_CACHE
 from memtape.scenarios.shipped import SHIPPED
@@ -65,7 +66,7 @@ def _main(argv: Sequence[str] | None) -> int:
         with _no_cache() if args.no_cache else nullcontext():
             status: int = args.handler(args)
     except MemtapeError as error:
-        print(f"memtape: error: {one_line(str(error))}", file=sys.stderr)
+        print(f"memtape: error: {visible(str(error), 'message')}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader (``| head``) left: not an error of ours.

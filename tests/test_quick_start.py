@@ -30,6 +30,7 @@ HELP_MODULES = [
     "memtape.core.collector",
     "memtape.core.errors",
     "memtape.core.logs",
+    "memtape.core.visible",
     "memtape.lab",
     "memtape.lab.choices",
     "memtape.llm",

@@ -6,6 +6,7 @@ from memtape.commandline.numbers import within
 from memtape.commandline.opening import open_run
 from memtape.commandline.writing import not_an_input, run_output
 from memtape.core.errors import MemtapeError
+from memtape.core.visible import visible
 from memtape.runs.files import save_run
 from memtape.scenarios import is_scenario
 from memtape.storage import is_sqlite, resolve_address
@@ -33,7 +34,10 @@ def run(args: argparse.Namespace) -> int:
     kept = sum(1 for step in range(1, run.steps + 1) if run.batch(step)[1] <= args.at)
     changes = ", ".join(args.set) or "no changes"
     print(
-        f"forked {args.run} after event {args.at}: kept {kept} of {run.steps} steps, "
-        f"re-decided the rest with {changes}; {len(forked.run)} events to {address}"
+        visible(
+            f"forked {args.run} after event {args.at}: kept {kept} of {run.steps} steps, "
+            f"re-decided the rest with {changes}; {len(forked.run)} events to {address}",
+            "message",
+        )
     )
     return 0

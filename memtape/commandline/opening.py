@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from memtape.core.errors import BadInput, Rejected, one_line
+from memtape.core.errors import BadInput, Rejected
 from memtape.core.paths import regular_file
+from memtape.core.visible import visible
 from memtape.policies.session import Session
 from memtape.runs.files import LoadedRun, load_run, trusted
 from memtape.scenarios.shipped import SHIPPED, is_scenario
@@ -81,5 +82,6 @@ def open_run(
         regular_file(path, "run file", missing=missing)
     loaded = load_run(target, trust=trusted(trust))
     if loaded.torn is not None:
-        print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
+        warning = visible(f"{target}: {loaded.torn}", "message")
+        print(f"memtape: warning: {warning}", file=sys.stderr)
     return loaded

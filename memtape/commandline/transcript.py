@@ -6,6 +6,7 @@ import warnings
 from collections.abc import Callable
 
 from memtape.commandline.writing import write_scenario
+from memtape.core.visible import visible
 from memtape.lab.choices import AUTO
 from memtape.lab.importers import import_transcript
 from memtape.lab.importers.scenario import NothingSalient
@@ -53,5 +54,5 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
         )
     for warning in caught:
         if isinstance(warning.message, NothingSalient):
-            print(f"memtape: warning: {warning.message}", file=sys.stderr)
+            print(f"memtape: warning: {visible(str(warning.message), 'message')}", file=sys.stderr)
     return status

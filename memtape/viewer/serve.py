@@ -39,8 +39,9 @@ from memtape.core.commands import (
     RecordEpisode,
     WriteFact,
 )
-from memtape.core.errors import BadInput, MemtapeError, one_line
+from memtape.core.errors import BadInput, MemtapeError
 from memtape.core.integers import bounded
+from memtape.core.visible import visible
 from memtape.policies.session import Policies, Session
 from memtape.runs.files import load_run
 from memtape.scenarios import is_scenario, load_scenario
@@ -179,7 +180,8 @@ def live_source(target: str, settings: Sequence[str] = (), *, trust: bool = Fals
     loaded = load_run(target, trust=trust)
     loaded.require_code("serve")
     if loaded.torn is not None:
-        print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
+        warning = visible(f"{target}: {loaded.torn}", "message")
+        print(f"memtape: warning: {warning}", file=sys.stderr)
     session = loaded.session
     return LiveRun(session.policies_at(0), session.run.commands, loaded.scenario)
 
@@ -193,7 +195,7 @@ def serve(live: LiveRun, port: int = 0) -> int:
     server = make_server(live, port)
     try:
         # Inside the try: a Ctrl-C right after the URL is printed still stops cleanly.
-        print(f"memtape serve: {live.name} at {server.url} (Ctrl-C stops)", flush=True)
+        print(f"memtape serve: {visible(live.name)} at {server.url} (Ctrl-C stops)", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         print("memtape serve: stopped", file=sys.stderr)
@@ -289,7 +291,7 @@ def _went_away(reason: BaseException | str) -> None:
     """Say on stderr, in one line, that a client disconnected or stalled."""
     if isinstance(reason, OSError) and reason.strerror:
         reason = reason.strerror
-    print(f"memtape serve: a client went away ({one_line(str(reason))})", file=sys.stderr)
+    print(f"memtape serve: a client went away ({visible(str(reason), 'message')})", file=sys.stderr)
 
 
 def _response_headers() -> Headers:
@@ -394,9 +396,9 @@ class LiveHandler(BaseHTTPRequestHandler):
             respond(*self._route())
         except Refused as refused:
             allow = () if refused.allow is None else (("Allow", refused.allow),)
-            self._json(refused.status, {"error": one_line(str(refused))}, allow)
+            self._json(refused.status, {"error": visible(str(refused), "message")}, allow)
         except MemtapeError as error:
-            self._json(HTTPStatus.BAD_REQUEST, {"error": one_line(str(error))})
+            self._json(HTTPStatus.BAD_REQUEST, {"error": visible(str(error), "message")})
 
     def _read(self, path: str, since: int | None) -> None:
         live = self.server.live
@@ -498,7 +500,7 @@ class LiveHandler(BaseHTTPRequestHandler):
         JSON with every response's headers, like the others."""
         self.close_connection = True
         status = HTTPStatus(code)
-        self._json(status, {"error": one_line(message or status.phrase)})
+        self._json(status, {"error": visible(message or status.phrase, "message")})
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the page shows what happened; stderr stays for errors."""
@@ -511,7 +513,7 @@ class LiveHandler(BaseHTTPRequestHandler):
         elif any(isinstance(arg, TimeoutError) for arg in args):
             _went_away(f"stalled for {self.server.read_timeout:g} s")
         else:
-            print(f"memtape serve: {one_line(format % args)}", file=sys.stderr)
+            print(f"memtape serve: {visible(format % args, 'message')}", file=sys.stderr)
 
 
 def _whole_number(text: str) -> bool:
