@@ -30,13 +30,15 @@ def ask(
 
     An answer from the cache is recorded as ``cached`` with the seconds the
     model took when it was asked, so that runs made from a warm cache are
-    the same bytes.
+    the same bytes. The cache is looked up under the server the table names,
+    so that a run's recorded table, which may send nothing, finds the answers
+    it was given (``ModelConfig.named_server``).
     """
     cache = cache_in_force()
     parameters = config.parameters()
     if json_object:
         parameters["response_format"] = "json_object"
-    key = cache_key(config.server(), config.model, messages, parameters)
+    key = cache_key(config.named_server(), config.model, messages, parameters)
     stored = None if cache is None else cache.get(key)
     if stored is not None:
         return ModelCall(
