@@ -78,7 +78,7 @@ class TestRecorded:
 
         assert 3 == len(compactions)
         for line in compactions:
-            assert 3 == line["v"]
+            assert 4 == line["v"]
             assert [*COMPACTION_FIELDS, "asked"] == list(line["event"])
             (call,) = line["event"]["asked"]
             assert [
@@ -452,10 +452,10 @@ def _re_pointed(tmp_path: Path, user: ChatServer, crafted: ChatServer) -> Path:
 
 
 REFUSAL = (
-    "the run's [llm] table records model 'evil-model' at {url}, and a file never chooses "
-    "the model or server asked with your key, so nothing was sent: name them "
+    "the run's [llm] table records model 'evil-model' at {url}; a file never chooses the "
+    "model or the server your key goes to, so nothing was sent: name the model "
     "(--set llm.model=NAME [--set llm.base_url=URL]; without a URL, OPENAI_BASE_URL, else "
-    "OpenAI's) or trust the run (--trust, or MEMTAPE_TRUST=1)"
+    "OpenAI's, is asked) or trust the run (--trust, or MEMTAPE_TRUST=1)"
 )
 
 
@@ -483,10 +483,7 @@ class TestAFileNeverChoosesTheServer:
 
         assert 2 == main(["fork", str(run), "--at", "0", "--out", str(tmp_path / "f.jsonl")])
         err = capsys.readouterr().err
-        assert [
-            f"memtape: error: {run}: step 5, re-decided after the fork: {run}: "
-            + REFUSAL.format(url=crafted.url)
-        ] == err.splitlines()
+        assert [f"memtape: error: {run}: " + REFUSAL.format(url=crafted.url)] == err.splitlines()
         assert ([], before) == (crafted.authorizations, user.requests)
         assert not (tmp_path / "f.jsonl").exists()
 
@@ -617,6 +614,28 @@ class TestAFileNeverChoosesTheServer:
             "llm.* settings (the model asked, e.g. llm.model=NAME); fork it to change its "
             "policies"
         ] == capsys.readouterr().err.splitlines()
+
+
+@pytest.mark.usefixtures("llm_env")
+class TestCappedAnswers:
+    def test_a_huge_answer_is_recorded_cut_and_the_timeline_says_by_how_much(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        chat_server.answerer = lambda model, prompt: "$9 " * 30_000
+        run = _record(tmp_path, chat_server)
+        capsys.readouterr()
+
+        calls = [
+            line["event"]["asked"][0]
+            for line in lines_of(run)[1:]
+            if line["type"] == "CompactionTriggered"
+        ]
+        assert [("$9 " * 30_000)[:65_536]] * 3 == [call["output"] for call in calls]
+        assert [90_000 - 65_536] * 3 == [call["cut"] for call in calls]
+        assert 0 == main(["timeline", str(run)])
+        cut = [line for line in capsys.readouterr().out.splitlines() if "answer cut by" in line]
+        assert 3 == len(cut)
+        assert all("answer cut by 24464 characters" in line for line in cut)
 
 
 def test_a_compaction_event_without_a_call_is_a_v1_line_with_a_new_version(

@@ -62,6 +62,16 @@ class TestTable:
 
         assert config == model_config(config.table(), "here")
 
+    def test_the_answer_cap_is_64_kib_and_written_only_when_another(self) -> None:
+        capped = model_config({"model": "m", "max_answer_bytes": 10}, "here")
+
+        assert (65536, 10) == (ModelConfig("m").max_answer_bytes, capped.max_answer_bytes)
+        assert ("max_answer_bytes" in ModelConfig("m").table(), 10) == (
+            False,
+            capped.table()["max_answer_bytes"],
+        )
+        assert capped == model_config(capped.table(), "here")
+
     def test_a_model_is_required(self) -> None:
         assert "s.toml: [llm]: missing parameter model" == _refused({})
 
@@ -81,7 +91,13 @@ class TestTable:
 
     @pytest.mark.parametrize(
         ("name", "value"),
-        [("temperature", 3), ("temperature", -1), ("timeout", 0), ("max_retries", -1)],
+        [
+            ("temperature", 3),
+            ("temperature", -1),
+            ("timeout", 0),
+            ("max_retries", -1),
+            ("max_answer_bytes", 0),
+        ],
     )
     def test_an_impossible_number_is_refused(self, name: str, value: int) -> None:
         assert _refused({"model": "m", name: value}).startswith(f"s.toml: [llm]: {name} must be")
@@ -130,7 +146,7 @@ class TestServer:
         refusal = ModelConfig("m", "http://here/v1", recorded="run.jsonl").refusal()
         assert refusal is not None
         assert refusal.startswith(
-            "run.jsonl: the run's [llm] table records model 'm' at http://here/v1, "
+            "run.jsonl: the run's [llm] table records model 'm' at http://here/v1; "
         )
 
     def test_the_parameters_are_temperature_and_any_seed(self) -> None:

@@ -8,6 +8,7 @@ temperature = 0                          # the default
 seed = 7                                 # optional
 timeout = 60                             # seconds per attempt (the default)
 max_retries = 2                          # the SDK's retries with backoff (the default)
+max_answer_bytes = 65536                 # a longer answer is cut, and says so (the default)
 ```
 
 The key is never a setting: it comes from ``OPENAI_API_KEY`` (the SDK's own
@@ -25,6 +26,9 @@ import os
 from typing import Any
 
 import attrs
+
+MAX_ANSWER_BYTES = 64 * 1024
+"""The most bytes (UTF-8) of an answer memtape keeps by default: the rest is cut."""
 
 OPENAI = "https://api.openai.com/v1"
 """The SDK's default server, when neither the table nor ``OPENAI_BASE_URL`` names one."""
@@ -46,6 +50,7 @@ class ModelConfig:
     seed: int | None = None
     timeout: float = 60.0
     max_retries: int = 2
+    max_answer_bytes: int = MAX_ANSWER_BYTES
     recorded: str | None = attrs.field(default=None, eq=False, kw_only=True)
     """The run file this table was read from, untrusted (None: the user's own table).
     Its ``model`` and ``base_url`` are the file's word: shown, never asked."""
@@ -59,6 +64,8 @@ class ModelConfig:
         if self.seed is not None:
             table["seed"] = self.seed
         table.update(timeout=self.timeout, max_retries=self.max_retries)
+        if self.max_answer_bytes != MAX_ANSWER_BYTES:
+            table["max_answer_bytes"] = self.max_answer_bytes
         return table
 
     def server(self) -> str:
@@ -76,12 +83,12 @@ class ModelConfig:
         """Why no request may be sent for this table, in one line; None when one may."""
         if self.recorded is None:
             return None
-        where = f"at {self.base_url}" if self.base_url else "with no server named"
+        where = f"at {self.base_url}" if self.base_url else "and no server"
         return (
-            f"{self.recorded}: the run's [llm] table records model {self.model!r} {where}, "
-            "and a file never chooses the model or server asked with your key, so nothing "
-            "was sent: name them (--set llm.model=NAME [--set llm.base_url=URL]; without "
-            f"a URL, {BASE_URL_ENV}, else OpenAI's) or trust the run (--trust, or "
+            f"{self.recorded}: the run's [llm] table records model {self.model!r} {where}; "
+            "a file never chooses the model or the server your key goes to, so nothing was "
+            "sent: name the model (--set llm.model=NAME [--set llm.base_url=URL]; without a "
+            f"URL, {BASE_URL_ENV}, else OpenAI's, is asked) or trust the run (--trust, or "
             "MEMTAPE_TRUST=1)"
         )
 

@@ -4,7 +4,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memtape.core.errors import BadInput
-from memtape.llm.config import KEY_ENV, ModelConfig
+from memtape.llm.config import KEY_ENV, MAX_ANSWER_BYTES, ModelConfig
 from memtape.policies.params import Params
 
 _SECRETS = ("api_key", "key", "token", "password")
@@ -43,8 +43,18 @@ def model_config(
         raise params.error("seed", f"must be an integer, got {seed!r}")
     timeout = params.number("timeout", 60.0, minimum=0.0, exclusive_minimum=True)
     max_retries = params.integer("max_retries", 2, minimum=0)
+    max_answer_bytes = params.integer("max_answer_bytes", MAX_ANSWER_BYTES, minimum=1)
     params.done()
-    return ModelConfig(model, base_url, temperature, seed, timeout, max_retries, recorded=recorded)
+    return ModelConfig(
+        model,
+        base_url,
+        temperature,
+        seed,
+        timeout,
+        max_retries,
+        max_answer_bytes,
+        recorded=recorded,
+    )
 
 
 def model_settings(settings: Sequence[str], target: str) -> tuple[str, ...]:

@@ -390,6 +390,8 @@ class Session:
                 f"event {at} falls inside a command; a fork starts between commands "
                 f"(the nearest are {before} and {after})"
             )
+        from memtape.llm.client import NotChosen  # noqa: PLC0415 (the cache's sqlite3 on a fork only)
+
         # The policies that decided the first re-decided event (a fork of a
         # fork at the same point starts from the first fork's settings).
         policies = self.policies_at(at + 1).with_settings(settings)
@@ -403,6 +405,8 @@ class Session:
         for step in range(kept + 1, run.steps + 1):
             try:
                 forked.execute(commands[step - 1])
+            except NotChosen:
+                raise  # it names the run and what to do, whatever the step
             except Rejected as error:
                 raise BadInput(f"step {step}, re-decided after the fork: {error}") from None
         return forked
