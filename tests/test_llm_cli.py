@@ -523,13 +523,22 @@ class TestAFileNeverChoosesTheServer:
         assert "--set llm.model=NAME" in capsys.readouterr().err
         assert ([], before) == (crafted.authorizations, user.requests)
 
+    @pytest.mark.parametrize("how", ["--trust", "MEMTAPE_TRUST=1"])
     def test_trust_asks_the_server_the_run_records(
-        self, tmp_path: Path, user: ChatServer, crafted: ChatServer
+        self,
+        how: str,
+        tmp_path: Path,
+        user: ChatServer,
+        crafted: ChatServer,
+        monkeypatch: pytest.MonkeyPatch,
     ) -> None:
         run = _re_pointed(tmp_path, user, crafted)
         out = tmp_path / "f.jsonl"
+        flags = [how] if how.startswith("--") else []
+        if not flags:
+            monkeypatch.setenv(*how.split("="))
 
-        assert 0 == main(["fork", str(run), "--at", "0", "--trust", "--out", str(out)])
+        assert 0 == main(["fork", str(run), "--at", "0", *flags, "--out", str(out)])
         assert [f"Bearer {SECRET_KEY}"] * 3 == crafted.authorizations
         assert crafted.url == lines_of(out)[0]["policies"]["llm"]["base_url"]
 
