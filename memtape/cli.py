@@ -178,6 +178,16 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
             "each answer that differs (by default the recorded answers are used: nothing is asked)"
         ),
     )
+    check.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="llm.PARAM=VALUE",
+        help=(
+            "the model --live asks, e.g. --set llm.model=NAME [--set llm.base_url=URL] "
+            "(a run's own [llm] table is asked only with --trust; repeatable)"
+        ),
+    )
     _add_trust(check)
     _add_quiet(check)
     check.set_defaults(handler=_command("check"))
@@ -541,8 +551,9 @@ def _add_trust(parser: argparse.ArgumentParser) -> None:
         "--trust",
         action="store_true",
         help=(
-            "import the policies a run file names by import path (run files are data: "
-            "without it, none is imported; also MEMTAPE_TRUST=1)"
+            "trust a run file's code and model: import the policies it names by import "
+            "path, and ask the model and server its [llm] table records (run files are "
+            "data: without it, neither; also MEMTAPE_TRUST=1)"
         ),
     )
 

@@ -109,10 +109,12 @@ class TestLiveRun:
         live.next()
         assert 1 == live.session.run.steps
 
-    def test_settings_are_refused_for_a_recorded_run(self, tmp_path: Path) -> None:
+    def test_settings_other_than_the_models_are_refused_for_a_recorded_run(
+        self, tmp_path: Path
+    ) -> None:
         path = tmp_path / "rd.jsonl"
         assert 0 == main(["run", "refund-desk", "--out", str(path)])
-        with pytest.raises(BadInput, match="--set changes a scenario's policies"):
+        with pytest.raises(BadInput, match=r"a recorded run takes only llm\.\* settings"):
             live_source(str(path), ["compaction.budget=60"])
 
 

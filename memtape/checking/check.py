@@ -5,7 +5,7 @@ read as a run at all raises ``BadInput``; everything wrong in a run that
 could be read is a problem in the ``CheckReport``, with its position.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -23,6 +23,7 @@ from memtape.core.events import Event
 from memtape.core.plural import counted
 from memtape.core.run import Run
 from memtape.policies.imports import Unimportable
+from memtape.policies.model_settings import model_settings
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
 from memtape.runs.files import epochs_from_header, require_code
@@ -113,7 +114,12 @@ STAGES = ("reading", "invariants", "re-deciding", "re-asking")
 
 
 def check_file(
-    path: Path, *, trust: bool = False, live: bool = False, progress: Heard | None = None
+    path: Path,
+    *,
+    trust: bool = False,
+    live: bool = False,
+    progress: Heard | None = None,
+    settings: Sequence[str] = (),
 ) -> CheckReport:
     """Check the run file at ``path``: integrity, invariants, then a re-decision (plain,
     and in two made-up worlds, which catches a policy that reads the clock or randomness).
@@ -143,10 +149,14 @@ def check_file(
     each recorded question is also asked of the model again (the cache
     bypassed), and each answer that differs from the recorded one is a
     problem (``live``); a model that cannot be asked is ``ModelUnavailable``.
+    An untrusted run's recorded model is never asked (``NotChosen``): ``settings``
+    (``llm.model=NAME``, ``llm.base_url=URL``; only ``llm.*``) name the model
+    every epoch asks instead.
 
     ``progress``, when given, hears how many commands each stage has done of
     its total (``Heard``), every few hundred and at the end of each.
     """
+    model_settings(settings, str(path))
     recorded = read_address(str(path))
     header = recorded.header
     problems: list[Violation] = []
@@ -173,6 +183,9 @@ def check_file(
         problems.append(Violation(len(run), "integrity", recorded.torn))
     epochs = _epochs(header, path, policies, run, problems, trust=trust)
     require_code(path, epochs, "check")
+    if settings and policies is not None:
+        epochs = tuple(Epoch(e.start, e.policies.with_settings(settings)) for e in epochs)
+        policies = epochs[-1].policies if epochs else policies.with_settings(settings)
     session = Session(policies or Policies(), run=run, epochs=epochs)
     redacted = header.get("redacted") is True
     problems.extend(
@@ -225,7 +238,8 @@ def _policies(data: object, path: Path, problems: list[Violation], trust: bool) 
         problems.append(Violation(0, "header", "the header names no policies"))
         return None
     try:
-        policies = Policies.from_params(data, "policies", imports=trust)
+        recorded = None if trust else str(path)
+        policies = Policies.from_params(data, "policies", imports=trust, recorded=recorded)
     except Unimportable as error:
         raise _uncheckable(path, error) from None
     except BadInput as error:
@@ -249,7 +263,10 @@ def _epochs(
         return ()
     try:
         # The report's line names the file and the header: the epochs' own place is enough.
-        return epochs_from_header(header.get("epochs"), policies, "epochs", run, imports=trust)
+        recorded = None if trust else str(path)
+        return epochs_from_header(
+            header.get("epochs"), policies, "epochs", run, imports=trust, recorded=recorded
+        )
     except Unimportable as error:
         raise _uncheckable(path, error) from None
     except BadInput as error:

@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
             args.run,
             trust=trusted(args.trust),
             live=args.live,
+            settings=args.set,
             progress=stages.update if mode != "off" else None,
         )
     print_lines(visible(line, "message") for line in report.lines())

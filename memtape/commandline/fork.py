@@ -7,6 +7,7 @@ from memtape.commandline.opening import open_run
 from memtape.commandline.writing import not_an_input, run_output
 from memtape.core.errors import MemtapeError
 from memtape.core.visible import visible
+from memtape.llm.client import NotChosen
 from memtape.runs.files import save_run
 from memtape.scenarios import is_scenario
 from memtape.storage import is_sqlite, resolve_address
@@ -27,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
     loaded.require_code("fork")
     try:
         forked = loaded.session.fork(args.at, args.set)
+    except NotChosen:
+        raise  # it names the run already
     except MemtapeError as error:
         raise MemtapeError(f"{args.run}: {error}") from None
     origin = {"run": source, "at": args.at, "set": args.set}

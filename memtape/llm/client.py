@@ -36,6 +36,11 @@ class ModelUnavailable(Rejected):
     """The model could not be asked, or did not answer: nothing was appended."""
 
 
+class NotChosen(ModelUnavailable):
+    """A request would go where a file, not the user, chose (a run's recorded ``[llm]``
+    table, untrusted): it is refused before anything is sent."""
+
+
 @attrs.frozen
 class Reply:
     """What a model answered, with the usage the server counted and the seconds it took."""
@@ -59,7 +64,13 @@ def chat(
 ) -> Reply:
     """Ask ``config``'s model ``messages`` (Chat Completions): its reply, or
     ``ModelUnavailable``. With ``json_object`` the request asks for a JSON object
-    (``response_format``), which OpenAI, vLLM, llama.cpp's server and Ollama honour."""
+    (``response_format``), which OpenAI, vLLM, llama.cpp's server and Ollama honour.
+
+    A ``recorded`` table (a run file's, untrusted) is refused (``NotChosen``) before
+    anything is sent: the key goes only where the user chose."""
+    refusal = config.refusal()
+    if refusal is not None:
+        raise NotChosen(refusal)
     try:
         import openai  # noqa: PLC0415 (the extra is imported only when a model is asked)
     except ImportError:

@@ -117,7 +117,12 @@ class Policies:
 
     @classmethod
     def from_params(
-        cls, tables: Mapping[str, Any], where: str = "policies", *, imports: bool = True
+        cls,
+        tables: Mapping[str, Any],
+        where: str = "policies",
+        *,
+        imports: bool = True,
+        recorded: str | None = None,
     ) -> "Policies":
         """Build the policies from ``{"compaction": {"policy": NAME, ...}, ...}``, and the
         model they may ask from an ``"llm"`` table (``{"model": NAME, ...}``).
@@ -126,6 +131,8 @@ class Policies:
         (a run file's header, which is data): then a stand-in that knows only
         its table takes its place (``memtape.policies.unimported``); so does a
         summarizer named by import path (``memtape.policies.summarizers``).
+        ``recorded`` names the run file an untrusted header was read from: its
+        ``[llm]`` model and server are shown, never asked (``ModelConfig.recorded``).
         """
         unknown = set(tables) - {*AXES, LLM}
         if unknown:
@@ -138,7 +145,7 @@ class Policies:
         if llm is not None:
             from memtape.policies.model_settings import model_config  # noqa: PLC0415 (a model)
 
-            config = model_config(llm, f"{where}: [{LLM}]", strict=imports)
+            config = model_config(llm, f"{where}: [{LLM}]", strict=imports, recorded=recorded)
         with building(Building(config, imports)):
             built = cls._axes(tables, where, imports=imports)
         try:
@@ -213,9 +220,13 @@ class Policies:
         ``AXIS.summarizer=NAME`` drops the old summarizer's own parameters (its prompt), and
         ``compaction.warm=...`` / ``compaction.gist=...`` those of tiered's old choice.
         ``llm.PARAM=VALUE`` changes the model asked (``llm.model=gpt-4o-mini``), and
-        makes an ``[llm]`` table if there was none.
+        makes an ``[llm]`` table if there was none. A run's recorded table (untrusted)
+        stays the file's word until ``llm.model`` names the model: then the user chose
+        it, and its server is ``llm.base_url`` if set, never the file's.
         """
         tables = self.params()
+        recorded = self.llm.recorded if self.llm is not None else None
+        chosen: set[str] = set()
         for setting in settings:
             name, sep, raw = setting.partition("=")
             axis, dot, param = name.strip().partition(".")
@@ -225,6 +236,7 @@ class Policies:
                 )
             if axis == LLM:
                 tables.setdefault(LLM, {})[param] = _value(raw.strip(), name.strip())
+                chosen.add(param)
                 continue
             if axis not in AXES:
                 raise BadInput(
@@ -240,7 +252,13 @@ class Policies:
                 for own in _choice_params(param):
                     tables[axis].pop(own, None)
             tables[axis][param] = value
-        return Policies.from_params(tables, "--set", imports=self.imports)
+        if recorded is not None and "model" in chosen:
+            recorded = None
+            if "base_url" not in chosen:
+                tables[LLM].pop("base_url", None)
+        if "base_url" in chosen:
+            _user_url(tables[LLM]["base_url"])
+        return Policies.from_params(tables, "--set", imports=self.imports, recorded=recorded)
 
     def decide(self, state: State, command: Command) -> tuple[Event, ...]:
         """The events that honour ``command`` in ``state``, or ``Rejected`` saying why not."""
@@ -298,6 +316,13 @@ def _choice_params(param: str) -> tuple[str, ...]:
     from memtape.policies.tier_writers import WRITER_PARAMS  # noqa: PLC0415
 
     return SUMMARIZER_PARAMS if param == "summarizer" else WRITER_PARAMS[param]
+
+
+def _user_url(url: Any) -> None:
+    """Refuse an ``llm.base_url`` setting that is not an http(s) URL (a run's own
+    recorded value is not checked: it is never asked)."""
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise BadInput(f"--set llm.base_url: must be an http:// or https:// URL, got {url!r}")
 
 
 def _value(raw: str, name: str) -> Any:
@@ -373,6 +398,8 @@ class Session:
                 f"event {at} falls inside a command; a fork starts between commands "
                 f"(the nearest are {before} and {after})"
             )
+        from memtape.llm.client import NotChosen  # noqa: PLC0415 (the cache's sqlite3 on a fork only)
+
         # The policies that decided the first re-decided event (a fork of a
         # fork at the same point starts from the first fork's settings).
         policies = self.policies_at(at + 1).with_settings(settings)
@@ -386,6 +413,8 @@ class Session:
         for step in range(kept + 1, run.steps + 1):
             try:
                 forked.execute(commands[step - 1])
+            except NotChosen:
+                raise  # it names the run and what to do, whatever the step
             except Rejected as error:
                 raise BadInput(f"step {step}, re-decided after the fork: {error}") from None
         return forked

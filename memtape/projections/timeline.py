@@ -132,12 +132,14 @@ def describe_query(event: Queried, after: State) -> str:
 
 
 def _asked(call: ModelCall) -> str:
-    """A model call in a few words: which model, its tokens and time, and whether cached."""
+    """A model call in a few words: which model, its tokens and time, whether cached, and
+    how much of its answer the cap cut."""
     cached = ", cached" if call.cached else ""
+    cut = f", answer cut by {counted(call.cut, 'character')}" if call.cut else ""
     return (
         f"asked {visible(call.model)} "
         f"({call.prompt_tokens}+{counted(call.completion_tokens, 'token')}, "
-        f"{call.seconds:.2f} s{cached})"
+        f"{call.seconds:.2f} s{cached}{cut})"
     )
 
 

@@ -358,7 +358,7 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
 
 def _asked(calls: tuple[ModelCall, ...], masks: Masks) -> tuple[ModelCall, ...]:
     """Model calls with their answers masked (free text) and no prompt hash (which could
-    confirm a guess of the prompt); the model, tokens, seconds and cache flag are kept."""
+    confirm a guess of the prompt); the model, tokens, seconds, cache flag and cut are kept."""
     return tuple(
         ModelCall(
             masks.text(call.output),
@@ -368,6 +368,7 @@ def _asked(calls: tuple[ModelCall, ...], masks: Masks) -> tuple[ModelCall, ...]:
             call.completion_tokens,
             call.seconds,
             call.cached,
+            call.cut,
         )
         for call in calls
     )

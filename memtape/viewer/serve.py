@@ -42,6 +42,7 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput, MemtapeError
 from memtape.core.integers import bounded
 from memtape.core.visible import visible
+from memtape.policies.model_settings import model_settings
 from memtape.policies.session import Policies, Session
 from memtape.runs.files import load_run
 from memtape.scenarios import is_scenario, load_scenario
@@ -165,25 +166,27 @@ def live_source(target: str, settings: Sequence[str] = (), *, trust: bool = Fals
 
     ``settings`` (``AXIS.PARAM=VALUE``, as ``memtape run --set``) change a
     scenario's policies; a run is re-decided from the start under the policies
-    that began it, which settings do not change (``memtape fork`` does that).
-    Re-deciding runs the policies' code, so a run naming a policy by import
-    path is refused unless ``trust`` says its code is the user's to run.
+    that began it, which only ``llm.*`` settings change (the model asked: a
+    run's own recorded model is asked only when ``trust`` says so; ``memtape
+    fork`` changes the rest). Re-deciding runs the policies' code, so a run
+    naming a policy by import path is refused unless ``trust`` says its code
+    is the user's to run.
     """
     if is_scenario(target):
         scenario = load_scenario(target)
         policies = scenario.policies.with_settings(settings) if settings else scenario.policies
         return LiveRun(policies, scenario.steps, scenario.name)
-    if settings:
-        raise BadInput(
-            f"{target}: --set changes a scenario's policies; fork a recorded run instead"
-        )
+    model_settings(settings, target)
     loaded = load_run(target, trust=trust)
     loaded.require_code("serve")
     if loaded.torn is not None:
         warning = visible(f"{target}: {loaded.torn}", "message")
         print(f"memtape: warning: {warning}", file=sys.stderr)
     session = loaded.session
-    return LiveRun(session.policies_at(0), session.run.commands, loaded.scenario)
+    policies = session.policies_at(0)
+    if settings:
+        policies = policies.with_settings(settings)
+    return LiveRun(policies, session.run.commands, loaded.scenario)
 
 
 def serve(live: LiveRun, port: int = 0) -> int:
