@@ -23,7 +23,6 @@ from memtape._version import __version__
 from memtape.commandline.numbers import integer as _integer
 from memtape.core.collector import collector_paused
 from memtape.core.errors import MemtapeError, one_line
-from memtape.core.logs import LOGGER_NAME
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, FORMATS, PINS
 from memtape.llm.cache_location import CACHE_ENV, DEFAULT_CACHE
 from memtape.scenarios.shipped import SHIPPED
@@ -60,9 +59,8 @@ def _main(argv: Sequence[str] | None) -> int:
         parser = _parser()
     args = parser.parse_args(argv)
     args.as_process = as_process
-    _configure_logging(args.verbose)
     try:
-        with _no_cache() if args.no_cache else nullcontext():
+        with _verbosity(args.verbose), _no_cache() if args.no_cache else nullcontext():
             status: int = args.handler(args)
     except MemtapeError as error:
         print(f"memtape: error: {one_line(str(error))}", file=sys.stderr)
@@ -532,9 +530,6 @@ def _add_viewer(commands: Any) -> None:
     live.set_defaults(handler=_command("serve"))
 
 
-_HANDLER_NAME = "memtape-cli"
-
-
 def _add_trust(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--trust",
@@ -565,36 +560,14 @@ def _add_settings(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _configure_logging(verbose: bool) -> None:
-    """Show decision entries on stderr with ``-v``; otherwise leave the logger quiet.
-
-    Idempotent, so that ``main`` can be called many times in one process. Until
-    something imports ``logging`` there is nothing to undo, and a quiet command
-    does not import it.
-    """
-    if not verbose and "logging" not in sys.modules:
-        return
-    import logging  # noqa: PLC0415 (a command that logs nothing does without it)
-
-    logger = logging.getLogger(LOGGER_NAME)
-    for handler in [h for h in logger.handlers if h.get_name() == _HANDLER_NAME]:
-        logger.removeHandler(handler)
+def _verbosity(verbose: bool) -> AbstractContextManager[object]:
+    """Decision entries on stderr while the command runs, with ``-v``; nothing otherwise
+    (a quiet command does not import ``logging``)."""
     if not verbose:
-        logger.setLevel(logging.NOTSET)
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.set_name(_HANDLER_NAME)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    import structlog  # noqa: PLC0415
+        return nullcontext()
+    from memtape.commandline.verbose import decisions_shown  # noqa: PLC0415 (-v only)
 
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.KeyValueRenderer(key_order=["event", "at", "step"]),
-        ],
-    )
+    return decisions_shown()
 
 
 def _command(name: str, function: str = "run") -> Callable[[argparse.Namespace], int]:

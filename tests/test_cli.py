@@ -6,22 +6,19 @@ console script and ``python -m memtape.cli`` for real.
 
 import argparse
 import json
-import logging
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-import structlog
 
 from memtape import __version__
 from memtape.cli import _parser, _subcommands, main
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn
-from memtape.core.logs import LOGGER_NAME
 from memtape.policies import tokenizers
 from memtape.policies.session import Session
 from memtape.scenarios import load_scenario
@@ -90,18 +87,6 @@ class Outcome(NamedTuple):
 
 
 Cli = Callable[..., Outcome]
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """``-v`` configures logging globally; put it back so tests stay independent."""
-    logger = logging.getLogger(LOGGER_NAME)
-    handlers, level = list(logger.handlers), logger.level
-    config = structlog.get_config()
-    yield
-    logger.handlers[:] = handlers
-    logger.setLevel(level)
-    structlog.configure(**config)
 
 
 @pytest.fixture
