@@ -4,9 +4,12 @@ A cell is one scenario under one policy with one set of settings (the
 ``--set`` ones and a point of the ``--grid``). Every cell runs in a fresh
 session, so cells are independent: a process pool gives the same numbers as
 a serial run, and the same inputs give the same numbers (decision cost, a
-wall-clock time, aside).
+wall-clock time, aside). Each process warms up before its first cell is
+timed, so a cell's decision cost is its own commands' and not its worker's
+start (``warm_up``).
 """
 
+import gc
 import itertools
 import os
 import time
@@ -293,7 +296,8 @@ def run_cell(
         return Result(scenario.name, cell.label, cell.spec.name, None, metrics, None, (), ())
     session = Session(policies)
     window = WindowTally(scenario.probes, policies.compaction) if axis == "compaction" else None
-    clock = time.perf_counter_ns
+    _warm()
+    clock = _clock
     spent = 0
     for number, command in enumerate(scenario.steps, start=1):
         before = session.state
@@ -352,6 +356,41 @@ def run_cell(
         losses,
         over_budget,
     )
+
+
+_clock = time.perf_counter_ns
+"""What times a cell's commands (a test reads it in their place)."""
+
+WARM_UP = ("refund-desk", "dana-facts")
+"""The shipped scenarios a process runs, untimed, before its first cell: both axes, and
+policies that ask no model."""
+
+_warmed_in: int | None = None
+"""The id of the process that last warmed up: a worker forked from a warm process has its
+parent's id here, and warms up all the same (its pages are its parent's until it writes)."""
+
+
+def warm_up() -> None:
+    """Run the ``WARM_UP`` scenarios and a full collection, untimed, so that a process's first
+    cell does not time its lazy imports and caches, nor the first writes to the memory it
+    shares with its parent (the collector's first pass writes to every object it walks).
+
+    Its decisions are not logged: ``-v`` shows the cells' own.
+    """
+    for name in WARM_UP:
+        scenario = load_scenario(name)
+        run = Session(scenario.policies).run
+        for command in scenario.steps:
+            run.append(command, scenario.policies.decide(run.state, command))
+    gc.collect()
+
+
+def _warm() -> None:
+    """``warm_up``, once in each process, before its first cell is timed."""
+    global _warmed_in  # noqa: PLW0603 (one flag a process)
+    if _warmed_in != os.getpid():
+        warm_up()
+        _warmed_in = os.getpid()
 
 
 def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
