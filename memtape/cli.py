@@ -81,7 +81,28 @@ class _Parser(argparse.ArgumentParser):
     """argparse with its errors in memtape's one-line form."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"memtape: error: {message} (see {self.prog} --help)\n")
+        self.exit(
+            EXIT_USAGE, f"memtape: error: {message}{_hint(message)} (see {self.prog} --help)\n"
+        )
+
+
+def _hint(message: str) -> str:
+    """``": did you mean 'show'?"`` after argparse's ``invalid choice: 'shwo' (choose from
+    ...)``, when a choice is close; ``""`` otherwise."""
+    if "invalid choice: " not in message:
+        return ""
+    import re  # noqa: PLC0415 (a mistyped command only)
+
+    from memtape.core.spelling import did_you_mean  # noqa: PLC0415
+
+    found = re.search(
+        r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)", message
+    )
+    if found is None:
+        return ""
+    # Quoted or not, as Python's versions differ.
+    choices = [choice.strip().strip("'") for choice in found["choices"].split(",")]
+    return did_you_mean(found["given"], choices)
 
 
 def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrations, one per command)

@@ -23,6 +23,7 @@ import attrs
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, NothingToApply, Rejected
+from memtape.core.spelling import did_you_mean
 from memtape.lab.progress import EVERY
 from memtape.llm.cache import cache_setting, use_cache
 from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
@@ -78,8 +79,9 @@ def parse_policy(text: str) -> PolicySpec:
     name = name.strip()
     axes = [axis for axis in BENCHED_AXES if name in AXES[axis]]
     if not axes:
-        known = ", ".join(sorted(n for axis in BENCHED_AXES for n in AXES[axis]))
-        raise BadInput(f"--policy {text!r}: no policy {name!r} (known: {known})")
+        names = sorted(n for axis in BENCHED_AXES for n in AXES[axis])
+        hint = did_you_mean(name, names)
+        raise BadInput(f"--policy {text!r}: no policy {name!r} (known: {', '.join(names)}){hint}")
     axis = axes[0]
     settings = []
     for pair in filter(None, (part.strip() for part in rest.split(","))):
