@@ -8,6 +8,7 @@ from collections.abc import Callable
 from memtape.commandline.writing import write_scenario
 from memtape.lab.choices import AUTO
 from memtape.lab.importers import import_transcript
+from memtape.lab.importers.records import UnfinishedLine
 from memtape.lab.importers.scenario import NothingSalient
 
 
@@ -30,11 +31,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -> int:
-    """Write the scenario, ``heard`` told of the messages made steps; warn if nothing is
-    salient."""
+    """Write the scenario, ``heard`` told of the messages made steps; warn if the last line
+    was cut short or nothing is salient."""
     reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NothingSalient)
+        warnings.simplefilter("always", UnfinishedLine)
         status = write_scenario(
             args.out,
             lambda: import_transcript(
@@ -52,6 +54,6 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
             reads,
         )
     for warning in caught:
-        if isinstance(warning.message, NothingSalient):
+        if isinstance(warning.message, NothingSalient | UnfinishedLine):
             print(f"memtape: warning: {warning.message}", file=sys.stderr)
     return status
