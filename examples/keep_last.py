@@ -2,8 +2,9 @@
 
 It is what a user writes to try a memory policy of their own: a frozen attrs
 class that names its axis, builds itself from a scenario table, declares its
-promises and decides each turn. ``examples/test_keep_last.py`` runs the kit
-on it; a scenario names it ``policy = "examples.keep_last:KeepLast"``.
+promises and decides each turn, with everything it needs from memtape
+imported from ``memtape.policy``. ``examples/test_keep_last.py`` runs the
+kit on it; a scenario names it ``policy = "examples.keep_last:KeepLast"``.
 """
 
 from collections.abc import Mapping
@@ -11,18 +12,28 @@ from typing import Any, ClassVar
 
 import attrs
 
-from memtape.core.commands import AddTurn
-from memtape.core.errors import Rejected
-from memtape.core.events import CompactionTriggered, Event, TurnAdded
-from memtape.core.state import State, Window
-from memtape.policies.params import Params
-from memtape.policies.promises import BUDGET, RECENT_VERBATIM
+from memtape.policy import (
+    BUDGET,
+    RECENT_VERBATIM,
+    AddTurn,
+    CompactionTriggered,
+    Event,
+    Params,
+    State,
+    Window,
+    WordCount,
+    arriving,
+)
+
+WORDS = WordCount()
+"""How the policy measures a turn: whitespace-separated words."""
 
 
 @attrs.frozen
 class KeepLast:
     """Over ``budget``, drop the oldest turns until the window fits, but never the newest
-    ``keep``. A turn costs the words of ``"{role}: {text}"``."""
+    ``keep``. A turn costs the words of ``"{role}: {text}"``, and is salient when its
+    command says so, or else when it is a tool result (the shipped policies' rule)."""
 
     name: ClassVar[str] = "keep-last"
     axis: ClassVar[str] = "compaction"
@@ -58,17 +69,16 @@ class KeepLast:
         return {"policy": self.name, "budget": self.budget, "keep": self.keep}
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
-        """The turn, and the oldest turns dropped if it takes the window over budget."""
-        if not isinstance(command.role, str) or not command.role.strip():
-            raise Rejected(f"a turn's role must be a non-empty word, got {command.role!r}")
-        if not isinstance(command.text, str):
-            raise Rejected(f"a turn's text must be a string, got {command.text!r}")
+        """The turn, and the oldest turns dropped if it takes the window over budget.
+
+        ``arriving`` numbers and measures the turn, settles its salience, and
+        rejects a malformed one (a role memtape does not know, an answer to a
+        call no turn made) as every shipped policy does.
+        """
         window = state.window
-        tokens = len(f"{command.role}: {command.text}".split())
-        salient = bool(command.salient)
-        turn = TurnAdded(window.turns + 1, command.role, command.text, tokens, salient)
+        turn = arriving(window, command, WORDS)
         hot = [*window.hot, turn]
-        total = window.tokens + tokens
+        total = window.tokens + turn.tokens
         dropped: list[int] = []
         while total > self.budget and len(hot) > self.keep:
             oldest = hot.pop(0)

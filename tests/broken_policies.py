@@ -187,3 +187,36 @@ class OvershootsOnHugeTurns(TieredCompaction):
         first = events[0]
         assert isinstance(first, TurnAdded)
         return (first,) if first.tokens > 3 * self.budget else events
+
+
+@attrs.frozen
+class ToolsAsChatter(NoCompaction):
+    """Keeps every turn, and marks a turn salient only when its command says so: a tool
+    result left to it is chatter, so its salience rule never fires (the tutorial's old
+    example did this)."""
+
+    axis: ClassVar[str] = "compaction"
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The turn, salient only if asked."""
+        turn = arriving(state.window, command, self.tokenizer)
+        return (attrs.evolve(turn, salient=command.salient is True),)
+
+
+@attrs.frozen
+class AllSalient(NoCompaction):
+    """Keeps every turn, and marks every turn left to it salient, tool result or not."""
+
+    axis: ClassVar[str] = "compaction"
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The turn, salient unless asked otherwise."""
+        turn = arriving(state.window, command, self.tokenizer)
+        return (attrs.evolve(turn, salient=command.salient is not False),)
+
+
+@attrs.frozen
+class ChatterByDesign(ToolsAsChatter):
+    """``ToolsAsChatter``, saying its salience is constant by design."""
+
+    salience_may_be_constant: ClassVar[bool] = True

@@ -6,6 +6,7 @@ console script and ``python -m memtape.cli`` for real.
 
 import argparse
 import json
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable
@@ -1325,6 +1326,9 @@ class TestUsageErrors:
         assert fragment in err
 
 
+HUGE = "9" * 5000
+"""A whole number past Python's limit on the digits ``int()`` reads (4,300)."""
+
 INTEGER_OPTIONS = [
     ["show", "refund-desk", "--at"],
     ["fork", "refund-desk", "--out", "f.jsonl", "--at"],
@@ -1406,7 +1410,34 @@ class TestWholeNumbers:
             main(["show", "refund-desk", "--at", "9" * 5000])
         err = capsys.readouterr().err
         assert (2, 1) == (exited.value.code, len(err.splitlines()))
-        assert "argument --at: expected a whole number of at most 4300 digits" in err
+        assert (
+            "argument --at: the number is too large: 5000 digits (at most 9223372036854775807)"
+            in err
+        )
+
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["diff", "refund-desk", "0", HUGE],
+            ["diff", "refund-desk", f"-{HUGE}", "0"],
+            ["show", f"{{store}}#{HUGE}"],
+            ["why", "refund-desk", HUGE],
+            ["why", "refund-desk", f"turn:{HUGE}"],
+            ["run", "refund-desk", "--out", "{out}", "--set", f"compaction.budget={HUGE}"],
+            ["run", "refund-desk", "--out", "{out}", "--set", f"llm.seed={HUGE}"],
+        ],
+        ids=["diff", "diff-negative", "run-id", "why-fact", "why-turn", "set", "set-llm"],
+    )
+    def test_five_thousand_digits_anywhere_are_one_line_too_large(
+        self, cli: Cli, tmp_path: Path, argv: list[str]
+    ) -> None:
+        store, out = tmp_path / "runs.db", tmp_path / "out.jsonl"
+        cli("run", "refund-desk", "--out", str(store))
+        outcome = cli(*(arg.format(store=store, out=out) for arg in argv))
+
+        assert (2, 1, "") == (outcome.status, len(outcome.err.splitlines()), outcome.out)
+        assert "is too large: 5000 digits (at most 9223372036854775807)" in outcome.err
+        assert not out.exists()
 
     def test_ascii_digits_still_work(self, cli: Cli) -> None:
         assert 3 == json.loads(cli("show", "refund-desk", "--at", "3", "--json").out)["at"]
@@ -1856,7 +1887,7 @@ class TestOutputAddresses:
         outcome = cli("show", f"{store}#{2**70}")
 
         assert (2, 1) == (outcome.status, len(outcome.err.splitlines()))
-        assert "no run id is that large" in outcome.err
+        assert f"#ID: the run id is too large: {2**70} (at most {2**63 - 1})" in outcome.err
 
 
 class TestWhyOnAFork:
@@ -2285,3 +2316,90 @@ def _python(code: str) -> str:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     return result.stdout.strip()
+
+
+DAMAGES: dict[str, tuple[str, str, str, Any, str]] = {
+    "tokens-2**63": (
+        "refund-desk",
+        "TurnAdded",
+        "tokens",
+        2**63,
+        f"TurnAdded.tokens must be within 0..{2**40}, got {2**63}",
+    ),
+    "role-unknown": (
+        "refund-desk",
+        "TurnAdded",
+        "role",
+        "wizard",
+        "TurnAdded.role: a turn's role is one of system, user, assistant, tool, got 'wizard'",
+    ),
+    "importance-negative": (
+        "dana-facts",
+        "FactWritten",
+        "importance",
+        -5.0,
+        "FactWritten.importance must be within 0..1, got -5.0",
+    ),
+}
+"""Impossible values in a run: its scenario, the event type and field, the value, the
+problem named."""
+
+
+def _damaged(cli: Cli, tmp_path: Path, damage: tuple[str, str, str, Any, str]) -> Path:
+    """A run of the damage's scenario whose first event of its type holds its value."""
+    scenario, type_name, field, value, _ = damage
+    run = tmp_path / "run.jsonl"
+    assert 0 == cli("run", scenario, "--out", str(run)).status
+    lines = [json.loads(line) for line in run.read_text("utf-8").splitlines()]
+    number = next(n for n, line in enumerate(lines, 1) if line.get("type") == type_name)
+    lines[number - 1]["event"][field] = value
+    run.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    return run
+
+
+READERS = {
+    "show": ["show", "{run}"],
+    "timeline": ["timeline", "{run}"],
+    "why": ["why", "{run}", "1"],
+    "diff": ["diff", "{run}", "0", "1"],
+    "view": ["view", "{run}", "--out", "{page}"],
+    "check": ["check", "{run}"],
+}
+"""Each command that reads a run, with its other arguments."""
+
+
+class TestImpossibleValues:
+    """A run holding a value no policy writes is refused by every reader, in one line
+    naming the file and line, as ``check`` refuses it."""
+
+    @pytest.mark.parametrize("reader", READERS.values(), ids=READERS.keys())
+    @pytest.mark.parametrize("damage", DAMAGES.values(), ids=DAMAGES.keys())
+    def test_each_reader_refuses_an_impossible_value_in_one_line(
+        self, cli: Cli, tmp_path: Path, reader: list[str], damage: tuple[str, str, str, Any, str]
+    ) -> None:
+        run, page = _damaged(cli, tmp_path, damage), tmp_path / "page.html"
+        outcome = cli(*(arg.format(run=run, page=page) for arg in reader))
+
+        # The first event of its type is on line 2 in each of these runs.
+        assert (2, "", f"memtape: error: {run}: line 2: {damage[-1]}\n") == outcome
+        assert not page.exists()
+
+    def test_a_store_s_row_is_refused_naming_its_position(self, cli: Cli, tmp_path: Path) -> None:
+        store = tmp_path / "runs.db"
+        assert 0 == cli("run", "dana-facts", "--out", str(store)).status
+        raw = sqlite3.connect(store)
+        with raw:
+            data = json.loads(
+                raw.execute("SELECT data FROM events WHERE position = 1").fetchone()[0]
+            )
+            data["importance"] = -5.0
+            raw.execute("UPDATE events SET data = ? WHERE position = 1", (json.dumps(data),))
+        raw.close()
+        outcome = cli("show", str(store))
+
+        assert (
+            2,
+            "",
+            f"memtape: error: {store}#1: position 1: FactWritten.importance must be within "
+            "0..1, got -5.0\n",
+        ) == outcome

@@ -5,6 +5,7 @@ import hashlib
 import http.client
 import json
 import re
+import select
 import signal
 import socket
 import struct
@@ -297,7 +298,9 @@ class TestHttp:
             # A digit to str.isdigit, but not to int.
             ("since=%C2%B2", "since must be one whole number of events, got ['\u00b2']"),
             ("since=5", "since=5 is out of range 0..0"),
+            (f"since={'9' * 5000}", f"since is too large: 5000 digits (at most {2**63 - 1})"),
         ],
+        ids=["letter", "negative", "twice", "superscript", "past-the-end", "5000-digits"],
     )
     def test_a_bad_since_is_400_and_the_command_is_not_run(
         self, server: LiveServer, query: str, error: str
@@ -310,9 +313,11 @@ class TestHttp:
         assert 400 == refused.status
         assert refused.error.startswith(error)
 
-    def test_a_length_that_is_no_ascii_number_is_400(self, server: LiveServer) -> None:
-        """``²`` passes ``str.isdigit`` but not ``int``: refused, not a dropped connection."""
-        answer = ask(server, "POST", "/api/command", write(), {"Content-Length": "\u00b2"})
+    @pytest.mark.parametrize("length", ["\u00b2", "9" * 5000], ids=["superscript", "5000-digits"])
+    def test_a_length_that_is_no_ascii_number_is_400(self, server: LiveServer, length: str) -> None:
+        """``²`` passes ``str.isdigit`` but not ``int``, nor do 5000 digits pass ``int``:
+        refused, not a dropped connection."""
+        answer = ask(server, "POST", "/api/command", write(), {"Content-Length": length})
         assert 400 == answer.status
         assert answer.error.startswith("a command is a JSON object")
 
@@ -629,9 +634,29 @@ class TestServer:
         assert "memtape serve: stopped\n" == err
 
 
-def started(read_timeout: float) -> LiveServer:
-    """A live server on dana-facts with ``read_timeout``, serving in a thread."""
-    return start(make_server(live_source("dana-facts"), read_timeout=read_timeout))
+def started(read_timeout: float, request_timeout: float = 10.0) -> LiveServer:
+    """A live server on dana-facts with ``read_timeout`` (and ``request_timeout``), serving
+    in a thread."""
+    live = live_source("dana-facts")
+    return start(make_server(live, read_timeout=read_timeout, request_timeout=request_timeout))
+
+
+def trickled(server: LiveServer, request: bytes, every: float) -> bool:
+    """Send ``request`` a byte at a time, ``every`` seconds apart; whether the server closed
+    the connection before it was all sent."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as client:
+        for index in range(len(request)):
+            try:
+                client.sendall(request[index : index + 1])
+            except ConnectionError:
+                return True
+            readable, _, _ = select.select([client], [], [], every)
+            if readable:
+                try:
+                    return b"" == client.recv(1)
+                except ConnectionError:
+                    return True
+    return False
 
 
 def stopped(server: LiveServer) -> None:
@@ -701,6 +726,23 @@ class TestClients:
                 silent.sendall(sent)
                 assert b"" == silent.recv(1)
             assert "memtape serve: a client went away (stalled for 0.3 s)\n" == logged(capsys)
+        finally:
+            stopped(server)
+
+    def test_a_client_trickling_its_request_is_dropped_when_its_time_is_up(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Each byte comes well within the read timeout; the request as a whole does not
+        (60 s of trickling at most: on a server without a total, the test ends, failing)."""
+        server = started(read_timeout=30, request_timeout=1)
+        try:
+            request = head(server, "/api/command", len(write())) + write()
+            assert trickled(server, request, every=60 / len(request))
+            assert (
+                "memtape serve: a client went away (sent its request too slowly: over 1 s)\n"
+                == logged(capsys)
+            )
+            assert 0 == len(server.live.session.run)
         finally:
             stopped(server)
 

@@ -13,6 +13,7 @@ import pytest
 
 from memtape.checking.check import check_file
 from memtape.checking.invariants import Violation
+from memtape.cli import main
 from memtape.core.chain import Chain, Signature
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn, AdvanceClock
@@ -764,3 +765,175 @@ class TestSchema1:
 
 def _killed(*args: Any, **kwargs: Any) -> Any:
     raise RuntimeError("killed")
+
+
+ENDLESS = (
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
+    "SELECT i FROM n ORDER BY i DESC"
+)
+"""A query that never ends: it counts for good, and sorts what it counted (spilling to disk)."""
+
+MAIN = "import sys\nfrom memtape.cli import main\nsys.exit(main(sys.argv[1:]))"
+"""The ``memtape`` command, run in a child process."""
+
+
+def _crafted(path: Path, *statements: str) -> bytes:
+    """A store of one run, then changed by hand by ``statements``; its bytes afterwards."""
+    _store(path, runs=1).close()
+    raw = sqlite3.connect(path)
+    for statement in statements:
+        raw.execute(statement)
+    raw.commit()
+    raw.close()
+    return path.read_bytes()
+
+
+AS_VIEW = {
+    "events-a-view": (
+        "ALTER TABLE events RENAME TO kept",
+        "CREATE VIEW events AS SELECT * FROM kept",
+        "holds a view, 'events'",
+    ),
+    "runs-a-view": (
+        "ALTER TABLE runs RENAME TO kept",
+        "CREATE VIEW runs AS SELECT * FROM kept",
+        "holds a view, 'runs'",
+    ),
+    "a-trigger": (
+        "SELECT 1",
+        "CREATE TRIGGER grow AFTER INSERT ON runs BEGIN DELETE FROM events; END",
+        "holds a trigger, 'grow'",
+    ),
+    "events-a-virtual-table": (
+        "ALTER TABLE events RENAME TO kept",
+        "CREATE VIRTUAL TABLE events USING fts5(run_id, position)",
+        "'events' is a virtual table",
+    ),
+}
+"""Stores whose tables are programs: each statement pair, and what the refusal names."""
+
+
+class TestPlainTables:
+    """A store is plain tables: opening it runs no SQL the file brings."""
+
+    @pytest.mark.parametrize(("rename", "create", "named"), AS_VIEW.values(), ids=AS_VIEW.keys())
+    def test_a_store_that_is_not_plain_tables_is_refused_in_one_line(
+        self, tmp_path: Path, rename: str, create: str, named: str
+    ) -> None:
+        path = tmp_path / "runs.db"
+        before = _crafted(path, rename, create)
+
+        with pytest.raises(BadInput) as caught:
+            open_store(path)
+
+        assert (
+            f"{path}: {named}; a run store is plain tables and memtape runs no SQL a store brings"
+        ) == str(caught.value)
+        assert before == path.read_bytes()
+
+    @pytest.mark.parametrize(("rename", "create", "named"), AS_VIEW.values(), ids=AS_VIEW.keys())
+    def test_a_writer_refuses_it_too_and_writes_nothing(
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        rename: str,
+        create: str,
+        named: str,
+    ) -> None:
+        path = tmp_path / "runs.db"
+        before = _crafted(path, rename, create)
+
+        assert 2 == main(["run", "refund-desk", "--out", str(path)])
+        assert f"{path}: {named};" in capsys.readouterr().err
+        assert before == path.read_bytes()
+
+    @pytest.mark.parametrize("command", ["show", "timeline", "runs", "check", "view"])
+    def test_each_reader_refuses_an_endless_view_at_once(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+    ) -> None:
+        """Were the view read, the command would never return: a child, so a regression
+        times out rather than hanging the suite."""
+        path = tmp_path / "runs.db"
+        before = _crafted(
+            path,
+            "ALTER TABLE events RENAME TO kept",
+            f"CREATE VIEW events AS SELECT 1 AS run_id, i AS position, 1 AS step, 'x' AS type, "
+            f"1 AS v, '{{}}' AS data, NULL AS command, 1 AS last, NULL AS link FROM ({ENDLESS})",
+        )
+        out = [] if command in ("runs", "check") else ["--out", str(tmp_path / "v.html")]
+        argv = [command, str(path), *(out if command == "view" else [])]
+        done = subprocess.run(
+            [sys.executable, "-c", MAIN, *argv],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+        assert (True, 1, "") == (done.returncode != 0, len(done.stderr.splitlines()), done.stdout)
+        assert "holds a view, 'events'" in done.stderr
+        assert before == path.read_bytes()
+        assert not (tmp_path / "v.html").exists()
+
+    @pytest.mark.parametrize(
+        ("table", "statement", "version"),
+        [
+            ("events", "ALTER TABLE events DROP COLUMN link", 2),
+            ("runs", "ALTER TABLE runs ADD COLUMN extra TEXT", 2),
+            ("events", "ALTER TABLE events ADD COLUMN shown TEXT AS (data || data)", 2),
+        ],
+        ids=["a-column-missing", "a-column-more", "a-generated-column"],
+    )
+    def test_a_table_without_the_schema_s_columns_is_refused(
+        self, tmp_path: Path, table: str, statement: str, version: int
+    ) -> None:
+        path = tmp_path / "runs.db"
+        _crafted(path, statement)
+
+        with pytest.raises(BadInput) as caught:
+            open_store(path)
+
+        assert (
+            f"{path}: not a memtape run store: its {table} table does not have the columns "
+            f"of a schema-{version} store"
+        ) == str(caught.value)
+
+    def test_a_missing_table_is_refused(self, tmp_path: Path) -> None:
+        path = tmp_path / "runs.db"
+        _crafted(path, "DROP TABLE events")
+
+        with pytest.raises(BadInput) as caught:
+            open_store(path)
+
+        assert f"{path}: not a memtape run store: it has no events table" == str(caught.value)
+
+    def test_an_index_of_ones_own_is_allowed(self, tmp_path: Path) -> None:
+        path = tmp_path / "runs.db"
+        _crafted(path, "CREATE INDEX by_type ON events (type)")
+
+        with open_store(path) as store:
+            assert 1 == store.read(1).header["events"]
+
+
+class TestBoundedReads:
+    """A read stops after a bounded amount of SQLite's work, counted in steps, not seconds."""
+
+    def test_a_query_that_never_ends_is_stopped_in_one_line(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = tmp_path / "runs.db"
+        _crafted(
+            path,
+            "ALTER TABLE runs RENAME TO kept",
+            f"CREATE VIEW runs AS SELECT i AS id, '{{}}' AS header, '' AS created, NULL AS head, "
+            f"NULL AS signature FROM ({ENDLESS})",
+        )
+        monkeypatch.setattr(SqliteStore, "_check_tables", lambda self, version: None)
+
+        with SqliteStore(path, work_per_page=1) as store, pytest.raises(BadInput) as caught:
+            store.runs()
+
+        assert str(caught.value).startswith(f"{path}: a read was stopped past ")
+        assert str(caught.value).endswith(
+            " steps of SQLite's work, far more than a run store of its size needs"
+        )

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
-from hypothesis.stateful import run_state_machine_as_test
 
 from memtape.cli import main
 from memtape.core.errors import BadInput
@@ -17,9 +16,11 @@ from memtape.scenarios import load_scenario
 from memtape.testing import (
     InvariantBroken,
     PolicyMachine,
+    SalienceNeverVaries,
     axis_of,
     kit_settings,
     policy_name,
+    run_kit,
 )
 from tests.llm_server import ChatServer
 from tests.playing import OWN_PARAMS
@@ -43,7 +44,7 @@ def machine_for(policy: Any, folder: Path | None = None, **attributes: Any) -> t
 def caught(policy: str, folder: Path) -> InvariantBroken:
     """The kit's verdict on a policy that must fail."""
     with pytest.raises(InvariantBroken) as raised:
-        run_state_machine_as_test(machine_for(policy, folder), settings=CI)
+        run_kit(machine_for(policy, folder), CI)
     return raised.value
 
 
@@ -96,6 +97,48 @@ class TestBrokenPolicies:
         assert f"replay it: memtape run {broken.path} --out run.jsonl" == lines[2]
 
 
+class TestSalience:
+    @pytest.mark.parametrize(
+        ("policy", "seen"),
+        [
+            ("tests.broken_policies:ToolsAsChatter", r"none of the \d+ drawn turns left to it"),
+            ("tests.broken_policies:AllSalient", r"all \d+ drawn turns left to it"),
+        ],
+    )
+    def test_a_salience_that_never_varies_is_reported_once_the_run_is_over(
+        self, tmp_path: Path, policy: str, seen: str
+    ) -> None:
+        """A policy marking every drawn turn left to it alike, tool results and the rest,
+        fails the run, naming the policy and what it marked."""
+        with pytest.raises(SalienceNeverVaries) as raised:
+            run_kit(machine_for(policy, tmp_path), CI)
+        message = str(raised.value)
+        assert re.match(rf"{re.escape(policy)} marked {seen} salient \(\d+ of them ", message)
+        assert "its salience rule never fires" in message
+        assert [] == list(tmp_path.iterdir())
+
+    def test_the_test_case_reports_it(self, tmp_path: Path) -> None:
+        """The three-line test a user writes (``TestCase``) runs the verdict too."""
+        case = machine_for("tests.broken_policies:ToolsAsChatter", tmp_path).TestCase
+        case.settings = CI
+        with pytest.raises(SalienceNeverVaries):
+            case().runTest()
+
+    def test_a_policy_constant_by_design_passes(self, tmp_path: Path) -> None:
+        """``salience_may_be_constant = True`` on the policy's class takes it out of the
+        verdict."""
+        run_kit(machine_for("tests.broken_policies:ChatterByDesign", tmp_path), PASSING)
+        assert [] == list(tmp_path.iterdir())
+
+    def test_a_run_counts_its_own_turns_alone(self, tmp_path: Path) -> None:
+        """Each run starts its count afresh: turns a machine counted before (here, varied
+        ones) do not hide what this run's policy did."""
+        machine = machine_for("tests.broken_policies:ToolsAsChatter", tmp_path)
+        machine.drawn.seen.update({("tool", True): 1, ("user", False): 1})
+        with pytest.raises(SalienceNeverVaries):
+            run_kit(machine, CI)
+
+
 SHIPPED = [
     *(("compaction", name) for name in sorted(COMPACTION)),
     *(("forgetting", name) for name in sorted(FORGETTING)),
@@ -132,7 +175,7 @@ class TestShippedPolicies:
         it cannot be built without: recorded's compactions), passes."""
         assert axis == axis_of(name)
         params = OWN_PARAMS.get(name, {}) if axis == "compaction" else {}
-        run_state_machine_as_test(machine_for(name, tmp_path, params=params), settings=PASSING)
+        run_kit(machine_for(name, tmp_path, params=params), PASSING)
         assert [] == list(tmp_path.iterdir())
 
     @pytest.mark.usefixtures("llm_env")
@@ -144,7 +187,7 @@ class TestShippedPolicies:
         table = {"model": "kit", "base_url": chat_server.url, "max_retries": 0}
         found = tmp_path / "found"
 
-        run_state_machine_as_test(machine_for("llm", found, llm=table), settings=PASSING)
+        run_kit(machine_for("llm", found, llm=table), PASSING)
         assert not found.exists()
         assert chat_server.requests > 0
 

@@ -55,6 +55,17 @@ class TestPlugin:
         assert saved.is_file()
 
     @pytest.mark.slow  # the kit's 50 examples in a child pytest
+    def test_a_salience_that_never_varies_fails_with_what_was_seen(
+        self, runner: pytest.Pytester
+    ) -> None:
+        """Once the run is over, the item fails with the kit's one message, no traceback."""
+        policy = "tests.broken_policies:ToolsAsChatter"
+        result = runner.runpytest_subprocess("--memtape-policy", policy, "-p", "no:cacheprovider")
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines([f"{policy} marked none of the * drawn turns left to it *"])
+        assert "Traceback" not in result.stdout.str()
+
+    @pytest.mark.slow  # the kit's 50 examples in a child pytest
     def test_with_the_option_a_projects_own_tests_are_not_collected(
         self, runner: pytest.Pytester
     ) -> None:

@@ -22,6 +22,7 @@ from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, ROLES, Command
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES, OMITTED_WHEN_EMPTY, Event
 from memtape.core.upcast import upcast
+from memtape.core.values import impossible
 
 if TYPE_CHECKING:
     import cattrs
@@ -124,14 +125,19 @@ def event_from_data(type_name: str, version: int, data: Any) -> Event:
 
     Fields stored at an older version are first brought to the class's
     ``VERSION`` by the upcasters in force (``memtape.core.upcast``); a newer
-    version, or an older one with no upcasters, is a ``BadInput``.
+    version, or an older one with no upcasters, is a ``BadInput``, and so is a
+    value no policy writes (``memtape.core.values``).
     """
     cls = EVENT_TYPES.get(type_name)
     if cls is None:
         raise BadInput(f"unknown event type {type_name!r}")
     if type(version) is not int or version != cls.VERSION:
         data, _ = upcast(type_name, version, data, current=cls.VERSION)
-    return _structure(data, cls, type_name)
+    event = _structure(data, cls, type_name)
+    problem = impossible(event)
+    if problem is not None:
+        raise BadInput(problem)
+    return event
 
 
 def command_data(command: Command) -> dict[str, Any]:

@@ -24,6 +24,7 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import ClockAdvanced, CompactionTriggered, Consolidated, Event, TurnAdded
+from memtape.core.integers import LARGEST, too_large
 from memtape.core.logs import debug_enabled, get_logger
 from memtape.core.plural import noun_for
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
@@ -228,7 +229,7 @@ class Policies:
                     f"--set {setting!r}: write AXIS.PARAM=VALUE, e.g. compaction.budget=60"
                 )
             if axis == LLM:
-                tables.setdefault(LLM, {})[param] = _value(raw.strip())
+                tables.setdefault(LLM, {})[param] = _value(raw.strip(), name.strip())
                 continue
             if axis not in AXES:
                 from memtape.core.spelling import did_you_mean  # noqa: PLC0415 (a refusal only)
@@ -239,7 +240,7 @@ class Policies:
                 )
             if axis not in tables:
                 raise BadInput(f"--set {setting!r}: this scenario has no [{axis}] policy")
-            value = _value(raw.strip())
+            value = _value(raw.strip(), name.strip())
             if param == "policy" and value != tables[axis].get("policy"):
                 tables[axis] = {k: v for k, v in tables[axis].items() if k in SHARED[axis]}
             if param in _CHOICES and value != tables[axis].get(param):
@@ -306,13 +307,20 @@ def _choice_params(param: str) -> tuple[str, ...]:
     return SUMMARIZER_PARAMS if param == "summarizer" else WRITER_PARAMS[param]
 
 
-def _value(raw: str) -> Any:
+def _value(raw: str, name: str) -> Any:
+    """A ``--set`` value, ``raw`` read as TOML (a plain string when it is not TOML); a whole
+    number past 64 bits, which TOML does not hold, is refused as too large."""
     import tomllib  # noqa: PLC0415 (only ``--set`` reads a value, and tomllib is not free)
 
     try:
-        return tomllib.loads(f"value = {raw}")["value"]
+        value = tomllib.loads(f"value = {raw}")["value"]
     except tomllib.TOMLDecodeError:
         return raw
+    except ValueError:  # tomllib's int() of more digits than Python reads
+        raise too_large(f"--set {name}", raw) from None
+    if type(value) is int and not -LARGEST <= value <= LARGEST:
+        raise too_large(f"--set {name}", raw)
+    return value
 
 
 def _advance(state: State, command: AdvanceClock) -> ClockAdvanced:

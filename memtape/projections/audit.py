@@ -27,6 +27,7 @@ from memtape.core.events import (
     TurnAdded,
     WarmItem,
 )
+from memtape.core.integers import bounded
 from memtape.core.plural import counted
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import Fact, State, Tier
@@ -70,13 +71,15 @@ def parse_target(text: str) -> Target:
     turn = _TURN.fullmatch(text)
     if turn is not None:
         number = turn.group(1)
-        if not _NUMBER.fullmatch(number) or int(number) < 1:
+        position = bounded(number, "turn:N: the turn number") if _NUMBER.fullmatch(number) else 0
+        if position < 1:
             raise BadInput(f"a turn target is turn:N with N a whole number >= 1, got {text!r}")
-        return TurnTarget(int(number))
+        return TurnTarget(position)
     if _NUMBER.fullmatch(text):
-        if int(text) < 1:
+        fact = bounded(text, "the fact id")
+        if fact < 1:
             raise BadInput(f"a fact id is a whole number >= 1, got {text!r}")
-        return FactTarget(int(text))
+        return FactTarget(fact)
     return KeyTarget(text)
 
 

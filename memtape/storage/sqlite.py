@@ -15,6 +15,7 @@ commit. A schema-1 store (before the chain) reads as unchained runs and is
 upgraded in place on its first write here.
 """
 
+import functools
 import json
 import os
 import sqlite3
@@ -61,6 +62,19 @@ APPLICATION_ID = 0x6D746170
 DEFAULT_TIMEOUT = 5.0
 """Seconds to wait for another process's lock before giving up."""
 
+WORK_PER_PAGE = 10_000
+"""The steps of SQLite's virtual machine one read may take per page of the store, counting
+``SPARE_PAGES`` more. A read of a store memtape wrote takes about 40 a page (a listing, a
+run, a verification of a third of a store of 9 MB); a query that would run on, one a
+hand-made store could hold, is stopped there. Counting steps, not seconds, makes the bound
+the same on any machine."""
+
+SPARE_PAGES = 1_000
+"""Pages added to a store's own when bounding a read: the work even a tiny store may take."""
+
+_STEPS_PER_CALL = 10_000
+"""How many steps SQLite takes between two calls of the read's progress handler."""
+
 _TABLES = (
     """CREATE TABLE runs (
         id INTEGER PRIMARY KEY,
@@ -102,10 +116,17 @@ class SqliteStore(RunStore):
     """The runs in the SQLite database at ``path``."""
 
     def __init__(
-        self, path: Path, *, create: bool = False, timeout: float = DEFAULT_TIMEOUT
+        self,
+        path: Path,
+        *,
+        create: bool = False,
+        timeout: float = DEFAULT_TIMEOUT,
+        work_per_page: int = WORK_PER_PAGE,
     ) -> None:
         self.path = path
         self._timeout = timeout
+        self._work_per_page = work_per_page
+        self._work = 0
         if not create or os.path.exists(path):
             # sqlite3 would open a FIFO and wait on it for good.
             regular_file(path, "run store")
@@ -302,7 +323,35 @@ class SqliteStore(RunStore):
                 f"{self.path}: run store schema {version} is not readable by this memtape "
                 f"(it reads schemas 1 and {SCHEMA})"
             )
+        self._check_tables(version)
         return int(version)
+
+    def _check_tables(self, version: int) -> None:
+        """Refuse a store that is not plain tables: a view, a trigger or a virtual table
+        would run SQL the file brings (a view over an endless query hangs every reader), and
+        ``runs`` and ``events`` must have the columns of schema ``version``."""
+        entries = self._db.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
+        for kind, name, sql in entries:
+            if kind in ("view", "trigger"):
+                raise BadInput(
+                    f"{self.path}: holds a {kind}, {name!r}; a run store is plain tables "
+                    "and memtape runs no SQL a store brings"
+                )
+            if isinstance(sql, str) and sql.lstrip()[:14].upper() == "CREATE VIRTUAL":
+                raise BadInput(
+                    f"{self.path}: {name!r} is a virtual table; a run store is plain tables "
+                    "and memtape runs no SQL a store brings"
+                )
+        tables = {name for kind, name, _ in entries if kind == "table"}
+        for table, columns in _columns(version).items():
+            if table not in tables:
+                raise BadInput(f"{self.path}: not a memtape run store: it has no {table} table")
+            found = tuple(self._db.execute(f"PRAGMA table_xinfo({table})").fetchall())
+            if found != columns:
+                raise BadInput(
+                    f"{self.path}: not a memtape run store: its {table} table does not have "
+                    f"the columns of a schema-{version} store"
+                )
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -407,15 +456,32 @@ class SqliteStore(RunStore):
 
     @contextmanager
     def _transaction(self, *, write: bool = True) -> Iterator[None]:
-        """One transaction; a write takes the write lock first (``BEGIN IMMEDIATE``)."""
+        """One transaction; a write takes the write lock first (``BEGIN IMMEDIATE``), a read
+        is bounded (``WORK_PER_PAGE``)."""
         self._db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         try:
+            if not write:
+                self._bound()
             yield
             self._db.execute("COMMIT")
         except BaseException:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise
+        finally:
+            self._db.set_progress_handler(None, 0)
+
+    def _bound(self) -> None:
+        """Stop this read's queries once they take ``work_per_page`` steps a page of the
+        store (and of ``SPARE_PAGES``) between them: they then fail as interrupted."""
+        pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+        self._work = self._work_per_page * (pages + SPARE_PAGES)
+        calls = iter(range(self._work // _STEPS_PER_CALL))
+
+        def progress() -> bool:
+            return next(calls, None) is None
+
+        self._db.set_progress_handler(progress, _STEPS_PER_CALL)
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -430,9 +496,36 @@ class SqliteStore(RunStore):
                     f"{self.path}: the run store is locked by another process "
                     f"(waited {self._timeout:g}s)"
                 ) from None
+            if "interrupted" in str(error):
+                raise BadInput(
+                    f"{self.path}: a read was stopped past {self._work} steps of SQLite's "
+                    "work, far more than a run store of its size needs"
+                ) from None
             raise BadInput(f"{self.path}: cannot use the run store: {error}") from None
         except sqlite3.DatabaseError as error:
             raise BadInput(f"{self.path}: not a readable run store: {error}") from None
+
+
+@functools.cache
+def _columns(version: int) -> dict[str, tuple[tuple[Any, ...], ...]]:
+    """The columns of each table of a schema-``version`` store, as ``PRAGMA table_xinfo``
+    gives them: the tables this memtape creates, less those its upgrade adds to schema 1."""
+    made = sqlite3.connect(":memory:")
+    try:
+        for table in _TABLES:
+            made.execute(table)
+        # "ALTER TABLE runs ADD COLUMN head TEXT": the table is word 3, the column word 6.
+        added = {(words[2], words[5]) for words in map(str.split, _UPGRADE_FROM_1)}
+        return {
+            table: tuple(
+                column
+                for column in made.execute(f"PRAGMA table_xinfo({table})")
+                if version == SCHEMA or (table, column[1]) not in added
+            )
+            for table in ("runs", "events")
+        }
+    finally:
+        made.close()
 
 
 def _chain_of(header: Mapping[str, Any], where: str) -> Chain:

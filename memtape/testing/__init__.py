@@ -1,14 +1,16 @@
 """memtape.testing: the invariant kit users run on their own policies.
 
-``PolicyMachine`` (a hypothesis state machine to subclass), the strategies
-in ``memtape.testing.strategies``, and the invariants themselves, which live
-in ``memtape.checking.invariants`` as plain functions. The kit needs hypothesis (the
-``testing`` extra). The package itself imports without it, because the
-pytest plugin (``memtape.testing.plugin``) is loaded in every pytest session
-of a project that has memtape installed and must cost nothing there; the
-names below fail with one clear ``ImportError`` when hypothesis is missing.
+``PolicyMachine`` (a hypothesis state machine to subclass) and ``run_kit``,
+the strategies in ``memtape.testing.strategies``, and the invariants
+themselves, which live in ``memtape.checking.invariants`` as plain
+functions. The kit needs hypothesis (the ``testing`` extra). The package
+itself imports without it, because the pytest plugin
+(``memtape.testing.plugin``) is loaded in every pytest session of a project
+that has memtape installed and must cost nothing there; the names of the
+machine fail with one clear ``ImportError`` when hypothesis is missing.
 """
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,14 +20,34 @@ if TYPE_CHECKING:
         axis_of,
         kit_settings,
         policy_name,
+        run_kit,
     )
+    from memtape.testing.salience import SalienceNeverVaries
 
-__all__ = ["InvariantBroken", "PolicyMachine", "axis_of", "kit_settings", "policy_name"]
+_HOME_OF = {
+    "InvariantBroken": "memtape.testing.machine",
+    "PolicyMachine": "memtape.testing.machine",
+    "SalienceNeverVaries": "memtape.testing.salience",
+    "axis_of": "memtape.testing.machine",
+    "kit_settings": "memtape.testing.machine",
+    "policy_name": "memtape.testing.machine",
+    "run_kit": "memtape.testing.machine",
+}
+"""The module each public name is defined in (hypothesis only when the machine is asked for)."""
+
+__all__ = [
+    "InvariantBroken",
+    "PolicyMachine",
+    "SalienceNeverVaries",
+    "axis_of",
+    "kit_settings",
+    "policy_name",
+    "run_kit",
+]
 
 
 def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from memtape.testing import machine  # noqa: PLC0415 (hypothesis only when asked for)
-
-        return getattr(machine, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

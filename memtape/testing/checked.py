@@ -18,6 +18,7 @@ from memtape.checking.invariants import (
 )
 from memtape.core.commands import Command
 from memtape.core.errors import Rejected
+from memtape.core.events import Event
 from memtape.policies.session import Policies, Session
 from memtape.reducers import fold
 
@@ -26,7 +27,8 @@ class CheckedSession:
     """A session under ``policies`` whose every command is checked as it executes.
 
     ``steps`` are the commands that shaped the run: every honoured one, and
-    a command that crashed the policy.
+    a command that crashed the policy; ``decided`` the events of the last
+    command executed (none when it was rejected or crashed).
     """
 
     def __init__(self, policies: Policies) -> None:
@@ -34,12 +36,14 @@ class CheckedSession:
         self.session = Session(policies)
         self.checker = StepChecker(self.session.state)
         self.steps: list[Command] = []
+        self.decided: tuple[Event, ...] = ()
 
     def execute(self, command: Command) -> list[Violation]:
         """Execute ``command``; what it breaks (empty when nothing, or when it is rightly
         rejected)."""
         run = self.session.run
         state, length, count = self.session.state, len(run), run.steps
+        self.decided = ()
         try:
             violations = check_determinism(self.policies, state, command, at=length + 1)
             events = self.session.execute(command)
@@ -54,6 +58,7 @@ class CheckedSession:
             crash = f"{type(command).__name__} raised {type(error).__name__}: {error}"
             return [Violation(length + 1, "crash", crash)]
         self.steps.append(command)
+        self.decided = events
         return [*violations, *self.checker.check(self.policies, events, start=length)]
 
     def replays(self) -> list[Violation]:

@@ -11,14 +11,19 @@ a registered name), and run its ``TestCase``::
 After every command it checks what every policy owes (the fold, the codec
 round trip, a rejection leaving no trace, determinism under another wall
 clock and random state, a ranking of exactly the active facts, replay
-equality) and what the policy promises (``memtape.policies.promises``), with
+equality) and what the policy promises (``memtape.policy.PROMISES``), with
 the same functions ``memtape check`` uses. A broken invariant raises
 ``InvariantBroken`` and saves the session so far as a scenario file; the last
-one saved is the minimal counterexample hypothesis shrank to.
+one saved is the minimal counterexample hypothesis shrank to. Once every
+session has run, a compaction policy that marked every drawn turn alike
+(tool results and the rest, all salient or all chatter) fails with
+``SalienceNeverVaries`` (``memtape.testing.salience``).
 """
 
+import functools
 import os
 import re
+import unittest
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -41,6 +46,7 @@ from memtape.scenarios.writer import scenario_text
 from memtape.testing import strategies as kit
 from memtape.testing.checked import CheckedSession, shortest
 from memtape.testing.requires import hypothesis_missing
+from memtape.testing.salience import OPT_OUT, DrawnSalience
 
 try:
     from hypothesis import HealthCheck, Phase, settings
@@ -53,6 +59,7 @@ try:
         invariant,
         precondition,
         rule,
+        run_state_machine_as_test,
     )
 except ImportError as error:  # pragma: no cover (the test extra installs it)
     raise ImportError(hypothesis_missing()) from error
@@ -180,6 +187,61 @@ def _final() -> bool:
         return True
 
 
+class _KitCase(unittest.TestCase):
+    """The kit on ``machine``'s policy as a unittest case: ``run_kit`` under ``settings``."""
+
+    machine: ClassVar["type[PolicyMachine]"]
+    settings: ClassVar[settings]
+
+    def runTest(self) -> None:  # noqa: N802 (unittest's name)
+        """Run the kit."""
+        run_kit(self.machine, self.settings)
+
+
+# So hypothesis's pytest plugin treats it as the hypothesis test it runs.
+_KitCase.runTest.is_hypothesis_test = True  # type: ignore[attr-defined]
+
+
+@functools.cache
+def _case_of(machine: "type[PolicyMachine]") -> type[_KitCase]:
+    """``machine``'s test case, made once (so its ``settings`` may be set)."""
+    attributes = {
+        "machine": machine,
+        "settings": kit_settings(),
+        "__qualname__": f"{machine.__qualname__}.TestCase",
+    }
+    return type(f"{machine.__name__}.TestCase", (_KitCase,), attributes)
+
+
+class _TestCaseOf:
+    """``PolicyMachine.TestCase``: the test case of the machine it is read from, whose test
+    is ``run_kit`` (hypothesis's own would run the sessions without the verdict after)."""
+
+    def __get__(
+        self, machine: "PolicyMachine | None", owner: "type[PolicyMachine] | None" = None
+    ) -> type[_KitCase]:
+        cls = type(machine) if machine is not None else owner
+        assert cls is not None
+        return _case_of(cls)
+
+
+def run_kit(machine: "type[PolicyMachine]", settings: settings | None = None) -> None:
+    """Run the kit on ``machine``'s policy, as its ``TestCase`` does.
+
+    Every session hypothesis draws is checked after every step (a broken
+    invariant raises ``InvariantBroken``); then, for a compaction policy,
+    what it decided of the salience left to it across all of them
+    (``SalienceNeverVaries`` when it never varied). ``settings`` default to
+    the machine's ``TestCase.settings``: the kit's profile.
+    """
+    machine.drawn = DrawnSalience()
+    chosen = settings if settings is not None else machine.TestCase.settings
+    run_state_machine_as_test(machine, settings=chosen)
+    failure = machine.drawn.verdict(policy_name(machine.policy, machine.axis))
+    if failure is not None:
+        raise failure
+
+
 class PolicyMachine(RuleBasedStateMachine):
     """Drives a session of random commands under one policy, checking after every step.
 
@@ -188,6 +250,11 @@ class PolicyMachine(RuleBasedStateMachine):
     the budget (compaction) or capacity (forgetting) the kit draws; ``llm``,
     the ``[llm]`` table of a policy that asks a model (``{"model": ..., "base_url":
     ...}``); and ``counterexamples``, the directory a counterexample is saved in.
+
+    ``TestCase`` runs it (``run_kit``). A compaction policy whose salience is
+    constant by design (every turn salient, say, whatever its role) sets
+    ``salience_may_be_constant = True`` on its own class, and the kit does
+    not hold it to varying.
     """
 
     policy: ClassVar[Any] = None
@@ -195,10 +262,15 @@ class PolicyMachine(RuleBasedStateMachine):
     params: ClassVar[Mapping[str, Any]] = {}
     llm: ClassVar[Mapping[str, Any] | None] = None
     counterexamples: ClassVar[Path | str | None] = None
+    drawn: ClassVar[DrawnSalience] = DrawnSalience()
+    """The salience the policy decided for the drawn turns left to it, in this run so far."""
+
+    # hypothesis types TestCase as its own private case class; ours is a unittest case too.
+    TestCase = _TestCaseOf()  # type: ignore[assignment]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.TestCase.settings = kit_settings()
+        cls.drawn = DrawnSalience()
 
     def __init__(self) -> None:
         super().__init__()
@@ -207,6 +279,7 @@ class PolicyMachine(RuleBasedStateMachine):
         self.name = policy_name(owner.policy, self.served)
         self.checked = CheckedSession(Policies())
         self.failed = False
+        self.judges_salience = False
 
     # -- the session -------------------------------------------------------------------------
 
@@ -216,6 +289,8 @@ class PolicyMachine(RuleBasedStateMachine):
         session starts half the time with a pinned system prompt."""
         tables = self.tables(budget, capacity)
         self.checked = CheckedSession(Policies.from_params(tables, f"{self.name} built by the kit"))
+        constant = getattr(self.checked.policies.compaction, OPT_OUT, False) is True
+        self.judges_salience = self.served == "compaction" and not constant
         if self.served == "compaction" and prompt:
             self.step(
                 AddTurn("system", "the policy is the policy: refunds within 30 days", pin=True)
@@ -258,8 +333,12 @@ class PolicyMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def add_turn(self, data: st.DataObject) -> None:
         """A turn sized against the budget, calling tools or answering the calls that wait;
-        now and then one the policy should refuse (a bad role, an answer no call waits on)."""
-        self.step(data.draw(kit.turns_for(self.state.window, self.budget)))
+        now and then one the policy should refuse (a bad role, an answer no call waits on).
+        What the policy decided of a turn left to it is counted (``drawn``)."""
+        command = data.draw(kit.turns_for(self.state.window, self.budget))
+        self.step(command)
+        if command.salient is None and self.judges_salience:
+            type(self).drawn.record(self.checked.decided)
 
     @precondition(lambda self: self.served != "compaction")
     @rule(move=kit.clock_steps(nan=False))

@@ -61,9 +61,7 @@ class PolicyKitItem(pytest.Item):
 
     def runtest(self) -> None:
         """Run the state machine on the policy; a broken invariant fails the item."""
-        from hypothesis.stateful import run_state_machine_as_test  # noqa: PLC0415
-
-        from memtape.testing import PolicyMachine, kit_settings  # noqa: PLC0415
+        from memtape.testing import PolicyMachine, kit_settings, run_kit  # noqa: PLC0415
 
         folder = self.config.getoption("memtape_counterexamples")
         machine = type(
@@ -71,17 +69,17 @@ class PolicyKitItem(pytest.Item):
             (PolicyMachine,),
             {"policy": self.policy, "counterexamples": Path(folder) if folder else None},
         )
-        run_state_machine_as_test(machine, settings=kit_settings())
+        run_kit(machine, kit_settings())
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | Any:
         """The broken invariant, the counterexample's path and the steps, without a traceback."""
         from memtape.core.errors import BadInput  # noqa: PLC0415
-        from memtape.testing import InvariantBroken  # noqa: PLC0415
+        from memtape.testing import InvariantBroken, SalienceNeverVaries  # noqa: PLC0415
 
         error = excinfo.value
-        if isinstance(error, InvariantBroken | BadInput | ImportError):
+        if isinstance(error, InvariantBroken | SalienceNeverVaries | BadInput | ImportError):
             notes = getattr(error, "__notes__", [])
             return "\n".join([str(error), *notes])
         return super().repr_failure(excinfo, style)
