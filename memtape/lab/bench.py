@@ -23,7 +23,9 @@ import attrs
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, NothingToApply, Rejected
+from memtape.core.events import Event
 from memtape.core.spelling import did_you_mean
+from memtape.core.state import State
 from memtape.lab.progress import EVERY
 from memtape.llm.cache import cache_setting, use_cache
 from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
@@ -381,10 +383,16 @@ def warm_up() -> None:
     """
     for name in WARM_UP:
         scenario = load_scenario(name)
-        run = Session(scenario.policies).run
-        for command in scenario.steps:
-            run.append(command, scenario.policies.decide(run.state, command))
+        # Through Session.execute, as a cell runs: its first call in a process costs most.
+        _Unlogged(scenario.policies).execute_all(scenario.steps)
     gc.collect()
+
+
+class _Unlogged(Session):
+    """A session that logs none of its decisions (the warm-up's are no one's to read)."""
+
+    def _log(self, before: State, events: tuple[Event, ...]) -> None:
+        """Nothing: not even when the ``memtape`` logger shows decisions."""
 
 
 def _warm() -> None:
