@@ -6,23 +6,21 @@ console script and ``python -m memtape.cli`` for real.
 
 import argparse
 import json
-import logging
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-import structlog
 
 from memtape import __version__
 from memtape.cli import _parser, _subcommands, main
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn
-from memtape.core.logs import LOGGER_NAME
+from memtape.core.extras import install_hint
 from memtape.policies import tokenizers
 from memtape.policies.session import Session
 from memtape.scenarios import load_scenario
@@ -91,18 +89,6 @@ class Outcome(NamedTuple):
 
 
 Cli = Callable[..., Outcome]
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """``-v`` configures logging globally; put it back so tests stay independent."""
-    logger = logging.getLogger(LOGGER_NAME)
-    handlers, level = list(logger.handlers), logger.level
-    config = structlog.get_config()
-    yield
-    logger.handlers[:] = handlers
-    logger.setLevel(level)
-    structlog.configure(**config)
 
 
 @pytest.fixture
@@ -2039,7 +2025,7 @@ class TestCompactionPolicies:
         finally:
             tokenizers._encoding.cache_clear()
 
-        assert_one_line_error(outcome, "o200k_base", "pip install 'memtape[bpe]'")
+        assert_one_line_error(outcome, "o200k_base", install_hint("bpe"))
         assert not path.exists()
 
 

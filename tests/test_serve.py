@@ -209,7 +209,7 @@ def ask(
         "Content-Type": "application/json",
         **(headers or {}),
     }
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
     try:
         connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
         for name, value in chosen.items():
@@ -587,7 +587,7 @@ class TestHeaders:
 
 def raw_status(server: LiveServer, request: bytes) -> int:
     """The status the server answers to ``request``, sent as it is."""
-    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as client:
         client.sendall(request)
         answer = client.makefile("rb").read()
     return int(answer.split(b" ", 2)[1])
@@ -623,15 +623,15 @@ class TestServer:
         try:
             assert printed is not None, line
             origin, token = printed.groups()
-            with urllib.request.urlopen(f"{origin}?token={token}", timeout=10) as response:
+            with urllib.request.urlopen(f"{origin}?token={token}", timeout=60) as response:
                 page = response.read().decode("utf-8")
             assert f'"{TOKEN_HEADER}":"{token}"' in page
             with pytest.raises(urllib.error.HTTPError) as refused:
-                urllib.request.urlopen(origin, timeout=10)
+                urllib.request.urlopen(origin, timeout=60)
             assert 403 == refused.value.code
         finally:
             process.send_signal(signal.SIGINT)
-            _, err = process.communicate(timeout=20)
+            _, err = process.communicate(timeout=60)
         assert 0 == process.returncode
         assert "memtape serve: stopped\n" == err
 
@@ -646,7 +646,7 @@ def started(read_timeout: float, request_timeout: float = 10.0) -> LiveServer:
 def trickled(server: LiveServer, request: bytes, every: float) -> bool:
     """Send ``request`` a byte at a time, ``every`` seconds apart; whether the server closed
     the connection before it was all sent."""
-    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as client:
         for index in range(len(request)):
             try:
                 client.sendall(request[index : index + 1])
@@ -676,9 +676,9 @@ def head(server: LiveServer, path: str, length: int) -> bytes:
 
 def logged(capsys: pytest.CaptureFixture[str], lines: int = 1) -> str:
     """What the server has written to stderr, once it has written ``lines`` lines (or given up
-    after 10 s), and a moment later, for whatever would follow them."""
+    after 30 s), and a moment later, for whatever would follow them."""
     err = ""
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while err.count("\n") < lines and time.monotonic() < deadline:
         time.sleep(0.02)
         err += capsys.readouterr().err
@@ -699,14 +699,14 @@ class TestClients:
     def test_a_silent_client_holds_up_no_other(
         self, capsys: pytest.CaptureFixture[str], sent: bytes
     ) -> None:
-        server = started(read_timeout=30)
+        # Longer than any test waits: a server held up by the silent client could only answer
+        # the other once it had dropped the silent one.
+        server = started(read_timeout=3600)
         try:
-            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as silent:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=60) as silent:
                 silent.sendall(sent)
-                begun = time.monotonic()
                 assert 200 == ask(server, "GET", "/api/data").status
-                assert time.monotonic() - begun < 5
-                # The silent client is still connected: it was waited for, not dropped.
+                # The silent client is still connected: the other was answered meanwhile.
                 silent.setblocking(False)
                 with pytest.raises(BlockingIOError):
                     silent.recv(1)
@@ -724,7 +724,7 @@ class TestClients:
     ) -> None:
         server = started(read_timeout=0.3)
         try:
-            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as silent:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=60) as silent:
                 silent.sendall(sent)
                 assert b"" == silent.recv(1)
             assert "memtape serve: a client went away (stalled for 0.3 s)\n" == logged(capsys)
@@ -753,7 +753,7 @@ class TestClients:
     ) -> None:
         server = started(read_timeout=0.3)
         try:
-            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as silent:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=60) as silent:
                 silent.sendall(head(server, "/api/command", len(write())) + write()[:5])
                 assert b"" == silent.recv(1)
             assert "memtape serve: a client went away (stalled for 0.3 s)\n" == logged(capsys)
@@ -767,7 +767,7 @@ class TestClients:
     ) -> None:
         server = started(read_timeout=30)
         try:
-            client = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+            client = socket.create_connection(("127.0.0.1", server.port), timeout=60)
             if reset:
                 # Closing with a zero linger sends a reset, not an orderly end.
                 client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

@@ -77,8 +77,13 @@ def open_run(
         )
     path = parse_address(target)[0]
     if path.suffix not in {".jsonl", SQLITE_SUFFIX}:
+        from memtape.scenarios.loader import shipped_hint  # noqa: PLC0415 (a missing file only)
+
         shipped = ", ".join(SHIPPED)
-        missing = f"no such run file, and not a scenario (shipped: {shipped}, or a .toml file)"
+        hint = shipped_hint(target)
+        missing = (
+            f"no such run file, and not a scenario (shipped: {shipped}, or a .toml file){hint}"
+        )
         regular_file(path, "run file", missing=missing)
     loaded = load_run(target, trust=trusted(trust))
     if loaded.torn is not None:

@@ -9,6 +9,7 @@ from memtape.commandline.writing import write_scenario
 from memtape.core.visible import visible
 from memtape.lab.choices import AUTO
 from memtape.lab.importers import import_transcript
+from memtape.lab.importers.records import UnfinishedLine
 from memtape.lab.importers.scenario import NothingSalient
 
 
@@ -31,11 +32,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -> int:
-    """Write the scenario, ``heard`` told of the messages made steps; warn if nothing is
-    salient."""
+    """Write the scenario, ``heard`` told of the messages made steps; warn if the last line
+    was cut short or nothing is salient."""
     reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NothingSalient)
+        warnings.simplefilter("always", UnfinishedLine)
         status = write_scenario(
             args.out,
             lambda: import_transcript(
@@ -53,6 +55,6 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
             reads,
         )
     for warning in caught:
-        if isinstance(warning.message, NothingSalient):
+        if isinstance(warning.message, NothingSalient | UnfinishedLine):
             print(f"memtape: warning: {visible(str(warning.message), 'message')}", file=sys.stderr)
     return status

@@ -30,7 +30,9 @@ def check_plotting() -> None:
     try:
         import matplotlib  # noqa: F401, PLC0415
     except ImportError:
-        raise BadInput("--plot needs matplotlib: pip install 'memtape[plot]'") from None
+        from memtape.core.extras import install_hint  # noqa: PLC0415 (a refusal only)
+
+        raise BadInput(f"--plot needs matplotlib: {install_hint('plot')}") from None
 
 
 def write_plot(results: Sequence[Result], out: Path) -> tuple[Path, Path]:

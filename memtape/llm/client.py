@@ -21,8 +21,8 @@ from memtape.core.errors import BadInput, Rejected
 from memtape.llm.cache import StoredAnswer
 from memtape.llm.config import KEY_ENV, OPENAI, ModelConfig
 
-EXTRA_HINT = "pip install 'memtape[llm]'"
-"""How to install the SDK."""
+EXTRA = "llm"
+"""The optional extra that brings the SDK."""
 
 _LOCAL_KEY = "unused"
 """The key handed to a server other than OpenAI's when ``OPENAI_API_KEY`` is not set: the
@@ -74,9 +74,11 @@ def chat(
     try:
         import openai  # noqa: PLC0415 (the extra is imported only when a model is asked)
     except ImportError:
+        from memtape.core.extras import install_hint  # noqa: PLC0415 (a refusal only)
+
         raise BadInput(
             f"asking model {config.model!r} needs the openai SDK, which is not installed "
-            f"({EXTRA_HINT})"
+            f"({install_hint(EXTRA)})"
         ) from None
     server = config.server()
     key = _key(server)

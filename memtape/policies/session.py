@@ -175,8 +175,13 @@ class Policies:
             elif isinstance(name, str) and name in known:
                 policy = known[name]
             else:
+                from memtape.core.spelling import did_you_mean  # noqa: PLC0415 (a refusal only)
+
                 names = ", ".join(sorted(known))
-                raise BadInput(f"{where}: [{axis}] policy must be one of {names}, got {name!r}")
+                hint = did_you_mean(name, known) if isinstance(name, str) else ""
+                raise BadInput(
+                    f"{where}: [{axis}] policy must be one of {names}, got {name!r}{hint}"
+                )
             built[axis] = policy.from_params(params, f"{where}: [{axis}]")
         return built
 
@@ -239,9 +244,11 @@ class Policies:
                 chosen.add(param)
                 continue
             if axis not in AXES:
+                from memtape.core.spelling import did_you_mean  # noqa: PLC0415 (a refusal only)
+
                 raise BadInput(
                     f"--set {setting!r}: no axis {axis!r} (axes: {', '.join(AXES)}; "
-                    f"and {LLM} for the model)"
+                    f"and {LLM} for the model){did_you_mean(axis, [*AXES, LLM])}"
                 )
             if axis not in tables:
                 raise BadInput(f"--set {setting!r}: this scenario has no [{axis}] policy")

@@ -6,9 +6,13 @@ named ``FILE:LINE``) or one JSON document: an array of records (named
 does (``{"messages": [...]}``, ``{"input": [...]}``, a response's
 ``{"output": [...]}``: named ``FILE: messages[INDEX]``...). The whole file is
 tried as one document first; a file that is not one is read line by line,
-and its first line that is not a JSON object is refused, named.
+and its first line that is not a JSON object is refused, named. A last line
+with no newline that is not JSON is a write cut short (an agent still
+writing its session, or killed mid-write): it is skipped with a warning
+(``UnfinishedLine``), as a run file's torn tail is.
 """
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +24,11 @@ from memtape.core.paths import read_regular
 
 CONTAINERS = ("messages", "input", "output")
 """The keys of a document object whose lists hold the records (a request, a response)."""
+
+
+class UnfinishedLine(UserWarning):
+    """A transcript's last line was cut short mid-write: it was skipped, and the records
+    before it were read."""
 
 
 @attrs.frozen
@@ -68,13 +77,22 @@ def _holds_records(document: dict[str, Any]) -> bool:
 
 def _lines(path: Path, raw: bytes) -> tuple[Record, ...]:
     records = []
-    for number, line in enumerate(raw.split(b"\n"), start=1):
+    lines = raw.split(b"\n")
+    for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
         try:
             data = orjson.loads(line)
         except orjson.JSONDecodeError as error:
+            if number == len(lines):  # no newline after it: a write cut short
+                warnings.warn(
+                    UnfinishedLine(
+                        f"{where}: an unfinished last line (no newline, not JSON): skipped"
+                    ),
+                    stacklevel=4,
+                )
+                break
             # orjson refuses invalid UTF-8 and unpaired surrogates, so every text writes as UTF-8.
             raise BadInput(f"{where}: not a JSON object: {error}") from None
         if not isinstance(data, dict):
