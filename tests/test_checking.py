@@ -366,9 +366,24 @@ class TestChain:
         )
         assert () == check_file(path).problems
 
-    def test_a_torn_tail_is_one_problem_not_also_a_broken_chain(self, tmp_path: Path) -> None:
-        path = plainly_edited(saved(tmp_path, "refund-desk"), lambda lines: lines.pop())
+    def test_a_torn_tail_after_the_head_is_one_problem_not_also_a_broken_chain(
+        self, tmp_path: Path
+    ) -> None:
+        path = saved(tmp_path, "refund-desk")
+        path.write_text(path.read_text("utf-8") + '{"at": 16, "st', "utf-8")
         assert ["integrity"] == [p.invariant for p in check_file(path).problems]
+
+    def test_a_command_cut_short_breaks_the_chain_at_the_last_whole_one(
+        self, tmp_path: Path
+    ) -> None:
+        """No writer leaves a chained run cut inside it: the last whole command must end at the
+        head, torn tail or not."""
+        path = plainly_edited(saved(tmp_path, "refund-desk"), lambda lines: lines.pop())
+        message = (
+            "line 14 is the last, but its link is not the header's chain head: events were cut "
+            "from the end, or the head was changed"
+        )
+        assert (Violation(13, "chain", message),) == check_file(path).problems
 
 
 KEY = "a key only the checker knows"

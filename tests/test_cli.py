@@ -1563,13 +1563,15 @@ class TestTornTailWarning:
     def test_a_torn_run_loads_with_one_warning_line(self, cli: Cli, tmp_path: Path) -> None:
         path = record(cli, "refund-desk", tmp_path / "refund.jsonl")
         lines = path.read_text("utf-8").splitlines(keepends=True)
-        path.write_text("".join(lines[:11]), "utf-8")
+        started = {**json.loads(lines[1]), "at": 16, "step": 11}
+        del started["end"]
+        path.write_text("".join(lines) + json.dumps(started) + "\n", "utf-8")
         outcome = cli("show", str(path), "--json")
 
-        assert (0, 9) == (outcome.status, json.loads(outcome.out)["at"])
+        assert (0, 15) == (outcome.status, json.loads(outcome.out)["at"])
         assert [
-            f"memtape: warning: {path}: a torn tail: step 8 (from line 11) has no end mark; "
-            "loaded the 7 whole steps before it"
+            f"memtape: warning: {path}: a torn tail: step 11 (from line 17) has no end mark; "
+            "loaded the 10 whole steps before it"
         ] == outcome.err.splitlines()
 
 
@@ -1721,13 +1723,11 @@ class TestCheckCommand:
 
     def test_a_torn_tail_is_a_problem(self, cli: Cli, tmp_path: Path) -> None:
         path = record(cli, "refund-desk", tmp_path / "refund.jsonl")
-        path.write_text("".join(path.read_text("utf-8").splitlines(keepends=True)[:11]), "utf-8")
+        path.write_text(path.read_text("utf-8") + '{"at": 16, "st', "utf-8")
         outcome = cli("check", str(path))
 
         assert 1 == outcome.status
-        assert (
-            "event 9: integrity: a torn tail: step 8 (from line 11) has no end mark" in outcome.out
-        )
+        assert "event 15: integrity: a torn tail: line 17 is an unfinished write" in outcome.out
 
     def test_a_fork_re_decides_under_the_policies_of_each_point(
         self, cli: Cli, tmp_path: Path

@@ -290,19 +290,18 @@ class TestInterruptedWrites:
         path = tmp_path / "runs.db"
         with _store(path, runs=1) as store:
             store.append(1, AdvanceClock(3.0), TICKS, 1)
-        with sqlite3.connect(path) as raw:
-            raw.execute("DELETE FROM events WHERE position = 4")
-        raw.close()
+        [row] = sqlite_backend._rows(1, 4, 3, TURN, (TURN_EVENT,), chain=Chain(b""))
+        _sql(path, "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", *row[:7], 0, row[8])
 
         with open_store(path) as store:
             recorded = store.read()
             with pytest.raises(BadInput, match="not appending to a torn command"):
-                store.append(1, TURN, (TURN_EVENT,), 3)
+                store.append(1, TURN, (TURN_EVENT,), 5)
 
         assert (
-            1,
-            "a torn tail: step 2 (from position 2) has no end mark; "
-            "loaded the 1 whole steps before it",
+            2,
+            "a torn tail: step 3 (from position 5) has no end mark; "
+            "loaded the 2 whole steps before it",
         ) == (len(recorded.batches), recorded.torn)
 
 

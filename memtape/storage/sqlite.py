@@ -26,7 +26,16 @@ from typing import Any
 
 import orjson
 
-from memtape.core.chain import HEAD, HEAD_HEX, SIGNATURE, Chain, Verdict, signing_key, verify
+from memtape.core.chain import (
+    HEAD,
+    HEAD_HEX,
+    LINK_HEX,
+    SIGNATURE,
+    Chain,
+    Verdict,
+    signing_key,
+    verify,
+)
 from memtape.core.codec import (
     canonical_role,
     command_data,
@@ -39,7 +48,7 @@ from memtape.core.collector import collector_paused
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
-from memtape.core.logfile import RecordedBatch, RunFile
+from memtape.core.logfile import RecordedBatch, RunFile, cut_at_head
 from memtape.core.paths import regular_file
 from memtape.core.run import Run
 from memtape.storage.base import (
@@ -184,6 +193,8 @@ class SqliteStore(RunStore):
         (``signature``) when it has them, as a run file's header does. The
         rows are decoded as a run file's lines are (orjson, the codec's fast
         path), with the collector paused while the run's objects are built.
+        Rows chained on after the run's head are no part of it: they are
+        dropped and described, as a run file's lines are (``cut_at_head``).
         """
         with collector_paused():
             with self._guard(), self._transaction(write=False):
@@ -194,6 +205,7 @@ class SqliteStore(RunStore):
                 rows = self._db.execute(
                     f"SELECT {_COLUMNS} FROM events WHERE run_id = ? ORDER BY position", (run_id,)
                 ).fetchall()
+                covered = self._covered(run_id, head)
             batches, torn = _batches(rows, f"{self.path}#{run_id}")
         events = sum(len(batch.events) for batch in batches)
         top = stored_header(header, events, len(batches))
@@ -201,7 +213,7 @@ class SqliteStore(RunStore):
             top[HEAD] = head
         if signature is not None:
             top[SIGNATURE] = signature
-        return RunFile(top, batches, torn)
+        return cut_at_head(RunFile(top, batches, torn), covered, lambda at: f"position {at}")
 
     def verify(self, run_id: RunId | None, key: bytes | None) -> Verdict:
         """Verify the chain of run ``run_id`` (the newest when None), and its signature.
@@ -216,10 +228,6 @@ class SqliteStore(RunStore):
                 run_id = self._newest()
             header, head, signature = self._run(run_id)
             where = f"{self.path}#{run_id}"
-            tail = self._db.execute(
-                "SELECT last FROM events WHERE run_id = ? ORDER BY position DESC LIMIT 1",
-                (run_id,),
-            ).fetchone()
             link = "link" if self._schema >= SCHEMA else "NULL"
             rows = self._db.execute(
                 f"SELECT {_COLUMNS}, {link} FROM events WHERE run_id = ? ORDER BY position",
@@ -227,7 +235,7 @@ class SqliteStore(RunStore):
             )
             records = ((_record(row, f"{where}: position {row[0]}"), row[7]) for row in rows)
             stored = {**header, HEAD: head, SIGNATURE: signature}
-            return verify(stored, records, key, whole=tail is None or tail[0] == 1)
+            return verify(stored, records, key)
 
     def runs(self) -> list[RunInfo]:
         """Every run with its event count, oldest first."""
@@ -381,6 +389,17 @@ class SqliteStore(RunStore):
                 raise BadInput(f"{at}: cannot be hashed ({error})") from None
         self._db.executemany("UPDATE events SET link = ? WHERE run_id = ? AND position = ?", links)
         return chain
+
+    def _covered(self, run_id: RunId, head: Any) -> int | None:
+        """The position of the run's first row whose stored link is its head's start (where the
+        run ends), or None when none is; nothing is hashed."""
+        if self._schema < SCHEMA or not (isinstance(head, str) and len(head) == HEAD_HEX):
+            return None
+        row = self._db.execute(
+            "SELECT MIN(position) FROM events WHERE run_id = ? AND link = ?",
+            (run_id, head[:LINK_HEX]),
+        ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
 
     def _set_head(self, run_id: RunId, chain: Chain, key: bytes | None) -> None:
         self._db.execute(
