@@ -177,6 +177,15 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
             "each answer that differs (by default the recorded answers are used: nothing is asked)"
         ),
     )
+    check.add_argument(
+        "--require-signed",
+        action="store_true",
+        help=(
+            "fail a run that is not signed under MEMTAPE_SIGNING_KEY: unsigned (a removed "
+            "signature leaves a run so), unchained, or signed with another key (also "
+            "MEMTAPE_REQUIRE_SIGNED=1, which every command that reads a run honours)"
+        ),
+    )
     _add_trust(check)
     _add_quiet(check)
     check.set_defaults(handler=_command("check"))

@@ -16,6 +16,7 @@ from memtape.core.logfile import FORMAT, read_run, verify_run, write_run
 from memtape.core.run import Run
 from memtape.policies.session import Session
 from memtape.scenarios import SHIPPED, load_scenario
+from tests.chained import forged_past_head, lines_of, unchained, write_lines
 from tests.loaded import strings_shared
 
 HEADER = {"scenario": "test", "policies": {}}
@@ -582,6 +583,45 @@ class TestTornTail:
 
         with pytest.raises(BadInput, match="header promises 15 events"):
             read_run(path)
+
+
+class TestChainHead:
+    """A chained run ends at its header's head: steps chained on after it are no part of it."""
+
+    def test_a_forged_step_before_a_torn_tail_is_dropped_and_said(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        loaded = read_run(forged_past_head(_written(tmp_path, runs["refund-desk"])))
+
+        assert (10, None) == (len(loaded.batches), loaded.torn)
+        assert (
+            "step 11 and the steps after it (from line 17) come after the header's chain head: "
+            "they were added after the run was written and are not part of it; loaded the 10 "
+            "steps the head covers"
+        ) == loaded.uncovered
+
+    def test_a_forged_step_with_the_counts_made_to_match_is_dropped_too(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        path = forged_past_head(_written(tmp_path, runs["refund-desk"]))
+        text = path.read_text("utf-8")
+        path.write_text(text[: text.rindex("\n") + 1], "utf-8")  # without the junk line
+        lines = lines_of(path)
+        lines[0].update(events=16, steps=11)
+        loaded = read_run(write_lines(path, lines))
+
+        assert (10, True) == (len(loaded.batches), loaded.uncovered is not None)
+
+    def test_a_run_written_whole_ends_at_its_head(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        loaded = read_run(_written(tmp_path, runs["refund-desk"]))
+        assert (10, None, None) == (len(loaded.batches), loaded.torn, loaded.uncovered)
+
+    def test_an_unchained_run_is_read_whole(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        path = _written(tmp_path, runs["refund-desk"])
+        loaded = read_run(write_lines(path, unchained(lines_of(path))))
+        assert (10, None) == (len(loaded.batches), loaded.uncovered)
 
 
 class TestBytesAtTheEnd:

@@ -24,6 +24,7 @@ from memtape.scenarios import load_scenario
 from memtape.storage import Conflict, JsonlStore, SqliteStore, open_store, parse_address
 from memtape.storage import sqlite as sqlite_backend
 from memtape.storage.base import stamped_header
+from tests.chained import forged_rows
 from tests.loaded import strings_shared
 
 TURN = AddTurn("user", "hello")
@@ -656,6 +657,57 @@ class TestChainedRows:
             "cut from the end, or the head was changed"
         )
         assert (Violation(13, "chain", message),) == check_file(path).problems
+
+    def test_rows_forged_past_the_head_before_a_torn_tail_are_not_read(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Issue 28, in a store: a forged command chained on after the signed head, then a
+        row starting a command that never ends, so the run passes for one with a torn tail."""
+        path = tmp_path / "runs.db"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        forged_rows(path)
+        with SqliteStore(path) as store:
+            recorded = store.read(1)
+
+        assert (10, None) == (len(recorded.batches), recorded.torn)
+        assert (recorded.uncovered or "").startswith(
+            "step 11 and the steps after it (from position 16) come after the header's chain head"
+        )
+
+    def test_rows_forged_past_the_head_break_the_chain_where_they_begin(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = tmp_path / "runs.db"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        forged_rows(path)
+        report = check_file(Path(f"{path}#1"))
+
+        message = (
+            "position 16 and the events after it come after the header's chain head (position "
+            "15 ends the run): they were added after the run was written, and are not part of it"
+        )
+        assert ((Violation(16, "chain", message),), Signature.VALID) == (
+            report.problems,
+            report.signature,
+        )
+
+    def test_a_run_appended_to_live_loads_whole_and_checks_clean(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The head moves with each command's rows, so a live run has no row past it."""
+        path = tmp_path / "runs.db"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        with SqliteStore(path, create=True) as store:
+            _appended(store, HEADER, _refund_desk())
+            recorded = store.read(1)
+        report = check_file(Path(f"{path}#1"), require_signed=True)
+
+        assert (10, None, None) == (len(recorded.batches), recorded.torn, recorded.uncovered)
+        assert ((), Signature.VALID) == (report.problems, report.signature)
 
     def test_a_signed_run_keeps_its_key_to_itself(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -7,6 +7,7 @@ from memtape.checking.check import check_file
 from memtape.commandline.output import print_lines
 from memtape.core.errors import MemtapeError, one_line
 from memtape.runs.files import trusted
+from memtape.runs.signed import signature_required
 from memtape.scenarios import is_scenario
 
 
@@ -27,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
             args.run,
             trust=trusted(args.trust),
             live=args.live,
+            require_signed=signature_required(args.require_signed),
             progress=stages.update if mode != "off" else None,
         )
     print_lines(one_line(line) for line in report.lines())

@@ -12,6 +12,7 @@ from memtape.core.errors import BadInput, Rejected, one_line
 from memtape.core.paths import regular_file
 from memtape.policies.session import Session
 from memtape.runs.files import LoadedRun, load_run, trusted
+from memtape.runs.signed import check_reading, signature_required
 from memtape.scenarios.shipped import SHIPPED, is_scenario
 from memtape.storage import SQLITE_SUFFIX, parse_address
 
@@ -62,6 +63,11 @@ def open_run(
     A run file's policies named by import path are imported only when the
     user trusts it (``--trust``, ``MEMTAPE_TRUST=1``); a scenario is the user's
     own configuration, and its import paths are imported as ``run`` does.
+
+    A run file loads only the steps its chain head covers; what was left out
+    is a warning on stderr, and so is a chain or signature that does not hold
+    under ``MEMTAPE_SIGNING_KEY``. With ``MEMTAPE_REQUIRE_SIGNED=1`` a run not
+    signed under the key is refused (``memtape.runs.signed``).
     """
     if is_scenario(target):
         from memtape.scenarios.loader import load_scenario  # noqa: PLC0415 (a run file needs no loader)
@@ -80,6 +86,7 @@ def open_run(
         missing = f"no such run file, and not a scenario (shipped: {shipped}, or a .toml file)"
         regular_file(path, "run file", missing=missing)
     loaded = load_run(target, trust=trusted(trust))
-    if loaded.torn is not None:
-        print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
+    unvouched = check_reading(target, len(loaded.session.run), require=signature_required())
+    for said in (*loaded.dropped, *([unvouched] if unvouched else [])):
+        print(f"memtape: warning: {target}: {one_line(said)}", file=sys.stderr)
     return loaded

@@ -39,6 +39,7 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput, MemtapeError, one_line
 from memtape.policies.session import Policies, Session
 from memtape.runs.files import load_run
+from memtape.runs.signed import check_reading, signature_required
 from memtape.scenarios import is_scenario, load_scenario
 from memtape.viewer.page import inline_hashes, page_html
 from memtape.viewer.payload import PayloadBuilder
@@ -169,8 +170,9 @@ def live_source(target: str, settings: Sequence[str] = (), *, trust: bool = Fals
         )
     loaded = load_run(target, trust=trust)
     loaded.require_code("serve")
-    if loaded.torn is not None:
-        print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
+    unvouched = check_reading(target, len(loaded.session.run), require=signature_required())
+    for said in (*loaded.dropped, *([unvouched] if unvouched else [])):
+        print(f"memtape: warning: {target}: {one_line(said)}", file=sys.stderr)
     session = loaded.session
     return LiveRun(session.policies_at(0), session.run.commands, loaded.scenario)
 
