@@ -94,9 +94,9 @@ def stripped(path: Path, edit: Callable[[list[Line]], object]) -> Path:
     return write_lines(path, rechained(lines))
 
 
-def forged_rows(store: Path, run_id: int = 1) -> Path:
+def forged_rows(store: Path, run_id: int = 1, *, torn: bool = True) -> Path:
     """``forged_past_head`` in a SQLite store: a forged command's row chained on after run
-    ``run_id``'s head, then a row starting a command that never ends (a torn tail); the
+    ``run_id``'s head, then (when ``torn``) a row starting a command that never ends; the
     run's head and signature are left as they were."""
     raw = sqlite3.connect(store)
     with raw:
@@ -105,7 +105,10 @@ def forged_rows(store: Path, run_id: int = 1) -> Path:
             "SELECT MAX(position), MAX(step) FROM events WHERE run_id = ?", (run_id,)
         ).fetchone()
         chain = Chain(bytes.fromhex(head))
-        for record in (_forged_step(at + 1, step + 1), _forged_step(at + 2, step + 2, end=False)):
+        records = [_forged_step(at + 1, step + 1)]
+        if torn:
+            records.append(_forged_step(at + 2, step + 2, end=False))
+        for record in records:
             raw.execute(
                 "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (

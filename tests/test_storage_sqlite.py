@@ -695,6 +695,30 @@ class TestChainedRows:
             report.signature,
         )
 
+    def test_a_run_whose_rows_go_on_past_its_head_is_not_appended_to(self, tmp_path: Path) -> None:
+        """The append would chain on from the head, past the forged rows, and hide its own."""
+        path = tmp_path / "runs.db"
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        forged_rows(path, torn=False)
+
+        with SqliteStore(path) as store, pytest.raises(BadInput, match="past its chain head"):
+            store.append(1, TURN, (TURN_EVENT,), 16)
+
+    def test_with_the_key_a_stripped_run_is_not_appended_to(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A row edited, its run chained again and its signature dropped: an append with the
+        key would sign the edit."""
+        path = tmp_path / "runs.db"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        _sql(path, "UPDATE runs SET signature = NULL")
+
+        with SqliteStore(path) as store, pytest.raises(BadInput, match="unsigned run"):
+            store.append(1, TURN, (TURN_EVENT,), 15)
+
     def test_a_run_appended_to_live_loads_whole_and_checks_clean(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

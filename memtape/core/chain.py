@@ -24,7 +24,9 @@ A write without the key leaves the run unsigned, even one signed before: only
 a holder of the key can sign, and a stale signature would only say "broken".
 Removing a signature leaves an unsigned run, which is all a reader without
 other knowledge can tell; ``memtape check --require-signed`` (or
-``MEMTAPE_REQUIRE_SIGNED=1``) refuses such a run.
+``MEMTAPE_REQUIRE_SIGNED=1``) refuses such a run. For the same reason a
+write with the key extends only a run already validly signed under it (or
+an empty one): it would otherwise sign what nobody signed.
 
 The head says how far the run goes. Anyone can chain more events on after
 it, so what comes after the event whose link is the head (``covered``) is no
@@ -204,7 +206,7 @@ def verify(
     is given: anything that does not verify is the ``Break``.
     """
     head = header.get(HEAD)
-    signature = _signature(head, header.get(SIGNATURE), key)
+    signature = signature_status(head, header.get(SIGNATURE), key)
     if head is None:
         for position, (_, stored) in enumerate(records, start=1):
             if stored is not None:
@@ -266,7 +268,9 @@ def _past_head(covered: int | None, whole: int, where: Callable[[int], str]) -> 
     return Break(whole, problem)
 
 
-def _signature(head: Any, signature: Any, key: bytes | None) -> Signature:
+def signature_status(head: Any, signature: Any, key: bytes | None) -> Signature:
+    """What a stored ``signature`` of a stored ``head`` says under ``key`` (one HMAC): only
+    the head is judged, not the chain that should lead to it (``verify`` does both)."""
     if signature is None:
         return Signature.NONE
     if key is None:

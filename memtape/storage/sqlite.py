@@ -29,10 +29,13 @@ import orjson
 from memtape.core.chain import (
     HEAD,
     HEAD_HEX,
+    KEY_VARIABLE,
     LINK_HEX,
     SIGNATURE,
     Chain,
+    Signature,
     Verdict,
+    signature_status,
     signing_key,
     verify,
 )
@@ -164,17 +167,20 @@ class SqliteStore(RunStore):
 
         The run's head moves in the same transaction. A run written before the
         chain (its head empty) is chained first, from its header, in that
-        transaction too.
+        transaction too. A run whose rows go on past its head (added by someone
+        else) is not appended to, and with the key set neither is one holding
+        rows its signature does not vouch for: the new head's signature would.
         """
         where = f"{self.path}#{run_id}"
         check_batch(where, command, events)
         key = signing_key()
         try:
             with self._guard(), self._writing():
-                header, head, _ = self._run(run_id)
+                header, head, signature = self._run(run_id)
                 position, step = self._tail(run_id)
                 if position != expected_position:
                     raise Conflict.stale(where, expected_position, position)
+                self._extendable(run_id, head, signature, position, key)
                 chain = self._chain(run_id, header, head, position)
                 rows = _rows(run_id, position, step + 1, command, events, chain=chain)
                 self._db.executemany(_INSERT, rows)
@@ -389,6 +395,33 @@ class SqliteStore(RunStore):
                 raise BadInput(f"{at}: cannot be hashed ({error})") from None
         self._db.executemany("UPDATE events SET link = ? WHERE run_id = ? AND position = ?", links)
         return chain
+
+    def _extendable(
+        self, run_id: RunId, head: Any, signature: Any, length: int, key: bytes | None
+    ) -> None:
+        """Refuse to extend a run whose last row is not at its head, or, under ``key``, one
+        of ``length`` rows that its signature does not vouch for. Nothing is hashed but one
+        HMAC: the rows before the head are ``verify``'s to check."""
+        where = f"{self.path}#{run_id}"
+        if head is not None and length:
+            row = self._db.execute(
+                "SELECT link FROM events WHERE run_id = ? AND position = ?", (run_id, length)
+            ).fetchone()
+            if not (isinstance(head, str) and row is not None and row[0] == head[:LINK_HEX]):
+                raise BadInput(
+                    f"{where}: not appending: its rows go on past its chain head (they were "
+                    "added after the run was written; memtape check says where)"
+                )
+        if key is None or not length:
+            return
+        status = signature_status(head, signature, key)
+        if status is Signature.INVALID:
+            raise BadInput(f"{where}: not appending to a run whose signature does not match")
+        if status is not Signature.VALID:
+            raise BadInput(
+                f"{where}: not signing an append to an unsigned run: its rows are vouched for "
+                f"by no signature (unset {KEY_VARIABLE} to append unsigned)"
+            )
 
     def _covered(self, run_id: RunId, head: Any) -> int | None:
         """The position of the run's first row whose stored link is its head's start (where the
