@@ -2207,6 +2207,21 @@ class TestSignedRunsCoverWhatTheyShow:
             "part of it; loaded the 9 steps the head covers"
         ] == outcome.err.splitlines()
 
+    def test_the_signed_steps_pass_a_required_signature(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The steps loaded are the ones the signature covers; what was dropped is said."""
+        path = self._forged(cli, tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        outcome = cli("show", str(path), "--json")
+
+        assert (0, 11, 1) == (
+            outcome.status,
+            json.loads(outcome.out)["at"],
+            len(outcome.err.splitlines()),
+        )
+
     def test_timeline_shows_no_forged_row(
         self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
