@@ -671,7 +671,11 @@ class TestChainedRows:
         with SqliteStore(path) as store:
             recorded = store.read(1)
 
-        assert (10, None) == (len(recorded.batches), recorded.torn)
+        assert (10, None, 15) == (
+            len(recorded.batches),
+            recorded.torn,
+            recorded.header["events"],
+        )
         assert (recorded.uncovered or "").startswith(
             "step 11 and the steps after it (from position 16) come after the header's chain head"
         )

@@ -200,7 +200,8 @@ class SqliteStore(RunStore):
         rows are decoded as a run file's lines are (orjson, the codec's fast
         path), with the collector paused while the run's objects are built.
         Rows chained on after the run's head are no part of it: they are
-        dropped and described, as a run file's lines are (``cut_at_head``).
+        dropped and described, as a run file's lines are (``cut_at_head``),
+        and the header's counts are of the rows kept.
         """
         with collector_paused():
             with self._guard(), self._transaction(write=False):
@@ -213,13 +214,12 @@ class SqliteStore(RunStore):
                 ).fetchall()
                 covered = self._covered(run_id, head)
             batches, torn = _batches(rows, f"{self.path}#{run_id}")
-        events = sum(len(batch.events) for batch in batches)
-        top = stored_header(header, events, len(batches))
-        if head is not None:
-            top[HEAD] = head
-        if signature is not None:
-            top[SIGNATURE] = signature
-        return cut_at_head(RunFile(top, batches, torn), covered, lambda at: f"position {at}")
+        pairs = ((HEAD, head), (SIGNATURE, signature))
+        chained = {name: value for name, value in pairs if value is not None}
+        kept = cut_at_head(RunFile(chained, batches, torn), covered, lambda at: f"position {at}")
+        events = sum(len(batch.events) for batch in kept.batches)
+        top = stored_header(header, events, len(kept.batches)) | chained
+        return RunFile(top, kept.batches, kept.torn, kept.uncovered)
 
     def verify(self, run_id: RunId | None, key: bytes | None) -> Verdict:
         """Verify the chain of run ``run_id`` (the newest when None), and its signature.
