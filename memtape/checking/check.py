@@ -26,7 +26,7 @@ from memtape.policies.imports import Unimportable
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
 from memtape.runs.files import epochs_from_header, require_code
-from memtape.runs.signed import UNKEYED
+from memtape.runs.signed import UNCHAINED, UNKEYED, UNSIGNED
 from memtape.storage import read_address, verify_address
 
 
@@ -237,9 +237,9 @@ def _unsigned(verdict: Verdict, keyed: bool) -> list[Violation]:
     """The problem of a run that must be signed and is not, or cannot be shown to be."""
     required = "a signed run is required, but"
     if not verdict.chained:
-        found = "it is unchained (written before memtape chained its logs), so unsigned"
+        found = UNCHAINED
     elif verdict.signature is Signature.NONE:
-        found = "it is unsigned (a signature removed leaves it so)"
+        found = UNSIGNED
     elif not keyed:
         found = UNKEYED
     else:

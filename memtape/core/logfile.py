@@ -139,12 +139,12 @@ def read_run(path: Path) -> RunFile:
     the steps after it are dropped and described (``cut_at_head``). The
     chain is not recomputed here: ``verify_run`` does that, for ``memtape check``.
     """
-    from memtape.core.chain import HEAD, LINK_HEX  # noqa: PLC0415 (names only: nothing is hashed)
+    from memtape.core.chain import HEAD, HEAD_HEX, LINK_HEX  # noqa: PLC0415 (names: no hashing)
 
     lines, unfinished = _split(_contents(path))
     header = _header(lines, path)
     head = header.get(HEAD)
-    mark = head[:LINK_HEX] if isinstance(head, str) and len(head) == 2 * LINK_HEX else None
+    mark = head[:LINK_HEX] if isinstance(head, str) and len(head) == HEAD_HEX else None
     with collector_paused():
         batches, open_step, covered = _batches(lines, path, mark)
     tail = []
@@ -170,8 +170,10 @@ def read_run(path: Path) -> RunFile:
 def cut_at_head(recorded: RunFile, covered: int | None, where: Callable[[int], str]) -> RunFile:
     """``recorded`` with only the steps its header's chain head covers.
 
-    ``covered`` is the position of the event whose stored link is the head
-    (``memtape.core.chain.covered``), None when none is. The head is where
+    ``covered`` is the position of the first event whose stored link is the
+    head's start (its first ``LINK_HEX`` digits), None when none is: found
+    without hashing, so any reader can afford it; a stored link that lies is
+    the chain's to catch (``verify_run``, under the key). The head is where
     the run ends: anyone can chain whole commands on after it (and end them
     with a torn tail, to pass for a file cut short), so the steps after it are
     dropped and ``RunFile.uncovered`` says so, naming the first by ``where``

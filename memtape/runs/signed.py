@@ -28,6 +28,12 @@ it signed under ``MEMTAPE_SIGNING_KEY`` (as ``memtape check --require-signed`` d
 UNKEYED = f"{KEY_VARIABLE} is not set, so no signature can be verified"
 """Why a required signature cannot be had without the key."""
 
+UNSIGNED = "it is unsigned (a signature removed leaves it so)"
+"""Why a run without a signature is not signed: it may never have been, or have lost it."""
+
+UNCHAINED = "it is unchained (written before memtape chained its logs), so unsigned"
+"""Why a run without a chain is not signed."""
+
 
 def signature_required(flag: bool = False) -> bool:
     """Whether the user requires runs signed: ``flag`` (``--require-signed``) or
@@ -39,12 +45,12 @@ def unsigned_reason(verdict: Verdict, events: int) -> str | None:
     """Why ``verdict`` does not vouch, under the key it was verified with, for a run's first
     ``events`` events; None when it does (chained, holding up to them, validly signed)."""
     if not verdict.chained:
-        return "it is unchained (written before memtape chained its logs), so unsigned"
+        return UNCHAINED
     if not verdict.vouches(events):
         broken = verdict.broken.problem if verdict.broken is not None else "it breaks"
         return f"its chain does not hold up to its head: {broken}"
     if verdict.signature is Signature.NONE:
-        return "it is unsigned (a signature removed leaves it so)"
+        return UNSIGNED
     if verdict.signature is not Signature.VALID:
         return (
             f"its signature does not match under {KEY_VARIABLE}: it was signed with another "
