@@ -2365,6 +2365,32 @@ class TestSignedRunsCoverWhatTheyShow:
             "key, or changed and chained again without the key"
         ] == outcome.err.splitlines()
 
+    @pytest.mark.parametrize(
+        ("command", "suffix"),
+        [("run", ".jsonl"), ("run", ".db"), ("fork", ".jsonl"), ("fork", ".db"), ("export", "")],
+    )
+    def test_what_every_command_writes_with_the_key_loads_whole_and_checks_signed(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, suffix: str
+    ) -> None:
+        """The honest case: a run written with the key, and copies of it, are signed whole."""
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        source = record(cli, "dana-facts", tmp_path / "source.jsonl")
+        out = tmp_path / f"out{suffix or '.jsonl'}"
+        argv = {
+            "run": ["run", "dana-facts"],
+            "fork": ["fork", str(source), "--at", "5", "--set", "forgetting.half_life=8"],
+            "export": ["export", str(source), "--redact"],
+        }[command]
+        assert 0 == cli(*argv, "--out", str(out)).status
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        shown = cli("show", str(out), "--json")
+        checked = cli("check", str(out))
+
+        assert (0, "", 0) == (shown.status, shown.err, checked.status)
+        assert checked.out.rstrip().endswith(
+            ("signed with a valid signature", "(its texts and rules are placeholders)")
+        )
+
     def test_check_require_signed_fails_an_unsigned_run_in_one_line(
         self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
