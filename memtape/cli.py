@@ -207,6 +207,15 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
             "(a run's own [llm] table is asked only with --trust; repeatable)"
         ),
     )
+    check.add_argument(
+        "--require-signed",
+        action="store_true",
+        help=(
+            "fail a run that is not signed under MEMTAPE_SIGNING_KEY: unsigned (a removed "
+            "signature leaves a run so), unchained, or signed with another key (also "
+            "MEMTAPE_REQUIRE_SIGNED=1, which every command that reads a run honours)"
+        ),
+    )
     _add_trust(check)
     _add_quiet(check)
     check.set_defaults(handler=_command("check"))

@@ -145,8 +145,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Runs are written and checked unsigned unless a test sets the key itself."""
+    """Runs are written and checked unsigned, and no signature is required, unless a test
+    sets the key or the requirement itself."""
     monkeypatch.delenv("MEMTAPE_SIGNING_KEY", raising=False)
+    monkeypatch.delenv("MEMTAPE_REQUIRE_SIGNED", raising=False)
 
 
 SECRET_KEY = "sk-test-5ecret-never-written"

@@ -24,7 +24,7 @@ from memtape.core.extras import install_hint
 from memtape.policies import tokenizers
 from memtape.policies.session import Session
 from memtape.scenarios import load_scenario
-from tests.chained import unchained
+from tests.chained import FORGED_CLOCK, forged_past_head, forged_rows, stripped, unchained
 
 SCENARIOS = ("refund-desk", "dana-facts", "sleep-pass")
 EVENTS = {"refund-desk": 15, "dana-facts": 11, "sleep-pass": 6}
@@ -1580,13 +1580,15 @@ class TestTornTailWarning:
     def test_a_torn_run_loads_with_one_warning_line(self, cli: Cli, tmp_path: Path) -> None:
         path = record(cli, "refund-desk", tmp_path / "refund.jsonl")
         lines = path.read_text("utf-8").splitlines(keepends=True)
-        path.write_text("".join(lines[:11]), "utf-8")
+        started = {**json.loads(lines[1]), "at": 16, "step": 11}
+        del started["end"]
+        path.write_text("".join(lines) + json.dumps(started) + "\n", "utf-8")
         outcome = cli("show", str(path), "--json")
 
-        assert (0, 9) == (outcome.status, json.loads(outcome.out)["at"])
+        assert (0, 15) == (outcome.status, json.loads(outcome.out)["at"])
         assert [
-            f"memtape: warning: {path}: a torn tail: step 8 (from line 11) has no end mark; "
-            "loaded the 7 whole steps before it"
+            f"memtape: warning: {path}: a torn tail: step 11 (from line 17) has no end mark; "
+            "loaded the 10 whole steps before it"
         ] == outcome.err.splitlines()
 
 
@@ -1738,13 +1740,11 @@ class TestCheckCommand:
 
     def test_a_torn_tail_is_a_problem(self, cli: Cli, tmp_path: Path) -> None:
         path = record(cli, "refund-desk", tmp_path / "refund.jsonl")
-        path.write_text("".join(path.read_text("utf-8").splitlines(keepends=True)[:11]), "utf-8")
+        path.write_text(path.read_text("utf-8") + '{"at": 16, "st', "utf-8")
         outcome = cli("check", str(path))
 
         assert 1 == outcome.status
-        assert (
-            "event 9: integrity: a torn tail: step 8 (from line 11) has no end mark" in outcome.out
-        )
+        assert "event 15: integrity: a torn tail: line 17 is an unfinished write" in outcome.out
 
     def test_a_fork_re_decides_under_the_policies_of_each_point(
         self, cli: Cli, tmp_path: Path
@@ -2184,6 +2184,241 @@ class TestChainedOutputs:
         assert [
             f"{path}: event 3: chain: line 4 breaks the chain: it, or the header or an event "
             "before it, was changed after the run was written"
+        ] == outcome.out.splitlines()
+
+
+KEY = "the signing key"
+
+
+class TestSignedRunsCoverWhatTheyShow:
+    """Issue 28: a signature covers every step shown or copied; a stripped one is caught."""
+
+    def _forged(self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+        """dana-facts signed, then a forged step chained on after its head and a junk line."""
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        monkeypatch.delenv("MEMTAPE_SIGNING_KEY")
+        return forged_past_head(path)
+
+    def _stripped(self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+        """dana-facts signed, then an order changed, the chain recomputed, the signature gone."""
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        monkeypatch.delenv("MEMTAPE_SIGNING_KEY")
+
+        def edit(lines: list[dict[str, Any]]) -> None:
+            lines[3]["event"]["text"] = lines[3]["command"]["text"] = "ORD-9999, for $900."
+
+        return stripped(path, edit)
+
+    def test_show_loads_only_the_signed_steps_and_warns_in_one_line(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._forged(cli, tmp_path, monkeypatch)
+        outcome = cli("show", str(path), "--json")
+
+        assert (0, 11) == (outcome.status, json.loads(outcome.out)["at"])
+        assert [
+            f"memtape: warning: {path}: step 10 and the steps after it (from line 13) come after "
+            "the header's chain head: they were added after the run was written and are not "
+            "part of it; loaded the 9 steps the head covers"
+        ] == outcome.err.splitlines()
+
+    def test_the_signed_steps_pass_a_required_signature(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The steps loaded are the ones the signature covers; what was dropped is said."""
+        path = self._forged(cli, tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        outcome = cli("show", str(path), "--json")
+
+        assert (0, 11, 1) == (
+            outcome.status,
+            json.loads(outcome.out)["at"],
+            len(outcome.err.splitlines()),
+        )
+
+    def test_timeline_shows_no_forged_row(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._forged(cli, tmp_path, monkeypatch)
+        outcome = cli("timeline", str(path), "--json")
+
+        assert (0, 11) == (outcome.status, len(json.loads(outcome.out)))
+
+    def test_export_with_the_key_copies_and_signs_only_the_signed_steps(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._forged(cli, tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        out = tmp_path / "copy.jsonl"
+        outcome = cli("export", str(path), "--redact", "--out", str(out))
+
+        assert (0, 11) == (outcome.status, read_lines(out)[0]["events"])
+        assert FORGED_CLOCK not in [line["event"].get("to") for line in read_lines(out)[1:]]
+
+    def test_fork_with_the_key_re_decides_no_forged_step(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._forged(cli, tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        out = tmp_path / "fork.jsonl"
+        outcome = cli("fork", str(path), "--at", "5", "--out", str(out))
+
+        assert 0 == outcome.status
+        assert FORGED_CLOCK not in [line["event"].get("to") for line in read_lines(out)[1:]]
+
+    def test_the_same_holds_in_a_store(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        store = record(cli, "dana-facts", tmp_path / "runs.db")
+        forged_rows(store)
+        outcome = cli("show", f"{store}#1", "--json")
+
+        assert (0, 11) == (outcome.status, json.loads(outcome.out)["at"])
+        assert "come after the header's chain head" in outcome.err
+
+    @pytest.mark.parametrize("command", ["export", "fork"])
+    def test_a_stripped_run_is_not_signed_again_by_a_copy(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+    ) -> None:
+        path = self._stripped(cli, tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        out = tmp_path / "copy.jsonl"
+        argv = ["export", str(path), "--redact"] if command == "export" else ["fork", str(path)]
+        outcome = cli(*argv, *(["--at", "5"] if command == "fork" else []), "--out", str(out))
+
+        assert_one_line_error(outcome, str(path), "not signing a copy of it: it is unsigned")
+        assert not out.exists()
+
+    def test_without_the_key_a_stripped_run_copies_unsigned(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._stripped(cli, tmp_path, monkeypatch)
+        out = tmp_path / "copy.jsonl"
+
+        assert 0 == cli("export", str(path), "--redact", "--out", str(out)).status
+        assert "signature" not in read_lines(out)[0]
+
+    @pytest.mark.parametrize("how", ["unsigned", "other key", "stripped", "no key"])
+    def test_a_required_signature_fails_a_reading_command_in_one_line(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+    ) -> None:
+        if how == "unsigned":
+            path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        elif how == "stripped":
+            path = self._stripped(cli, tmp_path, monkeypatch)
+        else:
+            monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+            path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        if how != "no key":
+            monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "another key" if how == "other key" else KEY)
+        else:
+            monkeypatch.delenv("MEMTAPE_SIGNING_KEY")
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        found = {
+            "unsigned": "it is unsigned",
+            "stripped": "it is unsigned",
+            "other key": "its signature does not match under MEMTAPE_SIGNING_KEY",
+            "no key": "MEMTAPE_SIGNING_KEY is not set",
+        }[how]
+
+        assert_one_line_error(cli("show", str(path)), str(path), "a signed run is required", found)
+
+    @pytest.mark.parametrize("command", ["show", "timeline", "why", "view", "export", "fork"])
+    def test_a_required_signature_lets_a_signed_run_be_read(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+    ) -> None:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        out = str(tmp_path / "out.jsonl")
+        argv = {
+            "show": ["show", str(path)],
+            "timeline": ["timeline", str(path)],
+            "why": ["why", str(path), "order"],
+            "view": ["view", str(path), "--out", str(tmp_path / "page.html")],
+            "export": ["export", str(path), "--redact", "--out", out],
+            "fork": ["fork", str(path), "--at", "5", "--out", out],
+        }[command]
+        outcome = cli(*argv)
+
+        assert (0, "") == (outcome.status, outcome.err)
+
+    @pytest.mark.parametrize("command", ["timeline", "why", "view", "export", "fork", "diff"])
+    def test_every_reading_command_honours_the_requirement(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+    ) -> None:
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        out = str(tmp_path / "out.jsonl")
+        argv = {
+            "timeline": ["timeline", str(path)],
+            "why": ["why", str(path), "order"],
+            "view": ["view", str(path), "--out", str(tmp_path / "page.html")],
+            "export": ["export", str(path), "--redact", "--out", out],
+            "fork": ["fork", str(path), "--at", "5", "--out", out],
+            "diff": ["diff", str(path), "dana-facts", "--step", "3"],
+        }[command]
+
+        assert_one_line_error(cli(*argv), str(path), "a signed run is required")
+        assert not (tmp_path / "out.jsonl").exists()
+
+    def test_with_the_key_a_run_signed_with_another_warns_in_one_line(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "another key")
+        outcome = cli("show", str(path))
+
+        assert 0 == outcome.status
+        assert [
+            f"memtape: warning: {path}: not vouched for by its chain and signature: its "
+            "signature does not match under MEMTAPE_SIGNING_KEY: it was signed with another "
+            "key, or changed and chained again without the key"
+        ] == outcome.err.splitlines()
+
+    @pytest.mark.parametrize(
+        ("command", "suffix"),
+        [("run", ".jsonl"), ("run", ".db"), ("fork", ".jsonl"), ("fork", ".db"), ("export", "")],
+    )
+    def test_what_every_command_writes_with_the_key_loads_whole_and_checks_signed(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, suffix: str
+    ) -> None:
+        """The honest case: a run written with the key, and copies of it, are signed whole."""
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        source = record(cli, "dana-facts", tmp_path / "source.jsonl")
+        out = tmp_path / f"out{suffix or '.jsonl'}"
+        argv = {
+            "run": ["run", "dana-facts"],
+            "fork": ["fork", str(source), "--at", "5", "--set", "forgetting.half_life=8"],
+            "export": ["export", str(source), "--redact"],
+        }[command]
+        assert 0 == cli(*argv, "--out", str(out)).status
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        shown = cli("show", str(out), "--json")
+        checked = cli("check", str(out))
+
+        assert (0, "", 0) == (shown.status, shown.err, checked.status)
+        assert checked.out.rstrip().endswith(
+            ("signed with a valid signature", "(its texts and rules are placeholders)")
+        )
+
+    def test_check_require_signed_fails_an_unsigned_run_in_one_line(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        outcome = cli("check", str(path), "--require-signed")
+
+        assert (1, "") == (outcome.status, outcome.err)
+        assert [
+            f"{path}: header: a signed run is required, but it is unsigned (a signature removed "
+            "leaves it so)"
         ] == outcome.out.splitlines()
 
 

@@ -46,6 +46,7 @@ SHOW_MODULES = sorted(
         "memtape.commandline.opening",
         "memtape.commandline.output",
         "memtape.commandline.show",
+        "memtape.core.chain",
         "memtape.core.codec",
         "memtape.core.commands",
         "memtape.core.events",
@@ -85,12 +86,14 @@ SHOW_MODULES = sorted(
         "memtape.reducers.window",
         "memtape.runs",
         "memtape.runs.files",
+        "memtape.runs.signed",
         "memtape.storage",
     ]
 )
 """Every memtape module ``memtape show`` of a small run (refund-desk, tiered compaction)
-imports: those of ``--help``, and what reading, folding and printing the run needs. A new
-eager import fails the test."""
+imports: those of ``--help``, and what reading, folding and printing the run needs (the
+chain's field names, to load only what its head covers, and whether to verify its
+signature). A new eager import fails the test."""
 
 SHOW_PACKAGES = ["attr", "attrs", "immutables", "orjson"]
 """The third-party packages ``memtape show`` of a small run imports: the events' and

@@ -34,6 +34,7 @@ from memtape.viewer.serve import (
     make_server,
     next_label,
 )
+from tests.chained import forged_past_head
 from tests.mixed import mixed_live
 from tests.serving import serving, start, stop
 
@@ -70,6 +71,31 @@ class TestLiveRun:
             live.next()
         assert recorded.events == live.session.run.events
         assert live.data()["next"] is None
+
+    def test_a_required_signature_refuses_an_unsigned_run(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = tmp_path / "dana.jsonl"
+        assert 0 == main(["run", "dana-facts", "--out", str(path)])
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+
+        with pytest.raises(BadInput, match=r"a signed run is required .* it is unsigned"):
+            live_source(str(path))
+
+    def test_a_forged_step_past_the_head_is_not_replayed(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        path = tmp_path / "dana.jsonl"
+        assert 0 == main(["run", "dana-facts", "--out", str(path)])
+        forged_past_head(path)
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        capsys.readouterr()
+        live = live_source(str(path))
+
+        assert 9 == len(live.upcoming)
+        assert "come after the header's chain head" in capsys.readouterr().err
 
     def test_a_refused_command_changes_nothing(self) -> None:
         live = live_source("dana-facts")

@@ -262,6 +262,29 @@ class TestChainConformance:
             store.verify(run_id, None).signature,
         )
 
+    def test_with_the_key_an_unsigned_run_is_not_appended_to(
+        self, store: RunStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The append would sign a new head, and so the events no signature vouched for (a
+        stripped run's edit among them)."""
+        run_id = store.create({"scenario": "s"})
+        store.append(run_id, TURN, (TURN_EVENT,), 0)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "k")
+
+        with pytest.raises(BadInput, match="not signing an append to an unsigned run"):
+            store.append(run_id, AdvanceClock(1.0), (ClockAdvanced(1.0),), 1)
+        assert 1 == len(store.read(run_id).batches)
+
+    def test_with_the_key_an_empty_unsigned_run_is_appended_to_and_signed(
+        self, store: RunStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        run_id = store.create({"scenario": "s"})
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "k")
+        store.append(run_id, TURN, (TURN_EVENT,), 0)
+        store.append(run_id, AdvanceClock(1.0), (ClockAdvanced(1.0),), 1)
+
+        assert Signature.VALID == store.verify(run_id, b"k").signature
+
     def test_a_chain_copied_into_a_header_is_not_kept(self, store: RunStore) -> None:
         """A header read from another run carries that run's head; the new run has its own."""
         header = {"scenario": "s", "policies": {}}

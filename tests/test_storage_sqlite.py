@@ -25,6 +25,7 @@ from memtape.scenarios import load_scenario
 from memtape.storage import Conflict, JsonlStore, SqliteStore, open_store, parse_address
 from memtape.storage import sqlite as sqlite_backend
 from memtape.storage.base import stamped_header
+from tests.chained import forged_rows
 from tests.loaded import strings_shared
 
 TURN = AddTurn("user", "hello")
@@ -291,19 +292,18 @@ class TestInterruptedWrites:
         path = tmp_path / "runs.db"
         with _store(path, runs=1) as store:
             store.append(1, AdvanceClock(3.0), TICKS, 1)
-        with sqlite3.connect(path) as raw:
-            raw.execute("DELETE FROM events WHERE position = 4")
-        raw.close()
+        [row] = sqlite_backend._rows(1, 4, 3, TURN, (TURN_EVENT,), chain=Chain(b""))
+        _sql(path, "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", *row[:7], 0, row[8])
 
         with open_store(path) as store:
             recorded = store.read()
             with pytest.raises(BadInput, match="not appending to a torn command"):
-                store.append(1, TURN, (TURN_EVENT,), 3)
+                store.append(1, TURN, (TURN_EVENT,), 5)
 
         assert (
-            1,
-            "a torn tail: step 2 (from position 2) has no end mark; "
-            "loaded the 1 whole steps before it",
+            2,
+            "a torn tail: step 3 (from position 5) has no end mark; "
+            "loaded the 2 whole steps before it",
         ) == (len(recorded.batches), recorded.torn)
 
 
@@ -658,6 +658,85 @@ class TestChainedRows:
             "cut from the end, or the head was changed"
         )
         assert (Violation(13, "chain", message),) == check_file(path).problems
+
+    def test_rows_forged_past_the_head_before_a_torn_tail_are_not_read(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Issue 28, in a store: a forged command chained on after the signed head, then a
+        row starting a command that never ends, so the run passes for one with a torn tail."""
+        path = tmp_path / "runs.db"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        forged_rows(path)
+        with SqliteStore(path) as store:
+            recorded = store.read(1)
+
+        assert (10, None, 15) == (
+            len(recorded.batches),
+            recorded.torn,
+            recorded.header["events"],
+        )
+        assert (recorded.uncovered or "").startswith(
+            "step 11 and the steps after it (from position 16) come after the header's chain head"
+        )
+
+    def test_rows_forged_past_the_head_break_the_chain_where_they_begin(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = tmp_path / "runs.db"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        forged_rows(path)
+        report = check_file(Path(f"{path}#1"))
+
+        message = (
+            "position 16 and the events after it come after the header's chain head (position "
+            "15 ends the run): they were added after the run was written, and are not part of it"
+        )
+        assert ((Violation(16, "chain", message),), Signature.VALID) == (
+            report.problems,
+            report.signature,
+        )
+
+    def test_a_run_whose_rows_go_on_past_its_head_is_not_appended_to(self, tmp_path: Path) -> None:
+        """The append would chain on from the head, past the forged rows, and hide its own."""
+        path = tmp_path / "runs.db"
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        forged_rows(path, torn=False)
+
+        with SqliteStore(path) as store, pytest.raises(BadInput, match="past its chain head"):
+            store.append(1, TURN, (TURN_EVENT,), 16)
+
+    def test_with_the_key_a_stripped_run_is_not_appended_to(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A row edited, its run chained again and its signature dropped: an append with the
+        key would sign the edit."""
+        path = tmp_path / "runs.db"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        _sql(path, "UPDATE runs SET signature = NULL")
+
+        with SqliteStore(path) as store, pytest.raises(BadInput, match="unsigned run"):
+            store.append(1, TURN, (TURN_EVENT,), 15)
+
+    def test_a_run_appended_to_live_loads_whole_and_checks_clean(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The head moves with each command's rows, so a live run has no row past it."""
+        path = tmp_path / "runs.db"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        with SqliteStore(path, create=True) as store:
+            _appended(store, HEADER, _refund_desk())
+            recorded = store.read(1)
+        report = check_file(Path(f"{path}#1"), require_signed=True)
+
+        assert (10, None, None) == (len(recorded.batches), recorded.torn, recorded.uncovered)
+        assert ((), Signature.VALID) == (report.problems, report.signature)
 
     def test_a_signed_run_keeps_its_key_to_itself(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -17,7 +17,7 @@ from memtape.checking.invariants import (
     reask,
     redecide_twice,
 )
-from memtape.core.chain import KEY_VARIABLE, Signature, signing_key
+from memtape.core.chain import KEY_VARIABLE, Signature, Verdict, signing_key
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
 from memtape.core.plural import counted
@@ -27,6 +27,7 @@ from memtape.policies.model_settings import model_settings
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
 from memtape.runs.files import epochs_from_header, require_code
+from memtape.runs.signed import UNCHAINED, UNKEYED, UNSIGNED
 from memtape.storage import read_address, verify_address
 
 
@@ -95,7 +96,10 @@ class CheckReport:
 
     def _seal(self) -> str:
         """What the chain and signature of a clean run showed."""
-        removed = f" (though {KEY_VARIABLE} is set: a removed signature looks the same)"
+        removed = (
+            f" (though {KEY_VARIABLE} is set: a removed signature looks the same, "
+            "and --require-signed fails it)"
+        )
         if not self.chained:
             unchained = "unchained (written before memtape chained its logs)"
             return unchained + (removed if self.keyed else "")
@@ -118,6 +122,7 @@ def check_file(
     *,
     trust: bool = False,
     live: bool = False,
+    require_signed: bool = False,
     progress: Heard | None = None,
     settings: Sequence[str] = (),
 ) -> CheckReport:
@@ -138,7 +143,10 @@ def check_file(
     The run's hash chain is verified, and its signature when
     ``MEMTAPE_SIGNING_KEY`` is set: the first event whose link breaks, a
     head that is not the last link, or a signature that does not match is a
-    problem; a run written before the chain is reported unchained.
+    problem; a run written before the chain is reported unchained. With
+    ``require_signed`` (``--require-signed``), a run that is not signed under
+    the key is a problem too, one line each: unsigned (a removed signature
+    leaves a run so), unchained, or no key set to verify it with.
 
     Checking re-decides, which runs the policies' code: a header naming a policy
     by import path is refused (``BadInput``) unless ``trust`` says the run's
@@ -166,6 +174,8 @@ def check_file(
         problems.append(Violation(verdict.broken.position, "chain", verdict.broken.problem))
     if verdict.signature is Signature.INVALID:
         problems.append(Violation(0, "signature", _FORGED))
+    elif require_signed:
+        problems.extend(_unsigned(verdict, key is not None))
     policies = _policies(header.get("policies"), path, problems, trust)
     run = Run(fold)
     total = len(recorded.batches)
@@ -230,6 +240,20 @@ _FORGED = (
     f"the signature does not match the chain head under {KEY_VARIABLE}: the run was "
     "changed and chained again by someone without the key, or signed with another key"
 )
+
+
+def _unsigned(verdict: Verdict, keyed: bool) -> list[Violation]:
+    """The problem of a run that must be signed and is not, or cannot be shown to be."""
+    required = "a signed run is required, but"
+    if not verdict.chained:
+        found = UNCHAINED
+    elif verdict.signature is Signature.NONE:
+        found = UNSIGNED
+    elif not keyed:
+        found = UNKEYED
+    else:
+        return []
+    return [Violation(0, "signature", f"{required} {found}")]
 
 
 def _policies(data: object, path: Path, problems: list[Violation], trust: bool) -> Policies | None:

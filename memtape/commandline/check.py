@@ -8,6 +8,7 @@ from memtape.commandline.output import print_lines
 from memtape.core.errors import MemtapeError
 from memtape.core.visible import visible
 from memtape.runs.files import trusted
+from memtape.runs.signed import signature_required
 from memtape.scenarios import is_scenario
 
 
@@ -29,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
             trust=trusted(args.trust),
             live=args.live,
             settings=args.set,
+            require_signed=signature_required(args.require_signed),
             progress=stages.update if mode != "off" else None,
         )
     print_lines(visible(line, "message") for line in report.lines())

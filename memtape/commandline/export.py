@@ -7,6 +7,7 @@ from memtape.core.errors import MemtapeError
 from memtape.core.visible import visible
 from memtape.lab.files import output_path
 from memtape.runs.redact import export_redacted
+from memtape.runs.signed import signature_required
 from memtape.storage import is_sqlite
 
 
@@ -15,9 +16,9 @@ def run(args: argparse.Namespace) -> int:
     out = output_path(args.out)
     if is_sqlite(out):
         raise MemtapeError(f"{out}: export writes one JSONL file; give it another name")
-    redacted = export_redacted(args.run, out)
-    if redacted.torn is not None:
-        warning = visible(f"{args.run}: {redacted.torn}", "message")
+    redacted = export_redacted(args.run, out, require=signature_required())
+    for dropped in redacted.dropped:
+        warning = visible(f"{args.run}: {dropped}", "message")
         print(f"memtape: warning: {warning}", file=sys.stderr)
     print(
         f"wrote a redacted copy of {visible(str(args.run))} ({len(redacted.run)} events) "

@@ -9,6 +9,7 @@ from memtape.core.errors import MemtapeError
 from memtape.core.visible import visible
 from memtape.llm.client import NotChosen
 from memtape.runs.files import save_run
+from memtape.runs.signed import check_copying
 from memtape.scenarios import is_scenario
 from memtape.storage import is_sqlite, resolve_address
 
@@ -26,6 +27,8 @@ def run(args: argparse.Namespace) -> int:
     if loaded.redacted:
         raise MemtapeError(f"{args.run}: a redacted run cannot be re-decided, so not forked")
     loaded.require_code("fork")
+    if not is_scenario(args.run):
+        check_copying(source, args.at)  # the fork is signed when the key is set
     try:
         forked = loaded.session.fork(args.at, args.set)
     except NotChosen:

@@ -24,13 +24,20 @@ from memtape.storage import is_sqlite, read_address
 @attrs.frozen
 class LoadedRun:
     """A session rebuilt from a run file, the scenario it recorded, any torn tail
-    dropped, and whether its texts were redacted (then it cannot be re-decided)."""
+    dropped, whether its texts were redacted (then it cannot be re-decided), and any
+    steps dropped for coming after its header's chain head (``uncovered``)."""
 
     session: Session
     scenario: str
     path: Path
     torn: str | None = None
     redacted: bool = False
+    uncovered: str | None = None
+
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        """What was left out of the run as read, each said in one line for a warning."""
+        return tuple(said for said in (self.uncovered, self.torn) if said is not None)
 
     def unimported(self) -> tuple[str, ...]:
         """The import paths its header names that were not imported (each once)."""
@@ -136,7 +143,8 @@ def load_run(address: Path | str, *, trust: bool = False) -> LoadedRun:
     )
     session = Session(policies, run=run, epochs=epochs)
     redacted = stored.header.get("redacted") is True
-    return LoadedRun(session, str(scenario or path.stem), path, stored.torn, redacted)
+    scenario_name = str(scenario or path.stem)
+    return LoadedRun(session, scenario_name, path, stored.torn, redacted, stored.uncovered)
 
 
 def epochs_from_header(

@@ -27,7 +27,19 @@ from typing import Any
 
 import orjson
 
-from memtape.core.chain import HEAD, HEAD_HEX, SIGNATURE, Chain, Verdict, signing_key, verify
+from memtape.core.chain import (
+    HEAD,
+    HEAD_HEX,
+    KEY_VARIABLE,
+    LINK_HEX,
+    SIGNATURE,
+    Chain,
+    Signature,
+    Verdict,
+    signature_status,
+    signing_key,
+    verify,
+)
 from memtape.core.codec import (
     canonical_role,
     command_data,
@@ -40,7 +52,7 @@ from memtape.core.collector import collector_paused
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
-from memtape.core.logfile import RecordedBatch, RunFile
+from memtape.core.logfile import RecordedBatch, RunFile, cut_at_head
 from memtape.core.paths import regular_file
 from memtape.core.run import Run
 from memtape.storage.base import (
@@ -176,17 +188,20 @@ class SqliteStore(RunStore):
 
         The run's head moves in the same transaction. A run written before the
         chain (its head empty) is chained first, from its header, in that
-        transaction too.
+        transaction too. A run whose rows go on past its head (added by someone
+        else) is not appended to, and with the key set neither is one holding
+        rows its signature does not vouch for: the new head's signature would.
         """
         where = f"{self.path}#{run_id}"
         check_batch(where, command, events)
         key = signing_key()
         try:
             with self._guard(), self._writing():
-                header, head, _ = self._run(run_id)
+                header, head, signature = self._run(run_id)
                 position, step = self._tail(run_id)
                 if position != expected_position:
                     raise Conflict.stale(where, expected_position, position)
+                self._extendable(run_id, head, signature, position, key)
                 chain = self._chain(run_id, header, head, position)
                 rows = _rows(run_id, position, step + 1, command, events, chain=chain)
                 self._db.executemany(_INSERT, rows)
@@ -205,6 +220,9 @@ class SqliteStore(RunStore):
         (``signature``) when it has them, as a run file's header does. The
         rows are decoded as a run file's lines are (orjson, the codec's fast
         path), with the collector paused while the run's objects are built.
+        Rows chained on after the run's head are no part of it: they are
+        dropped and described, as a run file's lines are (``cut_at_head``),
+        and the header's counts are of the rows kept.
         """
         with collector_paused():
             with self._guard(), self._transaction(write=False):
@@ -215,14 +233,14 @@ class SqliteStore(RunStore):
                 rows = self._db.execute(
                     f"SELECT {_COLUMNS} FROM events WHERE run_id = ? ORDER BY position", (run_id,)
                 ).fetchall()
+                covered = self._covered(run_id, head)
             batches, torn = _batches(rows, f"{self.path}#{run_id}")
-        events = sum(len(batch.events) for batch in batches)
-        top = stored_header(header, events, len(batches))
-        if head is not None:
-            top[HEAD] = head
-        if signature is not None:
-            top[SIGNATURE] = signature
-        return RunFile(top, batches, torn)
+        pairs = ((HEAD, head), (SIGNATURE, signature))
+        chained = {name: value for name, value in pairs if value is not None}
+        kept = cut_at_head(RunFile(chained, batches, torn), covered, lambda at: f"position {at}")
+        events = sum(len(batch.events) for batch in kept.batches)
+        top = stored_header(header, events, len(kept.batches)) | chained
+        return RunFile(top, kept.batches, kept.torn, kept.uncovered)
 
     def verify(self, run_id: RunId | None, key: bytes | None) -> Verdict:
         """Verify the chain of run ``run_id`` (the newest when None), and its signature.
@@ -237,10 +255,6 @@ class SqliteStore(RunStore):
                 run_id = self._newest()
             header, head, signature = self._run(run_id)
             where = f"{self.path}#{run_id}"
-            tail = self._db.execute(
-                "SELECT last FROM events WHERE run_id = ? ORDER BY position DESC LIMIT 1",
-                (run_id,),
-            ).fetchone()
             link = "link" if self._schema >= SCHEMA else "NULL"
             rows = self._db.execute(
                 f"SELECT {_COLUMNS}, {link} FROM events WHERE run_id = ? ORDER BY position",
@@ -248,7 +262,7 @@ class SqliteStore(RunStore):
             )
             records = ((_record(row, f"{where}: position {row[0]}"), row[7]) for row in rows)
             stored = {**header, HEAD: head, SIGNATURE: signature}
-            return verify(stored, records, key, whole=tail is None or tail[0] == 1)
+            return verify(stored, records, key)
 
     def runs(self) -> list[RunInfo]:
         """Every run with its event count, oldest first."""
@@ -430,6 +444,44 @@ class SqliteStore(RunStore):
                 raise BadInput(f"{at}: cannot be hashed ({error})") from None
         self._db.executemany("UPDATE events SET link = ? WHERE run_id = ? AND position = ?", links)
         return chain
+
+    def _extendable(
+        self, run_id: RunId, head: Any, signature: Any, length: int, key: bytes | None
+    ) -> None:
+        """Refuse to extend a run whose last row is not at its head, or, under ``key``, one
+        of ``length`` rows that its signature does not vouch for. Nothing is hashed but one
+        HMAC: the rows before the head are ``verify``'s to check."""
+        where = f"{self.path}#{run_id}"
+        if head is not None and length:
+            row = self._db.execute(
+                "SELECT link FROM events WHERE run_id = ? AND position = ?", (run_id, length)
+            ).fetchone()
+            if not (isinstance(head, str) and row is not None and row[0] == head[:LINK_HEX]):
+                raise BadInput(
+                    f"{where}: not appending: its rows go on past its chain head (they were "
+                    "added after the run was written; memtape check says where)"
+                )
+        if key is None or not length:
+            return
+        status = signature_status(head, signature, key)
+        if status is Signature.INVALID:
+            raise BadInput(f"{where}: not appending to a run whose signature does not match")
+        if status is not Signature.VALID:
+            raise BadInput(
+                f"{where}: not signing an append to an unsigned run: its rows are vouched for "
+                f"by no signature (unset {KEY_VARIABLE} to append unsigned)"
+            )
+
+    def _covered(self, run_id: RunId, head: Any) -> int | None:
+        """The position of the run's first row whose stored link is its head's start (where the
+        run ends), or None when none is; nothing is hashed."""
+        if self._schema < SCHEMA or not (isinstance(head, str) and len(head) == HEAD_HEX):
+            return None
+        row = self._db.execute(
+            "SELECT MIN(position) FROM events WHERE run_id = ? AND link = ?",
+            (run_id, head[:LINK_HEX]),
+        ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
 
     def _set_head(self, run_id: RunId, chain: Chain, key: bytes | None) -> None:
         self._db.execute(

@@ -45,6 +45,7 @@ from memtape.core.visible import visible
 from memtape.policies.model_settings import model_settings
 from memtape.policies.session import Policies, Session
 from memtape.runs.files import load_run
+from memtape.runs.signed import check_reading, signature_required
 from memtape.scenarios import is_scenario, load_scenario
 from memtape.viewer.page import inline_hashes, page_html
 from memtape.viewer.payload import PayloadBuilder
@@ -179,8 +180,9 @@ def live_source(target: str, settings: Sequence[str] = (), *, trust: bool = Fals
     model_settings(settings, target)
     loaded = load_run(target, trust=trust)
     loaded.require_code("serve")
-    if loaded.torn is not None:
-        warning = visible(f"{target}: {loaded.torn}", "message")
+    unvouched = check_reading(target, len(loaded.session.run), require=signature_required())
+    for said in (*loaded.dropped, *([unvouched] if unvouched else [])):
+        warning = visible(f"{target}: {said}", "message")
         print(f"memtape: warning: {warning}", file=sys.stderr)
     session = loaded.session
     policies = session.policies_at(0)
