@@ -282,7 +282,7 @@ class TestHttp:
         answer = ask(server, "POST", "/api/command?since=1", second.encode())
         assert 200 == answer.status
         run = answer.data["runs"][0]
-        assert {"events": 1, "steps": 1, "turns": 0, "facts": 1} == run["from"]
+        assert {"events": 1, "steps": 1, "turns": 0, "facts": 1, "changes": 0} == run["from"]
         assert [["b", "w", 0.4, 0.0]] == run["facts"]
         assert [2] == run["ends"]
         whole = ask(server, "GET", "/api/data?since=0").data["runs"][0]

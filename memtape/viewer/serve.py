@@ -38,9 +38,10 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput, MemtapeError, one_line
 from memtape.policies.session import Policies, Session
+from memtape.projections.metrics import Planted
 from memtape.runs.files import load_run
 from memtape.scenarios import is_scenario, load_scenario
-from memtape.viewer.page import inline_hashes, page_html
+from memtape.viewer.page import inline_hashes, page_html, scenario_probes
 from memtape.viewer.payload import PayloadBuilder
 
 MAX_BODY = 1 << 20
@@ -78,13 +79,19 @@ class LiveRun:
     so a command costs what it added, however long the session has run.
     """
 
-    def __init__(self, policies: Policies, upcoming: Sequence[Command], name: str) -> None:
+    def __init__(
+        self,
+        policies: Policies,
+        upcoming: Sequence[Command],
+        name: str,
+        probes: Sequence[Planted] = (),
+    ) -> None:
         self.session = Session(policies)
         self.upcoming = tuple(upcoming)
         self.sent = 0
         """How many of ``upcoming`` have been executed: the next is ``upcoming[sent]``."""
         self.name = name
-        self.built = PayloadBuilder(name, policies, self.session.state)
+        self.built = PayloadBuilder(name, policies, self.session.state, probes)
         self._lock = threading.Lock()
 
     def next(self) -> None:
@@ -103,7 +110,7 @@ class LiveRun:
 
     def _execute(self, command: Command) -> None:
         session = self.session
-        self.built.add_step(session.execute(command), session.policies_at)
+        self.built.add_step(session.execute(command), session.policies_at, command)
 
     def check_since(self, since: int) -> None:
         """Refuse a ``since`` that is not a command's end in the run so far."""
@@ -162,7 +169,7 @@ def live_source(target: str, settings: Sequence[str] = (), *, trust: bool = Fals
     if is_scenario(target):
         scenario = load_scenario(target)
         policies = scenario.policies.with_settings(settings) if settings else scenario.policies
-        return LiveRun(policies, scenario.steps, scenario.name)
+        return LiveRun(policies, scenario.steps, scenario.name, scenario.probes)
     if settings:
         raise BadInput(
             f"{target}: --set changes a scenario's policies; fork a recorded run instead"
@@ -172,7 +179,8 @@ def live_source(target: str, settings: Sequence[str] = (), *, trust: bool = Fals
     if loaded.torn is not None:
         print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
     session = loaded.session
-    return LiveRun(session.policies_at(0), session.run.commands, loaded.scenario)
+    probes = scenario_probes(loaded.scenario)
+    return LiveRun(session.policies_at(0), session.run.commands, loaded.scenario, probes)
 
 
 def serve(live: LiveRun, port: int = 0) -> int:
