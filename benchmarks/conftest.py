@@ -192,6 +192,13 @@ class Target:
 
 TARGETS = (
     Target(
+        "viewer, a scrub step in the page: 100k-event run / 1k-event run",
+        slower="viewer-scrub-100k",
+        faster="viewer-scrub-1k",
+        most=2,
+        issue=29,
+    ),
+    Target(
         "budget 2000 / hot_n 8, 100k turns: yardstick / memtape",
         slower="yardstick-2000-8-100k",
         faster="memtape-2000-8-100k",

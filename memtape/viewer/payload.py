@@ -120,7 +120,7 @@ class PayloadBuilder:
         self, name: str, policies: Policies, initial: State, probes: Sequence[Planted] = ()
     ) -> None:
         self.name = name
-        self.probes = [[probe.text, probe.start] for probe in probes]
+        self.probes: list[list[Any]] = [[probe.text, probe.start] for probe in probes]
         self.changes: list[list[Any]] = []
         # A probe is checked in the window: a run without a compaction policy has none.
         self._tally = WindowTally(probes) if probes and policies.compaction is not None else None

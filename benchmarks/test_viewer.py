@@ -1,0 +1,80 @@
+"""The viewer's page: a scrub step on a long run against one on a short run.
+
+The runs are the seek benchmark's mixed session (``measure_viewer.long_run``)
+at 100,000 events and at 1,000, each written as ``memtape view`` writes it
+and opened from disk in headless Chromium (``/usr/bin/chromium``) through
+Playwright. A scrub step is what dragging the slider does once: ``seek`` to
+the next of a seeded series of events, its render, and the layout it forces;
+a round takes ``STEPS`` of them in the page. The target of issue 29 (a step
+on the 100,000-event page costs at most twice one on the 1,000-event page)
+says that the page's work per step is bounded by what the screen shows, not
+by the run. Without a Chromium the benchmark is skipped.
+"""
+
+import random
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.conftest import Bench
+from benchmarks.measure_viewer import CHROMIUM, CHROMIUM_ARGS, long_run
+from memtape.runs.files import LoadedRun
+from memtape.viewer.page import view_page
+
+SIZES = {"1k": 1_000, "100k": 100_000}
+"""The runs' lengths in events, by the name their figure takes."""
+
+STEPS = 50
+"""Scrub steps a timed round takes, each to the next of a seeded series of events."""
+
+ROUNDS = 15
+"""Timed rounds a run (their median is the figure)."""
+
+_SCRUB = """(positions) => {
+  for (const at of positions) {
+    window.memtapeViewer.seek(at);
+    void document.body.offsetHeight;
+  }
+  return positions.length;
+}"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Chromium for the module (skipped without one)."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} not found")
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.mark.parametrize("size", sorted(SIZES))
+def test_a_scrub_step(bench: Bench, browser: Any, size: str) -> None:
+    events = bench.size(SIZES[size])
+    session = long_run(events)
+    page_text = view_page([LoadedRun(session, f"mixed-{events}", Path("mixed"))])
+    rng = random.Random(29)
+    length = len(session.run)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.html"
+        path.write_text(page_text, encoding="utf-8")
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        try:
+            page.goto(path.as_uri())
+            page.wait_for_function("window.memtapeViewer !== undefined", timeout=120_000)
+            start = rng.randint(0, length)
+            # A drag: neighbouring events, one after another, as the slider sends them.
+            positions = [min(length, start + step) for step in range(STEPS)]
+            stepped = bench.measure(
+                f"viewer-scrub-{size}", page.evaluate, _SCRUB, positions, rounds=ROUNDS
+            )
+        finally:
+            page.close()
+    assert STEPS == stepped
