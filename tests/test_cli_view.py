@@ -269,6 +269,14 @@ class TestViewForce:
         assert 0 == main(["view", "refund-desk"])
         assert 2 == main(argv)
 
+    def test_an_empty_file_is_replaced(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        Path("refund-desk.html").touch()
+        assert 0 == main(["view", "refund-desk"])
+        assert ["refund-desk"] == names(Path("refund-desk.html"))
+
     def test_a_file_that_is_not_a_page_is_refused(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -94,7 +94,8 @@ def runs_shown(targets: Sequence[str], settings: Sequence[str]) -> str:
 
 def claim(out: Path, shown: str) -> None:
     """Refuse ``out`` if it holds anything but the page of the runs ``shown`` (a page of
-    another run, or a file that is not a memtape page): ``--force`` replaces it."""
+    another run, or a file that is not a memtape page): ``--force`` replaces it. An empty
+    file holds nothing to lose (``touch page.html`` first is fine)."""
     try:
         with out.open("rb") as existing:
             head = existing.read(PAGE_HEAD).decode("utf-8", errors="replace")
@@ -103,7 +104,7 @@ def claim(out: Path, shown: str) -> None:
     except OSError as error:
         raise BadInput(f"{out}: cannot read it: {error.strerror}") from None
     found = page_run(head)
-    if found == run_digest(shown):
+    if head == "" or found == run_digest(shown):
         return
     what = "not a memtape page" if found is None else "the page of another run"
     raise BadInput(f"{out}: cannot write it: it is {what}; --force replaces it")
