@@ -20,9 +20,11 @@ from typing import Any
 import pytest
 
 from benchmarks.conftest import Bench
-from benchmarks.measure_viewer import CHROMIUM, CHROMIUM_ARGS, long_run
 from memtape.runs.files import LoadedRun
 from memtape.viewer.page import view_page
+
+CHROMIUM = "/usr/bin/chromium"
+"""Debian's Chromium, as ``measure_viewer`` launches it."""
 
 SIZES = {"1k": 1_000, "100k": 100_000}
 """The runs' lengths in events, by the name their figure takes."""
@@ -47,7 +49,11 @@ def browser() -> Iterator[Any]:
     """A headless Chromium for the module (skipped without one)."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} not found")
+    pytest.importorskip("playwright.sync_api")
+    # measure_viewer imports Playwright, an optional dependency: only once it is known there.
     from playwright.sync_api import sync_playwright  # noqa: PLC0415
+
+    from benchmarks.measure_viewer import CHROMIUM_ARGS  # noqa: PLC0415
 
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -57,6 +63,8 @@ def browser() -> Iterator[Any]:
 
 @pytest.mark.parametrize("size", sorted(SIZES))
 def test_a_scrub_step(bench: Bench, browser: Any, size: str) -> None:
+    from benchmarks.measure_viewer import long_run  # noqa: PLC0415 (see the browser fixture)
+
     events = bench.size(SIZES[size])
     session = long_run(events)
     page_text = view_page([LoadedRun(session, f"mixed-{events}", Path("mixed"))])
