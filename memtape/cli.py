@@ -512,6 +512,15 @@ def _add_viewer(commands: Any) -> None:
         action="store_true",
         help="replace the page even if it shows another run (or is not a memtape page)",
     )
+    view.add_argument(
+        "--probes",
+        metavar="auto|SOURCE",
+        help=(
+            "the probes to follow (default: the scenario's, or for a run file the shipped "
+            "scenario's its header names): auto (planted by import's rule on each run's "
+            "turns), a scenario (its [[probe]] tables), or a .toml or .jsonl probes file"
+        ),
+    )
     _add_settings(view)
     _add_trust(view)
     _add_quiet(view)

@@ -285,3 +285,57 @@ class TestViewForce:
         assert 2 == main(["view", "refund-desk"])
         assert "it is not a memtape page; --force replaces it" in capsys.readouterr().err
         assert "my notes" == Path("refund-desk.html").read_text(encoding="utf-8")
+
+
+PROBED = (
+    '[compaction]\npolicy = "tiered"\nbudget = 40\n\n'
+    '[[probe]]\ntext = "GX-20418"\nfrom = 2\n\n'
+    '[[step]]\nturn = "user"\ntext = "My order is GX-20418, paid $180.00."\n\n'
+    '[[step]]\nturn = "assistant"\ntext = "Thanks."\n'
+)
+
+
+class TestViewProbes:
+    @pytest.fixture
+    def recorded(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+        """A run of a scenario file that plants one probe (its header names the scenario,
+        not the file)."""
+        monkeypatch.chdir(tmp_path)
+        Path("probed.toml").write_text(PROBED, encoding="utf-8")
+        assert 0 == main(["run", "probed.toml", "--out", "a.jsonl"])
+        return tmp_path
+
+    def test_a_scenario_brings_its_probes(self, recorded: Path) -> None:
+        assert 0 == main(["view", "probed.toml"])
+        runs = page_data(recorded / "probed.html")["runs"]
+        assert isinstance(runs, list)
+        assert [["GX-20418", 2]] == runs[0]["probes"]
+
+    @pytest.mark.parametrize(
+        ("given", "expected"),
+        [
+            ([], []),
+            (["--probes", "probed.toml"], [["GX-20418", 2]]),
+            (["--probes", "auto"], [["GX-20418", 2], ["$180.00", 2]]),
+            (["--probes", "p.jsonl"], [["paid", 1]]),
+        ],
+    )
+    def test_a_run_file_follows_the_probes_given(
+        self, recorded: Path, given: list[str], expected: list[object]
+    ) -> None:
+        Path("p.jsonl").write_text('{"text": "paid", "from": 1}\n', encoding="utf-8")
+        assert 0 == main(["view", "a.jsonl", *given])
+        runs = page_data(recorded / "a.html")["runs"]
+        assert isinstance(runs, list)
+        assert expected == runs[0]["probes"]
+
+    def test_a_probe_no_turn_holds_is_one_line_and_no_page(
+        self, recorded: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        Path("p.jsonl").write_text('{"text": "nowhere", "from": 1}\n', encoding="utf-8")
+        capsys.readouterr()
+        assert 2 == main(["view", "a.jsonl", "--probes", "p.jsonl"])
+        err = capsys.readouterr().err
+        assert "p.jsonl:1: text 'nowhere' occurs in no turn of the transcript\n" in err
+        assert 1 == err.count("\n")
+        assert not (recorded / "a.html").exists()

@@ -2,6 +2,7 @@
 
 import argparse
 import re
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -9,12 +10,16 @@ from typing import TYPE_CHECKING
 from memtape.commandline.opening import open_run
 from memtape.commandline.writing import not_an_input
 from memtape.core.errors import BadInput
+from memtape.core.events import TurnAdded
+from memtape.lab.choices import AUTO
 from memtape.lab.files import output_path, write_atomic
+from memtape.runs.files import LoadedRun
 from memtape.scenarios.shipped import SHIPPED, is_scenario
 from memtape.storage import SQLITE_SUFFIX, parse_address, resolve_address
 from memtape.viewer.page import page_run, run_digest, scenario_probes, view_page
 
 if TYPE_CHECKING:
+    from memtape.projections.metrics import Planted
     from memtape.scenarios.loader import Probe
 
 PAGE_HEAD = 4096
@@ -37,10 +42,8 @@ def run(args: argparse.Namespace) -> int:
         open_run(target, settings if n == 0 else (), trust=args.trust, args=args)
         for n, target in enumerate(targets)
     ]
-    probes = [
-        load_probes(target) if is_scenario(target) else scenario_probes(loaded.scenario)
-        for target, loaded in zip(targets, runs, strict=True)
-    ]
+    pairs = zip(targets, runs, strict=True)
+    probes = [probes_for(target, loaded, args.probes) for target, loaded in pairs]
     write_atomic(out, view_page(runs, probes, shown).encode("utf-8"))
     print(f"wrote {out}: open it in a browser")
     return 0
@@ -51,6 +54,39 @@ def load_probes(target: str) -> "tuple[Probe, ...]":
     from memtape.scenarios.loader import load_scenario  # noqa: PLC0415 (a run file needs no loader)
 
     return load_scenario(target).probes
+
+
+def probes_for(target: str, loaded: LoadedRun, spec: str | None) -> "Sequence[Planted]":
+    """The probes the page follows on run ``target``: those ``--probes spec`` names, else the
+    scenario's (a run file's: the shipped scenario's its header names, if it is one)."""
+    if spec is not None:
+        return chosen_probes(spec, loaded)
+    return load_probes(target) if is_scenario(target) else scenario_probes(loaded.scenario)
+
+
+def chosen_probes(spec: str, loaded: LoadedRun) -> "Sequence[Planted]":
+    """The probes ``--probes spec`` names for ``loaded``: ``auto`` plants them by the
+    import rule on its turns; a scenario (shipped, or a ``.toml`` with ``[[step]]`` tables)
+    gives its own; any other ``.toml`` or ``.jsonl`` file is a probes file, checked against
+    the run's turns."""
+    from memtape.lab.probes import auto_probes, probes_from_file  # noqa: PLC0415
+
+    events = loaded.session.run.events
+    turns = [(event.role, event.text) for event in events if isinstance(event, TurnAdded)]
+    if spec == AUTO:
+        return auto_probes(turns)
+    if spec in SHIPPED or (spec.endswith(".toml") and _has_steps(Path(spec))):
+        return load_probes(spec)
+    return probes_from_file(Path(spec), turns)
+
+
+def _has_steps(path: Path) -> bool:
+    """Whether the TOML file at ``path`` reads as a scenario (it has ``[[step]]`` tables);
+    anything unreadable is left for the probes file's reader to refuse, in its words."""
+    try:
+        return "step" in tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
 
 
 def page_name(targets: Sequence[str]) -> str:
