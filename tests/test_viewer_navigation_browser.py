@@ -307,3 +307,19 @@ class TestAHundredThousandEvents:
         assert zoomed["range"][1] - zoomed["range"][0] + 1 == (length + 2) // 2
         assert elements(page) <= NODES_AT_MOST
         screenshot("hundred-thousand-events")
+
+
+class TestNarrow:
+    def test_nothing_sticks_out_of_a_480_pixel_window(
+        self, page: Page, tmp_path: Path, screenshot: Shot
+    ) -> None:
+        page.set_viewport_size({"width": 480, "height": 900})
+        refund_desk(page, tmp_path)
+        page.click("#keys summary")
+        assert 480 == page.evaluate("document.documentElement.scrollWidth")
+        for selector in ("#keys dl", "#probe-body li.probe.lost button", ".strip-legend"):
+            box = page.locator(selector).bounding_box()
+            assert box is not None
+            assert 0 <= box["x"]
+            assert box["x"] + box["width"] <= 480
+        screenshot("narrow-keys-and-probes-480")
