@@ -76,7 +76,7 @@ def scenario_probes(name: str) -> tuple[Planted, ...]:
 
 def run_digest(run: str) -> str:
     """What a page keeps of the text naming its runs: a digest, so that a page passed
-    around says nothing of where its runs were."""
+    around does not spell out where its runs were (one who guesses a path can check it)."""
     return hashlib.sha256(run.encode("utf-8")).hexdigest() if run else ""
 
 
