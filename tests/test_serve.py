@@ -70,6 +70,20 @@ class TestLiveRun:
         assert recorded.events == live.session.run.events
         assert live.data()["next"] is None
 
+    @pytest.mark.parametrize("recorded", [False, True])
+    def test_the_scenarios_probes_are_followed_and_their_losses_shipped(
+        self, tmp_path: Path, recorded: bool
+    ) -> None:
+        """A run file's header names its scenario: a shipped one's probes are followed."""
+        path = tmp_path / "rd.jsonl"
+        assert 0 == main(["run", "refund-desk", "--out", str(path)])
+        live = live_source(str(path) if recorded else "refund-desk")
+        for _ in range(10):
+            live.next()
+        run = live.data()["runs"][0]
+        assert [["$180.00", 8], ["restocking fee", 5]] == run["probes"]
+        assert [[1, 15, 0, 10, "CompactionTriggered"]] == [c for c in run["changes"] if not c[2]]
+
     def test_a_refused_command_changes_nothing(self) -> None:
         live = live_source("dana-facts")
         live.next()
