@@ -192,6 +192,13 @@ class Target:
 
 TARGETS = (
     Target(
+        "viewer, a scrub step in the page: 100k-event run / 1k-event run",
+        slower="viewer-scrub-100k",
+        faster="viewer-scrub-1k",
+        most=3,
+        issue=29,
+    ),
+    Target(
         "budget 2000 / hot_n 8, 100k turns: yardstick / memtape",
         slower="yardstick-2000-8-100k",
         faster="memtape-2000-8-100k",
@@ -310,7 +317,8 @@ TARGETS = (
 """The targets of issue 2, over the names the compaction benchmarks record, of
 issue 3, over the names the seek benchmarks record, of issue 12, over the names
 the LLM summary benchmark records, of issue 14, and of issue 29 (a bench cell's
-decision cost is its own, whichever worker ran it first).
+decision cost is its own, whichever worker ran it first; the viewer's scrub step,
+``test_viewer.py``).
 
 The compaction benchmarks behind issue 2's targets time memtape's own work:
 each round starts after a full collection and runs with the collector paused

@@ -540,9 +540,26 @@ def _add_viewer(commands: Any) -> None:
     view.add_argument(
         "--out",
         metavar="PAGE.html",
-        help="default: the scenario's name + .html, in the current directory",
+        help=(
+            "default: the run file's name + .html (a.jsonl: a.html, runs.db#3: runs-3.html, "
+            "a comparison: a-vs-b.html), in the current directory"
+        ),
     )
     view.add_argument("--compare", metavar="RUN2", help="a second run of the same inputs")
+    view.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the page even if it shows another run (or is not a memtape page)",
+    )
+    view.add_argument(
+        "--probes",
+        metavar="auto|SOURCE",
+        help=(
+            "the probes to follow (default: the scenario's, or for a run file the shipped "
+            "scenario's its header names): auto (planted by import's rule on each run's "
+            "turns), a scenario (its [[probe]] tables), or a .toml or .jsonl probes file"
+        ),
+    )
     _add_settings(view)
     _add_trust(view)
     _add_quiet(view)

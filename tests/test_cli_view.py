@@ -44,22 +44,47 @@ class TestView:
         assert 0 == main(["view", "dana-facts"])
         assert ["dana-facts"] == names(tmp_path / "dana-facts.html")
 
-    @pytest.mark.parametrize(
-        ("scenario", "page"),
-        [("../../away/x", "away-x.html"), ("/etc/motd", "etc-motd.html"), ("..", "run.html")],
-    )
-    def test_a_header_cannot_put_the_default_page_outside_the_directory(
-        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: str, page: str
+    def test_a_run_file_names_its_page_whatever_its_header_says(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        """The default name comes from the run's header, which says what it likes."""
-        here = tmp_path / "here"
-        here.mkdir()
+        """The header's scenario name may be anything, "../../away/x" too: it is not used."""
         session = Session(load_scenario("refund-desk").policies)
         session.execute(AddTurn("user", "hello"))
-        save_run(session, here / "r.jsonl", scenario)
-        monkeypatch.chdir(here)
+        save_run(session, tmp_path / "r.jsonl", "../../away/x")
+        monkeypatch.chdir(tmp_path)
         assert 0 == main(["view", "r.jsonl"])
-        assert sorted(["r.jsonl", page]) == sorted(path.name for path in here.iterdir())
+        assert ["r.html", "r.jsonl"] == sorted(path.name for path in tmp_path.iterdir())
+
+    def test_two_runs_of_the_same_scenario_get_a_page_each(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        for name in ("a", "b"):
+            assert 0 == main(["run", "refund-desk", "--out", f"{name}.jsonl"])
+            assert 0 == main(["view", f"{name}.jsonl"])
+        assert {"a.jsonl", "a.html", "b.jsonl", "b.html"} == {p.name for p in tmp_path.iterdir()}
+
+    @pytest.mark.parametrize(
+        ("argv", "page"),
+        [
+            (["view", "runs.db#1"], "runs-1.html"),
+            (["view", "runs.db"], "runs-2.html"),
+            (["view", "a.jsonl", "--compare", "runs.db#2"], "a-vs-runs-2.html"),
+            (["view", "sub/s.toml"], "s.html"),
+        ],
+    )
+    def test_a_store_run_a_comparison_and_a_scenario_file_name_their_page(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], page: str
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        assert 0 == main(["run", "refund-desk", "--out", "a.jsonl"])
+        for _ in range(2):
+            assert 0 == main(["run", "refund-desk", "--out", "runs.db"])
+        Path("sub").mkdir()
+        Path("sub/s.toml").write_text(load_scenario_text(), encoding="utf-8")
+        before = {path.name for path in tmp_path.iterdir()}
+        assert 0 == main(argv)
+        assert {page} == {path.name for path in tmp_path.iterdir()} - before
 
     def test_run_files_and_stores_and_a_comparison(self, tmp_path: Path) -> None:
         jsonl, store, out = tmp_path / "a.jsonl", tmp_path / "runs.db", tmp_path / "v.html"
@@ -183,3 +208,134 @@ class TestView:
         assert fragment in err
         assert 1 == err.count("\n")
         assert [] == list(tmp_path.iterdir())
+
+
+def load_scenario_text() -> str:
+    """A small scenario file's text."""
+    return '[compaction]\npolicy = "tiered"\nbudget = 40\n\n[[step]]\nturn = "user"\ntext = "hi"\n'
+
+
+class TestViewForce:
+    def test_another_runs_page_is_refused_in_one_line_and_left_as_it_was(
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        for name in ("a", "b"):
+            assert 0 == main(["run", "refund-desk", "--out", f"{name}.jsonl"])
+        assert 0 == main(["view", "a.jsonl", "--out", "page.html"])
+        before = Path("page.html").read_bytes()
+        capsys.readouterr()
+        assert 2 == main(["view", "b.jsonl", "--out", "page.html"])
+        assert (
+            "memtape: error: page.html: cannot write it: it is the page of another run; "
+            "--force replaces it\n"
+        ) == capsys.readouterr().err
+        assert before == Path("page.html").read_bytes()
+
+    def test_force_replaces_another_runs_page(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        assert 0 == main(["view", "refund-desk", "--out", "page.html"])
+        assert 0 == main(["view", "dana-facts", "--out", "page.html", "--force"])
+        assert ["dana-facts"] == names(Path("page.html"))
+
+    def test_the_same_run_viewed_again_replaces_its_own_page(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        assert 0 == main(["run", "refund-desk", "--out", "a.jsonl"])
+        assert 0 == main(["view", "a.jsonl"])
+        Path("a.html").write_text(
+            Path("a.html").read_text(encoding="utf-8") + "<!-- edited -->", encoding="utf-8"
+        )
+        assert 0 == main(["view", "./a.jsonl"])
+        assert not Path("a.html").read_text(encoding="utf-8").endswith("<!-- edited -->")
+
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["view", "refund-desk", "--set", "compaction.budget=60"],
+            ["view", "refund-desk", "--compare", "refund-desk", "--out", "refund-desk.html"],
+        ],
+    )
+    def test_other_settings_or_a_comparison_are_another_run(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        assert 0 == main(["view", "refund-desk"])
+        assert 2 == main(argv)
+
+    def test_an_empty_file_is_replaced(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        Path("refund-desk.html").touch()
+        assert 0 == main(["view", "refund-desk"])
+        assert ["refund-desk"] == names(Path("refund-desk.html"))
+
+    def test_a_file_that_is_not_a_page_is_refused(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        monkeypatch.chdir(tmp_path)
+        Path("refund-desk.html").write_text("my notes", encoding="utf-8")
+        assert 2 == main(["view", "refund-desk"])
+        assert "it is not a memtape page; --force replaces it" in capsys.readouterr().err
+        assert "my notes" == Path("refund-desk.html").read_text(encoding="utf-8")
+
+
+PROBED = (
+    '[compaction]\npolicy = "tiered"\nbudget = 40\n\n'
+    '[[probe]]\ntext = "GX-20418"\nfrom = 2\n\n'
+    '[[step]]\nturn = "user"\ntext = "My order is GX-20418, paid $180.00."\n\n'
+    '[[step]]\nturn = "assistant"\ntext = "Thanks."\n'
+)
+
+
+class TestViewProbes:
+    @pytest.fixture
+    def recorded(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+        """A run of a scenario file that plants one probe (its header names the scenario,
+        not the file)."""
+        monkeypatch.chdir(tmp_path)
+        Path("probed.toml").write_text(PROBED, encoding="utf-8")
+        assert 0 == main(["run", "probed.toml", "--out", "a.jsonl"])
+        return tmp_path
+
+    def test_a_scenario_brings_its_probes(self, recorded: Path) -> None:
+        assert 0 == main(["view", "probed.toml"])
+        runs = page_data(recorded / "probed.html")["runs"]
+        assert isinstance(runs, list)
+        assert [["GX-20418", 2]] == runs[0]["probes"]
+
+    @pytest.mark.parametrize(
+        ("given", "expected"),
+        [
+            ([], []),
+            (["--probes", "probed.toml"], [["GX-20418", 2]]),
+            (["--probes", "auto"], [["GX-20418", 2], ["$180.00", 2]]),
+            (["--probes", "p.jsonl"], [["paid", 1]]),
+        ],
+    )
+    def test_a_run_file_follows_the_probes_given(
+        self, recorded: Path, given: list[str], expected: list[object]
+    ) -> None:
+        Path("p.jsonl").write_text('{"text": "paid", "from": 1}\n', encoding="utf-8")
+        assert 0 == main(["view", "a.jsonl", *given])
+        runs = page_data(recorded / "a.html")["runs"]
+        assert isinstance(runs, list)
+        assert expected == runs[0]["probes"]
+
+    def test_a_probe_no_turn_holds_is_one_line_and_no_page(
+        self, recorded: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        Path("p.jsonl").write_text('{"text": "nowhere", "from": 1}\n', encoding="utf-8")
+        capsys.readouterr()
+        assert 2 == main(["view", "a.jsonl", "--probes", "p.jsonl"])
+        err = capsys.readouterr().err
+        assert "p.jsonl:1: text 'nowhere' occurs in no turn of the transcript\n" in err
+        assert 1 == err.count("\n")
+        assert not (recorded / "a.html").exists()

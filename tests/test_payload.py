@@ -24,6 +24,7 @@ from memtape.policies.protocols import CompactionPolicy
 from memtape.policies.session import Policies, Session
 from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tool_clearing import ClearToolResults
+from memtape.projections.metrics import compaction_metrics
 from memtape.scenarios import load_scenario
 from memtape.viewer import payload
 from memtape.viewer.payload import (
@@ -354,3 +355,49 @@ class TestClearedInPlace:
             hot = session.run.state_at(at).window.hot
             assert [t.text for t in hot] == [texts[t.turn] for t in hot]
         assert shipped > 0
+
+
+class TestProbes:
+    def test_the_scenarios_probes_ship_with_where_each_showed_and_was_lost(self) -> None:
+        scenario = load_scenario("refund-desk")
+        session = simulated("refund-desk")
+        data = run_payload(session.run, session.policies_at, "refund-desk", scenario.probes)
+        assert [["$180.00", 8], ["restocking fee", 5]] == data["probes"]
+        assert [
+            [1, 6, 1, 5, None],
+            [0, 11, 1, 8, None],
+            [1, 15, 0, 10, "CompactionTriggered"],
+        ] == data["changes"]
+
+    def test_the_losses_are_bench_losses(self) -> None:
+        scenario = load_scenario("refund-desk")
+        session = simulated("refund-desk", "compaction.budget=30")
+        data = run_payload(session.run, session.policies_at, "refund-desk", scenario.probes)
+        texts = [text for text, _ in data["probes"]]
+        losses = compaction_metrics(session.run, scenario.probes).losses
+        assert losses
+        assert [(loss.probe, loss.turn, loss.at, loss.event) for loss in losses] == [
+            (texts[probe], turn, at, event)
+            for probe, at, kept, turn, event in data["changes"]
+            if not kept
+        ]
+
+    def test_a_run_without_probes_ships_none(self) -> None:
+        session = simulated("refund-desk")
+        data = run_payload(session.run, session.policies_at, "refund-desk")
+        assert ([], []) == (data["probes"], data["changes"])
+
+    def test_since_ships_the_changes_after_the_events_held(self) -> None:
+        scenario = load_scenario("refund-desk")
+        built = PayloadBuilder(
+            "rd", scenario.policies, Session(scenario.policies).state, scenario.probes
+        )
+        session = Session(scenario.policies)
+        for command in scenario.steps:
+            built.add_step(session.execute(command), session.policies_at, command)
+        whole = built.payload()
+        middle = whole["ends"][7]
+        chunk = built.since(middle)
+        held = [change for change in whole["changes"] if change[1] <= middle]
+        assert len(held) == chunk["from"]["changes"]
+        assert whole["changes"] == held + chunk["changes"]

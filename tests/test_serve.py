@@ -97,6 +97,20 @@ class TestLiveRun:
         assert 9 == len(live.upcoming)
         assert "come after the header's chain head" in capsys.readouterr().err
 
+    @pytest.mark.parametrize("recorded", [False, True])
+    def test_the_scenarios_probes_are_followed_and_their_losses_shipped(
+        self, tmp_path: Path, recorded: bool
+    ) -> None:
+        """A run file's header names its scenario: a shipped one's probes are followed."""
+        path = tmp_path / "rd.jsonl"
+        assert 0 == main(["run", "refund-desk", "--out", str(path)])
+        live = live_source(str(path) if recorded else "refund-desk")
+        for _ in range(10):
+            live.next()
+        run = live.data()["runs"][0]
+        assert [["$180.00", 8], ["restocking fee", 5]] == run["probes"]
+        assert [[1, 15, 0, 10, "CompactionTriggered"]] == [c for c in run["changes"] if not c[2]]
+
     def test_a_refused_command_changes_nothing(self) -> None:
         live = live_source("dana-facts")
         live.next()
@@ -311,7 +325,7 @@ class TestHttp:
         answer = ask(server, "POST", "/api/command?since=1", second.encode())
         assert 200 == answer.status
         run = answer.data["runs"][0]
-        assert {"events": 1, "steps": 1, "turns": 0, "facts": 1} == run["from"]
+        assert {"events": 1, "steps": 1, "turns": 0, "facts": 1, "changes": 0} == run["from"]
         assert [["b", "w", 0.4, 0.0]] == run["facts"]
         assert [2] == run["ends"]
         whole = ask(server, "GET", "/api/data?since=0").data["runs"][0]

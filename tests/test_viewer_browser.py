@@ -39,6 +39,7 @@ from memtape.policies.session import COMPACTION, FORGETTING, Policies, Session
 from memtape.projections.view import view_data
 from memtape.runs.files import LoadedRun
 from memtape.scenarios import load_scenario
+from memtape.scenarios.loader import Probe
 from memtape.viewer import payload
 from memtape.viewer.page import view_page
 from memtape.viewer.payload import run_payload
@@ -768,7 +769,9 @@ class TestServeAppends(UnderThePolicy):
             click_next(page)
         assert page.locator("#next").is_disabled()
         session = live.session
-        whole = orjson.loads(orjson.dumps(run_payload(session.run, session.policies_at, live.name)))
+        probes = [Probe(text, start) for text, start in live.built.probes]
+        built = run_payload(session.run, session.policies_at, live.name, probes)
+        whole = orjson.loads(orjson.dumps(built))
         assert whole == page.evaluate("memtapeViewer.payload(0)")
         # Every click asked only for what came after the events the page held, with the token.
         assert [
@@ -797,7 +800,8 @@ class TestServeAppends(UnderThePolicy):
         click_next(page)
         session = served.run.session
         assert 3 == session.run.steps
-        built = run_payload(session.run, session.policies_at, served.run.name)
+        probes = load_scenario("refund-desk").probes
+        built = run_payload(session.run, session.policies_at, served.run.name, probes)
         assert orjson.loads(orjson.dumps(built)) == page.evaluate("memtapeViewer.payload(0)")
         loaded = LoadedRun(session, served.run.name, Path(served.run.name))
         assert_same_views(loaded, page_views(page))

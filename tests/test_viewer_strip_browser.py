@@ -15,10 +15,14 @@ from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Policies, Session
+from memtape.projections.metrics import compaction_metrics
 from memtape.runs.files import LoadedRun
+from memtape.scenarios import load_scenario
+from memtape.viewer.page import view_page
 from memtape.viewer.serve import live_source, make_server
 from tests.serving import start, stop
 from tests.test_viewer_browser import (
+    RED,
     Shot,
     enforcing,
     meter,
@@ -311,3 +315,168 @@ class TestDroppedTurns:
         assert not page.locator(turn_1).evaluate("(d) => d.open")
         page.click("#forward")
         assert not page.locator(turn_1).evaluate("(d) => d.open")
+
+
+def with_probes(page: Page, folder: Path, name: str, *settings: str) -> LoadedRun:
+    """Open the static page of shipped scenario ``name`` with the probes it plants."""
+    loaded = simulated(name, *settings)
+    path = folder / "probed.html"
+    path.write_text(view_page([loaded], [load_scenario(name).probes]), encoding="utf-8")
+    page.goto(path.as_uri())
+    page.wait_for_function("window.memtapeViewer !== undefined")
+    return loaded
+
+
+LEGEND = ".strip-legend li"
+
+
+class TestTheLegend:
+    def test_every_mark_the_strip_draws_is_named_in_its_colour(
+        self, page: Page, tmp_path: Path, screenshot: Shot
+    ) -> None:
+        with_probes(page, tmp_path, "refund-desk")
+        assert [
+            "window tokens (a band: least to most in a pixel's events)",
+            "over the budget",
+            "the budget",
+            "a compaction",
+            "a probe lost (it left the window)",
+            "the current event",
+        ] == [text.strip() for text in page.locator(LEGEND).all_inner_texts()]
+        colour = "([s, p]) => getComputedStyle(document.querySelector(s))[p]"
+        assert RED == page.evaluate(colour, [".swatch.over", "backgroundColor"])
+        assert "rgb(29, 35, 48)" == page.evaluate(colour, [".swatch.budget", "backgroundColor"])
+        assert "rgb(47, 128, 192)" == page.evaluate(
+            colour, [".swatch.compaction", "borderTopColor"]
+        )
+        assert "rgb(142, 68, 173)" == page.evaluate(colour, [".swatch.lost", "borderBottomColor"])
+        screenshot("strip-legend")
+
+    def test_a_run_without_probes_has_no_probe_mark_to_name(
+        self, page: Page, tmp_path: Path
+    ) -> None:
+        open_view(page, tmp_path, simulated("refund-desk"))
+        texts = page.locator(LEGEND).all_inner_texts()
+        assert 5 == len(texts)
+        assert not any("probe" in text for text in texts)
+        assert page.locator("#probes").is_hidden()
+
+
+class TestProbesOnTheStrip:
+    def test_each_loss_bench_reports_is_marked_under_the_tokens(
+        self, page: Page, tmp_path: Path
+    ) -> None:
+        loaded = with_probes(page, tmp_path, "refund-desk", "compaction.budget=30")
+        probes = load_scenario("refund-desk").probes
+        losses = compaction_metrics(loaded.session.run, probes).losses
+        assert losses
+        drawn = drawing(page)
+        lost_at = sorted(loss.at for loss in losses if loss.at is not None)
+        assert len(losses) == len(lost_at)
+        assert lost_at == drawn["losses"]
+        assert drawn["columns"]["floor"] > 0
+        # Away from the last event, where the cursor is drawn over the last loss's mark.
+        page.evaluate("() => memtapeViewer.seek(0)")
+        drawn = drawing(page)
+        purple = [142, 68, 173]
+        for _, x in drawn["lossMarks"]:
+            pixel = page.evaluate(
+                "([x, y]) => Array.from(document.querySelector('canvas.meter-strip')"
+                ".getContext('2d').getImageData(x, y, 1, 1).data.slice(0, 3))",
+                [math.floor(x), drawn["height"] - 2],
+            )
+            assert purple == pixel
+
+
+def strip_range(page: Page, index: int = 0) -> list[int]:
+    return list(drawing(page, index)["range"])
+
+
+class TestZoomAndPan:
+    def test_zooming_in_draws_the_range_around_the_current_event_a_column_a_pixel(
+        self, page: Page, tmp_path: Path, screenshot: Shot
+    ) -> None:
+        loaded = mixed_run(count=600)
+        open_view(page, tmp_path, loaded)
+        length = len(loaded.session.run)
+        page.evaluate("(at) => memtapeViewer.seek(at)", length // 2)
+        page.get_by_role("button", name="zoom in around the current event (+)").click()
+        first, last = strip_range(page)
+        assert (length + 1) // 2 == last - first + 1 or length // 2 + 1 == last - first + 1
+        assert first <= length // 2 <= last
+        drawn = drawing(page)
+        tokens = window_tokens(loaded)
+        budgets = drawn["budget"]
+        expected = columns(
+            tokens[first : last + 1], budgets[first : last + 1], drawn["columns"]["width"]
+        )
+        assert expected == {name: drawn["columns"][name] for name in ("low", "high", "budget")}
+        assert [at for at in compactions(loaded) if first <= at <= last] == [
+            at for at, _ in drawn["marks"]
+        ]
+        assert f"events {first}–{last} of {length}" == page.locator(".strip-range").inner_text()
+        screenshot("strip-zoomed")
+        page.get_by_role("button", name="show the whole run (0)").click()
+        assert [0, length] == strip_range(page)
+
+    def test_a_click_on_a_zoomed_strip_lands_on_the_event_under_it(
+        self, page: Page, tmp_path: Path
+    ) -> None:
+        loaded = sparse_run()
+        open_view(page, tmp_path, loaded)
+        page.evaluate("() => memtapeViewer.seek(100)")
+        strip = page.locator(STRIP)
+        strip.focus()
+        for _ in range(3):
+            page.keyboard.press("+")
+        first, last = strip_range(page)
+        assert 8 * (last - first + 1) <= len(loaded.session.run) + 8
+        width = strip.evaluate("(c) => c.clientWidth")
+        count = last - first + 1
+        target = first + count // 3
+        if target in compactions(loaded):
+            target += 1
+        click_strip(page, (target - first + 0.5) * width / count)
+        assert target == slider_value(page)
+
+    def test_the_wheel_zooms_around_the_pointer_and_a_drag_pans_without_jumping(
+        self, page: Page, tmp_path: Path
+    ) -> None:
+        loaded = sparse_run()
+        open_view(page, tmp_path, loaded)
+        length = len(loaded.session.run)
+        box = page.locator(STRIP).bounding_box()
+        assert box is not None
+        page.mouse.move(box["x"] + box["width"] / 4, box["y"] + 20)
+        page.mouse.wheel(0, -100)
+        page.wait_for_function(
+            "memtapeViewer.strip(0).range[0] > 0 || memtapeViewer.strip(0).range[1] < "
+            + str(length)
+        )
+        first, last = strip_range(page)
+        # Half the positions, rounded as Math.round rounds (a half up).
+        assert last - first + 1 == (length + 2) // 2
+        assert first <= length // 4 <= last
+        before = slider_value(page)
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + 20)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] / 2 - 100, box["y"] + 20, steps=5)
+        page.mouse.up()
+        moved = strip_range(page)
+        assert moved[0] > first
+        assert moved[1] - moved[0] == last - first
+        assert before == slider_value(page)
+
+    def test_a_zoomed_strip_follows_the_current_event_out_of_its_range(
+        self, page: Page, tmp_path: Path
+    ) -> None:
+        loaded = sparse_run()
+        open_view(page, tmp_path, loaded)
+        page.evaluate("() => memtapeViewer.seek(10)")
+        page.get_by_role("button", name="zoom in around the current event (+)").click()
+        page.get_by_role("button", name="zoom in around the current event (+)").click()
+        length = len(loaded.session.run)
+        page.keyboard.press("End")
+        first, last = strip_range(page)
+        assert first <= length <= last
+        assert last - first + 1 < length

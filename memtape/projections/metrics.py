@@ -72,6 +72,23 @@ class ProbeLoss:
 
 
 @attrs.frozen
+class ProbeChange:
+    """Probe ``index`` (of the probes checked) began or stopped showing, as the check after
+    turn ``turn`` found: ``kept`` when it showed again (or showed as it came due).
+
+    ``at`` is the 1-based position of the event after which it did: for a loss, the event
+    that lost it (``event`` its type), or the turn's last event when it never showed since
+    it came due (``event`` None); for a sighting, the turn's last event (``event`` None).
+    """
+
+    index: int
+    turn: int
+    at: int
+    kept: bool
+    event: str | None
+
+
+@attrs.frozen
 class CompactionMetrics:
     """What a run's window cost and what it kept, turn by turn."""
 
@@ -208,6 +225,9 @@ class WindowTally:
         self._sent: list[int] = []
         self._retention: list[float | None] = []
         self._losses: list[ProbeLoss] = []
+        self.changes: list[ProbeChange] = []
+        """Each probe's changes of visibility at the checks so far, in order (the viewer's
+        record of when each probe showed and when it was lost)."""
         self._compactions = self._checks = self._passes = 0
 
     def step(
@@ -243,12 +263,16 @@ class WindowTally:
         for index in sorted(changed | fresh):
             probe = probes[index]
             if tracker.visible(index):
+                if not self._seen[index]:
+                    self.changes.append(ProbeChange(index, turn, offset + len(batch), True, None))
                 self._shown += not self._seen[index]
                 self._seen[index] = True
             elif self._seen[index] or probe.start == turn:
                 position = _lost_at(before, batch, offset, probe.text)
                 event = None if position is None else type(batch[position - offset - 1]).__name__
                 self._losses.append(ProbeLoss(probe.text, turn, position, event))
+                lost_at = offset + len(batch) if position is None else position
+                self.changes.append(ProbeChange(index, turn, lost_at, False, event))
                 self._shown -= self._seen[index]
                 self._seen[index] = False
         self._checks += self._due

@@ -12,10 +12,15 @@ from typing import Any
 import orjson
 
 from memtape.core.visible import visible
+from memtape.projections.metrics import Planted
 from memtape.runs.files import LoadedRun
+from memtape.scenarios.shipped import SHIPPED
 from memtape.viewer.payload import run_payload
 
-_PLACEHOLDER = re.compile(r"\{\{(title|style|script|data)\}\}")
+_PLACEHOLDER = re.compile(r"\{\{(title|run|style|script|data)\}\}")
+
+RUN_META = re.compile(r'<meta name="memtape-run" content="([0-9a-f]*)">')
+"""The element of a page that names the run it shows (``page_run`` reads it)."""
 
 # Inside a <script> element only "</script" (any case) and "<!--" end or
 # confuse it; escaping every <, > and & in the JSON rules both out whatever the
@@ -30,22 +35,57 @@ _SCRIPT_SAFE = {
 }
 
 
-def loaded_payload(loaded: LoadedRun, name: str | None = None) -> dict[str, Any]:
+def loaded_payload(
+    loaded: LoadedRun, name: str | None = None, probes: Sequence[Planted] = ()
+) -> dict[str, Any]:
     """The page's data for a loaded run (a run file, a store's run, or a simulated scenario),
-    its panel headed ``name`` (default: the scenario's)."""
+    its panel headed ``name`` (default: the scenario's), its ``probes`` followed."""
     session = loaded.session
-    return run_payload(session.run, session.policies_at, name or loaded.scenario)
+    return run_payload(session.run, session.policies_at, name or loaded.scenario, probes)
 
 
-def view_page(runs: Sequence[LoadedRun]) -> str:
-    """The static page for one run, or two runs side by side (``--compare``)."""
+def view_page(
+    runs: Sequence[LoadedRun],
+    probes: Sequence[Sequence[Planted]] = (),
+    run: str = "",
+) -> str:
+    """The static page for one run, or two runs side by side (``--compare``), each with its
+    probes (``probes[n]`` for run n; none past the end); ``run`` is what names the runs
+    shown, which the page keeps as a digest (``page_run`` reads it back)."""
     names = run_names(runs)
+    planted = [probes[n] if n < len(probes) else () for n in range(len(runs))]
     data = {
-        "runs": [loaded_payload(loaded, name) for loaded, name in zip(runs, names, strict=True)],
+        "runs": [
+            loaded_payload(loaded, name, found)
+            for loaded, name, found in zip(runs, names, planted, strict=True)
+        ],
         "live": False,
         "next": None,
     }
-    return page_html(data, " vs ".join(names))
+    return page_html(data, " vs ".join(names), run)
+
+
+def scenario_probes(name: str) -> tuple[Planted, ...]:
+    """The probes of the shipped scenario ``name`` (a run file's header names the scenario
+    it recorded); none for any other name, whose file the run does not say."""
+    if name not in SHIPPED:
+        return ()
+    from memtape.scenarios.loader import load_scenario  # noqa: PLC0415 (only for a shipped name)
+
+    return load_scenario(name).probes
+
+
+def run_digest(run: str) -> str:
+    """What a page keeps of the text naming its runs: a digest, so that a page passed
+    around does not spell out where its runs were (one who guesses a path can check it)."""
+    return hashlib.sha256(run.encode("utf-8")).hexdigest() if run else ""
+
+
+def page_run(page: str) -> str | None:
+    """The digest of the runs a page written by ``view_page`` shows (``""`` when it was not
+    told), or None when the text is not such a page."""
+    found = RUN_META.search(page)
+    return None if found is None else found.group(1)
 
 
 def run_names(runs: Sequence[LoadedRun]) -> list[str]:
@@ -89,11 +129,13 @@ def _policy_tables(loaded: LoadedRun) -> dict[tuple[str, str], Any]:
     return found
 
 
-def page_html(data: Mapping[str, Any], title: str) -> str:
-    """The template with the style, the script and ``data`` (as script-safe JSON) inlined."""
+def page_html(data: Mapping[str, Any], title: str, run: str = "") -> str:
+    """The template with the style, the script and ``data`` (as script-safe JSON) inlined,
+    and the digest of ``run``, the text naming the runs shown (see ``view_page``)."""
     style, script = inline_code()
     parts = {
         "title": html.escape(visible(f"memtape · {title}")),
+        "run": run_digest(run),
         "style": style,
         "script": script,
         "data": script_json(data),

@@ -25,6 +25,14 @@ leaves the store (``x``) leaves the held scores too.
 A turn row of the turn table is ``[role, text, tokens, salient]``, followed
 by ``calls, answers, pinned`` for a turn that has any of them.
 
+A probe row is ``[text, from]`` (the string that must stay visible in the window
+from turn ``from`` on, as the run's scenario planted it); a probe change is
+``[probe, at, kept, turn, event]``: after event ``at`` probe number ``probe``
+(0-based) showed again (``kept`` 1) or was lost (0, ``event`` the type of the
+event that lost it, or null when it never showed since it came due), as the
+check after turn ``turn`` found. These are ``bench --losses``' losses, read
+off the same tally (``memtape.projections.metrics.WindowTally``).
+
 An event row is ``[step, type, summary]``; a query's row adds ``[text,
 expected key, k, [[id, score], ...]]`` (its results, best first), so the page
 can show what was asked and what came back.
@@ -34,6 +42,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import (
     ClockAdvanced,
@@ -51,6 +60,7 @@ from memtape.core.events import (
 from memtape.core.run import Run
 from memtape.core.state import Fact, Memory, State, Store, Window
 from memtape.policies.session import Policies
+from memtape.projections.metrics import Planted, WindowTally
 from memtape.projections.timeline import summarize
 from memtape.reducers import evolve
 
@@ -82,13 +92,19 @@ for the others the ranking rows that changed are shipped (``R``), which costs th
 every row at a clock move when their scores decay."""
 
 
-def run_payload(run: Run, policies_at: Callable[[int], Policies], name: str) -> dict[str, Any]:
-    """The page's data for one run: its name, tables, event rows and per-event deltas."""
-    built = PayloadBuilder(name, policies_at(0), run.state_at(0))
-    events = run.events
+def run_payload(
+    run: Run,
+    policies_at: Callable[[int], Policies],
+    name: str,
+    probes: Sequence[Planted] = (),
+) -> dict[str, Any]:
+    """The page's data for one run: its name, tables, event rows and per-event deltas, and
+    its ``probes`` with where each was lost and found again."""
+    built = PayloadBuilder(name, policies_at(0), run.state_at(0), probes)
+    events, commands = run.events, run.commands
     for step in range(1, run.steps + 1):
         start, end = run.batch(step)
-        built.add_step(events[start:end], policies_at)
+        built.add_step(events[start:end], policies_at, commands[step - 1])
     return built.payload()
 
 
@@ -100,28 +116,42 @@ class PayloadBuilder:
     page with ``since``, what was added after the events the page holds.
     """
 
-    def __init__(self, name: str, policies: Policies, initial: State) -> None:
+    def __init__(
+        self, name: str, policies: Policies, initial: State, probes: Sequence[Planted] = ()
+    ) -> None:
         self.name = name
+        self.probes: list[list[Any]] = [[probe.text, probe.start] for probe in probes]
+        self.changes: list[list[Any]] = []
+        # A probe is checked in the window: a run without a compaction policy has none.
+        self._tally = WindowTally(probes) if probes and policies.compaction is not None else None
         self.params = policy_params(policies)
         self.turns: list[list[Any]] = []
         self.facts: list[list[Any]] = []
         self.rows: list[list[Any]] = []
         self.frames: list[dict[str, Any]] = []
         self.ends: list[int] = []
-        # The table lengths after each step (0: before the first), to slice at a step's end.
-        self._marks: list[tuple[int, int]] = [(0, 0)]
+        # The table lengths after each step (0: before the first), to slice at a step's end:
+        # turns, facts and probe changes.
+        self._marks: list[tuple[int, int, int]] = [(0, 0, 0)]
         self._state = initial
         self._in_force = policies
         self._latest = self.params
         self._shipped = ShippedRanking()
 
-    def add_step(self, events: Sequence[Event], policies_at: Callable[[int], Policies]) -> None:
-        """Append one command's events; ``policies_at(at)`` decided the event at ``at``."""
+    def add_step(
+        self,
+        events: Sequence[Event],
+        policies_at: Callable[[int], Policies],
+        command: Command | None = None,
+    ) -> None:
+        """Append one command's events; ``policies_at(at)`` decided the event at ``at``.
+        The ``command`` that made them is needed only to check probes (after each turn)."""
         for event in events:
             # Checked before anything is added, so that a refused step adds nothing.
             _require_followed(event)
         step = len(self.ends) + 1
-        at = len(self.frames)
+        at = offset = len(self.frames)
+        before = self._state
         state, in_force, params, shipped = self._state, self._in_force, self._latest, self._shipped
         for event in events:
             at += 1
@@ -144,7 +174,14 @@ class PayloadBuilder:
             self.frames.append(frame)
             state = after
         self.ends.append(at)
-        self._marks.append((len(self.turns), len(self.facts)))
+        tally = self._tally
+        if tally is not None and command is not None:
+            tally.step(command, events, before, state, offset)
+            for change in tally.changes[len(self.changes) :]:
+                self.changes.append(
+                    [change.index, change.at, int(change.kept), change.turn, change.event]
+                )
+        self._marks.append((len(self.turns), len(self.facts), len(self.changes)))
         self._state, self._in_force, self._latest = state, in_force, params
 
     def payload(self) -> dict[str, Any]:
@@ -157,6 +194,8 @@ class PayloadBuilder:
             "facts": list(self.facts),
             "rows": list(self.rows),
             "frames": list(self.frames),
+            "probes": list(self.probes),
+            "changes": list(self.changes),
         }
 
     def steps_at(self, events: int) -> int:
@@ -177,16 +216,24 @@ class PayloadBuilder:
         so that appending these to its arrays gives ``payload()``.
         """
         steps = self.steps_at(events)
-        turns, facts = self._marks[steps]
+        turns, facts, changes = self._marks[steps]
         return {
             "name": self.name,
             "params": self.params,
-            "from": {"events": events, "steps": steps, "turns": turns, "facts": facts},
+            "from": {
+                "events": events,
+                "steps": steps,
+                "turns": turns,
+                "facts": facts,
+                "changes": changes,
+            },
             "ends": self.ends[steps:],
             "turns": self.turns[turns:],
             "facts": self.facts[facts:],
             "rows": self.rows[events:],
             "frames": self.frames[events:],
+            "probes": list(self.probes),
+            "changes": self.changes[changes:],
         }
 
 

@@ -44,10 +44,11 @@ from memtape.core.integers import bounded
 from memtape.core.visible import visible
 from memtape.policies.model_settings import model_settings
 from memtape.policies.session import Policies, Session
+from memtape.projections.metrics import Planted
 from memtape.runs.files import load_run
 from memtape.runs.signed import check_reading, signature_required
 from memtape.scenarios import is_scenario, load_scenario
-from memtape.viewer.page import inline_hashes, page_html
+from memtape.viewer.page import inline_hashes, page_html, scenario_probes
 from memtape.viewer.payload import PayloadBuilder
 
 MAX_BODY = 1 << 20
@@ -90,13 +91,19 @@ class LiveRun:
     so a command costs what it added, however long the session has run.
     """
 
-    def __init__(self, policies: Policies, upcoming: Sequence[Command], name: str) -> None:
+    def __init__(
+        self,
+        policies: Policies,
+        upcoming: Sequence[Command],
+        name: str,
+        probes: Sequence[Planted] = (),
+    ) -> None:
         self.session = Session(policies)
         self.upcoming = tuple(upcoming)
         self.sent = 0
         """How many of ``upcoming`` have been executed: the next is ``upcoming[sent]``."""
         self.name = name
-        self.built = PayloadBuilder(name, policies, self.session.state)
+        self.built = PayloadBuilder(name, policies, self.session.state, probes)
         self._lock = threading.Lock()
 
     def next(self) -> None:
@@ -115,7 +122,7 @@ class LiveRun:
 
     def _execute(self, command: Command) -> None:
         session = self.session
-        self.built.add_step(session.execute(command), session.policies_at)
+        self.built.add_step(session.execute(command), session.policies_at, command)
 
     def check_since(self, since: int) -> None:
         """Refuse a ``since`` that is not a command's end in the run so far."""
@@ -176,7 +183,7 @@ def live_source(target: str, settings: Sequence[str] = (), *, trust: bool = Fals
     if is_scenario(target):
         scenario = load_scenario(target)
         policies = scenario.policies.with_settings(settings) if settings else scenario.policies
-        return LiveRun(policies, scenario.steps, scenario.name)
+        return LiveRun(policies, scenario.steps, scenario.name, scenario.probes)
     model_settings(settings, target)
     loaded = load_run(target, trust=trust)
     loaded.require_code("serve")
@@ -188,7 +195,8 @@ def live_source(target: str, settings: Sequence[str] = (), *, trust: bool = Fals
     policies = session.policies_at(0)
     if settings:
         policies = policies.with_settings(settings)
-    return LiveRun(policies, session.run.commands, loaded.scenario)
+    probes = scenario_probes(loaded.scenario)
+    return LiveRun(policies, session.run.commands, loaded.scenario, probes)
 
 
 def serve(live: LiveRun, port: int = 0) -> int:

@@ -32,10 +32,40 @@
     this.endings = new Map();
     this.readHistory = new Map();
     this.clock = 0;
+    this.folded = 0;
     this.last = this.initial(data.params);
     this.keyframes = [this.last];
     this.foldFrom(1);
+    // The probes the run's scenario planted, and where each showed and was lost (computed in
+    // Python, as `bench --losses` reports them: memtape/viewer/payload.py).
+    this.probes = data.probes || [];
+    this.changes = [];
+    this.probeChanges = this.probes.map(() => []);
+    this.losses = [];
+    this.addChanges(data.changes || []);
   }
+
+  // Each change goes to its probe's history; each loss to the positions the strip marks.
+  Tape.prototype.addChanges = function (changes) {
+    for (const change of changes) {
+      const [probe, at, kept] = change;
+      this.changes.push(change);
+      this.probeChanges[probe].push(change);
+      if (!kept) this.losses.push(at);
+    }
+    // One command's losses come probe by probe, so a chunk's may be out of order.
+    this.losses.sort((a, b) => a - b);
+  };
+
+  // Where probe `index` stands after event `at`: not yet checked (not due), or kept or lost
+  // as its last change by then says, with that change.
+  Tape.prototype.probeAt = function (index, at) {
+    const history = this.probeChanges[index];
+    const found = upperBound(history.map((change) => change[1]), at) - 1;
+    if (found < 0) return { standing: "not due", change: null };
+    const change = history[found];
+    return { standing: change[2] ? "kept" : "lost", change: change };
+  };
 
   Tape.prototype.initial = function (params) {
     return {
@@ -63,7 +93,8 @@
   Tape.prototype.follows = function (chunk) {
     const from = chunk.from;
     return from !== undefined && from.events === this.length && from.steps === this.ends.length &&
-      from.turns === this.turns.length && from.facts === this.facts.length;
+      from.turns === this.turns.length && from.facts === this.facts.length &&
+      (from.changes === undefined || from.changes === this.changes.length);
   };
 
   // Appends a chunk that follows on (see `follows`), and folds its events.
@@ -75,13 +106,15 @@
     const first = this.length + 1;
     this.length = this.frames.length;
     this.foldFrom(first);
+    this.addChanges(chunk.changes || []);
   };
 
   // The payload this tape holds, as memtape.viewer.payload.run_payload builds it.
   Tape.prototype.payload = function () {
     return {
       name: this.name, params: this.params, ends: this.ends, turns: this.turns,
-      facts: this.facts, rows: this.rows, frames: this.frames,
+      facts: this.facts, rows: this.rows, frames: this.frames, probes: this.probes,
+      changes: this.changes,
     };
   };
 
@@ -147,6 +180,8 @@
   // The state after `at` events: the keyframe at or before it, then at most K deltas.
   Tape.prototype.stateAt = function (at) {
     let state = this.keyframes[Math.floor(at / KEYFRAME_EVERY)];
+    // The deltas this seek applies, at most K whatever the run's length (a test reads it).
+    this.folded = at - state.at;
     for (let i = state.at + 1; i <= at; i++) {
       state = applyDelta(state, this.frames[i - 1], i, this.rows[i - 1][1] === "TurnAdded");
     }
@@ -396,7 +431,7 @@
     this.node.append(this.heading, this.where, this.meter, this.tiers, this.store, this.memory);
     root.append(this.node);
     this.strip = new MeterStrip(tape);
-    this.meter.after(this.strip.node);
+    this.meter.after(this.strip.root);
     this.openDropped = new Set();
   }
 
@@ -577,14 +612,18 @@
     ]);
   };
 
-  // ---- the meter strip: the window's tokens after every event, over the whole run ----
+  // ---- the meter strip: the window's tokens after every event, over the run or a part ----
 
   const STRIP_HEIGHT = 52;
   const STRIP_SNAP = 4;
   const STRIP_MARK = 9;
+  const STRIP_LOSS = 8;
+  const STRIP_DRAG = 4;
+  const ZOOM_STEP = 2;
+  const ZOOM_LEAST = 8;
   const STRIP_COLOURS = {
     area: "#a9d8bd", band: "#2e8b57", over: "#c0392b", budget: "#1d2330",
-    compaction: "#2f80c0", cursor: "#1d2330", background: "#eceff3",
+    compaction: "#2f80c0", lost: "#8e44ad", cursor: "#1d2330", background: "#eceff3",
   };
 
   // What the strip draws, read off the tape's deltas (`t` tokens, `P` a fork's budget) and
@@ -608,49 +647,106 @@
     }
   };
 
-  // Downsampled to `width` columns: column c covers the positions floor(c·N/width) to
-  // ceil((c+1)·N/width) − 1 of the N = events + 1, each read once whatever the run's length;
-  // per column the least and most tokens and the budget at its last position.
-  MeterSeries.prototype.columns = function (width) {
-    const count = this.tokens.length;
+  // The positions `first` to `last` downsampled to `width` columns: with N = last − first + 1,
+  // column c covers the positions first + floor(c·N/width) to first + ceil((c+1)·N/width) − 1,
+  // each read once; per column the least and most tokens and the budget at its last position.
+  MeterSeries.prototype.columns = function (width, first, last) {
+    const count = last - first + 1;
     const low = [], high = [], budget = [];
     for (let c = 0; c < width; c++) {
-      const first = Math.min(count - 1, Math.floor((c * count) / width));
-      const last = Math.max(first, Math.ceil(((c + 1) * count) / width) - 1);
+      const from = first + Math.min(count - 1, Math.floor((c * count) / width));
+      const to = Math.max(from, first + Math.ceil(((c + 1) * count) / width) - 1);
       let least = Infinity, most = -Infinity;
-      for (let at = first; at <= last; at++) {
+      for (let at = from; at <= to; at++) {
         const tokens = this.tokens[at];
         if (tokens < least) least = tokens;
         if (tokens > most) most = tokens;
       }
-      low.push(least); high.push(most); budget.push(this.budget[last]);
+      low.push(least); high.push(most); budget.push(this.budget[to]);
     }
-    return { width: width, count: count, low: low, high: high, budget: budget };
+    return { width: width, count: count, first: first, last: last, low: low, high: high, budget: budget };
   };
 
   // The strip is a control: a click jumps to the event under it (or to a compaction mark
   // within a few pixels), and with the keyboard focus the arrow keys move as everywhere on
   // the page, Page Up and Page Down to the previous and next compaction, Home and End to the
-  // run's ends. It asks the app to move with a bubbling "memtape-jump" event.
+  // run's ends. The wheel (or +, − and 0) zooms around the pointer (the current event) and a
+  // drag pans a zoomed strip. It asks the app to move with a bubbling "memtape-jump" event.
+  // Whatever the run's length, it draws one column a pixel and at most one mark of a kind
+  // a column: its drawing costs the width, not the events.
   function MeterStrip(tape) {
     this.series = new MeterSeries(tape);
     this.tape = tape;
     this.at = 0;
     this.drawn = null;
+    this.span = null;
+    this.dragged = null;
+    this.root = element("div", "strip-box");
     this.node = element("canvas", "meter-strip");
     this.node.tabIndex = 0;
     this.node.setAttribute("role", "slider");
     this.node.setAttribute("aria-label", "window tokens over the whole run");
     this.node.setAttribute("aria-description",
-      "click to jump there; Page Up and Page Down: previous and next compaction; Home, End: start, end");
+      "click to jump there; Page Up and Page Down: previous and next compaction; Home, End: start, end; " +
+      "plus and minus zoom, 0 shows the whole run; drag to pan");
     this.node.setAttribute("aria-valuemin", "0");
-    this.node.title = "window tokens over the whole run, against the budget line; ▼ a compaction. Click to jump there";
-    this.node.hidden = tape.params.budget === null;
-    this.node.addEventListener("click", (event) => this.jump(this.positionAt(event.offsetX)));
+    this.node.title = "Click to jump there; wheel or + and − to zoom, drag to pan, 0 for the whole run";
+    this.tools = element("div", "strip-tools");
+    this.shown = element("span", "strip-range");
+    this.tools.append(
+      this.button("−", "zoom out (−)", () => this.zoom(1 / ZOOM_STEP, this.at)),
+      this.button("+", "zoom in around the current event (+)", () => this.zoom(ZOOM_STEP, this.at)),
+      this.button("whole run", "show the whole run (0)", () => this.whole()),
+      this.shown,
+    );
+    this.legend = stripLegend(tape.probes.length > 0);
+    this.root.append(this.tools, this.node, this.legend);
+    this.root.hidden = tape.params.budget === null;
+    this.node.addEventListener("click", (event) => {
+      if (this.dragged !== null && this.dragged.moved) return;
+      this.jump(this.positionAt(event.offsetX));
+    });
     this.node.addEventListener("keydown", (event) => this.key(event));
+    this.node.addEventListener("wheel", (event) => {
+      event.preventDefault();
+      this.zoom(event.deltaY < 0 ? ZOOM_STEP : 1 / ZOOM_STEP, this.positionAt(event.offsetX));
+    }, { passive: false });
+    this.node.addEventListener("pointerdown", (event) => {
+      this.dragged = { x: event.clientX, first: this.range()[0], moved: false };
+    });
+    this.node.addEventListener("pointermove", (event) => this.drag(event));
     if (typeof ResizeObserver !== "undefined") {
       new ResizeObserver(() => this.draw()).observe(this.node);
     }
+  }
+
+  MeterStrip.prototype.button = function (label, title, act) {
+    const node = element("button", "strip-zoom", label);
+    node.type = "button";
+    node.title = title;
+    node.setAttribute("aria-label", title);
+    node.addEventListener("click", act);
+    return node;
+  };
+
+  // What each mark of the strip means, in the colours it draws them.
+  function stripLegend(probes) {
+    const entries = [
+      ["area", "window tokens (a band: least to most in a pixel's events)"],
+      ["over", "over the budget"],
+      ["budget", "the budget"],
+      ["compaction", "a compaction"],
+    ];
+    if (probes) entries.push(["lost", "a probe lost (it left the window)"]);
+    entries.push(["cursor", "the current event"]);
+    const legend = element("ul", "strip-legend");
+    legend.setAttribute("aria-label", "what the strip's marks mean");
+    for (const [kind, text] of entries) {
+      const entry = element("li", `key-${kind}`);
+      entry.append(element("span", `swatch ${kind}`), element("span", "", text));
+      legend.append(entry);
+    }
+    return legend;
   }
 
   MeterStrip.prototype.jump = function (at) {
@@ -670,9 +766,22 @@
       const index = lowerBound(marks, this.at) - 1;
       to = index < 0 ? null : marks[index];
     }
-    if (event.key === "Home" || event.key === "End" || event.key.startsWith("Page")) event.preventDefault();
+    if (event.key === "Home" || event.key === "End" || event.key.startsWith("Page")) {
+      event.preventDefault();
+      event.stopPropagation();
+    }
     if (to !== null) this.jump(to);
+    if (zoomKey(this, event.key)) { event.preventDefault(); event.stopPropagation(); }
   };
+
+  // + (or =) zooms in around the current event, − out, 0 shows the whole run.
+  function zoomKey(strip, key) {
+    if (key === "+" || key === "=") strip.zoom(ZOOM_STEP, strip.at);
+    else if (key === "-" || key === "−") strip.zoom(1 / ZOOM_STEP, strip.at);
+    else if (key === "0") strip.whole();
+    else return false;
+    return true;
+  }
 
   // The first index whose value is more than `value` (upperBound) or at least it (lowerBound).
   function upperBound(sorted, value) {
@@ -687,20 +796,63 @@
     return low;
   }
 
+  // The positions shown, [first, last]: the whole run unless zoomed.
+  MeterStrip.prototype.range = function () {
+    const count = this.series.tokens.length;
+    if (this.span === null) return [0, count - 1];
+    const size = Math.min(this.span[1], count);
+    const first = Math.max(0, Math.min(this.span[0], count - size));
+    return [first, first + size - 1];
+  };
+
+  // Zoomed by `factor` (2: twice as close) around position `anchor`, which keeps its place.
+  MeterStrip.prototype.zoom = function (factor, anchor) {
+    const count = this.series.tokens.length;
+    const [first, last] = this.range();
+    const size = last - first + 1;
+    const least = Math.min(count, ZOOM_LEAST);
+    const resized = Math.max(least, Math.min(count, Math.round(size / factor)));
+    if (resized >= count) { this.whole(); return; }
+    const share = size > 1 ? (anchor - first) / (size - 1) : 0.5;
+    const start = Math.round(anchor - share * (resized - 1));
+    this.span = [Math.max(0, Math.min(start, count - resized)), resized];
+    this.draw();
+  };
+
+  MeterStrip.prototype.whole = function () {
+    this.span = null;
+    this.draw();
+  };
+
+  // A drag pans a zoomed strip: the event under the pointer stays under it.
+  MeterStrip.prototype.drag = function (event) {
+    const dragged = this.dragged;
+    if (dragged === null || event.buttons !== 1 || this.span === null) return;
+    const moved = event.clientX - dragged.x;
+    if (Math.abs(moved) < STRIP_DRAG && !dragged.moved) return;
+    dragged.moved = true;
+    const width = Math.max(1, this.node.clientWidth);
+    this.span = [Math.round(dragged.first - (moved * this.span[1]) / width), this.span[1]];
+    this.span[0] = this.range()[0];
+    this.draw();
+  };
+
   // The x (CSS pixels) at the middle of position `at`'s share of the strip.
   MeterStrip.prototype.xOf = function (at, width) {
-    return ((at + 0.5) * width) / this.series.tokens.length;
+    const [first, last] = this.range();
+    return ((at - first + 0.5) * width) / (last - first + 1);
   };
 
   // The position under x: the nearest compaction mark within STRIP_SNAP pixels, else the
   // position whose share of the strip holds x.
   MeterStrip.prototype.positionAt = function (x) {
     const width = this.node.clientWidth;
-    const count = this.series.tokens.length;
-    if (width <= 0) return 0;
+    const [first, last] = this.range();
+    const count = last - first + 1;
+    if (width <= 0) return first;
     const marks = this.series.compactions;
-    const guess = Math.floor((x * count) / width);
-    const leftmost = Math.floor(((x - STRIP_SNAP) * count) / width) - 1;
+    const guess = first + Math.floor((x * count) / width);
+    const leftmost = first + Math.floor(((x - STRIP_SNAP) * count) / width) - 1;
     let best = null;
     for (let index = lowerBound(marks, leftmost); index < marks.length; index++) {
       const offset = this.xOf(marks[index], width) - x;
@@ -710,7 +862,7 @@
       }
     }
     if (best !== null) return best[0];
-    return Math.max(0, Math.min(count - 1, guess));
+    return Math.max(first, Math.min(last, guess));
   };
 
   MeterStrip.prototype.show = function (at) {
@@ -723,22 +875,38 @@
     const standing = budget !== null && tokens > budget ? "over budget" : "within budget";
     this.node.setAttribute("aria-valuetext",
       budget === null ? `event ${at}: ${counted(tokens, "token")}` : `event ${at}: ${tokens}/${budget} tokens, ${standing}`);
+    // A zoomed strip follows the current event out of its range.
+    const [first, last] = this.range();
+    if (this.span !== null && (at < first || at > last)) {
+      this.span = [at - Math.floor(this.span[1] / 2), this.span[1]];
+      this.span[0] = this.range()[0];
+    }
     this.draw();
   };
 
-  // The run's picture is drawn once per width and length, off screen; a move copies it and
-  // draws the cursor, so a seek costs the same on a run of ten events or of a million.
+  // The range's picture is drawn once per width, range and length, off screen; a move copies
+  // it and draws the cursor, so a seek costs the same on a run of ten events or of a million.
   MeterStrip.prototype.draw = function () {
     const width = Math.floor(this.node.clientWidth);
-    if (this.node.hidden || width <= 0) return;
+    if (this.root.hidden || width <= 0) return;
     const ratio = window.devicePixelRatio || 1;
-    if (this.drawn === null || this.drawn.width !== width || this.drawn.count !== this.series.tokens.length ||
-      this.drawn.ratio !== ratio) {
-      this.drawn = this.series.columns(width);
-      this.drawn.top = Math.max(1, topOf(this.drawn)) * 1.05;
-      this.drawn.marked = this.markedColumns(width);
-      this.drawn.ratio = ratio;
-      this.drawn.image = picture(this.drawn, ratio);
+    const [first, last] = this.range();
+    const drawn = this.drawn;
+    if (drawn === null || drawn.width !== width || drawn.first !== first || drawn.last !== last ||
+      drawn.length !== this.series.tokens.length || drawn.losses !== this.tape.losses.length ||
+      drawn.ratio !== ratio) {
+      const columns = this.series.columns(width, first, last);
+      columns.length = this.series.tokens.length;
+      columns.losses = this.tape.losses.length;
+      columns.top = Math.max(1, topOf(columns)) * 1.05;
+      columns.marked = this.markedColumns(this.series.compactions, width);
+      columns.lost = this.markedColumns(this.tape.losses, width);
+      columns.floor = this.tape.probes.length ? STRIP_LOSS : 0;
+      columns.ratio = ratio;
+      columns.image = picture(columns, ratio);
+      this.drawn = columns;
+      const whole = first === 0 && last === this.series.tokens.length - 1;
+      this.shown.textContent = whole ? `the whole run: events 0–${last}` : `events ${first}–${last} of ${this.tape.length}`;
     }
     if (this.node.width !== width * ratio) this.node.width = width * ratio;
     if (this.node.height !== STRIP_HEIGHT * ratio) this.node.height = STRIP_HEIGHT * ratio;
@@ -747,12 +915,13 @@
     pen.drawImage(this.drawn.image, 0, 0);
     pen.setTransform(ratio, 0, 0, ratio, 0, 0);
     pen.fillStyle = STRIP_COLOURS.cursor;
-    pen.fillRect(Math.floor(this.xOf(this.at, width)) - 1, 0, 2, STRIP_HEIGHT);
+    if (this.at >= first && this.at <= last) pen.fillRect(Math.floor(this.xOf(this.at, width)) - 1, 0, 2, STRIP_HEIGHT);
   };
 
   // The columns drawn on a canvas of their own: per column the area under its least tokens,
   // a band up to its most, red where that is over the budget; the budget line as one
-  // polyline (a fork may move it); a tick over each column that holds a compaction.
+  // polyline (a fork may move it); a tick over each column that holds a compaction, and
+  // (for a run with probes) a triangle under each that holds a probe's loss.
   function picture(columns, ratio) {
     const width = columns.width;
     const image = document.createElement("canvas");
@@ -762,12 +931,13 @@
     pen.setTransform(ratio, 0, 0, ratio, 0, 0);
     pen.fillStyle = STRIP_COLOURS.background;
     pen.fillRect(0, 0, width, STRIP_HEIGHT);
-    // The marks have a lane of their own above the tokens, so that they never hide a peak.
-    const y = (value) => STRIP_HEIGHT - (value / columns.top) * (STRIP_HEIGHT - STRIP_MARK);
+    // The marks have lanes of their own above and below the tokens, so that they never hide a peak.
+    const base = STRIP_HEIGHT - columns.floor;
+    const y = (value) => base - (value / columns.top) * (base - STRIP_MARK);
     for (let c = 0; c < width; c++) {
       const low = y(columns.low[c]), high = y(columns.high[c]);
       pen.fillStyle = STRIP_COLOURS.area;
-      pen.fillRect(c, low, 1, STRIP_HEIGHT - low);
+      pen.fillRect(c, low, 1, base - low);
       pen.fillStyle = STRIP_COLOURS.band;
       pen.fillRect(c, high, 1, Math.max(1, low - high));
       const budget = columns.budget[c];
@@ -794,14 +964,24 @@
       pen.moveTo(x - 3, 0); pen.lineTo(x + 4, 0); pen.lineTo(x + 0.5, 5); pen.closePath();
     }
     pen.fill();
+    if (columns.floor > 0) {
+      pen.fillStyle = STRIP_COLOURS.lost;
+      pen.beginPath();
+      for (const x of columns.lost) {
+        pen.moveTo(x - 3, STRIP_HEIGHT); pen.lineTo(x + 4, STRIP_HEIGHT); pen.lineTo(x + 0.5, base + 1); pen.closePath();
+      }
+      pen.fill();
+    }
     return image;
   }
 
-  // The columns that hold a compaction: one mark each, however many it holds.
-  MeterStrip.prototype.markedColumns = function (width) {
+  // The columns that hold one of `positions` (sorted) in the range shown: one mark each,
+  // however many it holds; only the range's positions are visited.
+  MeterStrip.prototype.markedColumns = function (positions, width) {
+    const [first, last] = this.range();
     const marked = [];
-    for (const at of this.series.compactions) {
-      const x = Math.floor(this.xOf(at, width));
+    for (let index = lowerBound(positions, first); index < positions.length && positions[index] <= last; index++) {
+      const x = Math.floor(this.xOf(positions[index], width));
       if (marked[marked.length - 1] !== x) marked.push(x);
     }
     return marked;
@@ -817,18 +997,22 @@
     return top;
   }
 
-  // What the strip drew, for tests: the series, the columns and where each mark is.
+  // What the strip drew, for tests: the series, the range, the columns and where each mark is.
   MeterStrip.prototype.drawing = function () {
     const drawn = this.drawn;
     const width = drawn === null ? 0 : drawn.width;
     const columns = drawn === null ? null : {
       width: width, count: drawn.count, low: drawn.low, high: drawn.high, budget: drawn.budget,
-      top: drawn.top, marked: drawn.marked,
+      top: drawn.top, marked: drawn.marked, lost: drawn.lost, floor: drawn.floor,
     };
+    const [first, last] = this.range();
+    const inRange = (at) => at >= first && at <= last;
     return {
       tokens: this.series.tokens, budget: this.series.budget, compactions: this.series.compactions,
+      losses: this.tape.losses, range: [first, last],
       columns: columns, height: STRIP_HEIGHT, lane: STRIP_MARK,
-      marks: this.series.compactions.map((at) => [at, this.xOf(at, width)]),
+      marks: this.series.compactions.filter(inRange).map((at) => [at, this.xOf(at, width)]),
+      lossMarks: this.tape.losses.filter(inRange).map((at) => [at, this.xOf(at, width)]),
     };
   };
 
@@ -876,6 +1060,10 @@
     this.positionText = document.getElementById("position");
     this.eventList = document.getElementById("event-list");
     this.diffBody = document.getElementById("diff-body");
+    this.probesSection = document.getElementById("probes");
+    this.probeBody = document.getElementById("probe-body");
+    this.gotoInput = document.getElementById("goto-input");
+    this.gotoError = document.getElementById("goto-error");
     this.pinned = null;
     this.position = 0;
     this.load(data);
@@ -924,6 +1112,7 @@
     this.panels.forEach((panel, index) => panel.render(this.eventOf(this.tapes[index], this.position)));
     this.renderEvents();
     this.renderDiff();
+    this.renderProbes();
   };
 
   App.prototype.renderEvents = function () {
@@ -1040,6 +1229,142 @@
     this.renderDiff();
   };
 
+  // ---- the probes: what each run's scenario planted, kept or lost at the current event ----
+
+  const PROBE_ORDER = { lost: 0, kept: 1, "not due": 2 };
+
+  App.prototype.renderProbes = function () {
+    const shown = this.tapes.some((tape) => tape.probes.length > 0);
+    this.probesSection.hidden = !shown;
+    if (!shown) return;
+    fill(this.probeBody, this.tapes.map((tape, index) => probeList(tape, index, this.eventOf(tape, this.position), this.compare)));
+  };
+
+  // One run's probes after event `at`: counted by standing, then listed lost first (each loss
+  // a link to the event that lost it), kept, and not yet due; the first few shown.
+  function probeList(tape, run, at, named) {
+    const part = element("div", "probe-run");
+    if (named) part.append(element("h3", "", tape.name));
+    if (tape.probes.length === 0) { part.append(element("p", "hint", "no probes")); return part; }
+    const standings = tape.probes.map((probe, index) => Object.assign({ index: index }, tape.probeAt(index, at)));
+    const count = (standing) => standings.filter((s) => s.standing === standing).length;
+    part.append(element("p", "probe-counts",
+      `after event ${at}: ${count("kept")} kept · ${count("lost")} lost · ${count("not due")} not yet due`));
+    standings.sort((a, b) => (PROBE_ORDER[a.standing] - PROBE_ORDER[b.standing]) || (a.index - b.index));
+    const list = element("ul", "probe-list");
+    for (const standing of standings.slice(0, LIST_LIMIT)) list.append(probeItem(tape, run, standing));
+    if (standings.length > LIST_LIMIT) list.append(element("li", "more", `… ${standings.length - LIST_LIMIT} more`));
+    part.append(list);
+    return part;
+  }
+
+  function probeItem(tape, run, standing) {
+    const [text, from] = tape.probes[standing.index];
+    const item = element("li", `probe ${standing.standing.replace(" ", "-")}`);
+    item.append(element("span", "probe-text", text));
+    const change = standing.change;
+    let said;
+    if (standing.standing === "not due") {
+      said = `due from turn ${from}`;
+    } else if (standing.standing === "kept") {
+      said = `kept · showing since event ${change[1]} (turn ${change[3]})`;
+    } else {
+      const by = change[4] === null ? "never shown since it came due" : `by ${change[4]}`;
+      said = `lost at event ${change[1]} (turn ${change[3]}, ${by})`;
+    }
+    const standingText = element(change === null ? "span" : "button", "probe-standing", said);
+    if (change !== null) {
+      standingText.type = "button";
+      standingText.dataset.at = String(change[1]);
+      standingText.dataset.run = String(run);
+      standingText.title = "go to that event";
+    }
+    item.append(standingText);
+    return item;
+  }
+
+  // ---- going to a turn, a step, an event or a kind of event ----
+
+  // What the go-to box's text names, as an event of run 0: `N`, `event N` or `eN` an event;
+  // `turn N` or `tN` the event that added turn N; `step N` or `sN` the last event of
+  // command N; `lost` the next probe loss; any other text the next event whose row (its type
+  // and summary) holds it, searched from the current event on, then from the start.
+  // Returns {at} or {error}.
+  App.prototype.target = function (text) {
+    const tape = this.tapes[0];
+    const asked = text.trim();
+    const current = this.eventOf(tape, this.position);
+    const numbered = /^(event|e|turn|t|step|s)?\s*#?(\d+)$/i.exec(asked);
+    if (numbered !== null) {
+      const kind = (numbered[1] || "event").toLowerCase()[0];
+      const number = Number(numbered[2]);
+      if (kind === "e") {
+        return number <= tape.length ? { at: number } : { error: `no event ${number}: the run has ${tape.length}` };
+      }
+      if (kind === "t") {
+        const turns = tape.turnAt.length;
+        return number >= 1 && number <= turns ? { at: tape.turnAt[number - 1] } : { error: `no turn ${number}: the run has ${turns}` };
+      }
+      const steps = tape.ends.length;
+      if (number === 0) return { at: 0 };
+      return number <= steps ? { at: tape.ends[number - 1] } : { error: `no step ${number}: the run has ${steps}` };
+    }
+    if (asked === "") return { error: "type an event, a turn (t12), a step (s5), lost, or text to find" };
+    if (asked.toLowerCase() === "lost") {
+      const losses = tape.losses;
+      if (losses.length === 0) return { error: "no probe was lost in this run" };
+      const next = losses[upperBound(losses, current)];
+      return { at: next === undefined ? losses[0] : next };
+    }
+    const needle = asked.toLowerCase();
+    for (let step = 1; step <= tape.length; step++) {
+      const at = ((current + step - 1) % tape.length) + 1;
+      const row = tape.rows[at - 1];
+      if (`${row[1]}: ${row[2]}`.toLowerCase().includes(needle)) return { at: at };
+    }
+    return { error: `no event holds '${asked}'` };
+  };
+
+  App.prototype.goTo = function (text) {
+    const found = this.target(text);
+    this.gotoError.textContent = found.error || "";
+    if (found.error === undefined) this.jumpToEvent(0, found.at);
+  };
+
+  // Keyboard steps: one command (Shift with an arrow), the previous or next compaction (Page
+  // Up, Page Down) or probe loss ([ and ]), the ends (Home, End), zoom (+, −, 0).
+  App.prototype.keyStep = function (event) {
+    const tape = this.tapes[0];
+    const current = this.eventOf(tape, this.position);
+    const key = event.key;
+    let to = null;
+    if (key === "ArrowLeft" || key === "ArrowRight") {
+      const forward = key === "ArrowRight";
+      if (!event.shiftKey || this.compare) { this.seek(this.position + (forward ? 1 : -1)); return true; }
+      const ends = tape.ends;
+      to = forward ? ends[upperBound(ends, current)] : (lowerBound(ends, current) > 0 ? ends[lowerBound(ends, current) - 1] : 0);
+    } else if (key === "Home") {
+      this.seek(0);
+      return true;
+    } else if (key === "End") {
+      this.seek(this.last());
+      return true;
+    } else if (key === "PageDown" || key === "]") {
+      const marks = key === "PageDown" ? this.panels[0].strip.series.compactions : tape.losses;
+      to = marks[upperBound(marks, current)];
+    } else if (key === "PageUp" || key === "[") {
+      const marks = key === "PageUp" ? this.panels[0].strip.series.compactions : tape.losses;
+      to = marks[lowerBound(marks, current) - 1];
+    } else if (key === "/") {
+      this.gotoInput.focus();
+      return true;
+    } else {
+      return this.panels.map((panel) => zoomKey(panel.strip, key)).some(Boolean);
+    }
+    if (to !== undefined && to !== null) this.jumpToEvent(0, to);
+    return true;
+  };
+
   // ---- controls ----
 
   function isTyping(target) {
@@ -1058,10 +1383,18 @@
       const item = event.target.closest("li.event");
       if (item) this.jumpToEvent(Number(item.dataset.run), Number(item.dataset.at));
     });
+    this.probeBody.addEventListener("click", (event) => {
+      const link = event.target.closest("button.probe-standing");
+      if (link) this.jumpToEvent(Number(link.dataset.run), Number(link.dataset.at));
+    });
+    document.getElementById("goto").addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.goTo(this.gotoInput.value);
+    });
     document.addEventListener("keydown", (event) => {
       if (isTyping(event.target) || event.target === this.slider) return;
-      if (event.key === "ArrowLeft") { event.preventDefault(); this.seek(this.position - 1); }
-      if (event.key === "ArrowRight") { event.preventDefault(); this.seek(this.position + 1); }
+      if (event.ctrlKey || event.metaKey || event.altKey) return;
+      if (this.keyStep(event)) event.preventDefault();
     });
   };
 
@@ -1141,5 +1474,7 @@
     position: () => app.position,
     strip: (index) => app.panels[index].strip.drawing(),
     visible: (text) => visible(text),
+    // The deltas the last seek of run `index` applied (at most one keyframe interval).
+    folded: (index) => app.tapes[index].folded,
   };
 })();
