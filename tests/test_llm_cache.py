@@ -2,6 +2,7 @@
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+import gc
 import json
 import multiprocessing
 import os
@@ -43,6 +44,25 @@ def _write_many(path: str, worker: int, count: int) -> None:
     cache = AnswerCache(Path(path))
     for number in range(count):
         cache.put(f"{worker}-{number}", StoredAnswer(f"answer {worker} {number}", 1, 2, 0.5))
+
+
+def _open_files(name: str) -> int:
+    """How many of this process's file descriptors are open on files named ``name``*."""
+    folder = Path("/proc/self/fd")
+    paths = []
+    for fd in os.listdir(folder):
+        try:
+            paths.append(os.readlink(folder / fd))
+        except FileNotFoundError:  # the listing's own descriptor, closed by now
+            continue
+    return sum(Path(path).name.startswith(name) for path in paths)
+
+
+def _collect_then_write(path: str, worker: int, count: int) -> None:
+    """A worker whose collector runs first: it finds whatever its parent left for it."""
+    gc.collect()
+    _write_many(path, worker, count)
+    gc.collect()
 
 
 def _write_forever(path: str) -> None:
@@ -142,6 +162,38 @@ class TestStore:
         cache = AnswerCache(Path(path))
         assert 1 + 4 * 60 == len(cache)
         assert "answer 3 59" == (cache.get("3-59") or StoredAnswer("", 0, 0, 0)).output
+
+    def test_a_cache_let_go_closes_its_file_at_once(self, tmp_path: Path) -> None:
+        """Python's sqlite3 connection sits in a reference cycle: left to the collector, it
+        stayed open, and a fork handed it to children that could close it under others."""
+        gc.disable()
+        try:
+            AnswerCache(tmp_path / "c.sqlite").put(KEY, StoredAnswer("a", 1, 1, 0.1))
+            open_files = _open_files("c.sqlite")
+        finally:
+            gc.enable()
+
+        assert 0 == open_files
+
+    def test_a_child_never_closes_its_parents_connection(self, tmp_path: Path) -> None:
+        """The parent's cache stays open across the fork; each child collects its garbage and
+        closes its caches, and every answer of every process is still there."""
+        path = tmp_path / "c.sqlite"
+        parents = AnswerCache(path)
+        parents.put("seed", StoredAnswer("s", 1, 1, 0.1))
+        context = multiprocessing.get_context("fork")
+        workers = [
+            context.Process(target=_collect_then_write, args=(str(path), worker, 60))
+            for worker in range(4)
+        ]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(300)
+        parents.put("after", StoredAnswer("a", 1, 1, 0.1))
+
+        assert [0, 0, 0, 0] == [worker.exitcode for worker in workers]
+        assert 2 + 4 * 60 == len(AnswerCache(path))
 
     def test_a_killed_writer_leaves_a_whole_file(self, tmp_path: Path) -> None:
         path = tmp_path / "c.sqlite"

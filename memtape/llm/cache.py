@@ -19,6 +19,7 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -83,6 +84,8 @@ class AnswerCache:
         self.path = path
         self._lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        self._closing: weakref.finalize[[], AnswerCache] | None = None
+        _caches.add(self)
 
     def get(self, key: str) -> StoredAnswer | None:
         """The answer stored under ``key``, or None."""
@@ -118,9 +121,17 @@ class AnswerCache:
     def close(self) -> None:
         """Close the file (it opens again on the next use)."""
         with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
+            if self._closing is not None:
+                self._closing()
+            self._connection = self._closing = None
+
+    def set_aside(self) -> None:
+        """Forget the connection without closing it (a forked child's: its parent's)."""
+        if self._closing is not None:
+            self._closing.detach()
+            assert self._connection is not None
+            _inherited.append(self._connection)
+        self._connection = self._closing = None
 
     def _open(self) -> sqlite3.Connection:
         if self._connection is not None:
@@ -136,7 +147,27 @@ class AnswerCache:
                 f"{self.path}: cannot open the response cache ({CACHE_ENV}): {error}"
             ) from None
         self._connection = connection
+        # Python's sqlite3 connection sits in a reference cycle (its statement cache), so it
+        # would stay open until the collector ran: closed with its cache instead.
+        self._closing = weakref.finalize(self, connection.close)
         return connection
+
+
+_caches: "weakref.WeakSet[AnswerCache]" = weakref.WeakSet()
+"""Every cache object of this process, so that a forked child can set their connections aside."""
+
+_inherited: list[sqlite3.Connection] = []
+"""The connections a forked child inherited, kept and never closed. SQLite's locks belong to
+the process that took them: a child closing its parent's connection could checkpoint and
+delete the WAL file under the processes writing to it, and their answers would be lost."""
+
+
+def _set_aside_in_child() -> None:
+    for cache in list(_caches):
+        cache.set_aside()
+
+
+os.register_at_fork(after_in_child=_set_aside_in_child)
 
 
 def _set_up(connection: sqlite3.Connection) -> None:
