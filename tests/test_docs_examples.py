@@ -49,8 +49,6 @@ FILE_COMMANDS = frozenset({"sed", "cp", "mv", "rm", "mkdir", "cat", "head", "tai
 ELLIPSIS = "..."
 ASSIGNMENT = re.compile(r"[A-Z_][A-Z0-9_]*=")
 """``NAME=VALUE`` before a command: an environment variable for that command."""
-WIDTH = "100"
-"""The terminal width the examples are run at (COLUMNS): narrow, and fixed."""
 
 VOLATILE = (
     (
@@ -251,7 +249,6 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chat_server: ChatSe
     and the model server the loopback stand-in (``tests/llm_server.py``), with a dummy key."""
     prepare(tmp_path)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("COLUMNS", WIDTH)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("MEMTAPE_LLM_CACHE", str(tmp_path / ".memtape" / "llm-cache.sqlite"))
     monkeypatch.setenv("MEMTAPE_COUNTEREXAMPLES", str(tmp_path / ".memtape" / "counterexamples"))

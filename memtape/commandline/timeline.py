@@ -2,8 +2,6 @@
 
 import argparse
 import json
-import shutil
-import sys
 
 from memtape.commandline.opening import open_run
 from memtape.commandline.output import color, print_lines
@@ -18,6 +16,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([row.data() for row in rows], indent=2, ensure_ascii=False))
     else:
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-        print_lines(render_timeline(rows, color(args), width))
+        print_lines(render_timeline(rows, color(args)))
     return 0
