@@ -117,7 +117,10 @@ def bench(
     console = Console(file=out, width=wide if width is None else width, highlight=False)
     fitted = comparison_table(results, width=console.width, columns=columns)
     console.print(fitted.table)
-    notes = [left_out_line(fitted), *over_budget_lines(results), skipped_line(results)]
+    # A peak's mark is explained only where the peak is shown.
+    peaks = "peak_tokens" not in fitted.left_out and "peak_tokens" in (columns or ["peak_tokens"])
+    marks = over_budget_lines(results) if peaks else []
+    notes = [left_out_line(fitted), *marks, skipped_line(results)]
     if losses:
         notes.extend(loss_lines(results))
     fit = console.width if width is not None or out.isatty() else None
