@@ -145,6 +145,11 @@ class TestServer:
     def test_it_listens_on_loopback_only(self, standin: StandInServer) -> None:
         assert "127.0.0.1" == standin.server_address[0]
 
+    def test_a_port_in_use_is_one_line_naming_it(self, standin: StandInServer) -> None:
+        port = standin.server_address[1]
+        with pytest.raises(BadInput, match=rf"^cannot listen on 127\.0\.0\.1:{port}: .*--port"):
+            make_server(port)
+
     def test_a_port_out_of_range_is_refused(self) -> None:
         with pytest.raises(BadInput, match=r"^--port 70000 is not a port \(0\.\.65535\)$"):
             make_server(70000)
