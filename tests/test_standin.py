@@ -207,4 +207,4 @@ class TestCommand:
         assert ("export", "(Ctrl-C stops)\n") == (export.split()[0], stops)
         assert "Hello there." == reply.choices[0].message.content
         assert "answered m: 2 words in, 2 out\n" == heard
-        assert (0, "memtape llm-standin: stopped after 1 answers\n") == (child.returncode, err)
+        assert (0, "memtape llm-standin: stopped after 1 answer\n") == (child.returncode, err)

@@ -4,6 +4,7 @@ import argparse
 import sys
 from typing import Any
 
+from memtape.core.plural import counted
 from memtape.llm.standin import make_server
 
 
@@ -30,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
         print("(Ctrl-C stops)", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
-        print(f"memtape llm-standin: stopped after {server.answered} answers", file=sys.stderr)
+        answers = counted(server.answered, "answer")
+        print(f"memtape llm-standin: stopped after {answers}", file=sys.stderr)
     finally:
         server.server_close()
     return 0
