@@ -287,6 +287,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     _add_viewer(commands)
 
     _add_lab(commands)
+    _add_standin(commands)
     for command in _subcommands(parser):
         _add_global_options(command, defaults=False, color=command.prog in COLOURED)
     return parser
@@ -586,6 +587,33 @@ def _add_viewer(commands: Any) -> None:
     _add_settings(live)
     _add_trust(live)
     live.set_defaults(handler=_command("serve"))
+
+
+def _add_standin(commands: Any) -> None:
+    """``llm-standin``: a stand-in for a model server (memtape/llm/standin.py)."""
+    standin = commands.add_parser(
+        "llm-standin",
+        help="a stand-in for a model server on 127.0.0.1, to try an [llm] table offline",
+        description=(
+            "Serve a stand-in for an OpenAI-compatible model server on 127.0.0.1, until "
+            "Ctrl-C: it answers POST /v1/chat/completions with the first sentence of each of "
+            "the last three lines of the user and tool messages it is sent, and GET /v1/models. "
+            "It is not a model: it shows the whole path (a request, the answer recorded into "
+            "the run, a replay that asks nothing) before you point memtape at a real server. "
+            "Export the OPENAI_BASE_URL it prints."
+        ),
+    )
+    standin.add_argument(
+        "--port",
+        type=_integer,
+        default=STANDIN_PORT,
+        help=f"the port (default: {STANDIN_PORT}; 0 for a free one)",
+    )
+    standin.set_defaults(handler=_command("llm_standin"))
+
+
+STANDIN_PORT = 8808
+"""The stand-in's port unless ``--port`` says another: fixed, so a scenario may name it."""
 
 
 def _add_trust(parser: argparse.ArgumentParser) -> None:

@@ -30,9 +30,10 @@ from memtape.projections.view import view_data
 from memtape.scenarios import Scenario, load_scenario
 
 
-def demo_lines(color: bool = False) -> Iterator[str]:
-    """All three walkthroughs, one line at a time."""
-    yield from compaction_walkthrough(load_scenario("refund-desk"), color)
+def demo_lines(color: bool = False, width: int | None = None) -> Iterator[str]:
+    """All three walkthroughs, one line at a time; the meters' bars narrowed to fit ``width``,
+    if given."""
+    yield from compaction_walkthrough(load_scenario("refund-desk"), color, width)
     yield ""
     yield from forgetting_walkthrough(load_scenario("dana-facts"), color)
     yield ""
@@ -49,8 +50,11 @@ def _policy(params: dict[str, object]) -> str:
     return visible(f"policy: {name} · {shown}")
 
 
-def compaction_walkthrough(scenario: Scenario, color: bool) -> Iterator[str]:
-    """The meter turn by turn, and what each compaction kept, folded, dropped, cooled."""
+def compaction_walkthrough(
+    scenario: Scenario, color: bool, width: int | None = None
+) -> Iterator[str]:
+    """The meter turn by turn, and what each compaction kept, folded, dropped, cooled; the
+    meters' bars narrowed to fit ``width``, if given."""
     policy = scenario.policies.compaction
     assert policy is not None, "the compaction walkthrough needs a compaction policy"
     yield _title(f"1. Compaction · {scenario.name}", color)
@@ -64,13 +68,15 @@ def compaction_walkthrough(scenario: Scenario, color: bool) -> Iterator[str]:
         for event in session.execute(command):
             if isinstance(event, TurnAdded):
                 arrived = Meter(before + event.tokens, policy.budget)
-                role = visible(event.role)
-                yield f"turn {event.turn:>2} {role:<5} {meter_line(arrived, color)}"
+                head = f"turn {event.turn:>2} {visible(event.role):<5} "
+                room = None if width is None else width - len(head)
+                yield head + meter_line(arrived, color, room=room)
             elif isinstance(event, CompactionTriggered):
                 yield "         " + _compaction_line(event, session.state, color)
     yield "final window:"
     final = view_data(session.state, len(session.run), scenario.policies)
-    yield from (f"  {line}" for line in list(render_view(final, color))[1:])
+    inner = None if width is None else width - 2
+    yield from (f"  {line}" for line in list(render_view(final, color, inner))[1:])
 
 
 def _compaction_line(event: CompactionTriggered, after: State, color: bool) -> str:

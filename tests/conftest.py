@@ -151,6 +151,12 @@ def _no_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMTAPE_REQUIRE_SIGNED", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands print their lines whole, as to a pipe, unless a test sets COLUMNS itself."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 SECRET_KEY = "sk-test-5ecret-never-written"
 """The API key the model tests set: it must reach the server and nothing else."""
 

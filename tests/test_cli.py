@@ -1346,6 +1346,7 @@ INTEGER_OPTIONS = [
     ["import", "chat.jsonl", "--out", "s.toml", "--budget"],
     ["import", "chat.jsonl", "--out", "s.toml", "--hot-n"],
     ["serve", "refund-desk", "--port"],
+    ["llm-standin", "--port"],
 ]
 """Every whole-number option, after the arguments its command needs."""
 

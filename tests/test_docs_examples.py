@@ -13,7 +13,8 @@ The convention (docs/contributing.md says it for writers):
 - Each page runs in a fresh temporary directory holding a copy of the repository's
   ``tests/fixtures/`` and ``examples/``; its blocks run in order, so a later block
   may read what an earlier one wrote. The model server (``$OPENAI_BASE_URL``) is the
-  tests' loopback stand-in, ``tests/llm_server.py``, with a dummy key and a fresh cache.
+  stand-in ``memtape llm-standin`` serves (``memtape.llm.standin``, not a model), with a
+  dummy key and a fresh cache: what a reader who runs it gets.
 - A line ``...`` alone stands for any number of lines (none included); ``...`` inside
   a line stands for any text, so a line ending in ``...`` is matched as a prefix.
 - Volatile figures are masked on both sides before comparing: durations (``2.0 s``,
@@ -39,7 +40,8 @@ import attrs
 import pytest
 
 from memtape.cli import _parser, main
-from tests.llm_server import ChatServer
+from memtape.llm.standin import StandInServer, make_server
+from tests.serving import serving
 
 ROOT = Path(__file__).parent.parent
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")], key=str)
@@ -49,8 +51,6 @@ FILE_COMMANDS = frozenset({"sed", "cp", "mv", "rm", "mkdir", "cat", "head", "tai
 ELLIPSIS = "..."
 ASSIGNMENT = re.compile(r"[A-Z_][A-Z0-9_]*=")
 """``NAME=VALUE`` before a command: an environment variable for that command."""
-WIDTH = "100"
-"""The terminal width the examples are run at (COLUMNS): narrow, and fixed."""
 
 VOLATILE = (
     (
@@ -246,16 +246,23 @@ def run_page(examples: list[Example], workdir: Path) -> list[str]:
 
 
 @pytest.fixture
-def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chat_server: ChatServer) -> Path:
+def standin() -> Iterator[StandInServer]:
+    """``memtape llm-standin``'s server on a free port: what a reader of the pages runs."""
+    with serving(make_server(0)) as server:
+        yield server
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, standin: StandInServer) -> Path:
     """A fresh directory to run a page in, with a fixed, quiet environment: no signing key,
-    and the model server the loopback stand-in (``tests/llm_server.py``), with a dummy key."""
+    and the model server ``memtape llm-standin``'s (``memtape.llm.standin``), with a dummy
+    key."""
     prepare(tmp_path)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("COLUMNS", WIDTH)
     monkeypatch.setenv("NO_COLOR", "1")
     monkeypatch.setenv("MEMTAPE_LLM_CACHE", str(tmp_path / ".memtape" / "llm-cache.sqlite"))
     monkeypatch.setenv("MEMTAPE_COUNTEREXAMPLES", str(tmp_path / ".memtape" / "counterexamples"))
-    monkeypatch.setenv("OPENAI_BASE_URL", chat_server.url)
+    monkeypatch.setenv("OPENAI_BASE_URL", standin.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-docs-examples")
     for name in ("MEMTAPE_SIGNING_KEY", "MEMTAPE_REQUIRE_SIGNED", "MEMTAPE_TRUST"):
         monkeypatch.delenv(name, raising=False)

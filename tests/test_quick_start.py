@@ -79,6 +79,7 @@ SHOW_MODULES = sorted(
         "memtape.projections.meter",
         "memtape.projections.text",
         "memtape.projections.view",
+        "memtape.projections.wrapping",
         "memtape.reducers",
         "memtape.reducers.memory",
         "memtape.reducers.root",

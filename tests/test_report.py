@@ -87,3 +87,20 @@ def test_columns_chooses_the_table_s_metrics() -> None:
 def _plain(line: str) -> str:
     """``line`` without its terminal colours."""
     return re.sub(r"\x1b\[[0-9;]*m", "", line)
+
+
+def test_a_narrow_table_keeps_re_sent_and_probes_kept_and_its_notes_wrap() -> None:
+    out = io.StringIO()
+    policies = ["tiered", "clear-tool-results", "none"]
+    bench(["refund-desk"], policies, jobs=1, quiet=True, width=60, out=out)
+    lines = out.getvalue().splitlines()
+
+    assert ["re-sent", "probes"] == lines[0].split()[-3:-1]
+    assert [] == [line for line in lines if len(line) > 60]
+
+
+def test_a_peak_left_out_takes_its_footnotes_with_it() -> None:
+    out = io.StringIO()
+    bench(["refund-desk"], ["tiered", "none"], jobs=1, columns=["tokens_resent"], out=out)
+
+    assert "peak over budget" not in out.getvalue()

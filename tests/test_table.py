@@ -175,6 +175,23 @@ class TestFitting:
 
         assert {"peak", "probes"} <= set(header)
 
+    def test_at_60_the_re_sent_tokens_and_the_probes_kept_stay(
+        self, bench_results: list[Result]
+    ) -> None:
+        text = _fitted_text(bench_results, 60)
+
+        assert ("re-sent", "probes kept") == tuple(
+            heading for heading in ("re-sent", "probes kept") if heading in text.splitlines()[0]
+        )
+        assert [] == [line for line in text.splitlines()[:-1] if len(line) > 60]
+
+    def test_the_policy_and_its_params_share_a_column_only_to_make_room(
+        self, bench_results: list[Result]
+    ) -> None:
+        shared = {width: comparison_table(bench_results, width=width).shared for width in (60, 120)}
+
+        assert {60: True, 120: False} == shared
+
     def test_scenario_and_params_wrap_rather_than_vanish(self) -> None:
         long = _result("a-very-long-scenario-name", {"budget": 40, "hot_n": 3, "extra": "x y z"})
         lines = _fitted_text([long], 60).splitlines()

@@ -101,6 +101,20 @@ class TestMeterLine:
 
         assert "█" * 5 + "·" * 5 == bar
 
+    @pytest.mark.parametrize(("room", "budget"), [(46, 40), (52, 40), (66, 40), (60, 2000)])
+    def test_a_room_narrows_the_bar_so_the_longest_meter_fits(self, room: int, budget: int) -> None:
+        longest = meter_line(Meter(budget * 10, budget), False, room=room)
+
+        assert len(longest) <= room
+
+    def test_a_wide_room_keeps_the_bar_at_its_width(self) -> None:
+        assert meter_line(Meter(20, 40), False) == meter_line(Meter(20, 40), False, room=200)
+
+    def test_a_tiny_room_keeps_a_bar_of_10(self) -> None:
+        bar = meter_line(Meter(20, 40), False, room=5).split(" ")[0]
+
+        assert "█" * 5 + "·" * 5 == bar
+
     @pytest.mark.parametrize("tokens", [0, 40, 41])
     def test_no_color_codes_without_color(self, tokens: int) -> None:
         assert ESC not in meter_line(Meter(tokens, 40), False)
@@ -122,6 +136,14 @@ class TestRenderView:
         line = _view_lines(sessions, "refund-desk", 4)[1]
 
         assert (True, True) == (line.startswith("window  "), line.endswith("41/40 OVER BUDGET"))
+
+    @pytest.mark.parametrize("width", [60, 80])
+    def test_a_width_narrows_the_window_meter_to_fit(
+        self, sessions: dict[str, Session], width: int
+    ) -> None:
+        over = list(render_view(_view(sessions, "refund-desk", 7), False, width))[1]
+
+        assert (True, True) == (len(over) <= width, over.endswith(" 49/40 OVER BUDGET"))
 
     def test_the_final_window(self, sessions: dict[str, Session]) -> None:
         lines = _view_lines(sessions, "refund-desk")
@@ -316,16 +338,11 @@ class TestRenderTimeline:
         assert "  12/2000   turn 1 a" in lines[0]
         assert "2021/2000   turn 2 b" in lines[1]
 
-    def test_an_episode_shows_its_text_clipped_to_the_width(
-        self, sessions: dict[str, Session]
-    ) -> None:
+    def test_an_episode_shows_its_text_whole(self, sessions: dict[str, Session]) -> None:
+        """A terminal's width wraps the line (``memtape.projections.wrapping``), never cuts it."""
         session = sessions["sleep-pass"]
-        rows = list(timeline(session.run, session.policies))
-        whole = list(render_timeline(rows))[2]
-        clipped = list(render_timeline(rows, width=60))[2]
+        line = list(render_timeline(timeline(session.run, session.policies)))[2]
 
-        assert whole.endswith(
+        assert line.endswith(
             "episode 3 recorded: The user accepted the $180.00 refund on the $200 order."
         )
-        assert (60, "…") == (len(clipped), clipped[-1])
-        assert whole.startswith(clipped[:-1])

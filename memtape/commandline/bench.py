@@ -2,6 +2,7 @@
 
 import argparse
 
+from memtape.commandline.output import terminal_width
 from memtape.lab.files import output_path
 from memtape.lab.report import bench
 
@@ -27,4 +28,5 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         columns=columns,
         verbose=args.verbose,
+        width=terminal_width(),
     )

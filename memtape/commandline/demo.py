@@ -2,11 +2,12 @@
 
 import argparse
 
-from memtape.commandline.output import color, print_lines
+from memtape.commandline.output import color, print_lines, terminal_width
 from memtape.demo import demo_lines
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the demo."""
-    print_lines(demo_lines(color(args)))
+    width = terminal_width()
+    print_lines(demo_lines(color(args), width), width)
     return 0

@@ -1,4 +1,4 @@
-"""What the commands print: plain lines, JSON, and whether to colour them."""
+"""What the commands print: plain lines, JSON, whether to colour them, and how wide."""
 
 import argparse
 import json
@@ -8,6 +8,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from memtape.core.visible import visible
+from memtape.projections.wrapping import wrapped
+
+NARROWEST = 60
+"""The narrowest width the output is fitted to: a narrower terminal gets lines of 60."""
 
 
 def color(args: argparse.Namespace) -> bool:
@@ -17,9 +21,27 @@ def color(args: argparse.Namespace) -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
-def print_lines(lines: Iterable[str]) -> None:
-    """Print each line of ``lines``."""
-    for line in lines:
+def terminal_width() -> int | None:
+    """The width to fit the output to: ``COLUMNS`` when it is set (a whole number), else the
+    width of the terminal stdout is, never under ``NARROWEST``; None when stdout is not a
+    terminal and ``COLUMNS`` is unset, so a pipe or a file gets the lines whole."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isascii() and columns.isdigit() and int(columns) > 0:
+        return max(int(columns), NARROWEST)
+    if not sys.stdout.isatty():
+        return None
+    try:
+        # stdout's own terminal: shutil.get_terminal_size asks sys.__stdout__'s.
+        measured = os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError):
+        return None
+    return max(measured, NARROWEST) if measured else None
+
+
+def print_lines(lines: Iterable[str], width: int | None = None) -> None:
+    """Print each line of ``lines``, wrapped at spaces to ``width`` (default: the
+    terminal's, ``terminal_width``)."""
+    for line in wrapped(lines, terminal_width() if width is None else width):
         print(line)
 
 
@@ -30,7 +52,8 @@ def print_json(data: Any) -> None:
 
 
 def emit(args: argparse.Namespace, data: Any, render: Callable[[Any, bool], Iterable[str]]) -> None:
-    """``data`` as JSON with ``--json`` (exact numbers), else as rendered text."""
+    """``data`` as JSON with ``--json`` (exact numbers), else as rendered text, wrapped to
+    the terminal's width."""
     if args.json:
         print_json(data)
     else:

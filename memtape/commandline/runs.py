@@ -4,7 +4,7 @@ import argparse
 
 import attrs
 
-from memtape.commandline.output import print_json
+from memtape.commandline.output import print_json, print_lines
 from memtape.core.visible import visible
 from memtape.storage import open_store
 
@@ -34,10 +34,11 @@ def run(args: argparse.Namespace) -> int:
             )
         )
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]
-    for row in rows if runs else ():
-        cells = [
+    print_lines(
+        "  ".join(
             cell.rjust(width) if column == 2 else cell.ljust(width)
             for column, (cell, width) in enumerate(zip(row, widths, strict=True))
-        ]
-        print("  ".join(cells).rstrip())
+        ).rstrip()
+        for row in (rows if runs else ())
+    )
     return 0

@@ -4,7 +4,7 @@ import argparse
 
 from memtape.commandline.numbers import within
 from memtape.commandline.opening import open_run
-from memtape.commandline.output import emit
+from memtape.commandline.output import emit, terminal_width
 from memtape.projections.text import render_view
 from memtape.projections.view import view_data
 
@@ -15,5 +15,6 @@ def run(args: argparse.Namespace) -> int:
     run = loaded.session.run
     at = len(run) if args.at is None else within(args.at, len(run), f"{args.run}: --at")
     view = view_data(run.state_at(at), at, loaded.session.policies_at(at))
-    emit(args, view, render_view)
+    width = terminal_width()
+    emit(args, view, lambda data, color: render_view(data, color, width))
     return 0

@@ -1,8 +1,6 @@
 """``memtape timeline``: one row per event of a run."""
 
 import argparse
-import shutil
-import sys
 
 from memtape.commandline.opening import open_run
 from memtape.commandline.output import color, print_json, print_lines
@@ -17,6 +15,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([row.data() for row in rows])
     else:
-        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-        print_lines(render_timeline(rows, color(args), width))
+        print_lines(render_timeline(rows, color(args)))
     return 0

@@ -40,6 +40,7 @@ from memtape.lab.table import (
     over_budget_lines,
     skipped_line,
 )
+from memtape.projections.wrapping import wrapped
 
 
 def bench(
@@ -59,13 +60,16 @@ def bench(
     resume: bool = False,
     columns: Sequence[str] | None = None,
     verbose: bool = False,
+    width: int | None = None,
     out: TextIO | None = None,
     err: TextIO | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> int:
     """Run the bench and report it; the exit status (0). With ``losses``, each lost
     probe is listed after the table with the event that lost it; ``columns`` (metric
-    names) chooses the table's metric columns. Progress goes to ``err``: a bar on a
+    names) chooses the table's metric columns; the table fits ``width`` and the lines
+    under it wrap to it (default: the terminal's when ``out`` is one, else no limit, the
+    table as wide as its columns). Progress goes to ``err``: a bar on a
     terminal, a line every few seconds with ``verbose`` elsewhere, none when ``quiet``.
 
     ``engine`` is ``process`` (``jobs`` local processes) or ``ray`` (a Ray task per
@@ -110,20 +114,19 @@ def bench(
         shown = bar
         results = _run(cells, todo, run, store, bar if mode != "off" else None)
     # Wide enough for every column (the model ones too) when not on a terminal.
-    console = Console(file=out, width=None if out.isatty() else 260, highlight=False)
+    wide = None if out.isatty() else 260
+    console = Console(file=out, width=wide if width is None else width, highlight=False)
     fitted = comparison_table(results, width=console.width, columns=columns)
     console.print(fitted.table)
-    left_out = left_out_line(fitted)
-    if left_out is not None:
-        print(left_out, file=out)
-    for line in over_budget_lines(results):
-        print(line, file=out)
-    skipped = skipped_line(results)
-    if skipped is not None:
-        print(skipped, file=out)
+    # A peak's mark is explained only where the peak is shown.
+    peaks = "peak_tokens" not in fitted.left_out and "peak_tokens" in (columns or ["peak_tokens"])
+    marks = over_budget_lines(results) if peaks else []
+    notes = [left_out_line(fitted), *marks, skipped_line(results)]
     if losses:
-        for line in loss_lines(results):
-            print(line, file=out)
+        notes.extend(loss_lines(results))
+    fit = console.width if width is not None or out.isatty() else None
+    for line in wrapped((note for note in notes if note is not None), fit):
+        print(line, file=out)
     if json_out is not None:
         text = visible(json.dumps(results_data(results), indent=2, ensure_ascii=False), "json")
         text += "\n"

@@ -64,32 +64,46 @@ LEAST_IMPORTANT_FIRST = (
     "stale_reads",
     "evictions",
     "regret",
-    "tokens_resent",
     "llm_calls",
     "compactions",
     "hit_at_k",
-    "probe_retention",
     "peak_tokens",
+    "tokens_resent",
+    "probe_retention",
 )
 """The order in which metric columns are left out of a table too wide for its terminal,
 after those no row has a value in (all ``-``): timings and model accounting first, the
-peak last. ``--columns`` chooses them instead."""
+tokens re-sent and the probes kept last (what a comparison is for). ``--columns`` chooses
+them instead."""
+
+LAST_TO_GO = ("tokens_resent", "probe_retention")
+"""The columns that, rather than be left out, have the policy and its params share a
+column (wrapping in it) to make room."""
 
 GAP = 3
 """The characters between two columns: padding, the divider, padding."""
 
 TEXT_MIN_WIDTHS = {"scenario": 10, "params": 12}
-"""The narrowest the wrapping text columns become before metric columns are left out."""
+"""The narrowest the wrapping text columns become before metric columns are left out
+(never narrower than their longest word, up to ``LONGEST_WORD``)."""
+
+LONGEST_WORD = 20
+"""The longest word a text column makes room for; a longer one (a path) is cut to fit."""
+
+SHARED_HEADING = "policy, params"
+"""The heading of the column the policy and its params share on a narrow terminal."""
 
 
 @attrs.frozen
 class Fitted:
     """The table, and the metric columns left out of it to fit ``width`` (none when
-    everything fits, or when no width was given)."""
+    everything fits, or when no width was given); ``shared`` when the policy and its
+    params share a column to make room."""
 
     table: Table
     left_out: tuple[str, ...]
     width: int | None
+    shared: bool = False
 
 
 def column_names(chosen: str) -> tuple[str, ...]:
@@ -116,7 +130,9 @@ def comparison_table(
     ``columns`` chooses the metric columns (default: every one, the model ones when a
     model was asked). Within ``width`` no number is cut: the scenario and params columns
     wrap, and metric columns are left out in ``LEAST_IMPORTANT_FIRST``'s order until the
-    rest fit (``left_out_line`` says which).
+    rest fit (``left_out_line`` says which); when that would leave out one of
+    ``LAST_TO_GO`` with a value in some row, the policy and its params share one column
+    if that keeps more.
 
     No edge, so no blank line above or below it and no padding at the ends of its lines.
     """
@@ -131,18 +147,34 @@ def comparison_table(
     texts = {name: [row[3 + i] for row in rows] for i, name in enumerate(names)}
     headings = dict(COLUMNS)
     needed = {name: max([len(headings[name]), *map(len, texts[name])]) for name in names}
-    left_out = [] if width is None else _left_out(rows, texts, needed, width)
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("scenario", overflow="fold")
-    table.add_column("policy", no_wrap=True)
-    table.add_column("params", overflow="fold")
+    left_out = [] if width is None else _left_out(rows, texts, needed, width, shared=False)
+    shared = False
+    valued = [name for name in LAST_TO_GO if any(cell != "-" for cell in texts.get(name, ()))]
+    if width is not None and any(name in left_out for name in valued):
+        sharing = _left_out(rows, texts, needed, width, shared=True)
+        shared = len(sharing) < len(left_out)
+        left_out = sharing if shared else left_out
     kept = [n for n in names if n not in left_out]
+    text_columns = _text_columns(rows, shared=shared)
+    widths = [natural for _, _, natural in text_columns]
+    if width is not None:
+        metrics = sum(needed[name] + GAP for name in kept)
+        widths = _spread(text_columns, width - metrics - GAP * (len(text_columns) - 1))
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for (heading, _, _), room in zip(text_columns, widths, strict=True):
+        # Without a width, each column is as wide as its cells.
+        wide = None if width is None else room
+        if heading == "policy":
+            table.add_column(heading, no_wrap=True, width=wide)
+        else:
+            table.add_column(heading, overflow="fold", width=wide)
     for name in kept:
         table.add_column(headings[name], justify="right", no_wrap=True, min_width=needed[name])
     places = [3 + names.index(name) for name in kept]
     for row in rows:
-        table.add_row(*(Text(cell) for cell in row[:3]), *(row[i] for i in places))
-    return Fitted(table, tuple(left_out), width)
+        text = [row[0], f"{row[1]} {row[2]}"] if shared else row[:3]
+        table.add_row(*(Text(cell) for cell in text), *(row[i] for i in places))
+    return Fitted(table, tuple(left_out), width, shared)
 
 
 def _left_out(
@@ -150,13 +182,16 @@ def _left_out(
     texts: dict[str, list[str]],
     needed: dict[str, int],
     width: int,
+    *,
+    shared: bool,
 ) -> list[str]:
-    """The metric columns to leave out, in order, for the rest to fit ``width``: first
-    those with no value in any row, then ``LEAST_IMPORTANT_FIRST``'s."""
+    """The metric columns to leave out, in order, for the rest to fit ``width`` (the policy
+    and its params in one column when ``shared``): first those with no value in any row,
+    then ``LEAST_IMPORTANT_FIRST``'s."""
     empty = [name for name, cells in texts.items() if all(cell == "-" for cell in cells)]
     ranked = [*empty, *(n for n in LEAST_IMPORTANT_FIRST if n in texts and n not in empty)]
     kept = list(texts)
-    fixed = _fixed_width(rows)
+    fixed = _fixed_width(rows, shared=shared)
     left_out = []
     while kept and fixed + sum(needed[name] + GAP for name in kept) > width:
         name = ranked.pop(0)
@@ -187,12 +222,57 @@ def _row(result: Result, names: Sequence[str]) -> list[str]:
     return [visible(result.scenario), visible(result.policy), _params(result.notable), *cells]
 
 
-def _fixed_width(rows: Sequence[Sequence[str]]) -> int:
-    """The width of the three text columns at their narrowest (the policy never wraps)."""
-    policy = max([len("policy"), *(len(row[1]) for row in rows)])
-    scenario = min(TEXT_MIN_WIDTHS["scenario"], max([8, *(len(row[0]) for row in rows)]))
-    params = min(TEXT_MIN_WIDTHS["params"], max([6, *(len(row[2]) for row in rows)]))
-    return scenario + GAP + policy + GAP + params
+def _fixed_width(rows: Sequence[Sequence[str]], *, shared: bool) -> int:
+    """The width of the text columns at their narrowest, with the gaps between them."""
+    columns = _text_columns(rows, shared=shared)
+    return sum(narrowest for _, narrowest, _ in columns) + GAP * (len(columns) - 1)
+
+
+def _text_columns(rows: Sequence[Sequence[str]], *, shared: bool) -> list[tuple[str, int, int]]:
+    """The text columns, each as its heading, its narrowest width and its natural one (its
+    widest cell): the scenario, then the policy and its params, in two columns or
+    ``shared`` in one. A policy's name never wraps; no column is narrower than its longest
+    word (up to ``LONGEST_WORD``)."""
+    scenarios, policies, params = ([row[column] for row in rows] for column in range(3))
+    scenario = min(TEXT_MIN_WIDTHS["scenario"], max([8, *map(len, scenarios)]))
+    columns = [
+        (
+            "scenario",
+            max(scenario, _longest_word(scenarios)),
+            max([len("scenario"), *map(len, scenarios)]),
+        )
+    ]
+    policy = max([len("policy"), *map(len, policies)])
+    if shared:
+        together = [f"{name} {values}" for name, values in zip(policies, params, strict=True)]
+        narrowest = max(policy, _longest_word(params))
+        return [*columns, (SHARED_HEADING, narrowest, max([narrowest, *map(len, together)]))]
+    least = min(TEXT_MIN_WIDTHS["params"], max([6, *map(len, params)]))
+    return [
+        *columns,
+        ("policy", policy, policy),
+        ("params", max(least, _longest_word(params)), max([len("params"), *map(len, params)])),
+    ]
+
+
+def _spread(columns: Sequence[tuple[str, int, int]], room: int) -> list[int]:
+    """Each text column's width within ``room``: its narrowest, then a cell more in turn to
+    each column short of its natural width while room is left."""
+    widths = [narrowest for _, narrowest, _ in columns]
+    room -= sum(widths)
+    while room > 0:
+        short = [n for n, (_, _, natural) in enumerate(columns) if widths[n] < natural]
+        if not short:
+            break
+        for n in short[:room]:
+            widths[n] += 1
+        room -= min(len(short), room)
+    return widths
+
+
+def _longest_word(cells: Sequence[str]) -> int:
+    """The longest word of a text column's ``cells``, up to ``LONGEST_WORD``."""
+    return min(max([0, *(len(word) for cell in cells for word in cell.split())]), LONGEST_WORD)
 
 
 def over_budget_lines(results: Sequence[Result]) -> list[str]:

@@ -8,7 +8,6 @@ line, so a turn's newline cannot break its row.
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from memtape.core.events import EpisodeRecorded
 from memtape.core.plural import counted
 from memtape.core.visible import visible
 from memtape.projections.meter import Meter
@@ -24,31 +23,49 @@ def paint(text: str, style: str, color: bool) -> str:
     return f"\033[{_ANSI[style]}m{text}\033[0m" if color else text
 
 
-def meter_line(meter: Meter, color: bool, width: int = 40) -> str:
-    """A bar scaled so the budget fills ``width``; the overflow shows past it."""
+OVERFLOW = 10
+"""The most cells the overflow past a full bar takes."""
+
+NARROWEST_BAR = 10
+"""The narrowest a bar becomes to fit a narrow terminal."""
+
+
+def meter_line(meter: Meter, color: bool, width: int = 40, room: int | None = None) -> str:
+    """A bar scaled so the budget fills ``width``; the overflow shows past it.
+
+    With ``room`` (the cells left on the line for the meter), the bar is narrowed, down
+    to ``NARROWEST_BAR``, so that the meter at its longest fits: a full overflow, the
+    figures (up to ten times the budget), and ``OVER BUDGET``.
+    """
+    if room is not None:
+        figures = 2 * len(str(meter.budget)) + 2
+        width = max(NARROWEST_BAR, min(width, room - OVERFLOW - figures - len("  OVER BUDGET")))
     filled = round(meter.tokens / meter.budget * width)
     bar = "█" * min(filled, width) + "·" * max(width - filled, 0)
-    overflow = "▶" * min(max(filled - width, 0), 10)
+    overflow = "▶" * min(max(filled - width, 0), OVERFLOW)
     label = f"{meter.tokens}/{meter.budget}"
     if meter.over:
         return paint(f"{bar}{overflow} {label} OVER BUDGET", "red", color)
     return paint(f"{bar} {label}", "green", color)
 
 
-def render_view(view: dict[str, Any], color: bool = False) -> Iterator[str]:
-    """The lines of ``memtape show``."""
+def render_view(
+    view: dict[str, Any], color: bool = False, width: int | None = None
+) -> Iterator[str]:
+    """The lines of ``memtape show``; the meter's bar narrowed to fit ``width``, if given."""
     yield paint(f"at event {view['at']} · clock t={view['clock']:g}", "bold", color)
     if view["window"] is not None:
-        yield from _window_lines(view["window"], color)
+        yield from _window_lines(view["window"], color, width)
     if view["store"] is not None:
         yield from _store_lines(view["store"], view["clock"])
     if view["episodes"] is not None:
         yield from _memory_lines(view)
 
 
-def _window_lines(window: dict[str, Any], color: bool) -> Iterator[str]:
+def _window_lines(window: dict[str, Any], color: bool, width: int | None) -> Iterator[str]:
     meter = Meter(window["tokens"], window["budget"])
-    yield f"window  {meter_line(meter, color)}"
+    head = "window  "
+    yield head + meter_line(meter, color, room=None if width is None else width - len(head))
     cold = window["cold"]
     if cold["turns"]:
         held = f"{counted(cold['turns'], 'turn')}, {counted(cold['tokens'], 'token')}"
@@ -116,14 +133,12 @@ def _memory_lines(view: dict[str, Any]) -> Iterator[str]:
         yield f"  procedural  {visible(rule['text'])}  (from episode {rule['episode']})"
 
 
-def render_timeline(
-    rows: "Iterable[TimelineRow]", color: bool = False, width: int | None = None
-) -> Iterator[str]:
+def render_timeline(rows: "Iterable[TimelineRow]", color: bool = False) -> Iterator[str]:
     """The lines of ``memtape timeline``: position, step, type, meter, summary.
 
     The meter's column is as wide as the run's largest figures, so a 4-digit
-    budget does not run into the summary. An episode's line shows its text,
-    clipped to ``width`` (a terminal's) when one is given.
+    budget does not run into the summary. An episode's line shows its text whole
+    (a terminal's width wraps it, ``memtape.projections.wrapping``).
     """
     rows = list(rows)
     meters = [row.meter for row in rows if row.meter is not None]
@@ -136,15 +151,4 @@ def render_timeline(
             gauge = f"{row.meter.tokens:>{tokens}}/{row.meter.budget:<{budget}}"
             gauge = paint(gauge, "red" if row.meter.over else "green", color) + " "
         name = type(row.event).__name__
-        head = f"{row.at:>5}  step {row.step:>4}  {name:<19} "
-        summary = row.summary
-        if width is not None and isinstance(row.event, EpisodeRecorded):
-            summary = _clipped(summary, width - len(head) - (tokens + budget + 2 if gauge else 0))
-        yield f"{head}{gauge}{summary}"
-
-
-def _clipped(text: str, room: int) -> str:
-    """``text`` cut to ``room`` characters, an ellipsis marking the cut."""
-    if len(text) <= room:
-        return text
-    return text[: max(room - 1, 0)] + "…"
+        yield f"{row.at:>5}  step {row.step:>4}  {name:<19} {gauge}{row.summary}"
