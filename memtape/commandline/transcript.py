@@ -60,7 +60,7 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
             print(f"memtape: warning: {warning.message}", file=sys.stderr)
     for ledger in ledgers:
         for line in ledger.skipped_lines:
-            print(f"memtape: warning: {one_line(line)}", file=sys.stderr)
+            print(f"memtape: warning: {one_line(line)}: skipped", file=sys.stderr)
         for line in ledger.lines():
             print(one_line(line))
     return status
