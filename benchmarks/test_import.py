@@ -141,18 +141,14 @@ def claude_session(count: int, seed: int = 24) -> list[dict[str, object]]:
             message=said("assistant", [{"type": "text", "text": _text(rng)}], msg),
         )
         made = []
-        for call in range(rng.randint(1, 3)):
-            block = {
-                "type": "tool_use",
-                "id": f"toolu_{exchange}_{call}",
-                "name": "Read",
-                "input": {"q": _text(rng)},
-            }
-            last = add("assistant", last, message=said("assistant", [block], msg))
-            made.append((last, block["id"]))
+        for index in range(rng.randint(1, 3)):
+            call = f"toolu_{exchange}_{index}"
+            use = {"type": "tool_use", "id": call, "name": "Read", "input": {"q": _text(rng)}}
+            last = add("assistant", last, message=said("assistant", [use], msg))
+            made.append((last, call))
         for entry, call in made:
-            block = {"type": "tool_result", "tool_use_id": call, "content": _text(rng)}
-            result = add("user", entry, message=said("user", [block]))
+            answer = {"type": "tool_result", "tool_use_id": call, "content": _text(rng)}
+            result = add("user", entry, message=said("user", [answer]))
         progress = add("progress", result, data={"type": "hook_progress"})
         last = add(
             "assistant",

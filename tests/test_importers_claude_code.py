@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memtape.core.errors import BadInput
-from memtape.lab.importers import Compaction, read_transcript
+from memtape.lab.importers import Compaction, import_transcript, read_transcript
 from memtape.lab.importers.ledger import LeftOut
 from memtape.policies.session import Session
 from memtape.scenarios.usage import Usage
@@ -439,3 +439,15 @@ class TestTolerance:
         (skipped,) = transcript.ledger.skipped_lines
         assert skipped.startswith(f"{path}:17: not a JSON object")
         assert "Good, do it." not in [turn.text for turn in transcript.turns]
+
+
+class TestCounts:
+    def test_import_tells_each_compaction_s_counts_beside_memtape_s(self, tmp_path: Path) -> None:
+        told: list[str] = []
+        text = import_transcript(PRESERVED, told=told.append)
+        expected = (
+            "compaction before turn 9 (manual): the agent counted 162,044 → 18,311 tokens; "
+            "memtape counts 72 → 50 (words, turns only)"
+        )
+        assert [expected] == told
+        assert f"# {expected}\n" in text

@@ -35,6 +35,7 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
     salient, and of each line skipped; print the ledger once the scenario is written."""
     reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
     ledgers: list[Ledger] = []
+    compared: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NothingSalient)
         status = write_scenario(
@@ -52,6 +53,7 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
                 progress=heard,
                 skip_bad_lines=args.skip_bad_lines,
                 ledger=ledgers.append,
+                told=compared.append,
             ),
             reads,
         )
@@ -63,4 +65,6 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
             print(f"memtape: warning: {one_line(line)}: skipped", file=sys.stderr)
         for line in ledger.lines():
             print(one_line(line))
+    for line in compared:
+        print(one_line(line))
     return status

@@ -96,6 +96,7 @@ def import_transcript(
     progress: Callable[[int, int], None] | None = None,
     skip_bad_lines: bool = False,
     ledger: Callable[[Ledger], None] | None = None,
+    told: Callable[[str], None] | None = None,
 ) -> str:
     """The scenario file's text for the transcript at ``path``.
 
@@ -104,7 +105,8 @@ def import_transcript(
     None plants none, ``auto`` plants them by the rule of ``memtape.lab.probes``,
     anything else names a probes file (checked against the turns). ``progress``:
     see ``transcript_scenario``. ``ledger``, when given, hears the import's
-    ledger once the file is read (the scenario's ``[import]`` table holds it too).
+    ledger once the file is read (the scenario's ``[import]`` table holds it too);
+    ``told``, each recorded compaction beside memtape's count (``transcript_scenario``).
     """
     _check_format(format, sidechains)
     salient_roles(DEFAULT_SALIENT if salient is None else salient)
@@ -126,6 +128,7 @@ def import_transcript(
         tokenizer=tokenizer,
         probes=tables,
         progress=progress,
+        told=told,
     )
 
 
