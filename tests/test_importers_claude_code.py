@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memtape.core.errors import BadInput
-from memtape.lab.importers import Compaction, import_transcript, read_transcript
+from memtape.lab.importers import Compaction, claude_code, import_transcript, read_transcript
 from memtape.lab.importers.ledger import LeftOut
 from memtape.policies.session import Session
 from memtape.scenarios.usage import Usage
@@ -327,6 +327,19 @@ class TestParallelCalls:
             ledger.results_out,
         )
         assert (LeftOut("file-history-snapshot", 1), LeftOut("progress", 1)) == ledger.left_out
+
+    def test_a_reader_that_walks_the_main_line_alone_is_refused_by_the_ledger(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The walk memtape did before: the spine only. The ledger names the first result
+        it would lose, and nothing imports."""
+        monkeypatch.setattr(claude_code._Graph, "thread", lambda self, spine: set(spine))
+        with pytest.raises(BadInput) as caught:
+            read_transcript(PARALLEL)
+        assert (
+            f"{PARALLEL}:7: the tool result for call 'toolu_01Ka', a call the turns make, is in "
+            "an entry left out as rewound branch: the import would lose it"
+        ) == str(caught.value)
 
     def test_the_run_of_the_import_closes_every_unit(self, tmp_path: Path) -> None:
         scenario = imported(PARALLEL)

@@ -72,6 +72,21 @@ class TestTally:
             ledger.calls_out,
         )
 
+    def test_a_result_left_out_whose_call_was_imported_refuses_the_import(self) -> None:
+        """The reader took c1's call, and called the entry holding its result a branch the
+        session left: the books balance, and the call would still wait for ever."""
+        turns = Turns(PATH)
+        turns.add("assistant", ["call f()"], "s.jsonl:1", calls=["c1"])
+        tally = Tally(_source(2))
+        tally.took("s.jsonl:1", calls=["c1"])
+        tally.left_out("rewound branch", "s.jsonl:2", results=["c1"])
+        with pytest.raises(BadInput) as caught:
+            tally.close(turns)
+        assert (
+            "s.jsonl:2: the tool result for call 'c1', a call the turns make, is in an entry "
+            "left out as rewound branch: the import would lose it"
+        ) == str(caught.value)
+
     def test_a_record_the_reader_did_not_account_for_refuses_the_import(self) -> None:
         tally = Tally(_source(3))
         tally.took("s.jsonl:1", calls=["c1"])

@@ -448,6 +448,10 @@ def read(source: Source, *, sidechains: bool = False) -> Transcript:
         else:
             kind = _kind(record.data, index in side, index in thread)
             tally.left_out(kind, record.where, calls=calls, results=results)
+    if side and not sidechains:
+        reader.notes.append(
+            f"{len(side)} sidechain entries (subagents') left out: --sidechains imports them"
+        )
     return reader.finish(tally, graph)
 
 

@@ -19,9 +19,11 @@ than trusted:
      counted as left out, by kind, not lost.
 
 3. ``tally.close(turns)`` gives the ``Ledger``, or refuses the import:
-   a record the reader did not account for, or a call or result that came
-   in and is neither in a turn nor in a record left out, is named (the
-   first one, in file order), and nothing is written.
+   a record the reader did not account for, a call or result that came in
+   and is neither in a turn nor in a record left out, or a result left out
+   whose call was imported (a reader that took a branch holding results
+   for one left out), is named (the first one, in file order), and nothing
+   is written.
 
 So calls in = calls out + calls left out, and the same for results; the
 ledger shows both sides and each kind left out with its count. A reader
@@ -138,6 +140,7 @@ class Tally:
         self._left: dict[str, list[int]] = {}
         self._left_calls: Counter[str] = Counter()
         self._left_results: Counter[str] = Counter()
+        self._left_answers: list[tuple[str, str, str]] = []
 
     def took(self, where: str, *, calls: Iterable[str] = (), results: Iterable[str] = ()) -> None:
         """The record at ``where`` went into the turns; ``calls`` and ``results`` are the
@@ -161,6 +164,7 @@ class Tally:
         for result in results:
             self._results.append((result, where))
             self._left_results[result] += 1
+            self._left_answers.append((result, where, kind))
             counts[2] += 1
 
     def close(self, turns: "Turns") -> Ledger:
@@ -176,6 +180,14 @@ class Tally:
         results = sorted(self._results, key=lambda came: order.get(came[1], -1))
         _check_kept(calls, made + self._left_calls, "tool call")
         _check_kept(results, answered + self._left_results, "tool result for call")
+        for result, where, kind in sorted(
+            self._left_answers, key=lambda left: order.get(left[1], -1)
+        ):
+            if made[result] > answered[result]:
+                raise BadInput(
+                    f"{where}: the tool result for call {result!r}, a call the turns make, is in "
+                    f"an entry left out as {kind}: the import would lose it"
+                )
         left = tuple(LeftOut(kind, *counts) for kind, counts in sorted(self._left.items()))
         return Ledger(
             entries=len(self.source.records) + len(self.source.skipped),
