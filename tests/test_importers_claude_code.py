@@ -407,7 +407,20 @@ class TestCompactions:
         path = write_lines(tmp_path / "s.jsonl", *entries)
         transcript = read_transcript(path)
         assert None is transcript.compactions[0].preserved
-        assert any("cannot be followed" in note for note in transcript.notes)
+        assert any("kept verbatim cannot be found" in note for note in transcript.notes)
+
+    def test_preserved_messages_listed_by_uuid_are_the_preserved_turns(
+        self, tmp_path: Path
+    ) -> None:
+        entries = [json.loads(line) for line in PRESERVED.read_text("utf-8").splitlines()]
+        metadata = entries[8]["compactMetadata"]
+        del metadata["preservedSegment"]
+        metadata["preservedMessages"] = {
+            "anchorUuid": entries[9]["uuid"],
+            "uuids": [entry["uuid"] for entry in entries[6:8]],
+        }
+        path = write_lines(tmp_path / "s.jsonl", *entries)
+        assert (7, 8) == read_transcript(path).compactions[0].preserved
 
 
 class TestUsage:

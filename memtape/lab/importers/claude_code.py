@@ -41,8 +41,10 @@ What imports:
   of it, and a policy benched on the session must not see it. The
   ``recorded`` compaction policy applies it. A partial compaction's
   ``preservedSegment`` (``headUuid`` to ``tailUuid``: the messages the
-  agent kept verbatim, still in the file before the boundary) becomes the
-  compaction's ``preserved`` turns, which ``recorded`` keeps HOT. A
+  agent kept verbatim, still in the file before the boundary), or its
+  ``preservedMessages`` (their ``uuids`` listed, as later versions write
+  it), becomes the compaction's ``preserved`` turns, which ``recorded``
+  keeps HOT. A
   boundary before the first turn has nothing to fold: its summary is the
   context the file starts from, and imports as the first (user) turn.
 
@@ -92,8 +94,18 @@ class _Boundary:
     trigger: str | None
     pre_tokens: int | None
     post_tokens: int | None
-    segment: tuple[str, str] | None
+    segment: "_Kept | None"
     summary: str | None = None
+
+
+@attrs.frozen
+class _Kept:
+    """The messages a partial compaction kept verbatim: the segment from ``head`` back from
+    ``tail``, or the ``listed`` uuids."""
+
+    head: str = ""
+    tail: str = ""
+    listed: tuple[str, ...] = ()
 
 
 @attrs.define
@@ -116,7 +128,7 @@ class _Reader:
     def __init__(self, source: Source) -> None:
         self.turns = Turns(source.path)
         self.compactions: list[Compaction] = []
-        self.segments: list[tuple[int, tuple[str, str], str]] = []
+        self.segments: list[tuple[int, _Kept, str]] = []
         self.notes: list[str] = []
         self.boundary: _Boundary | None = None
         self.response: _Response | None = None
@@ -165,17 +177,12 @@ class _Reader:
         metadata = data.get("compactMetadata")
         metadata = metadata if isinstance(metadata, Mapping) else {}
         trigger = metadata.get("trigger")
-        segment = metadata.get("preservedSegment")
-        ends = None
-        if isinstance(segment, Mapping):
-            head, tail = segment.get("headUuid"), segment.get("tailUuid")
-            if isinstance(head, str) and isinstance(tail, str):
-                ends = (head, tail)
-            else:
-                self.notes.append(
-                    f"the preserved segment of the compaction at {where} names no head and "
-                    "tail: recorded folds every turn before it"
-                )
+        ends = _kept(metadata)
+        if ends is None and any(key.startswith("preserved") for key in metadata):
+            self.notes.append(
+                f"the compaction at {where} kept messages verbatim but names them in no form "
+                "read here: recorded folds every turn before it"
+            )
         self.boundary = _Boundary(
             where,
             len(self.turns),
@@ -272,18 +279,16 @@ class _Reader:
             preserved = self._preserved(graph, segment, compaction.before)
             if preserved is None:
                 self.notes.append(
-                    f"the preserved segment of the compaction at {where} cannot be followed "
-                    "from its tail to its head in this file: recorded folds every turn before it"
+                    f"the messages the compaction at {where} kept verbatim cannot be found "
+                    "in this file: recorded folds every turn before it"
                 )
             self.compactions[number] = attrs.evolve(compaction, preserved=preserved)
         return self.turns.transcript(FORMAT, self.compactions, self.notes, tally)
 
-    def _preserved(
-        self, graph: "_Graph", segment: tuple[str, str], before: int
-    ) -> tuple[int, int] | None:
-        """The first and last turn the entries from ``segment``'s head to its tail became,
-        before turn ``before``; None when the segment cannot be walked."""
-        entries = graph.segment(*segment)
+    def _preserved(self, graph: "_Graph", kept: _Kept, before: int) -> tuple[int, int] | None:
+        """The first and last turn the kept entries became, before turn ``before``; None when
+        they cannot be found."""
+        entries = graph.listed(kept.listed) if kept.listed else graph.segment(kept.head, kept.tail)
         if entries is None:
             return None
         numbers = [
@@ -395,6 +400,11 @@ class _Graph:
             index = self.by_uuid.get(parent) if isinstance(parent, str) else None
         return None
 
+    def listed(self, uuids: tuple[str, ...]) -> list[int] | None:
+        """The entries of ``uuids``, or None when one is not in this file."""
+        found = [self.by_uuid.get(uuid) for uuid in uuids]
+        return [index for index in found if index is not None] if None not in found else None
+
     def results_of(self, index: int) -> list[int]:
         """The tool-result entries hanging off the entry at ``index``."""
         uuid = self.records[index].data.get("uuid")
@@ -446,7 +456,7 @@ def read(source: Source, *, sidechains: bool = False) -> Transcript:
         if index in imported:
             tally.took(record.where, calls=calls, results=results)
         else:
-            kind = _kind(record.data, index in side, index in thread)
+            kind = _kind(record.data, index in side)
             tally.left_out(kind, record.where, calls=calls, results=results)
     if side and not sidechains:
         reader.notes.append(
@@ -455,7 +465,22 @@ def read(source: Source, *, sidechains: bool = False) -> Transcript:
     return reader.finish(tally, graph)
 
 
-def _kind(data: Mapping[str, Any], sidechain: bool, on_thread: bool) -> str:
+def _kept(metadata: Mapping[str, Any]) -> _Kept | None:
+    """What a boundary's metadata says the compaction kept verbatim: ``preservedMessages``'
+    ``uuids``, else ``preservedSegment``'s head and tail; None when it says neither."""
+    listed = metadata.get("preservedMessages")
+    uuids = listed.get("uuids") if isinstance(listed, Mapping) else None
+    if isinstance(uuids, list) and uuids and all(isinstance(u, str) for u in uuids):
+        return _Kept(listed=tuple(uuids))
+    segment = metadata.get("preservedSegment")
+    if isinstance(segment, Mapping):
+        head, tail = segment.get("headUuid"), segment.get("tailUuid")
+        if isinstance(head, str) and isinstance(tail, str):
+            return _Kept(head, tail)
+    return None
+
+
+def _kind(data: Mapping[str, Any], sidechain: bool) -> str:
     """What the ledger calls an entry left out."""
     if _is_message(data):
         return SIDECHAIN if sidechain else REWOUND

@@ -121,28 +121,27 @@ def _objects(line: bytes) -> list[Any]:
     between them but blanks (raises ``orjson.JSONDecodeError`` when the line is neither)."""
     try:
         return [orjson.loads(line)]
-    except orjson.JSONDecodeError:
+    except orjson.JSONDecodeError as error:
         if not line.lstrip().startswith(b"{"):
             raise
-    # Only a failed line pays for this: the standard decoder finds where each value ends.
+        refused = error
+    # Only a line orjson refused pays for this: the standard decoder finds where each value
+    # ends, and each value goes through orjson again, so that the two never disagree on one.
     try:
         text = line.decode("utf-8")
-    except UnicodeDecodeError:
-        raise orjson.JSONDecodeError("not UTF-8", "", 0) from None
-    decoder = json.JSONDecoder()
-    values: list[Any] = []
-    at = 0
-    while at < len(text):
-        try:
-            value, end = decoder.raw_decode(text, at)
-        except json.JSONDecodeError as error:
-            raise orjson.JSONDecodeError(error.msg, error.doc, error.pos) from None
-        values.append(value)
-        at = end
-        while at < len(text) and text[at] in " \t\r":
-            at += 1
-    # Each value goes through orjson too, so that the two readers never disagree on one.
-    return [orjson.loads(json.dumps(value)) for value in values]
+        decoder = json.JSONDecoder()
+        values: list[Any] = []
+        at = 0
+        while at < len(text):
+            value, at = decoder.raw_decode(text, at)
+            values.append(orjson.loads(json.dumps(value)))
+            while at < len(text) and text[at] in " \t\r":
+                at += 1
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise refused from None
+    if len(values) < 2:
+        raise refused
+    return values
 
 
 def _contained(path: Path, document: dict[str, Any]) -> tuple[Record, ...]:
