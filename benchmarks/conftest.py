@@ -299,10 +299,18 @@ TARGETS = (
         most=1.5,
         issue=12,
     ),
+    Target(
+        "4 identical bench cells on 2 workers: slowest / fastest, per command",
+        slower="cells-slowest",
+        faster="cells-fastest",
+        most=1.3,
+        issue=29,
+    ),
 )
 """The targets of issue 2, over the names the compaction benchmarks record, of
 issue 3, over the names the seek benchmarks record, of issue 12, over the names
-the LLM summary benchmark records, and of issue 14.
+the LLM summary benchmark records, of issue 14, and of issue 29 (a bench cell's
+decision cost is its own, whichever worker ran it first).
 
 The compaction benchmarks behind issue 2's targets time memtape's own work:
 each round starts after a full collection and runs with the collector paused

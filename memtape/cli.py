@@ -22,8 +22,8 @@ from typing import Any, NoReturn
 from memtape._version import __version__
 from memtape.commandline.numbers import integer as _integer
 from memtape.core.collector import collector_paused
-from memtape.core.errors import MemtapeError, one_line
-from memtape.core.logs import LOGGER_NAME
+from memtape.core.errors import MemtapeError
+from memtape.core.visible import visible
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, FORMATS, PINS
 from memtape.llm.cache_location import CACHE_ENV, DEFAULT_CACHE
 from memtape.scenarios.shipped import SHIPPED
@@ -60,12 +60,11 @@ def _main(argv: Sequence[str] | None) -> int:
         parser = _parser()
     args = parser.parse_args(argv)
     args.as_process = as_process
-    _configure_logging(args.verbose)
     try:
-        with _no_cache() if args.no_cache else nullcontext():
+        with _verbosity(args.verbose), _no_cache() if args.no_cache else nullcontext():
             status: int = args.handler(args)
     except MemtapeError as error:
-        print(f"memtape: error: {one_line(str(error))}", file=sys.stderr)
+        print(f"memtape: error: {visible(str(error), 'message')}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader (``| head``) left: not an error of ours.
@@ -83,7 +82,28 @@ class _Parser(argparse.ArgumentParser):
     """argparse with its errors in memtape's one-line form."""
 
     def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"memtape: error: {message} (see {self.prog} --help)\n")
+        self.exit(
+            EXIT_USAGE, f"memtape: error: {message}{_hint(message)} (see {self.prog} --help)\n"
+        )
+
+
+def _hint(message: str) -> str:
+    """``": did you mean 'show'?"`` after argparse's ``invalid choice: 'shwo' (choose from
+    ...)``, when a choice is close; ``""`` otherwise."""
+    if "invalid choice: " not in message:
+        return ""
+    import re  # noqa: PLC0415 (a mistyped command only)
+
+    from memtape.core.spelling import did_you_mean  # noqa: PLC0415
+
+    found = re.search(
+        r"invalid choice: '(?P<given>[^']*)' \(choose from (?P<choices>.*)\)", message
+    )
+    if found is None:
+        return ""
+    # Quoted or not, as Python's versions differ.
+    choices = [choice.strip().strip("'") for choice in found["choices"].split(",")]
+    return did_you_mean(found["given"], choices)
 
 
 def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrations, one per command)
@@ -175,6 +195,25 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
         help=(
             "also ask the model again each question the run recorded (no cache), and report "
             "each answer that differs (by default the recorded answers are used: nothing is asked)"
+        ),
+    )
+    check.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="llm.PARAM=VALUE",
+        help=(
+            "the model --live asks, e.g. --set llm.model=NAME [--set llm.base_url=URL] "
+            "(a run's own [llm] table is asked only with --trust; repeatable)"
+        ),
+    )
+    check.add_argument(
+        "--require-signed",
+        action="store_true",
+        help=(
+            "fail a run that is not signed under MEMTAPE_SIGNING_KEY: unsigned (a removed "
+            "signature leaves a run so), unchained, or signed with another key (also "
+            "MEMTAPE_REQUIRE_SIGNED=1, which every command that reads a run honours)"
         ),
     )
     _add_trust(check)
@@ -540,16 +579,14 @@ def _add_viewer(commands: Any) -> None:
     live.set_defaults(handler=_command("serve"))
 
 
-_HANDLER_NAME = "memtape-cli"
-
-
 def _add_trust(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--trust",
         action="store_true",
         help=(
-            "import the policies a run file names by import path (run files are data: "
-            "without it, none is imported; also MEMTAPE_TRUST=1)"
+            "trust a run file's code and model: import the policies it names by import "
+            "path, and ask the model and server its [llm] table records (run files are "
+            "data: without it, neither; also MEMTAPE_TRUST=1)"
         ),
     )
 
@@ -573,36 +610,14 @@ def _add_settings(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _configure_logging(verbose: bool) -> None:
-    """Show decision entries on stderr with ``-v``; otherwise leave the logger quiet.
-
-    Idempotent, so that ``main`` can be called many times in one process. Until
-    something imports ``logging`` there is nothing to undo, and a quiet command
-    does not import it.
-    """
-    if not verbose and "logging" not in sys.modules:
-        return
-    import logging  # noqa: PLC0415 (a command that logs nothing does without it)
-
-    logger = logging.getLogger(LOGGER_NAME)
-    for handler in [h for h in logger.handlers if h.get_name() == _HANDLER_NAME]:
-        logger.removeHandler(handler)
+def _verbosity(verbose: bool) -> AbstractContextManager[object]:
+    """Decision entries on stderr while the command runs, with ``-v``; nothing otherwise
+    (a quiet command does not import ``logging``)."""
     if not verbose:
-        logger.setLevel(logging.NOTSET)
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.set_name(_HANDLER_NAME)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    import structlog  # noqa: PLC0415
+        return nullcontext()
+    from memtape.commandline.verbose import decisions_shown  # noqa: PLC0415 (-v only)
 
-    structlog.configure(
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.processors.KeyValueRenderer(key_order=["event", "at", "step"]),
-        ],
-    )
+    return decisions_shown()
 
 
 def _command(name: str, function: str = "run") -> Callable[[argparse.Namespace], int]:

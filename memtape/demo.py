@@ -1,7 +1,8 @@
 """``memtape demo``: the three seed walkthroughs, driven by the shipped scenarios.
 
 Everything printed comes from the events the policies decide and the states
-they fold into; nothing here knows the figures in advance.
+they fold into; nothing here knows the figures in advance. The scenarios'
+texts are printed ``visible``, as every command prints a run's.
 """
 
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from memtape.core.events import (
 )
 from memtape.core.plural import counted
 from memtape.core.state import State
+from memtape.core.visible import quoted, visible
 from memtape.policies.protocols import ForgettingPolicy
 from memtape.policies.session import Session
 from memtape.projections.meter import Meter
@@ -38,12 +40,13 @@ def demo_lines(color: bool = False) -> Iterator[str]:
 
 
 def _title(text: str, color: bool) -> str:
-    return paint(f"━━ {text} ━━", "bold", color)
+    return paint(f"━━ {visible(text)} ━━", "bold", color)
 
 
 def _policy(params: dict[str, object]) -> str:
     name = params.pop("policy")
-    return f"policy: {name} · " + " · ".join(f"{k} {v}" for k, v in params.items())
+    shown = " · ".join(f"{k} {v}" for k, v in params.items())
+    return visible(f"policy: {name} · {shown}")
 
 
 def compaction_walkthrough(scenario: Scenario, color: bool) -> Iterator[str]:
@@ -51,7 +54,7 @@ def compaction_walkthrough(scenario: Scenario, color: bool) -> Iterator[str]:
     policy = scenario.policies.compaction
     assert policy is not None, "the compaction walkthrough needs a compaction policy"
     yield _title(f"1. Compaction · {scenario.name}", color)
-    yield scenario.about
+    yield visible(scenario.about)
     yield _policy(policy.params())
     session = Session(scenario.policies)
     for command in scenario.steps:
@@ -61,7 +64,8 @@ def compaction_walkthrough(scenario: Scenario, color: bool) -> Iterator[str]:
         for event in session.execute(command):
             if isinstance(event, TurnAdded):
                 arrived = Meter(before + event.tokens, policy.budget)
-                yield f"turn {event.turn:>2} {event.role:<5} {meter_line(arrived, color)}"
+                role = visible(event.role)
+                yield f"turn {event.turn:>2} {role:<5} {meter_line(arrived, color)}"
             elif isinstance(event, CompactionTriggered):
                 yield "         " + _compaction_line(event, session.state, color)
     yield "final window:"
@@ -87,7 +91,7 @@ def forgetting_walkthrough(scenario: Scenario, color: bool) -> Iterator[str]:
     policy = scenario.policies.forgetting
     assert policy is not None, "the forgetting walkthrough needs a forgetting policy"
     yield _title(f"2. Forgetting · {scenario.name}", color)
-    yield scenario.about
+    yield visible(scenario.about)
     yield _policy(policy.params())
     session = Session(scenario.policies)
     previous = None
@@ -112,20 +116,23 @@ def _store_lines(
     facts = state.store.facts
     for event in events:
         if isinstance(event, FactRead):
-            yield f"read {facts[event.id].key!r} (reads: {facts[event.id].reads})"
+            yield f"read {quoted(facts[event.id].key)} (reads: {facts[event.id].reads})"
         elif isinstance(event, FactWritten):
-            yield f"write {event.key!r} (importance {event.importance:.2f}): {event.text}"
+            yield (
+                f"write {quoted(event.key)} (importance {event.importance:.2f}): "
+                f"{visible(event.text)}"
+            )
         elif isinstance(event, Superseded):
             old = facts[event.id]
             yield (
-                f"  SUPERSEDE: fact {old.id} {old.key!r} ({old.text}) is retired, "
+                f"  SUPERSEDE: fact {old.id} {quoted(old.key)} ({visible(old.text)}) is retired, "
                 f"kept but never ranked again; fact {event.by} replaces it"
             )
         elif isinstance(event, Evicted):
             gone = facts[event.id]
             yield (
                 f"  EVICT: {len(state.store.active) + 1} active > capacity {policy.capacity}; "
-                f"the weakest, {gone.key!r} at {event.score:.2f}, is evicted"
+                f"the weakest, {quoted(gone.key)} at {event.score:.2f}, is evicted"
             )
 
 
@@ -133,19 +140,19 @@ def _ranking(state: State, policy: ForgettingPolicy, color: bool) -> Iterator[st
     yield paint(f"ranking at t={state.clock:g}:", "bold", color)
     for n, scored in enumerate(policy.rank(state.store, state.clock), start=1):
         factors = " × ".join(f"{value:.2f} {name}" for name, value in scored.factors.items())
-        yield f"  {n}. {scored.fact.key:<10} {scored.score:.2f} = {factors}"
+        yield f"  {n}. {visible(scored.fact.key):<10} {scored.score:.2f} = {factors}"
     retired = state.store.with_status("retired")
     evicted = state.store.with_status("evicted")
     if retired:
-        yield "  retired: " + ", ".join(f"{f.key} ({f.text})" for f in retired)
+        yield "  retired: " + ", ".join(f"{visible(f.key)} ({visible(f.text)})" for f in retired)
     if evicted:
-        yield "  evicted: " + ", ".join(f"{f.key} ({f.text})" for f in evicted)
+        yield "  evicted: " + ", ".join(f"{visible(f.key)} ({visible(f.text)})" for f in evicted)
 
 
 def consolidation_walkthrough(scenario: Scenario, color: bool) -> Iterator[str]:
     """Episodes recorded, then a sleep-time pass distilling and pruning them."""
     yield _title(f"3. Consolidation · {scenario.name}", color)
-    yield scenario.about
+    yield visible(scenario.about)
     session = Session(scenario.policies)
     for command in scenario.steps:
         events = session.execute(command)
@@ -157,14 +164,17 @@ def _memory_lines(event: Event, state: State) -> Iterator[str]:
     if isinstance(event, Consolidated):
         yield f"sleep-time pass consumes {counted(len(event.episodes), 'episode')}:"
         for fact in event.semantic:
-            yield f"  semantic fact   {fact.text}  (key {fact.key}, from episode {fact.episode})"
+            yield (
+                f"  semantic fact   {visible(fact.text)}  (key {visible(fact.key)}, "
+                f"from episode {fact.episode})"
+            )
         for rule in event.procedural:
-            yield f"  procedural rule {rule.text}  (from episode {rule.episode})"
+            yield f"  procedural rule {visible(rule.text)}  (from episode {rule.episode})"
         yield f"  episodes pending after the pass: {len(state.memory.episodes)}"
     elif isinstance(event, FactWritten):
         yield (
-            f"  written to the store as fact {event.id} ({event.key!r}, "
+            f"  written to the store as fact {event.id} ({quoted(event.key)}, "
             f"importance {event.importance:.2f}) through the forgetting policy"
         )
     elif isinstance(event, EpisodeRecorded):
-        yield f"episode {event.id}: {event.text}"
+        yield f"episode {event.id}: {visible(event.text)}"

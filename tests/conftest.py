@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from memtape.llm.cache import close_caches
 from memtape.llm.cache_location import CACHE_ENV
@@ -57,10 +57,16 @@ def pytest_configure(config: pytest.Config) -> None:
     suite_profile.FULL = bool(config.getoption("memtape_slow"))
     # Hypothesis's 100 examples (a share of them in `make test`) for the properties that name
     # no count; `--hypothesis-profile` still wins. The kit's own profiles (memtape,
-    # memtape-ci, memtape-thorough) are its users' and are not touched.
+    # memtape-ci, memtape-thorough) are its users' and are not touched. No deadline and no
+    # too-slow health check: both time the machine, which CI shares with other work.
     if config.getoption("hypothesis_profile", None) is None:
         name = "memtape-suite-full" if suite_profile.FULL else "memtape-suite"
-        settings.register_profile(name, max_examples=suite_profile.examples(100))
+        settings.register_profile(
+            name,
+            max_examples=suite_profile.examples(100),
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
+        )
         settings.load_profile(name)
 
 
@@ -139,8 +145,10 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Runs are written and checked unsigned unless a test sets the key itself."""
+    """Runs are written and checked unsigned, and no signature is required, unless a test
+    sets the key or the requirement itself."""
     monkeypatch.delenv("MEMTAPE_SIGNING_KEY", raising=False)
+    monkeypatch.delenv("MEMTAPE_REQUIRE_SIGNED", raising=False)
 
 
 SECRET_KEY = "sk-test-5ecret-never-written"

@@ -3,13 +3,19 @@
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
 import json
+import logging
+import multiprocessing
+import os
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 from memtape.cli import main
 from memtape.core.errors import BadInput
+from memtape.core.logs import LOGGER_NAME
+from memtape.lab import bench
 from memtape.lab.bench import (
     METRICS,
     Cell,
@@ -273,6 +279,81 @@ class TestResults:
             progress=lambda done, total, _: seen.append((done, total)),
         )
         assert [(1, 2), (2, 2)] == seen
+
+
+class TestWarmUp:
+    """A cell's decision cost is its own commands': each process warms up before its first
+    cell is timed (shown by the order of what runs, not by timing it)."""
+
+    @pytest.fixture
+    def order(self, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+        """What ran, in order: ``warm`` for a warm-up, ``clock`` for each reading of the
+        clock that times the commands; this process not warmed yet."""
+        order: list[str] = []
+
+        def clock() -> int:
+            order.append("clock")
+            return len(order)
+
+        monkeypatch.setattr(bench, "_warmed_in", None)
+        monkeypatch.setattr(bench, "warm_up", lambda: order.append("warm"))
+        monkeypatch.setattr(bench, "_clock", clock)
+        return order
+
+    def test_a_process_warms_up_before_its_first_command_is_timed(self, order: list[str]) -> None:
+        cell = plan(["refund-desk"], ["tiered"])[0]
+        bench.run_cell(cell)
+        bench.run_cell(cell)
+
+        assert (["warm", "clock"], 1) == (order[:2], order.count("warm"))
+
+    def test_a_process_forked_from_a_warm_one_warms_up_again(
+        self, order: list[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A forked worker inherits its parent's flag, not its parent's warmth."""
+        monkeypatch.setattr(bench, "_warmed_in", os.getpid() + 1)
+        bench.run_cell(plan(["refund-desk"], ["tiered"])[0])
+
+        assert ["warm", "clock"] == order[:2]
+
+    @pytest.mark.skipif(
+        multiprocessing.get_start_method() != "fork",
+        reason="a pool's workers see this test's stand-ins only when forked",
+    )
+    def test_each_worker_of_a_pool_warms_up_before_its_first_cell(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        def noted(what: str) -> None:
+            with (tmp_path / str(os.getpid())).open("a", encoding="utf-8") as file:
+                file.write(f"{what}\n")
+
+        def clock() -> int:
+            noted("clock")
+            return 0
+
+        monkeypatch.setattr(bench, "_warmed_in", None)
+        monkeypatch.setattr(bench, "warm_up", lambda: noted("warm"))
+        monkeypatch.setattr(bench, "_clock", clock)
+        run_cells(plan(["refund-desk"], ["tiered"] * 4), jobs=2)
+
+        workers = [path.read_text("utf-8").split() for path in tmp_path.iterdir()]
+        assert [(["warm", "clock"], 1)] * len(workers) == [
+            (lines[:2], lines.count("warm")) for lines in workers
+        ]
+        assert str(os.getpid()) not in {path.name for path in tmp_path.iterdir()}
+
+    def test_the_warm_up_logs_no_decision(self) -> None:
+        """``-v`` shows the cells' decisions, not the warm-up's."""
+        logger = logging.getLogger(LOGGER_NAME)
+        level = logger.level
+        logger.setLevel(logging.DEBUG)
+        try:
+            with structlog.testing.capture_logs() as entries:
+                bench.warm_up()
+        finally:
+            logger.setLevel(level)
+
+        assert [] == entries
 
 
 class TestPeakOverBudget:

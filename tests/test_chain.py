@@ -123,7 +123,7 @@ class TestSigning:
 class TestVerify:
     def test_a_chain_as_written_holds(self) -> None:
         header, records = _stored(HEADER, RECORDS)
-        assert Verdict(True, None, Signature.NONE) == verify(header, records, None)
+        assert Verdict(True, None, Signature.NONE, 2) == verify(header, records, None)
 
     def test_a_changed_record_breaks_at_its_position(self) -> None:
         header, records = _stored(HEADER, RECORDS)
@@ -146,12 +146,41 @@ class TestVerify:
             == verdict.broken
         )
 
-    def test_a_cut_tail_breaks_at_the_head_when_the_run_should_be_whole(self) -> None:
+    def test_a_command_cut_short_breaks_at_the_last_whole_one(self) -> None:
+        """A torn tail does not excuse the head: the last whole command must end there."""
         header, records = _stored(HEADER, RECORDS)
-        assert (1, None) == (
-            getattr(verify(header, records[:1], None).broken, "position", None),
-            verify(header, records[:1], None, whole=False).broken,
+        assert Break(0, "the chain head is not the header's own: the header was changed") == (
+            verify(header, records[:1], None).broken
         )
+
+    def test_commands_chained_on_after_the_head_break_where_they_begin(self) -> None:
+        """The trial's forgery: whole commands chained on from the public head, then a torn
+        tail, so that the run passes for one cut short."""
+        header, records = _stored(HEADER, RECORDS)
+        chain = Chain(bytes.fromhex(header["chain"]))
+        forged = {**RECORDS[0], "at": 3, "step": 2, "end": True, "event": {"to": 9.0}}
+        torn = {**RECORDS[0], "at": 4, "step": 3}
+        records += [(forged, chain.add(forged)), (torn, chain.add(torn))]
+        verdict = verify(header, records, None)
+        problem = (
+            "position 3 and the events after it come after the header's chain head (position 2 "
+            "ends the run): they were added after the run was written, and are not part of it"
+        )
+        assert (Break(3, problem), 2) == (verdict.broken, verdict.covered)
+
+    @pytest.mark.parametrize(("events", "vouched"), [(0, True), (1, True), (2, True), (3, False)])
+    def test_a_verdict_vouches_for_the_events_up_to_its_head(
+        self, events: int, vouched: bool
+    ) -> None:
+        header, records = _stored(HEADER, RECORDS)
+        assert vouched == verify(header, records, None).vouches(events)
+
+    def test_a_chain_broken_before_its_head_vouches_for_nothing(self) -> None:
+        """Event 1 still links, but the chain from it never reaches the head."""
+        header, records = _stored(HEADER, RECORDS)
+        records[1] = ({**records[1][0], "event": {"to": 3.0}}, records[1][1])
+        verdict = verify(header, records, None)
+        assert (False, False) == (verdict.vouches(1), verdict.vouches(2))
 
     def test_no_head_and_no_links_is_unchained(self) -> None:
         records = [(record, None) for record in RECORDS]

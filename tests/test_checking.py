@@ -15,7 +15,14 @@ from memtape.core.errors import BadInput
 from memtape.policies.session import Session
 from memtape.runs.files import save_run
 from memtape.scenarios import SHIPPED, load_scenario
-from tests.chained import lines_of, rechained, unchained, write_lines
+from tests.chained import (
+    forged_past_head,
+    lines_of,
+    rechained,
+    stripped,
+    unchained,
+    write_lines,
+)
 
 Line = dict[str, Any]
 
@@ -366,9 +373,24 @@ class TestChain:
         )
         assert () == check_file(path).problems
 
-    def test_a_torn_tail_is_one_problem_not_also_a_broken_chain(self, tmp_path: Path) -> None:
-        path = plainly_edited(saved(tmp_path, "refund-desk"), lambda lines: lines.pop())
+    def test_a_torn_tail_after_the_head_is_one_problem_not_also_a_broken_chain(
+        self, tmp_path: Path
+    ) -> None:
+        path = saved(tmp_path, "refund-desk")
+        path.write_text(path.read_text("utf-8") + '{"at": 16, "st', "utf-8")
         assert ["integrity"] == [p.invariant for p in check_file(path).problems]
+
+    def test_a_command_cut_short_breaks_the_chain_at_the_last_whole_one(
+        self, tmp_path: Path
+    ) -> None:
+        """No writer leaves a chained run cut inside it: the last whole command must end at the
+        head, torn tail or not."""
+        path = plainly_edited(saved(tmp_path, "refund-desk"), lambda lines: lines.pop())
+        message = (
+            "line 14 is the last, but its link is not the header's chain head: events were cut "
+            "from the end, or the head was changed"
+        )
+        assert (Violation(13, "chain", message),) == check_file(path).problems
 
 
 KEY = "a key only the checker knows"
@@ -445,5 +467,122 @@ class TestSignature:
         [line] = check_file(path).lines()
         assert line.endswith(
             "; its chain holds, unsigned (though MEMTAPE_SIGNING_KEY is set: a removed "
-            "signature looks the same)"
+            "signature looks the same, and --require-signed fails it)"
+        )
+
+
+def signed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str = "dana-facts") -> Path:
+    """The run of ``name`` written signed under ``KEY``; the key is unset again after."""
+    monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+    path = saved(tmp_path, name)
+    monkeypatch.delenv("MEMTAPE_SIGNING_KEY")
+    return path
+
+
+class TestForgedPastTheHead:
+    """Issue 28: whole commands chained on after a signed run's head, then one junk line."""
+
+    FORGED = (
+        "line 13 and the events after it come after the header's chain head (line 12 ends the "
+        "run): they were added after the run was written, and are not part of it"
+    )
+
+    def test_check_with_the_key_reports_the_forged_step_not_only_a_torn_tail(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = forged_past_head(signed(tmp_path, monkeypatch))
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        report = check_file(path)
+        assert ((Violation(12, "chain", self.FORGED),), 11) == (report.problems, report.events)
+
+    def test_check_without_the_key_reports_it_too(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = forged_past_head(signed(tmp_path, monkeypatch))
+        assert (Violation(12, "chain", self.FORGED),) == check_file(path).problems
+
+    def test_check_exits_1(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = forged_past_head(signed(tmp_path, monkeypatch))
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        assert (1, [f"{path}: event 12: chain: {self.FORGED}"]) == (
+            main(["check", str(path)]),
+            capsys.readouterr().out.splitlines(),
+        )
+
+
+class TestRequiredSignature:
+    """Issue 28: ``--require-signed`` fails what a signature does not vouch for."""
+
+    REQUIRED = "a signed run is required, but"
+
+    def test_a_run_signed_with_the_key_passes(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = signed(tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        assert () == check_file(path, require_signed=True).problems
+
+    def test_an_unsigned_run_fails(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        path = saved(tmp_path, "dana-facts")
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        found = f"{self.REQUIRED} it is unsigned (a signature removed leaves it so)"
+        assert (Violation(0, "signature", found),) == check_file(path, require_signed=True).problems
+
+    def test_a_stripped_signature_fails_with_the_key_set(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The trial's attack: an edit chained again, its signature dropped. Unrequired, the
+        check passes (and says a removed signature looks like this); required, it fails."""
+        path = stripped(signed(tmp_path, monkeypatch), new_fact_text)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        found = f"{self.REQUIRED} it is unsigned (a signature removed leaves it so)"
+        assert (True, (Violation(0, "signature", found),)) == (
+            check_file(path).ok,
+            check_file(path, require_signed=True).problems,
+        )
+
+    def test_a_run_signed_with_another_key_fails(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = signed(tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "another key")
+        assert [(0, "signature")] == [
+            (p.position, p.invariant) for p in check_file(path, require_signed=True).problems
+        ]
+
+    def test_an_unchained_run_fails(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        path = plainly_edited(saved(tmp_path, "dana-facts"), lambda lines: None, chain=False)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        found = (
+            f"{self.REQUIRED} it is unchained (written before memtape chained its logs), "
+            "so unsigned"
+        )
+        assert (Violation(0, "signature", found),) == check_file(path, require_signed=True).problems
+
+    def test_without_the_key_nothing_can_pass(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = signed(tmp_path, monkeypatch)
+        found = f"{self.REQUIRED} MEMTAPE_SIGNING_KEY is not set, so no signature can be verified"
+        assert (Violation(0, "signature", found),) == check_file(path, require_signed=True).problems
+
+    @pytest.mark.parametrize("how", ["flag", "environment"])
+    def test_check_exits_1_with_one_line(
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+        how: str,
+    ) -> None:
+        path = saved(tmp_path, "dana-facts")
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        if how == "environment":
+            monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        argv = ["check", str(path), *(["--require-signed"] if how == "flag" else [])]
+        found = f"{self.REQUIRED} it is unsigned (a signature removed leaves it so)"
+        assert (1, [f"{path}: header: {found}"]) == (
+            main(argv),
+            capsys.readouterr().out.splitlines(),
         )

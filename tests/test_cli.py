@@ -6,26 +6,25 @@ console script and ``python -m memtape.cli`` for real.
 
 import argparse
 import json
-import logging
+import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-import structlog
 
 from memtape import __version__
 from memtape.cli import _parser, _subcommands, main
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn
-from memtape.core.logs import LOGGER_NAME
+from memtape.core.extras import install_hint
 from memtape.policies import tokenizers
 from memtape.policies.session import Session
 from memtape.scenarios import load_scenario
-from tests.chained import unchained
+from tests.chained import FORGED_CLOCK, forged_past_head, forged_rows, stripped, unchained
 
 SCENARIOS = ("refund-desk", "dana-facts", "sleep-pass")
 EVENTS = {"refund-desk": 15, "dana-facts": 11, "sleep-pass": 6}
@@ -90,18 +89,6 @@ class Outcome(NamedTuple):
 
 
 Cli = Callable[..., Outcome]
-
-
-@pytest.fixture(autouse=True)
-def _restore_logging() -> Iterator[None]:
-    """``-v`` configures logging globally; put it back so tests stay independent."""
-    logger = logging.getLogger(LOGGER_NAME)
-    handlers, level = list(logger.handlers), logger.level
-    config = structlog.get_config()
-    yield
-    logger.handlers[:] = handlers
-    logger.setLevel(level)
-    structlog.configure(**config)
 
 
 @pytest.fixture
@@ -1339,6 +1326,9 @@ class TestUsageErrors:
         assert fragment in err
 
 
+HUGE = "9" * 5000
+"""A whole number past Python's limit on the digits ``int()`` reads (4,300)."""
+
 INTEGER_OPTIONS = [
     ["show", "refund-desk", "--at"],
     ["fork", "refund-desk", "--out", "f.jsonl", "--at"],
@@ -1420,7 +1410,34 @@ class TestWholeNumbers:
             main(["show", "refund-desk", "--at", "9" * 5000])
         err = capsys.readouterr().err
         assert (2, 1) == (exited.value.code, len(err.splitlines()))
-        assert "argument --at: expected a whole number of at most 4300 digits" in err
+        assert (
+            "argument --at: the number is too large: 5000 digits (at most 9223372036854775807)"
+            in err
+        )
+
+    @pytest.mark.parametrize(
+        "argv",
+        [
+            ["diff", "refund-desk", "0", HUGE],
+            ["diff", "refund-desk", f"-{HUGE}", "0"],
+            ["show", f"{{store}}#{HUGE}"],
+            ["why", "refund-desk", HUGE],
+            ["why", "refund-desk", f"turn:{HUGE}"],
+            ["run", "refund-desk", "--out", "{out}", "--set", f"compaction.budget={HUGE}"],
+            ["run", "refund-desk", "--out", "{out}", "--set", f"llm.seed={HUGE}"],
+        ],
+        ids=["diff", "diff-negative", "run-id", "why-fact", "why-turn", "set", "set-llm"],
+    )
+    def test_five_thousand_digits_anywhere_are_one_line_too_large(
+        self, cli: Cli, tmp_path: Path, argv: list[str]
+    ) -> None:
+        store, out = tmp_path / "runs.db", tmp_path / "out.jsonl"
+        cli("run", "refund-desk", "--out", str(store))
+        outcome = cli(*(arg.format(store=store, out=out) for arg in argv))
+
+        assert (2, 1, "") == (outcome.status, len(outcome.err.splitlines()), outcome.out)
+        assert "is too large: 5000 digits (at most 9223372036854775807)" in outcome.err
+        assert not out.exists()
 
     def test_ascii_digits_still_work(self, cli: Cli) -> None:
         assert 3 == json.loads(cli("show", "refund-desk", "--at", "3", "--json").out)["at"]
@@ -1563,13 +1580,15 @@ class TestTornTailWarning:
     def test_a_torn_run_loads_with_one_warning_line(self, cli: Cli, tmp_path: Path) -> None:
         path = record(cli, "refund-desk", tmp_path / "refund.jsonl")
         lines = path.read_text("utf-8").splitlines(keepends=True)
-        path.write_text("".join(lines[:11]), "utf-8")
+        started = {**json.loads(lines[1]), "at": 16, "step": 11}
+        del started["end"]
+        path.write_text("".join(lines) + json.dumps(started) + "\n", "utf-8")
         outcome = cli("show", str(path), "--json")
 
-        assert (0, 9) == (outcome.status, json.loads(outcome.out)["at"])
+        assert (0, 15) == (outcome.status, json.loads(outcome.out)["at"])
         assert [
-            f"memtape: warning: {path}: a torn tail: step 8 (from line 11) has no end mark; "
-            "loaded the 7 whole steps before it"
+            f"memtape: warning: {path}: a torn tail: step 11 (from line 17) has no end mark; "
+            "loaded the 10 whole steps before it"
         ] == outcome.err.splitlines()
 
 
@@ -1721,13 +1740,11 @@ class TestCheckCommand:
 
     def test_a_torn_tail_is_a_problem(self, cli: Cli, tmp_path: Path) -> None:
         path = record(cli, "refund-desk", tmp_path / "refund.jsonl")
-        path.write_text("".join(path.read_text("utf-8").splitlines(keepends=True)[:11]), "utf-8")
+        path.write_text(path.read_text("utf-8") + '{"at": 16, "st', "utf-8")
         outcome = cli("check", str(path))
 
         assert 1 == outcome.status
-        assert (
-            "event 9: integrity: a torn tail: step 8 (from line 11) has no end mark" in outcome.out
-        )
+        assert "event 15: integrity: a torn tail: line 17 is an unfinished write" in outcome.out
 
     def test_a_fork_re_decides_under_the_policies_of_each_point(
         self, cli: Cli, tmp_path: Path
@@ -1870,7 +1887,7 @@ class TestOutputAddresses:
         outcome = cli("show", f"{store}#{2**70}")
 
         assert (2, 1) == (outcome.status, len(outcome.err.splitlines()))
-        assert "no run id is that large" in outcome.err
+        assert f"#ID: the run id is too large: {2**70} (at most {2**63 - 1})" in outcome.err
 
 
 class TestWhyOnAFork:
@@ -2008,7 +2025,7 @@ class TestCompactionPolicies:
         finally:
             tokenizers._encoding.cache_clear()
 
-        assert_one_line_error(outcome, "o200k_base", "pip install 'memtape[bpe]'")
+        assert_one_line_error(outcome, "o200k_base", install_hint("bpe"))
         assert not path.exists()
 
 
@@ -2170,6 +2187,241 @@ class TestChainedOutputs:
         ] == outcome.out.splitlines()
 
 
+KEY = "the signing key"
+
+
+class TestSignedRunsCoverWhatTheyShow:
+    """Issue 28: a signature covers every step shown or copied; a stripped one is caught."""
+
+    def _forged(self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+        """dana-facts signed, then a forged step chained on after its head and a junk line."""
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        monkeypatch.delenv("MEMTAPE_SIGNING_KEY")
+        return forged_past_head(path)
+
+    def _stripped(self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+        """dana-facts signed, then an order changed, the chain recomputed, the signature gone."""
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        monkeypatch.delenv("MEMTAPE_SIGNING_KEY")
+
+        def edit(lines: list[dict[str, Any]]) -> None:
+            lines[3]["event"]["text"] = lines[3]["command"]["text"] = "ORD-9999, for $900."
+
+        return stripped(path, edit)
+
+    def test_show_loads_only_the_signed_steps_and_warns_in_one_line(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._forged(cli, tmp_path, monkeypatch)
+        outcome = cli("show", str(path), "--json")
+
+        assert (0, 11) == (outcome.status, json.loads(outcome.out)["at"])
+        assert [
+            f"memtape: warning: {path}: step 10 and the steps after it (from line 13) come after "
+            "the header's chain head: they were added after the run was written and are not "
+            "part of it; loaded the 9 steps the head covers"
+        ] == outcome.err.splitlines()
+
+    def test_the_signed_steps_pass_a_required_signature(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The steps loaded are the ones the signature covers; what was dropped is said."""
+        path = self._forged(cli, tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        outcome = cli("show", str(path), "--json")
+
+        assert (0, 11, 1) == (
+            outcome.status,
+            json.loads(outcome.out)["at"],
+            len(outcome.err.splitlines()),
+        )
+
+    def test_timeline_shows_no_forged_row(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._forged(cli, tmp_path, monkeypatch)
+        outcome = cli("timeline", str(path), "--json")
+
+        assert (0, 11) == (outcome.status, len(json.loads(outcome.out)))
+
+    def test_export_with_the_key_copies_and_signs_only_the_signed_steps(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._forged(cli, tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        out = tmp_path / "copy.jsonl"
+        outcome = cli("export", str(path), "--redact", "--out", str(out))
+
+        assert (0, 11) == (outcome.status, read_lines(out)[0]["events"])
+        assert FORGED_CLOCK not in [line["event"].get("to") for line in read_lines(out)[1:]]
+
+    def test_fork_with_the_key_re_decides_no_forged_step(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._forged(cli, tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        out = tmp_path / "fork.jsonl"
+        outcome = cli("fork", str(path), "--at", "5", "--out", str(out))
+
+        assert 0 == outcome.status
+        assert FORGED_CLOCK not in [line["event"].get("to") for line in read_lines(out)[1:]]
+
+    def test_the_same_holds_in_a_store(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        store = record(cli, "dana-facts", tmp_path / "runs.db")
+        forged_rows(store)
+        outcome = cli("show", f"{store}#1", "--json")
+
+        assert (0, 11) == (outcome.status, json.loads(outcome.out)["at"])
+        assert "come after the header's chain head" in outcome.err
+
+    @pytest.mark.parametrize("command", ["export", "fork"])
+    def test_a_stripped_run_is_not_signed_again_by_a_copy(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+    ) -> None:
+        path = self._stripped(cli, tmp_path, monkeypatch)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        out = tmp_path / "copy.jsonl"
+        argv = ["export", str(path), "--redact"] if command == "export" else ["fork", str(path)]
+        outcome = cli(*argv, *(["--at", "5"] if command == "fork" else []), "--out", str(out))
+
+        assert_one_line_error(outcome, str(path), "not signing a copy of it: it is unsigned")
+        assert not out.exists()
+
+    def test_without_the_key_a_stripped_run_copies_unsigned(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = self._stripped(cli, tmp_path, monkeypatch)
+        out = tmp_path / "copy.jsonl"
+
+        assert 0 == cli("export", str(path), "--redact", "--out", str(out)).status
+        assert "signature" not in read_lines(out)[0]
+
+    @pytest.mark.parametrize("how", ["unsigned", "other key", "stripped", "no key"])
+    def test_a_required_signature_fails_a_reading_command_in_one_line(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+    ) -> None:
+        if how == "unsigned":
+            path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        elif how == "stripped":
+            path = self._stripped(cli, tmp_path, monkeypatch)
+        else:
+            monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+            path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        if how != "no key":
+            monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "another key" if how == "other key" else KEY)
+        else:
+            monkeypatch.delenv("MEMTAPE_SIGNING_KEY")
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        found = {
+            "unsigned": "it is unsigned",
+            "stripped": "it is unsigned",
+            "other key": "its signature does not match under MEMTAPE_SIGNING_KEY",
+            "no key": "MEMTAPE_SIGNING_KEY is not set",
+        }[how]
+
+        assert_one_line_error(cli("show", str(path)), str(path), "a signed run is required", found)
+
+    @pytest.mark.parametrize("command", ["show", "timeline", "why", "view", "export", "fork"])
+    def test_a_required_signature_lets_a_signed_run_be_read(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+    ) -> None:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        out = str(tmp_path / "out.jsonl")
+        argv = {
+            "show": ["show", str(path)],
+            "timeline": ["timeline", str(path)],
+            "why": ["why", str(path), "order"],
+            "view": ["view", str(path), "--out", str(tmp_path / "page.html")],
+            "export": ["export", str(path), "--redact", "--out", out],
+            "fork": ["fork", str(path), "--at", "5", "--out", out],
+        }[command]
+        outcome = cli(*argv)
+
+        assert (0, "") == (outcome.status, outcome.err)
+
+    @pytest.mark.parametrize("command", ["timeline", "why", "view", "export", "fork", "diff"])
+    def test_every_reading_command_honours_the_requirement(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str
+    ) -> None:
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        out = str(tmp_path / "out.jsonl")
+        argv = {
+            "timeline": ["timeline", str(path)],
+            "why": ["why", str(path), "order"],
+            "view": ["view", str(path), "--out", str(tmp_path / "page.html")],
+            "export": ["export", str(path), "--redact", "--out", out],
+            "fork": ["fork", str(path), "--at", "5", "--out", out],
+            "diff": ["diff", str(path), "dana-facts", "--step", "3"],
+        }[command]
+
+        assert_one_line_error(cli(*argv), str(path), "a signed run is required")
+        assert not (tmp_path / "out.jsonl").exists()
+
+    def test_with_the_key_a_run_signed_with_another_warns_in_one_line(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "another key")
+        outcome = cli("show", str(path))
+
+        assert 0 == outcome.status
+        assert [
+            f"memtape: warning: {path}: not vouched for by its chain and signature: its "
+            "signature does not match under MEMTAPE_SIGNING_KEY: it was signed with another "
+            "key, or changed and chained again without the key"
+        ] == outcome.err.splitlines()
+
+    @pytest.mark.parametrize(
+        ("command", "suffix"),
+        [("run", ".jsonl"), ("run", ".db"), ("fork", ".jsonl"), ("fork", ".db"), ("export", "")],
+    )
+    def test_what_every_command_writes_with_the_key_loads_whole_and_checks_signed(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, suffix: str
+    ) -> None:
+        """The honest case: a run written with the key, and copies of it, are signed whole."""
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        source = record(cli, "dana-facts", tmp_path / "source.jsonl")
+        out = tmp_path / f"out{suffix or '.jsonl'}"
+        argv = {
+            "run": ["run", "dana-facts"],
+            "fork": ["fork", str(source), "--at", "5", "--set", "forgetting.half_life=8"],
+            "export": ["export", str(source), "--redact"],
+        }[command]
+        assert 0 == cli(*argv, "--out", str(out)).status
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        shown = cli("show", str(out), "--json")
+        checked = cli("check", str(out))
+
+        assert (0, "", 0) == (shown.status, shown.err, checked.status)
+        assert checked.out.rstrip().endswith(
+            ("signed with a valid signature", "(its texts and rules are placeholders)")
+        )
+
+    def test_check_require_signed_fails_an_unsigned_run_in_one_line(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = record(cli, "dana-facts", tmp_path / "dana.jsonl")
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", KEY)
+        outcome = cli("check", str(path), "--require-signed")
+
+        assert (1, "") == (outcome.status, outcome.err)
+        assert [
+            f"{path}: header: a signed run is required, but it is unsigned (a signature removed "
+            "leaves it so)"
+        ] == outcome.out.splitlines()
+
+
 class TestImportOfAPlainChat:
     """A chat without tool turns has nothing salient by default: the import says so."""
 
@@ -2299,3 +2551,90 @@ def _python(code: str) -> str:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     return result.stdout.strip()
+
+
+DAMAGES: dict[str, tuple[str, str, str, Any, str]] = {
+    "tokens-2**63": (
+        "refund-desk",
+        "TurnAdded",
+        "tokens",
+        2**63,
+        f"TurnAdded.tokens must be within 0..{2**40}, got {2**63}",
+    ),
+    "role-unknown": (
+        "refund-desk",
+        "TurnAdded",
+        "role",
+        "wizard",
+        "TurnAdded.role: a turn's role is one of system, user, assistant, tool, got 'wizard'",
+    ),
+    "importance-negative": (
+        "dana-facts",
+        "FactWritten",
+        "importance",
+        -5.0,
+        "FactWritten.importance must be within 0..1, got -5.0",
+    ),
+}
+"""Impossible values in a run: its scenario, the event type and field, the value, the
+problem named."""
+
+
+def _damaged(cli: Cli, tmp_path: Path, damage: tuple[str, str, str, Any, str]) -> Path:
+    """A run of the damage's scenario whose first event of its type holds its value."""
+    scenario, type_name, field, value, _ = damage
+    run = tmp_path / "run.jsonl"
+    assert 0 == cli("run", scenario, "--out", str(run)).status
+    lines = [json.loads(line) for line in run.read_text("utf-8").splitlines()]
+    number = next(n for n, line in enumerate(lines, 1) if line.get("type") == type_name)
+    lines[number - 1]["event"][field] = value
+    run.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+    return run
+
+
+READERS = {
+    "show": ["show", "{run}"],
+    "timeline": ["timeline", "{run}"],
+    "why": ["why", "{run}", "1"],
+    "diff": ["diff", "{run}", "0", "1"],
+    "view": ["view", "{run}", "--out", "{page}"],
+    "check": ["check", "{run}"],
+}
+"""Each command that reads a run, with its other arguments."""
+
+
+class TestImpossibleValues:
+    """A run holding a value no policy writes is refused by every reader, in one line
+    naming the file and line, as ``check`` refuses it."""
+
+    @pytest.mark.parametrize("reader", READERS.values(), ids=READERS.keys())
+    @pytest.mark.parametrize("damage", DAMAGES.values(), ids=DAMAGES.keys())
+    def test_each_reader_refuses_an_impossible_value_in_one_line(
+        self, cli: Cli, tmp_path: Path, reader: list[str], damage: tuple[str, str, str, Any, str]
+    ) -> None:
+        run, page = _damaged(cli, tmp_path, damage), tmp_path / "page.html"
+        outcome = cli(*(arg.format(run=run, page=page) for arg in reader))
+
+        # The first event of its type is on line 2 in each of these runs.
+        assert (2, "", f"memtape: error: {run}: line 2: {damage[-1]}\n") == outcome
+        assert not page.exists()
+
+    def test_a_store_s_row_is_refused_naming_its_position(self, cli: Cli, tmp_path: Path) -> None:
+        store = tmp_path / "runs.db"
+        assert 0 == cli("run", "dana-facts", "--out", str(store)).status
+        raw = sqlite3.connect(store)
+        with raw:
+            data = json.loads(
+                raw.execute("SELECT data FROM events WHERE position = 1").fetchone()[0]
+            )
+            data["importance"] = -5.0
+            raw.execute("UPDATE events SET data = ? WHERE position = 1", (json.dumps(data),))
+        raw.close()
+        outcome = cli("show", str(store))
+
+        assert (
+            2,
+            "",
+            f"memtape: error: {store}#1: position 1: FactWritten.importance must be within "
+            "0..1, got -5.0\n",
+        ) == outcome

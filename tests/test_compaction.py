@@ -340,7 +340,9 @@ class TestParameters:
             TieredCompaction.from_params({"budget": 40, "tokenizer": "bpe"}, "here")
 
     def test_an_unknown_parameter_is_refused(self) -> None:
-        with pytest.raises(BadInput, match=r"^here: unknown parameter budjet$"):
+        with pytest.raises(
+            BadInput, match=r"^here: unknown parameter budjet: did you mean budget\?$"
+        ):
             TieredCompaction.from_params({"budget": 40, "budjet": 41}, "here")
 
 

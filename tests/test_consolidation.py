@@ -274,5 +274,5 @@ class TestRulesFromParams:
             RuleConsolidation.from_params({"rule": rules}, "here")
 
     def test_an_unknown_parameter_of_the_policy_is_refused(self) -> None:
-        with pytest.raises(BadInput, match=r"^here: unknown parameter rules$"):
+        with pytest.raises(BadInput, match=r"^here: unknown parameter rules: did you mean rule\?$"):
             RuleConsolidation.from_params({"rules": [FEE_RULE]}, "here")

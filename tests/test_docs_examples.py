@@ -257,7 +257,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chat_server: ChatSe
     monkeypatch.setenv("MEMTAPE_COUNTEREXAMPLES", str(tmp_path / ".memtape" / "counterexamples"))
     monkeypatch.setenv("OPENAI_BASE_URL", chat_server.url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-docs-examples")
-    for name in ("MEMTAPE_SIGNING_KEY", "MEMTAPE_TRUST"):
+    for name in ("MEMTAPE_SIGNING_KEY", "MEMTAPE_REQUIRE_SIGNED", "MEMTAPE_TRUST"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
 

@@ -86,10 +86,10 @@ class TestEventTypes:
 
     @pytest.mark.parametrize("cls", EVENT_TYPES.values(), ids=list(EVENT_TYPES))
     def test_every_event_type_carries_its_schema_version(self, cls: type[Event]) -> None:
-        """TurnAdded is at 2 (calls, answers, pinned), Consolidated at 2 (asked),
-        CompactionTriggered at 3 (what moves, not what stays); every other type is at its
-        first."""
-        versions = {TurnAdded: 2, Consolidated: 2, CompactionTriggered: 3}
+        """TurnAdded is at 2 (calls, answers, pinned), Consolidated at 3 (asked, then a
+        call's cut), CompactionTriggered at 4 (what moves, not what stays, then a call's
+        cut); every other type is at its first."""
+        versions = {TurnAdded: 2, Consolidated: 3, CompactionTriggered: 4}
         assert versions.get(cls, 1) == cls.VERSION
 
     @pytest.mark.parametrize("cls", EVENT_TYPES.values(), ids=list(EVENT_TYPES))

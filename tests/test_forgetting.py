@@ -342,5 +342,7 @@ class TestParameters:
             ImportanceRecencyAccess.from_params({"capacity": 4, "half_life": 0}, "here")
 
     def test_an_unknown_parameter_is_refused(self) -> None:
-        with pytest.raises(BadInput, match=r"^here: unknown parameter halflife$"):
+        with pytest.raises(
+            BadInput, match=r"^here: unknown parameter halflife: did you mean half_life\?$"
+        ):
             ImportanceRecencyAccess.from_params({"capacity": 4, "halflife": 2}, "here")

@@ -33,8 +33,9 @@ from hypothesis import strategies as st
 
 from memtape.checking.check import CheckReport, check_file
 from memtape.cli import main
-from memtape.core.errors import BadInput, one_line
+from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES
+from memtape.core.visible import visible
 from memtape.policies.session import Session
 from memtape.runs.files import LoadedRun, load_run, save_run
 from memtape.scenarios import SHIPPED, load_scenario
@@ -496,8 +497,8 @@ def _checked(path: Path) -> CheckReport | BadInput:
 
 
 def _one_line(error: BadInput) -> str:
-    """The message as the CLI prints it (line breaks in user data escaped): one line."""
-    message = one_line(str(error))
+    """The message as the CLI prints it (the controls in user data escaped): one line."""
+    message = visible(str(error), "message")
     assert "\n" not in message, f"the message is more than one line: {message!r}"
     assert message, "the message is empty"
     return message
@@ -511,7 +512,7 @@ def expect_load(path: Path) -> None:
     else:
         run = outcome.session.run
         assert run.state == run.state_at(len(run))
-        assert outcome.torn is None or "\n" not in outcome.torn, "the torn tail is not one line"
+        assert all("\n" not in said for said in outcome.dropped), "what was dropped is not one line"
 
 
 def expect_check(path: Path) -> None:
@@ -527,7 +528,8 @@ def expect_check(path: Path) -> None:
 
 
 def expect_show(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``memtape show --json`` prints JSON (warning once for a torn tail) or one error line."""
+    """``memtape show --json`` prints JSON (warning once for a torn tail, once for steps past
+    the chain head) or one error line."""
     loaded = _loaded(path)
     capsys.readouterr()
     status = main(["show", str(path), "--json"])
@@ -537,11 +539,11 @@ def expect_show(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         return
     assert 0 == status
     json.loads(out)
-    if loaded.torn is None:
-        assert "" == err
-    else:
-        assert f"memtape: warning: {path}: {one_line(loaded.torn)}\n" == err
-        assert 1 == err.count("\n")
+    warned = "".join(
+        f"memtape: warning: {visible(f'{path}: {said}', 'message')}\n" for said in loaded.dropped
+    )
+    assert warned == err
+    assert len(loaded.dropped) == err.count("\n")
 
 
 def expect_check_command(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -553,7 +555,7 @@ def expect_check_command(path: Path, capsys: pytest.CaptureFixture[str]) -> None
     if isinstance(checked, BadInput):
         assert (2, "", f"memtape: error: {_one_line(checked)}\n") == (status, out, err)
         return
-    expected = "".join(one_line(line) + "\n" for line in checked.lines())
+    expected = "".join(visible(line, "message") + "\n" for line in checked.lines())
     assert (0 if checked.ok else 1, expected, "") == (status, out, err)
 
 

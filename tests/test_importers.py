@@ -259,7 +259,8 @@ class TestLedgerOnTheCommandLine:
         status = main(["import", str(path), "--out", str(tmp_path / "s.toml"), "--salient", "all"])
         assert (
             0,
-            f"memtape: warning: {path}:4: a half-written last line (355 bytes): skipped\n",
+            f"memtape: warning: {path}:4: an unfinished last line (no newline, not JSON): "
+            "skipped\n",
         ) == (
             status,
             capsys.readouterr().err,

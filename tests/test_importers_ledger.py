@@ -32,7 +32,7 @@ def _turns() -> Turns:
 
 class TestTally:
     def test_a_balanced_import_closes_with_both_sides_counted(self) -> None:
-        tally = Tally(_source(3, ("s.jsonl:4: a half-written last line (9 bytes)",)))
+        tally = Tally(_source(3, ("s.jsonl:4: an unfinished last line (no newline, not JSON)",)))
         tally.took("s.jsonl:1", calls=["c1"])
         tally.took("s.jsonl:2", results=["c1"])
         tally.left_out("progress", "s.jsonl:3")
@@ -44,7 +44,7 @@ class TestTally:
             1,
             1,
             (LeftOut("progress", 1),),
-            ("s.jsonl:4: a half-written last line (9 bytes)",),
+            ("s.jsonl:4: an unfinished last line (no newline, not JSON)",),
         ) == tally.close(_turns())
 
     def test_a_result_the_reader_lost_refuses_the_import_naming_it(self) -> None:

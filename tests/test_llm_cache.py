@@ -79,6 +79,29 @@ class TestStore:
         assert StoredAnswer("the summary", 10, 3, 0.25) == cache.get(KEY)
         assert cache.get("other") is None
 
+    def test_an_answer_keeps_what_the_cap_cut(self, tmp_path: Path) -> None:
+        cache = AnswerCache(tmp_path / "c.sqlite")
+        cache.put(KEY, StoredAnswer("cut", 1, 2, 0.5, 40))
+
+        assert StoredAnswer("cut", 1, 2, 0.5, 40) == cache.get(KEY)
+
+    def test_a_cache_made_before_the_cap_gains_its_column(self, tmp_path: Path) -> None:
+        with sqlite3.connect(tmp_path / "c.sqlite") as db:
+            db.execute(
+                "CREATE TABLE answers (key TEXT PRIMARY KEY, output TEXT NOT NULL, "
+                "prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, "
+                "seconds REAL NOT NULL) WITHOUT ROWID"
+            )
+            db.execute("INSERT INTO answers VALUES (?, 'old', 1, 2, 0.5)", (KEY,))
+        db.close()
+        cache = AnswerCache(tmp_path / "c.sqlite")
+        cache.put("new", StoredAnswer("new", 1, 2, 0.5, 3))
+
+        assert [StoredAnswer("old", 1, 2, 0.5), StoredAnswer("new", 1, 2, 0.5, 3)] == [
+            cache.get(KEY),
+            cache.get("new"),
+        ]
+
     def test_the_first_answer_for_a_key_stays(self, tmp_path: Path) -> None:
         cache = AnswerCache(tmp_path / "c.sqlite")
         cache.put(KEY, StoredAnswer("first", 1, 1, 0.1))

@@ -14,17 +14,20 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memtape.cli import main
+from memtape.core.errors import Rejected
 from memtape.core.events import CompactionTriggered
+from memtape.viewer.serve import live_source
 from tests.chained import lines_of, rechained, write_lines
 from tests.conftest import SECRET_KEY
 from tests.llm_runs import scenario
-from tests.llm_server import ChatServer
+from tests.llm_server import ChatServer, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -75,7 +78,7 @@ class TestRecorded:
 
         assert 3 == len(compactions)
         for line in compactions:
-            assert 3 == line["v"]
+            assert 4 == line["v"]
             assert [*COMPACTION_FIELDS, "asked"] == list(line["event"])
             (call,) = line["event"]["asked"]
             assert [
@@ -245,7 +248,7 @@ class TestCheck:
         run = _record(tmp_path, chat_server)
         capsys.readouterr()
 
-        assert 0 == main(["check", str(run), "--live"])
+        assert 0 == main(["check", str(run), "--live", "--trust"])
         assert "the model gives the 3 recorded answers again" in capsys.readouterr().out
         assert 6 == chat_server.requests
 
@@ -256,7 +259,7 @@ class TestCheck:
         chat_server.salt = "today"
         capsys.readouterr()
 
-        assert 1 == main(["check", str(run), "--live"])
+        assert 1 == main(["check", str(run), "--live", "--trust"])
         findings = capsys.readouterr().out.splitlines()
         assert 3 == len(findings)
         assert all(": live: " in line and "today" in line for line in findings)
@@ -269,7 +272,7 @@ class TestCheck:
         chat_server.stop()
         capsys.readouterr()
 
-        assert 2 == main(["check", str(run), "--live"])
+        assert 2 == main(["check", str(run), "--live", "--trust"])
         err = capsys.readouterr().err
         assert 1 == len(err.splitlines())
         assert err.startswith(f"memtape: error: cannot reach the model server {chat_server.url}")
@@ -419,7 +422,7 @@ class TestKey:
         out = tmp_path / "desk.jsonl"
 
         assert 0 == main(["-v", "run", str(path), "--out", str(out)])
-        assert 0 == main(["-v", "check", str(out), "--live"])
+        assert 0 == main(["-v", "check", str(out), "--live", "--trust"])
         assert 0 == main(["export", str(out), "--redact", "--out", str(tmp_path / "r.jsonl")])
         printed = capsys.readouterr()
         assert {f"Bearer {SECRET_KEY}"} == set(chat_server.authorizations)
@@ -431,6 +434,217 @@ class TestKey:
             printed.err.encode(),
         ]:
             assert SECRET_KEY.encode() not in found
+
+
+@pytest.fixture
+def crafted() -> Iterator[ChatServer]:
+    """The server a crafted run names: it must never hear from memtape."""
+    yield from serving()
+
+
+def _re_pointed(tmp_path: Path, user: ChatServer, crafted: ChatServer) -> Path:
+    """A run recorded against the user's server, then edited to name ``crafted`` and
+    another model, and chained again (the chain is public, so an edit passes ``check``)."""
+    run = _record(tmp_path, user)
+    lines = lines_of(run)
+    lines[0]["policies"]["llm"].update(model="evil-model", base_url=crafted.url)
+    return write_lines(tmp_path / "crafted.jsonl", rechained(lines))
+
+
+REFUSAL = (
+    "the run's [llm] table records model 'evil-model' at {url}; a file never chooses the "
+    "model or the server your key goes to, so nothing was sent: name the model "
+    "(--set llm.model=NAME [--set llm.base_url=URL]; without a URL, OPENAI_BASE_URL, else "
+    "OpenAI's, is asked) or trust the run (--trust, or MEMTAPE_TRUST=1)"
+)
+
+
+@pytest.mark.usefixtures("llm_env")
+class TestAFileNeverChoosesTheServer:
+    """A run file's ``[llm]`` table names a model and a server; without ``--trust`` neither
+    is asked, and the key goes only to the server the user configured."""
+
+    @pytest.fixture
+    def user(self, chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> ChatServer:
+        """The user's own server, which OPENAI_BASE_URL names."""
+        monkeypatch.setenv("OPENAI_BASE_URL", chat_server.url)
+        return chat_server
+
+    def test_a_fork_asks_nothing_and_says_how_to_go_on(
+        self,
+        tmp_path: Path,
+        user: ChatServer,
+        crafted: ChatServer,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        run = _re_pointed(tmp_path, user, crafted)
+        before = user.requests
+        capsys.readouterr()
+
+        assert 2 == main(["fork", str(run), "--at", "0", "--out", str(tmp_path / "f.jsonl")])
+        err = capsys.readouterr().err
+        assert [f"memtape: error: {run}: " + REFUSAL.format(url=crafted.url)] == err.splitlines()
+        assert ([], before) == (crafted.authorizations, user.requests)
+        assert not (tmp_path / "f.jsonl").exists()
+
+    def test_a_fork_that_names_the_model_asks_the_users_server_and_records_it(
+        self, tmp_path: Path, user: ChatServer, crafted: ChatServer
+    ) -> None:
+        run = _re_pointed(tmp_path, user, crafted)
+        before = user.requests
+        out = tmp_path / "f.jsonl"
+
+        assert 0 == main(
+            ["fork", str(run), "--at", "0", "--set", "llm.model=mine", "--out", str(out)]
+        )
+        assert [] == crafted.authorizations
+        assert [f"Bearer {SECRET_KEY}"] * 3 == user.authorizations[before:]
+        assert {"mine"} == {body["model"] for body in user.bodies[before:]}
+        header = lines_of(out)[0]
+        assert {"model": "mine", "temperature": 0.0, "timeout": 5.0, "max_retries": 0} == (
+            header["policies"]["llm"]
+        )
+        assert crafted.url not in json.dumps(header)
+
+    def test_a_base_url_alone_does_not_name_the_model(
+        self,
+        tmp_path: Path,
+        user: ChatServer,
+        crafted: ChatServer,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        run = _re_pointed(tmp_path, user, crafted)
+        before = user.requests
+        out = tmp_path / "f.jsonl"
+        capsys.readouterr()
+
+        setting = f"llm.base_url={user.url}"
+        assert 2 == main(["fork", str(run), "--at", "0", "--set", setting, "--out", str(out)])
+        assert "--set llm.model=NAME" in capsys.readouterr().err
+        assert ([], before) == (crafted.authorizations, user.requests)
+
+    @pytest.mark.parametrize("how", ["--trust", "MEMTAPE_TRUST=1"])
+    def test_trust_asks_the_server_the_run_records(
+        self,
+        how: str,
+        tmp_path: Path,
+        user: ChatServer,
+        crafted: ChatServer,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        run = _re_pointed(tmp_path, user, crafted)
+        out = tmp_path / "f.jsonl"
+        flags = [how] if how.startswith("--") else []
+        if not flags:
+            monkeypatch.setenv(*how.split("="))
+
+        assert 0 == main(["fork", str(run), "--at", "0", *flags, "--out", str(out)])
+        assert [f"Bearer {SECRET_KEY}"] * 3 == crafted.authorizations
+        assert crafted.url == lines_of(out)[0]["policies"]["llm"]["base_url"]
+
+    def test_a_serve_step_asks_nothing(
+        self, tmp_path: Path, user: ChatServer, crafted: ChatServer
+    ) -> None:
+        run = _re_pointed(tmp_path, user, crafted)
+        before = user.requests
+        live = live_source(str(run))
+        for _ in range(4):
+            live.next()
+
+        with pytest.raises(Rejected) as refused:
+            live.next()
+        assert f"{run}: " + REFUSAL.format(url=crafted.url) == str(refused.value)
+        assert ([], before) == (crafted.authorizations, user.requests)
+
+    def test_a_serve_step_asks_the_model_the_user_names_of_the_users_server(
+        self, tmp_path: Path, user: ChatServer, crafted: ChatServer
+    ) -> None:
+        run = _re_pointed(tmp_path, user, crafted)
+        before = user.requests
+        live = live_source(str(run), ["llm.model=mine"])
+        for _ in range(8):
+            live.next()
+
+        assert [] == crafted.authorizations
+        assert [f"Bearer {SECRET_KEY}"] * 3 == user.authorizations[before:]
+
+    def test_check_live_asks_nothing(
+        self,
+        tmp_path: Path,
+        user: ChatServer,
+        crafted: ChatServer,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        run = _re_pointed(tmp_path, user, crafted)
+        before = user.requests
+        capsys.readouterr()
+
+        assert 2 == main(["check", str(run), "--live"])
+        assert [
+            f"memtape: error: {run}: " + REFUSAL.format(url=crafted.url)
+        ] == capsys.readouterr().err.splitlines()
+        assert ([], before) == (crafted.authorizations, user.requests)
+
+    def test_check_live_asks_the_model_the_user_names(
+        self,
+        tmp_path: Path,
+        user: ChatServer,
+        crafted: ChatServer,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        run = _re_pointed(tmp_path, user, crafted)
+        before = user.requests
+        capsys.readouterr()
+
+        assert 0 == main(["check", str(run), "--live", "--set", "llm.model=test-model"])
+        assert "the model gives the 3 recorded answers again" in capsys.readouterr().out
+        assert [] == crafted.authorizations
+        assert [f"Bearer {SECRET_KEY}"] * 3 == user.authorizations[before:]
+
+    def test_check_without_live_and_a_cached_fork_need_no_flag(
+        self, tmp_path: Path, user: ChatServer, crafted: ChatServer
+    ) -> None:
+        run = _record(tmp_path, user)
+        before = user.requests
+
+        assert 0 == main(["check", str(run)])
+        assert 0 == main(["fork", str(run), "--at", "0", "--out", str(tmp_path / "f.jsonl")])
+        assert ([], before) == (crafted.authorizations, user.requests)
+
+    def test_check_takes_only_model_settings(
+        self, tmp_path: Path, user: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        run = _record(tmp_path, user)
+        capsys.readouterr()
+
+        assert 2 == main(["check", str(run), "--set", "compaction.budget=60"])
+        assert [
+            f"memtape: error: {run}: --set 'compaction.budget=60': a recorded run takes only "
+            "llm.* settings (the model asked, e.g. llm.model=NAME); fork it to change its "
+            "policies"
+        ] == capsys.readouterr().err.splitlines()
+
+
+@pytest.mark.usefixtures("llm_env")
+class TestCappedAnswers:
+    def test_a_huge_answer_is_recorded_cut_and_the_timeline_says_by_how_much(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        chat_server.answerer = lambda model, prompt: "$9 " * 30_000
+        run = _record(tmp_path, chat_server)
+        capsys.readouterr()
+
+        calls = [
+            line["event"]["asked"][0]
+            for line in lines_of(run)[1:]
+            if line["type"] == "CompactionTriggered"
+        ]
+        assert [("$9 " * 30_000)[:65_536]] * 3 == [call["output"] for call in calls]
+        assert [90_000 - 65_536] * 3 == [call["cut"] for call in calls]
+        assert 0 == main(["timeline", str(run)])
+        cut = [line for line in capsys.readouterr().out.splitlines() if "answer cut by" in line]
+        assert 3 == len(cut)
+        assert all("answer cut by 24464 characters" in line for line in cut)
 
 
 def test_a_compaction_event_without_a_call_is_a_v1_line_with_a_new_version(

@@ -194,7 +194,7 @@ class TestSleepPass:
         assert 0 == main(["run", "sleep-pass", "--out", str(out), *_settings(chat_server)])
 
         (line,) = [line for line in lines_of(out)[1:] if line["type"] == "Consolidated"]
-        assert 2 == line["v"]
+        assert 3 == line["v"]
         assert ["episodes", "semantic", "procedural", "asked"] == list(line["event"])
 
     def test_a_rules_pass_writes_a_version_2_line_without_asked(self, tmp_path: Path) -> None:

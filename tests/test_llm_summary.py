@@ -254,4 +254,5 @@ class TestSummarizing:
             "completion_tokens",
             "seconds",
             "cached",
+            "cut",
         } == set(ModelCall.__annotations__)

@@ -551,7 +551,7 @@ class TestCheck:
         chat_server.salt = "today"
         capsys.readouterr()
 
-        assert 1 == main(["check", str(run), "--live"])
+        assert 1 == main(["check", str(run), "--live", "--trust"])
         findings = capsys.readouterr().out.splitlines()
         assert 3 == len(findings)
         assert all(": live: " in line and "today" in line for line in findings)
@@ -563,7 +563,7 @@ class TestCheck:
         run = _record(tmp_path, chat_server)
         capsys.readouterr()
 
-        assert 0 == main(["check", str(run), "--live"])
+        assert 0 == main(["check", str(run), "--live", "--trust"])
         assert "the model gives the 3 recorded answers again" in capsys.readouterr().out
 
 

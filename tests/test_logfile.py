@@ -10,13 +10,13 @@ import pytest
 from memtape import __version__
 from memtape.core.chain import Signature, sign
 from memtape.core.codec import command_data, event_data
-from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES
 from memtape.core.logfile import FORMAT, read_run, verify_run, write_run
 from memtape.core.run import Run
 from memtape.policies.session import Session
 from memtape.scenarios import SHIPPED, load_scenario
+from tests.chained import forged_past_head, lines_of, unchained, write_lines
 from tests.loaded import strings_shared
 
 HEADER = {"scenario": "test", "policies": {}}
@@ -530,27 +530,38 @@ class TestHeaderCounts:
 
 
 class TestTornTail:
-    """What a writer killed mid-command leaves loads up to the last whole command."""
+    """A torn tail after the last whole command (its link the header's head) is dropped."""
 
     def test_a_step_without_its_end_mark_at_the_end_is_dropped(
         self, tmp_path: Path, runs: dict[str, Run]
     ) -> None:
-        loaded = read_run(_broken(tmp_path, runs, _good(tmp_path, runs)[:5]))
+        good = _good(tmp_path, runs)
+        started = _without(_with(good[1], at=16, step=11), "end")
+        loaded = read_run(_broken(tmp_path, runs, [*good, started]))
 
-        assert (3, "a torn tail: step 4 (from line 5) has no end mark") == (
+        assert (10, "a torn tail: step 11 (from line 17) has no end mark") == (
             len(loaded.batches),
             (loaded.torn or "").split(";")[0],
         )
 
     def test_an_unfinished_last_line_is_dropped(self, tmp_path: Path, runs: dict[str, Run]) -> None:
         path = _written(tmp_path, runs["refund-desk"])
-        whole = path.read_text("utf-8")
-        path.write_text(whole[: whole.rindex('"end"')], "utf-8")
+        path.write_text(path.read_text("utf-8") + '{"at": 16, "st', "utf-8")
         loaded = read_run(path)
 
-        assert 9 == len(loaded.batches)
+        assert 10 == len(loaded.batches)
         assert loaded.torn is not None
-        assert "line 16 is an unfinished write" in loaded.torn
+        assert "line 17 is an unfinished write" in loaded.torn
+
+    def test_a_command_cut_short_loads_no_step_the_head_does_not_cover(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        """No memtape writer leaves a chained run cut inside it (a file is replaced whole, a
+        store's head moves with its rows): what the head covers cannot be told."""
+        loaded = read_run(_broken(tmp_path, runs, _good(tmp_path, runs)[:5]))
+
+        assert ((), None) == (loaded.batches, loaded.torn)
+        assert (loaded.uncovered or "").startswith("no event's link is the header's chain head")
 
     def test_a_whole_file_has_no_torn_tail(self, tmp_path: Path, runs: dict[str, Run]) -> None:
         assert None is read_run(_written(tmp_path, runs["refund-desk"])).torn
@@ -574,15 +585,51 @@ class TestTornTail:
             read_run(path)
 
 
+class TestChainHead:
+    """A chained run ends at its header's head: steps chained on after it are no part of it."""
+
+    def test_a_forged_step_before_a_torn_tail_is_dropped_and_said(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        loaded = read_run(forged_past_head(_written(tmp_path, runs["refund-desk"])))
+
+        assert (10, None) == (len(loaded.batches), loaded.torn)
+        assert (
+            "step 11 and the steps after it (from line 17) come after the header's chain head: "
+            "they were added after the run was written and are not part of it; loaded the 10 "
+            "steps the head covers"
+        ) == loaded.uncovered
+
+    def test_a_forged_step_with_the_counts_made_to_match_is_dropped_too(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        path = forged_past_head(_written(tmp_path, runs["refund-desk"]))
+        text = path.read_text("utf-8")
+        path.write_text(text[: text.rindex("\n") + 1], "utf-8")  # without the junk line
+        lines = lines_of(path)
+        lines[0].update(events=16, steps=11)
+        loaded = read_run(write_lines(path, lines))
+
+        assert (10, True) == (len(loaded.batches), loaded.uncovered is not None)
+
+    def test_a_run_written_whole_ends_at_its_head(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        loaded = read_run(_written(tmp_path, runs["refund-desk"]))
+        assert (10, None, None) == (len(loaded.batches), loaded.torn, loaded.uncovered)
+
+    def test_an_unchained_run_is_read_whole(self, tmp_path: Path, runs: dict[str, Run]) -> None:
+        path = _written(tmp_path, runs["refund-desk"])
+        loaded = read_run(write_lines(path, unchained(lines_of(path))))
+        assert (10, None) == (len(loaded.batches), loaded.uncovered)
+
+
 class TestBytesAtTheEnd:
-    def test_a_write_cut_inside_a_character_is_a_torn_tail(self, tmp_path: Path) -> None:
-        scenario = load_scenario("refund-desk")
-        session = Session(scenario.policies)
-        session.execute_all(scenario.steps)
-        session.execute(AddTurn("user", "café"))
-        path = _written(tmp_path, session.run)
-        whole = path.read_bytes()
-        path.write_bytes(whole[: whole.rindex("é".encode()) + 1])
+    def test_a_write_cut_inside_a_character_is_a_torn_tail(
+        self, tmp_path: Path, runs: dict[str, Run]
+    ) -> None:
+        path = _written(tmp_path, runs["refund-desk"])
+        path.write_bytes(path.read_bytes() + '{"at": 16, "text": "café'.encode()[:-1])
         loaded = read_run(path)
 
         assert 10 == len(loaded.batches)

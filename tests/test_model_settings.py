@@ -62,6 +62,16 @@ class TestTable:
 
         assert config == model_config(config.table(), "here")
 
+    def test_the_answer_cap_is_64_kib_and_written_only_when_another(self) -> None:
+        capped = model_config({"model": "m", "max_answer_bytes": 10}, "here")
+
+        assert (65536, 10) == (ModelConfig("m").max_answer_bytes, capped.max_answer_bytes)
+        assert ("max_answer_bytes" in ModelConfig("m").table(), 10) == (
+            False,
+            capped.table()["max_answer_bytes"],
+        )
+        assert capped == model_config(capped.table(), "here")
+
     def test_a_model_is_required(self) -> None:
         assert "s.toml: [llm]: missing parameter model" == _refused({})
 
@@ -81,7 +91,13 @@ class TestTable:
 
     @pytest.mark.parametrize(
         ("name", "value"),
-        [("temperature", 3), ("temperature", -1), ("timeout", 0), ("max_retries", -1)],
+        [
+            ("temperature", 3),
+            ("temperature", -1),
+            ("timeout", 0),
+            ("max_retries", -1),
+            ("max_answer_bytes", 0),
+        ],
     )
     def test_an_impossible_number_is_refused(self, name: str, value: int) -> None:
         assert _refused({"model": "m", name: value}).startswith(f"s.toml: [llm]: {name} must be")
@@ -117,6 +133,22 @@ class TestServer:
 
         assert OPENAI == ModelConfig("m").server()
 
+    def test_a_recorded_tables_base_url_is_never_the_server(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("OPENAI_BASE_URL", "http://mine/v1")
+        config = ModelConfig("m", "http://theirs/v1", recorded="run.jsonl")
+
+        assert ("http://mine/v1", "http://theirs/v1") == (config.server(), config.named_server())
+
+    def test_only_a_recorded_table_is_refused(self) -> None:
+        assert None is ModelConfig("m", "http://here/v1").refusal()
+        refusal = ModelConfig("m", "http://here/v1", recorded="run.jsonl").refusal()
+        assert refusal is not None
+        assert refusal.startswith(
+            "run.jsonl: the run's [llm] table records model 'm' at http://here/v1; "
+        )
+
     def test_the_parameters_are_temperature_and_any_seed(self) -> None:
         assert {"temperature": 0.0} == ModelConfig("m").parameters()
         assert {"temperature": 0.0, "seed": 2} == ModelConfig("m", seed=2).parameters()
@@ -146,6 +178,24 @@ class TestPolicies:
         assert isinstance(policies.compaction, RollingSummary)
         assert isinstance(policies.compaction.summarizer, LlmSummarizer)
         assert "big" == policies.compaction.summarizer.config.model
+
+    def test_a_recorded_table_stays_recorded_until_the_model_is_named(self) -> None:
+        tables = {"llm": {"model": "theirs", "base_url": "http://theirs/v1"}}
+        policies = Policies.from_params(tables, imports=False, recorded="run.jsonl")
+
+        warmer = policies.with_settings(["llm.temperature=0.5"]).llm
+        named = policies.with_settings(["llm.model=mine"]).llm
+        assert (ModelConfig("theirs", "http://theirs/v1", 0.5), "run.jsonl") == (
+            warmer,
+            warmer and warmer.recorded,
+        )
+        assert (ModelConfig("mine"), None) == (named, named and named.recorded)
+
+    def test_set_base_url_must_be_http(self) -> None:
+        policies = Policies.from_params({"llm": {"model": "m"}}, imports=False, recorded="r")
+
+        with pytest.raises(BadInput, match=r"^--set llm.base_url: must be an http:// or https"):
+            policies.with_settings(["llm.model=n", "llm.base_url=file:///etc"])
 
     def test_set_makes_an_llm_table_where_there_was_none(self) -> None:
         policies = Policies.from_params({"compaction": {"policy": "tiered", "budget": 40}})

@@ -29,7 +29,8 @@ HELP_MODULES = [
     "memtape.core",
     "memtape.core.collector",
     "memtape.core.errors",
-    "memtape.core.logs",
+    "memtape.core.integers",
+    "memtape.core.visible",
     "memtape.lab",
     "memtape.lab.choices",
     "memtape.llm",
@@ -45,10 +46,12 @@ SHOW_MODULES = sorted(
         "memtape.commandline.opening",
         "memtape.commandline.output",
         "memtape.commandline.show",
+        "memtape.core.chain",
         "memtape.core.codec",
         "memtape.core.commands",
         "memtape.core.events",
         "memtape.core.history",
+        "memtape.core.logs",
         "memtape.core.logfile",
         "memtape.core.packing",
         "memtape.core.paths",
@@ -57,6 +60,7 @@ SHOW_MODULES = sorted(
         "memtape.core.seq",
         "memtape.core.state",
         "memtape.core.upcast",
+        "memtape.core.values",
         "memtape.llm.config",
         "memtape.policies",
         "memtape.policies.building",
@@ -82,12 +86,14 @@ SHOW_MODULES = sorted(
         "memtape.reducers.window",
         "memtape.runs",
         "memtape.runs.files",
+        "memtape.runs.signed",
         "memtape.storage",
     ]
 )
 """Every memtape module ``memtape show`` of a small run (refund-desk, tiered compaction)
-imports: those of ``--help``, and what reading, folding and printing the run needs. A new
-eager import fails the test."""
+imports: those of ``--help``, and what reading, folding and printing the run needs (the
+chain's field names, to load only what its head covers, and whether to verify its
+signature). A new eager import fails the test."""
 
 SHOW_PACKAGES = ["attr", "attrs", "immutables", "orjson"]
 """The third-party packages ``memtape show`` of a small run imports: the events' and

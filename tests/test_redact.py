@@ -573,7 +573,7 @@ class TestSourceAndCopy:
     def test_a_torn_tail_is_left_out_and_said(self, tmp_path: Path) -> None:
         source = saved(tmp_path, "dana-facts")
         lines = source.read_text("utf-8").splitlines(keepends=True)
-        source.write_text("".join(lines[:-1]) + lines[-1][:20], "utf-8")
+        source.write_text("".join(lines) + lines[-1][:20], "utf-8")
         out = tmp_path / "copy.jsonl"
         redacted = export_redacted(source, out)
         whole = load_run(source)

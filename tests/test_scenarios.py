@@ -27,6 +27,7 @@ from memtape.policies.session import Policies, Session
 from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tokenizers import O200kBase
 from memtape.policies.tool_clearing import ClearToolResults
+from memtape.runs.files import save_run
 from memtape.scenarios import SHIPPED, Probe, is_scenario, load_scenario, parse_scenario
 from memtape.scenarios.usage import Usage
 
@@ -403,7 +404,10 @@ class TestMalformed:
     def test_an_unknown_policy_name_is_named(self, tmp_path: Path) -> None:
         path, message = _refusal(tmp_path, '[compaction]\npolicy = "sliding"\nbudget = 4\n')
 
-        assert f"{path}: [compaction] policy must be one of {KNOWN}, got 'sliding'" == message
+        assert (
+            f"{path}: [compaction] policy must be one of {KNOWN}, got 'sliding': "
+            "did you mean 'sliding-window'?"
+        ) == message
 
     def test_a_policy_name_that_is_not_a_string_is_named(self, tmp_path: Path) -> None:
         path, message = _refusal(tmp_path, '[compaction]\npolicy = ["tiered"]\nbudget = 4\n')
@@ -423,7 +427,7 @@ class TestMalformed:
     def test_an_unknown_policy_parameter_is_named(self, tmp_path: Path) -> None:
         path, message = _refusal(tmp_path, COMPACTION + "budjet = 50\n")
 
-        assert f"{path}: [compaction]: unknown parameter budjet" == message
+        assert f"{path}: [compaction]: unknown parameter budjet: did you mean budget?" == message
 
     def test_a_bad_consolidation_rule_is_named(self, tmp_path: Path) -> None:
         rule = '[[consolidation.rule]]\npattern = "("\nprocedural = "x"\n'
@@ -470,6 +474,35 @@ class TestUnreadableToml:
     def test_what_python_cannot_read_is_bad_input_naming_the_file(self, text: str) -> None:
         with pytest.raises(BadInput, match=r"^big\.toml: "):
             parse_scenario(text, "big.toml")
+
+
+class TestARecordedRunGivenForAScenario:
+    """``run`` and ``bench`` take a scenario: a recorded run given instead is named as one."""
+
+    EXPECTED = (
+        "not a scenario: this takes a shipped scenario or a TOML scenario file "
+        "(show, timeline, diff and fork open a recorded run)"
+    )
+
+    @pytest.mark.parametrize(
+        ("name", "what"), [("r.jsonl", "a run file"), ("r.db", "a store of runs (SQLite)")]
+    )
+    def test_a_run_is_named_as_a_run(self, tmp_path: Path, name: str, what: str) -> None:
+        path = tmp_path / name
+        scenario = load_scenario("refund-desk")
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        save_run(session, path, scenario.name)
+
+        with pytest.raises(BadInput) as refused:
+            load_scenario(str(path))
+        assert f"{path}: {what}, {self.EXPECTED}" == str(refused.value)
+
+    def test_json_that_is_not_a_run_is_still_read_as_toml(self, tmp_path: Path) -> None:
+        path = _file(tmp_path, '{"role": "user", "content": "hi"}\n', "chat.jsonl")
+
+        with pytest.raises(BadInput, match="not valid TOML"):
+            load_scenario(str(path))
 
 
 class TestProbes:

@@ -5,6 +5,7 @@ import hashlib
 import http.client
 import json
 import re
+import select
 import signal
 import socket
 import struct
@@ -33,6 +34,7 @@ from memtape.viewer.serve import (
     make_server,
     next_label,
 )
+from tests.chained import forged_past_head
 from tests.mixed import mixed_live
 from tests.serving import serving, start, stop
 
@@ -69,6 +71,31 @@ class TestLiveRun:
             live.next()
         assert recorded.events == live.session.run.events
         assert live.data()["next"] is None
+
+    def test_a_required_signature_refuses_an_unsigned_run(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = tmp_path / "dana.jsonl"
+        assert 0 == main(["run", "dana-facts", "--out", str(path)])
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+
+        with pytest.raises(BadInput, match=r"a signed run is required .* it is unsigned"):
+            live_source(str(path))
+
+    def test_a_forged_step_past_the_head_is_not_replayed(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        path = tmp_path / "dana.jsonl"
+        assert 0 == main(["run", "dana-facts", "--out", str(path)])
+        forged_past_head(path)
+        monkeypatch.setenv("MEMTAPE_REQUIRE_SIGNED", "1")
+        capsys.readouterr()
+        live = live_source(str(path))
+
+        assert 9 == len(live.upcoming)
+        assert "come after the header's chain head" in capsys.readouterr().err
 
     def test_a_refused_command_changes_nothing(self) -> None:
         live = live_source("dana-facts")
@@ -108,10 +135,12 @@ class TestLiveRun:
         live.next()
         assert 1 == live.session.run.steps
 
-    def test_settings_are_refused_for_a_recorded_run(self, tmp_path: Path) -> None:
+    def test_settings_other_than_the_models_are_refused_for_a_recorded_run(
+        self, tmp_path: Path
+    ) -> None:
         path = tmp_path / "rd.jsonl"
         assert 0 == main(["run", "refund-desk", "--out", str(path)])
-        with pytest.raises(BadInput, match="--set changes a scenario's policies"):
+        with pytest.raises(BadInput, match=r"a recorded run takes only llm\.\* settings"):
             live_source(str(path), ["compaction.budget=60"])
 
 
@@ -206,7 +235,7 @@ def ask(
         "Content-Type": "application/json",
         **(headers or {}),
     }
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
     try:
         connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
         for name, value in chosen.items():
@@ -297,7 +326,9 @@ class TestHttp:
             # A digit to str.isdigit, but not to int.
             ("since=%C2%B2", "since must be one whole number of events, got ['\u00b2']"),
             ("since=5", "since=5 is out of range 0..0"),
+            (f"since={'9' * 5000}", f"since is too large: 5000 digits (at most {2**63 - 1})"),
         ],
+        ids=["letter", "negative", "twice", "superscript", "past-the-end", "5000-digits"],
     )
     def test_a_bad_since_is_400_and_the_command_is_not_run(
         self, server: LiveServer, query: str, error: str
@@ -310,9 +341,11 @@ class TestHttp:
         assert 400 == refused.status
         assert refused.error.startswith(error)
 
-    def test_a_length_that_is_no_ascii_number_is_400(self, server: LiveServer) -> None:
-        """``²`` passes ``str.isdigit`` but not ``int``: refused, not a dropped connection."""
-        answer = ask(server, "POST", "/api/command", write(), {"Content-Length": "\u00b2"})
+    @pytest.mark.parametrize("length", ["\u00b2", "9" * 5000], ids=["superscript", "5000-digits"])
+    def test_a_length_that_is_no_ascii_number_is_400(self, server: LiveServer, length: str) -> None:
+        """``²`` passes ``str.isdigit`` but not ``int``, nor do 5000 digits pass ``int``:
+        refused, not a dropped connection."""
+        answer = ask(server, "POST", "/api/command", write(), {"Content-Length": length})
         assert 400 == answer.status
         assert answer.error.startswith("a command is a JSON object")
 
@@ -580,7 +613,7 @@ class TestHeaders:
 
 def raw_status(server: LiveServer, request: bytes) -> int:
     """The status the server answers to ``request``, sent as it is."""
-    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as client:
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as client:
         client.sendall(request)
         answer = client.makefile("rb").read()
     return int(answer.split(b" ", 2)[1])
@@ -616,22 +649,42 @@ class TestServer:
         try:
             assert printed is not None, line
             origin, token = printed.groups()
-            with urllib.request.urlopen(f"{origin}?token={token}", timeout=10) as response:
+            with urllib.request.urlopen(f"{origin}?token={token}", timeout=60) as response:
                 page = response.read().decode("utf-8")
             assert f'"{TOKEN_HEADER}":"{token}"' in page
             with pytest.raises(urllib.error.HTTPError) as refused:
-                urllib.request.urlopen(origin, timeout=10)
+                urllib.request.urlopen(origin, timeout=60)
             assert 403 == refused.value.code
         finally:
             process.send_signal(signal.SIGINT)
-            _, err = process.communicate(timeout=20)
+            _, err = process.communicate(timeout=60)
         assert 0 == process.returncode
         assert "memtape serve: stopped\n" == err
 
 
-def started(read_timeout: float) -> LiveServer:
-    """A live server on dana-facts with ``read_timeout``, serving in a thread."""
-    return start(make_server(live_source("dana-facts"), read_timeout=read_timeout))
+def started(read_timeout: float, request_timeout: float = 10.0) -> LiveServer:
+    """A live server on dana-facts with ``read_timeout`` (and ``request_timeout``), serving
+    in a thread."""
+    live = live_source("dana-facts")
+    return start(make_server(live, read_timeout=read_timeout, request_timeout=request_timeout))
+
+
+def trickled(server: LiveServer, request: bytes, every: float) -> bool:
+    """Send ``request`` a byte at a time, ``every`` seconds apart; whether the server closed
+    the connection before it was all sent."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=60) as client:
+        for index in range(len(request)):
+            try:
+                client.sendall(request[index : index + 1])
+            except ConnectionError:
+                return True
+            readable, _, _ = select.select([client], [], [], every)
+            if readable:
+                try:
+                    return b"" == client.recv(1)
+                except ConnectionError:
+                    return True
+    return False
 
 
 def stopped(server: LiveServer) -> None:
@@ -649,9 +702,9 @@ def head(server: LiveServer, path: str, length: int) -> bytes:
 
 def logged(capsys: pytest.CaptureFixture[str], lines: int = 1) -> str:
     """What the server has written to stderr, once it has written ``lines`` lines (or given up
-    after 10 s), and a moment later, for whatever would follow them."""
+    after 30 s), and a moment later, for whatever would follow them."""
     err = ""
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while err.count("\n") < lines and time.monotonic() < deadline:
         time.sleep(0.02)
         err += capsys.readouterr().err
@@ -672,14 +725,14 @@ class TestClients:
     def test_a_silent_client_holds_up_no_other(
         self, capsys: pytest.CaptureFixture[str], sent: bytes
     ) -> None:
-        server = started(read_timeout=30)
+        # Longer than any test waits: a server held up by the silent client could only answer
+        # the other once it had dropped the silent one.
+        server = started(read_timeout=3600)
         try:
-            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as silent:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=60) as silent:
                 silent.sendall(sent)
-                begun = time.monotonic()
                 assert 200 == ask(server, "GET", "/api/data").status
-                assert time.monotonic() - begun < 5
-                # The silent client is still connected: it was waited for, not dropped.
+                # The silent client is still connected: the other was answered meanwhile.
                 silent.setblocking(False)
                 with pytest.raises(BlockingIOError):
                     silent.recv(1)
@@ -697,10 +750,27 @@ class TestClients:
     ) -> None:
         server = started(read_timeout=0.3)
         try:
-            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as silent:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=60) as silent:
                 silent.sendall(sent)
                 assert b"" == silent.recv(1)
             assert "memtape serve: a client went away (stalled for 0.3 s)\n" == logged(capsys)
+        finally:
+            stopped(server)
+
+    def test_a_client_trickling_its_request_is_dropped_when_its_time_is_up(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Each byte comes well within the read timeout; the request as a whole does not
+        (60 s of trickling at most: on a server without a total, the test ends, failing)."""
+        server = started(read_timeout=30, request_timeout=1)
+        try:
+            request = head(server, "/api/command", len(write())) + write()
+            assert trickled(server, request, every=60 / len(request))
+            assert (
+                "memtape serve: a client went away (sent its request too slowly: over 1 s)\n"
+                == logged(capsys)
+            )
+            assert 0 == len(server.live.session.run)
         finally:
             stopped(server)
 
@@ -709,7 +779,7 @@ class TestClients:
     ) -> None:
         server = started(read_timeout=0.3)
         try:
-            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as silent:
+            with socket.create_connection(("127.0.0.1", server.port), timeout=60) as silent:
                 silent.sendall(head(server, "/api/command", len(write())) + write()[:5])
                 assert b"" == silent.recv(1)
             assert "memtape serve: a client went away (stalled for 0.3 s)\n" == logged(capsys)
@@ -723,7 +793,7 @@ class TestClients:
     ) -> None:
         server = started(read_timeout=30)
         try:
-            client = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+            client = socket.create_connection(("127.0.0.1", server.port), timeout=60)
             if reset:
                 # Closing with a zero linger sends a reset, not an orderly end.
                 client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))

@@ -127,7 +127,7 @@ class TestPoliciesFromParams:
 
         assert (
             "f.toml: [compaction] policy must be one of clear-tool-results, none, recorded, "
-            "rolling-summary, sliding-window, tiered, got 'sliding'"
+            "rolling-summary, sliding-window, tiered, got 'sliding': did you mean 'sliding-window'?"
         ) == _refused(tables)
 
     def test_a_table_without_a_policy_name_is_refused(self) -> None:

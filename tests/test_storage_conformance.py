@@ -13,7 +13,7 @@ from memtape.core.chain import Chain, Signature
 from memtape.core.codec import command_data, event_data
 from memtape.core.commands import AddTurn, AdvanceClock, WriteFact
 from memtape.core.errors import BadInput
-from memtape.core.events import ClockAdvanced, Evicted, FactWritten, TurnAdded
+from memtape.core.events import ClockAdvanced, Evicted, TurnAdded
 from memtape.core.logfile import FORMAT, RunFile, read_run
 from memtape.core.run import Run
 from memtape.policies.session import Session
@@ -179,15 +179,16 @@ class TestStoreConformance:
     def test_floats_round_trip_exactly(self, store: RunStore) -> None:
         tricky = [0.1 + 0.2, 1 / 3, 5e-324, 1.7976931348623157e308, -0.0, 2.0**53 + 1]
         run_id = store.create({"scenario": "floats"})
-        events = tuple(FactWritten(i, "k", "t", x) for i, x in enumerate(tricky, start=1))
+        # A score holds any finite float (an importance only those in [0, 1]).
+        events = tuple(Evicted(i, x) for i, x in enumerate(tricky, start=1))
         store.append(run_id, WriteFact("k", "t", 1 / 7), events, 0)
         store.append(run_id, AdvanceClock(1e-9), (Evicted(1, 0.1 + 0.7),), len(events))
 
         batches = store.read(run_id).batches
 
-        assert tricky == [e.importance for e in batches[0].events if isinstance(e, FactWritten)]
+        assert tricky == [e.score for e in batches[0].events if isinstance(e, Evicted)]
         assert [math.copysign(1, x) for x in tricky] == [
-            math.copysign(1, e.importance) for e in batches[0].events if isinstance(e, FactWritten)
+            math.copysign(1, e.score) for e in batches[0].events if isinstance(e, Evicted)
         ]
         assert WriteFact("k", "t", 1 / 7) == batches[0].command
         assert (AdvanceClock(1e-9), (Evicted(1, 0.1 + 0.7),)) == (
@@ -260,6 +261,29 @@ class TestChainConformance:
             store.verify(run_id, b"other").signature,
             store.verify(run_id, None).signature,
         )
+
+    def test_with_the_key_an_unsigned_run_is_not_appended_to(
+        self, store: RunStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The append would sign a new head, and so the events no signature vouched for (a
+        stripped run's edit among them)."""
+        run_id = store.create({"scenario": "s"})
+        store.append(run_id, TURN, (TURN_EVENT,), 0)
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "k")
+
+        with pytest.raises(BadInput, match="not signing an append to an unsigned run"):
+            store.append(run_id, AdvanceClock(1.0), (ClockAdvanced(1.0),), 1)
+        assert 1 == len(store.read(run_id).batches)
+
+    def test_with_the_key_an_empty_unsigned_run_is_appended_to_and_signed(
+        self, store: RunStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        run_id = store.create({"scenario": "s"})
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "k")
+        store.append(run_id, TURN, (TURN_EVENT,), 0)
+        store.append(run_id, AdvanceClock(1.0), (ClockAdvanced(1.0),), 1)
+
+        assert Signature.VALID == store.verify(run_id, b"k").signature
 
     def test_a_chain_copied_into_a_header_is_not_kept(self, store: RunStore) -> None:
         """A header read from another run carries that run's head; the new run has its own."""

@@ -13,6 +13,7 @@ import pytest
 
 from memtape.checking.check import check_file
 from memtape.checking.invariants import Violation
+from memtape.cli import main
 from memtape.core.chain import Chain, Signature
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn, AdvanceClock
@@ -24,6 +25,7 @@ from memtape.scenarios import load_scenario
 from memtape.storage import Conflict, JsonlStore, SqliteStore, open_store, parse_address
 from memtape.storage import sqlite as sqlite_backend
 from memtape.storage.base import stamped_header
+from tests.chained import forged_rows
 from tests.loaded import strings_shared
 
 TURN = AddTurn("user", "hello")
@@ -290,19 +292,18 @@ class TestInterruptedWrites:
         path = tmp_path / "runs.db"
         with _store(path, runs=1) as store:
             store.append(1, AdvanceClock(3.0), TICKS, 1)
-        with sqlite3.connect(path) as raw:
-            raw.execute("DELETE FROM events WHERE position = 4")
-        raw.close()
+        [row] = sqlite_backend._rows(1, 4, 3, TURN, (TURN_EVENT,), chain=Chain(b""))
+        _sql(path, "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", *row[:7], 0, row[8])
 
         with open_store(path) as store:
             recorded = store.read()
             with pytest.raises(BadInput, match="not appending to a torn command"):
-                store.append(1, TURN, (TURN_EVENT,), 3)
+                store.append(1, TURN, (TURN_EVENT,), 5)
 
         assert (
-            1,
-            "a torn tail: step 2 (from position 2) has no end mark; "
-            "loaded the 1 whole steps before it",
+            2,
+            "a torn tail: step 3 (from position 5) has no end mark; "
+            "loaded the 2 whole steps before it",
         ) == (len(recorded.batches), recorded.torn)
 
 
@@ -658,6 +659,85 @@ class TestChainedRows:
         )
         assert (Violation(13, "chain", message),) == check_file(path).problems
 
+    def test_rows_forged_past_the_head_before_a_torn_tail_are_not_read(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Issue 28, in a store: a forged command chained on after the signed head, then a
+        row starting a command that never ends, so the run passes for one with a torn tail."""
+        path = tmp_path / "runs.db"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        forged_rows(path)
+        with SqliteStore(path) as store:
+            recorded = store.read(1)
+
+        assert (10, None, 15) == (
+            len(recorded.batches),
+            recorded.torn,
+            recorded.header["events"],
+        )
+        assert (recorded.uncovered or "").startswith(
+            "step 11 and the steps after it (from position 16) come after the header's chain head"
+        )
+
+    def test_rows_forged_past_the_head_break_the_chain_where_they_begin(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = tmp_path / "runs.db"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        forged_rows(path)
+        report = check_file(Path(f"{path}#1"))
+
+        message = (
+            "position 16 and the events after it come after the header's chain head (position "
+            "15 ends the run): they were added after the run was written, and are not part of it"
+        )
+        assert ((Violation(16, "chain", message),), Signature.VALID) == (
+            report.problems,
+            report.signature,
+        )
+
+    def test_a_run_whose_rows_go_on_past_its_head_is_not_appended_to(self, tmp_path: Path) -> None:
+        """The append would chain on from the head, past the forged rows, and hide its own."""
+        path = tmp_path / "runs.db"
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        forged_rows(path, torn=False)
+
+        with SqliteStore(path) as store, pytest.raises(BadInput, match="past its chain head"):
+            store.append(1, TURN, (TURN_EVENT,), 16)
+
+    def test_with_the_key_a_stripped_run_is_not_appended_to(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A row edited, its run chained again and its signature dropped: an append with the
+        key would sign the edit."""
+        path = tmp_path / "runs.db"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        with SqliteStore(path, create=True) as store:
+            store.add_run(HEADER, _refund_desk().run)
+        _sql(path, "UPDATE runs SET signature = NULL")
+
+        with SqliteStore(path) as store, pytest.raises(BadInput, match="unsigned run"):
+            store.append(1, TURN, (TURN_EVENT,), 15)
+
+    def test_a_run_appended_to_live_loads_whole_and_checks_clean(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The head moves with each command's rows, so a live run has no row past it."""
+        path = tmp_path / "runs.db"
+        monkeypatch.setenv("MEMTAPE_SIGNING_KEY", "the key")
+        with SqliteStore(path, create=True) as store:
+            _appended(store, HEADER, _refund_desk())
+            recorded = store.read(1)
+        report = check_file(Path(f"{path}#1"), require_signed=True)
+
+        assert (10, None, None) == (len(recorded.batches), recorded.torn, recorded.uncovered)
+        assert ((), Signature.VALID) == (report.problems, report.signature)
+
     def test_a_signed_run_keeps_its_key_to_itself(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -764,3 +844,175 @@ class TestSchema1:
 
 def _killed(*args: Any, **kwargs: Any) -> Any:
     raise RuntimeError("killed")
+
+
+ENDLESS = (
+    "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) "
+    "SELECT i FROM n ORDER BY i DESC"
+)
+"""A query that never ends: it counts for good, and sorts what it counted (spilling to disk)."""
+
+MAIN = "import sys\nfrom memtape.cli import main\nsys.exit(main(sys.argv[1:]))"
+"""The ``memtape`` command, run in a child process."""
+
+
+def _crafted(path: Path, *statements: str) -> bytes:
+    """A store of one run, then changed by hand by ``statements``; its bytes afterwards."""
+    _store(path, runs=1).close()
+    raw = sqlite3.connect(path)
+    for statement in statements:
+        raw.execute(statement)
+    raw.commit()
+    raw.close()
+    return path.read_bytes()
+
+
+AS_VIEW = {
+    "events-a-view": (
+        "ALTER TABLE events RENAME TO kept",
+        "CREATE VIEW events AS SELECT * FROM kept",
+        "holds a view, 'events'",
+    ),
+    "runs-a-view": (
+        "ALTER TABLE runs RENAME TO kept",
+        "CREATE VIEW runs AS SELECT * FROM kept",
+        "holds a view, 'runs'",
+    ),
+    "a-trigger": (
+        "SELECT 1",
+        "CREATE TRIGGER grow AFTER INSERT ON runs BEGIN DELETE FROM events; END",
+        "holds a trigger, 'grow'",
+    ),
+    "events-a-virtual-table": (
+        "ALTER TABLE events RENAME TO kept",
+        "CREATE VIRTUAL TABLE events USING fts5(run_id, position)",
+        "'events' is a virtual table",
+    ),
+}
+"""Stores whose tables are programs: each statement pair, and what the refusal names."""
+
+
+class TestPlainTables:
+    """A store is plain tables: opening it runs no SQL the file brings."""
+
+    @pytest.mark.parametrize(("rename", "create", "named"), AS_VIEW.values(), ids=AS_VIEW.keys())
+    def test_a_store_that_is_not_plain_tables_is_refused_in_one_line(
+        self, tmp_path: Path, rename: str, create: str, named: str
+    ) -> None:
+        path = tmp_path / "runs.db"
+        before = _crafted(path, rename, create)
+
+        with pytest.raises(BadInput) as caught:
+            open_store(path)
+
+        assert (
+            f"{path}: {named}; a run store is plain tables and memtape runs no SQL a store brings"
+        ) == str(caught.value)
+        assert before == path.read_bytes()
+
+    @pytest.mark.parametrize(("rename", "create", "named"), AS_VIEW.values(), ids=AS_VIEW.keys())
+    def test_a_writer_refuses_it_too_and_writes_nothing(
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        rename: str,
+        create: str,
+        named: str,
+    ) -> None:
+        path = tmp_path / "runs.db"
+        before = _crafted(path, rename, create)
+
+        assert 2 == main(["run", "refund-desk", "--out", str(path)])
+        assert f"{path}: {named};" in capsys.readouterr().err
+        assert before == path.read_bytes()
+
+    @pytest.mark.parametrize("command", ["show", "timeline", "runs", "check", "view"])
+    def test_each_reader_refuses_an_endless_view_at_once(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+    ) -> None:
+        """Were the view read, the command would never return: a child, so a regression
+        times out rather than hanging the suite."""
+        path = tmp_path / "runs.db"
+        before = _crafted(
+            path,
+            "ALTER TABLE events RENAME TO kept",
+            f"CREATE VIEW events AS SELECT 1 AS run_id, i AS position, 1 AS step, 'x' AS type, "
+            f"1 AS v, '{{}}' AS data, NULL AS command, 1 AS last, NULL AS link FROM ({ENDLESS})",
+        )
+        out = [] if command in ("runs", "check") else ["--out", str(tmp_path / "v.html")]
+        argv = [command, str(path), *(out if command == "view" else [])]
+        done = subprocess.run(
+            [sys.executable, "-c", MAIN, *argv],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+        assert (True, 1, "") == (done.returncode != 0, len(done.stderr.splitlines()), done.stdout)
+        assert "holds a view, 'events'" in done.stderr
+        assert before == path.read_bytes()
+        assert not (tmp_path / "v.html").exists()
+
+    @pytest.mark.parametrize(
+        ("table", "statement", "version"),
+        [
+            ("events", "ALTER TABLE events DROP COLUMN link", 2),
+            ("runs", "ALTER TABLE runs ADD COLUMN extra TEXT", 2),
+            ("events", "ALTER TABLE events ADD COLUMN shown TEXT AS (data || data)", 2),
+        ],
+        ids=["a-column-missing", "a-column-more", "a-generated-column"],
+    )
+    def test_a_table_without_the_schema_s_columns_is_refused(
+        self, tmp_path: Path, table: str, statement: str, version: int
+    ) -> None:
+        path = tmp_path / "runs.db"
+        _crafted(path, statement)
+
+        with pytest.raises(BadInput) as caught:
+            open_store(path)
+
+        assert (
+            f"{path}: not a memtape run store: its {table} table does not have the columns "
+            f"of a schema-{version} store"
+        ) == str(caught.value)
+
+    def test_a_missing_table_is_refused(self, tmp_path: Path) -> None:
+        path = tmp_path / "runs.db"
+        _crafted(path, "DROP TABLE events")
+
+        with pytest.raises(BadInput) as caught:
+            open_store(path)
+
+        assert f"{path}: not a memtape run store: it has no events table" == str(caught.value)
+
+    def test_an_index_of_ones_own_is_allowed(self, tmp_path: Path) -> None:
+        path = tmp_path / "runs.db"
+        _crafted(path, "CREATE INDEX by_type ON events (type)")
+
+        with open_store(path) as store:
+            assert 1 == store.read(1).header["events"]
+
+
+class TestBoundedReads:
+    """A read stops after a bounded amount of SQLite's work, counted in steps, not seconds."""
+
+    def test_a_query_that_never_ends_is_stopped_in_one_line(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        path = tmp_path / "runs.db"
+        _crafted(
+            path,
+            "ALTER TABLE runs RENAME TO kept",
+            f"CREATE VIEW runs AS SELECT i AS id, '{{}}' AS header, '' AS created, NULL AS head, "
+            f"NULL AS signature FROM ({ENDLESS})",
+        )
+        monkeypatch.setattr(SqliteStore, "_check_tables", lambda self, version: None)
+
+        with SqliteStore(path, work_per_page=1) as store, pytest.raises(BadInput) as caught:
+            store.runs()
+
+        assert str(caught.value).startswith(f"{path}: a read was stopped past ")
+        assert str(caught.value).endswith(
+            " steps of SQLite's work, far more than a run store of its size needs"
+        )

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from memtape.core.extras import install_hint
+
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -115,6 +117,6 @@ class TestWithoutHypothesis:
         last = result.stderr.strip().splitlines()[-1]
         expected = (
             "ImportError: memtape.testing needs hypothesis, which is not installed: "
-            "pip install 'memtape[testing]'"
+            f"{install_hint('testing')}"
         )
         assert (1, expected) == (result.returncode, last)

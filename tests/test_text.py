@@ -221,6 +221,31 @@ class TestRenderView:
         assert RED in lines[1]
 
 
+class TestRunTextsInOneLine:
+    """A text from a run prints in its row's one line, each control as its escape."""
+
+    def session(self) -> Session:
+        session = Session(Policies.from_params({"forgetting": {"policy": "lru", "capacity": 3}}))
+        session.execute(WriteFact("k\n\x1b[2J", "line one\nline two\r\x1b]0;t\x07", 0.5))
+        return session
+
+    def test_a_fact_row_in_show(self) -> None:
+        session = self.session()
+        lines = list(render_view(view_data(session.state, 1, session.policies)))
+        expected = (
+            "   1  k\\n\\x1b[2J    0.0000  0.0000          0  line one\\nline two\\r\\x1b]0;t\\x07"
+        )
+        assert (4, expected) == (len(lines), lines[3])
+
+    def test_a_fact_row_in_the_timeline(self) -> None:
+        session = self.session()
+        lines = list(render_timeline(timeline(session.run, session.policies)))
+        expected = (
+            "    1  step    1  FactWritten         fact 1 written on 'k\\n\\x1b[2J', importance 0.5"
+        )
+        assert [expected] == lines
+
+
 class TestRenderOtherPolicies:
     def test_a_memorybank_ranking_shows_strength_and_elapsed_beside_the_score(self) -> None:
         # Written at 0, read at 1 (S = 2), shown at 3: exp(-2 / 2) = 0.3679.

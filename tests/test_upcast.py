@@ -289,7 +289,7 @@ class TestCompactionTriggeredV1:
         assert 0 == main(["run", "refund-desk", "--out", str(path)])
         lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
         compactions = [line for line in lines[1:] if line["type"] == "CompactionTriggered"]
-        assert [3] * 5 == [line["v"] for line in compactions]
+        assert [4] * 5 == [line["v"] for line in compactions]
         assert all(not {"asked", "cleared", "kept"} & set(line["event"]) for line in compactions)
 
     @pytest.mark.parametrize("version", [1, 2])
@@ -350,6 +350,56 @@ class TestConsolidatedV1:
         fields = {"episodes": [1], "semantic": [], "procedural": []}
 
         assert Consolidated((1,), (), (), ()) == event_from_data("Consolidated", 1, fields)
+
+
+CALL = {
+    "output": "a summary",
+    "model": "m",
+    "prompt": "0" * 32,
+    "prompt_tokens": 5,
+    "completion_tokens": 2,
+    "seconds": 0.5,
+    "cached": False,
+}
+"""A model call as versions 3 of a compaction and 2 of a pass wrote it: never cut."""
+
+
+class TestAnswersCut:
+    def test_a_version_3_compactions_calls_were_never_cut(self) -> None:
+        fields = {"budget": 9, "warm": [], "dropped": [], "cold": 0, "gist": "", "gist_tokens": 0}
+
+        upcast = event_from_data("CompactionTriggered", 3, {**fields, "asked": [CALL]})
+        assert isinstance(upcast, CompactionTriggered)
+        assert [0] == [call.cut for call in upcast.asked]
+
+    def test_a_version_2_passs_calls_were_never_cut(self) -> None:
+        fields = {"episodes": [1], "semantic": [], "procedural": [], "asked": [CALL, CALL]}
+
+        upcast = event_from_data("Consolidated", 2, fields)
+        assert isinstance(upcast, Consolidated)
+        assert [0, 0] == [call.cut for call in upcast.asked]
+
+    def test_a_call_says_cut_only_when_it_was(self) -> None:
+        event = event_from_data(
+            "Consolidated",
+            3,
+            {
+                "episodes": [1],
+                "semantic": [],
+                "procedural": [],
+                "asked": [CALL, {**CALL, "cut": 7}],
+            },
+        )
+
+        assert [CALL, {**CALL, "cut": 7}] == event_data(event)["asked"]
+
+    def test_calls_that_are_not_a_list_are_bad_input(self) -> None:
+        with pytest.raises(BadInput, match="Consolidated version 2 cannot be upcast to version 3"):
+            event_from_data(
+                "Consolidated",
+                2,
+                {"episodes": [1], "semantic": [], "procedural": [], "asked": "no"},
+            )
 
 
 class TestOldFormatFixture:

@@ -19,6 +19,7 @@ import orjson
 import pytest
 
 from memtape.core.commands import (
+    AddTurn,
     AdvanceClock,
     Command,
     Query,
@@ -568,6 +569,21 @@ class TestUserDataIsText:
         assert [("</script>", "0.5000")] == ranking(page)
         assert "<script>alert(1)</script>" == page.locator(".run-name").inner_text()
         screenshot("script-in-a-turn")
+
+    def test_an_escape_sequence_shows_as_its_escape_and_the_data_stays_exact(
+        self, page: Page, tmp_path: Path
+    ) -> None:
+        evil = "a\x1b]0;title\x07\x1b[2J\r\x9b31m\u202eevil\u202c b"
+        session = Session(Policies.from_params({"compaction": {"policy": "tiered", "budget": 400}}))
+        session.execute(AddTurn("user", evil))
+        loaded = LoadedRun(session, f"name{evil}", Path("evil"))
+        open_view(page, tmp_path, loaded)
+        shown = "a\\x1b]0;title\\x07\\x1b[2J\\r\\x9b31m\\u202eevil\\u202c b"
+        assert (shown, f"name{shown}") == (
+            texts(page, ".tier.hot li")[0].split("): ", 1)[1],
+            page.locator(".run-name").inner_text(),
+        )
+        assert_same_views(loaded, page_views(page))
 
 
 @attrs.frozen

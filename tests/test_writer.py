@@ -56,7 +56,7 @@ class TestValues:
         rules = [{"pattern": "a(?P<x>b)", "semantic": {"key": "k", "text": "{x}", "n": 1}}]
         assert rules == tomllib.loads(f"rule = {toml_value(rules)}")["rule"]
 
-    @settings(max_examples=examples(200))
+    @settings(max_examples=examples(200), deadline=None)
     @given(text=writable)
     def test_any_text_reads_back_exactly(self, text: str) -> None:
         """Whatever a string holds, its TOML spelling reads back to it."""

@@ -5,7 +5,7 @@ read as a run at all raises ``BadInput``; everything wrong in a run that
 could be read is a problem in the ``CheckReport``, with its position.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -18,15 +18,17 @@ from memtape.checking.invariants import (
     reask,
     redecide_twice,
 )
-from memtape.core.chain import KEY_VARIABLE, Signature, signing_key
+from memtape.core.chain import KEY_VARIABLE, Signature, Verdict, signing_key
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
 from memtape.core.plural import counted
 from memtape.core.run import Run
 from memtape.policies.imports import Unimportable
+from memtape.policies.model_settings import model_settings
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
 from memtape.runs.files import epochs_from_header, require_code
+from memtape.runs.signed import UNCHAINED, UNKEYED, UNSIGNED
 from memtape.storage import read_address, verify_address
 
 
@@ -103,7 +105,10 @@ class CheckReport:
 
     def _seal(self) -> str:
         """What the chain and signature of a clean run showed."""
-        removed = f" (though {KEY_VARIABLE} is set: a removed signature looks the same)"
+        removed = (
+            f" (though {KEY_VARIABLE} is set: a removed signature looks the same, "
+            "and --require-signed fails it)"
+        )
         if not self.chained:
             unchained = "unchained (written before memtape chained its logs)"
             return unchained + (removed if self.keyed else "")
@@ -122,7 +127,13 @@ STAGES = ("reading", "invariants", "re-deciding", "re-asking")
 
 
 def check_file(
-    path: Path, *, trust: bool = False, live: bool = False, progress: Heard | None = None
+    path: Path,
+    *,
+    trust: bool = False,
+    live: bool = False,
+    require_signed: bool = False,
+    progress: Heard | None = None,
+    settings: Sequence[str] = (),
 ) -> CheckReport:
     """Check the run file at ``path``: integrity, invariants, then a re-decision (plain,
     and in two made-up worlds, which catches a policy that reads the clock or randomness).
@@ -141,7 +152,10 @@ def check_file(
     The run's hash chain is verified, and its signature when
     ``MEMTAPE_SIGNING_KEY`` is set: the first event whose link breaks, a
     head that is not the last link, or a signature that does not match is a
-    problem; a run written before the chain is reported unchained.
+    problem; a run written before the chain is reported unchained. With
+    ``require_signed`` (``--require-signed``), a run that is not signed under
+    the key is a problem too, one line each: unsigned (a removed signature
+    leaves a run so), unchained, or no key set to verify it with.
 
     Checking re-decides, which runs the policies' code: a header naming a policy
     by import path is refused (``BadInput``) unless ``trust`` says the run's
@@ -152,10 +166,14 @@ def check_file(
     each recorded question is also asked of the model again (the cache
     bypassed), and each answer that differs from the recorded one is a
     problem (``live``); a model that cannot be asked is ``ModelUnavailable``.
+    An untrusted run's recorded model is never asked (``NotChosen``): ``settings``
+    (``llm.model=NAME``, ``llm.base_url=URL``; only ``llm.*``) name the model
+    every epoch asks instead.
 
     ``progress``, when given, hears how many commands each stage has done of
     its total (``Heard``), every few hundred and at the end of each.
     """
+    model_settings(settings, str(path))
     recorded = read_address(str(path))
     header = recorded.header
     problems: list[Violation] = []
@@ -165,6 +183,8 @@ def check_file(
         problems.append(Violation(verdict.broken.position, "chain", verdict.broken.problem))
     if verdict.signature is Signature.INVALID:
         problems.append(Violation(0, "signature", _FORGED))
+    elif require_signed:
+        problems.extend(_unsigned(verdict, key is not None))
     policies = _policies(header.get("policies"), path, problems, trust)
     run = Run(fold)
     total = len(recorded.batches)
@@ -186,6 +206,9 @@ def check_file(
     )
     epochs = _epochs(header, path, policies, run, problems, trust=trust)
     require_code(path, epochs, "check")
+    if settings and policies is not None:
+        epochs = tuple(Epoch(e.start, e.policies.with_settings(settings)) for e in epochs)
+        policies = epochs[-1].policies if epochs else policies.with_settings(settings)
     session = Session(policies or Policies(), run=run, epochs=epochs)
     redacted = header.get("redacted") is True
     problems.extend(
@@ -233,13 +256,28 @@ _FORGED = (
 )
 
 
+def _unsigned(verdict: Verdict, keyed: bool) -> list[Violation]:
+    """The problem of a run that must be signed and is not, or cannot be shown to be."""
+    required = "a signed run is required, but"
+    if not verdict.chained:
+        found = UNCHAINED
+    elif verdict.signature is Signature.NONE:
+        found = UNSIGNED
+    elif not keyed:
+        found = UNKEYED
+    else:
+        return []
+    return [Violation(0, "signature", f"{required} {found}")]
+
+
 def _policies(data: object, path: Path, problems: list[Violation], trust: bool) -> Policies | None:
     """The policies the header names, or None with a problem saying why there are none."""
     if not isinstance(data, dict):
         problems.append(Violation(0, "header", "the header names no policies"))
         return None
     try:
-        policies = Policies.from_params(data, "policies", imports=trust)
+        recorded = None if trust else str(path)
+        policies = Policies.from_params(data, "policies", imports=trust, recorded=recorded)
     except Unimportable as error:
         raise _uncheckable(path, error) from None
     except BadInput as error:
@@ -263,7 +301,10 @@ def _epochs(
         return ()
     try:
         # The report's line names the file and the header: the epochs' own place is enough.
-        return epochs_from_header(header.get("epochs"), policies, "epochs", run, imports=trust)
+        recorded = None if trust else str(path)
+        return epochs_from_header(
+            header.get("epochs"), policies, "epochs", run, imports=trust, recorded=recorded
+        )
     except Unimportable as error:
         raise _uncheckable(path, error) from None
     except BadInput as error:

@@ -5,8 +5,10 @@ import sys
 
 from memtape.checking.check import check_file
 from memtape.commandline.output import print_lines
-from memtape.core.errors import MemtapeError, one_line
+from memtape.core.errors import MemtapeError
+from memtape.core.visible import visible
 from memtape.runs.files import trusted
+from memtape.runs.signed import signature_required
 from memtape.scenarios import is_scenario
 
 
@@ -27,7 +29,9 @@ def run(args: argparse.Namespace) -> int:
             args.run,
             trust=trusted(args.trust),
             live=args.live,
+            settings=args.set,
+            require_signed=signature_required(args.require_signed),
             progress=stages.update if mode != "off" else None,
         )
-    print_lines(one_line(line) for line in report.lines())
+    print_lines(visible(line, "message") for line in report.lines())
     return 0 if report.ok else 1

@@ -6,6 +6,7 @@ from memtape.commandline.numbers import is_integer, within
 from memtape.commandline.opening import open_run
 from memtape.commandline.output import emit
 from memtape.core.errors import MemtapeError
+from memtape.core.integers import bounded
 from memtape.projections.diffs import diff_data, render_diff, step_diff, step_diff_data
 from memtape.runs.files import LoadedRun
 
@@ -47,4 +48,4 @@ def _position(text: str, length: int, name: str) -> int:
         raise MemtapeError(
             f"{name}: a point of a run is an event number in ASCII digits, got {text!r}"
         )
-    return within(int(text), length, f"{name}: event")
+    return within(bounded(text, f"{name}: the event number"), length, f"{name}: event")

@@ -3,9 +3,11 @@
 import argparse
 import sys
 
-from memtape.core.errors import MemtapeError, one_line
+from memtape.core.errors import MemtapeError
+from memtape.core.visible import visible
 from memtape.lab.files import output_path
 from memtape.runs.redact import export_redacted
+from memtape.runs.signed import signature_required
 from memtape.storage import is_sqlite
 
 
@@ -14,8 +16,12 @@ def run(args: argparse.Namespace) -> int:
     out = output_path(args.out)
     if is_sqlite(out):
         raise MemtapeError(f"{out}: export writes one JSONL file; give it another name")
-    redacted = export_redacted(args.run, out)
-    if redacted.torn is not None:
-        print(f"memtape: warning: {args.run}: {one_line(redacted.torn)}", file=sys.stderr)
-    print(f"wrote a redacted copy of {args.run} ({len(redacted.run)} events) to {out}")
+    redacted = export_redacted(args.run, out, require=signature_required())
+    for dropped in redacted.dropped:
+        warning = visible(f"{args.run}: {dropped}", "message")
+        print(f"memtape: warning: {warning}", file=sys.stderr)
+    print(
+        f"wrote a redacted copy of {visible(str(args.run))} ({len(redacted.run)} events) "
+        f"to {visible(str(out))}"
+    )
     return 0

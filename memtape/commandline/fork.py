@@ -6,7 +6,10 @@ from memtape.commandline.numbers import within
 from memtape.commandline.opening import open_run
 from memtape.commandline.writing import not_an_input, run_output
 from memtape.core.errors import MemtapeError
+from memtape.core.visible import visible
+from memtape.llm.client import NotChosen
 from memtape.runs.files import save_run
+from memtape.runs.signed import check_copying
 from memtape.scenarios import is_scenario
 from memtape.storage import is_sqlite, resolve_address
 
@@ -24,8 +27,12 @@ def run(args: argparse.Namespace) -> int:
     if loaded.redacted:
         raise MemtapeError(f"{args.run}: a redacted run cannot be re-decided, so not forked")
     loaded.require_code("fork")
+    if not is_scenario(args.run):
+        check_copying(source, args.at)  # the fork is signed when the key is set
     try:
         forked = loaded.session.fork(args.at, args.set)
+    except NotChosen:
+        raise  # it names the run already
     except MemtapeError as error:
         raise MemtapeError(f"{args.run}: {error}") from None
     origin = {"run": source, "at": args.at, "set": args.set}
@@ -33,7 +40,10 @@ def run(args: argparse.Namespace) -> int:
     kept = sum(1 for step in range(1, run.steps + 1) if run.batch(step)[1] <= args.at)
     changes = ", ".join(args.set) or "no changes"
     print(
-        f"forked {args.run} after event {args.at}: kept {kept} of {run.steps} steps, "
-        f"re-decided the rest with {changes}; {len(forked.run)} events to {address}"
+        visible(
+            f"forked {args.run} after event {args.at}: kept {kept} of {run.steps} steps, "
+            f"re-decided the rest with {changes}; {len(forked.run)} events to {address}",
+            "message",
+        )
     )
     return 0

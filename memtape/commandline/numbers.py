@@ -1,9 +1,9 @@
 """Whole numbers on the command line: ASCII digits only, and within range."""
 
 import argparse
-import sys
 
-from memtape.core.errors import MemtapeError
+from memtape.core.errors import BadInput, MemtapeError
+from memtape.core.integers import bounded
 
 
 def is_integer(text: str) -> bool:
@@ -26,12 +26,9 @@ def integer(text: str) -> int:
     if not is_integer(text):
         raise argparse.ArgumentTypeError(f"expected a whole number in ASCII digits, got {text!r}")
     try:
-        return int(text)
-    except ValueError:  # past the interpreter's limit on the digits of an integer
-        limit = sys.get_int_max_str_digits()
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number of at most {limit} digits, got {len(text)} characters"
-        ) from None
+        return bounded(text, "the number")
+    except BadInput as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def within(position: int, length: int, what: str) -> int:

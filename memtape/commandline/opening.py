@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from memtape.core.errors import BadInput, Rejected, one_line
+from memtape.core.errors import BadInput, Rejected
 from memtape.core.paths import regular_file
+from memtape.core.visible import visible
 from memtape.policies.session import Session
 from memtape.runs.files import LoadedRun, load_run, trusted
+from memtape.runs.signed import check_reading, signature_required
 from memtape.scenarios.shipped import SHIPPED, is_scenario
 from memtape.storage import SQLITE_SUFFIX, parse_address
 
@@ -62,6 +64,11 @@ def open_run(
     A run file's policies named by import path are imported only when the
     user trusts it (``--trust``, ``MEMTAPE_TRUST=1``); a scenario is the user's
     own configuration, and its import paths are imported as ``run`` does.
+
+    A run file loads only the steps its chain head covers; what was left out
+    is a warning on stderr, and so is a chain or signature that does not hold
+    under ``MEMTAPE_SIGNING_KEY``. With ``MEMTAPE_REQUIRE_SIGNED=1`` a run not
+    signed under the key is refused (``memtape.runs.signed``).
     """
     if is_scenario(target):
         from memtape.scenarios.loader import load_scenario  # noqa: PLC0415 (a run file needs no loader)
@@ -76,10 +83,17 @@ def open_run(
         )
     path = parse_address(target)[0]
     if path.suffix not in {".jsonl", SQLITE_SUFFIX}:
+        from memtape.scenarios.loader import shipped_hint  # noqa: PLC0415 (a missing file only)
+
         shipped = ", ".join(SHIPPED)
-        missing = f"no such run file, and not a scenario (shipped: {shipped}, or a .toml file)"
+        hint = shipped_hint(target)
+        missing = (
+            f"no such run file, and not a scenario (shipped: {shipped}, or a .toml file){hint}"
+        )
         regular_file(path, "run file", missing=missing)
     loaded = load_run(target, trust=trusted(trust))
-    if loaded.torn is not None:
-        print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
+    unvouched = check_reading(target, len(loaded.session.run), require=signature_required())
+    for said in (*loaded.dropped, *([unvouched] if unvouched else [])):
+        warning = visible(f"{target}: {said}", "message")
+        print(f"memtape: warning: {warning}", file=sys.stderr)
     return loaded

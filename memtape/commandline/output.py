@@ -7,6 +7,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from memtape.core.visible import visible
+
 
 def color(args: argparse.Namespace) -> bool:
     """Whether to colour the output: ``--color``, or (``auto``) a terminal without NO_COLOR."""
@@ -21,9 +23,15 @@ def print_lines(lines: Iterable[str]) -> None:
         print(line)
 
 
+def print_json(data: Any) -> None:
+    """Print ``data`` as indented JSON: exact, and safe on a terminal (each character of a
+    string that could act on it is written as JSON's own escape)."""
+    print(visible(json.dumps(data, indent=2, ensure_ascii=False), "json"))
+
+
 def emit(args: argparse.Namespace, data: Any, render: Callable[[Any, bool], Iterable[str]]) -> None:
     """``data`` as JSON with ``--json`` (exact numbers), else as rendered text."""
     if args.json:
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        print_json(data)
     else:
         print_lines(render(data, color(args)))

@@ -6,6 +6,7 @@ import attrs
 
 from memtape.commandline.opening import simulate
 from memtape.commandline.writing import run_output
+from memtape.core.visible import visible
 from memtape.runs.files import save_run
 from memtape.scenarios import load_scenario
 
@@ -20,6 +21,6 @@ def run(args: argparse.Namespace) -> int:
     address = save_run(session, out, scenario.name)
     print(
         f"recorded {len(session.run)} events from {len(scenario.steps)} steps "
-        f"of {scenario.name} to {address}"
+        f"of {visible(scenario.name)} to {visible(str(address))}"
     )
     return 0

@@ -1,19 +1,21 @@
 """``memtape runs``: the runs a store holds."""
 
 import argparse
-import json
 
 import attrs
 
+from memtape.commandline.output import print_json
+from memtape.core.visible import visible
 from memtape.storage import open_store
 
 
 def run(args: argparse.Namespace) -> int:
-    """List the store's runs: id, scenario, events, policies, creation time."""
+    """List the store's runs: id, scenario, events, policies, creation time (each text
+    ``visible`` as a field: a store's rows may hold anything)."""
     with open_store(args.store) as store:
         runs = store.runs()
     if args.json:
-        print(json.dumps([attrs.asdict(run) for run in runs], indent=2, ensure_ascii=False))
+        print_json([attrs.asdict(run) for run in runs])
         return 0
     rows = [("run", "scenario", "events", "policies", "created")]
     for run in runs:
@@ -24,11 +26,11 @@ def run(args: argparse.Namespace) -> int:
         )
         rows.append(
             (
-                f"{args.store}#{run.id}",
-                run.scenario or "-",
+                visible(f"{args.store}#{run.id}"),
+                visible(run.scenario) if run.scenario else "-",
                 str(run.events),
-                policies or "no policies",
-                run.created,
+                visible(policies) if policies else "no policies",
+                visible(run.created),
             )
         )
     widths = [max(len(row[column]) for row in rows) for column in range(len(rows[0]))]

@@ -5,6 +5,7 @@ import re
 
 from memtape.commandline.opening import open_run
 from memtape.commandline.writing import not_an_input
+from memtape.core.visible import visible
 from memtape.lab.files import output_path, write_atomic
 from memtape.viewer.page import view_page
 
@@ -21,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     out = given or not_an_input(output_path(f"{_file_stem(runs[0].scenario)}.html"), targets)
     write_atomic(out, view_page(runs).encode("utf-8"))
-    print(f"wrote {out}: open it in a browser")
+    print(f"wrote {visible(str(out))}: open it in a browser")
     return 0
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from memtape.core.errors import BadInput, MemtapeError
 from memtape.core.paths import same_file
+from memtape.core.visible import visible
 from memtape.lab.files import output_path, write_atomic
 from memtape.storage import parse_address
 
@@ -31,5 +32,5 @@ def write_scenario(text: str, make: Callable[[], str], reads: Sequence[str] = ()
     # The path is checked before ``make``: a long generation should not end in a refusal.
     out = not_an_input(output_path(text), reads)
     write_atomic(out, make().encode("utf-8"))
-    print(f"wrote {out}")
+    print(f"wrote {visible(str(out))}")
     return 0

@@ -23,7 +23,15 @@ recompute the signature without the key. The key itself is never written.
 A write without the key leaves the run unsigned, even one signed before: only
 a holder of the key can sign, and a stale signature would only say "broken".
 Removing a signature leaves an unsigned run, which is all a reader without
-other knowledge can tell; ``memtape check`` says so when it holds the key.
+other knowledge can tell; ``memtape check --require-signed`` (or
+``MEMTAPE_REQUIRE_SIGNED=1``) refuses such a run. For the same reason a
+write with the key extends only a run already validly signed under it (or
+an empty one): it would otherwise sign what nobody signed.
+
+The head says how far the run goes. Anyone can chain more events on after
+it, so what comes after the event whose link is the head (``covered``) is no
+part of the run: readers load only the steps up to it, and a check reports
+the rest as added after the run was written, a torn tail or not.
 """
 
 import enum
@@ -154,12 +162,24 @@ class Verdict:
 
     ``chained`` says the run carries a chain at all (runs written before
     memtape chained its logs do not); ``broken`` is the first place it
-    fails, or None; ``signature`` what its signature says.
+    fails, or None; ``signature`` what its signature says. ``covered`` is
+    the position of the event whose recomputed link is the header's head
+    (0: the head is the seed, no event), or None when the chain never
+    reaches it before ``broken``: the events the head, and so the signature,
+    vouches for are those up to it.
     """
 
     chained: bool
     broken: Break | None
     signature: Signature
+    covered: int | None = None
+
+    def vouches(self, events: int) -> bool:
+        """Whether the chain vouches for the first ``events`` events: it holds up to them
+        and they end at or before its head (what a reader shows need be no more)."""
+        if self.covered is None or events > self.covered:
+            return False
+        return self.broken is None or self.broken.position > events
 
 
 def _position(position: int) -> str:
@@ -171,20 +191,22 @@ def verify(
     records: Iterable[tuple[Mapping[str, Any], Any]],
     key: bytes | None,
     *,
-    whole: bool = True,
     where: Callable[[int], str] = _position,
 ) -> Verdict:
     """Verify a run's chain: ``header`` as stored, then each event's record and stored link.
 
     ``records`` gives, in order, each event as stored without its link, and
-    the link it stored (None when it has none). ``whole`` says the run ends
-    where it should (no torn tail): only then must the last link be the
-    header's head. ``where`` names an event's place for the problem (``line
-    3`` in a file). Never raises for what it is given: anything that does
-    not verify is the ``Break``.
+    the link it stored (None when it has none); a torn tail (a last command
+    without its end mark) is given too, an unfinished last line is not.
+    Every link must follow from the one before, and the last whole command
+    (the last record with ``"end": true``) must end at the header's head:
+    a run cut short, or with events chained on after its head (forged ones
+    ahead of a torn tail included), breaks there. ``where`` names an event's
+    place for the problem (``line 3`` in a file). Never raises for what it
+    is given: anything that does not verify is the ``Break``.
     """
     head = header.get(HEAD)
-    signature = _signature(head, header.get(SIGNATURE), key)
+    signature = signature_status(head, header.get(SIGNATURE), key)
     if head is None:
         for position, (_, stored) in enumerate(records, start=1):
             if stored is not None:
@@ -198,36 +220,57 @@ def verify(
         last = seed(header)
     except TypeError as error:
         return Verdict(True, Break(0, f"the header cannot be hashed ({error})"), signature)
-    position = 0
+    target = bytes.fromhex(head)
+    covered = 0 if last == target else None
+    whole = 0
     for position, (record, stored) in enumerate(records, start=1):
         if stored is None:
             problem = f"{where(position)} has no link, though the header heads a chain"
-            return Verdict(True, Break(position, problem), signature)
+            return Verdict(True, Break(position, problem), signature, covered)
         try:
             last = link(last, record)
         except TypeError as error:
             problem = f"{where(position)} cannot be hashed ({error})"
-            return Verdict(True, Break(position, problem), signature)
+            return Verdict(True, Break(position, problem), signature, covered)
         if stored != shown(last):
             before = "the header" if position == 1 else "the header or an event before it"
             problem = (
                 f"{where(position)} breaks the chain: it, or {before}, "
                 "was changed after the run was written"
             )
-            return Verdict(True, Break(position, problem), signature)
-    if whole and last.hex() != head:
-        if position == 0:
-            problem = "the chain head is not the header's own: the header was changed"
-        else:
-            problem = (
-                f"{where(position)} is the last, but its link is not the header's chain head: "
-                "events were cut from the end, or the head was changed"
-            )
-        return Verdict(True, Break(position, problem), signature)
-    return Verdict(True, None, signature)
+            return Verdict(True, Break(position, problem), signature, covered)
+        if covered is None and last == target:
+            covered = position
+        if record.get("end") is True:
+            whole = position
+    broken = _past_head(covered, whole, where)
+    return Verdict(True, broken, signature, covered)
 
 
-def _signature(head: Any, signature: Any, key: bytes | None) -> Signature:
+def _past_head(covered: int | None, whole: int, where: Callable[[int], str]) -> Break | None:
+    """What is wrong when the last whole command (at ``whole``) does not end at the head,
+    which the link at ``covered`` is (None: none is)."""
+    if covered == whole:
+        return None
+    if covered is not None and covered < whole:
+        problem = (
+            f"{where(covered + 1)} and the events after it come after the header's chain head "
+            f"({'the header' if covered == 0 else where(covered)} ends the run): they were "
+            "added after the run was written, and are not part of it"
+        )
+        return Break(covered + 1, problem)
+    if whole == 0:
+        return Break(0, "the chain head is not the header's own: the header was changed")
+    problem = (
+        f"{where(whole)} is the last, but its link is not the header's chain head: "
+        "events were cut from the end, or the head was changed"
+    )
+    return Break(whole, problem)
+
+
+def signature_status(head: Any, signature: Any, key: bytes | None) -> Signature:
+    """What a stored ``signature`` of a stored ``head`` says under ``key`` (one HMAC): only
+    the head is judged, not the chain that should lead to it (``verify`` does both)."""
     if signature is None:
         return Signature.NONE
     if key is None:

@@ -20,8 +20,9 @@ import attrs
 
 from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, ROLES, Command
 from memtape.core.errors import BadInput
-from memtape.core.events import EVENT_TYPES, OMITTED_WHEN_EMPTY, Event
+from memtape.core.events import EVENT_TYPES, OMITTED_WHEN_EMPTY, Event, ModelCall
 from memtape.core.upcast import upcast
+from memtape.core.values import impossible
 
 if TYPE_CHECKING:
     import cattrs
@@ -79,6 +80,13 @@ def _strict_tuple(value: Any, hint: Any) -> Any:
     return _converters()[1].structure(value, hint)
 
 
+_NESTED_OMITTING: tuple[type, ...] = (ModelCall,)
+"""The records inside events whose log lines, too, leave out fields at their default."""
+
+_OMITTING = frozenset((*EVENT_TYPES.values(), *_NESTED_OMITTING))
+"""Every type whose fields marked ``OMITTED_WHEN_EMPTY`` a log line may leave out."""
+
+
 def _omitted(cls: type) -> tuple[str, ...]:
     """The fields of ``cls`` a log line leaves out while they hold their default."""
     return tuple(f.name for f in attrs.fields(cls) if f.metadata.get(OMITTED_WHEN_EMPTY))
@@ -99,7 +107,8 @@ def _converters() -> "tuple[cattrs.Converter, cattrs.Converter]":
     made.register_structure_hook(bool, _strict_bool)
     lenient = made.copy()
     made.register_structure_hook_func(_is_tuple, _strict_tuple)
-    for cls in EVENT_TYPES.values():
+    # The nested records first: an event's function takes the hook of each field's type.
+    for cls in (*_NESTED_OMITTING, *EVENT_TYPES.values()):
         if _omitted(cls):
             overrides: dict[str, Any] = {n: override(omit_if_default=True) for n in _omitted(cls)}
             made.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, made, **overrides))
@@ -124,14 +133,19 @@ def event_from_data(type_name: str, version: int, data: Any) -> Event:
 
     Fields stored at an older version are first brought to the class's
     ``VERSION`` by the upcasters in force (``memtape.core.upcast``); a newer
-    version, or an older one with no upcasters, is a ``BadInput``.
+    version, or an older one with no upcasters, is a ``BadInput``, and so is a
+    value no policy writes (``memtape.core.values``).
     """
     cls = EVENT_TYPES.get(type_name)
     if cls is None:
         raise BadInput(f"unknown event type {type_name!r}")
     if type(version) is not int or version != cls.VERSION:
         data, _ = upcast(type_name, version, data, current=cls.VERSION)
-    return _structure(data, cls, type_name)
+    event = _structure(data, cls, type_name)
+    problem = impossible(event)
+    if problem is not None:
+        raise BadInput(problem)
+    return event
 
 
 def command_data(command: Command) -> dict[str, Any]:
@@ -365,7 +379,7 @@ def _record(cls: type) -> Build | None:
     hints = typing.get_type_hints(cls)
     namespace: dict[str, Any] = {"_cls": cls, "_Declined": _Declined, "_isfinite": math.isfinite}
     reads, tests, arguments = [], [], []
-    omitted = set(_omitted(cls)) if cls in EVENT_TYPES.values() else set()
+    omitted = set(_omitted(cls)) if cls in _OMITTING else set()
     size = " + ".join([str(len(fields) - len(omitted)), *(f"({n!r} in value)" for n in omitted)])
     for index, field in enumerate(fields):
         local = f"f{index}"

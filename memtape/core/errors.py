@@ -17,11 +17,6 @@ class BadInput(MemtapeError):
     """A malformed scenario, log or parameter, named with its place."""
 
 
-def one_line(text: str) -> str:
-    """``text`` with its line breaks escaped: a message may quote user data holding them."""
-    return text.replace("\r", "\\r").replace("\n", "\\n")
-
-
 class NothingToApply(BadInput):
     """A policy that has nothing to do on this input: ``recorded`` on a scenario that recorded
     no compaction. ``reason`` says why in a few words (a bench cell shows it)."""

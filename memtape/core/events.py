@@ -62,6 +62,11 @@ class ModelCall:
     server counted for the prompt and the completion, the ``seconds`` the
     answer took and whether it came from the response ``cached`` (an answer
     from the cache carries the seconds the model took when it was asked).
+
+    An answer longer than the ``[llm]`` table's ``max_answer_bytes`` (UTF-8)
+    is cut to it, on a character boundary, before it is cached or recorded:
+    ``cut`` says how many characters were dropped (0, and left out of the
+    log line, when none was; a call of the versions before it was never cut).
     """
 
     output: str
@@ -71,6 +76,7 @@ class ModelCall:
     completion_tokens: int
     seconds: float
     cached: bool
+    cut: int = attrs.field(default=0, metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen
@@ -101,9 +107,11 @@ class CompactionTriggered:
     leaves ``kept`` out (None), and nothing but the fold reads it; it takes
     no part in equality, so an upcast event equals the one memtape decides
     today (``memtape check`` re-decides old logs cleanly).
+
+    Version 4: a model call may say it was ``cut`` (``ModelCall``).
     """
 
-    VERSION: ClassVar[int] = 3
+    VERSION: ClassVar[int] = 4
     budget: int
     warm: tuple[WarmItem, ...]
     dropped: tuple[int, ...]
@@ -210,10 +218,11 @@ class Consolidated:
     """A sleep-time pass consumed ``episodes`` and distilled facts and rules.
 
     ``asked`` holds each model call the pass made, in order, a refused answer
-    and its retries included (version 2; a version-1 pass asked none).
+    and its retries included (version 2; a version-1 pass asked none). Version
+    3: a model call may say it was ``cut`` (``ModelCall``).
     """
 
-    VERSION: ClassVar[int] = 2
+    VERSION: ClassVar[int] = 3
     episodes: tuple[int, ...]
     semantic: tuple[SemanticFact, ...]
     procedural: tuple[ProceduralRule, ...]

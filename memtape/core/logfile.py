@@ -11,7 +11,7 @@ read as before. Writing is atomic: a failed write leaves any earlier file untouc
 
 import io
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,13 +55,16 @@ class RecordedBatch:
 class RunFile:
     """A run file's header and its batches, decoded but not yet folded.
 
-    ``torn`` describes a torn tail that was dropped (what a writer killed
-    mid-command leaves), or is None for a whole file.
+    ``torn`` describes a torn tail that was dropped (a last command without
+    its end mark, or an unfinished last line), or is None for a whole file.
+    ``uncovered`` describes the steps dropped because they come after the
+    header's chain head (``cut_at_head``), or is None.
     """
 
     header: dict[str, Any]
     batches: tuple[RecordedBatch, ...]
     torn: str | None = None
+    uncovered: str | None = None
 
 
 def write_run(path: Path, header: Mapping[str, Any], run: Run) -> None:
@@ -132,27 +135,73 @@ def read_run(path: Path) -> RunFile:
 
     A torn tail (an unfinished last command, or an unfinished last line) is
     dropped and described in ``RunFile.torn``: the run is whole up to there.
-    The chain is not verified here: ``verify_run`` does that, for ``memtape check``.
+    A chained run ends at the event whose stored link is its header's head:
+    the steps after it are dropped and described (``cut_at_head``). The
+    chain is not recomputed here: ``verify_run`` does that, for ``memtape check``.
     """
+    from memtape.core.chain import HEAD, HEAD_HEX, LINK_HEX  # noqa: PLC0415 (names: no hashing)
+
     lines, unfinished = _split(_contents(path))
     header = _header(lines, path)
+    head = header.get(HEAD)
+    mark = head[:LINK_HEX] if isinstance(head, str) and len(head) == HEAD_HEX else None
     with collector_paused():
-        batches, open_step = _batches(lines, path)
+        batches, open_step, covered = _batches(lines, path, mark)
     tail = []
     if open_step is not None:
         tail.append(f"step {open_step[0]} (from line {open_step[1]}) has no end mark")
     if unfinished is not None:
         tail.append(f"line {unfinished} is an unfinished write")
+    torn = None
     if tail:
-        whole = f"loaded the {len(batches)} whole steps before it"
-        return RunFile(header, batches, f"a torn tail: {'; '.join(tail)}; {whole}")
-    events = sum(len(batch.events) for batch in batches)
-    if not (_is_int(header.get("events"), events) and _is_int(header.get("steps"), len(batches))):
-        raise BadInput(
-            f"{path}: the header promises {header.get('events')!r} events in "
-            f"{header.get('steps')!r} steps, the file holds {events} in {len(batches)}"
+        torn = f"a torn tail: {'; '.join(tail)}; loaded the {len(batches)} whole steps before it"
+    else:
+        events = sum(len(batch.events) for batch in batches)
+        if not (
+            _is_int(header.get("events"), events) and _is_int(header.get("steps"), len(batches))
+        ):
+            raise BadInput(
+                f"{path}: the header promises {header.get('events')!r} events in "
+                f"{header.get('steps')!r} steps, the file holds {events} in {len(batches)}"
+            )
+    return cut_at_head(RunFile(header, batches, torn), covered, lambda at: f"line {at + 1}")
+
+
+def cut_at_head(recorded: RunFile, covered: int | None, where: Callable[[int], str]) -> RunFile:
+    """``recorded`` with only the steps its header's chain head covers.
+
+    ``covered`` is the position of the first event whose stored link is the
+    head's start (its first ``LINK_HEX`` digits), None when none is: found
+    without hashing, so any reader can afford it; a stored link that lies is
+    the chain's to catch (``verify_run``, under the key). The head is where
+    the run ends: anyone can chain whole commands on after it (and end them
+    with a torn tail, to pass for a file cut short), so the steps after it are
+    dropped and ``RunFile.uncovered`` says so, naming the first by ``where``
+    (its position: ``line 12``). A run without a chain, or that ends at its
+    head, is returned as it is. A chained run none of whose events is at its
+    head loads no step at all: what the head covers cannot be told.
+    """
+    from memtape.core.chain import HEAD  # noqa: PLC0415 (a name only)
+
+    batches = recorded.batches
+    if recorded.header.get(HEAD) is None or not batches:
+        return recorded
+    kept = [b for b in batches if covered is not None and b.line + len(b.events) - 2 <= covered]
+    if len(kept) == len(batches):
+        return recorded
+    first = batches[len(kept)]
+    if covered is None:
+        problem = (
+            "no event's link is the header's chain head: its events were changed, cut short "
+            f"or added after the run was written; loaded none of its {len(batches)} steps"
         )
-    return RunFile(header, batches)
+    else:
+        problem = (
+            f"step {first.step} and the steps after it (from {where(first.line - 1)}) come after "
+            "the header's chain head: they were added after the run was written and are not "
+            f"part of it; loaded the {len(kept)} steps the head covers"
+        )
+    return RunFile(recorded.header, tuple(kept), None, problem)
 
 
 def verify_run(path: Path, key: bytes | None) -> "Verdict":
@@ -164,17 +213,15 @@ def verify_run(path: Path, key: bytes | None) -> "Verdict":
     """
     from memtape.core.chain import LINK, verify  # noqa: PLC0415 (only a check verifies)
 
-    lines, unfinished = _split(_contents(path))
+    lines, _ = _split(_contents(path))
     header = _header(lines, path)
-    last = _json(lines[-1], path, len(lines)) if len(lines) > 1 else {"end": True}
-    whole = unfinished is None and last.get("end") is True
 
     def records() -> Iterator[tuple[dict[str, Any], Any]]:
         for number, raw in enumerate(lines[1:], start=2):
             line = _json(raw, path, number)
             yield line, line.pop(LINK, None)
 
-    return verify(header, records(), key, whole=whole, where=lambda at: f"line {at + 1}")
+    return verify(header, records(), key, where=lambda at: f"line {at + 1}")
 
 
 def _contents(path: Path) -> bytes:
@@ -221,9 +268,13 @@ def _parses(raw: bytes) -> bool:
 
 
 def _batches(
-    lines: list[bytes], path: Path
-) -> tuple[tuple[RecordedBatch, ...], tuple[int, int] | None]:
-    """The whole batches, and the (step, first line) of an unfinished last one."""
+    lines: list[bytes], path: Path, mark: str | None
+) -> tuple[tuple[RecordedBatch, ...], tuple[int, int] | None, int | None]:
+    """The whole batches, the (step, first line) of an unfinished last one, and the position
+    of the first event whose stored link is ``mark`` (the head's start), if any."""
+    from memtape.core.chain import LINK  # noqa: PLC0415 (a name only)
+
+    covered = None
     batches: list[RecordedBatch] = []
     pending: list[Event] = []
     command: Command | None = None
@@ -250,12 +301,14 @@ def _batches(
             command = _command(line, path, number, step)
             first_line = number
         pending.append(_event(line, path, number))
+        if covered is None and mark is not None and line.get(LINK) == mark:
+            covered = number - 1
         if line.get("end") is True:
             batches.append(RecordedBatch(step, command, tuple(pending), first_line))
             pending, command = [], None
     if command is not None:
-        return tuple(batches), (len(batches) + 1, first_line)
-    return tuple(batches), None
+        return tuple(batches), (len(batches) + 1, first_line), covered
+    return tuple(batches), None, covered
 
 
 def _command(line: dict[str, Any], path: Path, number: int, step: int) -> Command:

@@ -64,11 +64,23 @@ def _consolidated_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "asked": []}
 
 
+def _never_cut(data: dict[str, Any]) -> dict[str, Any]:
+    """A model call recorded before answers were capped was never cut (``cut`` 0)."""
+    if "asked" not in data:
+        return dict(data)
+    asked = data["asked"]
+    if type(asked) is not list or not all(type(call) is dict for call in asked):
+        raise TypeError(f"asked must be a list of model calls, got {asked!r}")
+    return {**data, "asked": [{**call, "cut": 0} for call in asked]}
+
+
 UPCASTERS: Upcasters = {
     ("TurnAdded", 1): _turn_added_v1_v2,
     ("CompactionTriggered", 1): _compaction_triggered_v1_v2,
     ("CompactionTriggered", 2): _compaction_triggered_v2_v3,
+    ("CompactionTriggered", 3): _never_cut,
     ("Consolidated", 1): _consolidated_v1_v2,
+    ("Consolidated", 2): _never_cut,
 }
 """The upcasters memtape ships, by (event type, the version each starts from)."""
 

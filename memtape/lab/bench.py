@@ -4,9 +4,12 @@ A cell is one scenario under one policy with one set of settings (the
 ``--set`` ones and a point of the ``--grid``). Every cell runs in a fresh
 session, so cells are independent: a process pool gives the same numbers as
 a serial run, and the same inputs give the same numbers (decision cost, a
-wall-clock time, aside).
+wall-clock time, aside). Each process warms up before its first cell is
+timed, so a cell's decision cost is its own commands' and not its worker's
+start (``warm_up``).
 """
 
+import gc
 import itertools
 import os
 import time
@@ -20,6 +23,9 @@ import attrs
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, NothingToApply, Rejected
+from memtape.core.events import Event
+from memtape.core.spelling import did_you_mean
+from memtape.core.state import State
 from memtape.lab.progress import EVERY
 from memtape.llm.cache import cache_setting, use_cache
 from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
@@ -75,8 +81,9 @@ def parse_policy(text: str) -> PolicySpec:
     name = name.strip()
     axes = [axis for axis in BENCHED_AXES if name in AXES[axis]]
     if not axes:
-        known = ", ".join(sorted(n for axis in BENCHED_AXES for n in AXES[axis]))
-        raise BadInput(f"--policy {text!r}: no policy {name!r} (known: {known})")
+        names = sorted(n for axis in BENCHED_AXES for n in AXES[axis])
+        hint = did_you_mean(name, names)
+        raise BadInput(f"--policy {text!r}: no policy {name!r} (known: {', '.join(names)}){hint}")
     axis = axes[0]
     settings = []
     for pair in filter(None, (part.strip() for part in rest.split(","))):
@@ -293,7 +300,8 @@ def run_cell(
         return Result(scenario.name, cell.label, cell.spec.name, None, metrics, None, (), ())
     session = Session(policies)
     window = WindowTally(scenario.probes, policies.compaction) if axis == "compaction" else None
-    clock = time.perf_counter_ns
+    _warm()
+    clock = _clock
     spent = 0
     for number, command in enumerate(scenario.steps, start=1):
         before = session.state
@@ -352,6 +360,47 @@ def run_cell(
         losses,
         over_budget,
     )
+
+
+_clock = time.perf_counter_ns
+"""What times a cell's commands (a test reads it in their place)."""
+
+WARM_UP = ("refund-desk", "dana-facts")
+"""The shipped scenarios a process runs, untimed, before its first cell: both axes, and
+policies that ask no model."""
+
+_warmed_in: int | None = None
+"""The id of the process that last warmed up: a worker forked from a warm process has its
+parent's id here, and warms up all the same (its pages are its parent's until it writes)."""
+
+
+def warm_up() -> None:
+    """Run the ``WARM_UP`` scenarios and a full collection, untimed, so that a process's first
+    cell does not time its lazy imports and caches, nor the first writes to the memory it
+    shares with its parent (the collector's first pass writes to every object it walks).
+
+    Its decisions are not logged: ``-v`` shows the cells' own.
+    """
+    for name in WARM_UP:
+        scenario = load_scenario(name)
+        # Through Session.execute, as a cell runs: its first call in a process costs most.
+        _Unlogged(scenario.policies).execute_all(scenario.steps)
+    gc.collect()
+
+
+class _Unlogged(Session):
+    """A session that logs none of its decisions (the warm-up's are no one's to read)."""
+
+    def _log(self, before: State, events: tuple[Event, ...]) -> None:
+        """Nothing: not even when the ``memtape`` logger shows decisions."""
+
+
+def _warm() -> None:
+    """``warm_up``, once in each process, before its first cell is timed."""
+    global _warmed_in  # noqa: PLW0603 (one flag a process)
+    if _warmed_in != os.getpid():
+        warm_up()
+        _warmed_in = os.getpid()
 
 
 def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:

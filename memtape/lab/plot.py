@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memtape.core.errors import BadInput
+from memtape.core.visible import visible
 from memtape.lab.bench import Result
 from memtape.lab.files import check_writable, write_atomic
 
@@ -29,7 +30,9 @@ def check_plotting() -> None:
     try:
         import matplotlib  # noqa: F401, PLC0415
     except ImportError:
-        raise BadInput("--plot needs matplotlib: pip install 'memtape[plot]'") from None
+        from memtape.core.extras import install_hint  # noqa: PLC0415 (a refusal only)
+
+        raise BadInput(f"--plot needs matplotlib: {install_hint('plot')}") from None
 
 
 def write_plot(results: Sequence[Result], out: Path) -> tuple[Path, Path]:
@@ -52,20 +55,22 @@ def write_plot(results: Sequence[Result], out: Path) -> tuple[Path, Path]:
         drawn = [result for result in results if result.scenario == scenario and result.sent]
         for result in drawn:
             turns = range(1, len(result.sent) + 1)
-            (line,) = meter.plot(turns, result.sent, linewidth=0.9, label=result.label)
+            (line,) = meter.plot(turns, result.sent, linewidth=0.9, label=visible(result.label))
             shares = [math.nan if share is None else share for share in result.retention]
-            retention.plot(turns, shares, linewidth=0.9, color=line.get_color(), label=result.label)
+            retention.plot(
+                turns, shares, linewidth=0.9, color=line.get_color(), label=visible(result.label)
+            )
         budgets = sorted({result.budget for result in drawn if result.budget is not None})
         for budget in budgets:
             meter.axhline(budget, color="grey", linestyle="--", linewidth=0.7)
         if budgets and max(max(result.sent) for result in drawn) > 10 * budgets[-1]:
             # A policy that never compacts would flatten every other line.
             meter.set_yscale("log")
-        meter.set_title(f"{scenario}: tokens sent per turn (dashed: budget)")
+        meter.set_title(f"{visible(scenario)}: tokens sent per turn (dashed: budget)")
         meter.set_xlabel("turn")
         meter.set_ylabel("tokens")
         meter.legend(fontsize="small")
-        retention.set_title(f"{scenario}: share of due probes visible")
+        retention.set_title(f"{visible(scenario)}: share of due probes visible")
         retention.set_xlabel("turn")
         retention.set_ylim(-0.05, 1.05)
         retention.legend(fontsize="small")

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any, Literal, TextIO
 
+from memtape.core.visible import visible
+
 EVERY = 512
 """How many commands a loop runs between two ``update`` calls."""
 
@@ -52,6 +54,7 @@ class Progress:
         force_terminal: bool | None = None,
         started: float | None = None,
     ) -> None:
+        what = visible(what)  # a scenario's name or a file's: text from outside
         self.what, self.total, self.mode, self.err, self.unit = what, total, mode, err, unit
         self._clock = clock
         self._started = clock() if started is None else started

@@ -25,8 +25,8 @@ from memtape.lab.bench import Cell, Engine, Result, run_cell
 from memtape.llm.cache import cache_setting, caching
 from memtape.scenarios import Scenario, parse_scenario, read_scenario
 
-EXTRA = "pip install 'memtape[ray]'"
-"""What to install for ``--engine ray``."""
+EXTRA = "ray"
+"""The optional extra that brings Ray, for ``--engine ray``."""
 
 _ADDRESS = re.compile(r"(?:ray://)?(?P<host>[^\s:/]+):(?P<port>\d{1,5})")
 _CONNECT_SECONDS = 5.0
@@ -87,7 +87,11 @@ def _ray() -> ModuleType:
     try:
         return importlib.import_module("ray")
     except ImportError:
-        raise BadInput(f"--engine ray needs Ray, which is not installed: {EXTRA}") from None
+        from memtape.core.extras import install_hint  # noqa: PLC0415 (a refusal only)
+
+        raise BadInput(
+            f"--engine ray needs Ray, which is not installed: {install_hint(EXTRA)}"
+        ) from None
 
 
 def _connect(ray: ModuleType, address: str | None) -> bool:

@@ -16,6 +16,7 @@ from rich.console import Console
 
 from memtape.core.errors import BadInput
 from memtape.core.paths import same_file
+from memtape.core.visible import visible
 from memtape.lab.bench import (
     Cell,
     Engine,
@@ -124,7 +125,8 @@ def bench(
         for line in loss_lines(results):
             print(line, file=out)
     if json_out is not None:
-        text = json.dumps(results_data(results), indent=2, ensure_ascii=False) + "\n"
+        text = visible(json.dumps(results_data(results), indent=2, ensure_ascii=False), "json")
+        text += "\n"
         write_atomic(json_out, text.encode("utf-8"))
         print(f"wrote {json_out}", file=out)
     if plot_out is not None:

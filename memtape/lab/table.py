@@ -1,15 +1,20 @@
-"""The bench's comparison table, rendered with rich."""
+"""The bench's comparison table, rendered with rich.
 
-import json
+A scenario's name, a policy's and its parameters are text from files: each
+cell holds them ``visible``, as rich ``Text`` (never read as markup).
+"""
+
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 from rich import box
 from rich.table import Table
+from rich.text import Text
 
 from memtape.core.errors import BadInput
 from memtape.core.plural import counted
+from memtape.core.visible import quoted, visible
 from memtape.lab.bench import Result
 
 COLUMNS = (
@@ -136,7 +141,7 @@ def comparison_table(
         table.add_column(headings[name], justify="right", no_wrap=True, min_width=needed[name])
     places = [3 + names.index(name) for name in kept]
     for row in rows:
-        table.add_row(*row[:3], *(row[i] for i in places))
+        table.add_row(*(Text(cell) for cell in row[:3]), *(row[i] for i in places))
     return Fitted(table, tuple(left_out), width)
 
 
@@ -173,13 +178,13 @@ def _row(result: Result, names: Sequence[str]) -> list[str]:
     """A result's cells: its three text cells, then one per metric of ``names``."""
     if result.idle is not None:
         return [
-            result.scenario,
-            result.policy,
-            f"nothing to apply: {result.idle}",
+            visible(result.scenario),
+            visible(result.policy),
+            f"nothing to apply: {visible(result.idle, 'message')}",
             *(["-"] * len(names)),
         ]
     cells = [_cell(name, result.metrics[name]) + _mark(name, result) for name in names]
-    return [result.scenario, result.policy, _params(result.notable), *cells]
+    return [visible(result.scenario), visible(result.policy), _params(result.notable), *cells]
 
 
 def _fixed_width(rows: Sequence[Sequence[str]]) -> int:
@@ -227,13 +232,14 @@ def _params(params: dict[str, Any]) -> str:
 
 
 def _param(value: Any) -> str:
-    """A parameter as text; a string that would not read as one word is quoted, and a list
-    shows how many items it holds (``recorded``'s compactions; ``--json`` has them whole)."""
+    """A parameter as text, ``visible``; a string that would not read as one word is quoted,
+    and a list shows how many items it holds (``recorded``'s compactions; ``--json`` has
+    them whole)."""
     if isinstance(value, list):
         return str(len(value))
     if isinstance(value, str) and (not value or any(char.isspace() for char in value)):
-        return json.dumps(value, ensure_ascii=False)
-    return str(value)
+        return f'"{visible(value)}"'
+    return visible(str(value))
 
 
 def _cell(name: str, value: Any) -> str:
@@ -260,7 +266,8 @@ def loss_lines(results: Sequence[Result]) -> list[str]:
                 else f"lost by event {loss.at} ({loss.event})"
             )
             lines.append(
-                f"{result.scenario}, {result.label}: {loss.probe!r} missing at turn {loss.turn}, "
+                f"{visible(result.scenario)}, {visible(result.label)}: {quoted(loss.probe)} "
+                f"missing at turn {loss.turn}, "
                 f"{cause}"
             )
     return lines

@@ -39,21 +39,32 @@ CREATE TABLE IF NOT EXISTS answers (
     output TEXT NOT NULL,
     prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL,
-    seconds REAL NOT NULL
+    seconds REAL NOT NULL,
+    cut INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID
 """
 
-_SELECT = "SELECT output, prompt_tokens, completion_tokens, seconds FROM answers WHERE key = ?"
+_CUT_COLUMN = "ALTER TABLE answers ADD COLUMN cut INTEGER NOT NULL DEFAULT 0"
+"""What a cache made before answers were capped lacks: how many characters each lost."""
+
+_SELECT = "SELECT output, prompt_tokens, completion_tokens, seconds, cut FROM answers WHERE key = ?"
+
+_INSERT = (
+    "INSERT OR IGNORE INTO answers (key, output, prompt_tokens, completion_tokens, seconds, cut) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
+)
 
 
 @attrs.frozen
 class StoredAnswer:
-    """An answer as the cache keeps it: the text, its usage and the seconds it took."""
+    """An answer as the cache keeps it: the text (cut to the cap), its usage, the seconds it
+    took and how many characters the cap ``cut`` from it."""
 
     output: str
     prompt_tokens: int
     completion_tokens: int
     seconds: float
+    cut: int = 0
 
 
 def cache_key(
@@ -85,10 +96,17 @@ class AnswerCache:
 
     def put(self, key: str, answer: StoredAnswer) -> None:
         """Store ``answer`` under ``key`` (the first answer stored for a key stays)."""
-        row = (key, answer.output, answer.prompt_tokens, answer.completion_tokens, answer.seconds)
+        row = (
+            key,
+            answer.output,
+            answer.prompt_tokens,
+            answer.completion_tokens,
+            answer.seconds,
+            answer.cut,
+        )
         with self._lock:
             try:
-                self._open().execute("INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?)", row)
+                self._open().execute(_INSERT, row)
             except sqlite3.Error as error:
                 raise BadInput(f"{self.path}: cannot store an answer: {error}") from None
 
@@ -134,11 +152,24 @@ def _set_up(connection: sqlite3.Connection) -> None:
             if connection.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 connection.execute("PRAGMA journal_mode=WAL")
             connection.execute(_SCHEMA)
+            _add_cut(connection)
             return
         except sqlite3.OperationalError as error:
             if "locked" not in str(error) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+def _add_cut(connection: sqlite3.Connection) -> None:
+    """Give a cache made before answers were capped its ``cut`` column (0: none was)."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(answers)")}
+    if "cut" in columns:
+        return
+    try:
+        connection.execute(_CUT_COLUMN)
+    except sqlite3.OperationalError as error:
+        if "duplicate column" not in str(error):  # another process added it first
+            raise
 
 
 class _Unset:

@@ -21,8 +21,8 @@ from memtape.core.errors import BadInput, Rejected
 from memtape.llm.cache import StoredAnswer
 from memtape.llm.config import KEY_ENV, OPENAI, ModelConfig
 
-EXTRA_HINT = "pip install 'memtape[llm]'"
-"""How to install the SDK."""
+EXTRA = "llm"
+"""The optional extra that brings the SDK."""
 
 _LOCAL_KEY = "unused"
 """The key handed to a server other than OpenAI's when ``OPENAI_API_KEY`` is not set: the
@@ -34,6 +34,11 @@ _QUOTED = 160
 
 class ModelUnavailable(Rejected):
     """The model could not be asked, or did not answer: nothing was appended."""
+
+
+class NotChosen(ModelUnavailable):
+    """A request would go where a file, not the user, chose (a run's recorded ``[llm]``
+    table, untrusted): it is refused before anything is sent."""
 
 
 @attrs.frozen
@@ -59,13 +64,21 @@ def chat(
 ) -> Reply:
     """Ask ``config``'s model ``messages`` (Chat Completions): its reply, or
     ``ModelUnavailable``. With ``json_object`` the request asks for a JSON object
-    (``response_format``), which OpenAI, vLLM, llama.cpp's server and Ollama honour."""
+    (``response_format``), which OpenAI, vLLM, llama.cpp's server and Ollama honour.
+
+    A ``recorded`` table (a run file's, untrusted) is refused (``NotChosen``) before
+    anything is sent: the key goes only where the user chose."""
+    refusal = config.refusal()
+    if refusal is not None:
+        raise NotChosen(refusal)
     try:
         import openai  # noqa: PLC0415 (the extra is imported only when a model is asked)
     except ImportError:
+        from memtape.core.extras import install_hint  # noqa: PLC0415 (a refusal only)
+
         raise BadInput(
             f"asking model {config.model!r} needs the openai SDK, which is not installed "
-            f"({EXTRA_HINT})"
+            f"({install_hint(EXTRA)})"
         ) from None
     server = config.server()
     key = _key(server)

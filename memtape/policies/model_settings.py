@@ -1,22 +1,26 @@
 """Reading a scenario's ``[llm]`` table into a ``ModelConfig`` (``memtape.llm.config``)."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memtape.core.errors import BadInput
-from memtape.llm.config import KEY_ENV, ModelConfig
+from memtape.llm.config import KEY_ENV, MAX_ANSWER_BYTES, ModelConfig
 from memtape.policies.params import Params
 
 _SECRETS = ("api_key", "key", "token", "password")
 """Settings refused outright: a secret in a scenario would be written into every run file."""
 
 
-def model_config(data: Mapping[str, Any], where: str, *, strict: bool = True) -> ModelConfig:
+def model_config(
+    data: Mapping[str, Any], where: str, *, strict: bool = True, recorded: str | None = None
+) -> ModelConfig:
     """The settings of an ``[llm]`` table; ``where`` names it in errors.
 
     ``strict`` (a scenario, the user's own file) also checks that the base
     URL is an http(s) URL; a run file's header is read as it was recorded
-    (a redacted copy holds placeholders).
+    (a redacted copy holds placeholders). ``recorded`` names the run file an
+    untrusted table was read from: its model and server are shown, never
+    asked (``ModelConfig.recorded``).
     """
     for secret in _SECRETS:
         if secret in data:
@@ -39,5 +43,27 @@ def model_config(data: Mapping[str, Any], where: str, *, strict: bool = True) ->
         raise params.error("seed", f"must be an integer, got {seed!r}")
     timeout = params.number("timeout", 60.0, minimum=0.0, exclusive_minimum=True)
     max_retries = params.integer("max_retries", 2, minimum=0)
+    max_answer_bytes = params.integer("max_answer_bytes", MAX_ANSWER_BYTES, minimum=1)
     params.done()
-    return ModelConfig(model, base_url, temperature, seed, timeout, max_retries)
+    return ModelConfig(
+        model,
+        base_url,
+        temperature,
+        seed,
+        timeout,
+        max_retries,
+        max_answer_bytes,
+        recorded=recorded,
+    )
+
+
+def model_settings(settings: Sequence[str], target: str) -> tuple[str, ...]:
+    """``settings`` if each is an ``llm.PARAM=VALUE`` (the model a recorded run asks),
+    else the one-line refusal: a run's other policies are changed by a fork."""
+    for setting in settings:
+        if not setting.strip().startswith("llm."):
+            raise BadInput(
+                f"{target}: --set {setting!r}: a recorded run takes only llm.* settings "
+                "(the model asked, e.g. llm.model=NAME); fork it to change its policies"
+            )
+    return tuple(settings)

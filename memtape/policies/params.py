@@ -17,6 +17,8 @@ class Params:
     def __init__(self, data: Mapping[str, Any], where: str) -> None:
         self._data = dict(data)
         self._where = where
+        self._asked: list[str] = []
+        """The parameters read so far: what an unknown one may have meant."""
 
     @property
     def where(self) -> str:
@@ -62,6 +64,7 @@ class Params:
 
     def flag(self, name: str, default: bool) -> bool:
         """A true-or-false parameter."""
+        self._asked.append(name)
         value = self._data.pop(name, default)
         if not isinstance(value, bool):
             raise self.error(name, f"must be true or false, got {value!r}")
@@ -73,20 +76,25 @@ class Params:
 
     def optional(self, name: str) -> Any:
         """A parameter of any shape, or None when it is absent."""
+        self._asked.append(name)
         return self._data.pop(name, None)
 
     def done(self) -> None:
         """Reject any parameter nobody asked for (a typo must not pass silently)."""
         if self._data:
+            from memtape.core.spelling import did_you_mean  # noqa: PLC0415 (a refusal only)
+
             names = ", ".join(sorted(self._data))
             noun = noun_for(len(self._data), "parameter")
-            raise BadInput(f"{self._where}: unknown {noun} {names}")
+            hint = did_you_mean(names, self._asked, quote=False) if len(self._data) == 1 else ""
+            raise BadInput(f"{self._where}: unknown {noun} {names}{hint}")
 
     def error(self, name: str, problem: str) -> BadInput:
         """An error naming this table and the parameter."""
         return BadInput(f"{self._where}: {name} {problem}")
 
     def _take(self, name: str, default: Any) -> Any:
+        self._asked.append(name)
         if name in self._data:
             return self._data.pop(name)
         if default is None:

@@ -24,6 +24,7 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import ClockAdvanced, CompactionTriggered, Consolidated, Event, TurnAdded
+from memtape.core.integers import LARGEST, too_large
 from memtape.core.logs import debug_enabled, get_logger
 from memtape.core.plural import noun_for
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
@@ -116,7 +117,12 @@ class Policies:
 
     @classmethod
     def from_params(
-        cls, tables: Mapping[str, Any], where: str = "policies", *, imports: bool = True
+        cls,
+        tables: Mapping[str, Any],
+        where: str = "policies",
+        *,
+        imports: bool = True,
+        recorded: str | None = None,
     ) -> "Policies":
         """Build the policies from ``{"compaction": {"policy": NAME, ...}, ...}``, and the
         model they may ask from an ``"llm"`` table (``{"model": NAME, ...}``).
@@ -125,6 +131,8 @@ class Policies:
         (a run file's header, which is data): then a stand-in that knows only
         its table takes its place (``memtape.policies.unimported``); so does a
         summarizer named by import path (``memtape.policies.summarizers``).
+        ``recorded`` names the run file an untrusted header was read from: its
+        ``[llm]`` model and server are shown, never asked (``ModelConfig.recorded``).
         """
         unknown = set(tables) - {*AXES, LLM}
         if unknown:
@@ -137,7 +145,7 @@ class Policies:
         if llm is not None:
             from memtape.policies.model_settings import model_config  # noqa: PLC0415 (a model)
 
-            config = model_config(llm, f"{where}: [{LLM}]", strict=imports)
+            config = model_config(llm, f"{where}: [{LLM}]", strict=imports, recorded=recorded)
         with building(Building(config, imports)):
             built = cls._axes(tables, where, imports=imports)
         try:
@@ -167,8 +175,13 @@ class Policies:
             elif isinstance(name, str) and name in known:
                 policy = known[name]
             else:
+                from memtape.core.spelling import did_you_mean  # noqa: PLC0415 (a refusal only)
+
                 names = ", ".join(sorted(known))
-                raise BadInput(f"{where}: [{axis}] policy must be one of {names}, got {name!r}")
+                hint = did_you_mean(name, known) if isinstance(name, str) else ""
+                raise BadInput(
+                    f"{where}: [{axis}] policy must be one of {names}, got {name!r}{hint}"
+                )
             built[axis] = policy.from_params(params, f"{where}: [{axis}]")
         return built
 
@@ -212,9 +225,13 @@ class Policies:
         ``AXIS.summarizer=NAME`` drops the old summarizer's own parameters (its prompt), and
         ``compaction.warm=...`` / ``compaction.gist=...`` those of tiered's old choice.
         ``llm.PARAM=VALUE`` changes the model asked (``llm.model=gpt-4o-mini``), and
-        makes an ``[llm]`` table if there was none.
+        makes an ``[llm]`` table if there was none. A run's recorded table (untrusted)
+        stays the file's word until ``llm.model`` names the model: then the user chose
+        it, and its server is ``llm.base_url`` if set, never the file's.
         """
         tables = self.params()
+        recorded = self.llm.recorded if self.llm is not None else None
+        chosen: set[str] = set()
         for setting in settings:
             name, sep, raw = setting.partition("=")
             axis, dot, param = name.strip().partition(".")
@@ -223,23 +240,32 @@ class Policies:
                     f"--set {setting!r}: write AXIS.PARAM=VALUE, e.g. compaction.budget=60"
                 )
             if axis == LLM:
-                tables.setdefault(LLM, {})[param] = _value(raw.strip())
+                tables.setdefault(LLM, {})[param] = _value(raw.strip(), name.strip())
+                chosen.add(param)
                 continue
             if axis not in AXES:
+                from memtape.core.spelling import did_you_mean  # noqa: PLC0415 (a refusal only)
+
                 raise BadInput(
                     f"--set {setting!r}: no axis {axis!r} (axes: {', '.join(AXES)}; "
-                    f"and {LLM} for the model)"
+                    f"and {LLM} for the model){did_you_mean(axis, [*AXES, LLM])}"
                 )
             if axis not in tables:
                 raise BadInput(f"--set {setting!r}: this scenario has no [{axis}] policy")
-            value = _value(raw.strip())
+            value = _value(raw.strip(), name.strip())
             if param == "policy" and value != tables[axis].get("policy"):
                 tables[axis] = {k: v for k, v in tables[axis].items() if k in SHARED[axis]}
             if param in _CHOICES and value != tables[axis].get(param):
                 for own in _choice_params(param):
                     tables[axis].pop(own, None)
             tables[axis][param] = value
-        return Policies.from_params(tables, "--set", imports=self.imports)
+        if recorded is not None and "model" in chosen:
+            recorded = None
+            if "base_url" not in chosen:
+                tables[LLM].pop("base_url", None)
+        if "base_url" in chosen:
+            _user_url(tables[LLM]["base_url"])
+        return Policies.from_params(tables, "--set", imports=self.imports, recorded=recorded)
 
     def decide(self, state: State, command: Command) -> tuple[Event, ...]:
         """The events that honour ``command`` in ``state``, or ``Rejected`` saying why not."""
@@ -299,13 +325,27 @@ def _choice_params(param: str) -> tuple[str, ...]:
     return SUMMARIZER_PARAMS if param == "summarizer" else WRITER_PARAMS[param]
 
 
-def _value(raw: str) -> Any:
+def _user_url(url: Any) -> None:
+    """Refuse an ``llm.base_url`` setting that is not an http(s) URL (a run's own
+    recorded value is not checked: it is never asked)."""
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise BadInput(f"--set llm.base_url: must be an http:// or https:// URL, got {url!r}")
+
+
+def _value(raw: str, name: str) -> Any:
+    """A ``--set`` value, ``raw`` read as TOML (a plain string when it is not TOML); a whole
+    number past 64 bits, which TOML does not hold, is refused as too large."""
     import tomllib  # noqa: PLC0415 (only ``--set`` reads a value, and tomllib is not free)
 
     try:
-        return tomllib.loads(f"value = {raw}")["value"]
+        value = tomllib.loads(f"value = {raw}")["value"]
     except tomllib.TOMLDecodeError:
         return raw
+    except ValueError:  # tomllib's int() of more digits than Python reads
+        raise too_large(f"--set {name}", raw) from None
+    if type(value) is int and not -LARGEST <= value <= LARGEST:
+        raise too_large(f"--set {name}", raw)
+    return value
 
 
 def _advance(state: State, command: AdvanceClock) -> ClockAdvanced:
@@ -365,6 +405,8 @@ class Session:
                 f"event {at} falls inside a command; a fork starts between commands "
                 f"(the nearest are {before} and {after})"
             )
+        from memtape.llm.client import NotChosen  # noqa: PLC0415 (the cache's sqlite3 on a fork only)
+
         # The policies that decided the first re-decided event (a fork of a
         # fork at the same point starts from the first fork's settings).
         policies = self.policies_at(at + 1).with_settings(settings)
@@ -378,6 +420,8 @@ class Session:
         for step in range(kept + 1, run.steps + 1):
             try:
                 forked.execute(commands[step - 1])
+            except NotChosen:
+                raise  # it names the run and what to do, whatever the step
             except Rejected as error:
                 raise BadInput(f"step {step}, re-decided after the fork: {error}") from None
         return forked

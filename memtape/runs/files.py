@@ -24,13 +24,20 @@ from memtape.storage import is_sqlite, read_address
 @attrs.frozen
 class LoadedRun:
     """A session rebuilt from a run file, the scenario it recorded, any torn tail
-    dropped, and whether its texts were redacted (then it cannot be re-decided)."""
+    dropped, whether its texts were redacted (then it cannot be re-decided), and any
+    steps dropped for coming after its header's chain head (``uncovered``)."""
 
     session: Session
     scenario: str
     path: Path
     torn: str | None = None
     redacted: bool = False
+    uncovered: str | None = None
+
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        """What was left out of the run as read, each said in one line for a warning."""
+        return tuple(said for said in (self.uncovered, self.torn) if said is not None)
 
     def unimported(self) -> tuple[str, ...]:
         """The import paths its header names that were not imported (each once)."""
@@ -107,38 +114,55 @@ def load_run(address: Path | str, *, trust: bool = False) -> LoadedRun:
 
     A policy the header names by import path is imported only when ``trust``
     is true; otherwise a stand-in (``memtape.policies.unimported``) takes its
-    place, enough to show the run but not to decide it again.
+    place, enough to show the run but not to decide it again, and the
+    ``[llm]`` tables are read as recorded: shown, never asked.
     """
     path = Path(address)
-    recorded = read_address(str(address))
-    policies_data = recorded.header.get("policies")
+    stored = read_address(str(address))
+    policies_data = stored.header.get("policies")
     if not isinstance(policies_data, dict):
         raise BadInput(f"{path}: line 1: the header names no policies")
-    policies = Policies.from_params(policies_data, f"{path}: line 1: policies", imports=trust)
+    recorded = None if trust else str(address)
+    policies = Policies.from_params(
+        policies_data, f"{path}: line 1: policies", imports=trust, recorded=recorded
+    )
     run = Run(fold)
-    for batch in recorded.batches:
+    for batch in stored.batches:
         try:
             run.append(batch.command, batch.events)
         except CorruptLog as error:
             raise BadInput(f"{path}: step {batch.step} (line {batch.line}): {error}") from None
-    scenario = recorded.header.get("scenario")
+    scenario = stored.header.get("scenario")
     epochs = epochs_from_header(
-        recorded.header.get("epochs"), policies, f"{path}: line 1: epochs", run, imports=trust
+        stored.header.get("epochs"),
+        policies,
+        f"{path}: line 1: epochs",
+        run,
+        imports=trust,
+        recorded=recorded,
     )
     session = Session(policies, run=run, epochs=epochs)
-    redacted = recorded.header.get("redacted") is True
-    return LoadedRun(session, str(scenario or path.stem), path, recorded.torn, redacted)
+    redacted = stored.header.get("redacted") is True
+    scenario_name = str(scenario or path.stem)
+    return LoadedRun(session, scenario_name, path, stored.torn, redacted, stored.uncovered)
 
 
 def epochs_from_header(
-    data: Any, policies: Policies, where: str, run: Run | None = None, *, imports: bool = False
+    data: Any,
+    policies: Policies,
+    where: str,
+    run: Run | None = None,
+    *,
+    imports: bool = False,
+    recorded: str | None = None,
 ) -> tuple[Epoch, ...]:
     """The epochs a run file's header lists (the policies in force from each point).
 
     ``where`` begins each refusal (``run.jsonl: line 1: epochs``). Given the
     ``run``, each epoch must start between two of its commands: one command's
     events are decided under one set of policies. A policy named by import path
-    is imported only when ``imports`` is true (``Policies.from_params``).
+    is imported only when ``imports`` is true, and ``recorded`` names the file
+    whose untrusted ``[llm]`` tables are shown, never asked (``Policies.from_params``).
     """
     if data is None:
         return (Epoch(0, policies),)
@@ -152,7 +176,9 @@ def epochs_from_header(
             raise BadInput(f"{where}: epoch {number} starts at {start!r}, not after {previous}")
         if not isinstance(tables, dict):
             raise BadInput(f"{where}: epoch {number} names no policies")
-        built = Policies.from_params(tables, f"{where} {number}", imports=imports)
+        built = Policies.from_params(
+            tables, f"{where} {number}", imports=imports, recorded=recorded
+        )
         epochs.append(Epoch(start, built))
     if epochs[-1].policies != policies:
         raise BadInput(f"{where}: the last epoch's policies differ from the header's")

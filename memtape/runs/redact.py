@@ -88,6 +88,7 @@ from memtape.policies.tokenizers import Tokenizer, WordCount, tokenizer_named
 from memtape.policies.tool_clearing import COST, ClearToolResults
 from memtape.reducers import fold
 from memtape.runs.files import epochs_from_header
+from memtape.runs.signed import check_copying, check_reading
 from memtape.storage import read_address
 
 REDACTED = "redacted"
@@ -114,12 +115,19 @@ class RedactedRun:
     """A redacted run and the header to write it with.
 
     ``torn`` describes a torn tail of the source (an unfinished last
-    command), which the copy leaves out, or is None.
+    command), which the copy leaves out, or is None; ``uncovered`` the steps
+    after the source's chain head, left out too.
     """
 
     header: dict[str, Any]
     run: Run
     torn: str | None = None
+    uncovered: str | None = None
+
+    @property
+    def dropped(self) -> tuple[str, ...]:
+        """What of the source the copy leaves out, each said in one line for a warning."""
+        return tuple(said for said in (self.uncovered, self.torn) if said is not None)
 
     def write(self, path: Path) -> None:
         """Write the copy to ``path`` atomically (``write_run``)."""
@@ -157,19 +165,28 @@ def redact(source: Path, *, secret: bytes | None = None) -> RedactedRun:
     except BadInput as error:
         problem = str(error).removeprefix(f"{source}: ")
         raise BadInput(f"{source}: cannot redact it: {problem}") from None
-    return RedactedRun(copy, run, recorded.torn)
+    return RedactedRun(copy, run, recorded.torn, recorded.uncovered)
 
 
-def export_redacted(source: Path, out: Path, *, secret: bytes | None = None) -> RedactedRun:
+def export_redacted(
+    source: Path, out: Path, *, secret: bytes | None = None, require: bool = False
+) -> RedactedRun:
     """Write the redacted copy of the run at ``source`` to ``out``; the source is not changed.
 
     This is ``memtape export RUN --redact --out COPY``. ``out`` must not be
     the source itself; the write is atomic, so a failure leaves ``out`` as
-    it was.
+    it was. A copy written with ``MEMTAPE_SIGNING_KEY`` set is signed, so the
+    source's own signature under that key must vouch for every step copied;
+    with ``require``, the source must be signed under it in any case
+    (``memtape.runs.signed``). Otherwise nothing is written: a ``BadInput``.
     """
     if same_file(source, out):
         raise BadInput(f"{out}: is the run being redacted; write the copy to another file")
     redacted = redact(source, secret=secret)
+    if require:
+        check_reading(str(source), len(redacted.run), require=True)
+    else:
+        check_copying(str(source), len(redacted.run))
     redacted.write(out)
     return redacted
 
@@ -358,7 +375,7 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
 
 def _asked(calls: tuple[ModelCall, ...], masks: Masks) -> tuple[ModelCall, ...]:
     """Model calls with their answers masked (free text) and no prompt hash (which could
-    confirm a guess of the prompt); the model, tokens, seconds and cache flag are kept."""
+    confirm a guess of the prompt); the model, tokens, seconds, cache flag and cut are kept."""
     return tuple(
         ModelCall(
             masks.text(call.output),
@@ -368,6 +385,7 @@ def _asked(calls: tuple[ModelCall, ...], masks: Masks) -> tuple[ModelCall, ...]:
             call.completion_tokens,
             call.seconds,
             call.cached,
+            call.cut,
         )
         for call in calls
     )

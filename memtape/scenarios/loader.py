@@ -40,6 +40,7 @@ ledger``). It is kept as data (``Scenario.imported``), checked to be a
 table, and decides nothing.
 """
 
+import json
 import tomllib
 from collections.abc import Mapping
 from importlib import resources
@@ -62,6 +63,7 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
+from memtape.core.spelling import did_you_mean
 from memtape.policies.params import Params
 from memtape.policies.session import AXIS_OF, Policies
 from memtape.scenarios.shipped import SHIPPED
@@ -107,14 +109,49 @@ def read_scenario(name_or_path: str) -> str:
     if name_or_path in SHIPPED:
         return resources.files(__package__).joinpath(f"{name_or_path}.toml").read_text("utf-8")
     shipped = ", ".join(SHIPPED)
-    missing = f"no such scenario file, and not a shipped scenario ({shipped})"
+    hint = shipped_hint(name_or_path)
+    missing = f"no such scenario file, and not a shipped scenario ({shipped}){hint}"
     data = read_regular(Path(name_or_path), "scenario file", missing=missing)
+    recorded = _recorded(data)
+    if recorded is not None:
+        raise BadInput(
+            f"{name_or_path}: {recorded}, not a scenario: this takes a shipped scenario or a "
+            "TOML scenario file (show, timeline, diff and fork open a recorded run)"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise BadInput(f"{name_or_path}: cannot read it: {error}") from None
     # Universal newlines, as a file opened in text mode reads them.
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def shipped_hint(name: str) -> str:
+    """``": did you mean 'refund-desk'?"`` for a bare name close to a shipped scenario's
+    (not for a path: a file's name is its own)."""
+    if Path(name).name != name or Path(name).suffix:
+        return ""
+    return did_you_mean(name, SHIPPED)
+
+
+_SQLITE = b"SQLite format 3\x00"
+"""How an SQLite database, a store of runs, begins."""
+
+
+def _recorded(data: bytes) -> str | None:
+    """What ``data`` is when it holds recorded runs rather than a scenario, or None."""
+    if data.startswith(_SQLITE):
+        return "a store of runs (SQLite)"
+    first = data.partition(b"\n")[0].strip()
+    if not first.startswith(b"{"):
+        return None
+    try:
+        header = json.loads(first)
+    except ValueError:
+        return None
+    if isinstance(header, dict) and header.get("memtape") == "run":
+        return "a run file"
+    return None
 
 
 def parse_scenario(text: str, source: str) -> Scenario:

@@ -24,6 +24,7 @@ from memtape.core.commands import (
     WriteFact,
 )
 from memtape.core.errors import BadInput
+from memtape.core.visible import visible
 
 Value = str | int | float | bool
 """A scalar value a scenario file holds."""
@@ -56,7 +57,7 @@ def scenario_file(
     ``comment`` (any number of lines) heads the file as TOML comments; each
     step is the fields of one ``[[step]]`` table.
     """
-    lines = [f"# {line}" if line else "#" for line in comment.splitlines()]
+    lines = [f"# {visible(line, 'message')}" if line else "#" for line in comment.splitlines()]
     if lines:
         lines.append("")
     _table(lines, "[scenario]", info)
@@ -146,7 +147,8 @@ def toml_value(value: Any) -> str:
 
 
 def toml_string(text: str) -> str:
-    """``text`` as a TOML basic string; control characters are escaped, the rest kept."""
+    """``text`` as a TOML basic string; the characters that could act on a terminal are
+    escaped (``memtape.core.visible``), the rest kept."""
     return '"' + "".join(_escape(char) for char in text) + '"'
 
 
@@ -163,6 +165,11 @@ def _key(key: str) -> str:
 def _escape(char: str) -> str:
     if char in _ESCAPES:
         return _ESCAPES[char]
-    if char < " " or char == "\x7f":
-        return f"\\u{ord(char):04x}"
+    if " " <= char < "\x7f":
+        return char
+    if visible(char, "message") != char:
+        # A character that could act on a terminal (a C1 control, a bidi override) reads
+        # back the same from TOML's escape, and a file shown with cat stays text.
+        code = ord(char)
+        return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
     return char

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memtape.core.errors import BadInput
+from memtape.core.integers import LARGEST, bounded, is_digits
 from memtape.core.logfile import RunFile, read_run, verify_run
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(home), name)
 
 
-MAX_RUN_ID = 2**63 - 1
+MAX_RUN_ID = LARGEST
 """The largest run id SQLite can hold."""
 
 SQLITE_SUFFIX = ".db"
@@ -84,11 +85,12 @@ def parse_address(text: str) -> tuple[Path, "RunId | None"]:
     head, mark, tail = text.rpartition("#")
     if not mark or not head.endswith(SQLITE_SUFFIX):
         return Path(text), None
-    if not (tail.isascii() and tail.isdigit()) or int(tail) < 1:
+    if not is_digits(tail):
         raise BadInput(f"{text}: a run id is a positive whole number, got {tail!r}")
-    if int(tail) > MAX_RUN_ID:
-        raise BadInput(f"{text}: no run id is that large (at most {MAX_RUN_ID})")
-    return Path(head), int(tail)
+    run_id = bounded(tail, f"{head}#ID: the run id")
+    if run_id < 1:
+        raise BadInput(f"{text}: a run id is a positive whole number, got {tail!r}")
+    return Path(head), run_id
 
 
 def resolve_address(address: str) -> str:

@@ -7,7 +7,9 @@ in one place and appends that cost only their own events, use the SQLite
 backend (a path ending in ``.db``).
 
 An append verifies the file's chain first and refuses one that is broken:
-the rewrite chains the run afresh, and would otherwise hide the edit.
+the rewrite chains the run afresh, and would otherwise hide the edit. With
+the key set it refuses one the key's signature does not vouch for too: the
+rewrite would sign it.
 
 Concurrency is checked, not serialized: an append at a stale position is a
 ``Conflict``, but two processes appending at the same moment may race
@@ -21,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memtape.core.chain import Signature, Verdict, signing_key
+from memtape.core.chain import KEY_VARIABLE, Signature, Verdict, signing_key
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
@@ -73,7 +75,8 @@ class JsonlStore(RunStore):
         if recorded.torn is not None:
             raise BadInput(f"{self.path}: not appending to {recorded.torn}")
         # The rewrite chains the run afresh, which would hide an edit the old chain shows.
-        verdict = verify_run(self.path, signing_key())
+        key = signing_key()
+        verdict = verify_run(self.path, key)
         if verdict.broken is not None:
             raise BadInput(
                 f"{self.path}: not appending to a run whose chain is broken: "
@@ -81,6 +84,11 @@ class JsonlStore(RunStore):
             )
         if verdict.signature is Signature.INVALID:
             raise BadInput(f"{self.path}: not appending to a run whose signature does not match")
+        if key is not None and recorded.batches and verdict.signature is not Signature.VALID:
+            raise BadInput(
+                f"{self.path}: not signing an append to an unsigned run: its events are vouched "
+                f"for by no signature (unset {KEY_VARIABLE} to append unsigned)"
+            )
         run = Run(_unfolded)
         for batch in recorded.batches:
             run.append(batch.command, batch.events)

@@ -15,6 +15,7 @@ commit. A schema-1 store (before the chain) reads as unchained runs and is
 upgraded in place on its first write here.
 """
 
+import functools
 import json
 import os
 import sqlite3
@@ -26,7 +27,19 @@ from typing import Any
 
 import orjson
 
-from memtape.core.chain import HEAD, HEAD_HEX, SIGNATURE, Chain, Verdict, signing_key, verify
+from memtape.core.chain import (
+    HEAD,
+    HEAD_HEX,
+    KEY_VARIABLE,
+    LINK_HEX,
+    SIGNATURE,
+    Chain,
+    Signature,
+    Verdict,
+    signature_status,
+    signing_key,
+    verify,
+)
 from memtape.core.codec import (
     canonical_role,
     command_data,
@@ -39,7 +52,7 @@ from memtape.core.collector import collector_paused
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
-from memtape.core.logfile import RecordedBatch, RunFile
+from memtape.core.logfile import RecordedBatch, RunFile, cut_at_head
 from memtape.core.paths import regular_file
 from memtape.core.run import Run
 from memtape.storage.base import (
@@ -60,6 +73,19 @@ APPLICATION_ID = 0x6D746170
 
 DEFAULT_TIMEOUT = 5.0
 """Seconds to wait for another process's lock before giving up."""
+
+WORK_PER_PAGE = 10_000
+"""The steps of SQLite's virtual machine one read may take per page of the store, counting
+``SPARE_PAGES`` more. A read of a store memtape wrote takes about 40 a page (a listing, a
+run, a verification of a third of a store of 9 MB); a query that would run on, one a
+hand-made store could hold, is stopped there. Counting steps, not seconds, makes the bound
+the same on any machine."""
+
+SPARE_PAGES = 1_000
+"""Pages added to a store's own when bounding a read: the work even a tiny store may take."""
+
+_STEPS_PER_CALL = 10_000
+"""How many steps SQLite takes between two calls of the read's progress handler."""
 
 _TABLES = (
     """CREATE TABLE runs (
@@ -102,10 +128,17 @@ class SqliteStore(RunStore):
     """The runs in the SQLite database at ``path``."""
 
     def __init__(
-        self, path: Path, *, create: bool = False, timeout: float = DEFAULT_TIMEOUT
+        self,
+        path: Path,
+        *,
+        create: bool = False,
+        timeout: float = DEFAULT_TIMEOUT,
+        work_per_page: int = WORK_PER_PAGE,
     ) -> None:
         self.path = path
         self._timeout = timeout
+        self._work_per_page = work_per_page
+        self._work = 0
         if not create or os.path.exists(path):
             # sqlite3 would open a FIFO and wait on it for good.
             regular_file(path, "run store")
@@ -155,17 +188,20 @@ class SqliteStore(RunStore):
 
         The run's head moves in the same transaction. A run written before the
         chain (its head empty) is chained first, from its header, in that
-        transaction too.
+        transaction too. A run whose rows go on past its head (added by someone
+        else) is not appended to, and with the key set neither is one holding
+        rows its signature does not vouch for: the new head's signature would.
         """
         where = f"{self.path}#{run_id}"
         check_batch(where, command, events)
         key = signing_key()
         try:
             with self._guard(), self._writing():
-                header, head, _ = self._run(run_id)
+                header, head, signature = self._run(run_id)
                 position, step = self._tail(run_id)
                 if position != expected_position:
                     raise Conflict.stale(where, expected_position, position)
+                self._extendable(run_id, head, signature, position, key)
                 chain = self._chain(run_id, header, head, position)
                 rows = _rows(run_id, position, step + 1, command, events, chain=chain)
                 self._db.executemany(_INSERT, rows)
@@ -184,6 +220,9 @@ class SqliteStore(RunStore):
         (``signature``) when it has them, as a run file's header does. The
         rows are decoded as a run file's lines are (orjson, the codec's fast
         path), with the collector paused while the run's objects are built.
+        Rows chained on after the run's head are no part of it: they are
+        dropped and described, as a run file's lines are (``cut_at_head``),
+        and the header's counts are of the rows kept.
         """
         with collector_paused():
             with self._guard(), self._transaction(write=False):
@@ -194,14 +233,14 @@ class SqliteStore(RunStore):
                 rows = self._db.execute(
                     f"SELECT {_COLUMNS} FROM events WHERE run_id = ? ORDER BY position", (run_id,)
                 ).fetchall()
+                covered = self._covered(run_id, head)
             batches, torn = _batches(rows, f"{self.path}#{run_id}")
-        events = sum(len(batch.events) for batch in batches)
-        top = stored_header(header, events, len(batches))
-        if head is not None:
-            top[HEAD] = head
-        if signature is not None:
-            top[SIGNATURE] = signature
-        return RunFile(top, batches, torn)
+        pairs = ((HEAD, head), (SIGNATURE, signature))
+        chained = {name: value for name, value in pairs if value is not None}
+        kept = cut_at_head(RunFile(chained, batches, torn), covered, lambda at: f"position {at}")
+        events = sum(len(batch.events) for batch in kept.batches)
+        top = stored_header(header, events, len(kept.batches)) | chained
+        return RunFile(top, kept.batches, kept.torn, kept.uncovered)
 
     def verify(self, run_id: RunId | None, key: bytes | None) -> Verdict:
         """Verify the chain of run ``run_id`` (the newest when None), and its signature.
@@ -216,10 +255,6 @@ class SqliteStore(RunStore):
                 run_id = self._newest()
             header, head, signature = self._run(run_id)
             where = f"{self.path}#{run_id}"
-            tail = self._db.execute(
-                "SELECT last FROM events WHERE run_id = ? ORDER BY position DESC LIMIT 1",
-                (run_id,),
-            ).fetchone()
             link = "link" if self._schema >= SCHEMA else "NULL"
             rows = self._db.execute(
                 f"SELECT {_COLUMNS}, {link} FROM events WHERE run_id = ? ORDER BY position",
@@ -227,7 +262,7 @@ class SqliteStore(RunStore):
             )
             records = ((_record(row, f"{where}: position {row[0]}"), row[7]) for row in rows)
             stored = {**header, HEAD: head, SIGNATURE: signature}
-            return verify(stored, records, key, whole=tail is None or tail[0] == 1)
+            return verify(stored, records, key)
 
     def runs(self) -> list[RunInfo]:
         """Every run with its event count, oldest first."""
@@ -302,7 +337,35 @@ class SqliteStore(RunStore):
                 f"{self.path}: run store schema {version} is not readable by this memtape "
                 f"(it reads schemas 1 and {SCHEMA})"
             )
+        self._check_tables(version)
         return int(version)
+
+    def _check_tables(self, version: int) -> None:
+        """Refuse a store that is not plain tables: a view, a trigger or a virtual table
+        would run SQL the file brings (a view over an endless query hangs every reader), and
+        ``runs`` and ``events`` must have the columns of schema ``version``."""
+        entries = self._db.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
+        for kind, name, sql in entries:
+            if kind in ("view", "trigger"):
+                raise BadInput(
+                    f"{self.path}: holds a {kind}, {name!r}; a run store is plain tables "
+                    "and memtape runs no SQL a store brings"
+                )
+            if isinstance(sql, str) and sql.lstrip()[:14].upper() == "CREATE VIRTUAL":
+                raise BadInput(
+                    f"{self.path}: {name!r} is a virtual table; a run store is plain tables "
+                    "and memtape runs no SQL a store brings"
+                )
+        tables = {name for kind, name, _ in entries if kind == "table"}
+        for table, columns in _columns(version).items():
+            if table not in tables:
+                raise BadInput(f"{self.path}: not a memtape run store: it has no {table} table")
+            found = tuple(self._db.execute(f"PRAGMA table_xinfo({table})").fetchall())
+            if found != columns:
+                raise BadInput(
+                    f"{self.path}: not a memtape run store: its {table} table does not have "
+                    f"the columns of a schema-{version} store"
+                )
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -382,6 +445,44 @@ class SqliteStore(RunStore):
         self._db.executemany("UPDATE events SET link = ? WHERE run_id = ? AND position = ?", links)
         return chain
 
+    def _extendable(
+        self, run_id: RunId, head: Any, signature: Any, length: int, key: bytes | None
+    ) -> None:
+        """Refuse to extend a run whose last row is not at its head, or, under ``key``, one
+        of ``length`` rows that its signature does not vouch for. Nothing is hashed but one
+        HMAC: the rows before the head are ``verify``'s to check."""
+        where = f"{self.path}#{run_id}"
+        if head is not None and length:
+            row = self._db.execute(
+                "SELECT link FROM events WHERE run_id = ? AND position = ?", (run_id, length)
+            ).fetchone()
+            if not (isinstance(head, str) and row is not None and row[0] == head[:LINK_HEX]):
+                raise BadInput(
+                    f"{where}: not appending: its rows go on past its chain head (they were "
+                    "added after the run was written; memtape check says where)"
+                )
+        if key is None or not length:
+            return
+        status = signature_status(head, signature, key)
+        if status is Signature.INVALID:
+            raise BadInput(f"{where}: not appending to a run whose signature does not match")
+        if status is not Signature.VALID:
+            raise BadInput(
+                f"{where}: not signing an append to an unsigned run: its rows are vouched for "
+                f"by no signature (unset {KEY_VARIABLE} to append unsigned)"
+            )
+
+    def _covered(self, run_id: RunId, head: Any) -> int | None:
+        """The position of the run's first row whose stored link is its head's start (where the
+        run ends), or None when none is; nothing is hashed."""
+        if self._schema < SCHEMA or not (isinstance(head, str) and len(head) == HEAD_HEX):
+            return None
+        row = self._db.execute(
+            "SELECT MIN(position) FROM events WHERE run_id = ? AND link = ?",
+            (run_id, head[:LINK_HEX]),
+        ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
     def _set_head(self, run_id: RunId, chain: Chain, key: bytes | None) -> None:
         self._db.execute(
             "UPDATE runs SET head = ?, signature = ? WHERE id = ?",
@@ -407,15 +508,32 @@ class SqliteStore(RunStore):
 
     @contextmanager
     def _transaction(self, *, write: bool = True) -> Iterator[None]:
-        """One transaction; a write takes the write lock first (``BEGIN IMMEDIATE``)."""
+        """One transaction; a write takes the write lock first (``BEGIN IMMEDIATE``), a read
+        is bounded (``WORK_PER_PAGE``)."""
         self._db.execute("BEGIN IMMEDIATE" if write else "BEGIN")
         try:
+            if not write:
+                self._bound()
             yield
             self._db.execute("COMMIT")
         except BaseException:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise
+        finally:
+            self._db.set_progress_handler(None, 0)
+
+    def _bound(self) -> None:
+        """Stop this read's queries once they take ``work_per_page`` steps a page of the
+        store (and of ``SPARE_PAGES``) between them: they then fail as interrupted."""
+        pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+        self._work = self._work_per_page * (pages + SPARE_PAGES)
+        calls = iter(range(self._work // _STEPS_PER_CALL))
+
+        def progress() -> bool:
+            return next(calls, None) is None
+
+        self._db.set_progress_handler(progress, _STEPS_PER_CALL)
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -430,9 +548,36 @@ class SqliteStore(RunStore):
                     f"{self.path}: the run store is locked by another process "
                     f"(waited {self._timeout:g}s)"
                 ) from None
+            if "interrupted" in str(error):
+                raise BadInput(
+                    f"{self.path}: a read was stopped past {self._work} steps of SQLite's "
+                    "work, far more than a run store of its size needs"
+                ) from None
             raise BadInput(f"{self.path}: cannot use the run store: {error}") from None
         except sqlite3.DatabaseError as error:
             raise BadInput(f"{self.path}: not a readable run store: {error}") from None
+
+
+@functools.cache
+def _columns(version: int) -> dict[str, tuple[tuple[Any, ...], ...]]:
+    """The columns of each table of a schema-``version`` store, as ``PRAGMA table_xinfo``
+    gives them: the tables this memtape creates, less those its upgrade adds to schema 1."""
+    made = sqlite3.connect(":memory:")
+    try:
+        for table in _TABLES:
+            made.execute(table)
+        # "ALTER TABLE runs ADD COLUMN head TEXT": the table is word 3, the column word 6.
+        added = {(words[2], words[5]) for words in map(str.split, _UPGRADE_FROM_1)}
+        return {
+            table: tuple(
+                column
+                for column in made.execute(f"PRAGMA table_xinfo({table})")
+                if version == SCHEMA or (table, column[1]) not in added
+            )
+            for table in ("runs", "events")
+        }
+    finally:
+        made.close()
 
 
 def _chain_of(header: Mapping[str, Any], where: str) -> Chain:

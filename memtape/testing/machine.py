@@ -45,7 +45,7 @@ from memtape.policies.session import AXES, Policies
 from memtape.scenarios.writer import scenario_text
 from memtape.testing import strategies as kit
 from memtape.testing.checked import CheckedSession, shortest
-from memtape.testing.requires import HYPOTHESIS_MISSING
+from memtape.testing.requires import hypothesis_missing
 from memtape.testing.salience import OPT_OUT, DrawnSalience
 
 try:
@@ -62,7 +62,7 @@ try:
         run_state_machine_as_test,
     )
 except ImportError as error:  # pragma: no cover (the test extra installs it)
-    raise ImportError(HYPOTHESIS_MISSING) from error
+    raise ImportError(hypothesis_missing()) from error
 
 COUNTEREXAMPLES = Path(".memtape") / "counterexamples"
 """Where counterexamples go by default (``$MEMTAPE_COUNTEREXAMPLES`` overrides it)."""

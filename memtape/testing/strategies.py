@@ -35,12 +35,12 @@ from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
 from memtape.scenarios import Scenario
-from memtape.testing.requires import HYPOTHESIS_MISSING
+from memtape.testing.requires import hypothesis_missing
 
 try:
     from hypothesis import strategies as st
 except ImportError as error:  # pragma: no cover (the test extra installs it)
-    raise ImportError(HYPOTHESIS_MISSING) from error
+    raise ImportError(hypothesis_missing()) from error
 
 T = TypeVar("T")
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from memtape.core.visible import visible
 from memtape.runs.files import LoadedRun
 from memtape.viewer.payload import run_payload
 
@@ -92,7 +93,7 @@ def page_html(data: Mapping[str, Any], title: str) -> str:
     """The template with the style, the script and ``data`` (as script-safe JSON) inlined."""
     style, script = inline_code()
     parts = {
-        "title": html.escape(f"memtape · {title}"),
+        "title": html.escape(visible(f"memtape · {title}")),
         "style": style,
         "script": script,
         "data": script_json(data),
@@ -125,5 +126,7 @@ def _csp_hash(code: str) -> str:
 
 
 def script_json(data: Any) -> str:
-    """``data`` as JSON that cannot end or confuse the ``<script>`` element holding it."""
-    return orjson.dumps(data).decode("utf-8").translate(_SCRIPT_SAFE)
+    """``data`` as JSON that cannot end or confuse the ``<script>`` element holding it, and
+    holds no character that acts on a terminal (the page's source may be shown in one):
+    the page reads back the exact data."""
+    return visible(orjson.dumps(data).decode("utf-8").translate(_SCRIPT_SAFE), "json")

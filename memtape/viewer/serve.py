@@ -14,9 +14,12 @@ must carry the session's token, which the printed URL holds.
 """
 
 import hmac
+import io
 import secrets
+import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,9 +39,13 @@ from memtape.core.commands import (
     RecordEpisode,
     WriteFact,
 )
-from memtape.core.errors import BadInput, MemtapeError, one_line
+from memtape.core.errors import BadInput, MemtapeError
+from memtape.core.integers import bounded
+from memtape.core.visible import visible
+from memtape.policies.model_settings import model_settings
 from memtape.policies.session import Policies, Session
 from memtape.runs.files import load_run
+from memtape.runs.signed import check_reading, signature_required
 from memtape.scenarios import is_scenario, load_scenario
 from memtape.viewer.page import inline_hashes, page_html
 from memtape.viewer.payload import PayloadBuilder
@@ -48,6 +55,11 @@ MAX_BODY = 1 << 20
 
 READ_TIMEOUT = 10.0
 """Seconds a connection may stay silent, before its request or in it, before it is dropped."""
+
+REQUEST_TIMEOUT = 10.0
+"""Seconds a connection has to send its whole request (line, headers and body), however
+it trickles it: past them it is dropped, so a client sending a byte now and then holds no
+thread for long."""
 
 TOKEN_HEADER = "X-Memtape-Token"
 """The header that carries the session's token on each request of the page to the API."""
@@ -155,24 +167,28 @@ def live_source(target: str, settings: Sequence[str] = (), *, trust: bool = Fals
 
     ``settings`` (``AXIS.PARAM=VALUE``, as ``memtape run --set``) change a
     scenario's policies; a run is re-decided from the start under the policies
-    that began it, which settings do not change (``memtape fork`` does that).
-    Re-deciding runs the policies' code, so a run naming a policy by import
-    path is refused unless ``trust`` says its code is the user's to run.
+    that began it, which only ``llm.*`` settings change (the model asked: a
+    run's own recorded model is asked only when ``trust`` says so; ``memtape
+    fork`` changes the rest). Re-deciding runs the policies' code, so a run
+    naming a policy by import path is refused unless ``trust`` says its code
+    is the user's to run.
     """
     if is_scenario(target):
         scenario = load_scenario(target)
         policies = scenario.policies.with_settings(settings) if settings else scenario.policies
         return LiveRun(policies, scenario.steps, scenario.name)
-    if settings:
-        raise BadInput(
-            f"{target}: --set changes a scenario's policies; fork a recorded run instead"
-        )
+    model_settings(settings, target)
     loaded = load_run(target, trust=trust)
     loaded.require_code("serve")
-    if loaded.torn is not None:
-        print(f"memtape: warning: {target}: {one_line(loaded.torn)}", file=sys.stderr)
+    unvouched = check_reading(target, len(loaded.session.run), require=signature_required())
+    for said in (*loaded.dropped, *([unvouched] if unvouched else [])):
+        warning = visible(f"{target}: {said}", "message")
+        print(f"memtape: warning: {warning}", file=sys.stderr)
     session = loaded.session
-    return LiveRun(session.policies_at(0), session.run.commands, loaded.scenario)
+    policies = session.policies_at(0)
+    if settings:
+        policies = policies.with_settings(settings)
+    return LiveRun(policies, session.run.commands, loaded.scenario)
 
 
 def serve(live: LiveRun, port: int = 0) -> int:
@@ -184,7 +200,7 @@ def serve(live: LiveRun, port: int = 0) -> int:
     server = make_server(live, port)
     try:
         # Inside the try: a Ctrl-C right after the URL is printed still stops cleanly.
-        print(f"memtape serve: {live.name} at {server.url} (Ctrl-C stops)", flush=True)
+        print(f"memtape serve: {visible(live.name)} at {server.url} (Ctrl-C stops)", flush=True)
         server.serve_forever()
     except KeyboardInterrupt:
         print("memtape serve: stopped", file=sys.stderr)
@@ -193,12 +209,17 @@ def serve(live: LiveRun, port: int = 0) -> int:
     return 0
 
 
-def make_server(live: LiveRun, port: int = 0, read_timeout: float = READ_TIMEOUT) -> "LiveServer":
+def make_server(
+    live: LiveRun,
+    port: int = 0,
+    read_timeout: float = READ_TIMEOUT,
+    request_timeout: float = REQUEST_TIMEOUT,
+) -> "LiveServer":
     """A server for the live page bound to 127.0.0.1 (not yet serving)."""
     if not 0 <= port <= 65535:
         raise BadInput(f"--port {port} is not a port (0..65535)")
     try:
-        return LiveServer(live, port, read_timeout)
+        return LiveServer(live, port, read_timeout, request_timeout)
     except OSError as error:
         raise BadInput(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
 
@@ -224,18 +245,26 @@ class LiveServer(ThreadingHTTPServer):
     port as the same site, so any other local server, and any page it serves,
     would be sent the secret.
 
-    Each connection may stay silent ``read_timeout`` seconds at most; a client
-    that stalls or disconnects is one line on stderr, never a traceback, and
-    holds only its own (daemon) thread.
+    Each connection may stay silent ``read_timeout`` seconds at most, and has
+    ``request_timeout`` seconds in all to send its request; a client that
+    stalls, trickles or disconnects is one line on stderr, never a traceback,
+    and holds only its own (daemon) thread.
     """
 
     daemon_threads = True
     """A stalled client's thread does not keep the process alive after Ctrl-C."""
 
-    def __init__(self, live: LiveRun, port: int, read_timeout: float = READ_TIMEOUT) -> None:
+    def __init__(
+        self,
+        live: LiveRun,
+        port: int,
+        read_timeout: float = READ_TIMEOUT,
+        request_timeout: float = REQUEST_TIMEOUT,
+    ) -> None:
         super().__init__(("127.0.0.1", port), LiveHandler)
         self.live = live
         self.read_timeout = read_timeout
+        self.request_timeout = request_timeout
         self.token = secrets.token_urlsafe(TOKEN_BYTES)
         self.port: int = self.server_address[1]
         self.hosts = frozenset(f"{name}:{self.port}" for name in LOOPBACK_NAMES)
@@ -267,7 +296,7 @@ def _went_away(reason: BaseException | str) -> None:
     """Say on stderr, in one line, that a client disconnected or stalled."""
     if isinstance(reason, OSError) and reason.strerror:
         reason = reason.strerror
-    print(f"memtape serve: a client went away ({one_line(str(reason))})", file=sys.stderr)
+    print(f"memtape serve: a client went away ({visible(str(reason), 'message')})", file=sys.stderr)
 
 
 def _response_headers() -> Headers:
@@ -294,6 +323,38 @@ def _response_headers() -> Headers:
     )
 
 
+class TooSlow(TimeoutError):
+    """A client that did not send its whole request in the server's ``request_timeout``."""
+
+
+class _Request(io.RawIOBase):
+    """A connection's incoming bytes, each read given what is left of the time the client
+    has to send its request (and no more than ``read_timeout`` of silence)."""
+
+    def __init__(self, connection: socket.socket, read_timeout: float, total: float) -> None:
+        super().__init__()
+        self._connection = connection
+        self._read_timeout = read_timeout
+        self._total = total
+        self._deadline = time.monotonic() + total
+
+    def readable(self) -> bool:
+        """Always: the connection is read from."""
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        """Receive into ``buffer``; past the deadline, ``TooSlow``."""
+        left = self._deadline - time.monotonic()
+        if left > 0:
+            self._connection.settimeout(min(self._read_timeout, left))
+            try:
+                return self._connection.recv_into(buffer)
+            except TimeoutError:
+                if self._deadline > time.monotonic():
+                    raise
+        raise TooSlow(f"sent its request too slowly: over {self._total:g} s")
+
+
 class Refused(Exception):
     """A request answered ``status`` with the one-line ``reason``, and nothing run
     (``allow``: the method the path takes, for a 405)."""
@@ -316,9 +377,13 @@ class LiveHandler(BaseHTTPRequestHandler):
     server: LiveServer
 
     def setup(self) -> None:
-        """The connection, with its read timeout."""
+        """The connection, with its read timeout, and its request read against the time the
+        client has to send it whole."""
         super().setup()
         self.connection.settimeout(self.server.read_timeout)
+        request = _Request(self.connection, self.server.read_timeout, self.server.request_timeout)
+        self.rfile.close()  # the base class's, replaced: it holds the connection open
+        self.rfile = io.BufferedReader(request)
 
     def do_GET(self) -> None:
         """The page, or the run's data."""
@@ -336,9 +401,9 @@ class LiveHandler(BaseHTTPRequestHandler):
             respond(*self._route())
         except Refused as refused:
             allow = () if refused.allow is None else (("Allow", refused.allow),)
-            self._json(refused.status, {"error": one_line(str(refused))}, allow)
+            self._json(refused.status, {"error": visible(str(refused), "message")}, allow)
         except MemtapeError as error:
-            self._json(HTTPStatus.BAD_REQUEST, {"error": one_line(str(error))})
+            self._json(HTTPStatus.BAD_REQUEST, {"error": visible(str(error), "message")})
 
     def _read(self, path: str, since: int | None) -> None:
         live = self.server.live
@@ -403,11 +468,14 @@ class LiveHandler(BaseHTTPRequestHandler):
             return parts.path, None
         if len(values) != 1 or not _whole_number(values[0]):
             raise BadInput(f"since must be one whole number of events, got {values!r}")
-        return parts.path, int(values[0])
+        return parts.path, bounded(values[0], "since")
 
     def _body(self) -> Any:
         declared = self.headers.get("Content-Length") or "0"
-        length = int(declared) if _whole_number(declared) else 0
+        try:
+            length = bounded(declared, "Content-Length") if _whole_number(declared) else 0
+        except BadInput:
+            length = 0  # past 64 bits: refused below, with any other length out of range
         if not 0 < length <= MAX_BODY:
             raise BadInput(f"a command is a JSON object of at most {MAX_BODY} bytes")
         body = self.rfile.read(length)
@@ -423,6 +491,8 @@ class LiveHandler(BaseHTTPRequestHandler):
 
     def _send(self, status: HTTPStatus, body: bytes, kind: str, headers: Headers = ()) -> None:
         self.send_response(status)
+        # The reads may have left a timeout of what was left of the request's time.
+        self.connection.settimeout(self.server.read_timeout)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
         for name, value in (*self.server.response_headers, *headers):
@@ -435,7 +505,7 @@ class LiveHandler(BaseHTTPRequestHandler):
         JSON with every response's headers, like the others."""
         self.close_connection = True
         status = HTTPStatus(code)
-        self._json(status, {"error": one_line(message or status.phrase)})
+        self._json(status, {"error": visible(message or status.phrase, "message")})
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the page shows what happened; stderr stays for errors."""
@@ -443,10 +513,12 @@ class LiveHandler(BaseHTTPRequestHandler):
     def log_error(self, format: str, *args: Any) -> None:
         """One line on stderr. The base class calls this when a read or write timed out (its
         other call, from ``send_error``, is overridden here)."""
-        if any(isinstance(arg, TimeoutError) for arg in args):
+        if any(isinstance(arg, TooSlow) for arg in args):
+            _went_away(next(arg for arg in args if isinstance(arg, TooSlow)))
+        elif any(isinstance(arg, TimeoutError) for arg in args):
             _went_away(f"stalled for {self.server.read_timeout:g} s")
         else:
-            print(f"memtape serve: {one_line(format % args)}", file=sys.stderr)
+            print(f"memtape serve: {visible(format % args, 'message')}", file=sys.stderr)
 
 
 def _whole_number(text: str) -> bool:

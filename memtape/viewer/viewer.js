@@ -1,7 +1,7 @@
 // The memtape viewer: rebuilds the projected state of a run at any event from
 // the payload's per-event deltas (see memtape/viewer/payload.py), and renders
 // it. Every text of the run is user data: it reaches the page through
-// textContent only, never as markup.
+// textContent only, never as markup, and through `visible`, never raw.
 "use strict";
 
 (function () {
@@ -344,10 +344,29 @@
 
   // ---- rendering: DOM built with textContent only ----
 
+  // The characters memtape.core.visible escapes (its _ACTING class, which
+  // tests/test_page.py holds this one to): controls, bidi and other format
+  // characters, separators, lone surrogates. A bidi override would reorder what
+  // the page shows; the rest print nothing or a box.
+  const ACTING = /(?![\t\n])[\0-\x1f\x7f-\x9f\xad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb\u{110bd}\u{110cd}\u{13430}-\u{13438}\u{1bca0}-\u{1bca3}\u{1d173}-\u{1d17a}\u{e0001}\u{e0020}-\u{e007f}]/gu;
+
+  // `text` with each acting character written as its escape, as `visible` writes it.
+  // Newline and tab are kept (the page wraps a text, a dropped turn's keeps its
+  // lines), and so are backslashes: the event summaries come visible already.
+  function visible(text) {
+    return String(text).replace(ACTING, (char) => {
+      if (char === "\r") return "\\r";
+      const code = char.codePointAt(0);
+      if (code < 0x100) return "\\x" + code.toString(16).padStart(2, "0");
+      if (code < 0x10000) return "\\u" + code.toString(16).padStart(4, "0");
+      return "\\U" + code.toString(16).padStart(8, "0");
+    });
+  }
+
   function element(tag, className, text) {
     const node = document.createElement(tag);
     if (className) node.className = className;
-    if (text !== undefined) node.textContent = String(text);
+    if (text !== undefined) node.textContent = visible(text);
     return node;
   }
 
@@ -392,7 +411,7 @@
     const names = [params.compaction, params.forgetting].filter((name) => name !== null && name !== undefined);
     this.where.textContent = [
       `event ${at} of ${this.tape.length}`, `step ${step} of ${this.tape.ends.length}`, `t=${number(view.clock, 2)}`,
-    ].concat(limits, names.length ? [names.join(" + ")] : []).join(" · ");
+    ].concat(limits, names.length ? [visible(names.join(" + "))] : []).join(" · ");
     this.renderMeter(view.window);
     this.strip.show(at);
     this.renderTiers(view.window);
@@ -870,7 +889,7 @@
     this.panels = [];
     this.panelsRoot.replaceChildren();
     for (const tape of this.tapes) this.panels.push(new Panel(this.panelsRoot, tape));
-    document.getElementById("title").textContent = this.tapes.map((t) => t.name).join(" vs ");
+    document.getElementById("title").textContent = visible(this.tapes.map((t) => t.name).join(" vs "));
     this.slider.max = String(this.last());
   };
 
@@ -1079,7 +1098,7 @@
       this.showNext();
       this.seek(this.last());
     } else {
-      error.textContent = answer.error;
+      error.textContent = visible(answer.error);
     }
     // Counts the answers drawn, so that a script (or a test) can wait for one.
     document.body.dataset.answers = String(Number(document.body.dataset.answers || 0) + 1);
@@ -1089,7 +1108,7 @@
     const next = document.getElementById("next");
     const upcoming = this.data.next;
     next.disabled = upcoming === null;
-    next.textContent = upcoming === null ? "no more recorded steps" : upcoming.label;
+    next.textContent = upcoming === null ? "no more recorded steps" : visible(upcoming.label);
   };
 
   // `headers`: what every request to the server carries (the session's token), as the
@@ -1121,5 +1140,6 @@
     seek: (position) => app.seek(position),
     position: () => app.position,
     strip: (index) => app.panels[index].strip.drawing(),
+    visible: (text) => visible(text),
   };
 })();

@@ -10,14 +10,16 @@ tried as one document first; a file that is not one is read line by line.
 Tolerant where a writer crashed, strict where data would be lost. A line
 holding two JSON objects one after the other (a writer that lost its
 newline) is split into both: the second is named ``FILE:LINE (object 2)``.
-A last line cut short (no newline after it, and not JSON: the write a
-crash interrupted) is skipped, and the ``Source`` says so in ``skipped``,
-which the command line prints as a warning. Any other line that is not a
-JSON object refuses the file, naming ``FILE:LINE``, unless
-``skip_bad_lines``: then it is skipped and named in ``skipped`` too.
+A last line with no newline that is not JSON is a write cut short (an agent
+still writing its session, or killed mid-write): it is skipped with a
+warning (``UnfinishedLine``), as a run file's torn tail is. Any other line
+that is not a JSON object refuses the file, naming ``FILE:LINE``, unless
+``skip_bad_lines``: then it is skipped with a warning (``SkippedLine``).
+Every line skipped is named in ``Source.skipped``, for the import's ledger.
 """
 
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,15 @@ from memtape.core.paths import read_regular
 
 CONTAINERS = ("messages", "input", "output")
 """The keys of a document object whose lists hold the records (a request, a response)."""
+
+
+class UnfinishedLine(UserWarning):
+    """A transcript's last line was cut short mid-write: it was skipped, and the records
+    before it were read."""
+
+
+class SkippedLine(UserWarning):
+    """A malformed line of a transcript was skipped, as ``--skip-bad-lines`` asked."""
 
 
 @attrs.frozen
@@ -87,7 +98,6 @@ def _lines(
     records: list[Record] = []
     skipped: list[str] = []
     lines = raw.split(b"\n")
-    unfinished = len(lines) if lines[-1].strip() else None  # no newline after the last line
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -95,14 +105,16 @@ def _lines(
         try:
             objects = _objects(line)
         except orjson.JSONDecodeError as error:
-            if number == unfinished:
-                skipped.append(f"{where}: a half-written last line ({len(line)} bytes)")
-                continue
+            if number == len(lines):  # no newline after it: a write cut short
+                skipped.append(f"{where}: an unfinished last line (no newline, not JSON)")
+                warnings.warn(UnfinishedLine(f"{skipped[-1]}: skipped"), stacklevel=4)
+                break
             # orjson refuses invalid UTF-8 and unpaired surrogates, so every text writes as UTF-8.
             problem = f"{where}: not a JSON object: {error}"
             if not skip_bad_lines:
                 raise BadInput(problem + " (--skip-bad-lines skips such lines)") from None
             skipped.append(problem)
+            warnings.warn(SkippedLine(f"{problem}: skipped"), stacklevel=4)
             continue
         for count, data in enumerate(objects, start=1):
             place = where if count == 1 else f"{where} (object {count})"
@@ -111,6 +123,7 @@ def _lines(
                 if not skip_bad_lines:
                     raise BadInput(problem + " (--skip-bad-lines skips such lines)")
                 skipped.append(problem)
+                warnings.warn(SkippedLine(f"{problem}: skipped"), stacklevel=4)
                 continue
             records.append(Record(data, place))
     return tuple(records), tuple(skipped)
