@@ -418,10 +418,10 @@ class TestCompactions:
         del metadata["preservedSegment"]
         metadata["preservedMessages"] = {
             "anchorUuid": entries[9]["uuid"],
-            "uuids": [entry["uuid"] for entry in entries[6:8]],
+            "uuids": [entries[5]["uuid"], entries[7]["uuid"]],
         }
         path = write_lines(tmp_path / "s.jsonl", *entries)
-        assert (7, 8) == read_transcript(path).compactions[0].preserved
+        assert (6, 8) == read_transcript(path).compactions[0].preserved
 
 
 class TestUsage:

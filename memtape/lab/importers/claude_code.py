@@ -41,10 +41,9 @@ What imports:
   of it, and a policy benched on the session must not see it. The
   ``recorded`` compaction policy applies it. A partial compaction's
   ``preservedSegment`` (``headUuid`` to ``tailUuid``: the messages the
-  agent kept verbatim, still in the file before the boundary), or its
-  ``preservedMessages`` (their ``uuids`` listed, as later versions write
-  it), becomes the compaction's ``preserved`` turns, which ``recorded``
-  keeps HOT. A
+  agent kept verbatim, still in the file before the boundary), or, without
+  one, its ``preservedMessages`` (their uuids listed), becomes the
+  compaction's ``preserved`` turns, which ``recorded`` keeps HOT. A
   boundary before the first turn has nothing to fold: its summary is the
   context the file starts from, and imports as the first (user) turn.
 
@@ -466,17 +465,21 @@ def read(source: Source, *, sidechains: bool = False) -> Transcript:
 
 
 def _kept(metadata: Mapping[str, Any]) -> _Kept | None:
-    """What a boundary's metadata says the compaction kept verbatim: ``preservedMessages``'
-    ``uuids``, else ``preservedSegment``'s head and tail; None when it says neither."""
-    listed = metadata.get("preservedMessages")
-    uuids = listed.get("uuids") if isinstance(listed, Mapping) else None
-    if isinstance(uuids, list) and uuids and all(isinstance(u, str) for u in uuids):
-        return _Kept(listed=tuple(uuids))
+    """What a boundary's metadata says the compaction kept verbatim: ``preservedSegment``'s
+    head and tail, else the uuids ``preservedMessages`` lists (``allUuids``, or ``uuids``,
+    which may name the ends alone: the turns between the first and the last are kept);
+    None when it says neither."""
     segment = metadata.get("preservedSegment")
     if isinstance(segment, Mapping):
         head, tail = segment.get("headUuid"), segment.get("tailUuid")
         if isinstance(head, str) and isinstance(tail, str):
             return _Kept(head, tail)
+    listed = metadata.get("preservedMessages")
+    if isinstance(listed, Mapping):
+        for key in ("allUuids", "uuids"):
+            uuids = listed.get(key)
+            if isinstance(uuids, list) and uuids and all(isinstance(u, str) for u in uuids):
+                return _Kept(listed=tuple(uuids))
     return None
 
 
