@@ -41,11 +41,14 @@ import attrs
 
 from memtape.core.errors import BadInput
 from memtape.core.plural import counted
+from memtape.lab.importers.records import Source
 
-if TYPE_CHECKING:
-    from memtape.lab.importers.records import Source
+if TYPE_CHECKING:  # transcript builds its turns' ledger with this module
     from memtape.lab.importers.transcript import Turns
 
+
+SHOWN = 3
+"""How many ids made unique the ledger's lines name (the ``[import]`` table names all)."""
 
 Ids = Callable[[Any], tuple[Sequence[str], Sequence[str]]]
 """What a format's reader counts in one record's raw data: the ids of the tool calls it
@@ -91,16 +94,19 @@ class Ledger:
             + _aside(sum(kind.results for kind in self.left_out)),
         ]
         for kind in self.left_out:
-            held = [
-                counted(n, what) for n, what in ((kind.calls, "call"), (kind.results, "result"))
-            ]
-            holding = [text for text, n in zip(held, (kind.calls, kind.results), strict=True) if n]
+            held = ((kind.calls, "call"), (kind.results, "result"))
+            holding = [counted(n, what) for n, what in held if n]
             also = f" (holding {' and '.join(holding)})" if holding else ""
             entries = counted(kind.entries, f"{kind.kind} entry", f"{kind.kind} entries")
             lines.append(f"left out: {entries}{also}")
         lines.extend(f"skipped {line}" for line in self.skipped_lines)
-        for unique, original in self.renamed:
-            lines.append(f"call id {original!r} made again after it was answered: now {unique!r}")
+        if self.renamed:
+            shown = ", ".join(f"{unique!r}" for unique, _ in self.renamed[:SHOWN])
+            more = ", ..." if len(self.renamed) > SHOWN else ""
+            lines.append(
+                f"{counted(len(self.renamed), 'call')} reused an id already answered, made "
+                f"unique: {shown}{more} (the [import] table's renamed_ids has each)"
+            )
         return lines
 
     def table(self) -> dict[str, Any]:
@@ -132,7 +138,7 @@ def _aside(left: int) -> str:
 class Tally:
     """A ledger being filled by a reader, record by record (see the module's docstring)."""
 
-    def __init__(self, source: "Source") -> None:
+    def __init__(self, source: Source) -> None:
         self.source = source
         self._accounted: set[str] = set()
         self._calls: list[tuple[str, str]] = []
@@ -202,7 +208,7 @@ class Tally:
         )
 
 
-def every_record(source: "Source", ids: Ids) -> Tally:
+def every_record(source: Source, ids: Ids) -> Tally:
     """The tally of a reader that imports every record of ``source``, each record's calls
     and results read by ``ids`` from its raw data."""
     tally = Tally(source)
