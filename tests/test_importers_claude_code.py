@@ -316,6 +316,17 @@ class TestParallelCalls:
             ("tool", (), ("toolu_02Gb",)),
         ] == [(t.role, t.calls, t.answers) for t in turns[6:9]]
 
+    def test_a_result_on_a_side_branch_with_text_beside_it_imports_both(
+        self, tmp_path: Path
+    ) -> None:
+        entries = [json.loads(line) for line in PARALLEL.read_text("utf-8").splitlines()]
+        entries[8]["message"]["content"].append({"type": "text", "text": "Note: locale.py is old."})
+        path = write_lines(tmp_path / "s.jsonl", *entries)
+        turns = read_transcript(path).turns
+        assert [("tool", ("toolu_01Kb",)), ("user", ())] == [
+            (turn.role, turn.answers) for turn in turns[3:5]
+        ]
+
     def test_the_ledger_balances(self) -> None:
         ledger = read_transcript(PARALLEL).ledger
         assert ledger is not None

@@ -378,7 +378,7 @@ class _Graph:
                     if identity is None or identity not in responses:
                         continue
                 elif kind == "user":
-                    if not _only_results(_content(data)):
+                    if not _holds_results(_content(data)):
                         continue
                 elif kind == "system":
                     continue
@@ -411,7 +411,7 @@ class _Graph:
             child
             for child in (self.children.get(uuid, ()) if isinstance(uuid, str) else ())
             if self.records[child].data.get("type") == "user"
-            and _only_results(_content(self.records[child].data))
+            and _holds_results(_content(self.records[child].data))
         ]
 
     def _before(self, index: int) -> int | None:
@@ -522,6 +522,14 @@ def _only_results(content: Any) -> bool:
         isinstance(content, list)
         and bool(content)
         and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    )
+
+
+def _holds_results(content: Any) -> bool:
+    """Whether a user message's content holds a tool result (a branch holding one is the
+    thread's: Claude Code hangs each result off the entry that made its call)."""
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
     )
 
 
