@@ -579,13 +579,19 @@ class TestImportedScenarios:
 
     def test_a_turn_s_usage_is_kept_by_its_turn_number_beside_the_command(self) -> None:
         scenario = parse_scenario(_IMPORTED, "s.toml")
-        assert {2: Usage(4, 96, 13027, 1812)} == scenario.usage
+        assert {2: Usage(4, 96, 13027, 1812)} == dict(scenario.usage)
         assert AddTurn("assistant", "hello") == scenario.steps[1]
+
+    def test_an_imported_scenario_stays_a_value(self) -> None:
+        """Hashable and equal to itself read again, as every scenario is (a bench caches
+        them)."""
+        first, again = (parse_scenario(_IMPORTED, "s.toml") for _ in range(2))
+        assert (first, hash(first)) == (again, hash(again))
 
     @pytest.mark.parametrize("name", SHIPPED)
     def test_a_scenario_not_imported_has_neither(self, name: str) -> None:
         scenario = load_scenario(name)
-        assert (None, {}) == (scenario.imported, scenario.usage)
+        assert (None, {}) == (scenario.imported, dict(scenario.usage))
 
     @pytest.mark.parametrize(
         ("edit", "message"),

@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from immutables import Map
 
 from memtape.core.commands import (
     COMMAND_TYPES,
@@ -90,12 +91,12 @@ class Scenario:
     steps: tuple[Command, ...]
     source: str
     probes: tuple[Probe, ...] = ()
-    usage: Mapping[int, Usage] = attrs.field(factory=dict)
+    usage: Mapping[int, Usage] = Map()
     """What the provider billed for each turn that says (an imported assistant turn's
     response), by turn number: data beside the steps, no part of them."""
-    imported: Mapping[str, Any] | None = None
+    imported: Mapping[str, Any] | None = attrs.field(default=None, eq=False)
     """The ``[import]`` table of an imported scenario (its ledger), as written; None for
-    a scenario not imported."""
+    a scenario not imported. Not part of a scenario's equality: it decides nothing."""
 
 
 def load_scenario(name_or_path: str) -> Scenario:
@@ -206,7 +207,7 @@ def parse_scenario(text: str, source: str) -> Scenario:
         )
     if not commands:
         raise BadInput(f"{source}: no [[step]] tables: nothing to run")
-    return Scenario(name, about, policies, tuple(commands), source, probes, usage, imported)
+    return Scenario(name, about, policies, tuple(commands), source, probes, Map(usage), imported)
 
 
 def _probes(tables: Any, source: str) -> tuple[Probe, ...]:
