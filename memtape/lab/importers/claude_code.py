@@ -99,8 +99,8 @@ class _Boundary:
 
 @attrs.frozen
 class _Kept:
-    """The messages a partial compaction kept verbatim: the segment from ``head`` back from
-    ``tail``, or the ``listed`` uuids."""
+    """The messages a partial compaction kept verbatim: the segment walked from ``tail`` back
+    to ``head``, or the ``listed`` uuids."""
 
     head: str = ""
     tail: str = ""
@@ -176,8 +176,8 @@ class _Reader:
         metadata = data.get("compactMetadata")
         metadata = metadata if isinstance(metadata, Mapping) else {}
         trigger = metadata.get("trigger")
-        ends = _kept(metadata)
-        if ends is None and any(key.startswith("preserved") for key in metadata):
+        kept = _kept(metadata)
+        if kept is None and any(key.startswith("preserved") for key in metadata):
             self.notes.append(
                 f"the compaction at {where} kept messages verbatim but names them in no form "
                 "read here: recorded folds every turn before it"
@@ -188,7 +188,7 @@ class _Reader:
             trigger if isinstance(trigger, str) else None,
             _count(metadata.get("preTokens")),
             _count(metadata.get("postTokens")),
-            ends,
+            kept,
         )
 
     def _summary(self, content: Any, where: str) -> None:
