@@ -64,9 +64,11 @@ class Transcript:
     turns: tuple[Turn, ...]
     compactions: tuple[Compaction, ...] = ()
     notes: tuple[str, ...] = ()
-    """What the file held that is not a turn, and was left out (each one line)."""
+    """What the reader has to say of the file beyond its turns, each one line (a compaction
+    it could not apply, where the thread starts, the sidechains left out...)."""
     ledger: Ledger | None = None
-    """What the import read and wrote (``memtape.lab.importers.ledger``)."""
+    """What the import read and wrote (``memtape.lab.importers.ledger``); every shipped
+    reader keeps one, None only for a transcript built without a ``Tally``."""
 
     @property
     def calls(self) -> int:
