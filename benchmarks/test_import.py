@@ -87,3 +87,105 @@ def test_import_a_long_chat(bench: Bench, transcripts: dict[int, Path]) -> None:
         per_10k = bench.median / messages * 10_000
         bench.note(f"import {messages:,} chat messages: {bench.median:.3f} s, {per_10k:.3f} s/10k")
         assert per_10k <= SECONDS_PER_10K, f"{per_10k:.2f} s a 10,000 messages"
+
+
+CLAUDE_ENTRIES = 20_000
+"""Entries in the timed Claude Code session (50 times fewer in a smoke run)."""
+
+
+def claude_session(count: int, seed: int = 24) -> list[dict[str, object]]:
+    """About ``count`` entries of a Claude Code session, from ``seed``: each exchange a
+    prompt (after a file-history snapshot), a response of one to three parallel calls
+    written as chained entries, each call's result hanging off its own entry (a side
+    branch, but for the last), a progress entry, and an answer; a compaction (a boundary
+    and its summary) every 2,000 entries or so."""
+    rng = random.Random(seed)
+    entries: list[dict[str, object]] = []
+    last: str | None = None
+    number = 0
+
+    def add(kind: str, parent: str | None, **fields: object) -> str:
+        nonlocal number
+        number += 1
+        uuid = f"{number:08x}-0000-4000-8000-{seed:012x}"
+        entries.append(
+            {"parentUuid": parent, "isSidechain": False, "type": kind, "uuid": uuid, **fields}
+        )
+        return uuid
+
+    def said(role: str, content: object, msg: str | None = None) -> dict[str, object]:
+        message: dict[str, object] = {"role": role, "content": content}
+        if msg is not None:
+            message["id"] = msg
+            message["usage"] = {"input_tokens": 3, "output_tokens": rng.randint(20, 400)}
+        return message
+
+    exchange = 0
+    while len(entries) < count:
+        exchange += 1
+        if exchange % 60 == 0 and last is not None:
+            boundary = add(
+                "system",
+                None,
+                subtype="compact_boundary",
+                logicalParentUuid=last,
+                compactMetadata={"trigger": "auto", "preTokens": 150_000 + exchange},
+            )
+            last = add("user", boundary, message=said("user", _text(rng)), isCompactSummary=True)
+        entries.append({"type": "file-history-snapshot", "messageId": f"m{exchange}"})
+        last = add("user", last, message=said("user", _text(rng)))
+        msg = f"msg_{exchange:06d}"
+        last = add(
+            "assistant",
+            last,
+            message=said("assistant", [{"type": "text", "text": _text(rng)}], msg),
+        )
+        made = []
+        for index in range(rng.randint(1, 3)):
+            call = f"toolu_{exchange}_{index}"
+            use = {"type": "tool_use", "id": call, "name": "Read", "input": {"q": _text(rng)}}
+            last = add("assistant", last, message=said("assistant", [use], msg))
+            made.append((last, call))
+        for entry, call in made:
+            answer = {"type": "tool_result", "tool_use_id": call, "content": _text(rng)}
+            result = add("user", entry, message=said("user", [answer]))
+        progress = add("progress", result, data={"type": "hook_progress"})
+        last = add(
+            "assistant",
+            progress,
+            message=said("assistant", [{"type": "text", "text": _text(rng)}], msg + "b"),
+        )
+    return entries
+
+
+@pytest.fixture(scope="module")
+def sessions() -> Iterator[dict[int, Path]]:
+    """Claude Code session files by size, written once per module."""
+    with tempfile.TemporaryDirectory() as folder:
+        files: dict[int, Path] = {}
+        for size in (CLAUDE_ENTRIES, CLAUDE_ENTRIES // 50):
+            path = Path(folder) / f"session-{size}.jsonl"
+            lines = (json.dumps(entry) for entry in claude_session(size))
+            path.write_text("\n".join(lines) + "\n", "utf-8")
+            files[size] = path
+        yield files
+
+
+def test_import_a_long_claude_code_session(bench: Bench, sessions: dict[int, Path]) -> None:
+    """Issue 24's target: at most 3 s a 10,000 entries, the whole tree followed and the
+    ledger kept."""
+    entries = bench.size(CLAUDE_ENTRIES)
+    path = sessions[entries]
+    bench.benchmark.group = "import"
+    text = bench.measure(f"import-claude-{entries}", import_transcript, path, rounds=ROUNDS)
+
+    assert "calls_in = " in text
+    read = sum(1 for line in path.read_text("utf-8").splitlines() if line)
+    assert f"entries_read = {read}\n" in text
+    if bench.median is not None:
+        per_10k = bench.median / read * 10_000
+        bench.note(
+            f"import a {read:,}-entry Claude Code session: {bench.median:.3f} s, "
+            f"{per_10k:.3f} s/10k"
+        )
+        assert per_10k <= SECONDS_PER_10K, f"{per_10k:.2f} s a 10,000 entries"

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from memtape.commandline.writing import write_scenario
 from memtape.core.visible import visible
 from memtape.lab.choices import AUTO
-from memtape.lab.importers import import_transcript
-from memtape.lab.importers.records import UnfinishedLine
+from memtape.lab.importers import Ledger, import_transcript
+from memtape.lab.importers.records import SkippedLine, UnfinishedLine
 from memtape.lab.importers.scenario import NothingSalient
 
 
@@ -32,12 +32,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -> int:
-    """Write the scenario, ``heard`` told of the messages made steps; warn if the last line
-    was cut short or nothing is salient."""
+    """Write the scenario, ``heard`` told of the messages made steps; warn if a line was
+    skipped (the last cut short, or a bad one under --skip-bad-lines) or nothing is salient;
+    print the import's ledger and recorded compactions once the scenario is written."""
     reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
+    ledgers: list[Ledger] = []
+    compared: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NothingSalient)
         warnings.simplefilter("always", UnfinishedLine)
+        warnings.simplefilter("always", SkippedLine)
         status = write_scenario(
             args.out,
             lambda: import_transcript(
@@ -51,10 +55,18 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
                 sidechains=args.sidechains,
                 probes=args.probes,
                 progress=heard,
+                skip_bad_lines=args.skip_bad_lines,
+                ledger=ledgers.append,
+                told=compared.append,
             ),
             reads,
         )
     for warning in caught:
-        if isinstance(warning.message, NothingSalient | UnfinishedLine):
+        if isinstance(warning.message, NothingSalient | UnfinishedLine | SkippedLine):
             print(f"memtape: warning: {visible(str(warning.message), 'message')}", file=sys.stderr)
+    for ledger in ledgers:
+        for line in ledger.lines():
+            print(visible(line, "message"))
+    for line in compared:
+        print(visible(line, "message"))
     return status

@@ -5,13 +5,20 @@ named ``FILE:LINE``) or one JSON document: an array of records (named
 ``FILE: [INDEX]``, counting from 0) or an object holding them, as a request
 does (``{"messages": [...]}``, ``{"input": [...]}``, a response's
 ``{"output": [...]}``: named ``FILE: messages[INDEX]``...). The whole file is
-tried as one document first; a file that is not one is read line by line,
-and its first line that is not a JSON object is refused, named. A last line
-with no newline that is not JSON is a write cut short (an agent still
-writing its session, or killed mid-write): it is skipped with a warning
-(``UnfinishedLine``), as a run file's torn tail is.
+tried as one document first; a file that is not one is read line by line.
+
+Tolerant where a writer crashed, strict where data would be lost. A line
+holding two JSON objects one after the other (a writer that lost its
+newline) is split into both: the second is named ``FILE:LINE (object 2)``.
+A last line with no newline that is not JSON is a write cut short (an agent
+still writing its session, or killed mid-write): it is skipped with a
+warning (``UnfinishedLine``), as a run file's torn tail is. Any other line
+that is not a JSON object refuses the file, naming ``FILE:LINE``, unless
+``skip_bad_lines``: then it is skipped with a warning (``SkippedLine``).
+Every line skipped is named in ``Source.skipped``, for the import's ledger.
 """
 
+import json
 import warnings
 from pathlib import Path
 from typing import Any
@@ -31,6 +38,10 @@ class UnfinishedLine(UserWarning):
     before it were read."""
 
 
+class SkippedLine(UserWarning):
+    """A malformed line of a transcript was skipped, as ``--skip-bad-lines`` asked."""
+
+
 @attrs.frozen
 class Record:
     """One JSON record of a transcript and where it is: ``FILE:LINE`` or ``FILE: [INDEX]``."""
@@ -48,15 +59,20 @@ class Source:
     document: dict[str, Any] | None = None
     """The file's top-level object when it is one request or response (its ``system``,
     ``instructions``... are the format's to read)."""
+    skipped: tuple[str, ...] = ()
+    """The lines left out, each ``FILE:LINE: why`` (a half-written last line; with
+    ``skip_bad_lines``, every malformed one)."""
 
 
-def read_source(path: Path) -> Source:
-    """The records of the transcript at ``path``; a malformed file is refused, named."""
+def read_source(path: Path, *, skip_bad_lines: bool = False) -> Source:
+    """The records of the transcript at ``path``; a malformed file is refused, named
+    (``skip_bad_lines``: a malformed line is skipped, and named in ``Source.skipped``)."""
     raw = read_regular(path, "transcript")
     try:
         whole = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        return Source(path, _lines(path, raw))
+        records, skipped = _lines(path, raw, skip_bad_lines)
+        return Source(path, records, skipped=skipped)
     if isinstance(whole, list):
         return Source(path, tuple(Record(item, f"{path}: [{i}]") for i, item in enumerate(whole)))
     if isinstance(whole, dict):
@@ -75,30 +91,70 @@ def _holds_records(document: dict[str, Any]) -> bool:
     return any(isinstance(document.get(key), list | str) for key in CONTAINERS)
 
 
-def _lines(path: Path, raw: bytes) -> tuple[Record, ...]:
-    records = []
+def _lines(
+    path: Path, raw: bytes, skip_bad_lines: bool
+) -> tuple[tuple[Record, ...], tuple[str, ...]]:
+    """The records of a JSONL file, and the lines skipped (see the module's docstring)."""
+    records: list[Record] = []
+    skipped: list[str] = []
     lines = raw.split(b"\n")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
         try:
-            data = orjson.loads(line)
+            objects = _objects(line)
         except orjson.JSONDecodeError as error:
             if number == len(lines):  # no newline after it: a write cut short
-                warnings.warn(
-                    UnfinishedLine(
-                        f"{where}: an unfinished last line (no newline, not JSON): skipped"
-                    ),
-                    stacklevel=4,
-                )
+                skipped.append(f"{where}: an unfinished last line (no newline, not JSON)")
+                warnings.warn(UnfinishedLine(f"{skipped[-1]}: skipped"), stacklevel=4)
                 break
             # orjson refuses invalid UTF-8 and unpaired surrogates, so every text writes as UTF-8.
-            raise BadInput(f"{where}: not a JSON object: {error}") from None
-        if not isinstance(data, dict):
-            raise BadInput(f"{where}: a record is a JSON object, got {_kind(data)}")
-        records.append(Record(data, where))
-    return tuple(records)
+            problem = f"{where}: not a JSON object: {error}"
+            if not skip_bad_lines:
+                raise BadInput(problem + " (--skip-bad-lines skips such lines)") from None
+            skipped.append(problem)
+            warnings.warn(SkippedLine(f"{problem}: skipped"), stacklevel=4)
+            continue
+        for count, data in enumerate(objects, start=1):
+            place = where if count == 1 else f"{where} (object {count})"
+            if not isinstance(data, dict):
+                problem = f"{place}: a record is a JSON object, got {_kind(data)}"
+                if not skip_bad_lines:
+                    raise BadInput(problem + " (--skip-bad-lines skips such lines)")
+                skipped.append(problem)
+                warnings.warn(SkippedLine(f"{problem}: skipped"), stacklevel=4)
+                continue
+            records.append(Record(data, place))
+    return tuple(records), tuple(skipped)
+
+
+def _objects(line: bytes) -> list[Any]:
+    """The JSON values of one line: one, or several written one after another with nothing
+    between them but blanks (raises ``orjson.JSONDecodeError`` when the line is neither)."""
+    try:
+        return [orjson.loads(line)]
+    except orjson.JSONDecodeError as error:
+        if not line.lstrip().startswith(b"{"):
+            raise
+        refused = error
+    # Only a line orjson refused pays for this: the standard decoder finds where each value
+    # ends, and each value goes through orjson again, so that the two never disagree on one.
+    try:
+        text = line.decode("utf-8")
+        decoder = json.JSONDecoder()
+        values: list[Any] = []
+        at = 0
+        while at < len(text):
+            value, at = decoder.raw_decode(text, at)
+            values.append(orjson.loads(json.dumps(value)))
+            while at < len(text) and text[at] in " \t\r":
+                at += 1
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise refused from None
+    if len(values) < 2:
+        raise refused
+    return values
 
 
 def _contained(path: Path, document: dict[str, Any]) -> tuple[Record, ...]:

@@ -2,7 +2,12 @@
 
 Each turn is a ``[[step]]`` with ``turn`` (its role), ``text``, ``calls``
 and ``answers`` (when it has any), ``salient`` (when the rule makes it other
-than the default, which is: tool results are salient) and ``pin``.
+than the default, which is: tool results are salient), ``pin``, and
+``usage`` (what its response was billed, when the transcript says).
+
+The ``[import]`` table after ``[scenario]`` is the import's ledger
+(``memtape.lab.importers.ledger``) with the file's name and format: data the
+loader keeps (``Scenario.imported``) and no policy reads.
 
 Which turns are salient is a rule: ``tool`` (the default), ``all``,
 ``none``, or a comma-separated list of roles, each of which some turn must
@@ -26,9 +31,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from memtape.core.commands import ROLES
+from memtape.core.commands import ROLES, AddTurn
 from memtape.core.errors import BadInput
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, PINS
+from memtape.lab.importers.compared import measured
 from memtape.lab.importers.transcript import Transcript
 from memtape.lab.progress import EVERY
 from memtape.lab.scenario_file import header
@@ -95,13 +101,17 @@ def transcript_scenario(
     tokenizer: str = WordCount.name,
     probes: Sequence[Mapping[str, Any]] = (),
     progress: Callable[[int, int], None] | None = None,
+    told: Callable[[str], None] | None = None,
 ) -> str:
     """The scenario file's text for ``transcript``, read from the file at ``path``.
 
     ``salient`` is the rule (None: ``DEFAULT_SALIENT``, which holds for a
     transcript without tool results too); ``probes`` are ``[[probe]]``
     tables (``{"text", "from"}``) to plant. ``progress(done, total)`` hears how
-    many messages are made steps, every ``EVERY`` and at the end.
+    many messages are made steps, every ``EVERY`` and at the end. ``told`` hears
+    one line per compaction the transcript recorded: the agent's token counts
+    beside memtape's (``memtape.lab.importers.compared``), also written in the
+    scenario's comment.
     """
     rule = DEFAULT_SALIENT if salient is None else salient
     roles = salient_roles(rule)
@@ -113,14 +123,16 @@ def transcript_scenario(
     if pin == "system":
         _check_roles(frozenset({"system"}), present, path, "--pin system")
     _warn_if_nothing_salient(path, rule, roles, present)
-    if transcript.compactions:
-        policies["compaction"] = _recorded(transcript, budget, tokenizer)
-    steps: list[dict[str, Value | list[str]]] = []
+    recorded = _recorded(transcript, budget, tokenizer) if transcript.compactions else None
+    if recorded is not None:
+        policies["compaction"] = recorded.params()
+    commands: list[AddTurn] = []
+    steps: list[dict[str, Value | list[str] | dict[str, int]]] = []
     total = len(transcript.turns)
     for number, turn in enumerate(transcript.turns, start=1):
         if progress is not None and number % EVERY == 0:
             progress(number, total)
-        step: dict[str, Value | list[str]] = {"turn": turn.role, "text": turn.text}
+        step: dict[str, Value | list[str] | dict[str, int]] = {"turn": turn.role, "text": turn.text}
         flag = roles is None or turn.role in roles
         if flag != (turn.role == "tool"):
             step["salient"] = flag
@@ -128,29 +140,48 @@ def transcript_scenario(
             step["calls"] = list(turn.calls)
         if turn.answers:
             step["answers"] = list(turn.answers)
-        if (pin == "system" and turn.role == "system") or (pin == "first" and number == 1):
+        pinned = (pin == "system" and turn.role == "system") or (pin == "first" and number == 1)
+        if pinned:
             step["pin"] = True
+        if turn.usage is not None:
+            step["usage"] = turn.usage.table()
         steps.append(step)
+        if recorded is not None:
+            salience = flag if "salient" in step else None
+            commands.append(
+                AddTurn(turn.role, turn.text, salience, turn.calls, turn.answers, pinned)
+            )
     info: dict[str, Value] = {
         "name": path.stem,
         "about": f"A transcript ({transcript.format}) imported from {path.name}.",
     }
-    comment = _comment(transcript, path.name, rule, pin, hot_n)
+    lines = (
+        [m.line(tokenizer) for m in measured(recorded, commands)] if recorded is not None else []
+    )
+    for line in lines:
+        if told is not None:
+            told(line)
+    comment = _comment(transcript, path.name, rule, pin, hot_n=hot_n, compared=lines)
+    imported: dict[str, Any] = {"file": path.name, "format": transcript.format}
+    if transcript.ledger is not None:
+        imported.update(transcript.ledger.table())
     if progress is not None:
         progress(total, total)
-    return scenario_file(comment, info, policies, steps, probes)
+    return scenario_file(comment, info, policies, steps, probes, imported=imported)
 
 
-def _recorded(transcript: Transcript, budget: int, tokenizer: str) -> dict[str, Any]:
-    """The ``[compaction]`` table of the recorded policy, built through the policy."""
+def _recorded(transcript: Transcript, budget: int, tokenizer: str) -> RecordedCompaction:
+    """The recorded policy of the transcript's compactions."""
     compactions = tuple(
-        CompactionRecord(c.before, c.summary, c.trigger, c.pre_tokens)
+        CompactionRecord(c.before, c.summary, c.trigger, c.pre_tokens, c.post_tokens, c.preserved)
         for c in transcript.compactions
     )
-    return RecordedCompaction(budget, compactions, tokenizer_named(tokenizer)).params()
+    return RecordedCompaction(budget, compactions, tokenizer_named(tokenizer))
 
 
-def _comment(transcript: Transcript, name: str, rule: str, pin: str, hot_n: int) -> str:
+def _comment(
+    transcript: Transcript, name: str, rule: str, pin: str, *, hot_n: int, compared: Sequence[str]
+) -> str:
     lines = [
         f"Imported from {name} ({transcript.format}): {len(transcript.turns)} turns, "
         f"{transcript.calls} tool calls, {transcript.answers} tool results.",
@@ -163,6 +194,7 @@ def _comment(transcript: Transcript, name: str, rule: str, pin: str, hot_n: int)
             "recorded policy applies; bench it beside others with "
             f"--policy recorded --policy tiered:hot_n={hot_n}."
         )
+    lines.extend(compared)
     lines.extend(transcript.notes)
     return "\n".join(lines)
 
