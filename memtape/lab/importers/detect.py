@@ -60,6 +60,7 @@ RESPONSES_TYPES = (
     "custom_tool_call",
     "custom_tool_call_output",
     "reasoning",
+    "compaction",
     "item_reference",
     "web_search_call",
     "file_search_call",
@@ -79,7 +80,14 @@ RESPONSES_TYPES = (
 RESPONSES_PARTS = ("input_text", "output_text", "input_image", "input_file")
 """Content part types only the Responses API uses."""
 
-ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", "document")
+ANTHROPIC_BLOCKS = (
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "document",
+    "compaction",
+)
 """Content block types only Anthropic's Messages use (an ``image`` with a ``source`` too)."""
 
 CHAT_PARTS = ("image_url", "input_audio", "file")
