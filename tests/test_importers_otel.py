@@ -24,7 +24,7 @@ def _text(role: str, content: str) -> dict[str, Any]:
 def _call(
     number: int,
     inputs: list[dict[str, Any]],
-    output: dict[str, Any],
+    output: dict[str, Any] | list[dict[str, Any]],
     conversation: str = "c1",
     **extra: Any,
 ) -> dict[str, Any]:
@@ -33,7 +33,7 @@ def _call(
         "gen_ai.operation.name": "chat",
         "gen_ai.conversation.id": conversation,
         "gen_ai.input.messages": json.dumps(inputs),
-        "gen_ai.output.messages": json.dumps([output]),
+        "gen_ai.output.messages": json.dumps(output if isinstance(output, list) else [output]),
         **extra,
     }
     return {
@@ -130,7 +130,7 @@ class TestTrace:
 
     def test_repeated_and_replaced_messages_are_counted(self) -> None:
         notes = read_transcript(TRACE).notes
-        assert "not imported: 18 messages repeating the context before them" in notes
+        assert "not imported: 18 messages resent with the context" in notes
         assert "not imported: 1 message standing for what a compaction dropped (its summary)" in (
             notes
         )
@@ -210,6 +210,58 @@ class TestCompactions:
             [turn.text for turn in transcript.turns],
             transcript.compactions,
         )
+
+
+class TestCalls:
+    def test_calls_without_ids_are_given_ids_and_results_answer_the_oldest(
+        self, tmp_path: Path
+    ) -> None:
+        question = _text("user", "weather in Oslo and Bergen?")
+        calls = {
+            "role": "assistant",
+            "parts": [
+                {"type": "tool_call", "name": "weather", "arguments": {"city": "Oslo"}},
+                {"type": "tool_call", "name": "weather", "arguments": {"city": "Bergen"}},
+            ],
+        }
+        results = {
+            "role": "tool",
+            "parts": [
+                {"type": "tool_call_response", "response": "Oslo: 4 C"},
+                {"type": "tool_call_response", "response": "Bergen: 7 C, rain"},
+            ],
+        }
+        path = _trace(
+            tmp_path / "t.json",
+            _call(1, [question], calls),
+            _call(2, [question, calls, results], _text("assistant", "Oslo 4 C, Bergen 7 C.")),
+        )
+        turns = read_transcript(path).turns
+        made = ("call-without-id.1", "call-without-id.2")
+        assert [made, (), (), ()] == [turn.calls for turn in turns[1:]]
+        assert [(), (made[0],), (made[1],), ()] == [turn.answers for turn in turns[1:]]
+        assert ["Oslo: 4 C", "Bergen: 7 C, rain"] == [turn.text for turn in turns[2:4]]
+
+    def test_the_first_choice_imports_and_the_others_are_counted(self, tmp_path: Path) -> None:
+        replies = [_text("assistant", "first"), _text("assistant", "second")]
+        path = _trace(tmp_path / "t.json", _call(1, [_text("user", "hi")], replies))
+        transcript = read_transcript(path)
+        assert (["hi", "first"], "not imported: 1 other choice of a reply") == (
+            [turn.text for turn in transcript.turns],
+            transcript.notes[-1],
+        )
+
+    def test_a_call_without_messages_is_left_out_counted(self, tmp_path: Path) -> None:
+        bare = _call(2, [], _text("assistant", "x"))
+        bare["attributes"] = bare["attributes"][:2]
+        path = _trace(
+            tmp_path / "t.json", _call(1, [_text("user", "hi")], _text("assistant", "yo")), bare
+        )
+        ledger = read_transcript(path).ledger
+        assert ledger is not None
+        assert [("LLM call without messages", 1)] == [
+            (kind.kind, kind.entries) for kind in ledger.left_out
+        ]
 
 
 class TestRefusals:

@@ -122,6 +122,17 @@ USAGE_KEYS = (
 """The usage attributes (GenAI's, OpenInference's) of input, output, cache read, cache write."""
 
 
+NOT_IMPORTED = {
+    "resent": ("message resent with the context", "messages resent with the context"),
+    "summary": (
+        "message standing for what a compaction dropped (its summary)",
+        "messages standing for what a compaction dropped (its summary)",
+    ),
+    "choice": ("other choice of a reply", "other choices of a reply"),
+}
+"""The messages that do not import, by kind, as the notes count them."""
+
+
 @attrs.frozen
 class _Call:
     """One LLM call's span and what it sent and got."""
@@ -244,7 +255,7 @@ class _Reader:
             else:
                 key = call.instructions.key if call.instructions else None
                 if key is not None and key == instructions:
-                    self.left["repeating the context before them"] += 1
+                    self.left["resent"] += 1
                     new = call.inputs
                 else:
                     new = call.sent
@@ -255,7 +266,7 @@ class _Reader:
                 context.append(_Entry(message.key, message.role, self._add(message)))
             reply = call.outputs[0] if call.outputs else None
             if len(call.outputs) > 1:
-                self.left["other choices of a reply"] += len(call.outputs) - 1
+                self.left["choice"] += len(call.outputs) - 1
             if reply is None:
                 self.notes.append(f"the LLM call at {call.span.where} recorded no reply")
             else:
@@ -281,7 +292,7 @@ class _Reader:
         keys = [message.key for message in sent]
         old = [entry.key for entry in context]
         if keys[: len(old)] == old:
-            self.left["repeating the context before them"] += len(old)
+            self.left["resent"] += len(old)
             return sent[len(old) :], list(context)
         head = 0
         while head < min(len(old), len(keys)) and old[head] == keys[head]:
@@ -294,8 +305,8 @@ class _Reader:
             kept = 0
             replaced, new = sent[head:-1], sent[-1:] if len(sent) > head else []
         dropped = tail - head
-        self.left["repeating the context before them"] += head + kept
-        self.left["standing for what a compaction dropped (its summary)"] += len(replaced)
+        self.left["resent"] += head + kept
+        self.left["summary"] += len(replaced)
         where = call.span.where
         if not replaced:
             self.notes.append(
@@ -377,8 +388,9 @@ class _Reader:
         """The transcript read, its ledger closed."""
         compactions, notes = self.compactions.recorded()
         left = [
-            f"not imported: {counted(count, 'message')} {kind}"
-            for kind, count in sorted(self.left.items())
+            f"not imported: {counted(self.left[kind], *NOT_IMPORTED[kind])}"
+            for kind in NOT_IMPORTED
+            if self.left[kind]
         ]
         return self.turns.transcript(FORMAT, compactions, [*self.notes, *notes, *left], tally)
 
