@@ -408,12 +408,24 @@ def _resends(calls: Sequence[_Call]) -> bool:
 def _kept_run(old: list[str], keys: list[str], head: int) -> tuple[int, int]:
     """The longest run of the old context's last messages found again in the input after
     ``head``: where it starts in the old context and in the input (``len(old)`` when none)."""
-    for start in range(head, len(old)):
-        run = old[start:]
-        for at in range(head, len(keys) - len(run) + 1):
-            if keys[at : at + len(run)] == run:
-                return start, at
-    return len(old), len(keys)
+    best = (len(old), len(keys))
+    if len(old) <= head:
+        return best
+    # Every such run ends with the old context's last message: extend back from each place the
+    # input holds it (linear in the input unless it repeats that message).
+    for end in range(head, len(keys)):
+        if keys[end] != old[-1]:
+            continue
+        length = 1
+        while (
+            end - length >= head
+            and len(old) - 1 - length >= head
+            and keys[end - length] == old[-1 - length]
+        ):
+            length += 1
+        if len(old) - length < best[0]:
+            best = (len(old) - length, end - length + 1)
+    return best
 
 
 def _part_text(part: Mapping[str, Any], where: str) -> str:
