@@ -143,6 +143,15 @@ class TestTrace:
             turns[14].usage,
         ]
 
+    def test_jsonl_of_export_requests_reads_the_same(self, tmp_path: Path) -> None:
+        document = json.loads(TRACE.read_text("utf-8"))
+        lines = [{"resourceSpans": [resource]} for resource in document["resourceSpans"]]
+        path = tmp_path / "trace.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+        assert [t.text for t in read_transcript(TRACE).turns] == [
+            t.text for t in read_transcript(path).turns
+        ]
+
     def test_the_scenario_is_headed_by_the_recorded_policy(self) -> None:
         table = imported(TRACE).policies.params()["compaction"]
         assert ("recorded", [9, 13]) == (
