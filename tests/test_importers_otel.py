@@ -208,6 +208,38 @@ class TestCompactions:
             "its summary is empty"
         ) in transcript.notes
 
+    def test_a_result_rewritten_in_place_is_a_compaction_keeping_both_ends(
+        self, tmp_path: Path
+    ) -> None:
+        ask = _text("user", "read the log")
+        call = {
+            "role": "assistant",
+            "parts": [{"type": "tool_call", "id": "c1", "name": "read", "arguments": {}}],
+        }
+
+        def result(text: str) -> dict[str, Any]:
+            return {
+                "role": "tool",
+                "parts": [{"type": "tool_call_response", "id": "c1", "response": text}],
+            }
+
+        seen, more = _text("assistant", "seen"), _text("user", "and now?")
+        path = _trace(
+            tmp_path / "t.json",
+            _call(1, [ask], call),
+            _call(2, [ask, call, result("4,000 lines of log")], seen),
+            _call(3, [ask, call, result("[cleared]"), seen, more], _text("assistant", "done")),
+        )
+        transcript = read_transcript(path)
+        assert [Compaction(5, "[cleared]", _where(path, 2), preserved=(4, 4))] == list(
+            transcript.compactions
+        )
+        assert ["and now?", "done"] == [turn.text for turn in transcript.turns[4:]]
+        assert (
+            f"the compaction at {_where(path, 2)} kept 2 messages at the head verbatim; "
+            "recorded folds those that are not pinned"
+        ) in transcript.notes
+
     def test_calls_that_send_only_what_is_new_import_whole(self, tmp_path: Path) -> None:
         path = _trace(
             tmp_path / "t.json",
