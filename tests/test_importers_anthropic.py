@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 
 from memtape.core.errors import BadInput
-from memtape.lab.importers import read_transcript
-from tests.transcripts import fixture, turns_of, unpaired, write_lines
+from memtape.lab.importers import Compaction, read_transcript
+from tests.transcripts import fixture, imported, turns_of, unpaired, write_lines
 
 REQUEST = fixture("anthropic.json")
+COMPACTED = fixture("anthropic-compaction.json")
 
 
 def _blocks(kind: str) -> list[dict[str, Any]]:
@@ -113,6 +114,66 @@ class TestMessages:
         assert [("assistant", "call f({})"), ("tool", "r"), ("user", "and?")] == [
             (t.role, t.text) for t in turns
         ]
+
+
+class TestCompaction:
+    def test_a_compaction_block_is_a_compaction_before_the_turn_after_it_never_a_turn(
+        self,
+    ) -> None:
+        transcript = read_transcript(COMPACTED)
+        (compaction,) = transcript.compactions
+        summary = json.loads(COMPACTED.read_text("utf-8"))["messages"][5]["content"][0]["content"]
+        assert Compaction(8, summary, f"{COMPACTED}: messages[5]: block 1") == compaction
+        turn = transcript.turns[7]
+        assert ("assistant", ("toolu_approve",)) == (turn.role, turn.calls)
+        assert turn.text.startswith("Everything else is in order.")
+        assert [] == [t for t in transcript.turns if "Claim EXP-3381 (Ingrid Dahl" in t.text]
+
+    def test_the_scenario_is_headed_by_the_recorded_policy(self) -> None:
+        table = imported(COMPACTED).policies.params()["compaction"]
+        assert ("recorded", [8]) == (
+            table["policy"],
+            [record["before"] for record in table["compactions"]],
+        )
+
+    def test_every_call_and_result_is_kept_and_paired_across_it(self) -> None:
+        transcript = read_transcript(COMPACTED)
+        assert (3, 3, 0) == (
+            transcript.calls,
+            transcript.answers,
+            len(unpaired(turns_of(COMPACTED))),
+        )
+
+    def test_a_message_of_only_a_compaction_adds_no_turn(self, tmp_path: Path) -> None:
+        path = write_lines(
+            tmp_path / "m.jsonl",
+            {"role": "user", "content": "long story"},
+            {"role": "assistant", "content": "noted"},
+            {"role": "assistant", "content": [{"type": "compaction", "content": "the story"}]},
+            {"role": "user", "content": "go on"},
+        )
+        transcript = read_transcript(path, "anthropic")
+        assert (["long story", "noted", "go on"], [(3, "the story")]) == (
+            [turn.text for turn in transcript.turns],
+            [(c.before, c.summary) for c in transcript.compactions],
+        )
+
+    def test_a_failed_compaction_records_nothing_and_is_noted(self, tmp_path: Path) -> None:
+        block = {"type": "compaction", "content": None}
+        path = write_lines(
+            tmp_path / "m.jsonl",
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [block, {"type": "text", "text": "hello"}]},
+        )
+        transcript = read_transcript(path, "anthropic")
+        assert ((), ["hi", "hello"]) == (
+            transcript.compactions,
+            [turn.text for turn in transcript.turns],
+        )
+        assert [
+            f"the compaction block at {path}:2: block 1 has no content (a compaction that "
+            "failed, which the API treats as none): nothing recorded"
+        ] == list(transcript.notes)
 
 
 class TestRefusals:

@@ -106,3 +106,28 @@ class TestRecords:
     def test_a_missing_file_is_one_line(self, tmp_path: Path) -> None:
         with pytest.raises(BadInput, match="no such transcript"):
             read_source(tmp_path / "gone.jsonl")
+
+
+class TestTracesAndCompactions:
+    @pytest.mark.parametrize(
+        ("name", "format"),
+        [("otel-trace.json", "otel"), ("openinference-trace.json", "otel")],
+    )
+    def test_each_fixture_is_told_its_format(self, name: str, format: str) -> None:
+        assert format == detect(read_source(fixture(name)))
+
+    def test_a_compaction_block_marks_anthropic(self, tmp_path: Path) -> None:
+        path = write_lines(
+            tmp_path / "m.jsonl",
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "compaction", "content": "s"}]},
+        )
+        assert "anthropic" == detect(read_source(path))
+
+    def test_a_compaction_item_marks_openai_responses(self, tmp_path: Path) -> None:
+        path = write_lines(
+            tmp_path / "items.jsonl",
+            {"role": "user", "content": "hi"},
+            {"type": "compaction", "id": "cmp_1", "encrypted_content": "e"},
+        )
+        assert "openai-responses" == detect(read_source(path))

@@ -9,9 +9,10 @@ import pytest
 
 from memtape.core.errors import BadInput
 from memtape.lab.importers import read_transcript
-from tests.transcripts import fixture, turns_of, unpaired, write_json, write_lines
+from tests.transcripts import fixture, imported, turns_of, unpaired, write_json, write_lines
 
 ITEMS = fixture("openai-responses.jsonl")
+COMPACTED = fixture("openai-responses-compaction.jsonl")
 
 
 def _items() -> list[dict[str, object]]:
@@ -93,6 +94,56 @@ class TestDocuments:
         assert [("call sh(ls)", ("c1",), ()), ("a.txt", (), ("c1",))] == [
             (t.text, t.calls, t.answers) for t in turns
         ]
+
+
+class TestCompaction:
+    def test_an_encrypted_compaction_is_a_compaction_with_a_placeholder_never_a_turn(
+        self,
+    ) -> None:
+        transcript = read_transcript(COMPACTED)
+        (compaction,) = transcript.compactions
+        assert (
+            9,
+            f"{COMPACTED}:9",
+            "[encrypted compaction cmp_0aa17: 104 characters, opaque]",
+        ) == (
+            compaction.before,
+            compaction.where,
+            compaction.summary,
+        )
+        assert ("assistant", ("call_ship",)) == (
+            transcript.turns[8].role,
+            transcript.turns[8].calls,
+        )
+        assert [] == [turn for turn in transcript.turns if "gAAAA" in turn.text]
+
+    def test_an_encrypted_compaction_is_noted_as_opaque(self) -> None:
+        assert (
+            f"the compaction at {COMPACTED}:9 is encrypted: what it kept is opaque, and its "
+            "summary is a placeholder of what is known"
+        ) in read_transcript(COMPACTED).notes
+
+    def test_a_compaction_with_summary_parts_keeps_their_text(self, tmp_path: Path) -> None:
+        summary = [{"type": "summary_text", "text": "The user wants the rollout."}]
+        path = write_lines(
+            tmp_path / "items.jsonl",
+            {"role": "user", "content": "ship"},
+            {"type": "message", "role": "assistant", "content": "ok"},
+            {"type": "compaction", "id": "c", "encrypted_content": "x", "summary": summary},
+            {"role": "user", "content": "status?"},
+        )
+        transcript = read_transcript(path)
+        assert ([(3, "The user wants the rollout.")], ()) == (
+            [(c.before, c.summary) for c in transcript.compactions],
+            transcript.notes,
+        )
+
+    def test_the_scenario_is_headed_by_the_recorded_policy(self) -> None:
+        table = imported(COMPACTED).policies.params()["compaction"]
+        assert ("recorded", [9]) == (
+            table["policy"],
+            [record["before"] for record in table["compactions"]],
+        )
 
 
 class TestRefusals:

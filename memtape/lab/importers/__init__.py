@@ -21,7 +21,14 @@ from pathlib import Path
 
 from memtape.core.errors import BadInput
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
-from memtape.lab.importers import anthropic, claude_code, langchain, openai_chat, openai_responses
+from memtape.lab.importers import (
+    anthropic,
+    claude_code,
+    langchain,
+    openai_chat,
+    openai_responses,
+    otel,
+)
 from memtape.lab.importers.detect import detect
 from memtape.lab.importers.ledger import Ledger
 from memtape.lab.importers.records import Source, read_source
@@ -42,6 +49,7 @@ READERS: dict[str, Callable[[Source], Transcript]] = {
     anthropic.FORMAT: anthropic.read,
     claude_code.FORMAT: claude_code.read,
     langchain.FORMAT: langchain.read,
+    otel.FORMAT: otel.read,
 }
 """Each format's reader, by the name ``--format`` gives it."""
 

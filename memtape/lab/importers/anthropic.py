@@ -24,6 +24,15 @@ A message's ``content`` is a string or a list of blocks:
 - ``image`` and ``document`` blocks read as notes of what they were:
   ``[image: image/png]``, ``[document: TITLE]``.
 
+A ``compaction`` block (the API's server-side compaction, in an assistant
+message: the API summarised the conversation and went on from the summary,
+and drops every block before it from later requests) is no turn: it is a
+``Compaction`` before the next turn, its ``content`` the summary, which the
+``recorded`` policy applies where it happened. The message's blocks after it
+are the assistant turn, those before it (if any) a turn of their own. A block
+whose content is null is a compaction that failed, which the API treats as
+none: it is noted, and nothing is recorded.
+
 Other keys of a message (``id``, ``model``, ``usage``, ``cache_control``...)
 are metadata and do not import; a block of another type (a server tool's,
 say) is refused, named.
@@ -33,6 +42,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.compactions import Compactions
 from memtape.lab.importers.ledger import every_record
 from memtape.lab.importers.records import Source
 from memtape.lab.importers.texts import call_text, image_note, marked, noted
@@ -47,10 +57,14 @@ ASSISTANT_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use")
 USER_BLOCKS = ("text", "image", "document", "tool_result")
 """The block types a user message's content imports."""
 
+COMPACTION = "compaction"
+"""The block type of a server-side compaction, in an assistant message."""
+
 
 def read(source: Source) -> Transcript:
     """The turns of an Anthropic Messages transcript."""
     turns = Turns(source.path)
+    compactions = Compactions(turns)
     document = source.document
     if document is not None and document.get("system") is not None:
         where = f"{source.path}: system"
@@ -67,8 +81,9 @@ def read(source: Source) -> Transcript:
             )
         if "content" not in data:
             raise BadInput(f"{record.where}: a message needs content (a string or blocks)")
-        message(role, data["content"], record.where, turns)
-    return turns.transcript(FORMAT, tally=every_record(source, ids))
+        message(role, data["content"], record.where, turns, compactions)
+    recorded, notes = compactions.recorded()
+    return turns.transcript(FORMAT, recorded, notes, tally=every_record(source, ids))
 
 
 def ids(data: Any) -> tuple[list[str], list[str]]:
@@ -99,22 +114,36 @@ def system_parts(system: Any, where: str) -> list[str]:
     return texts
 
 
-def message(role: str, content: Any, where: str, turns: Turns) -> None:
+def message(
+    role: str, content: Any, where: str, turns: Turns, compactions: Compactions | None = None
+) -> None:
     """Add the turns of one message: one for an assistant, one per result and one for the
-    rest for a user."""
+    rest for a user. With ``compactions``, an assistant's ``compaction`` block is met there
+    (without, it is refused as any block the format does not import)."""
     if isinstance(content, str):
         turns.add(role, [content], where)
         return
     if not isinstance(content, list):
         raise BadInput(f"{where}: content must be a string or a list of blocks, got {content!r}")
     if role == "assistant":
-        parts, calls = [], []
+        parts: list[str] = []
+        calls: list[str] = []
+        compacted = False
         for number, block in enumerate(content, start=1):
-            text, call = assistant_block(block, f"{where}: block {number}")
+            place = f"{where}: block {number}"
+            if compactions is not None and _is_compaction(block):
+                if parts:
+                    turns.add("assistant", parts, where, calls=calls)
+                    parts, calls = [], []
+                compaction_block(block, place, compactions)
+                compacted = True
+                continue
+            text, call = assistant_block(block, place)
             parts.append(text)
             if call is not None:
                 calls.append(call)
-        turns.add("assistant", parts, where, calls=calls)
+        if parts or not compacted:
+            turns.add("assistant", parts, where, calls=calls)
         return
     pending: list[str] = []
     for number, block in enumerate(content, start=1):
@@ -129,6 +158,26 @@ def message(role: str, content: Any, where: str, turns: Turns) -> None:
             pending.append(user_block(block, place))
     if pending or not content:
         turns.add("user", pending, where)
+
+
+def compaction_block(block: Mapping[str, Any], where: str, compactions: Compactions) -> None:
+    """Meet a ``compaction`` block: its content is the summary the API went on from."""
+    summary = block.get("content")
+    if summary is None:
+        compactions.notes.append(
+            f"the compaction block at {where} has no content (a compaction that failed, which "
+            "the API treats as none): nothing recorded"
+        )
+        return
+    if not isinstance(summary, str):
+        raise BadInput(
+            f"{where}: a compaction block's content is a string or null, got {summary!r}"
+        )
+    compactions.met(summary, where)
+
+
+def _is_compaction(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == COMPACTION
 
 
 def assistant_block(block: Any, where: str) -> tuple[str, str | None]:

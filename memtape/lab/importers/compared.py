@@ -36,12 +36,12 @@ class Measured:
 
     def line(self, tokenizer: str) -> str:
         """The comparison in one line."""
-        trigger = f" ({self.trigger})" if self.trigger else ""
+        head = f"compaction before turn {self.before}{f' ({self.trigger})' if self.trigger else ''}"
+        ours = f"memtape counts {self.pre:,} → {self.post:,} ({tokenizer}, turns only)"
+        if self.agent_pre is None and self.agent_post is None:
+            return f"{head}: {ours}; the transcript says no count"
         agent = f"{_count(self.agent_pre)} → {_count(self.agent_post)}"
-        return (
-            f"compaction before turn {self.before}{trigger}: the agent counted {agent} tokens; "
-            f"memtape counts {self.pre:,} → {self.post:,} ({tokenizer}, turns only)"
-        )
+        return f"{head}: the agent counted {agent} tokens; {ours}"
 
 
 def measured(policy: RecordedCompaction, turns: Sequence[AddTurn]) -> tuple[Measured, ...]:

@@ -15,6 +15,7 @@ Each record is looked at for a mark that only one format makes:
 - ``openai-chat``: ``tool_calls``, ``tool_call_id`` or ``function_call``, a
   ``tool`` or ``function`` role, a ``name``, or ``image_url``,
   ``input_audio`` or ``file`` parts.
+- ``otel``: an OTLP JSON trace, ``{"resourceSpans": [...]}``.
 
 The file's format is the one its marks name; its reader then refuses, named,
 any record it cannot read. A message no format marks (``{"role": "user",
@@ -60,6 +61,7 @@ RESPONSES_TYPES = (
     "custom_tool_call",
     "custom_tool_call_output",
     "reasoning",
+    "compaction",
     "item_reference",
     "web_search_call",
     "file_search_call",
@@ -79,7 +81,14 @@ RESPONSES_TYPES = (
 RESPONSES_PARTS = ("input_text", "output_text", "input_image", "input_file")
 """Content part types only the Responses API uses."""
 
-ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking", "document")
+ANTHROPIC_BLOCKS = (
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "document",
+    "compaction",
+)
 """Content block types only Anthropic's Messages use (an ``image`` with a ``source`` too)."""
 
 CHAT_PARTS = ("image_url", "input_audio", "file")
@@ -147,6 +156,8 @@ def record_mark(data: Any) -> str | None:
             return "anthropic"
     if kind in RESPONSES_TYPES:
         return "openai-responses"
+    if "resourceSpans" in data:
+        return "otel"
     if "role" not in data:
         return None
     if any(key in data for key in CHAT_KEYS) or data.get("role") in CHAT_ROLES:

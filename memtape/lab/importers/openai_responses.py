@@ -30,6 +30,17 @@ turn, its parts in order, one a line, and its calls the ids of its
 parallel is one turn with two calls, as in the Chat format. Any other item
 (a tool's output, a user's message) ends the run.
 
+A ``compaction`` item (server-side compaction, or what ``/responses/compact``
+returned: the API replaced every item before it with it) is no turn: it is a
+``Compaction`` before the next turn, applied there by the ``recorded``
+policy. It ends the response before it, as any item that is not the
+assistant's does. Its summary is what the provider kept: the texts of its
+``summary`` (``summary_text`` parts) when it has them; usually it has only
+``encrypted_content``, which is opaque, and then the summary is a
+placeholder saying so, with the item's id and the encrypted content's size
+(``[encrypted compaction cmp_1: 1,204 characters, opaque]``), and a note
+says the compaction is opaque.
+
 Other item types (built-in tools' calls such as ``web_search_call``, an
 ``item_reference`` whose content the file does not hold) are refused,
 named by their index and type.
@@ -39,6 +50,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.compactions import Compactions
 from memtape.lab.importers.ledger import every_record
 from memtape.lab.importers.records import Source
 from memtape.lab.importers.texts import call_text, image_note, marked, noted
@@ -56,7 +68,10 @@ CALLS = {"function_call": "arguments", "custom_tool_call": "input"}
 OUTPUTS = ("function_call_output", "custom_tool_call_output")
 """The items that carry a call's result."""
 
-ITEMS = ("message", "reasoning", *CALLS, *OUTPUTS)
+COMPACTION = "compaction"
+"""The item a compaction leaves in place of the items before it."""
+
+ITEMS = ("message", "reasoning", *CALLS, *OUTPUTS, COMPACTION)
 """The item types that import."""
 
 
@@ -72,6 +87,7 @@ class _Response:
 def read(source: Source) -> Transcript:
     """The turns of an OpenAI Responses transcript."""
     turns = Turns(source.path)
+    compactions = Compactions(turns)
     document = source.document
     if document is not None and document.get("instructions") is not None:
         where = f"{source.path}: instructions"
@@ -91,7 +107,9 @@ def read(source: Source) -> Transcript:
         if response is not None:
             turns.add("assistant", response.parts, response.where, calls=response.calls)
             response = None
-        if kind in OUTPUTS:
+        if kind == COMPACTION:
+            _compaction(data, where, compactions)
+        elif kind in OUTPUTS:
             answer = _call_id(data, where)
             turns.add(
                 "tool", _content(data.get("output"), where, "output"), where, answers=(answer,)
@@ -101,7 +119,8 @@ def read(source: Source) -> Transcript:
             turns.add(role, _content(data.get("content"), where, "content"), where)
     if response is not None:
         turns.add("assistant", response.parts, response.where, calls=response.calls)
-    return turns.transcript(FORMAT, tally=every_record(source, ids))
+    recorded, notes = compactions.recorded()
+    return turns.transcript(FORMAT, recorded, notes, tally=every_record(source, ids))
 
 
 def ids(data: Any) -> tuple[list[str], list[str]]:
@@ -113,6 +132,34 @@ def ids(data: Any) -> tuple[list[str], list[str]]:
     if kind in OUTPUTS:
         return [], [str(data.get("call_id"))]
     return [], []
+
+
+def _compaction(data: Mapping[str, Any], where: str, compactions: Compactions) -> None:
+    """Meet a compaction item: its readable summary, or a placeholder for an encrypted one."""
+    summary = data.get("summary")
+    if summary:
+        if not isinstance(summary, list):
+            raise BadInput(f"{where}: a compaction item's summary must be a list of parts")
+        texts = []
+        for number, part in enumerate(summary, start=1):
+            if not isinstance(part, dict) or not isinstance(part.get("text"), str):
+                raise BadInput(f"{where}: summary part {number} has no text string")
+            texts.append(part["text"])
+        compactions.met("\n".join(texts), where)
+        return
+    encrypted = data.get("encrypted_content")
+    if not isinstance(encrypted, str):
+        raise BadInput(
+            f"{where}: a compaction item needs its encrypted_content (or summary parts), "
+            f"got {encrypted!r}"
+        )
+    identity = data.get("id")
+    named = f" {identity}" if isinstance(identity, str) and identity else ""
+    compactions.met(f"[encrypted compaction{named}: {len(encrypted):,} characters, opaque]", where)
+    compactions.notes.append(
+        f"the compaction at {where} is encrypted: what it kept is opaque, and its summary is a "
+        "placeholder of what is known"
+    )
 
 
 def _kind(data: Any, where: str) -> str:
