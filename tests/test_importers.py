@@ -230,3 +230,56 @@ class TestNothingSalient:
         imported(fixture("support-chat.jsonl"))
 
         assert [] == [w for w in recwarn if issubclass(w.category, NothingSalient)]
+
+
+class TestLedgerOnTheCommandLine:
+    def test_import_prints_the_ledger_after_writing(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "s.toml"
+        status = main(["import", str(fixture("claude-code-rewound.jsonl")), "--out", str(out)])
+        assert (
+            0,
+            [
+                f"wrote {out}",
+                "read 8 entries, wrote 5 turns",
+                "tool calls: 2 in, 1 out, 1 in entries left out",
+                "tool results: 2 in, 1 out, 1 in entries left out",
+                "left out: 3 rewound branch entries (holding 1 call and 1 result)",
+            ],
+        ) == (status, capsys.readouterr().out.splitlines())
+        imported = parse_scenario(out.read_text("utf-8"), str(out)).imported
+        assert imported is not None
+        assert 2 == imported["calls_in"]
+
+    def test_a_half_written_last_line_is_a_warning_naming_it(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = fixture("claude-code-half-written.jsonl")
+        status = main(["import", str(path), "--out", str(tmp_path / "s.toml"), "--salient", "all"])
+        assert (
+            0,
+            f"memtape: warning: {path}:4: a half-written last line (355 bytes): skipped\n",
+        ) == (
+            status,
+            capsys.readouterr().err,
+        )
+
+    def test_skip_bad_lines_names_each_line_it_skipped(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = tmp_path / "chat.jsonl"
+        path.write_text(
+            '{"role": "user", "content": "hello"}\n{oops\n{"role": "user", "content": "again"}\n'
+        )
+        out = tmp_path / "chat.toml"
+        status = main(
+            ["import", str(path), "--out", str(out), "--skip-bad-lines", "--salient", "all"]
+        )
+        captured = capsys.readouterr()
+        assert 0 == status
+        assert captured.err.startswith(f"memtape: warning: {path}:2: not a JSON object: ")
+        assert any(
+            line.startswith(f"skipped {path}:2: not a JSON object")
+            for line in captured.out.splitlines()
+        )

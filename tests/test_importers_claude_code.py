@@ -11,6 +11,8 @@ import pytest
 from memtape.core.errors import BadInput
 from memtape.lab.importers import Compaction, read_transcript
 from memtape.lab.importers.ledger import LeftOut
+from memtape.policies.session import Session
+from memtape.scenarios.usage import Usage
 from tests.transcripts import fixture, imported, turns_of, unpaired, write_lines
 
 SESSION = fixture("claude-code-session.jsonl")
@@ -261,3 +263,179 @@ class TestThreads:
         path = write_lines(tmp_path / "s.jsonl", _user("u1", None, "one"), {"uuid": "x"})
         with pytest.raises(BadInput, match=rf"^{path}:2: a Claude Code entry is an object"):
             read_transcript(path, "claude-code")
+
+
+PARALLEL = fixture("claude-code-parallel.jsonl")
+REWOUND = fixture("claude-code-rewound.jsonl")
+LOST_PARENT = fixture("claude-code-lost-parent.jsonl")
+PRESERVED = fixture("claude-code-preserved.jsonl")
+
+
+def _ids(path: Path, kind: str, key: str) -> list[str]:
+    """Every ``kind`` block's ``key`` in the file's message entries, in file order."""
+    entries = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    return [
+        block[key]
+        for entry in entries
+        if entry["type"] in ("user", "assistant")
+        if isinstance(entry["message"]["content"], list)
+        for block in entry["message"]["content"]
+        if block["type"] == kind
+    ]
+
+
+class TestParallelCalls:
+    def test_every_result_on_a_side_branch_imports_paired_with_its_call(self) -> None:
+        turns = turns_of(PARALLEL)
+        assert (
+            _ids(PARALLEL, "tool_use", "id"),
+            _ids(PARALLEL, "tool_result", "tool_use_id"),
+            [],
+        ) == (
+            [c for t in turns for c in t.calls],
+            [a for t in turns for a in t.answers],
+            unpaired(turns),
+        )
+
+    def test_a_chained_response_is_one_turn_followed_by_its_results(self) -> None:
+        turns = turns_of(PARALLEL)
+        assert [
+            ("user", (), ()),
+            ("assistant", ("toolu_01Ka", "toolu_01Kb", "toolu_01Kc"), ()),
+            ("tool", (), ("toolu_01Ka",)),
+            ("tool", (), ("toolu_01Kb",)),
+            ("tool", (), ("toolu_01Kc",)),
+        ] == [(t.role, t.calls, t.answers) for t in turns[:5]]
+
+    def test_a_fanned_out_response_is_one_turn_too(self) -> None:
+        turns = turns_of(PARALLEL)
+        assert [
+            ("assistant", ("toolu_02Ga", "toolu_02Gb"), ()),
+            ("tool", (), ("toolu_02Ga",)),
+            ("tool", (), ("toolu_02Gb",)),
+        ] == [(t.role, t.calls, t.answers) for t in turns[6:9]]
+
+    def test_the_ledger_balances(self) -> None:
+        ledger = read_transcript(PARALLEL).ledger
+        assert ledger is not None
+        assert (18, 12, 5, 5, 5, 5) == (
+            ledger.entries,
+            ledger.turns,
+            ledger.calls_in,
+            ledger.calls_out,
+            ledger.results_in,
+            ledger.results_out,
+        )
+        assert (LeftOut("file-history-snapshot", 1), LeftOut("progress", 1)) == ledger.left_out
+
+    def test_the_run_of_the_import_closes_every_unit(self, tmp_path: Path) -> None:
+        scenario = imported(PARALLEL)
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        assert {} == dict(session.state.window.waiting)
+
+
+class TestRewoundBranch:
+    def test_a_branch_the_session_left_does_not_import(self) -> None:
+        texts = [turn.text for turn in turns_of(REWOUND)]
+        assert [
+            "How many books does the catalogue hold?",
+            "Actually, count only the books marked lent.",
+        ] == [texts[0], texts[1]]
+        assert not any("4,812" in text or "4812" in text for text in texts)
+
+    def test_the_ledger_counts_the_branch_and_what_it_held(self) -> None:
+        ledger = read_transcript(REWOUND).ledger
+        assert ledger is not None
+        assert ((LeftOut("rewound branch", 3, 1, 1),), 2, 1) == (
+            ledger.left_out,
+            ledger.calls_in,
+            ledger.calls_out,
+        )
+
+
+class TestCompactions:
+    def test_a_boundary_whose_logical_parent_is_not_in_the_file_keeps_what_came_before(
+        self,
+    ) -> None:
+        transcript = read_transcript(LOST_PARENT)
+        assert 8 == len(transcript.turns)
+        assert "Rename the column 'borrower' to 'reader' everywhere." == transcript.turns[0].text
+        assert [(7, "auto", 151208)] == [
+            (c.before, c.trigger, c.pre_tokens) for c in transcript.compactions
+        ]
+
+    def test_a_preserved_segment_is_the_compaction_s_preserved_turns(self) -> None:
+        (compaction,) = read_transcript(PRESERVED).compactions
+        assert (9, "manual", 162044, 18311, (5, 8)) == (
+            compaction.before,
+            compaction.trigger,
+            compaction.pre_tokens,
+            compaction.post_tokens,
+            compaction.preserved,
+        )
+
+    def test_the_recorded_run_keeps_the_preserved_turns_hot(self) -> None:
+        scenario = imported(PRESERVED)
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        window = session.state.window
+        assert ((5, 6, 7, 8, 9, 10), [4], [1, 2, 3]) == (
+            tuple(turn.turn for turn in window.hot),
+            [item.turn for item in window.warm],
+            list(window.cold),
+        )
+
+    def test_a_segment_that_cannot_be_walked_folds_everything_and_says_so(
+        self, tmp_path: Path
+    ) -> None:
+        entries = [json.loads(line) for line in PRESERVED.read_text("utf-8").splitlines()]
+        entries[8]["compactMetadata"]["preservedSegment"]["headUuid"] = "not-here"
+        path = write_lines(tmp_path / "s.jsonl", *entries)
+        transcript = read_transcript(path)
+        assert None is transcript.compactions[0].preserved
+        assert any("cannot be followed" in note for note in transcript.notes)
+
+
+class TestUsage:
+    def test_each_response_keeps_the_usage_it_reported(self) -> None:
+        scenario = imported(PARALLEL)
+        assert Usage(input=6, output=212, cache_read=21480, cache_write=940) == scenario.usage[2]
+        assert [2, 6, 7, 10, 12] == sorted(scenario.usage)
+
+
+class TestTolerance:
+    def test_two_entries_on_one_line_are_both_read(self) -> None:
+        path = fixture("claude-code-concatenated.jsonl")
+        transcript = read_transcript(path)
+        assert [f"{path}:1", f"{path}:2", f"{path}:2 (object 2): block 1", f"{path}:3"] == [
+            turn.where for turn in transcript.turns
+        ]
+
+    def test_a_half_written_last_line_is_skipped_and_named(self) -> None:
+        path = fixture("claude-code-half-written.jsonl")
+        transcript = read_transcript(path)
+        assert transcript.ledger is not None
+        assert (3, (f"{path}:4: a half-written last line (355 bytes)",)) == (
+            len(transcript.turns),
+            transcript.ledger.skipped_lines,
+        )
+
+    def test_a_bad_line_in_the_middle_refuses_the_file_naming_it(self, tmp_path: Path) -> None:
+        lines = PARALLEL.read_text("utf-8").splitlines()
+        lines[4] = lines[4][:40]
+        path = tmp_path / "s.jsonl"
+        path.write_text("\n".join(lines) + "\n", "utf-8")
+        with pytest.raises(BadInput, match=rf"^{path}:5: not a JSON object: .*--skip-bad-lines"):
+            read_transcript(path)
+
+    def test_skip_bad_lines_imports_the_rest_and_names_the_line(self, tmp_path: Path) -> None:
+        lines = PARALLEL.read_text("utf-8").splitlines()
+        lines[16] = lines[16][:40]  # a user turn, "Good, do it."
+        path = tmp_path / "s.jsonl"
+        path.write_text("\n".join(lines) + "\n", "utf-8")
+        transcript = read_transcript(path, skip_bad_lines=True)
+        assert transcript.ledger is not None
+        (skipped,) = transcript.ledger.skipped_lines
+        assert skipped.startswith(f"{path}:17: not a JSON object")
+        assert "Good, do it." not in [turn.text for turn in transcript.turns]

@@ -236,3 +236,41 @@ class TestRefusals:
         path.write_text("\n", "utf-8")
         with pytest.raises(BadInput, match="no messages"):
             read_transcript(path)
+
+
+class TestReusedIds:
+    def test_an_id_made_again_once_answered_is_a_new_call(self) -> None:
+        turns = turns_of(fixture("openai-chat-reused-ids.jsonl"))
+        assert [
+            (("call_0",), ()),
+            ((), ("call_0",)),
+            (("call_0#2",), ()),
+            ((), ("call_0#2",)),
+            (("call_0#3",), ()),
+            ((), ("call_0#3",)),
+        ] == [(t.calls, t.answers) for t in turns if t.calls or t.answers]
+        assert [] == unpaired(turns)
+
+    def test_the_ledger_keeps_the_file_s_id_beside_each_new_one(self) -> None:
+        ledger = read_transcript(fixture("openai-chat-reused-ids.jsonl")).ledger
+        assert ledger is not None
+        assert ((("call_0#2", "call_0"), ("call_0#3", "call_0")), 3, 3) == (
+            ledger.renamed,
+            ledger.calls_in,
+            ledger.calls_out,
+        )
+
+    def test_a_new_id_never_takes_one_the_file_made(self, tmp_path: Path) -> None:
+        call = {"type": "function", "function": {"name": "f", "arguments": "{}"}}
+        path = write_lines(
+            tmp_path / "chat.jsonl",
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c#2", **call}]},
+            {"role": "tool", "tool_call_id": "c#2", "content": "a"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c", **call}]},
+            {"role": "tool", "tool_call_id": "c", "content": "b"},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c", **call}]},
+            {"role": "tool", "tool_call_id": "c", "content": "c"},
+        )
+        turns = turns_of(path)
+        assert ["c#2", "c", "c#3"] == [c for t in turns for c in t.calls]
+        assert [] == unpaired(turns)

@@ -95,6 +95,26 @@ class TestDecide:
             state.window.warm,
         )
 
+    def test_the_turns_the_agent_preserved_stay_hot_and_only_the_others_fold(self) -> None:
+        record = CompactionRecord(5, SUMMARY, preserved=(3, 4))
+        state, decided = play(RecordedCompaction(1000, (record,)), *[user(2)] * 5)
+        assert ((3, 4, 5), (WarmItem(2, SUMMARY, 8),), [1]) == (
+            tuple(t.turn for t in state.window.hot),
+            state.window.warm,
+            list(state.window.cold),
+        )
+        assert [WarmItem(1, "", 0), WarmItem(2, SUMMARY, 8)] == list(compaction(decided[4]).warm)
+
+    def test_a_preserved_turn_keeps_its_whole_unit_hot(self) -> None:
+        """Turn 3 answers turn 2's call: preserving 3 alone keeps 2 with it; 1 and 4 fold."""
+        record = CompactionRecord(5, SUMMARY, preserved=(3, 3))
+        policy = RecordedCompaction(1000, (record,))
+        state, _ = play(policy, user(2), calling("c1"), answering("c1"), user(2), user(2))
+        assert ((2, 3, 5), (WarmItem(4, SUMMARY, 8),)) == (
+            tuple(t.turn for t in state.window.hot),
+            state.window.warm,
+        )
+
     def test_an_empty_summary_is_no_warm_item(self) -> None:
         state, _ = play(_policy((3, "")), user(2), user(2), user(2))
         assert ((), [1, 2]) == (state.window.warm, list(state.window.cold))
@@ -114,16 +134,25 @@ class TestDecide:
 
 class TestParams:
     def test_params_read_back(self) -> None:
-        policy = RecordedCompaction(
-            60, (CompactionRecord(5, SUMMARY, "auto", 155000), CompactionRecord(9, "")), WordCount()
+        records = (
+            CompactionRecord(5, SUMMARY, "auto", 155000, 12000, (2, 4)),
+            CompactionRecord(9, ""),
         )
+        policy = RecordedCompaction(60, records, WordCount())
         table = policy.params()
         assert {
             "policy": "recorded",
             "budget": 60,
             "tokenizer": "words",
             "compactions": [
-                {"before": 5, "summary": SUMMARY, "trigger": "auto", "pre_tokens": 155000},
+                {
+                    "before": 5,
+                    "summary": SUMMARY,
+                    "trigger": "auto",
+                    "pre_tokens": 155000,
+                    "post_tokens": 12000,
+                    "preserved": [2, 4],
+                },
                 {"before": 9, "summary": ""},
             ],
         } == table
@@ -148,6 +177,19 @@ class TestParams:
             ([{"before": 3, "summary": "s", "at": 1}], r"compactions\[0\]: unknown parameter"),
             ([{"before": 3, "summary": "s", "pre_tokens": -1}], "pre_tokens must be an integer"),
             ([{"before": 3, "summary": "s", "trigger": 1}], "trigger must be a string"),
+            ([{"before": 3, "summary": "s", "post_tokens": "x"}], "post_tokens must be an integer"),
+            (
+                [{"before": 3, "summary": "s", "preserved": [2]}],
+                r"preserved must be \[FIRST, LAST\]",
+            ),
+            (
+                [{"before": 3, "summary": "s", "preserved": [2, 3]}],
+                "preserved must be two turns FIRST <= LAST before turn 3",
+            ),
+            (
+                [{"before": 5, "summary": "s", "preserved": [3, 2]}],
+                "preserved must be two turns FIRST <= LAST",
+            ),
             (
                 [{"before": 4, "summary": "a"}, {"before": 4, "summary": "b"}],
                 r"compactions\[1\]: before must be at least 2 and each greater than the last",

@@ -28,6 +28,7 @@ from memtape.policies.sliding_window import SlidingWindow
 from memtape.policies.tokenizers import O200kBase
 from memtape.policies.tool_clearing import ClearToolResults
 from memtape.scenarios import SHIPPED, Probe, is_scenario, load_scenario, parse_scenario
+from memtape.scenarios.usage import Usage
 
 COMPACTION = '[compaction]\npolicy = "tiered"\nbudget = 40\n'
 FORGETTING = '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 4\n'
@@ -512,3 +513,65 @@ class TestProbes:
 )
 def test_a_scenario_is_a_shipped_name_or_a_toml_file(target: str, expected: bool) -> None:
     assert expected == is_scenario(target)
+
+
+_IMPORTED = """
+[scenario]
+name = "imported"
+
+[import]
+file = "s.jsonl"
+calls_in = 1
+left_out = { progress = 2 }
+
+[compaction]
+policy = "tiered"
+budget = 40
+
+[[step]]
+turn = "user"
+text = "hi"
+
+[[step]]
+turn = "assistant"
+text = "hello"
+usage = { input = 4, output = 96, cache_read = 13027, cache_write = 1812 }
+"""
+
+
+class TestImportedScenarios:
+    def test_the_import_table_is_kept_as_data(self) -> None:
+        scenario = parse_scenario(_IMPORTED, "s.toml")
+        assert {"file": "s.jsonl", "calls_in": 1, "left_out": {"progress": 2}} == scenario.imported
+
+    def test_a_turn_s_usage_is_kept_by_its_turn_number_beside_the_command(self) -> None:
+        scenario = parse_scenario(_IMPORTED, "s.toml")
+        assert {2: Usage(4, 96, 13027, 1812)} == scenario.usage
+        assert AddTurn("assistant", "hello") == scenario.steps[1]
+
+    @pytest.mark.parametrize("name", SHIPPED)
+    def test_a_scenario_not_imported_has_neither(self, name: str) -> None:
+        scenario = load_scenario(name)
+        assert (None, {}) == (scenario.imported, scenario.usage)
+
+    @pytest.mark.parametrize(
+        ("edit", "message"),
+        [
+            (
+                (_IMPORTED, 'import = 3\n[[step]]\nturn = "user"\ntext = "hi"'),
+                r"\[import\] must be",
+            ),
+            (
+                ("cache_write = 1812", "cache_written = 1"),
+                "step 2: usage: unknown key 'cache_written'",
+            ),
+            (("output = 96", "output = -1"), "step 2: usage.output must be an integer >= 0"),
+            (("usage = {", "usage = 3 #"), "step 2: usage must be a table of token counts"),
+            (('turn = "user"', "advance = 1\nusage = {}"), "step 1: usage belongs to a turn step"),
+        ],
+    )
+    def test_a_malformed_one_is_refused_naming_its_place(
+        self, edit: tuple[str, str], message: str
+    ) -> None:
+        with pytest.raises(BadInput, match=message):
+            parse_scenario(_IMPORTED.replace(*edit, 1), "s.toml")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import attrs
 
+from memtape.checking.dangling import OpenCall, open_calls
 from memtape.checking.invariants import (
     PROGRESS_EVERY,
     Violation,
@@ -43,7 +44,9 @@ class CheckReport:
     chained its logs do not), ``signature`` what its signature says, and
     ``keyed`` whether a signing key was set to verify it with. ``reasked``
     counts the recorded model answers asked again (``--live``; None when
-    the model was not asked).
+    the model was not asked). ``stopped`` are the calls the session stopped
+    on (``memtape.checking.dangling``): said, not problems; a call the
+    session went on without is a problem (``dangling``).
     """
 
     path: Path
@@ -57,6 +60,7 @@ class CheckReport:
     signature: Signature = Signature.NONE
     keyed: bool = False
     reasked: int | None = None
+    stopped: tuple[OpenCall, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -69,12 +73,17 @@ class CheckReport:
         return self.problems[0] if self.problems else None
 
     def lines(self) -> list[str]:
-        """One line per problem naming the file, or one line saying the run is clean.
+        """One line per problem naming the file, or one line saying the run is clean; then
+        one line per call the session stopped on.
 
         The clean line also says what the run's chain and signature showed. A
         redacted run also says that it cannot be re-decided (on its clean
         line, or on a last line after its problems).
         """
+        stopped = [f"{self.path}: {call}" for call in self.stopped]
+        return [*self._verdict(), *stopped]
+
+    def _verdict(self) -> list[str]:
         cannot = "redacted, so it cannot be re-decided (its texts and rules are placeholders)"
         if self.ok:
             redecided = ", re-decides to itself" if self.redecided else ""
@@ -171,6 +180,10 @@ def check_file(
         progress(STAGES[0], total, total)
     if recorded.torn is not None:
         problems.append(Violation(len(run), "integrity", recorded.torn))
+    opened = open_calls(event for batch in recorded.batches for event in batch.events)
+    problems.extend(
+        Violation(call.position, "dangling", str(call)) for call in opened if not call.stopped
+    )
     epochs = _epochs(header, path, policies, run, problems, trust=trust)
     require_code(path, epochs, "check")
     session = Session(policies or Policies(), run=run, epochs=epochs)
@@ -202,6 +215,7 @@ def check_file(
         signature=verdict.signature,
         keyed=key is not None,
         reasked=reasked,
+        stopped=tuple(call for call in opened if call.stopped),
     )
 
 

@@ -60,7 +60,7 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
             print(f"memtape: warning: {visible(str(warning.message), 'message')}", file=sys.stderr)
     for ledger in ledgers:
         for line in ledger.skipped_lines:
-            print(f"memtape: warning: {visible(line, "message")}", file=sys.stderr)
+            print(f"memtape: warning: {visible(line, 'message')}: skipped", file=sys.stderr)
         for line in ledger.lines():
             print(visible(line, "message"))
     return status

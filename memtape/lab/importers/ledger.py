@@ -71,8 +71,8 @@ class Ledger:
     entries: int
     turns: int
     calls_in: int
-    results_in: int
     calls_out: int
+    results_in: int
     results_out: int
     left_out: tuple[LeftOut, ...] = ()
     skipped_lines: tuple[str, ...] = ()

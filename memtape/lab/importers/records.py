@@ -96,13 +96,13 @@ def _lines(
             objects = _objects(line)
         except orjson.JSONDecodeError as error:
             if number == unfinished:
-                skipped.append(f"{where}: a half-written last line ({len(line)} bytes), skipped")
+                skipped.append(f"{where}: a half-written last line ({len(line)} bytes)")
                 continue
             # orjson refuses invalid UTF-8 and unpaired surrogates, so every text writes as UTF-8.
             problem = f"{where}: not a JSON object: {error}"
             if not skip_bad_lines:
                 raise BadInput(problem + " (--skip-bad-lines skips such lines)") from None
-            skipped.append(f"{problem}; skipped")
+            skipped.append(problem)
             continue
         for count, data in enumerate(objects, start=1):
             place = where if count == 1 else f"{where} (object {count})"
@@ -110,7 +110,7 @@ def _lines(
                 problem = f"{place}: a record is a JSON object, got {_kind(data)}"
                 if not skip_bad_lines:
                     raise BadInput(problem + " (--skip-bad-lines skips such lines)")
-                skipped.append(f"{problem}; skipped")
+                skipped.append(problem)
                 continue
             records.append(Record(data, place))
     return tuple(records), tuple(skipped)
