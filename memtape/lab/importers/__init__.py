@@ -19,6 +19,7 @@ it and ``transcript_scenario``.
 from collections.abc import Callable
 from pathlib import Path
 
+from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
 from memtape.lab.importers import anthropic, claude_code, langchain, openai_chat, openai_responses
@@ -28,6 +29,7 @@ from memtape.lab.importers.records import Source, read_source
 from memtape.lab.importers.scenario import (
     DEFAULT_SALIENT,
     check_pin,
+    pinned,
     salient_roles,
     transcript_scenario,
 )
@@ -115,7 +117,11 @@ def import_transcript(
     transcript = read_transcript(path, format, sidechains=sidechains, skip_bad_lines=skip_bad_lines)
     if ledger is not None and transcript.ledger is not None:
         ledger(transcript.ledger)
-    tables = planted(probes, [(turn.role, turn.text) for turn in transcript.turns])
+    turns = [
+        AddTurn(turn.role, turn.text, pin=pinned(pin, turn.role, number))
+        for number, turn in enumerate(transcript.turns, start=1)
+    ]
+    tables = planted(probes, turns)
     return transcript_scenario(
         transcript,
         path,

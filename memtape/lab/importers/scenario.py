@@ -68,6 +68,11 @@ def check_pin(pin: str) -> str:
     return pin
 
 
+def pinned(pin: str, role: str, number: int) -> bool:
+    """Whether ``--pin pin`` pins turn ``number`` (1-based), whose role is ``role``."""
+    return (pin == "system" and role == "system") or (pin == "first" and number == 1)
+
+
 class NothingSalient(UserWarning):
     """An import in which no turn is salient: every summary of the run will be empty."""
 
@@ -133,7 +138,7 @@ def transcript_scenario(
             step["calls"] = list(turn.calls)
         if turn.answers:
             step["answers"] = list(turn.answers)
-        if (pin == "system" and turn.role == "system") or (pin == "first" and number == 1):
+        if pinned(pin, turn.role, number):
             step["pin"] = True
         if turn.usage is not None:
             step["usage"] = turn.usage.table()
