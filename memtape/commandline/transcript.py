@@ -10,6 +10,7 @@ from memtape.core.visible import visible
 from memtape.lab.choices import AUTO
 from memtape.lab.importers import Ledger, import_transcript
 from memtape.lab.importers.scenario import NothingSalient
+from memtape.lab.importers.tokens import Comparison, TokenizerWarning
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,8 +36,10 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
     salient, and of each line skipped; print the ledger once the scenario is written."""
     reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
     ledgers: list[Ledger] = []
+    comparisons: list[Comparison] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NothingSalient)
+        warnings.simplefilter("always", TokenizerWarning)
         status = write_scenario(
             args.out,
             lambda: import_transcript(
@@ -52,15 +55,18 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
                 progress=heard,
                 skip_bad_lines=args.skip_bad_lines,
                 ledger=ledgers.append,
+                compared=comparisons.append,
             ),
             reads,
         )
     for warning in caught:
-        if isinstance(warning.message, NothingSalient):
+        if isinstance(warning.message, NothingSalient | TokenizerWarning):
             print(f"memtape: warning: {visible(str(warning.message), 'message')}", file=sys.stderr)
     for ledger in ledgers:
         for line in ledger.skipped_lines:
             print(f"memtape: warning: {visible(line, 'message')}: skipped", file=sys.stderr)
         for line in ledger.lines():
             print(visible(line, "message"))
+    for comparison in comparisons if status == 0 else ():
+        print(comparison.line())
     return status
