@@ -485,9 +485,10 @@ def _add_lab(commands: Any) -> None:
     )
     chat.add_argument(
         "--tokenizer",
-        default="words",
+        default=None,
         metavar="NAME",
-        help="the tokenizer the compaction policy measures with (default: words)",
+        help="the tokenizer the compaction policy measures with (default: o200k_base with "
+        "the bpe extra, else words)",
     )
     chat.add_argument(
         "--sidechains",

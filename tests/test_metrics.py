@@ -40,6 +40,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 class Probe:
     text: str
     start: int
+    kind: str | None = None
 
 
 def _session(budget: int, hot_n: int, *commands: Command) -> Session:

@@ -20,38 +20,56 @@ from memtape.reducers import fold
 from memtape.scenarios import Probe, load_scenario, parse_scenario
 
 FIXTURE = Path(__file__).parent / "fixtures" / "support-chat.jsonl"
+CODING = Path(__file__).parent / "fixtures" / "coding-chat.jsonl"
 
 
 class TestPatterns:
     @pytest.mark.parametrize(
         ("text", "found"),
         [
-            ("refund of $180.00 today", ["$180.00"]),
-            ("it costs €12, or 12,50 €", ["€12", "12,50 €"]),
-            ("a total of $1,234.56", ["$1,234.56"]),
-            ("USD 40 or 30 GBP", ["USD 40", "30 GBP"]),
-            ("weighs 3.5 kg and takes 45 minutes", ["3.5 kg", "45 minutes"]),
-            ("20% off a 40L pack", ["20%", "40L"]),
-            ("arrives in 2-3 days at 30 °C", ["2-3 days", "30 °C"]),
-            ("order GX-20418 and ORD-1234", ["GX-20418", "ORD-1234"]),
-            ("see JIRA-123 and ticket #4521", ["JIRA-123", "#4521"]),
-            ("account 12345678, PO PO12345", ["12345678", "PO12345"]),
-            ("customer cus_NffrFeUf2Hib", ["cus_NffrFeUf2Hib"]),
+            ("refund of $180.00 today", [("number", "$180.00")]),
+            ("it costs €12, or 12,50 €", [("number", "€12"), ("number", "12,50 €")]),
+            ("a total of $1,234.56", [("number", "$1,234.56")]),
+            ("USD 40 or 30 GBP", [("number", "USD 40"), ("number", "30 GBP")]),
+            (
+                "weighs 3.5 kg and takes 45 minutes",
+                [("number", "3.5 kg"), ("number", "45 minutes")],
+            ),
+            ("20% off a 40L pack", [("number", "20%"), ("number", "40L")]),
+            ("arrives in 2-3 days at 30 °C", [("number", "2-3 days"), ("number", "30 °C")]),
+            (
+                "order GX-20418 and ORD-1234",
+                [("identifier", "GX-20418"), ("identifier", "ORD-1234")],
+            ),
+            (
+                "see JIRA-123 and ticket #4521",
+                [("identifier", "JIRA-123"), ("identifier", "#4521")],
+            ),
+            (
+                "account 12345678, PO PO12345",
+                [("identifier", "12345678"), ("identifier", "PO12345")],
+            ),
+            ("customer cus_NffrFeUf2Hib", [("identifier", "cus_NffrFeUf2Hib")]),
             (
                 "run 550e8400-e29b-41d4-a716-446655440000 failed",
-                ["550e8400-e29b-41d4-a716-446655440000"],
+                [("identifier", "550e8400-e29b-41d4-a716-446655440000")],
             ),
-            ("edit src/app/main.py and ~/.bashrc", ["src/app/main.py", "~/.bashrc"]),
-            ("check /etc/hosts or ./run.sh", ["/etc/hosts", "./run.sh"]),
-            ("write to priya.raman@example.com.", ["priya.raman@example.com"]),
-            ("see https://example.com/a?b=1, then", ["https://example.com/a?b=1"]),
+            (
+                "edit src/app/main.py and ~/.bashrc",
+                [("path", "src/app/main.py"), ("path", "~/.bashrc")],
+            ),
+            ("check /etc/hosts or ./run.sh", [("path", "/etc/hosts"), ("path", "./run.sh")]),
+            ("write to priya.raman@example.com.", [("identifier", "priya.raman@example.com")]),
+            ("see https://example.com/a?b=1, then", [("url", "https://example.com/a?b=1")]),
             (
                 "(https://en.wikipedia.org/wiki/Tilde_(x)).",
-                ["https://en.wikipedia.org/wiki/Tilde_(x)"],
+                [("url", "https://en.wikipedia.org/wiki/Tilde_(x)")],
             ),
         ],
     )
-    def test_each_pattern_finds_its_strings_as_written(self, text: str, found: list[str]) -> None:
+    def test_each_pattern_finds_its_strings_as_written(
+        self, text: str, found: list[tuple[str, str]]
+    ) -> None:
         assert found == candidates(text)
 
     @pytest.mark.parametrize(
@@ -69,7 +87,8 @@ class TestPatterns:
 
     def test_of_overlapping_matches_the_earliest_and_longest_wins(self) -> None:
         text = "track https://shop.example/orders/GX-20418 and RF-55902"
-        assert ["https://shop.example/orders/GX-20418", "RF-55902"] == candidates(text)
+        expected = [("url", "https://shop.example/orders/GX-20418"), ("identifier", "RF-55902")]
+        assert expected == candidates(text)
 
     def test_the_docstring_gives_every_pattern_as_the_code_has_it(self) -> None:
         # The docstring breaks a long pattern into ``pieces`` on several lines.
@@ -77,25 +96,175 @@ class TestPatterns:
         assert [] == [name for name, template in probes.TEMPLATES if template not in written]
 
 
+class TestCommands:
+    @pytest.mark.parametrize(
+        ("text", "found"),
+        [
+            ("run `make test` first", ["make test"]),
+            ("then `git push origin main`.", ["git push origin main"]),
+            (
+                "try `./run.sh --fast` or `python3 -m memtape demo`",
+                ["./run.sh --fast", "python3 -m memtape demo"],
+            ),
+            ("$ pytest -x tests/test_app.py\nok", ["pytest -x tests/test_app.py"]),
+            ("output:\n  $ npm run build  \ndone", ["npm run build"]),
+        ],
+    )
+    def test_a_program_with_arguments_in_code_or_after_a_prompt_is_a_command(
+        self, text: str, found: list[str]
+    ) -> None:
+        assert [("command", string) for string in found] == candidates(text)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "the `git` binary and `make` alone",
+            "a `config value` in code, `gitx status`",
+            "I paid $ 12 for it",
+            "```make test```",
+        ],
+    )
+    def test_a_bare_program_or_other_code_is_no_command(self, text: str) -> None:
+        assert [] == candidates(text)
+
+    def test_a_path_inside_a_command_is_not_planted_from_it(self) -> None:
+        found = candidates("run `pytest tests/test_app.py` then edit src/app.py")
+        expected = [("command", "pytest tests/test_app.py"), ("path", "src/app.py")]
+        assert expected == found
+
+
+class TestMarkers:
+    @pytest.mark.parametrize(
+        ("text", "found"),
+        [
+            (
+                "/home/dev/skills/SKILL.md-378-round half to even",
+                [("path", "/home/dev/skills/SKILL.md")],
+            ),
+            ("/srv/app/main.py:42:    total = 0", [("path", "/srv/app/main.py")]),
+            ("src/app.py:42:    return 10", [("path", "src/app.py")]),
+            ("notes.md-12345-see GX-7", [("identifier", "GX-7")]),
+            ("@@ -10040 +10041 @@ def round_total(rows):", []),
+            (
+                "diff --git a/src/x.py b/src/x.py\n--- a/src/x.py\n+++ b/src/x.py",
+                [("path", "src/x.py")] * 4,
+            ),
+            ("  12345→import os\n  12346\tprint(1)", []),
+            ("commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39", []),
+            (
+                "key: c2lnbmVkOmxlZGdlcjpleHBvcnQ6bmlnaHRseTp0b3RhbHM6djI+"
+                "/aW52/cmVwb3J0/cm91bmQ6MjAyNg==",
+                [],
+            ),
+            ("data: QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo+12345 end", []),
+        ],
+    )
+    def test_markers_and_encodings_are_never_part_of_a_probe(
+        self, text: str, found: list[tuple[str, str]]
+    ) -> None:
+        assert found == candidates(text)
+
+    @pytest.mark.parametrize(
+        ("text", "found"),
+        [
+            ("INV-2024-0042 is late", [("identifier", "INV-2024-0042")]),
+            (
+                "/home/dev/projects/ledger/src/components/widgets/index",
+                [("path", "/home/dev/projects/ledger/src/components/widgets/index")],
+            ),
+            (
+                "/home/dev/projects/ledger/src/components/widgets/Index2024Final/main.py",
+                [
+                    (
+                        "path",
+                        "/home/dev/projects/ledger/src/components/widgets/Index2024Final/main.py",
+                    )
+                ],
+            ),
+            (
+                "see https://x.example/c/3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39AbCdEf0123456789x",
+                [
+                    (
+                        "url",
+                        "https://x.example/c/3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39AbCdEf0123456789x",
+                    )
+                ],
+            ),
+        ],
+    )
+    def test_what_only_looks_like_a_marker_is_kept(
+        self, text: str, found: list[tuple[str, str]]
+    ) -> None:
+        assert found == candidates(text)
+
+
+class TestConstraints:
+    @pytest.mark.parametrize(
+        ("text", "found"),
+        [
+            ("You are helpful. You must answer in English.", ["You must answer in English."]),
+            ("- Never push to main.\n- Be kind.", ["Never push to main."]),
+            ("1. ALWAYS run the tests first!", ["ALWAYS run the tests first!"]),
+            (
+                "## Rules\nDo not edit vendor/ files. Don't guess at totals?",
+                ["Do not edit vendor/ files.", "Don't guess at totals?"],
+            ),
+        ],
+    )
+    def test_a_sentence_with_must_never_always_or_do_not_is_a_constraint(
+        self, text: str, found: list[str]
+    ) -> None:
+        assert [("constraint", sentence) for sentence in found] == probes.constraints(text)
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Be brief and look things up before answering.",
+            "You must.",
+            "Mustard is always yellow" + " and bright" * 25,
+            "The donut is nevermore.",
+        ],
+    )
+    def test_other_sentences_and_too_short_or_long_ones_are_not(self, text: str) -> None:
+        assert [] == probes.constraints(text)
+
+    def test_system_and_pinned_turns_give_constraints_and_no_other_turn_does(self) -> None:
+        rule = "Never share the key."
+        turns: list[probes.Turn] = [
+            ("system", f"Hi. {rule}"),
+            ("user", "You must reply in French, GX-1."),
+            AddTurn("user", "Always cite src/app.py.", pin=True),
+            ("assistant", "You must not."),
+            ("user", "ok"),
+        ]
+        assert [
+            Probe(rule, 2, "constraint"),
+            Probe("GX-1", 3, "identifier"),
+            Probe("Always cite src/app.py.", 4, "constraint"),
+        ] == auto_probes(turns)
+
+
 class TestAutoProbes:
     def test_a_probe_is_due_from_the_turn_after_it_is_first_said(self) -> None:
         turns = [("user", "my order is GX-1"), ("assistant", "ok"), ("tool", "GX-1 ships; ORD-22")]
-        assert [Probe("GX-1", 2), Probe("ORD-22", 4)] == auto_probes([*turns, ("user", "ok")])
+        expected = [Probe("GX-1", 2, "identifier"), Probe("ORD-22", 4, "identifier")]
+        assert expected == auto_probes([*turns, ("user", "ok")])
 
     def test_a_string_first_said_in_the_last_turn_is_not_planted(self) -> None:
         assert [] == auto_probes([("user", "hello"), ("user", "my order is GX-1")])
 
     def test_assistant_and_system_turns_are_not_scanned(self) -> None:
         turns = [("system", "use ORD-1"), ("assistant", "ORD-2"), ("user", "ORD-3"), ("user", "x")]
-        assert [Probe("ORD-3", 4)] == auto_probes(turns)
+        assert [Probe("ORD-3", 4, "identifier")] == auto_probes(turns)
 
     def test_a_string_said_again_is_planted_once_at_its_first_appearance(self) -> None:
         turns = [("user", "$5 and $5"), ("tool", "$5"), ("user", "x")]
-        assert [Probe("$5", 2)] == auto_probes(turns)
+        assert [Probe("$5", 2, "number")] == auto_probes(turns)
 
     def test_a_string_inside_another_is_planted_on_its_own_evidence(self) -> None:
         turns = [("user", "GX-1"), ("tool", "see https://a.example/GX-1"), ("user", "x")]
-        assert [Probe("GX-1", 2), Probe("https://a.example/GX-1", 3)] == auto_probes(turns)
+        expected = [Probe("GX-1", 2, "identifier"), Probe("https://a.example/GX-1", 3, "url")]
+        assert expected == auto_probes(turns)
 
     def test_probes_come_in_the_order_of_first_appearance(self) -> None:
         turns = [("user", "B-2 then A-1"), ("tool", "C-3 and A-1"), ("user", "x")]
@@ -207,7 +376,10 @@ class TestProbesFile:
         assert (
             [],
             [{"text": "$5", "from": 3}],
-            [{"text": "GX-1", "from": 2}, {"text": "$5", "from": 3}],
+            [
+                {"text": "GX-1", "from": 2, "kind": "identifier"},
+                {"text": "$5", "from": 3, "kind": "number"},
+            ],
         ) == (
             planted(None, TURNS),
             planted(str(path), TURNS),
@@ -227,6 +399,34 @@ def _support(tmp_path: Path, *options: str) -> Path:
 
 
 class TestImport:
+    def test_a_coding_session_plants_typed_probes_and_no_marker(self) -> None:
+        text = import_transcript(CODING, probes="auto", pin="system")
+        assert [
+            ("Never push to main.", 2, "constraint"),
+            ("Always run `make test` before you commit.", 2, "constraint"),
+            ("Do not edit files under vendor/.", 2, "constraint"),
+            ("INV-2041", 3, "identifier"),
+            ("src/ledger/export.py", 3, "path"),
+            ("pytest tests/test_export.py -x", 3, "command"),
+            ("/home/dev/ledger/src/ledger/export.py", 5, "path"),
+            ("/home/dev/ledger/docs/SKILL.md", 5, "path"),
+            ("src/ledger/rounding.py", 7, "path"),
+            ("77120", 9, "identifier"),
+            ("$0.02", 9, "number"),
+        ] == [(p.text, p.start, p.kind) for p in parse_scenario(text, "c.toml").probes]
+
+    def test_without_a_pin_the_system_prompt_still_gives_its_constraints(self) -> None:
+        scenario = parse_scenario(import_transcript(CODING, probes="auto"), "c.toml")
+        kinds = [probe.kind for probe in scenario.probes]
+        assert (3, "constraint") == (kinds.count("constraint"), kinds[0])
+
+    def test_a_probe_written_with_its_kind_reads_back(self, tmp_path: Path) -> None:
+        listed = _file(
+            tmp_path, "p.jsonl", '{"text": "policy R-7", "from": 14, "kind": "identifier"}\n'
+        )
+        scenario = load_scenario(str(_support(tmp_path, "--probes", str(listed))))
+        assert (Probe("policy R-7", 14, "identifier"),) == scenario.probes
+
     def test_without_probes_the_file_plants_none(self) -> None:
         text = import_transcript(FIXTURE)
         assert ((), "[[probe]]" in text) == (parse_scenario(text, "s.toml").probes, False)
@@ -296,7 +496,7 @@ class TestBenchOnAnImport:
         run = session.run
         for line in losses:
             match = re.fullmatch(
-                r"support-chat, tiered: '(.+)' missing at turn \d+, lost by event (\d+) "
+                r"support-chat, tiered: \w+ '(.+)' missing at turn \d+, lost by event (\d+) "
                 r"\((\w+)\)",
                 line,
             )

@@ -269,7 +269,7 @@ class TestClaudeSession:
             recorded["params"]["compactions"][0]["before"],
         )
         (row,) = [line for line in rows if " recorded " in line]
-        assert "budget=150 tokenizer=words compactions=1" in row
+        assert "budget=150 tokenizer=o200k_base compactions=1" in row
 
     def test_recorded_on_a_scenario_that_recorded_none_says_so_in_its_cell(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -3,13 +3,17 @@
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
 import io
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers import import_transcript
 from memtape.lab.report import bench
+
+CODING = Path(__file__).parent / "fixtures" / "coding-chat.jsonl"
 
 
 class _Terminal(io.StringIO):
@@ -54,6 +58,29 @@ def test_json_and_plot_are_written_and_named(tmp_path: Path) -> None:
     )
     assert f"wrote {tmp_path / 'b.json'}" in out.getvalue()
     assert {"b.json", "b.png", "b.svg"} == {path.name for path in tmp_path.iterdir()}
+
+
+def test_json_with_losses_holds_each_loss_with_its_kind(tmp_path: Path) -> None:
+    scenario = tmp_path / "coding.toml"
+    text = import_transcript(CODING, probes="auto", budget=60, hot_n=2)
+    scenario.write_text(text, "utf-8")
+    report = tmp_path / "r.json"
+    out = io.StringIO()
+    bench([str(scenario)], ["sliding-window"], json_out=report, losses=True, jobs=1, out=out)
+    (row,) = json.loads(report.read_text("utf-8"))["results"]
+    kinds = {loss["kind"] for loss in row["losses"]}
+    assert ["probe", "kind", "turn", "at", "event"] == list(row["losses"][0])
+    assert {"path", "constraint"} <= kinds
+    assert len(row["losses"]) == sum(
+        " missing at turn " in line for line in out.getvalue().splitlines()
+    )
+
+
+def test_json_without_losses_keeps_the_contract(tmp_path: Path) -> None:
+    report = tmp_path / "r.json"
+    bench(["refund-desk"], ["tiered"], json_out=report, jobs=1, out=io.StringIO())
+    (row,) = json.loads(report.read_text("utf-8"))["results"]
+    assert ["scenario", "policy", "params", "metrics"] == list(row)
 
 
 def test_json_into_a_missing_directory_is_refused_before_any_cell_runs(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput
 from memtape.core.events import Queried
+from memtape.lab.bench import plan, run_cells
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.consolidation import RuleConsolidation
 from memtape.policies.forgetting import ImportanceRecencyAccess
@@ -530,6 +531,46 @@ class TestProbes:
         with pytest.raises(BadInput) as caught:
             parse_scenario(COMPACTION + f"[[probe]]\n{probe}\n" + TURN, "p.toml")
         assert message == str(caught.value)
+
+    def test_a_probe_may_say_its_kind(self) -> None:
+        text = COMPACTION + '[[probe]]\ntext = "$180.00"\nfrom = 8\nkind = "number"\n' + TURN
+        assert (Probe("$180.00", 8, "number"),) == parse_scenario(text, "p.toml").probes
+
+    @pytest.mark.parametrize(
+        ("kind", "message"),
+        [
+            ('"amount"', "'amount'"),
+            ("3", "3"),
+        ],
+    )
+    def test_an_unknown_kind_is_named_with_the_known_ones(self, kind: str, message: str) -> None:
+        text = COMPACTION + f'[[probe]]\ntext = "x"\nfrom = 1\nkind = {kind}\n' + TURN
+        with pytest.raises(BadInput) as caught:
+            parse_scenario(text, "p.toml")
+        expected = (
+            "p.toml: probe 1: kind must be one of path, command, number, identifier, url, "
+            f"constraint, got {message}"
+        )
+        assert expected == str(caught.value)
+
+    def test_a_scenario_without_kinds_benches_as_the_same_one_with_them(
+        self, tmp_path: Path
+    ) -> None:
+        plain = resources.files("memtape.scenarios").joinpath("refund-desk.toml").read_text()
+        typed = plain.replace("\nfrom = 8\n", '\nfrom = 8\nkind = "number"\n')
+        typed = typed.replace("\nfrom = 5\n", '\nfrom = 5\nkind = "constraint"\n')
+        assert 2 == typed.count("kind = ")
+        measured = [
+            [
+                (
+                    {k: v for k, v in result.metrics.items() if k != "decide_us_per_command"},
+                    [(loss.probe, loss.turn, loss.at, loss.event) for loss in result.losses],
+                )
+                for result in run_cells(plan([str(path)], ["tiered", "sliding-window"]))
+            ]
+            for path in (_file(tmp_path, plain, "plain.toml"), _file(tmp_path, typed, "typed.toml"))
+        ]
+        assert measured[0] == measured[1]
 
     def test_probes_need_a_window(self) -> None:
         with pytest.raises(BadInput, match=r"needs a \[compaction\] policy"):

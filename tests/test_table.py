@@ -78,6 +78,23 @@ def test_each_lost_probe_is_a_line_naming_the_event() -> None:
     ] == loss_lines([result])
 
 
+def test_typed_losses_are_counted_by_kind_then_listed_grouped_by_kind() -> None:
+    losses = (
+        ProbeLoss("$180.00", 10, 15, "CompactionTriggered", "number"),
+        ProbeLoss("src/app.py", 3, None, None, "path"),
+        ProbeLoss("note", 4, 9, "CompactionTriggered"),
+        ProbeLoss("$5", 11, 15, "CompactionTriggered", "number"),
+    )
+    result = attrs.evolve(_result("s", {"budget": 40}), losses=losses)
+    assert [
+        "s, tiered: 4 losses by kind: path 1, number 2, untyped 1",
+        "s, tiered: path 'src/app.py' missing at turn 3, never visible since it was due",
+        "s, tiered: number '$180.00' missing at turn 10, lost by event 15 (CompactionTriggered)",
+        "s, tiered: number '$5' missing at turn 11, lost by event 15 (CompactionTriggered)",
+        "s, tiered: 'note' missing at turn 4, lost by event 9 (CompactionTriggered)",
+    ] == loss_lines([result])
+
+
 def test_a_peak_over_budget_carries_its_cause_s_mark() -> None:
     results = [
         attrs.evolve(_result(name, {"budget": 40}, peak_tokens=peak), over_budget=cause)

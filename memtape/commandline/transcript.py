@@ -11,6 +11,7 @@ from memtape.lab.choices import AUTO
 from memtape.lab.importers import Ledger, import_transcript
 from memtape.lab.importers.records import SkippedLine, UnfinishedLine
 from memtape.lab.importers.scenario import NothingSalient
+from memtape.lab.importers.tokens import Comparison, TokenizerWarning
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,10 +39,12 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
     reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
     ledgers: list[Ledger] = []
     compared: list[str] = []
+    comparisons: list[Comparison] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NothingSalient)
         warnings.simplefilter("always", UnfinishedLine)
         warnings.simplefilter("always", SkippedLine)
+        warnings.simplefilter("always", TokenizerWarning)
         status = write_scenario(
             args.out,
             lambda: import_transcript(
@@ -58,15 +61,20 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
                 skip_bad_lines=args.skip_bad_lines,
                 ledger=ledgers.append,
                 told=compared.append,
+                compared=comparisons.append,
             ),
             reads,
         )
     for warning in caught:
-        if isinstance(warning.message, NothingSalient | UnfinishedLine | SkippedLine):
+        if isinstance(
+            warning.message, NothingSalient | UnfinishedLine | SkippedLine | TokenizerWarning
+        ):
             print(f"memtape: warning: {visible(str(warning.message), 'message')}", file=sys.stderr)
     for ledger in ledgers:
         for line in ledger.lines():
             print(visible(line, "message"))
     for line in compared:
         print(visible(line, "message"))
+    for comparison in comparisons if status == 0 else ():
+        print(visible(comparison.line(), "message"))
     return status

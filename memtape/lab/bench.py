@@ -150,14 +150,18 @@ class Result:
     """Why the cell's policy had nothing to apply to the scenario (``recorded`` on one that
     recorded no compaction), or None; such a result has no params and no metrics."""
 
-    def data(self) -> dict[str, Any]:
-        """The result as the JSON contract writes it."""
-        return {
+    def data(self, *, losses: bool = False) -> dict[str, Any]:
+        """The result as the JSON contract writes it; with ``losses``, each lost probe too
+        (``ProbeLoss.data``, its kind among its fields)."""
+        data: dict[str, Any] = {
             "scenario": self.scenario,
             "policy": self.policy,
             "params": self.params,
             "metrics": self.metrics,
         }
+        if losses:
+            data["losses"] = [loss.data() for loss in self.losses]
+        return data
 
 
 def plan(
@@ -516,7 +520,9 @@ def run_cells(
     return [result for result in results if result is not None]
 
 
-def results_data(results: Iterable[Result]) -> dict[str, Any]:
+def results_data(results: Iterable[Result], *, losses: bool = False) -> dict[str, Any]:
     """The JSON contract: ``{"results": [{"scenario", "policy", "params", "metrics"}]}``,
-    ``metrics`` holding every name of ``METRICS`` (``peak_over_budget`` among them)."""
-    return {"results": [result.data() for result in results]}
+    ``metrics`` holding every name of ``METRICS`` (``peak_over_budget`` among them); with
+    ``losses`` (``bench --losses``) each result holds ``losses`` too, a list of
+    ``{"probe", "kind", "turn", "at", "event"}``."""
+    return {"results": [result.data(losses=losses) for result in results]}

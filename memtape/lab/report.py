@@ -128,7 +128,9 @@ def bench(
     for line in wrapped((note for note in notes if note is not None), fit):
         print(line, file=out)
     if json_out is not None:
-        text = visible(json.dumps(results_data(results), indent=2, ensure_ascii=False), "json")
+        text = visible(
+            json.dumps(results_data(results, losses=losses), indent=2, ensure_ascii=False), "json"
+        )
         text += "\n"
         write_atomic(json_out, text.encode("utf-8"))
         print(f"wrote {json_out}", file=out)

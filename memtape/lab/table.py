@@ -4,6 +4,7 @@ A scenario's name, a policy's and its parameters are text from files: each
 cell holds them ``visible``, as rich ``Text`` (never read as markup).
 """
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +17,8 @@ from memtape.core.errors import BadInput
 from memtape.core.plural import counted
 from memtape.core.visible import quoted, visible
 from memtape.lab.bench import Result
+from memtape.projections.metrics import ProbeLoss
+from memtape.scenarios.loader import PROBE_KINDS
 
 COLUMNS = (
     ("peak_tokens", "peak"),
@@ -336,18 +339,38 @@ def _cell(name: str, value: Any) -> str:
 
 
 def loss_lines(results: Sequence[Result]) -> list[str]:
-    """One line per lost probe of each result: where it went missing, and the event."""
+    """The lost probes of each result, one line each: where it went missing, and the event.
+
+    A result whose lost probes have kinds (``--probes auto`` types them) is headed by a
+    line counting its losses by kind, and its lines come grouped by kind (in the order of
+    ``PROBE_KINDS``, the untyped last), each naming its kind; a result whose lost probes
+    have none lists them as it always did, in the order they were lost."""
     lines = []
     for result in results:
-        for loss in result.losses:
+        where = f"{visible(result.scenario)}, {visible(result.label)}"
+        losses = result.losses
+        if any(loss.kind is not None for loss in losses):
+            losses = tuple(sorted(losses, key=_kind_order))
+            counts = Counter(visible(loss.kind or UNTYPED) for loss in losses)
+            tally = ", ".join(f"{kind} {count}" for kind, count in counts.items())
+            lines.append(f"{where}: {counted(len(losses), 'loss', 'losses')} by kind: {tally}")
+        for loss in losses:
             cause = (
                 "never visible since it was due"
                 if loss.at is None
                 else f"lost by event {loss.at} ({loss.event})"
             )
+            kind = "" if loss.kind is None else f"{visible(loss.kind)} "
             lines.append(
-                f"{visible(result.scenario)}, {visible(result.label)}: {quoted(loss.probe)} "
-                f"missing at turn {loss.turn}, "
-                f"{cause}"
+                f"{where}: {kind}{quoted(loss.probe)} missing at turn {loss.turn}, {cause}"
             )
     return lines
+
+
+UNTYPED = "untyped"
+"""How the count of ``loss_lines`` names the probes a scenario gave no kind."""
+
+
+def _kind_order(loss: ProbeLoss) -> int:
+    """Where a loss's kind comes among the groups: ``PROBE_KINDS``' order, then the rest."""
+    return PROBE_KINDS.index(loss.kind) if loss.kind in PROBE_KINDS else len(PROBE_KINDS)

@@ -17,7 +17,7 @@ A metric that does not apply to a run is None.
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import attrs
 
@@ -56,6 +56,11 @@ class Planted(Protocol):
         """The first turn after which it is checked."""
         ...
 
+    @property
+    def kind(self) -> str | None:
+        """What the string is (a path, a number...), or None when nobody said."""
+        ...
+
 
 @attrs.frozen
 class ProbeLoss:
@@ -69,6 +74,18 @@ class ProbeLoss:
     turn: int
     at: int | None
     event: str | None
+    kind: str | None = None
+    """The probe's kind (``memtape.scenarios.loader.PROBE_KINDS``), None when untyped."""
+
+    def data(self) -> dict[str, Any]:
+        """The loss as ``bench --json`` writes it."""
+        return {
+            "probe": self.probe,
+            "kind": self.kind,
+            "turn": self.turn,
+            "at": self.at,
+            "event": self.event,
+        }
 
 
 @attrs.frozen
@@ -270,7 +287,7 @@ class WindowTally:
             elif self._seen[index] or probe.start == turn:
                 position = _lost_at(before, batch, offset, probe.text)
                 event = None if position is None else type(batch[position - offset - 1]).__name__
-                self._losses.append(ProbeLoss(probe.text, turn, position, event))
+                self._losses.append(ProbeLoss(probe.text, turn, position, event, probe.kind))
                 lost_at = offset + len(batch) if position is None else position
                 self.changes.append(ProbeChange(index, turn, lost_at, False, event))
                 self._shown -= self._seen[index]

@@ -72,13 +72,18 @@ from memtape.scenarios.usage import Usage, read_usage
 
 _KINDS = tuple(COMMAND_TYPES)
 
+PROBE_KINDS = ("path", "command", "number", "identifier", "url", "constraint")
+"""What a probe may say it is (``memtape.lab.probes`` says how ``--probes auto`` tells)."""
+
 
 @attrs.frozen
 class Probe:
-    """A string that must stay visible in the window from turn ``start`` on."""
+    """A string that must stay visible in the window from turn ``start`` on; ``kind``
+    (one of ``PROBE_KINDS``, or None when the file did not say) is what the string is."""
 
     text: str
     start: int
+    kind: str | None = None
 
 
 @attrs.frozen
@@ -220,8 +225,9 @@ def _probes(tables: Any, source: str) -> tuple[Probe, ...]:
 
 
 def read_probe(table: Any, where: str) -> Probe:
-    """One probe's table ``{text, from}``: a non-empty string and a turn number of at
-    least 1, nothing else; a refusal names ``where`` and the field."""
+    """One probe's table ``{text, from, kind}``: a non-empty string, a turn number of at
+    least 1 and, optionally, one of ``PROBE_KINDS``; nothing else. A refusal names
+    ``where`` and the field."""
     if not isinstance(table, dict):
         raise BadInput(f"{where}: must be a table")
     params = Params(table, where)
@@ -229,8 +235,11 @@ def read_probe(table: Any, where: str) -> Probe:
     if not text:
         raise params.error("text", "must not be empty")
     start = params.integer("from", minimum=1)
+    kind = params.optional("kind")
+    if kind is not None and kind not in PROBE_KINDS:
+        raise params.error("kind", f"must be one of {', '.join(PROBE_KINDS)}, got {kind!r}")
     params.done()
-    return Probe(text, start)
+    return Probe(text, start, kind)
 
 
 def _turn(params: Params) -> AddTurn:

@@ -19,6 +19,7 @@ it and ``transcript_scenario``.
 from collections.abc import Callable
 from pathlib import Path
 
+from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
 from memtape.lab.importers import (
@@ -35,13 +36,20 @@ from memtape.lab.importers.records import Source, read_source
 from memtape.lab.importers.scenario import (
     DEFAULT_SALIENT,
     check_pin,
+    pinned,
     salient_roles,
     transcript_scenario,
+)
+from memtape.lab.importers.tokens import (
+    Comparison,
+    compare,
+    default_tokenizer,
+    warn_if_code_heavy,
 )
 from memtape.lab.importers.transcript import Compaction, Transcript, Turn
 from memtape.lab.probes import planted
 from memtape.lab.scenario_file import check_count, check_tokenizer
-from memtape.policies.tokenizers import WordCount
+from memtape.policies.tokenizers import tokenizer_named
 
 READERS: dict[str, Callable[[Source], Transcript]] = {
     openai_chat.FORMAT: openai_chat.read,
@@ -98,13 +106,14 @@ def import_transcript(
     pin: str = "none",
     budget: int = DEFAULT_BUDGET,
     hot_n: int = DEFAULT_HOT_N,
-    tokenizer: str = WordCount.name,
+    tokenizer: str | None = None,
     sidechains: bool = False,
     probes: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     skip_bad_lines: bool = False,
     ledger: Callable[[Ledger], None] | None = None,
     told: Callable[[str], None] | None = None,
+    compared: Callable[[Comparison], None] | None = None,
 ) -> str:
     """The scenario file's text for the transcript at ``path``.
 
@@ -115,17 +124,36 @@ def import_transcript(
     see ``transcript_scenario``. ``ledger``, when given, hears the import's
     ledger once the file is read (the scenario's ``[import]`` table holds it too);
     ``told``, each recorded compaction beside memtape's count (``transcript_scenario``).
+
+    ``tokenizer`` None is ``default_tokenizer()`` (``o200k_base`` with the ``bpe``
+    extra, else ``words`` and a warning); ``words`` asked for on a code-heavy
+    session warns too (``memtape.lab.importers.tokens``). ``compared``, when given,
+    hears memtape's count of the turns beside the provider's, when the transcript
+    recorded its usage.
     """
     _check_format(format, sidechains)
     salient_roles(DEFAULT_SALIENT if salient is None else salient)
     check_pin(pin)
     check_count(budget, "--budget")
     check_count(hot_n, "--hot-n", minimum=0)
-    check_tokenizer(tokenizer)
+    if tokenizer is not None:
+        check_tokenizer(tokenizer)
     transcript = read_transcript(path, format, sidechains=sidechains, skip_bad_lines=skip_bad_lines)
     if ledger is not None and transcript.ledger is not None:
         ledger(transcript.ledger)
-    tables = planted(probes, [(turn.role, turn.text) for turn in transcript.turns])
+    if tokenizer is None:
+        tokenizer = default_tokenizer()
+    else:
+        warn_if_code_heavy(str(path), tokenizer, [turn.text for turn in transcript.turns])
+    if compared is not None:
+        comparison = compare(transcript.turns, transcript.compactions, tokenizer_named(tokenizer))
+        if comparison is not None:
+            compared(comparison)
+    turns = [
+        AddTurn(turn.role, turn.text, pin=pinned(pin, turn.role, number))
+        for number, turn in enumerate(transcript.turns, start=1)
+    ]
+    tables = planted(probes, turns)
     return transcript_scenario(
         transcript,
         path,

@@ -69,6 +69,11 @@ def check_pin(pin: str) -> str:
     return pin
 
 
+def pinned(pin: str, role: str, number: int) -> bool:
+    """Whether ``--pin pin`` pins turn ``number`` (1-based), whose role is ``role``."""
+    return (pin == "system" and role == "system") or (pin == "first" and number == 1)
+
+
 class NothingSalient(UserWarning):
     """An import in which no turn is salient: every summary of the run will be empty."""
 
@@ -140,8 +145,8 @@ def transcript_scenario(
             step["calls"] = list(turn.calls)
         if turn.answers:
             step["answers"] = list(turn.answers)
-        pinned = (pin == "system" and turn.role == "system") or (pin == "first" and number == 1)
-        if pinned:
+        pin_it = pinned(pin, turn.role, number)
+        if pin_it:
             step["pin"] = True
         if turn.usage is not None:
             step["usage"] = turn.usage.table()
@@ -149,7 +154,7 @@ def transcript_scenario(
         if recorded is not None:
             salience = flag if "salient" in step else None
             commands.append(
-                AddTurn(turn.role, turn.text, salience, turn.calls, turn.answers, pinned)
+                AddTurn(turn.role, turn.text, salience, turn.calls, turn.answers, pin_it)
             )
     info: dict[str, Value] = {
         "name": path.stem,
