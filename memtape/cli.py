@@ -407,14 +407,15 @@ def _add_lab(commands: Any) -> None:
         "import",
         help=(
             "turn an agent's transcript (OpenAI Chat or Responses, Anthropic Messages, a Claude "
-            "Code session, LangChain messages) into a scenario file"
+            "Code session, LangChain messages, a Codex CLI rollout) into a scenario file"
         ),
         description=(
             "One turn per message of an agent's transcript, with its tool calls and results "
             "(calls and answers) kept whole; the format is told from the content unless "
-            "--format says it. A Claude Code session's own compactions become the recorded "
-            "policy's. Nothing is dropped silently: a part that cannot import is refused, "
-            "named, and nothing is written."
+            "--format says it. A Claude Code session's or Codex rollout's own compactions "
+            "become the recorded policy's. Nothing is dropped silently: a part that cannot "
+            "import is refused, named, and nothing is written; what is not conversation is "
+            "counted in the scenario's header comment."
         ),
     )
     chat.add_argument(

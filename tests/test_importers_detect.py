@@ -19,6 +19,7 @@ FIXTURES = {
     "anthropic.json": "anthropic",
     "claude-code-session.jsonl": "claude-code",
     "langchain.json": "langchain",
+    "codex-rollout.jsonl": "codex",
 }
 
 

@@ -13,6 +13,7 @@ FORMATS = (
     "anthropic",
     "claude-code",
     "langchain",
+    "codex",
 )
 """What ``--format`` takes: ``auto`` (told from the content) or a format's name, each the
 ``FORMAT`` of its reader in ``memtape.lab.importers``."""

@@ -2,8 +2,8 @@
 
 One module per format reads a file into a ``Transcript`` (turns with their
 tool calls and results, the compactions it recorded, notes of what it left
-out): ``openai_chat``, ``openai_responses``, ``anthropic``, ``claude_code``
-and ``langchain``, each saying its mapping in its docstring. ``detect``
+out): ``openai_chat``, ``openai_responses``, ``anthropic``, ``claude_code``,
+``langchain`` and ``codex``, each saying its mapping in its docstring. ``detect``
 tells a file's format from its content; ``scenario`` writes a transcript
 as a scenario file. Nothing is lost silently: every message, block and item
 imports, or the import is refused naming the place (``FILE:LINE``, or an
@@ -19,7 +19,14 @@ from pathlib import Path
 
 from memtape.core.errors import BadInput
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
-from memtape.lab.importers import anthropic, claude_code, langchain, openai_chat, openai_responses
+from memtape.lab.importers import (
+    anthropic,
+    claude_code,
+    codex,
+    langchain,
+    openai_chat,
+    openai_responses,
+)
 from memtape.lab.importers.detect import detect
 from memtape.lab.importers.records import Source, read_source
 from memtape.lab.importers.scenario import (
@@ -39,6 +46,7 @@ READERS: dict[str, Callable[[Source], Transcript]] = {
     anthropic.FORMAT: anthropic.read,
     claude_code.FORMAT: claude_code.read,
     langchain.FORMAT: langchain.read,
+    codex.FORMAT: codex.read,
 }
 """Each format's reader, by the name ``--format`` gives it."""
 

@@ -2,6 +2,8 @@
 
 Each record is looked at for a mark that only one format makes:
 
+- ``codex``: a rollout record, ``{"type", "payload"}`` with a type of
+  Codex's (``session_meta``, ``response_item``, ``event_msg``...).
 - ``claude-code``: an entry's ``uuid``, ``parentUuid``, ``sessionId`` or
   ``leafUuid``, or a type only Claude Code writes (``file-history-snapshot``...).
 - ``langchain``: a message ``type`` of LangChain's (``human``, ``ai``,
@@ -32,6 +34,9 @@ from memtape.lab.importers.records import Source
 
 CLAUDE_CODE_KEYS = ("uuid", "parentUuid", "sessionId", "leafUuid")
 """Keys only Claude Code's entries carry."""
+
+CODEX_RECORDS = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")
+"""The record types of a Codex rollout (each with its ``payload``)."""
 
 CLAUDE_CODE_TYPES = ("summary", "file-history-snapshot", "queue-operation", "progress")
 """Entry types only Claude Code writes."""
@@ -130,6 +135,8 @@ def record_mark(data: Any) -> str | None:
     if not isinstance(data, dict):
         return None
     kind = data.get("type")
+    if kind in CODEX_RECORDS and isinstance(data.get("payload"), Mapping):
+        return "codex"
     if any(key in data for key in CLAUDE_CODE_KEYS) or kind in CLAUDE_CODE_TYPES:
         return "claude-code"
     if "role" not in data and kind in LANGCHAIN_TYPES:

@@ -1,0 +1,268 @@
+"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) as turns.
+
+Each line is a record ``{"timestamp", "type", "payload"}``. What each type
+becomes:
+
+- ``response_item``: what the model saw and said, a Responses API item in
+  ``payload``, read as ``openai-responses`` reads it: a ``user`` message is
+  a user turn, a ``developer`` or ``system`` one a system turn; one
+  response's consecutive ``reasoning``, ``assistant`` messages and calls
+  are one assistant turn. The calls are ``function_call``,
+  ``custom_tool_call`` (``apply_patch``...) and ``local_shell_call`` (its
+  ``call_id``, or its ``id`` when it has none; its ``action`` as the
+  arguments); each ``function_call_output`` or ``custom_tool_call_output``
+  is a tool turn answering its ``call_id`` (an output
+  ``{"content", "success": false}`` reads ``[error] CONTENT``). A
+  ``web_search_call`` is part of its response's turn, ``[web search]
+  QUERY``: the search's results are not in the file. A ``ghost_snapshot``
+  (the harness's undo point, a git commit), a ``compaction`` (an encrypted
+  summary) and any type not named here are left out and counted.
+- ``compacted``: a compaction the agent made. ``replacement_history`` (the
+  items its context became: the summary, the user messages it kept) or,
+  without one, ``message`` (the summary) becomes a ``Compaction`` before the
+  turn that follows, which the ``recorded`` policy applies, never a turn;
+  its ``pre_tokens`` is the agent's own count of its context before it, from
+  the last ``token_count`` event. A compaction before the first turn is the
+  context the file starts from: it imports as the first (user) turn.
+- ``session_meta`` (the session's id, directory, base instructions),
+  ``turn_context`` (each turn's model and settings) and ``event_msg`` (what
+  the interface showed, repeating the items, and token counts) are left out
+  and counted, ``event_msg`` by its payload's ``type``.
+
+Nothing is dropped silently: every record imports or is counted in the
+scenario's header comment; a record that is not an object with a type and a
+payload object, or an item that cannot be read, is refused, named.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from memtape.core.errors import BadInput
+from memtape.lab.importers.openai_responses import content_texts, reasoning_text
+from memtape.lab.importers.records import Source
+from memtape.lab.importers.skipped import Skipped
+from memtape.lab.importers.texts import call_text, json_text, marked, noted
+from memtape.lab.importers.transcript import Compaction, Transcript, Turns
+
+FORMAT = "codex"
+"""The name ``--format`` gives this format."""
+
+RECORDS = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")
+"""The record types a rollout holds (others, newer, are left out and counted)."""
+
+ROLES = {"user": "user", "developer": "system", "system": "system", "assistant": "assistant"}
+"""Each message role and the turn role it becomes."""
+
+CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
+"""The call items, and the field that holds each one's arguments."""
+
+OUTPUTS = ("function_call_output", "custom_tool_call_output")
+"""The items that carry a call's result."""
+
+
+@attrs.define
+class _Response:
+    """The assistant-side items of one response, gathered into one turn."""
+
+    where: str
+    parts: list[str] = attrs.Factory(list)
+    calls: list[str] = attrs.Factory(list)
+
+
+@attrs.define
+class _Pending:
+    """A compaction read, waiting for the turn it comes before."""
+
+    where: str
+    turns: int
+    summary: str
+    pre_tokens: int | None
+
+
+class _Reader:
+    """One pass over a rollout's records."""
+
+    def __init__(self, source: Source) -> None:
+        self.turns = Turns(source.path)
+        self.compactions: list[Compaction] = []
+        self.notes: list[str] = []
+        self.skipped = Skipped()
+        self.response: _Response | None = None
+        self.pending: _Pending | None = None
+        self.context_tokens: int | None = None
+
+    def record(self, data: Any, where: str) -> None:
+        """Import one record, or count it left out."""
+        if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+            raise BadInput(f"{where}: a Codex rollout record is an object with a type")
+        kind = data["type"]
+        payload = data.get("payload")
+        if not isinstance(payload, dict):
+            raise BadInput(f"{where}: a {kind} record needs a payload object")
+        if kind == "response_item":
+            self._item(payload, where)
+        elif kind == "compacted":
+            self._compacted(payload, where)
+        elif kind == "event_msg":
+            self._event(payload)
+        else:
+            self.skipped.add(kind)
+
+    def _event(self, payload: Mapping[str, Any]) -> None:
+        event = payload.get("type")
+        self.skipped.add(_kind("event_msg", event))
+        if event == "token_count":
+            info = payload.get("info")
+            usage = info.get("last_token_usage") if isinstance(info, Mapping) else None
+            total = usage.get("total_tokens") if isinstance(usage, Mapping) else None
+            if isinstance(total, int) and not isinstance(total, bool) and total >= 0:
+                self.context_tokens = total
+
+    def _item(self, item: Mapping[str, Any], where: str) -> None:
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message" and _role(item, where) == "assistant":
+            self._gather(where).parts.extend(content_texts(item.get("content"), where, "content"))
+        elif kind == "reasoning":
+            self._gather(where).parts.append(reasoning_text(item, where))
+        elif kind in CALLS:
+            response = self._gather(where)
+            response.calls.append(_call_id(item, where))
+            response.parts.append(call_text(_call_name(item), item.get(CALLS[kind]), where))
+        elif kind == "web_search_call":
+            self._gather(where).parts.append(_web_search(item))
+        elif kind in OUTPUTS:
+            self._turn("tool", _output(item.get("output"), where), where, (_call_id(item, where),))
+        elif kind == "message":
+            role = ROLES[_role(item, where)]
+            self._turn(role, content_texts(item.get("content"), where, "content"), where)
+        else:
+            self.skipped.add(_kind("response_item", kind))
+
+    def _gather(self, where: str) -> _Response:
+        if self.response is None:
+            self.response = _Response(where)
+        return self.response
+
+    def _turn(self, role: str, parts: list[str], where: str, answers: tuple[str, ...] = ()) -> None:
+        self._flush()
+        self._settle()
+        self.turns.add(role, parts, where, answers=answers)
+
+    def _flush(self) -> None:
+        """Add the response gathered so far as one assistant turn."""
+        response, self.response = self.response, None
+        if response is not None:
+            self._settle()
+            self.turns.add("assistant", response.parts, response.where, calls=response.calls)
+
+    def _compacted(self, payload: Mapping[str, Any], where: str) -> None:
+        self._flush()
+        message = payload.get("message", "")
+        if not isinstance(message, str):
+            raise BadInput(f"{where}: a compacted record's message must be a string")
+        history = payload.get("replacement_history")
+        if history is None:
+            summary = message
+        elif isinstance(history, list):
+            summary = "\n".join(
+                _history_text(item, f"{where}: replacement_history[{i}]")
+                for i, item in enumerate(history)
+            )
+        else:
+            raise BadInput(f"{where}: a compacted record's replacement_history must be a list")
+        if self.pending is not None:
+            self.notes.append(
+                f"the compaction at {self.pending.where} was followed by another at {where} "
+                "with no turn between: the later one is kept"
+            )
+        self.pending = _Pending(where, len(self.turns), summary, self.context_tokens)
+
+    def _settle(self) -> None:
+        """A turn is about to be added: the waiting compaction, if any, comes before it."""
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return
+        if pending.turns == 0:
+            self.notes.append(
+                f"the compaction at {pending.where} precedes every turn: its summary is the "
+                "first turn"
+            )
+            self.turns.add("user", [pending.summary], pending.where)
+            return
+        self.compactions.append(
+            Compaction(pending.turns + 1, pending.summary, pending.where, None, pending.pre_tokens)
+        )
+
+    def finish(self) -> Transcript:
+        """The transcript read, once every record went through ``record``."""
+        self._flush()
+        if self.pending is not None:
+            self.notes.append(
+                f"the compaction at {self.pending.where} is followed by no turn: nothing to "
+                "apply it at"
+            )
+        notes = [*self.notes, *self.skipped.note()]
+        return self.turns.transcript(FORMAT, self.compactions, notes)
+
+
+def read(source: Source) -> Transcript:
+    """The turns and compactions of a Codex CLI rollout."""
+    reader = _Reader(source)
+    for record in source.records:
+        reader.record(record.data, record.where)
+    return reader.finish()
+
+
+def _kind(record: str, kind: Any) -> str:
+    """The kind a left-out record is counted as: its record type, and its payload's type."""
+    return f"{record} ({kind})" if isinstance(kind, str) else record
+
+
+def _role(item: Mapping[str, Any], where: str) -> str:
+    role = item.get("role")
+    if role not in ROLES:
+        raise BadInput(f"{where}: a message's role is one of {', '.join(ROLES)}, got {role!r}")
+    return str(role)
+
+
+def _call_id(item: Mapping[str, Any], where: str) -> str:
+    call = item.get("call_id")
+    if call is None and item.get("type") == "local_shell_call":
+        call = item.get("id")
+    if not isinstance(call, str) or not call:
+        raise BadInput(f"{where}: a {item.get('type')} item needs a call_id, got {call!r}")
+    return call
+
+
+def _call_name(item: Mapping[str, Any]) -> Any:
+    return "local_shell" if item.get("type") == "local_shell_call" else item.get("name")
+
+
+def _web_search(item: Mapping[str, Any]) -> str:
+    action = item.get("action")
+    if not isinstance(action, Mapping):
+        return marked("web search", "")
+    detail = action.get("query") or action.get("url") or action.get("pattern")
+    return marked("web search", json_text(detail))
+
+
+def _output(output: Any, where: str) -> list[str]:
+    """A call's output: a string, a list of parts, or ``{"content", "success"}``."""
+    if isinstance(output, Mapping) and isinstance(output.get("content"), str):
+        text = output["content"]
+        return [marked("error", text) if output.get("success") is False else text]
+    return content_texts(output, where, "output")
+
+
+def _history_text(item: Any, where: str) -> str:
+    """One item of a compaction's replacement history, as the summary's text shows it."""
+    if not isinstance(item, Mapping):
+        raise BadInput(f"{where}: an item is an object with a type")
+    kind = item.get("type", "message" if "role" in item else None)
+    if kind == "message":
+        return "\n".join(content_texts(item.get("content"), where, "content"))
+    if kind == "compaction":
+        return noted("compaction", "encrypted")
+    return noted(str(kind))

@@ -1,0 +1,167 @@
+"""memtape.lab.importers.codex: a Codex CLI rollout's items, and its compactions."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtape.core.errors import BadInput
+from memtape.lab.importers import Compaction, read_transcript
+from tests.transcripts import fixture, imported, turns_of, unpaired, write_lines
+
+ROLLOUT = fixture("codex-rollout.jsonl")
+
+
+def _records() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in ROLLOUT.read_text("utf-8").splitlines()]
+
+
+def _items(*kinds: str) -> list[dict[str, Any]]:
+    return [
+        r["payload"]
+        for r in _records()
+        if r["type"] == "response_item" and r["payload"]["type"] in kinds
+    ]
+
+
+def _record(kind: str, **payload: Any) -> dict[str, Any]:
+    return {"timestamp": "2026-11-20T09:00:00.000Z", "type": kind, "payload": payload}
+
+
+def _user(text: str) -> dict[str, Any]:
+    content = [{"type": "input_text", "text": text}]
+    return _record("response_item", type="message", role="user", content=content)
+
+
+def _assistant(text: str) -> dict[str, Any]:
+    content = [{"type": "output_text", "text": text}]
+    return _record("response_item", type="message", role="assistant", content=content)
+
+
+class TestFixture:
+    def test_every_call_and_output_is_kept_and_paired(self) -> None:
+        made = _items("function_call", "custom_tool_call", "local_shell_call")
+        calls = [i["call_id"] for i in made]
+        outputs = [i["call_id"] for i in _items("function_call_output", "custom_tool_call_output")]
+        turns = turns_of(ROLLOUT)
+        assert (calls, outputs, []) == (
+            [c for t in turns for c in t.calls],
+            [a for t in turns for a in t.answers],
+            unpaired(turns),
+        )
+        assert (6, 6, 19) == (len(calls), len(outputs), len(turns))
+
+    def test_one_response_is_one_turn_its_reasoning_and_parallel_calls_in_order(self) -> None:
+        turn = turns_of(ROLLOUT)[3]
+        assert ("assistant", ("call_Pq81", "call_Rk20")) == (turn.role, turn.calls)
+        lines = turn.text.splitlines()
+        assert "[reasoning] **Reading the failing test and the parser together**" == lines[0]
+        assert lines[1].startswith('call shell_command({"command": "pytest tests/test_dates.py')
+
+    def test_developer_messages_are_system_turns(self) -> None:
+        assert ["system", "user", "user"] == [turn.role for turn in turns_of(ROLLOUT)[:3]]
+
+    def test_apply_patch_and_a_local_shell_call_are_calls(self) -> None:
+        turns = turns_of(ROLLOUT)
+        assert turns[8].text.endswith("*** End Patch)")
+        assert turns[10].text.startswith('call local_shell({"type": "exec", "command": ["pytest"')
+        assert (("call_Ap47",), ("call_Ls52",)) == (turns[8].calls, turns[10].calls)
+
+    def test_a_web_search_is_part_of_its_response(self) -> None:
+        turn = turns_of(ROLLOUT)[14]
+        expected = "[web search] python calendar.monthrange year range"
+        assert ("assistant", expected) == (turn.role, turn.text.splitlines()[0])
+
+    def test_the_compaction_is_a_compaction_before_the_turn_after_it_never_a_turn(self) -> None:
+        transcript = read_transcript(ROLLOUT)
+        (compaction,) = transcript.compactions
+        history = next(r for r in _records() if r["type"] == "compacted")["payload"]
+        summary = "\n".join(i["content"][0]["text"] for i in history["replacement_history"])
+        assert Compaction(16, summary, f"{ROLLOUT}:32", None, 14897) == compaction
+        assert "Now run the whole suite." == transcript.turns[15].text
+        assert not any("Another language model" in t.text for t in transcript.turns)
+
+    def test_the_scenario_is_headed_by_the_recorded_policy(self) -> None:
+        table = imported(ROLLOUT, budget=300).policies.params()["compaction"]
+        assert ("recorded", [16]) == (table["policy"], [c["before"] for c in table["compactions"]])
+
+    def test_what_did_not_import_is_counted_by_kind(self) -> None:
+        (note,) = read_transcript(ROLLOUT).notes
+        assert (
+            "left out, not conversation: 1 event_msg (agent_message), 1 event_msg "
+            "(agent_reasoning), 1 event_msg (context_compacted), 1 event_msg (exec_command_end), "
+            "2 event_msg (task_complete), 2 event_msg (token_count), 1 event_msg (user_message), "
+            "1 response_item (ghost_snapshot), 1 session_meta, 3 turn_context"
+        ) == note
+
+    def test_every_record_is_imported_or_counted(self) -> None:
+        (note,) = read_transcript(ROLLOUT).notes
+        counted = sum(int(kind.split()[0]) for kind in note.split(": ", 1)[1].split(", "))
+        kinds = [r["type"] for r in _records()]
+        items = [r for r in _records() if r["type"] == "response_item"]
+        imported_items = [r for r in items if r["payload"]["type"] != "ghost_snapshot"]
+        assert (39, 14, 24) == (len(kinds), counted, len(imported_items))
+        assert len(kinds) == counted + kinds.count("compacted") + len(imported_items)
+
+
+class TestItems:
+    def test_a_failed_output_object_reads_as_an_error(self, tmp_path: Path) -> None:
+        call = {"type": "function_call", "name": "shell", "arguments": "{}", "call_id": "c1"}
+        output = {"content": "permission denied", "success": False}
+        path = write_lines(
+            tmp_path / "rollout.jsonl",
+            _user("go"),
+            _record("response_item", **call),
+            _record("response_item", type="function_call_output", call_id="c1", output=output),
+        )
+        assert "[error] permission denied" == turns_of(path)[2].text
+
+    def test_an_item_type_it_does_not_read_is_counted_not_dropped(self, tmp_path: Path) -> None:
+        path = write_lines(
+            tmp_path / "rollout.jsonl",
+            _user("draw a cat"),
+            _record("response_item", type="image_generation_call", id="ig_1", result="..."),
+            _assistant("Here it is."),
+        )
+        transcript = read_transcript(path)
+        expected = ("left out, not conversation: 1 response_item (image_generation_call)",)
+        assert (2, expected) == (len(transcript.turns), transcript.notes)
+
+    def test_a_compaction_without_history_keeps_its_message(self, tmp_path: Path) -> None:
+        path = write_lines(
+            tmp_path / "rollout.jsonl",
+            _user("one"),
+            _assistant("two"),
+            _record("compacted", message="We talked about one and two."),
+            _user("three"),
+        )
+        (compaction,) = read_transcript(path).compactions
+        assert (3, "We talked about one and two.") == (compaction.before, compaction.summary)
+
+    def test_a_compaction_before_every_turn_is_the_first_turn(self, tmp_path: Path) -> None:
+        compacted = _record("compacted", message="Earlier: a plan.")
+        path = write_lines(tmp_path / "rollout.jsonl", compacted, _user("go"))
+        transcript = read_transcript(path)
+        assert ((), ["Earlier: a plan.", "go"]) == (
+            transcript.compactions,
+            [turn.text for turn in transcript.turns],
+        )
+
+    def test_format_codex_forces_the_reader(self, tmp_path: Path) -> None:
+        path = write_lines(tmp_path / "rollout.jsonl", _user("hi"), _assistant("hello"))
+        assert "codex" == read_transcript(path, "codex").format
+
+    def test_a_record_without_a_payload_is_refused_named(self, tmp_path: Path) -> None:
+        path = write_lines(tmp_path / "rollout.jsonl", _user("hi"), {"type": "response_item"})
+        with pytest.raises(BadInput) as caught:
+            read_transcript(path, "codex")
+        assert f"{path}:2: a response_item record needs a payload object" == str(caught.value)
+
+    def test_an_output_for_a_call_never_made_is_refused(self, tmp_path: Path) -> None:
+        output = _record("response_item", type="function_call_output", call_id="c9", output="x")
+        path = write_lines(tmp_path / "rollout.jsonl", _user("hi"), output)
+        with pytest.raises(BadInput, match=r"rollout.jsonl:2: a tool result for call 'c9'"):
+            read_transcript(path)
