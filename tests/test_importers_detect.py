@@ -20,6 +20,8 @@ FIXTURES = {
     "claude-code-session.jsonl": "claude-code",
     "langchain.json": "langchain",
     "codex-rollout.jsonl": "codex",
+    "gemini-cli-session.json": "gemini-cli",
+    "gemini-cli-session.jsonl": "gemini-cli",
 }
 
 

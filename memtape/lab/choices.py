@@ -14,6 +14,7 @@ FORMATS = (
     "claude-code",
     "langchain",
     "codex",
+    "gemini-cli",
 )
 """What ``--format`` takes: ``auto`` (told from the content) or a format's name, each the
 ``FORMAT`` of its reader in ``memtape.lab.importers``."""

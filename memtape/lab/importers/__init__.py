@@ -3,7 +3,7 @@
 One module per format reads a file into a ``Transcript`` (turns with their
 tool calls and results, the compactions it recorded, notes of what it left
 out): ``openai_chat``, ``openai_responses``, ``anthropic``, ``claude_code``,
-``langchain`` and ``codex``, each saying its mapping in its docstring. ``detect``
+``langchain``, ``codex`` and ``gemini_cli``, each saying its mapping in its docstring. ``detect``
 tells a file's format from its content; ``scenario`` writes a transcript
 as a scenario file. Nothing is lost silently: every message, block and item
 imports, or the import is refused naming the place (``FILE:LINE``, or an
@@ -23,6 +23,7 @@ from memtape.lab.importers import (
     anthropic,
     claude_code,
     codex,
+    gemini_cli,
     langchain,
     openai_chat,
     openai_responses,
@@ -47,6 +48,7 @@ READERS: dict[str, Callable[[Source], Transcript]] = {
     claude_code.FORMAT: claude_code.read,
     langchain.FORMAT: langchain.read,
     codex.FORMAT: codex.read,
+    gemini_cli.FORMAT: gemini_cli.read,
 }
 """Each format's reader, by the name ``--format`` gives it."""
 

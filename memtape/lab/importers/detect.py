@@ -4,6 +4,9 @@ Each record is looked at for a mark that only one format makes:
 
 - ``codex``: a rollout record, ``{"type", "payload"}`` with a type of
   Codex's (``session_meta``, ``response_item``, ``event_msg``...).
+- ``gemini-cli``: a message of ``type: "gemini"`` or with ``toolCalls``, a
+  session's metadata (``projectHash``), a ``$set`` or ``$rewindTo`` record;
+  a document with ``sessionId`` or ``projectHash``.
 - ``claude-code``: an entry's ``uuid``, ``parentUuid``, ``sessionId`` or
   ``leafUuid``, or a type only Claude Code writes (``file-history-snapshot``...).
 - ``langchain``: a message ``type`` of LangChain's (``human``, ``ai``,
@@ -37,6 +40,9 @@ CLAUDE_CODE_KEYS = ("uuid", "parentUuid", "sessionId", "leafUuid")
 
 CODEX_RECORDS = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")
 """The record types of a Codex rollout (each with its ``payload``)."""
+
+GEMINI_KEYS = ("toolCalls", "projectHash", "$set", "$rewindTo")
+"""Keys only Gemini CLI's records carry (its messages are ``type: "gemini"`` too)."""
 
 CLAUDE_CODE_TYPES = ("summary", "file-history-snapshot", "queue-operation", "progress")
 """Entry types only Claude Code writes."""
@@ -137,6 +143,8 @@ def record_mark(data: Any) -> str | None:
     kind = data.get("type")
     if kind in CODEX_RECORDS and isinstance(data.get("payload"), Mapping):
         return "codex"
+    if kind == "gemini" or any(key in data for key in GEMINI_KEYS):
+        return "gemini-cli"
     if any(key in data for key in CLAUDE_CODE_KEYS) or kind in CLAUDE_CODE_TYPES:
         return "claude-code"
     if "role" not in data and kind in LANGCHAIN_TYPES:
@@ -177,6 +185,8 @@ def _is_text(part: Any) -> bool:
 
 
 def _document_mark(document: Mapping[str, Any]) -> str | None:
+    if "sessionId" in document or "projectHash" in document:
+        return "gemini-cli"
     if any(key in document for key in ("input", "output", "instructions")):
         return "openai-responses"
     if "system" in document:
