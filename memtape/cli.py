@@ -457,6 +457,14 @@ def _add_lab(commands: Any) -> None:
         help="a Claude Code session's sidechains (subagents) too, in file order",
     )
     chat.add_argument(
+        "--skip-bad-lines",
+        action="store_true",
+        help=(
+            "skip a malformed line of a JSONL transcript, named in the ledger, rather than "
+            "refuse the file (a half-written last line is always skipped, with a warning)"
+        ),
+    )
+    chat.add_argument(
         "--probes",
         metavar="auto|FILE",
         help=(

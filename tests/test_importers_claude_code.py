@@ -10,6 +10,7 @@ import pytest
 
 from memtape.core.errors import BadInput
 from memtape.lab.importers import Compaction, read_transcript
+from memtape.lab.importers.ledger import LeftOut
 from tests.transcripts import fixture, imported, turns_of, unpaired, write_lines
 
 SESSION = fixture("claude-code-session.jsonl")
@@ -122,13 +123,15 @@ class TestFixture:
             table["compactions"][0]["pre_tokens"],
         )
 
-    def test_what_did_not_import_is_said(self) -> None:
-        notes = read_transcript(SESSION).notes
+    def test_what_did_not_import_is_in_the_ledger_by_kind(self) -> None:
+        ledger = read_transcript(SESSION).ledger
+        assert ledger is not None
         assert (
-            "left out: 4 sidechain entries (--sidechains imports them)",
-            "left out: 1 user/assistant entries off the main thread",
-            "left out, not messages: 1 file-history-snapshot, 1 summary",
-        ) == notes
+            LeftOut("file-history-snapshot", 1),
+            LeftOut("rewound branch", 1),
+            LeftOut("sidechain", 4, 1, 1),
+            LeftOut("summary", 1),
+        ) == ledger.left_out
 
     def test_a_branch_the_session_left_does_not_import(self) -> None:
         texts = [turn.text for turn in turns_of(SESSION)]

@@ -187,7 +187,9 @@ class TestRefusals:
         assert str(caught.value).startswith(f"{path}:2: ")
         assert message in str(caught.value)
 
-    def test_a_call_id_made_twice_is_refused_naming_both_places(self, tmp_path: Path) -> None:
+    def test_a_call_id_made_again_while_its_call_waits_is_refused_naming_both_places(
+        self, tmp_path: Path
+    ) -> None:
         call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
         path = write_lines(
             tmp_path / "chat.jsonl",
@@ -196,7 +198,10 @@ class TestRefusals:
         )
         with pytest.raises(BadInput) as caught:
             read_transcript(path)
-        expected = f"{path}:2: tool call id 'c1' is made twice (first at {path}:1)"
+        expected = (
+            f"{path}:2: tool call id 'c1' is made twice (first at {path}:1, which still waits "
+            "for its result)"
+        )
         assert expected == str(caught.value)
 
     def test_a_second_result_for_one_call_is_refused(self, tmp_path: Path) -> None:

@@ -6,8 +6,9 @@ import warnings
 from collections.abc import Callable
 
 from memtape.commandline.writing import write_scenario
+from memtape.core.errors import one_line
 from memtape.lab.choices import AUTO
-from memtape.lab.importers import import_transcript
+from memtape.lab.importers import Ledger, import_transcript
 from memtape.lab.importers.scenario import NothingSalient
 
 
@@ -31,8 +32,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -> int:
     """Write the scenario, ``heard`` told of the messages made steps; warn if nothing is
-    salient."""
+    salient, and of each line skipped; print the ledger once the scenario is written."""
     reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
+    ledgers: list[Ledger] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NothingSalient)
         status = write_scenario(
@@ -48,10 +50,17 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
                 sidechains=args.sidechains,
                 probes=args.probes,
                 progress=heard,
+                skip_bad_lines=args.skip_bad_lines,
+                ledger=ledgers.append,
             ),
             reads,
         )
     for warning in caught:
         if isinstance(warning.message, NothingSalient):
             print(f"memtape: warning: {warning.message}", file=sys.stderr)
+    for ledger in ledgers:
+        for line in ledger.skipped_lines:
+            print(f"memtape: warning: {one_line(line)}", file=sys.stderr)
+        for line in ledger.lines():
+            print(one_line(line))
     return status

@@ -11,8 +11,11 @@ Where it learns what to apply. A policy is built from its own
 ``compactions = [{before = N, summary = "...", trigger = "auto",
 pre_tokens = T}, ...]``, each the turn the boundary came before (so the
 compaction happens as turn N arrives), the summary, and what the
-transcript said of it (``trigger`` and ``pre_tokens``, the agent's own count
-of its context just before; kept, not used). The Claude Code importer writes
+transcript said of it (``trigger``, and ``pre_tokens`` and ``post_tokens``,
+the agent's own count of its context just before and just after; kept, not
+used). ``preserved = [FIRST, LAST]`` says the agent kept those turns
+verbatim (a partial compaction: Claude Code's ``preservedSegment``): they
+stay HOT, and only the other turns before N fold. The Claude Code importer writes
 this table and does not write the summary as a turn: it is not
 conversation, and another policy benched on the session must not see it.
 ``bench --policy recorded`` on that scenario keeps its table (the bench
@@ -38,7 +41,9 @@ and the bench compare like with like. An empty summary is no WARM item:
 every folded turn goes COLD. A boundary with nothing to fold (every HOT
 turn pinned) leaves the window as it is. The summary is measured by this
 policy's tokenizer; the gist stays as it was (a window forked from another
-policy keeps its gist).
+policy keeps its gist). The turns of a compaction's ``preserved`` stay HOT
+where they are, each with the rest of its unit (a call is never kept without
+its results): only the others fold.
 
 What it promises: the newest turn HOT verbatim (``RECENT_VERBATIM``, one
 turn, with its unit), whole units (``WELL_FORMED``), pinned turns in place
@@ -54,7 +59,7 @@ import attrs
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, NothingToApply
-from memtape.core.events import CompactionTriggered, Event, WarmItem
+from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
 from memtape.core.state import State
 from memtape.policies.params import Params
 from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
@@ -75,6 +80,9 @@ class CompactionRecord:
     summary: str
     trigger: str | None = None
     pre_tokens: int | None = None
+    post_tokens: int | None = None
+    preserved: tuple[int, int] | None = None
+    """The first and last turn the agent kept verbatim, or None: it folded every turn."""
 
     def params(self) -> dict[str, Any]:
         """The record as a scenario table writes it (absent fields left out)."""
@@ -83,6 +91,10 @@ class CompactionRecord:
             table["trigger"] = self.trigger
         if self.pre_tokens is not None:
             table["pre_tokens"] = self.pre_tokens
+        if self.post_tokens is not None:
+            table["post_tokens"] = self.post_tokens
+        if self.preserved is not None:
+            table["preserved"] = list(self.preserved)
         return table
 
 
@@ -165,7 +177,13 @@ class RecordedCompaction:
             return (turn,)
         hot = (*window.hot, turn)
         _, groups = older_units(window, turn, hot, 1)
-        folded = [old for turns, pinned, _ in groups if not pinned for old in turns]
+        kept = record.preserved
+        folded = [
+            old
+            for turns, pinned, _ in groups
+            if not pinned and (kept is None or not _overlaps(turns, kept))
+            for old in turns
+        ]
         if not folded:
             return (turn,)
         summary = record.summary
@@ -186,6 +204,12 @@ class RecordedCompaction:
         return (turn, compaction)
 
 
+def _overlaps(turns: tuple[TurnAdded, ...], kept: tuple[int, int]) -> bool:
+    """Whether a unit holds a turn the agent kept verbatim."""
+    first, last = kept
+    return any(first <= old.turn <= last for old in turns)
+
+
 def _record(item: Any, where: str) -> CompactionRecord:
     """One entry of a table's ``compactions`` list."""
     if not isinstance(item, Mapping):
@@ -195,8 +219,14 @@ def _record(item: Any, where: str) -> CompactionRecord:
     summary = params.text("summary")
     trigger = params.optional("trigger")
     pre_tokens = params.optional("pre_tokens")
+    post_tokens = params.optional("post_tokens")
+    preserved = params.optional("preserved")
     params.done()
-    record = CompactionRecord(before, summary, trigger, pre_tokens)
+    if preserved is not None:
+        if not isinstance(preserved, list) or len(preserved) != 2:
+            raise params.error("preserved", f"must be [FIRST, LAST] turns, got {preserved!r}")
+        preserved = (preserved[0], preserved[1])
+    record = CompactionRecord(before, summary, trigger, pre_tokens, post_tokens, preserved)
     _check_record(record, where)
     return record
 
@@ -209,5 +239,18 @@ def _check_record(record: CompactionRecord, where: str) -> None:
         raise BadInput(f"{where}: summary must be a string, got {record.summary!r}")
     if record.trigger is not None and not isinstance(record.trigger, str):
         raise BadInput(f"{where}: trigger must be a string, got {record.trigger!r}")
-    if pre is not None and (isinstance(pre, bool) or not isinstance(pre, int) or pre < 0):
-        raise BadInput(f"{where}: pre_tokens must be an integer >= 0, got {pre!r}")
+    for name, count in (("pre_tokens", pre), ("post_tokens", record.post_tokens)):
+        if count is not None and (
+            isinstance(count, bool) or not isinstance(count, int) or count < 0
+        ):
+            raise BadInput(f"{where}: {name} must be an integer >= 0, got {count!r}")
+    kept = record.preserved
+    if kept is not None and not (
+        isinstance(kept, tuple)
+        and len(kept) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in kept)
+        and 1 <= kept[0] <= kept[1] < before
+    ):
+        raise BadInput(
+            f"{where}: preserved must be two turns FIRST <= LAST before turn {before}, got {kept!r}"
+        )

@@ -16,7 +16,10 @@ text = "Hi, I'm Dana."
 
 A turn's role is one of system, user, assistant, tool. A turn may also say
 ``calls = ["id", ...]`` (the tool calls it makes), ``answers = ["id", ...]``
-(the calls whose results it carries) and ``pin = true`` (no policy moves it).
+(the calls whose results it carries), ``pin = true`` (no policy moves it)
+and ``usage = {input = .., output = .., cache_read = .., cache_write = ..}``
+(what the provider billed for the response, kept beside the turn for a cost
+model: ``memtape.scenarios.usage``; no policy reads it).
 
 The other steps: ``advance = 6`` (the clock), ``write = "key"`` with
 ``text``, ``importance`` and optional ``supersedes``; ``read = "key"`` or
@@ -30,6 +33,11 @@ A scenario may plant probes, strings that must stay visible in the window
     [[probe]]
     text = "$180.00"
     from = 8                  # checked after turn 8 and every turn after it
+
+An imported scenario carries an ``[import]`` table: the ledger of the import
+(what the transcript held and what became of it, ``memtape.lab.importers.
+ledger``). It is kept as data (``Scenario.imported``), checked to be a
+table, and decides nothing.
 """
 
 import tomllib
@@ -57,6 +65,7 @@ from memtape.core.paths import read_regular
 from memtape.policies.params import Params
 from memtape.policies.session import AXIS_OF, Policies
 from memtape.scenarios.shipped import SHIPPED
+from memtape.scenarios.usage import Usage, read_usage
 
 _KINDS = tuple(COMMAND_TYPES)
 
@@ -79,6 +88,12 @@ class Scenario:
     steps: tuple[Command, ...]
     source: str
     probes: tuple[Probe, ...] = ()
+    usage: Mapping[int, Usage] = attrs.field(factory=dict)
+    """What the provider billed for each turn that says (an imported assistant turn's
+    response), by turn number: data beside the steps, no part of them."""
+    imported: Mapping[str, Any] | None = None
+    """The ``[import]`` table of an imported scenario (its ledger), as written; None for
+    a scenario not imported."""
 
 
 def load_scenario(name_or_path: str) -> Scenario:
@@ -122,13 +137,27 @@ def parse_scenario(text: str, source: str) -> Scenario:
     if not isinstance(steps, list):
         raise BadInput(f"{source}: steps are written as [[step]] tables")
     probes = _probes(data.pop("probe", []), source)
+    imported = data.pop("import", None)
+    if imported is not None and not isinstance(imported, dict):
+        raise BadInput(f"{source}: [import] must be a table")
     policies = Policies.from_params(data, source)
     commands = []
+    usage: dict[int, Usage] = {}
+    turns = 0
     for number, step in enumerate(steps, start=1):
         where = f"{source}: step {number}"
         if not isinstance(step, dict):
             raise BadInput(f"{where}: must be a table")
+        billed = step.get("usage")
+        if billed is not None and "turn" not in step:
+            raise BadInput(f"{where}: usage belongs to a turn step")
+        if billed is not None:
+            step = {key: value for key, value in step.items() if key != "usage"}  # noqa: PLW2901
         kind, command = _command(step, where)
+        if isinstance(command, AddTurn):
+            turns += 1
+            if billed is not None:
+                usage[turns] = read_usage(billed, where)
         axis = AXIS_OF[type(command)]
         if axis is not None and getattr(policies, axis) is None:
             raise BadInput(f"{where}: a {kind} step needs a [{axis}] policy in the header")
@@ -140,7 +169,7 @@ def parse_scenario(text: str, source: str) -> Scenario:
         )
     if not commands:
         raise BadInput(f"{source}: no [[step]] tables: nothing to run")
-    return Scenario(name, about, policies, tuple(commands), source, probes)
+    return Scenario(name, about, policies, tuple(commands), source, probes, usage, imported)
 
 
 def _probes(tables: Any, source: str) -> tuple[Probe, ...]:

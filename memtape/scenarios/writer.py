@@ -47,8 +47,11 @@ def scenario_file(
     policies: Mapping[str, Mapping[str, Any]],
     steps: Sequence[Mapping[str, Any]],
     probes: Sequence[Mapping[str, Any]] = (),
+    *,
+    imported: Mapping[str, Any] | None = None,
 ) -> str:
-    """A whole scenario file: a comment, ``[scenario]`` ``info``, the policies, probes, steps.
+    """A whole scenario file: a comment, ``[scenario]`` ``info``, the ``[import]`` ledger of
+    an imported one, the policies, probes, steps.
 
     ``comment`` (any number of lines) heads the file as TOML comments; each
     step is the fields of one ``[[step]]`` table.
@@ -57,6 +60,8 @@ def scenario_file(
     if lines:
         lines.append("")
     _table(lines, "[scenario]", info)
+    if imported is not None:
+        _table(lines, "[import]", imported)
     for axis, table in policies.items():
         _table(lines, f"[{_key(axis)}]", table)
     for probe in probes:

@@ -7,7 +7,9 @@ out): ``openai_chat``, ``openai_responses``, ``anthropic``, ``claude_code``,
 tells a file's format from its content; ``scenario`` writes a transcript
 as a scenario file. Nothing is lost silently: every message, block and item
 imports, or the import is refused naming the place (``FILE:LINE``, or an
-item's index) and the part, and nothing is written.
+item's index) and the part, and nothing is written. Each import keeps a
+ledger (``ledger``): what came in, what went out, what was left out by
+kind; a call or result that came in and did not go out refuses the import.
 
 ``read_transcript`` returns the turns as data before any scenario text is
 written, so that what reads them (planting probes, say) can come between
@@ -29,6 +31,7 @@ from memtape.lab.importers import (
     openai_responses,
 )
 from memtape.lab.importers.detect import detect
+from memtape.lab.importers.ledger import Ledger
 from memtape.lab.importers.records import Source, read_source
 from memtape.lab.importers.scenario import (
     DEFAULT_SALIENT,
@@ -60,6 +63,7 @@ __all__ = [
     "FORMATS",
     "READERS",
     "Compaction",
+    "Ledger",
     "Transcript",
     "Turn",
     "import_transcript",
@@ -69,13 +73,17 @@ __all__ = [
 ]
 
 
-def read_transcript(path: Path, format: str = "auto", *, sidechains: bool = False) -> Transcript:
+def read_transcript(
+    path: Path, format: str = "auto", *, sidechains: bool = False, skip_bad_lines: bool = False
+) -> Transcript:
     """The transcript in the file at ``path``, in ``format`` (``auto``: told from the content).
 
-    ``sidechains`` (Claude Code only) imports the sidechains' entries too.
+    ``sidechains`` (Claude Code only) imports the sidechains' entries too;
+    ``skip_bad_lines`` skips a malformed line of a JSONL file rather than
+    refusing the file (each one is named in the ledger).
     """
     _check_format(format, sidechains)
-    source = read_source(path)
+    source = read_source(path, skip_bad_lines=skip_bad_lines)
     told = detect(source) if format == "auto" else format
     if sidechains and told != claude_code.FORMAT:
         raise BadInput(f"{path}: --sidechains is for claude-code sessions, and this is {told}")
@@ -96,6 +104,8 @@ def import_transcript(
     sidechains: bool = False,
     probes: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    skip_bad_lines: bool = False,
+    ledger: Callable[[Ledger], None] | None = None,
 ) -> str:
     """The scenario file's text for the transcript at ``path``.
 
@@ -103,7 +113,8 @@ def import_transcript(
     and ``transcript_scenario`` for what each does. ``probes`` is ``--probes``:
     None plants none, ``auto`` plants them by the rule of ``memtape.lab.probes``,
     anything else names a probes file (checked against the turns). ``progress``:
-    see ``transcript_scenario``.
+    see ``transcript_scenario``. ``ledger``, when given, hears the import's
+    ledger once the file is read (the scenario's ``[import]`` table holds it too).
     """
     _check_format(format, sidechains)
     salient_roles(DEFAULT_SALIENT if salient is None else salient)
@@ -111,7 +122,9 @@ def import_transcript(
     check_count(budget, "--budget")
     check_count(hot_n, "--hot-n", minimum=0)
     check_tokenizer(tokenizer)
-    transcript = read_transcript(path, format, sidechains=sidechains)
+    transcript = read_transcript(path, format, sidechains=sidechains, skip_bad_lines=skip_bad_lines)
+    if ledger is not None and transcript.ledger is not None:
+        ledger(transcript.ledger)
     tables = planted(probes, [(turn.role, turn.text) for turn in transcript.turns])
     return transcript_scenario(
         transcript,

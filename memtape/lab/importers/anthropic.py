@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.ledger import every_record
 from memtape.lab.importers.records import Source
 from memtape.lab.importers.texts import call_text, image_note, marked, noted
 from memtape.lab.importers.transcript import Transcript, Turns
@@ -67,7 +68,21 @@ def read(source: Source) -> Transcript:
         if "content" not in data:
             raise BadInput(f"{record.where}: a message needs content (a string or blocks)")
         message(role, data["content"], record.where, turns)
-    return turns.transcript(FORMAT)
+    return turns.transcript(FORMAT, tally=every_record(source, ids))
+
+
+def ids(data: Any) -> tuple[list[str], list[str]]:
+    """The ids of a message's ``tool_use`` blocks and of the calls its ``tool_result``
+    blocks answer, read from its raw content (the ledger's count)."""
+    content = data.get("content") if isinstance(data, dict) else None
+    blocks = (
+        [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+    )
+    calls = [str(block.get("id")) for block in blocks if block.get("type") == "tool_use"]
+    results = [
+        str(block.get("tool_use_id")) for block in blocks if block.get("type") == "tool_result"
+    ]
+    return calls, results
 
 
 def system_parts(system: Any, where: str) -> list[str]:

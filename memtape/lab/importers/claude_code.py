@@ -12,42 +12,60 @@ the agent continued from.
 
 What imports:
 
-- The main thread, in ``parentUuid`` order: walked back from the last
-  entry that is not on a sidechain, across each compact boundary to its
-  ``logicalParentUuid`` (or, in a file without one, the entry before it).
-  Entries on a sidechain (``isSidechain``: a subagent's own conversation)
-  are left out unless ``sidechains`` is set: then each takes its place in
-  file order among the main thread's.
+- The main thread, as Claude Code's own resume rebuilds it: walked back
+  along ``parentUuid`` from the last entry that is not on a sidechain,
+  across each compact boundary to its ``logicalParentUuid`` (or, when the
+  boundary has none or names an entry this file does not hold, to the entry
+  before it in the file); then every side branch that belongs to that
+  thread: the entries of a response the thread holds (one ``message.id``:
+  parallel calls are written as one entry each, chained or side by side)
+  and the tool results that hang off them (each result's ``parentUuid`` is
+  the entry that made its call, so all but one sit off the walked line).
+  Any other branch is one the session left (a rewind, a retry) and does not
+  import. The thread's entries import in file order. Entries on a sidechain
+  (``isSidechain``: a subagent's own conversation) are left out unless
+  ``sidechains`` is set: then each takes its place in file order among the
+  main thread's.
 - ``user`` and ``assistant`` entries as ``anthropic`` reads their
   messages: a tool result is a ``tool`` turn of its own. Claude Code writes
-  one entry per content block of a response; consecutive ``assistant``
-  entries of one ``message.id`` are that one response, so they are one turn
-  (a response calling two tools in parallel is one turn with two calls).
+  one entry per content block of a response; the entries of one
+  ``message.id`` are that one response, so they are one turn (a response
+  calling two tools in parallel is one turn with two calls), followed by
+  the results written between them. Its ``usage`` (``input_tokens``,
+  ``output_tokens``, ``cache_read_input_tokens``,
+  ``cache_creation_input_tokens``, as the response's last entry says) is
+  the turn's ``usage``.
 - Each compact boundary becomes a ``Compaction`` (the summary, the
-  trigger, the tokens before) before the turn that follows it, never a
-  turn: the summary is not conversation but what the agent kept of it, and
-  a policy benched on the session must not see it. The ``recorded``
-  compaction policy applies it. A boundary before the first turn has
-  nothing to fold: its summary is the context the file starts from, and
-  imports as the first (user) turn.
+  trigger, ``preTokens`` and ``postTokens``) before the turn that follows
+  it, never a turn: the summary is not conversation but what the agent kept
+  of it, and a policy benched on the session must not see it. The
+  ``recorded`` compaction policy applies it. A partial compaction's
+  ``preservedSegment`` (``headUuid`` to ``tailUuid``: the messages the
+  agent kept verbatim, still in the file before the boundary) becomes the
+  compaction's ``preserved`` turns, which ``recorded`` keeps HOT. A
+  boundary before the first turn has nothing to fold: its summary is the
+  context the file starts from, and imports as the first (user) turn.
 
-What does not import, said in the scenario's comment: entries that are not
-messages (``summary`` titles, ``file-history-snapshot``, ``progress``,
-``system`` events other than a compact boundary), sidechain entries, and
-``user``/``assistant`` entries off the main thread (a branch the session
-left, after a rewind or a retry).
+What does not import is counted in the ledger (``memtape.lab.importers.
+ledger``), by kind: entries that are not messages (``summary`` titles,
+``file-history-snapshot``, ``progress``, ``system`` events other than a
+compact boundary), sidechain entries, and messages on a branch the session
+left (``rewound branch``). The ledger counts every ``tool_use`` and
+``tool_result`` block of every message entry, so a call or result that is
+neither imported nor in an entry left out refuses the import, named.
 """
 
-from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from memtape.core.errors import BadInput
 from memtape.lab.importers import anthropic
+from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.records import Record, Source
 from memtape.lab.importers.transcript import Compaction, Transcript, Turns
+from memtape.scenarios.usage import Usage
 
 FORMAT = "claude-code"
 """The name ``--format`` gives this format."""
@@ -58,6 +76,12 @@ MESSAGES = ("user", "assistant")
 BOUNDARY = "compact_boundary"
 """The ``subtype`` of the ``system`` entry that marks a compaction."""
 
+SIDECHAIN = "sidechain"
+"""The ledger's kind for a sidechain's entries left out."""
+
+REWOUND = "rewound branch"
+"""The ledger's kind for the messages of a branch the session left."""
+
 
 @attrs.define
 class _Boundary:
@@ -67,17 +91,23 @@ class _Boundary:
     turns: int
     trigger: str | None
     pre_tokens: int | None
+    post_tokens: int | None
+    segment: tuple[str, str] | None
     summary: str | None = None
 
 
 @attrs.define
 class _Response:
-    """The entries of one assistant response (one ``message.id``), gathered into one turn."""
+    """The entries of one assistant response (one ``message.id``), gathered into one turn,
+    and the tool results written while it was being gathered."""
 
     id: object
     where: str
     parts: list[str]
     calls: list[str]
+    entries: list[int]
+    usage: Usage | None = None
+    results: list[tuple[int, Any, str]] = attrs.field(factory=list)
 
 
 class _Reader:
@@ -86,11 +116,14 @@ class _Reader:
     def __init__(self, source: Source) -> None:
         self.turns = Turns(source.path)
         self.compactions: list[Compaction] = []
+        self.segments: list[tuple[int, tuple[str, str], str]] = []
         self.notes: list[str] = []
         self.boundary: _Boundary | None = None
         self.response: _Response | None = None
+        self.origin: dict[int, list[int]] = {}
+        """The turns (their numbers) each entry, by index, became."""
 
-    def entry(self, record: Record) -> bool:
+    def entry(self, index: int, record: Record) -> bool:
         """Import one entry of the thread; whether it was a message or a boundary."""
         data, where = record.data, record.where
         kind = data.get("type")
@@ -107,12 +140,20 @@ class _Reader:
             self._summary(content, where)
             return True
         if kind == "assistant":
-            self._assistant(message, content, where)
+            self._assistant(index, message, content, where)
+            return True
+        if self.response is not None and _only_results(content):
+            self.response.results.append((index, content, where))
             return True
         self._flush()
         self._settle()
-        anthropic.message("user", content, where, self.turns)
+        self._user(index, content, where)
         return True
+
+    def _user(self, index: int, content: Any, where: str) -> None:
+        first = len(self.turns)
+        anthropic.message("user", content, where, self.turns)
+        self.origin.setdefault(index, []).extend(range(first + 1, len(self.turns) + 1))
 
     def _boundary(self, data: Mapping[str, Any], where: str) -> None:
         self._flush()
@@ -124,17 +165,24 @@ class _Reader:
         metadata = data.get("compactMetadata")
         metadata = metadata if isinstance(metadata, Mapping) else {}
         trigger = metadata.get("trigger")
-        pre = metadata.get("preTokens")
-        pre_tokens = (
-            pre if isinstance(pre, int) and not isinstance(pre, bool) and pre >= 0 else None
-        )
-        if any(key.startswith("preserved") for key in metadata):
-            self.notes.append(
-                f"the compaction at {where} kept some messages verbatim; recorded folds every "
-                "turn before it"
-            )
+        segment = metadata.get("preservedSegment")
+        ends = None
+        if isinstance(segment, Mapping):
+            head, tail = segment.get("headUuid"), segment.get("tailUuid")
+            if isinstance(head, str) and isinstance(tail, str):
+                ends = (head, tail)
+            else:
+                self.notes.append(
+                    f"the preserved segment of the compaction at {where} names no head and "
+                    "tail: recorded folds every turn before it"
+                )
         self.boundary = _Boundary(
-            where, len(self.turns), trigger if isinstance(trigger, str) else None, pre_tokens
+            where,
+            len(self.turns),
+            trigger if isinstance(trigger, str) else None,
+            _count(metadata.get("preTokens")),
+            _count(metadata.get("postTokens")),
+            ends,
         )
 
     def _summary(self, content: Any, where: str) -> None:
@@ -148,7 +196,7 @@ class _Reader:
         self.notes.append(f"the compact summary at {where} follows no boundary: it is a user turn")
         self.turns.add("user", [text], where)
 
-    def _assistant(self, message: Mapping[str, Any], content: Any, where: str) -> None:
+    def _assistant(self, index: int, message: Mapping[str, Any], content: Any, where: str) -> None:
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
         if not isinstance(content, list):
@@ -157,7 +205,11 @@ class _Reader:
         response = self.response
         if response is None or identity is None or response.id != identity:
             self._flush()
-            response = self.response = _Response(identity, where, [], [])
+            response = self.response = _Response(identity, where, [], [], [])
+        response.entries.append(index)
+        usage = _usage(message.get("usage"))
+        if usage is not None:
+            response.usage = usage
         for number, block in enumerate(content, start=1):
             text, call = anthropic.assistant_block(block, f"{where}: block {number}")
             response.parts.append(text)
@@ -165,11 +217,18 @@ class _Reader:
                 response.calls.append(call)
 
     def _flush(self) -> None:
-        """Add the assistant response gathered so far as one turn."""
+        """Add the assistant response gathered so far as one turn, then its results."""
         response, self.response = self.response, None
-        if response is not None:
-            self._settle()
-            self.turns.add("assistant", response.parts, response.where, calls=response.calls)
+        if response is None:
+            return
+        self._settle()
+        self.turns.add(
+            "assistant", response.parts, response.where, calls=response.calls, usage=response.usage
+        )
+        for index in response.entries:
+            self.origin.setdefault(index, []).append(len(self.turns))
+        for index, content, where in response.results:
+            self._user(index, content, where)
 
     def _settle(self) -> None:
         """A turn is about to be added: the waiting boundary, if any, comes before it."""
@@ -187,13 +246,20 @@ class _Reader:
             )
             self.turns.add("user", [summary], boundary.where)
             return
+        if boundary.segment is not None:
+            self.segments.append((len(self.compactions), boundary.segment, boundary.where))
         self.compactions.append(
             Compaction(
-                boundary.turns + 1, summary, boundary.where, boundary.trigger, boundary.pre_tokens
+                boundary.turns + 1,
+                summary,
+                boundary.where,
+                boundary.trigger,
+                boundary.pre_tokens,
+                boundary.post_tokens,
             )
         )
 
-    def finish(self) -> Transcript:
+    def finish(self, tally: Tally, graph: "_Graph") -> Transcript:
         """The transcript read, once every entry of the thread went through ``entry``."""
         self._flush()
         if self.boundary is not None:
@@ -201,130 +267,260 @@ class _Reader:
                 f"the compaction at {self.boundary.where} is followed by no turn: nothing to "
                 "apply it at"
             )
-        return self.turns.transcript(FORMAT, self.compactions, self.notes)
+        for number, segment, where in self.segments:
+            compaction = self.compactions[number]
+            preserved = self._preserved(graph, segment, compaction.before)
+            if preserved is None:
+                self.notes.append(
+                    f"the preserved segment of the compaction at {where} cannot be followed "
+                    "from its tail to its head in this file: recorded folds every turn before it"
+                )
+            self.compactions[number] = attrs.evolve(compaction, preserved=preserved)
+        return self.turns.transcript(FORMAT, self.compactions, self.notes, tally)
+
+    def _preserved(
+        self, graph: "_Graph", segment: tuple[str, str], before: int
+    ) -> tuple[int, int] | None:
+        """The first and last turn the entries from ``segment``'s head to its tail became,
+        before turn ``before``; None when the segment cannot be walked."""
+        entries = graph.segment(*segment)
+        if entries is None:
+            return None
+        numbers = [
+            turn
+            for index in entries
+            for side in (index, *graph.results_of(index))
+            for turn in self.origin.get(side, ())
+            if turn < before
+        ]
+        return (min(numbers), max(numbers)) if numbers else None
+
+
+class _Graph:
+    """A session's entries as the tree their ``parentUuid`` links make."""
+
+    def __init__(self, records: Sequence[Record]) -> None:
+        self.records = records
+        self.by_uuid: dict[str, int] = {}
+        self.children: dict[str, list[int]] = {}
+        for index, record in enumerate(records):
+            data = record.data
+            if isinstance(data.get("uuid"), str):
+                self.by_uuid.setdefault(data["uuid"], index)
+            parent = data.get("parentUuid")
+            if isinstance(parent, str):
+                self.children.setdefault(parent, []).append(index)
+
+    def spine(self) -> tuple[list[int], str | None]:
+        """The main thread's entries from the last one back, in ``parentUuid`` order, and a
+        note when the thread's first parent is not in the file."""
+        records = self.records
+        index = next(
+            (
+                i
+                for i in range(len(records) - 1, -1, -1)
+                if _on_thread(records[i].data) and not records[i].data.get("isSidechain")
+            ),
+            None,
+        )
+        spine: list[int] = []
+        seen: set[int] = set()
+        while index is not None:
+            if index in seen:
+                raise BadInput(f"{records[index].where}: the parentUuid chain loops back here")
+            seen.add(index)
+            spine.append(index)
+            data = records[index].data
+            parent = data.get("parentUuid")
+            if parent is None and data.get("subtype") == BOUNDARY:
+                logical = data.get("logicalParentUuid")
+                if logical not in self.by_uuid:
+                    index = self._before(index)
+                    continue
+                parent = logical
+            if parent is None:
+                break
+            if parent not in self.by_uuid:
+                note = (
+                    f"the thread starts at {records[index].where}: its parent {parent!r} is not "
+                    "in this file"
+                )
+                return spine, note
+            index = self.by_uuid[parent]
+        return spine, None
+
+    def thread(self, spine: list[int]) -> set[int]:
+        """The spine and every side branch of it that belongs to the thread: the other
+        entries of a response it holds, the results hanging off them, and what passes
+        between (progress and other entries that are not messages)."""
+        records = self.records
+        thread = set(spine)
+        responses = {
+            _response_id(records[i].data)
+            for i in spine
+            if records[i].data.get("type") == "assistant"
+        }
+        responses.discard(None)
+        waiting = list(spine)
+        while waiting:
+            uuid = records[waiting.pop()].data.get("uuid")
+            for child in self.children.get(uuid, ()) if isinstance(uuid, str) else ():
+                data = records[child].data
+                if child in thread or data.get("isSidechain"):
+                    continue
+                kind = data.get("type")
+                if kind == "assistant":
+                    identity = _response_id(data)
+                    if identity is None or identity not in responses:
+                        continue
+                elif kind == "user":
+                    if not _only_results(_content(data)):
+                        continue
+                elif kind == "system":
+                    continue
+                thread.add(child)
+                waiting.append(child)
+        return thread
+
+    def segment(self, head: str, tail: str) -> list[int] | None:
+        """The entries from ``tail`` back to ``head`` along ``parentUuid``, or None when
+        the walk does not reach ``head`` in this file."""
+        index = self.by_uuid.get(tail)
+        walked: list[int] = []
+        while index is not None and index not in walked:
+            walked.append(index)
+            if self.records[index].data.get("uuid") == head:
+                return walked
+            parent = self.records[index].data.get("parentUuid")
+            index = self.by_uuid.get(parent) if isinstance(parent, str) else None
+        return None
+
+    def results_of(self, index: int) -> list[int]:
+        """The tool-result entries hanging off the entry at ``index``."""
+        uuid = self.records[index].data.get("uuid")
+        return [
+            child
+            for child in (self.children.get(uuid, ()) if isinstance(uuid, str) else ())
+            if self.records[child].data.get("type") == "user"
+            and _only_results(_content(self.records[child].data))
+        ]
+
+    def _before(self, index: int) -> int | None:
+        """The main-thread message before ``index`` in file order (a boundary without its
+        logical parent in the file links to it)."""
+        for i in range(index - 1, -1, -1):
+            data = self.records[i].data
+            if (
+                _is_message(data)
+                and not data.get("isSidechain")
+                and isinstance(data.get("uuid"), str)
+            ):
+                return i
+        return None
 
 
 def read(source: Source, *, sidechains: bool = False) -> Transcript:
     """The turns and compactions of a Claude Code session's main thread (and, with
-    ``sidechains``, its sidechains')."""
+    ``sidechains``, its sidechains'), with the ledger of every entry."""
     records = source.records
     for record in records:
         if not isinstance(record.data, dict) or not isinstance(record.data.get("type"), str):
             raise BadInput(f"{record.where}: a Claude Code entry is an object with a type")
-    thread, start = _thread(records)
-    side = [i for i, r in enumerate(records) if _is_message(r.data) and r.data.get("isSidechain")]
-    if not thread and side and not sidechains:
+    graph = _Graph(records)
+    spine, start = graph.spine()
+    thread = graph.thread(spine)
+    side = {i for i, r in enumerate(records) if _is_message(r.data) and r.data.get("isSidechain")}
+    if not any(_is_message(records[i].data) for i in thread) and side and not sidechains:
         raise BadInput(
             f"{source.path}: every message is on a sidechain (a subagent's own file): "
             "--sidechains imports them"
         )
-    order = _merged(thread, side) if sidechains else thread
+    order = sorted(thread | side) if sidechains else sorted(thread)
     reader = _Reader(source)
     if start is not None:
         reader.notes.append(start)
-    imported = {index for index in order if reader.entry(records[index])}
-    transcript = reader.finish()
-    notes = [*transcript.notes, *_left_out(records, imported, set(side), sidechains)]
-    return attrs.evolve(transcript, notes=tuple(notes))
-
-
-def _thread(records: tuple[Record, ...]) -> tuple[list[int], str | None]:
-    """The indices of the main thread's entries in ``parentUuid`` order, and a note when the
-    thread's first parent is not in the file."""
-    by_uuid = {
-        r.data["uuid"]: i for i, r in enumerate(records) if isinstance(r.data.get("uuid"), str)
-    }
-    leaf = next(
-        (
-            i
-            for i in range(len(records) - 1, -1, -1)
-            if _on_thread(records[i].data) and not records[i].data.get("isSidechain")
-        ),
-        None,
-    )
-    thread: list[int] = []
-    seen: set[int] = set()
-    index = leaf
-    while index is not None:
-        if index in seen:
-            raise BadInput(f"{records[index].where}: the parentUuid chain loops back here")
-        seen.add(index)
-        thread.append(index)
-        data = records[index].data
-        parent = data.get("parentUuid")
-        if parent is None and data.get("subtype") == BOUNDARY:
-            parent = data.get("logicalParentUuid")
-            if parent is None:
-                index = _before(records, index)
-                continue
-        if parent is None:
-            break
-        if parent not in by_uuid:
-            thread.reverse()
-            note = (
-                f"the thread starts at {records[index].where}: its parent {parent!r} is not "
-                "in this file"
-            )
-            return thread, note
-        index = by_uuid[parent]
-    thread.reverse()
-    return thread, None
-
-
-def _before(records: tuple[Record, ...], index: int) -> int | None:
-    """The main-thread message before ``index`` in file order (a boundary without its
-    ``logicalParentUuid`` links to it)."""
-    for i in range(index - 1, -1, -1):
-        data = records[i].data
-        if _is_message(data) and not data.get("isSidechain") and isinstance(data.get("uuid"), str):
-            return i
-    return None
-
-
-def _merged(thread: list[int], side: list[int]) -> list[int]:
-    """The thread with each sidechain entry placed before the first thread entry after it in
-    the file."""
-    merged: list[int] = []
-    pending = iter(side)
-    waiting = next(pending, None)
-    for index in thread:
-        while waiting is not None and waiting < index:
-            merged.append(waiting)
-            waiting = next(pending, None)
-        merged.append(index)
-    while waiting is not None:
-        merged.append(waiting)
-        waiting = next(pending, None)
-    return merged
-
-
-def _left_out(
-    records: tuple[Record, ...], imported: set[int], side: set[int], sidechains: bool
-) -> list[str]:
-    """One note per kind of entry that did not import."""
-    sidechain = off = 0
-    others: Counter[str] = Counter()
+    tally = Tally(source)
+    imported = {index for index in order if reader.entry(index, records[index])}
     for index, record in enumerate(records):
+        calls, results = _blocks(record.data)
         if index in imported:
-            continue
-        data = record.data
-        if _is_message(data) and index in side and not sidechains:
-            sidechain += 1
-        elif _is_message(data):
-            off += 1
-        elif data.get("type") == "system" and isinstance(data.get("subtype"), str):
-            others[f"system ({data['subtype']})"] += 1
+            tally.took(record.where, calls=calls, results=results)
         else:
-            others[str(data["type"])] += 1
-    notes = []
-    if sidechain:
-        notes.append(f"left out: {sidechain} sidechain entries (--sidechains imports them)")
-    if off:
-        notes.append(f"left out: {off} user/assistant entries off the main thread")
-    if others:
-        kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(others.items()))
-        notes.append(f"left out, not messages: {kinds}")
-    return notes
+            kind = _kind(record.data, index in side, index in thread)
+            tally.left_out(kind, record.where, calls=calls, results=results)
+    return reader.finish(tally, graph)
+
+
+def _kind(data: Mapping[str, Any], sidechain: bool, on_thread: bool) -> str:
+    """What the ledger calls an entry left out."""
+    if _is_message(data):
+        return SIDECHAIN if sidechain else REWOUND
+    if data.get("type") == "system" and isinstance(data.get("subtype"), str):
+        return f"system ({data['subtype']})"
+    return str(data["type"])
+
+
+def _blocks(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The ids of the ``tool_use`` and ``tool_result`` blocks of a message entry, read from
+    its raw content (the ledger's count, apart from the turns)."""
+    if not _is_message(data):
+        return [], []
+    content = _content(data)
+    if not isinstance(content, list):
+        return [], []
+    calls = [
+        str(b.get("id")) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"
+    ]
+    results = [
+        str(b.get("tool_use_id"))
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    ]
+    return calls, results
+
+
+def _content(data: Mapping[str, Any]) -> Any:
+    message = data.get("message")
+    return message.get("content") if isinstance(message, dict) else None
+
+
+def _only_results(content: Any) -> bool:
+    """Whether a user message's content is tool results and nothing else."""
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+    )
+
+
+def _response_id(data: Mapping[str, Any]) -> object:
+    message = data.get("message")
+    return message.get("id") if isinstance(message, dict) else None
+
+
+def _usage(value: Any) -> Usage | None:
+    """A response's usage as Anthropic writes it, or None when it says nothing usable."""
+    if not isinstance(value, Mapping):
+        return None
+    counts = {
+        name: _count(value.get(key))
+        for name, key in (
+            ("input", "input_tokens"),
+            ("output", "output_tokens"),
+            ("cache_read", "cache_read_input_tokens"),
+            ("cache_write", "cache_creation_input_tokens"),
+        )
+    }
+    if all(count is None for count in counts.values()):
+        return None
+    return Usage(**counts)
+
+
+def _count(value: Any) -> int | None:
+    """A token count the file gives, or None when it is not one."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
 
 
 def _is_message(data: Mapping[str, Any]) -> bool:

@@ -33,6 +33,7 @@ from typing import Any
 
 from memtape.core.errors import BadInput
 from memtape.lab.importers import openai_chat
+from memtape.lab.importers.ledger import every_record
 from memtape.lab.importers.records import Source
 from memtape.lab.importers.texts import call_text, image_note, json_text, marked, named, noted
 from memtape.lab.importers.transcript import Transcript, Turns
@@ -78,7 +79,35 @@ def read(source: Source) -> Transcript:
     for record in source.records:
         kind, fields = fields_of(record.data, record.where)
         message(kind, fields, record.where, turns)
-    return turns.transcript(FORMAT)
+    return turns.transcript(FORMAT, tally=every_record(source, ids))
+
+
+def ids(data: Any) -> tuple[list[str], list[str]]:
+    """A message's call ids (distinct, from ``tool_calls``, ``invalid_tool_calls`` and
+    content blocks; else from ``additional_kwargs``) and the id a tool message answers,
+    read from the raw record (the ledger's count)."""
+    inner = data.get("data")
+    fields: Mapping[str, Any] = inner if isinstance(inner, dict) else data
+    found: list[Any] = []
+    for field in ("tool_calls", "invalid_tool_calls"):
+        found.extend(call.get("id") for call in fields.get(field) or () if isinstance(call, dict))
+    content = fields.get("content")
+    if isinstance(content, list):
+        found.extend(
+            block.get("id")
+            for block in content
+            if isinstance(block, dict) and block.get("type") in CALL_BLOCKS
+        )
+    extra = fields.get("additional_kwargs")
+    if not any(isinstance(call, str) for call in found) and isinstance(extra, Mapping):
+        found.extend(
+            call.get("id") for call in extra.get("tool_calls") or () if isinstance(call, dict)
+        )
+    calls = list(dict.fromkeys(call for call in found if isinstance(call, str) and call))
+    tool = data.get("type") == "tool" or (
+        data.get("type") == "chat" and fields.get("role") in ("tool", "function")
+    )
+    return calls, [str(fields.get("tool_call_id"))] if tool else []
 
 
 def fields_of(data: Any, where: str) -> tuple[str, Mapping[str, Any]]:

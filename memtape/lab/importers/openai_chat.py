@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.ledger import every_record
 from memtape.lab.importers.records import Source
 from memtape.lab.importers.texts import call_text, image_note, json_text, marked, named, noted
 from memtape.lab.importers.transcript import Transcript, Turns
@@ -53,7 +54,33 @@ def read(source: Source) -> Transcript:
     legacy: deque[str] = deque()
     for record in source.records:
         message(record.data, record.where, turns, legacy)
-    return turns.transcript(FORMAT)
+    return turns.transcript(FORMAT, tally=every_record(source, _Ids()))
+
+
+class _Ids:
+    """The ledger's count of one message's ids, read from its raw data: ``tool_calls``'
+    ids, a ``tool`` message's ``tool_call_id``; a legacy ``function_call`` is the id the
+    reader names it by (``function_call.N``, N its message's number), and a ``function``
+    message answers the oldest one not yet answered."""
+
+    def __init__(self) -> None:
+        self.messages = 0
+        self.legacy: deque[str] = deque()
+
+    def __call__(self, data: Any) -> tuple[list[str], list[str]]:
+        self.messages += 1
+        calls = [
+            str(call.get("id")) for call in (data.get("tool_calls") or ()) if isinstance(call, dict)
+        ]
+        if data.get("function_call") is not None:
+            calls.append(f"function_call.{self.messages}")
+            self.legacy.append(calls[-1])
+        results: list[str] = []
+        if data.get("role") == "tool":
+            results.append(str(data.get("tool_call_id")))
+        elif data.get("role") == "function" and self.legacy:
+            results.append(self.legacy.popleft())
+        return calls, results
 
 
 def message(data: Any, where: str, turns: Turns, legacy: deque[str]) -> None:

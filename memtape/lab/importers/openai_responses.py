@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.ledger import every_record
 from memtape.lab.importers.records import Source
 from memtape.lab.importers.texts import call_text, image_note, marked, noted
 from memtape.lab.importers.transcript import Transcript, Turns
@@ -103,7 +104,18 @@ def read(source: Source) -> Transcript:
             turns.add(role, content_texts(data.get("content"), where, "content"), where)
     if response is not None:
         turns.add("assistant", response.parts, response.where, calls=response.calls)
-    return turns.transcript(FORMAT)
+    return turns.transcript(FORMAT, tally=every_record(source, ids))
+
+
+def ids(data: Any) -> tuple[list[str], list[str]]:
+    """An item's call id when it is a call, or the id its output answers (the ledger's
+    count, read from the raw item)."""
+    kind = data.get("type")
+    if kind in CALLS:
+        return [str(data.get("call_id"))], []
+    if kind in OUTPUTS:
+        return [], [str(data.get("call_id"))]
+    return [], []
 
 
 def _kind(data: Any, where: str) -> str:

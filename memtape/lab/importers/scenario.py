@@ -2,7 +2,12 @@
 
 Each turn is a ``[[step]]`` with ``turn`` (its role), ``text``, ``calls``
 and ``answers`` (when it has any), ``salient`` (when the rule makes it other
-than the default, which is: tool results are salient) and ``pin``.
+than the default, which is: tool results are salient), ``pin``, and
+``usage`` (what its response was billed, when the transcript says).
+
+The ``[import]`` table after ``[scenario]`` is the import's ledger
+(``memtape.lab.importers.ledger``) with the file's name and format: data the
+loader keeps (``Scenario.imported``) and no policy reads.
 
 Which turns are salient is a rule: ``tool`` (the default), ``all``,
 ``none``, or a comma-separated list of roles, each of which some turn must
@@ -115,12 +120,12 @@ def transcript_scenario(
     _warn_if_nothing_salient(path, rule, roles, present)
     if transcript.compactions:
         policies["compaction"] = _recorded(transcript, budget, tokenizer)
-    steps: list[dict[str, Value | list[str]]] = []
+    steps: list[dict[str, Value | list[str] | dict[str, int]]] = []
     total = len(transcript.turns)
     for number, turn in enumerate(transcript.turns, start=1):
         if progress is not None and number % EVERY == 0:
             progress(number, total)
-        step: dict[str, Value | list[str]] = {"turn": turn.role, "text": turn.text}
+        step: dict[str, Value | list[str] | dict[str, int]] = {"turn": turn.role, "text": turn.text}
         flag = roles is None or turn.role in roles
         if flag != (turn.role == "tool"):
             step["salient"] = flag
@@ -130,21 +135,26 @@ def transcript_scenario(
             step["answers"] = list(turn.answers)
         if (pin == "system" and turn.role == "system") or (pin == "first" and number == 1):
             step["pin"] = True
+        if turn.usage is not None:
+            step["usage"] = turn.usage.table()
         steps.append(step)
     info: dict[str, Value] = {
         "name": path.stem,
         "about": f"A transcript ({transcript.format}) imported from {path.name}.",
     }
     comment = _comment(transcript, path.name, rule, pin, hot_n)
+    imported: dict[str, Any] = {"file": path.name, "format": transcript.format}
+    if transcript.ledger is not None:
+        imported.update(transcript.ledger.table())
     if progress is not None:
         progress(total, total)
-    return scenario_file(comment, info, policies, steps, probes)
+    return scenario_file(comment, info, policies, steps, probes, imported=imported)
 
 
 def _recorded(transcript: Transcript, budget: int, tokenizer: str) -> dict[str, Any]:
     """The ``[compaction]`` table of the recorded policy, built through the policy."""
     compactions = tuple(
-        CompactionRecord(c.before, c.summary, c.trigger, c.pre_tokens)
+        CompactionRecord(c.before, c.summary, c.trigger, c.pre_tokens, c.post_tokens, c.preserved)
         for c in transcript.compactions
     )
     return RecordedCompaction(budget, compactions, tokenizer_named(tokenizer)).params()

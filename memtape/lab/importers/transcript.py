@@ -4,10 +4,15 @@ A ``Transcript`` is the data an importer read: each turn's role (one of
 ``memtape.core.commands.ROLES``), its text, the ids of the tool calls it
 makes and of the calls whose results it carries, and where in the file it
 came from; the compactions the transcript recorded (Claude Code's
-boundaries); and notes saying what the file held that is not conversation
-and was left out. ``Turns`` builds one and holds the pairing exact as it
-goes: a call id is made once, a result answers a call made by an earlier
-turn, and answers it once. Anything else is refused naming the place.
+boundaries); notes saying what the file held that is not conversation and
+was left out; and the ``Ledger`` of the import (``memtape.lab.importers.
+ledger``: what came in, what went out). ``Turns`` builds one and holds the
+pairing exact as it goes: a result answers a call made by an earlier turn,
+and answers it once. A call id made again once its first call was answered
+is a new call (OpenAI reuses ids so): inside memtape it is made unique,
+``ID#2``, ``ID#3``..., and the ledger keeps the file's id beside it. A call
+id made again while its first call still waits, or anything else, is
+refused naming the place.
 """
 
 from collections.abc import Sequence
@@ -16,6 +21,8 @@ import attrs
 
 from memtape.core.commands import ROLES
 from memtape.core.errors import BadInput
+from memtape.lab.importers.ledger import Ledger, Tally
+from memtape.scenarios.usage import Usage
 
 
 @attrs.frozen
@@ -27,19 +34,26 @@ class Turn:
     where: str
     calls: tuple[str, ...] = ()
     answers: tuple[str, ...] = ()
+    usage: Usage | None = None
+    """What the provider billed for the response this turn is (an assistant turn), when the
+    transcript says."""
 
 
 @attrs.frozen
 class Compaction:
     """A compaction the transcript recorded: before turn ``before`` (1-based), the agent's
-    context became ``summary``; ``trigger`` (``auto`` or ``manual``) and ``pre_tokens`` (the
-    agent's own count of its context just before) are what the transcript said of it."""
+    context became ``summary``; ``trigger`` (``auto`` or ``manual``), ``pre_tokens`` and
+    ``post_tokens`` (the agent's own count of its context just before and just after) are
+    what the transcript said of it. ``preserved`` is the first and last turn the agent kept
+    verbatim (a partial compaction), None when it folded every turn before."""
 
     before: int
     summary: str
     where: str
     trigger: str | None = None
     pre_tokens: int | None = None
+    post_tokens: int | None = None
+    preserved: tuple[int, int] | None = None
 
 
 @attrs.frozen
@@ -51,6 +65,8 @@ class Transcript:
     compactions: tuple[Compaction, ...] = ()
     notes: tuple[str, ...] = ()
     """What the file held that is not a turn, and was left out (each one line)."""
+    ledger: Ledger | None = None
+    """What the import read and wrote (``memtape.lab.importers.ledger``)."""
 
     @property
     def calls(self) -> int:
@@ -71,9 +87,20 @@ class Turns:
         self.turns: list[Turn] = []
         self._called: dict[str, str] = {}
         self._answered: dict[str, str] = {}
+        self._current: dict[str, str] = {}
+        self._original: dict[str, str] = {}
 
     def __len__(self) -> int:
         return len(self.turns)
+
+    @property
+    def renamed(self) -> tuple[tuple[str, str], ...]:
+        """Each call id made unique (a reused id's later call) and the file's id, in order."""
+        return tuple(self._original.items())
+
+    def original(self, call: str) -> str:
+        """The file's id of the call memtape knows as ``call``."""
+        return self._original.get(call, call)
 
     def add(
         self,
@@ -84,46 +111,71 @@ class Turns:
         calls: Sequence[str] = (),
         answers: Sequence[str] = (),
         head: str = "",
+        usage: Usage | None = None,
     ) -> None:
         """Add a turn whose text is ``head`` and its non-empty ``parts``, one a line.
 
-        A call id made twice, a result for a call no earlier turn made, or a
-        second result for one call is refused naming ``where``.
+        ``calls`` and ``answers`` are ids as the file writes them. A call id
+        made again once its call was answered becomes a new, unique id (the
+        ledger keeps the file's); one made again while its call waits, a
+        result for a call no earlier turn made, or a second result for one
+        call is refused naming ``where``.
         """
         if role not in ROLES:
             raise BadInput(f"{where}: a turn's role is one of {', '.join(ROLES)}, got {role!r}")
+        made = []
         for call in calls:
             _check_id(call, "tool call", where)
-            if call in self._called:
-                raise BadInput(
-                    f"{where}: tool call id {call!r} is made twice (first at {self._called[call]})"
-                )
-            self._called[call] = where
+            made.append(self._make(call, where))
+        answered = []
         for answer in answers:
             _check_id(answer, "tool result's call", where)
-            if answer not in self._called:
+            if answer not in self._current:
                 raise BadInput(
                     f"{where}: a tool result for call {answer!r}, which no earlier message made"
                 )
-            if answer in self._answered:
+            unique = self._current[answer]
+            if unique in self._answered:
                 raise BadInput(
                     f"{where}: a second tool result for call {answer!r} "
-                    f"(the first at {self._answered[answer]})"
+                    f"(the first at {self._answered[unique]})"
                 )
-            self._answered[answer] = where
+            self._answered[unique] = where
+            answered.append(unique)
         text = head + "\n".join(part for part in parts if part)
-        self.turns.append(Turn(role, text, where, tuple(calls), tuple(answers)))
+        self.turns.append(Turn(role, text, where, tuple(made), tuple(answered), usage))
+
+    def _make(self, call: str, where: str) -> str:
+        """The id memtape gives a call the file makes as ``call``: ``call`` itself, or the
+        first of ``call#2``, ``call#3``... not taken, for a call made again."""
+        if call in self._current and self._current[call] not in self._answered:
+            raise BadInput(
+                f"{where}: tool call id {call!r} is made twice (first at "
+                f"{self._called[self._current[call]]}, which still waits for its result)"
+            )
+        unique, number = call, 1
+        while unique in self._called:
+            number += 1
+            unique = f"{call}#{number}"
+        if unique != call:
+            self._original[unique] = call
+        self._called[unique] = where
+        self._current[call] = unique
+        return unique
 
     def transcript(
         self,
         format: str,
         compactions: Sequence[Compaction] = (),
         notes: Sequence[str] = (),
+        tally: Tally | None = None,
     ) -> Transcript:
-        """The transcript read; a file without a single turn is refused."""
+        """The transcript read, with its ledger closed from ``tally`` (when given); a file
+        without a single turn is refused."""
         if not self.turns:
             raise BadInput(f"{self.path}: no messages to import")
-        return Transcript(format, tuple(self.turns), tuple(compactions), tuple(notes))
+        ledger = tally.close(self) if tally is not None else None
+        return Transcript(format, tuple(self.turns), tuple(compactions), tuple(notes), ledger)
 
 
 def _check_id(value: object, what: str, where: str) -> None:
