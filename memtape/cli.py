@@ -416,7 +416,7 @@ def _add_lab(commands: Any) -> None:
             "--format says it. A Claude Code session's or Codex rollout's own compactions "
             "become the recorded policy's. Nothing is dropped silently: a part that cannot "
             "import is refused, named, and nothing is written; what is not conversation is "
-            "counted in the scenario's header comment."
+            "left out and counted by kind in the import's ledger."
         ),
     )
     chat.add_argument(

@@ -88,23 +88,35 @@ class TestFixture:
         table = imported(ROLLOUT, budget=300).policies.params()["compaction"]
         assert ("recorded", [16]) == (table["policy"], [c["before"] for c in table["compactions"]])
 
-    def test_what_did_not_import_is_counted_by_kind(self) -> None:
-        (note,) = read_transcript(ROLLOUT).notes
-        assert (
-            "left out, not conversation: 1 event_msg (agent_message), 1 event_msg "
-            "(agent_reasoning), 1 event_msg (context_compacted), 1 event_msg (exec_command_end), "
-            "2 event_msg (task_complete), 2 event_msg (token_count), 1 event_msg (user_message), "
-            "1 response_item (ghost_snapshot), 1 session_meta, 3 turn_context"
-        ) == note
+    def test_what_did_not_import_is_counted_by_kind_in_the_ledger(self) -> None:
+        ledger = read_transcript(ROLLOUT).ledger
+        assert ledger is not None
+        assert [
+            ("event_msg (agent_message)", 1),
+            ("event_msg (agent_reasoning)", 1),
+            ("event_msg (context_compacted)", 1),
+            ("event_msg (exec_command_end)", 1),
+            ("event_msg (task_complete)", 2),
+            ("event_msg (token_count)", 2),
+            ("event_msg (user_message)", 1),
+            ("response_item (ghost_snapshot)", 1),
+            ("session_meta", 1),
+            ("turn_context", 3),
+        ] == [(kind.kind, kind.entries) for kind in ledger.left_out]
 
-    def test_every_record_is_imported_or_counted(self) -> None:
-        (note,) = read_transcript(ROLLOUT).notes
-        counted = sum(int(kind.split()[0]) for kind in note.split(": ", 1)[1].split(", "))
-        kinds = [r["type"] for r in _records()]
-        items = [r for r in _records() if r["type"] == "response_item"]
-        imported_items = [r for r in items if r["payload"]["type"] != "ghost_snapshot"]
-        assert (39, 14, 24) == (len(kinds), counted, len(imported_items))
-        assert len(kinds) == counted + kinds.count("compacted") + len(imported_items)
+    def test_the_ledger_balances(self) -> None:
+        ledger = read_transcript(ROLLOUT).ledger
+        assert ledger is not None
+        left = sum(kind.entries for kind in ledger.left_out)
+        assert (39, 19, 6, 6, 6, 6, 14) == (
+            ledger.entries,
+            ledger.turns,
+            ledger.calls_in,
+            ledger.calls_out,
+            ledger.results_in,
+            ledger.results_out,
+            left,
+        )
 
 
 class TestItems:
@@ -127,8 +139,9 @@ class TestItems:
             _assistant("Here it is."),
         )
         transcript = read_transcript(path)
-        expected = ("left out, not conversation: 1 response_item (image_generation_call)",)
-        assert (2, expected) == (len(transcript.turns), transcript.notes)
+        assert transcript.ledger is not None
+        left = [(kind.kind, kind.entries) for kind in transcript.ledger.left_out]
+        assert (2, [("response_item (image_generation_call)", 1)]) == (len(transcript.turns), left)
 
     def test_a_compaction_without_history_keeps_its_message(self, tmp_path: Path) -> None:
         path = write_lines(

@@ -68,9 +68,10 @@ class TestDocument:
 
     def test_what_the_interface_showed_is_counted_not_imported(self) -> None:
         transcript = read_transcript(CHAT)
-        assert ("left out, not conversation: 1 info message, 1 warning message",) == (
-            transcript.notes
-        )
+        assert transcript.ledger is not None
+        assert [("info", 1), ("warning", 1)] == [
+            (kind.kind, kind.entries) for kind in transcript.ledger.left_out
+        ]
         assert not any("Checkpoint saved" in turn.text for turn in transcript.turns)
 
 
@@ -80,12 +81,23 @@ class TestLines:
         expected = [t.text for t in read_transcript(CHAT).turns[:12]]
         assert expected == [turn.text for turn in transcript.turns]
 
-    def test_what_was_left_out_is_counted(self) -> None:
-        (note,) = read_transcript(LINES).notes
-        assert (
-            "left out, not conversation: 1 $rewindTo record, 1 $set record, 1 earlier version "
-            "of a message, 1 info message, 2 rewound message, 1 session metadata"
-        ) == note
+    def test_what_was_left_out_is_counted_and_the_calls_balance(self) -> None:
+        ledger = read_transcript(LINES).ledger
+        assert ledger is not None
+        assert [
+            ("$rewindTo", 1, 0),
+            ("$set", 1, 0),
+            ("info", 1, 0),
+            ("rewound message", 2, 0),
+            ("session metadata", 1, 0),
+            ("superseded message", 1, 2),
+        ] == [(kind.kind, kind.entries, kind.calls) for kind in ledger.left_out]
+        assert (8, 6, 6, 6) == (
+            ledger.calls_in,
+            ledger.calls_out,
+            ledger.results_in,
+            ledger.results_out,
+        )
 
     def test_a_record_of_no_known_shape_is_refused_named(self, tmp_path: Path) -> None:
         path = write_lines(

@@ -29,9 +29,10 @@ becomes:
   the interface showed, repeating the items, and token counts) are left out
   and counted, ``event_msg`` by its payload's ``type``.
 
-Nothing is dropped silently: every record imports or is counted in the
-scenario's header comment; a record that is not an object with a type and a
-payload object, or an item that cannot be read, is refused, named.
+Nothing is dropped silently: every record imports or is left out, counted
+by kind in the import's ledger (``memtape.lab.importers.ledger``); a record
+that is not an object with a type and a payload object, or an item that
+cannot be read, is refused, named.
 """
 
 from collections.abc import Mapping
@@ -40,9 +41,9 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.openai_responses import content_texts, reasoning_text
 from memtape.lab.importers.records import Source
-from memtape.lab.importers.skipped import Skipped
 from memtape.lab.importers.texts import call_text, json_text, marked, noted
 from memtape.lab.importers.transcript import Compaction, Transcript, Turns
 
@@ -88,39 +89,38 @@ class _Reader:
         self.turns = Turns(source.path)
         self.compactions: list[Compaction] = []
         self.notes: list[str] = []
-        self.skipped = Skipped()
         self.response: _Response | None = None
         self.pending: _Pending | None = None
         self.context_tokens: int | None = None
 
-    def record(self, data: Any, where: str) -> None:
-        """Import one record, or count it left out."""
+    def record(self, data: Any, where: str) -> str | None:
+        """Import one record; None when it imported, else the kind it is left out as."""
         if not isinstance(data, dict) or not isinstance(data.get("type"), str):
             raise BadInput(f"{where}: a Codex rollout record is an object with a type")
-        kind = data["type"]
+        kind = str(data["type"])
         payload = data.get("payload")
         if not isinstance(payload, dict):
             raise BadInput(f"{where}: a {kind} record needs a payload object")
         if kind == "response_item":
-            self._item(payload, where)
-        elif kind == "compacted":
+            return self._item(payload, where)
+        if kind == "compacted":
             self._compacted(payload, where)
-        elif kind == "event_msg":
-            self._event(payload)
-        else:
-            self.skipped.add(kind)
+            return None
+        if kind == "event_msg":
+            return self._event(payload)
+        return kind
 
-    def _event(self, payload: Mapping[str, Any]) -> None:
+    def _event(self, payload: Mapping[str, Any]) -> str:
         event = payload.get("type")
-        self.skipped.add(_kind("event_msg", event))
         if event == "token_count":
             info = payload.get("info")
             usage = info.get("last_token_usage") if isinstance(info, Mapping) else None
             total = usage.get("total_tokens") if isinstance(usage, Mapping) else None
             if isinstance(total, int) and not isinstance(total, bool) and total >= 0:
                 self.context_tokens = total
+        return _kind("event_msg", event)
 
-    def _item(self, item: Mapping[str, Any], where: str) -> None:
+    def _item(self, item: Mapping[str, Any], where: str) -> str | None:
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message" and _role(item, where) == "assistant":
             self._gather(where).parts.extend(content_texts(item.get("content"), where, "content"))
@@ -138,7 +138,8 @@ class _Reader:
             role = ROLES[_role(item, where)]
             self._turn(role, content_texts(item.get("content"), where, "content"), where)
         else:
-            self.skipped.add(_kind("response_item", kind))
+            return _kind("response_item", kind)
+        return None
 
     def _gather(self, where: str) -> _Response:
         if self.response is None:
@@ -195,7 +196,7 @@ class _Reader:
             Compaction(pending.turns + 1, pending.summary, pending.where, None, pending.pre_tokens)
         )
 
-    def finish(self) -> Transcript:
+    def finish(self, tally: Tally) -> Transcript:
         """The transcript read, once every record went through ``record``."""
         self._flush()
         if self.pending is not None:
@@ -203,16 +204,39 @@ class _Reader:
                 f"the compaction at {self.pending.where} is followed by no turn: nothing to "
                 "apply it at"
             )
-        notes = [*self.notes, *self.skipped.note()]
-        return self.turns.transcript(FORMAT, self.compactions, notes)
+        return self.turns.transcript(FORMAT, self.compactions, self.notes, tally)
 
 
 def read(source: Source) -> Transcript:
     """The turns and compactions of a Codex CLI rollout."""
     reader = _Reader(source)
+    tally = Tally(source)
     for record in source.records:
-        reader.record(record.data, record.where)
-    return reader.finish()
+        left = reader.record(record.data, record.where)
+        calls, results = _ids(record.data)
+        if left is None:
+            tally.took(record.where, calls=calls, results=results)
+        else:
+            tally.left_out(left, record.where, calls=calls, results=results)
+    return reader.finish(tally)
+
+
+def _ids(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The call a ``response_item`` makes or the call its output answers, read from the raw
+    record (the ledger's count). A compaction's replacement history repeats items already
+    counted where they were first written, so it counts none."""
+    item = data.get("payload")
+    if data.get("type") != "response_item" or not isinstance(item, Mapping):
+        return [], []
+    kind = item.get("type")
+    if kind in CALLS:
+        call = item.get("call_id")
+        if call is None and kind == "local_shell_call":
+            call = item.get("id")
+        return [str(call)], []
+    if kind in OUTPUTS:
+        return [], [str(item.get("call_id"))]
+    return [], []
 
 
 def _kind(record: str, kind: Any) -> str:

@@ -29,9 +29,9 @@ becomes:
   never sent to the model: left out and counted.
 
 The metadata, ``$set`` and ``$rewindTo`` records, the earlier versions of a
-message written again, and the messages a rewind dropped are left out and
-counted in the scenario's header comment; a record of any other shape is
-refused, named.
+message written again, and the messages a rewind dropped are left out,
+counted by kind in the import's ledger (``memtape.lab.importers.ledger``);
+a record of any other shape is refused, named.
 """
 
 from collections.abc import Mapping
@@ -40,8 +40,8 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.records import Record, Source
-from memtape.lab.importers.skipped import Skipped
 from memtape.lab.importers.texts import call_text, json_text, marked, noted
 from memtape.lab.importers.transcript import Transcript, Turns
 
@@ -63,62 +63,80 @@ class _Message:
 
 def read(source: Source) -> Transcript:
     """The turns of a Gemini CLI chat."""
-    skipped = Skipped()
-    messages = _messages(source, skipped)
+    left: dict[str, str] = {}
+    messages = _messages(source, left)
     turns = Turns(source.path)
     unanswered = 0
     for message in messages:
         data, where = message.data, message.where
         kind = data["type"]
         if kind in SHOWN:
-            skipped.add(f"{kind} message")
+            left[where] = kind
         elif kind == "user":
             turns.add("user", _content(data.get("content"), where), where)
         else:
             unanswered += _gemini(data, where, turns)
-    notes = skipped.note()
-    if unanswered:
-        notes.append(f"{unanswered} tool calls have no result in the file")
-    return turns.transcript(FORMAT, notes=notes)
+    tally = Tally(source)
+    for record in source.records:
+        calls, results = _ids(record.data)
+        if record.where in left:
+            tally.left_out(left[record.where], record.where, calls=calls, results=results)
+        else:
+            tally.took(record.where, calls=calls, results=results)
+    notes = [f"{unanswered} tool calls have no result in the file"] if unanswered else []
+    return turns.transcript(FORMAT, notes=notes, tally=tally)
 
 
-def _messages(source: Source, skipped: Skipped) -> list[_Message]:
-    """The chat's messages in order: the last version of each, rewinds applied."""
+def _messages(source: Source, left: dict[str, str]) -> list[_Message]:
+    """The chat's messages in order: the last version of each, rewinds applied; each record
+    left out is put in ``left`` (its place: its kind)."""
     kept: dict[str, _Message] = {}
     for record in source.records:
         data, where = record.data, record.where
         if not isinstance(data, dict):
             raise BadInput(f"{where}: a Gemini CLI record is an object")
         if "$rewindTo" in data:
-            _rewind(kept, data["$rewindTo"], where, skipped)
+            left[where] = "$rewindTo"
+            _rewind(kept, data["$rewindTo"], where, left)
         elif "$set" in data:
-            skipped.add("$set record")
+            left[where] = "$set"
         elif isinstance(data.get("id"), str) and "type" in data:
             if data["type"] not in TYPES:
                 raise BadInput(
                     f"{where}: a message's type is one of {', '.join(TYPES)}, got {data['type']!r}"
                 )
             if data["id"] in kept:
-                skipped.add("earlier version of a message")
+                left[kept[data["id"]].where] = "superseded message"
             kept[data["id"]] = _Message(data, where)
         elif "sessionId" in data:
-            skipped.add("session metadata")
+            left[where] = "session metadata"
         else:
             raise BadInput(_unread(record))
     return list(kept.values())
 
 
-def _rewind(kept: dict[str, _Message], target: Any, where: str, skipped: Skipped) -> None:
+def _rewind(kept: dict[str, _Message], target: Any, where: str, left: dict[str, str]) -> None:
     """Drop the message ``target`` and every one after it (all of them when it is not there)."""
     if not isinstance(target, str):
         raise BadInput(f"{where}: $rewindTo must be a message id, got {target!r}")
-    skipped.add("$rewindTo record")
     ids = list(kept)
     start = ids.index(target) if target in ids else 0
     for identity in ids[start:]:
-        del kept[identity]
-    if len(ids) > start:
-        skipped.add("rewound message", len(ids) - start)
+        left[kept.pop(identity).where] = "rewound message"
+
+
+def _ids(data: Any) -> tuple[list[str], list[str]]:
+    """The ids of a gemini message's tool calls, and of those whose result the file kept,
+    read from the raw record (the ledger's count)."""
+    if not isinstance(data, dict) or data.get("type") != "gemini":
+        return [], []
+    calls = [c for c in data.get("toolCalls") or () if isinstance(c, Mapping)]
+    answered = [
+        c
+        for c in calls
+        if c.get("result") is not None or isinstance(c.get("resultDisplay"), str | Mapping)
+    ]
+    return [str(c.get("id")) for c in calls], [str(c.get("id")) for c in answered]
 
 
 def _unread(record: Record) -> str:
