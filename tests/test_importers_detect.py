@@ -10,6 +10,7 @@ from memtape.core.errors import BadInput
 from memtape.lab.importers import read_transcript
 from memtape.lab.importers.detect import detect
 from memtape.lab.importers.records import read_source
+from memtape.lab.importers.wrappers import unwrapped
 from tests.transcripts import fixture, write_json, write_lines
 
 FIXTURES = {
@@ -22,13 +23,15 @@ FIXTURES = {
     "codex-rollout.jsonl": "codex",
     "gemini-cli-session.json": "gemini-cli",
     "gemini-cli-session.jsonl": "gemini-cli",
+    "swe-agent-function-calling.traj": "swe-agent",
+    "swe-agent-text.traj": "swe-agent",
 }
 
 
 class TestDetect:
     @pytest.mark.parametrize(("name", "format"), list(FIXTURES.items()))
     def test_each_fixture_is_told_its_format(self, name: str, format: str) -> None:
-        assert format == detect(read_source(fixture(name)))
+        assert format == detect(unwrapped(read_source(fixture(name))))
 
     def test_messages_no_format_marks_read_as_openai_chat(self, tmp_path: Path) -> None:
         path = write_lines(

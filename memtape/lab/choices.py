@@ -15,6 +15,7 @@ FORMATS = (
     "langchain",
     "codex",
     "gemini-cli",
+    "swe-agent",
 )
 """What ``--format`` takes: ``auto`` (told from the content) or a format's name, each the
 ``FORMAT`` of its reader in ``memtape.lab.importers``."""

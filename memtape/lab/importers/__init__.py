@@ -3,9 +3,10 @@
 One module per format reads a file into a ``Transcript`` (turns with their
 tool calls and results, the compactions it recorded, notes of what it left
 out): ``openai_chat``, ``openai_responses``, ``anthropic``, ``claude_code``,
-``langchain``, ``codex`` and ``gemini_cli``, each saying its mapping in its docstring. ``detect``
-tells a file's format from its content; ``scenario`` writes a transcript
-as a scenario file. Nothing is lost silently: every message, block and item
+``langchain``, ``codex``, ``gemini_cli`` and ``swe_agent``, each saying its
+mapping in its docstring. ``detect`` tells a file's format from its content
+(``wrappers`` finds the records a document wraps); ``scenario`` writes a
+transcript as a scenario file. Nothing is lost silently: every message, block and item
 imports, or the import is refused naming the place (``FILE:LINE``, or an
 item's index) and the part, and nothing is written. Each import keeps a
 ledger (``ledger``): what came in, what went out, what was left out by
@@ -29,9 +30,11 @@ from memtape.lab.importers import (
     langchain,
     openai_chat,
     openai_responses,
+    swe_agent,
 )
 from memtape.lab.importers.detect import detect
 from memtape.lab.importers.ledger import Ledger
+from memtape.lab.importers.observations import PAIRED, check_mode
 from memtape.lab.importers.records import Source, read_source
 from memtape.lab.importers.scenario import (
     DEFAULT_SALIENT,
@@ -40,6 +43,7 @@ from memtape.lab.importers.scenario import (
     transcript_scenario,
 )
 from memtape.lab.importers.transcript import Compaction, Transcript, Turn
+from memtape.lab.importers.wrappers import unwrapped
 from memtape.lab.probes import planted
 from memtape.lab.scenario_file import check_count, check_tokenizer
 from memtape.policies.tokenizers import WordCount
@@ -52,6 +56,7 @@ READERS: dict[str, Callable[[Source], Transcript]] = {
     langchain.FORMAT: langchain.read,
     codex.FORMAT: codex.read,
     gemini_cli.FORMAT: gemini_cli.read,
+    swe_agent.FORMAT: swe_agent.read,
 }
 """Each format's reader, by the name ``--format`` gives it."""
 
@@ -73,22 +78,43 @@ __all__ = [
 ]
 
 
+OBSERVING: dict[str, Callable[..., Transcript]] = {
+    openai_chat.FORMAT: openai_chat.read,
+    swe_agent.FORMAT: swe_agent.read,
+}
+"""The readers of chat messages, which take ``--observations``
+(``memtape.lab.importers.observations``)."""
+
+
 def read_transcript(
-    path: Path, format: str = "auto", *, sidechains: bool = False, skip_bad_lines: bool = False
+    path: Path,
+    format: str = "auto",
+    *,
+    sidechains: bool = False,
+    skip_bad_lines: bool = False,
+    observations: str = "auto",
 ) -> Transcript:
     """The transcript in the file at ``path``, in ``format`` (``auto``: told from the content).
 
     ``sidechains`` (Claude Code only) imports the sidechains' entries too;
     ``skip_bad_lines`` skips a malformed line of a JSONL file rather than
-    refusing the file (each one is named in the ledger).
+    refusing the file (each one is named in the ledger); ``observations`` is
+    how a user message after an action reads (``memtape.lab.importers.
+    observations``: for the formats of chat messages).
     """
     _check_format(format, sidechains)
-    source = read_source(path, skip_bad_lines=skip_bad_lines)
+    check_mode(observations)
+    source = unwrapped(read_source(path, skip_bad_lines=skip_bad_lines))
     told = detect(source) if format == "auto" else format
     if sidechains and told != claude_code.FORMAT:
         raise BadInput(f"{path}: --sidechains is for claude-code sessions, and this is {told}")
     if told == claude_code.FORMAT:
         return claude_code.read(source, sidechains=sidechains)
+    if told in OBSERVING:
+        return OBSERVING[told](source, observations=observations)
+    if observations == PAIRED:
+        formats = ", ".join(OBSERVING)
+        raise BadInput(f"{path}: --observations {PAIRED} is for {formats}, and this is {told}")
     return READERS[told](source)
 
 
@@ -106,6 +132,7 @@ def import_transcript(
     progress: Callable[[int, int], None] | None = None,
     skip_bad_lines: bool = False,
     ledger: Callable[[Ledger], None] | None = None,
+    observations: str = "auto",
 ) -> str:
     """The scenario file's text for the transcript at ``path``.
 
@@ -117,12 +144,19 @@ def import_transcript(
     ledger once the file is read (the scenario's ``[import]`` table holds it too).
     """
     _check_format(format, sidechains)
+    check_mode(observations)
     salient_roles(DEFAULT_SALIENT if salient is None else salient)
     check_pin(pin)
     check_count(budget, "--budget")
     check_count(hot_n, "--hot-n", minimum=0)
     check_tokenizer(tokenizer)
-    transcript = read_transcript(path, format, sidechains=sidechains, skip_bad_lines=skip_bad_lines)
+    transcript = read_transcript(
+        path,
+        format,
+        sidechains=sidechains,
+        skip_bad_lines=skip_bad_lines,
+        observations=observations,
+    )
     if ledger is not None and transcript.ledger is not None:
         ledger(transcript.ledger)
     tables = planted(probes, [(turn.role, turn.text) for turn in transcript.turns])

@@ -4,6 +4,8 @@ Each record is looked at for a mark that only one format makes:
 
 - ``codex``: a rollout record, ``{"type", "payload"}`` with a type of
   Codex's (``session_meta``, ``response_item``, ``event_msg``...).
+- ``swe-agent``: a history message's ``message_type`` or ``tool_call_ids``;
+  a document with ``history`` beside ``trajectory`` or ``info``.
 - ``gemini-cli``: a message of ``type: "gemini"`` or with ``toolCalls``, a
   session's metadata (``projectHash``), a ``$set`` or ``$rewindTo`` record;
   a document with ``sessionId`` or ``projectHash``.
@@ -43,6 +45,13 @@ CODEX_RECORDS = ("session_meta", "response_item", "compacted", "turn_context", "
 
 GEMINI_KEYS = ("toolCalls", "projectHash", "$set", "$rewindTo")
 """Keys only Gemini CLI's records carry (its messages are ``type: "gemini"`` too)."""
+
+SWE_AGENT_KEYS = ("message_type", "tool_call_ids")
+"""Keys only SWE-agent's history messages carry."""
+
+NAMED_BY_DOCUMENT = ("swe-agent", "gemini-cli")
+"""The formats a document names whatever its records look like (a SWE-agent history holds
+Chat Completions messages)."""
 
 CLAUDE_CODE_TYPES = ("summary", "file-history-snapshot", "queue-operation", "progress")
 """Entry types only Claude Code writes."""
@@ -116,6 +125,8 @@ def detect(source: Source) -> str:
     document = source.document
     if document is not None:
         mark = _document_mark(document)
+        if mark in NAMED_BY_DOCUMENT:
+            return mark
         if mark is not None:
             seen[mark] = f"{source.path}: the document"
     for record in source.records:
@@ -145,6 +156,8 @@ def record_mark(data: Any) -> str | None:
         return "codex"
     if kind == "gemini" or any(key in data for key in GEMINI_KEYS):
         return "gemini-cli"
+    if "role" in data and any(key in data for key in SWE_AGENT_KEYS):
+        return "swe-agent"
     if any(key in data for key in CLAUDE_CODE_KEYS) or kind in CLAUDE_CODE_TYPES:
         return "claude-code"
     if "role" not in data and kind in LANGCHAIN_TYPES:
@@ -187,6 +200,8 @@ def _is_text(part: Any) -> bool:
 def _document_mark(document: Mapping[str, Any]) -> str | None:
     if "sessionId" in document or "projectHash" in document:
         return "gemini-cli"
+    if "history" in document and ("trajectory" in document or "info" in document):
+        return "swe-agent"
     if any(key in document for key in ("input", "output", "instructions")):
         return "openai-responses"
     if "system" in document:
