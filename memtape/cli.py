@@ -408,7 +408,7 @@ def _add_lab(commands: Any) -> None:
         help=(
             "turn an agent's transcript (OpenAI Chat or Responses, Anthropic Messages, a Claude "
             "Code session, LangChain messages, a Codex CLI rollout, a Gemini CLI chat, a "
-            "SWE-agent trajectory) into a scenario file"
+            "SWE-agent or mini-swe-agent trajectory) into a scenario file"
         ),
         description=(
             "One turn per message of an agent's transcript, with its tool calls and results "

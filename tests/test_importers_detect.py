@@ -25,6 +25,8 @@ FIXTURES = {
     "gemini-cli-session.jsonl": "gemini-cli",
     "swe-agent-function-calling.traj": "swe-agent",
     "swe-agent-text.traj": "swe-agent",
+    "mini-swe-agent-text.traj.json": "mini-swe-agent",
+    "mini-swe-agent-toolcall.traj.json": "mini-swe-agent",
 }
 
 

@@ -16,6 +16,7 @@ FORMATS = (
     "codex",
     "gemini-cli",
     "swe-agent",
+    "mini-swe-agent",
 )
 """What ``--format`` takes: ``auto`` (told from the content) or a format's name, each the
 ``FORMAT`` of its reader in ``memtape.lab.importers``."""

@@ -3,7 +3,7 @@
 One module per format reads a file into a ``Transcript`` (turns with their
 tool calls and results, the compactions it recorded, notes of what it left
 out): ``openai_chat``, ``openai_responses``, ``anthropic``, ``claude_code``,
-``langchain``, ``codex``, ``gemini_cli`` and ``swe_agent``, each saying its
+``langchain``, ``codex``, ``gemini_cli``, ``swe_agent`` and ``mini_swe_agent``, each saying its
 mapping in its docstring. ``detect`` tells a file's format from its content
 (``wrappers`` finds the records a document wraps); ``scenario`` writes a
 transcript as a scenario file. Nothing is lost silently: every message, block and item
@@ -28,6 +28,7 @@ from memtape.lab.importers import (
     codex,
     gemini_cli,
     langchain,
+    mini_swe_agent,
     openai_chat,
     openai_responses,
     swe_agent,
@@ -57,6 +58,7 @@ READERS: dict[str, Callable[[Source], Transcript]] = {
     codex.FORMAT: codex.read,
     gemini_cli.FORMAT: gemini_cli.read,
     swe_agent.FORMAT: swe_agent.read,
+    mini_swe_agent.FORMAT: mini_swe_agent.read,
 }
 """Each format's reader, by the name ``--format`` gives it."""
 
@@ -81,6 +83,7 @@ __all__ = [
 OBSERVING: dict[str, Callable[..., Transcript]] = {
     openai_chat.FORMAT: openai_chat.read,
     swe_agent.FORMAT: swe_agent.read,
+    mini_swe_agent.FORMAT: mini_swe_agent.read,
 }
 """The readers of chat messages, which take ``--observations``
 (``memtape.lab.importers.observations``)."""

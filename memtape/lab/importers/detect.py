@@ -6,6 +6,8 @@ Each record is looked at for a mark that only one format makes:
   Codex's (``session_meta``, ``response_item``, ``event_msg``...).
 - ``swe-agent``: a history message's ``message_type`` or ``tool_call_ids``;
   a document with ``history`` beside ``trajectory`` or ``info``.
+- ``mini-swe-agent``: a document whose ``trajectory_format`` is
+  mini-swe-agent's, or an ``exit`` message.
 - ``gemini-cli``: a message of ``type: "gemini"`` or with ``toolCalls``, a
   session's metadata (``projectHash``), a ``$set`` or ``$rewindTo`` record;
   a document with ``sessionId`` or ``projectHash``.
@@ -49,7 +51,7 @@ GEMINI_KEYS = ("toolCalls", "projectHash", "$set", "$rewindTo")
 SWE_AGENT_KEYS = ("message_type", "tool_call_ids")
 """Keys only SWE-agent's history messages carry."""
 
-NAMED_BY_DOCUMENT = ("swe-agent", "gemini-cli")
+NAMED_BY_DOCUMENT = ("swe-agent", "mini-swe-agent", "gemini-cli")
 """The formats a document names whatever its records look like (a SWE-agent history holds
 Chat Completions messages)."""
 
@@ -158,6 +160,8 @@ def record_mark(data: Any) -> str | None:
         return "gemini-cli"
     if "role" in data and any(key in data for key in SWE_AGENT_KEYS):
         return "swe-agent"
+    if data.get("role") == "exit":
+        return "mini-swe-agent"
     if any(key in data for key in CLAUDE_CODE_KEYS) or kind in CLAUDE_CODE_TYPES:
         return "claude-code"
     if "role" not in data and kind in LANGCHAIN_TYPES:
@@ -202,6 +206,9 @@ def _document_mark(document: Mapping[str, Any]) -> str | None:
         return "gemini-cli"
     if "history" in document and ("trajectory" in document or "info" in document):
         return "swe-agent"
+    trajectory_format = document.get("trajectory_format")
+    if isinstance(trajectory_format, str) and trajectory_format.startswith("mini-swe-agent"):
+        return "mini-swe-agent"
     if any(key in document for key in ("input", "output", "instructions")):
         return "openai-responses"
     if "system" in document:
