@@ -24,7 +24,7 @@ from memtape.commandline.numbers import integer as _integer
 from memtape.core.collector import collector_paused
 from memtape.core.errors import MemtapeError, one_line
 from memtape.core.logs import LOGGER_NAME
-from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, FORMATS, PINS
+from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, FORMATS, OBSERVATIONS, PINS
 from memtape.llm.cache_location import CACHE_ENV, DEFAULT_CACHE
 from memtape.scenarios.shipped import SHIPPED
 
@@ -462,6 +462,26 @@ def _add_lab(commands: Any) -> None:
         help=(
             "skip a malformed line of a JSONL transcript, named in the ledger, rather than "
             "refuse the file (a half-written last line is always skipped, with a warning)"
+        ),
+    )
+    chat.add_argument(
+        "--path",
+        metavar="KEY",
+        help=(
+            "where a JSON document keeps its messages: a key, or keys joined by dots "
+            "(traj, run.history); default: told from the content (messages, input, output, "
+            "then history, traj)"
+        ),
+    )
+    chat.add_argument(
+        "--observations",
+        default="auto",
+        choices=OBSERVATIONS,
+        help=(
+            "how a user message after an action reads: user-after-action makes it a tool "
+            "result answering the action (salient, kept with it); as-written keeps it a user "
+            "turn; auto (default) pairs them in text-mode SWE-agent and mini-swe-agent "
+            "trajectories"
         ),
     )
     chat.add_argument(

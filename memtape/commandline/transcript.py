@@ -52,6 +52,8 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
                 progress=heard,
                 skip_bad_lines=args.skip_bad_lines,
                 ledger=ledgers.append,
+                observations=args.observations,
+                key=args.path,
             ),
             reads,
         )

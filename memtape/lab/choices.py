@@ -21,6 +21,10 @@ FORMATS = (
 """What ``--format`` takes: ``auto`` (told from the content) or a format's name, each the
 ``FORMAT`` of its reader in ``memtape.lab.importers``."""
 
+OBSERVATIONS = ("auto", "as-written", "user-after-action")
+"""What ``--observations`` takes (``memtape.lab.importers.observations``): how a user
+message after an agent's action reads."""
+
 PINS = ("none", "system", "first")
 """What ``--pin`` may pin: nothing, the system turns, the first turn."""
 

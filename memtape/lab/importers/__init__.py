@@ -96,6 +96,7 @@ def read_transcript(
     sidechains: bool = False,
     skip_bad_lines: bool = False,
     observations: str = "auto",
+    key: str | None = None,
 ) -> Transcript:
     """The transcript in the file at ``path``, in ``format`` (``auto``: told from the content).
 
@@ -103,11 +104,13 @@ def read_transcript(
     ``skip_bad_lines`` skips a malformed line of a JSONL file rather than
     refusing the file (each one is named in the ledger); ``observations`` is
     how a user message after an action reads (``memtape.lab.importers.
-    observations``: for the formats of chat messages).
+    observations``: for the formats of chat messages); ``key`` (``--path``)
+    names where a JSON document keeps its records (``memtape.lab.importers.
+    wrappers``).
     """
     _check_format(format, sidechains)
     check_mode(observations)
-    source = unwrapped(read_source(path, skip_bad_lines=skip_bad_lines))
+    source = unwrapped(read_source(path, skip_bad_lines=skip_bad_lines), key)
     told = detect(source) if format == "auto" else format
     if sidechains and told != claude_code.FORMAT:
         raise BadInput(f"{path}: --sidechains is for claude-code sessions, and this is {told}")
@@ -116,8 +119,9 @@ def read_transcript(
     if told in OBSERVING:
         return OBSERVING[told](source, observations=observations)
     if observations == PAIRED:
-        formats = ", ".join(OBSERVING)
-        raise BadInput(f"{path}: --observations {PAIRED} is for {formats}, and this is {told}")
+        *others, last = OBSERVING
+        formats = f"{', '.join(others)} and {last}"
+        raise BadInput(f"{path}: --observations {PAIRED} is for {formats} files; this is {told}")
     return READERS[told](source)
 
 
@@ -136,6 +140,7 @@ def import_transcript(
     skip_bad_lines: bool = False,
     ledger: Callable[[Ledger], None] | None = None,
     observations: str = "auto",
+    key: str | None = None,
 ) -> str:
     """The scenario file's text for the transcript at ``path``.
 
@@ -159,6 +164,7 @@ def import_transcript(
         sidechains=sidechains,
         skip_bad_lines=skip_bad_lines,
         observations=observations,
+        key=key,
     )
     if ledger is not None and transcript.ledger is not None:
         ledger(transcript.ledger)

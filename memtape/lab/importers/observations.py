@@ -23,8 +23,9 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput
+from memtape.lab.choices import OBSERVATIONS
 
-MODES = ("auto", "as-written", "user-after-action")
+MODES = OBSERVATIONS
 """What ``--observations`` takes."""
 
 PAIRED = "user-after-action"
