@@ -124,6 +124,14 @@ class TestMessages:
             transcript.notes,
         )
 
+    def test_a_document_s_messages_are_all_kept_even_under_one_id(self, tmp_path: Path) -> None:
+        path = _chat(
+            tmp_path,
+            {"id": "1", "type": "user", "content": "one"},
+            {"id": "1", "type": "user", "content": "two"},
+        )
+        assert ["one", "two"] == [t.text for t in turns_of(path, salient="all")]
+
     def test_an_image_part_is_a_note(self, tmp_path: Path) -> None:
         image = {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}
         path = _chat(tmp_path, {"id": "1", "type": "user", "content": [{"text": "this"}, image]})

@@ -105,9 +105,11 @@ def _messages(source: Source, left: dict[str, str]) -> list[_Message]:
                 raise BadInput(
                     f"{where}: a message's type is one of {', '.join(TYPES)}, got {data['type']!r}"
                 )
-            if data["id"] in kept:
-                left[kept[data["id"]].where] = "superseded message"
-            kept[data["id"]] = _Message(data, where)
+            # Only the JSONL log writes a message again; a document's list is the chat as is.
+            identity = data["id"] if source.document is None else where
+            if identity in kept:
+                left[kept[identity].where] = "superseded message"
+            kept[identity] = _Message(data, where)
         elif "sessionId" in data:
             left[where] = "session metadata"
         else:
