@@ -178,3 +178,34 @@ class TestItems:
         path = write_lines(tmp_path / "rollout.jsonl", _user("hi"), output)
         with pytest.raises(BadInput, match=r"rollout.jsonl:2: a tool result for call 'c9'"):
             read_transcript(path)
+
+
+class TestBeforeTheEnvelope:
+    OLD = fixture("codex-rollout-2025.jsonl")
+
+    def test_bare_items_read_as_the_enveloped_ones(self) -> None:
+        turns = turns_of(self.OLD)
+        assert [
+            ("user", (), ()),
+            ("user", (), ()),
+            ("assistant", ("call_Mk3T",), ()),
+            ("tool", (), ("call_Mk3T",)),
+            ("assistant", (), ()),
+        ] == [(t.role, t.calls, t.answers) for t in turns]
+        assert turns[2].text.startswith("[reasoning] **Checking the Makefile targets**")
+
+    def test_the_first_line_and_the_state_lines_are_counted(self) -> None:
+        transcript = read_transcript(self.OLD)
+        assert transcript.ledger is not None
+        assert ("codex", [("record_type (state)", 3), ("session_meta", 1)]) == (
+            transcript.format,
+            [(kind.kind, kind.entries) for kind in transcript.ledger.left_out],
+        )
+
+    def test_a_state_line_in_an_enveloped_rollout_is_counted(self, tmp_path: Path) -> None:
+        path = write_lines(tmp_path / "rollout.jsonl", _user("hi"), {"record_type": "state"})
+        transcript = read_transcript(path)
+        assert transcript.ledger is not None
+        assert [("record_type (state)", 1)] == [
+            (kind.kind, kind.entries) for kind in transcript.ledger.left_out
+        ]

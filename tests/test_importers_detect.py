@@ -21,6 +21,7 @@ FIXTURES = {
     "claude-code-session.jsonl": "claude-code",
     "langchain.json": "langchain",
     "codex-rollout.jsonl": "codex",
+    "codex-rollout-2025.jsonl": "codex",
     "gemini-cli-session.json": "gemini-cli",
     "gemini-cli-session.jsonl": "gemini-cli",
     "swe-agent-function-calling.traj": "swe-agent",

@@ -29,6 +29,12 @@ becomes:
   the interface showed, repeating the items, and token counts) are left out
   and counted, ``event_msg`` by its payload's ``type``.
 
+Rollouts written until September 2025 have no envelope: their first line
+is the session's metadata (``{"id", "timestamp", "instructions"}``), each
+other line a response item as it is, read the same way; a
+``{"record_type": "state"}`` line (in those and some later files) is
+bookkeeping, left out and counted.
+
 Nothing is dropped silently: every record imports or is left out, counted
 by kind in the import's ledger (``memtape.lab.importers.ledger``); a record
 that is not an object with a type and a payload object, or an item that
@@ -95,8 +101,16 @@ class _Reader:
 
     def record(self, data: Any, where: str) -> str | None:
         """Import one record; None when it imported, else the kind it is left out as."""
-        if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        if not isinstance(data, dict):
             raise BadInput(f"{where}: a Codex rollout record is an object with a type")
+        if "type" not in data:
+            if "record_type" in data:
+                return _kind("record_type", data["record_type"])
+            if "id" in data and "timestamp" in data:
+                return "session_meta"
+            raise BadInput(f"{where}: a Codex rollout record is an object with a type")
+        if _bare(data):
+            return self._item(data, where)
         kind = str(data["type"])
         payload = data.get("payload")
         if not isinstance(payload, dict):
@@ -225,8 +239,8 @@ def _ids(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     """The call a ``response_item`` makes or the call its output answers, read from the raw
     record (the ledger's count). A compaction's replacement history repeats items already
     counted where they were first written, so it counts none."""
-    item = data.get("payload")
-    if data.get("type") != "response_item" or not isinstance(item, Mapping):
+    item = data if _bare(data) else data.get("payload")
+    if not (_bare(data) or data.get("type") == "response_item") or not isinstance(item, Mapping):
         return [], []
     kind = item.get("type")
     if kind in CALLS:
@@ -237,6 +251,12 @@ def _ids(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     if kind in OUTPUTS:
         return [], [str(item.get("call_id"))]
     return [], []
+
+
+def _bare(data: Mapping[str, Any]) -> bool:
+    """Whether a record is a response item written bare, as rollouts did until September
+    2025 (no ``payload``: the line is the item)."""
+    return data.get("type") not in RECORDS and "payload" not in data
 
 
 def _kind(record: str, kind: Any) -> str:

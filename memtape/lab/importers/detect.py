@@ -3,7 +3,9 @@
 Each record is looked at for a mark that only one format makes:
 
 - ``codex``: a rollout record, ``{"type", "payload"}`` with a type of
-  Codex's (``session_meta``, ``response_item``, ``event_msg``...).
+  Codex's (``session_meta``, ``response_item``, ``event_msg``...), a
+  ``record_type`` line, or an older rollout's first line (``id``,
+  ``timestamp``, ``instructions``); its bare Responses items are Codex's then.
 - ``swe-agent``: a history message's ``message_type`` or ``tool_call_ids``;
   a document with ``history`` beside ``trajectory`` or ``info``.
 - ``mini-swe-agent``: a document whose ``trajectory_format`` is
@@ -137,6 +139,9 @@ def detect(source: Source) -> str:
             seen.setdefault(mark, record.where)
         elif unread is None and not _plain_message(record.data):
             unread = record
+    if "codex" in seen:
+        # A rollout written before the envelope holds bare Responses items.
+        seen.pop("openai-responses", None)
     if len(seen) > 1:
         found = " and ".join(f"{name} (at {where})" for name, where in seen.items())
         raise BadInput(f"{source.path}: cannot tell the format: it looks like {found}")
@@ -155,6 +160,8 @@ def record_mark(data: Any) -> str | None:
         return None
     kind = data.get("type")
     if kind in CODEX_RECORDS and isinstance(data.get("payload"), Mapping):
+        return "codex"
+    if "record_type" in data or _codex_meta(data):
         return "codex"
     if kind == "gemini" or any(key in data for key in GEMINI_KEYS):
         return "gemini-cli"
@@ -184,6 +191,16 @@ def record_mark(data: Any) -> str | None:
     if any(key in data for key in CHAT_KEYS) or data.get("role") in CHAT_ROLES:
         return "openai-chat"
     return None
+
+
+def _codex_meta(data: Mapping[str, Any]) -> bool:
+    """Whether a record is the first line of a rollout written before the envelope: the
+    session's id, timestamp and instructions, and no type or role."""
+    return (
+        "type" not in data
+        and "role" not in data
+        and all(key in data for key in ("id", "timestamp", "instructions"))
+    )
 
 
 def _part_mark(part: Any) -> str | None:
