@@ -3,14 +3,16 @@
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 from memtape.core.errors import BadInput
 from memtape.lab.importers import Compaction, read_transcript
-from tests.transcripts import fixture, imported, turns_of, unpaired, write_lines
+from tests.transcripts import any_records, fixture, imported, turns_of, unpaired, write_lines
 
 ROLLOUT = fixture("codex-rollout.jsonl")
 
@@ -209,3 +211,18 @@ class TestBeforeTheEnvelope:
         assert [("record_type (state)", 1)] == [
             (kind.kind, kind.entries) for kind in transcript.ledger.left_out
         ]
+
+
+class TestAnyRecords:
+    @settings(max_examples=150, deadline=None)
+    @given(records=any_records())
+    def test_records_import_or_are_refused_in_one_line(self, records: list[dict[str, Any]]) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            path = write_lines(Path(folder) / "rollout.jsonl", *records)
+            try:
+                read_transcript(path, "codex")
+            except BadInput as error:
+                refused = str(error)
+            else:
+                refused = ""
+        assert "\n" not in refused

@@ -3,14 +3,16 @@
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 from memtape.core.errors import BadInput
 from memtape.lab.importers import read_transcript
-from tests.transcripts import fixture, turns_of, unpaired, write_json, write_lines
+from tests.transcripts import any_records, fixture, turns_of, unpaired, write_json, write_lines
 
 CHAT = fixture("gemini-cli-session.json")
 LINES = fixture("gemini-cli-session.jsonl")
@@ -145,3 +147,18 @@ class TestMessages:
     def test_format_gemini_cli_forces_the_reader(self, tmp_path: Path) -> None:
         path = write_lines(tmp_path / "chat.jsonl", {"id": "1", "type": "user", "content": "hi"})
         assert "gemini-cli" == read_transcript(path, "gemini-cli").format
+
+
+class TestAnyRecords:
+    @settings(max_examples=150, deadline=None)
+    @given(records=any_records())
+    def test_records_import_or_are_refused_in_one_line(self, records: list[dict[str, Any]]) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            path = write_lines(Path(folder) / "chat.jsonl", *records)
+            try:
+                read_transcript(path, "gemini-cli")
+            except BadInput as error:
+                refused = str(error)
+            else:
+                refused = ""
+        assert "\n" not in refused

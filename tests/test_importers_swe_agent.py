@@ -3,14 +3,16 @@
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
 
 from memtape.core.errors import BadInput
 from memtape.lab.importers import read_transcript
-from tests.transcripts import fixture, turns_of, unpaired, write_json
+from tests.transcripts import any_records, fixture, turns_of, unpaired, write_json
 
 CALLING = fixture("swe-agent-function-calling.traj")
 TEXT = fixture("swe-agent-text.traj")
@@ -118,3 +120,18 @@ class TestMessages:
 
     def test_format_swe_agent_forces_the_reader(self) -> None:
         assert "swe-agent" == read_transcript(TEXT, "swe-agent").format
+
+
+class TestAnyRecords:
+    @settings(max_examples=150, deadline=None)
+    @given(records=any_records())
+    def test_records_import_or_are_refused_in_one_line(self, records: list[dict[str, Any]]) -> None:
+        with tempfile.TemporaryDirectory() as folder:
+            path = write_json(Path(folder) / "run.traj", {"trajectory": [], "history": records})
+            try:
+                read_transcript(path, "swe-agent", observations="user-after-action")
+            except BadInput as error:
+                refused = str(error)
+            else:
+                refused = ""
+        assert "\n" not in refused

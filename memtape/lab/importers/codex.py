@@ -109,6 +109,8 @@ class _Reader:
             if "id" in data and "timestamp" in data:
                 return "session_meta"
             raise BadInput(f"{where}: a Codex rollout record is an object with a type")
+        if not isinstance(data["type"], str):
+            raise BadInput(f"{where}: a record's type must be a string, got {data['type']!r}")
         if _bare(data):
             return self._item(data, where)
         kind = str(data["type"])
@@ -136,6 +138,8 @@ class _Reader:
 
     def _item(self, item: Mapping[str, Any], where: str) -> str | None:
         kind = item.get("type", "message" if "role" in item else None)
+        if not isinstance(kind, str):
+            raise BadInput(f"{where}: an item's type must be a string, got {kind!r}")
         if kind == "message" and _role(item, where) == "assistant":
             self._gather(where).parts.extend(content_texts(item.get("content"), where, "content"))
         elif kind == "reasoning":
@@ -243,6 +247,8 @@ def _ids(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     if not (_bare(data) or data.get("type") == "response_item") or not isinstance(item, Mapping):
         return [], []
     kind = item.get("type")
+    if not isinstance(kind, str):
+        return [], []
     if kind in CALLS:
         call = item.get("call_id")
         if call is None and kind == "local_shell_call":

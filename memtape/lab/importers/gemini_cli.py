@@ -132,7 +132,8 @@ def _ids(data: Any) -> tuple[list[str], list[str]]:
     read from the raw record (the ledger's count)."""
     if not isinstance(data, dict) or data.get("type") != "gemini":
         return [], []
-    calls = [c for c in data.get("toolCalls") or () if isinstance(c, Mapping)]
+    listed = data.get("toolCalls")
+    calls = [c for c in listed if isinstance(c, Mapping)] if isinstance(listed, list) else []
     answered = [
         c
         for c in calls

@@ -66,6 +66,11 @@ def read(source: Source, *, observations: str = "auto") -> Transcript:
 
 def _ids(data: dict[str, Any]) -> tuple[list[str], list[str]]:
     """A message's tool call ids and the id a tool message answers, read from its raw data."""
-    calls = [str(c.get("id")) for c in data.get("tool_calls") or () if isinstance(c, dict)]
+    listed = data.get("tool_calls")
+    calls = (
+        [str(c.get("id")) for c in listed if isinstance(c, dict)]
+        if isinstance(listed, list)
+        else []
+    )
     results = [str(data.get("tool_call_id"))] if data.get("role") == "tool" else []
     return calls, results
