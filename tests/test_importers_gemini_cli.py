@@ -52,6 +52,12 @@ class TestDocument:
         assert lines[2].startswith('call glob({"pattern": "**/orders*.py"})')
         assert ("glob-1763733669001-a41", "read_file-1763733669002-b07") == turn.calls
 
+    def test_a_gemini_message_s_tokens_are_its_turn_s_usage(self) -> None:
+        # The fixture's tokens: input 5120, output 88, cached 0, thoughts 40.
+        usage = read_transcript(CHAT).turns[1].usage
+        assert usage is not None
+        assert {"input": 5120, "output": 128, "cache_read": 0} == usage.table()
+
     def test_the_results_follow_their_message_as_tool_turns(self) -> None:
         roles = [turn.role for turn in turns_of(CHAT)[1:4]]
         assert ["assistant", "tool", "tool"] == roles

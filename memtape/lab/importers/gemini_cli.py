@@ -19,7 +19,9 @@ becomes:
 - ``user``: a user turn.
 - ``gemini``: an assistant turn: its ``thoughts`` (``[thinking] SUBJECT:
   DESCRIPTION``), its content, and its ``toolCalls`` as ``call
-  NAME(ARGS)``, their ``id`` among the turn's calls. Each call's result
+  NAME(ARGS)``, their ``id`` among the turn's calls; its ``tokens`` are the
+  turn's usage (the uncached prompt, the output with the thoughts, the
+  cached prompt). Each call's result
   follows as a tool turn answering its ``id``: the ``result`` parts (a
   ``functionResponse``'s ``response.output``, or its ``error`` as ``[error]
   ...``) or, when the file kept none, the ``resultDisplay`` it showed; a
@@ -44,6 +46,7 @@ from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.records import Record, Source
 from memtape.lab.importers.texts import call_text, json_text, marked, noted
 from memtape.lab.importers.transcript import Transcript, Turns
+from memtape.scenarios.usage import Usage
 
 FORMAT = "gemini-cli"
 """The name ``--format`` gives this format."""
@@ -165,7 +168,7 @@ def _gemini(data: Mapping[str, Any], where: str, turns: Turns) -> int:
             raise BadInput(f"{place}: a tool call needs an id, got {identity!r}")
         ids.append(identity)
         parts.append(call_text(call.get("name"), call.get("args"), place))
-    turns.add("assistant", parts, where, calls=ids)
+    turns.add("assistant", parts, where, calls=ids, usage=_usage(data.get("tokens")))
     unanswered = 0
     for number, call in enumerate(calls):
         place = f"{where}: toolCalls[{number}]"
@@ -196,6 +199,26 @@ def _result(call: Mapping[str, Any], where: str) -> str | None:
     if status == "cancelled":
         return marked("cancelled", text.removeprefix("[error] "))
     return text
+
+
+def _usage(tokens: Any) -> Usage | None:
+    """What a gemini message's response was billed for: its ``tokens`` (``input`` counts the
+    cached prompt too, and the thoughts are billed as output); None when it says nothing."""
+    if not isinstance(tokens, Mapping):
+        return None
+    counts = {key: _count(tokens.get(key)) for key in ("input", "output", "cached", "thoughts")}
+    if counts["input"] is None and counts["output"] is None:
+        return None
+    cached = counts["cached"] or 0
+    prompt = counts["input"]
+    uncached = max(prompt - cached, 0) if prompt is not None else None
+    output = counts["output"]
+    billed = output + (counts["thoughts"] or 0) if output is not None else None
+    return Usage(uncached, billed, counts["cached"])
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _thought(thought: Any, where: str) -> str:
