@@ -156,6 +156,26 @@ class TestItems:
         (compaction,) = read_transcript(path).compactions
         assert (3, "We talked about one and two.") == (compaction.before, compaction.summary)
 
+    def test_a_compaction_s_kept_calls_are_in_its_summary_never_made_again(
+        self, tmp_path: Path
+    ) -> None:
+        call = {"type": "function_call", "name": "sh", "arguments": '{"cmd":"ls"}', "call_id": "c1"}
+        output = {"type": "function_call_output", "call_id": "c1", "output": "a.txt"}
+        history = [{"type": "message", "role": "user", "content": "list it"}, call, output]
+        path = write_lines(
+            tmp_path / "rollout.jsonl",
+            _user("list it"),
+            _record("response_item", **call),
+            _record("response_item", **output),
+            _record("compacted", message="", replacement_history=history),
+            _user("thanks"),
+        )
+        transcript = read_transcript(path)
+        assert ('list it\ncall sh({"cmd":"ls"})\na.txt', 1) == (
+            transcript.compactions[0].summary,
+            transcript.calls,
+        )
+
     def test_a_compaction_before_every_turn_is_the_first_turn(self, tmp_path: Path) -> None:
         compacted = _record("compacted", message="Earlier: a plan.")
         path = write_lines(tmp_path / "rollout.jsonl", compacted, _user("go"))

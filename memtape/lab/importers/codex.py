@@ -307,7 +307,8 @@ def _output(output: Any, where: str) -> list[str]:
 
 
 def _history_text(item: Any, where: str) -> str:
-    """One item of a compaction's replacement history, as the summary's text shows it."""
+    """One item of a compaction's replacement history, as the summary's text shows it: as a
+    turn would show it, but with no call made or answered (the summary only mentions them)."""
     if not isinstance(item, Mapping):
         raise BadInput(f"{where}: an item is an object with a type")
     kind = item.get("type", "message" if "role" in item else None)
@@ -315,4 +316,10 @@ def _history_text(item: Any, where: str) -> str:
         return "\n".join(content_texts(item.get("content"), where, "content"))
     if kind == "compaction":
         return noted("compaction", "encrypted")
+    if kind == "reasoning":
+        return reasoning_text(item, where)
+    if kind in CALLS:
+        return call_text(_call_name(item), item.get(CALLS[kind]), where)
+    if kind in OUTPUTS:
+        return "\n".join(_output(item.get("output"), where))
     return noted(str(kind))
