@@ -86,6 +86,13 @@ class TestFixture:
         assert "Now run the whole suite." == transcript.turns[15].text
         assert not any("Another language model" in t.text for t in transcript.turns)
 
+    def test_a_token_count_is_the_usage_of_the_response_before_it(self) -> None:
+        billed = [(i, t.usage) for i, t in enumerate(read_transcript(ROLLOUT).turns) if t.usage]
+        assert [
+            (3, {"input": 1056, "output": 311, "cache_read": 8064}),
+            (14, {"input": 1855, "output": 242, "cache_read": 12800}),
+        ] == [(i, usage.table()) for i, usage in billed]
+
     def test_the_scenario_is_headed_by_the_recorded_policy(self) -> None:
         table = imported(ROLLOUT, budget=300).policies.params()["compaction"]
         assert ("recorded", [16]) == (table["policy"], [c["before"] for c in table["compactions"]])

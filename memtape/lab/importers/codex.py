@@ -23,7 +23,9 @@ becomes:
   turn that follows, which the ``recorded`` policy applies, never a turn;
   its ``pre_tokens`` is the agent's own count of its context before it, from
   the last ``token_count`` event. A compaction before the first turn is the
-  context the file starts from: it imports as the first (user) turn.
+  context the file starts from: it imports as the first (user) turn. A
+  ``token_count`` event's ``last_token_usage`` is the usage of the response
+  it follows (the turn's ``usage``).
 - ``session_meta`` (the session's id, directory, base instructions),
   ``turn_context`` (each turn's model and settings) and ``event_msg`` (what
   the interface showed, repeating the items, and token counts) are left out
@@ -52,6 +54,7 @@ from memtape.lab.importers.openai_responses import content_texts, reasoning_text
 from memtape.lab.importers.records import Source
 from memtape.lab.importers.texts import call_text, json_text, marked, noted
 from memtape.lab.importers.transcript import Compaction, Transcript, Turns
+from memtape.scenarios.usage import Usage
 
 FORMAT = "codex"
 """The name ``--format`` gives this format."""
@@ -76,6 +79,7 @@ class _Response:
     where: str
     parts: list[str] = attrs.Factory(list)
     calls: list[str] = attrs.Factory(list)
+    usage: Usage | None = None
 
 
 @attrs.define
@@ -98,6 +102,8 @@ class _Reader:
         self.response: _Response | None = None
         self.pending: _Pending | None = None
         self.context_tokens: int | None = None
+        self.unbilled: int | None = None
+        """The index of the last assistant turn added since the last token count."""
 
     def record(self, data: Any, where: str) -> str | None:
         """Import one record; None when it imported, else the kind it is left out as."""
@@ -134,7 +140,20 @@ class _Reader:
             total = usage.get("total_tokens") if isinstance(usage, Mapping) else None
             if isinstance(total, int) and not isinstance(total, bool) and total >= 0:
                 self.context_tokens = total
+            self._bill(_usage(usage))
         return _kind("event_msg", event)
+
+    def _bill(self, usage: Usage | None) -> None:
+        """A response's token count: the usage of the response it follows (the one being
+        gathered, or the last one added since the previous count)."""
+        if usage is None:
+            return
+        if self.response is not None:
+            self.response.usage = usage
+        elif self.unbilled is not None:
+            turn = self.turns.turns[self.unbilled]
+            self.turns.turns[self.unbilled] = attrs.evolve(turn, usage=usage)
+        self.unbilled = None
 
     def _item(self, item: Mapping[str, Any], where: str) -> str | None:
         kind = item.get("type", "message" if "role" in item else None)
@@ -174,7 +193,14 @@ class _Reader:
         response, self.response = self.response, None
         if response is not None:
             self._settle()
-            self.turns.add("assistant", response.parts, response.where, calls=response.calls)
+            self.turns.add(
+                "assistant",
+                response.parts,
+                response.where,
+                calls=response.calls,
+                usage=response.usage,
+            )
+            self.unbilled = None if response.usage is not None else len(self.turns) - 1
 
     def _compacted(self, payload: Mapping[str, Any], where: str) -> None:
         self._flush()
@@ -263,6 +289,25 @@ def _bare(data: Mapping[str, Any]) -> bool:
     """Whether a record is a response item written bare, as rollouts did until September
     2025 (no ``payload``: the line is the item)."""
     return data.get("type") not in RECORDS and "payload" not in data
+
+
+def _usage(usage: Any) -> Usage | None:
+    """A token count's ``last_token_usage`` as a turn's usage (``input_tokens`` counts the
+    cached prompt too); None when it says nothing."""
+    if not isinstance(usage, Mapping):
+        return None
+    counts = {
+        key: value
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        else None
+        for key in ("input_tokens", "cached_input_tokens", "output_tokens")
+        for value in (usage.get(key),)
+    }
+    prompt, cached = counts["input_tokens"], counts["cached_input_tokens"]
+    if prompt is None and counts["output_tokens"] is None:
+        return None
+    uncached = max(prompt - (cached or 0), 0) if prompt is not None else None
+    return Usage(uncached, counts["output_tokens"], cached)
 
 
 def _kind(record: str, kind: Any) -> str:
