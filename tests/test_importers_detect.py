@@ -60,6 +60,10 @@ class TestDetect:
         )
         assert "openai-responses" == detect(read_source(path))
 
+    def test_a_session_id_beside_chat_messages_is_not_gemini_cli(self, tmp_path: Path) -> None:
+        document = {"sessionId": "s1", "messages": [{"role": "user", "content": "hi"}]}
+        assert "openai-chat" == detect(read_source(write_json(tmp_path / "chat.json", document)))
+
     def test_marks_of_two_formats_are_refused_naming_both(self, tmp_path: Path) -> None:
         path = write_lines(
             tmp_path / "mixed.jsonl",

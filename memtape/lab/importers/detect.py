@@ -12,7 +12,8 @@ Each record is looked at for a mark that only one format makes:
   mini-swe-agent's, or an ``exit`` message.
 - ``gemini-cli``: a message of ``type: "gemini"`` or with ``toolCalls``, a
   session's metadata (``projectHash``), a ``$set`` or ``$rewindTo`` record;
-  a document with ``sessionId`` or ``projectHash``.
+  a document with ``projectHash``, or ``sessionId`` and messages typed
+  ``user`` or ``gemini``.
 - ``claude-code``: an entry's ``uuid``, ``parentUuid``, ``sessionId`` or
   ``leafUuid``, or a type only Claude Code writes (``file-history-snapshot``...).
 - ``langchain``: a message ``type`` of LangChain's (``human``, ``ai``,
@@ -193,6 +194,16 @@ def record_mark(data: Any) -> str | None:
     return None
 
 
+def _gemini_messages(document: Mapping[str, Any]) -> bool:
+    """Whether a document's messages are Gemini CLI's: typed ``user`` or ``gemini``, with
+    no role."""
+    messages = document.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, Mapping) and m.get("type") in ("user", "gemini") and "role" not in m
+        for m in messages
+    )
+
+
 def _codex_meta(data: Mapping[str, Any]) -> bool:
     """Whether a record is the first line of a rollout written before the envelope: the
     session's id, timestamp and instructions, and no type or role."""
@@ -219,7 +230,7 @@ def _is_text(part: Any) -> bool:
 
 
 def _document_mark(document: Mapping[str, Any]) -> str | None:
-    if "sessionId" in document or "projectHash" in document:
+    if "projectHash" in document or ("sessionId" in document and _gemini_messages(document)):
         return "gemini-cli"
     if "history" in document and ("trajectory" in document or "info" in document):
         return "swe-agent"
