@@ -423,7 +423,10 @@ def _add_lab(commands: Any) -> None:
         "chat",
         type=Path,
         metavar="FILE",
-        help="a transcript: JSONL, a JSON array, or a request or response object",
+        help=(
+            "a transcript: JSONL, a JSON array, a request or response object, or a document "
+            "wrapping its messages (an agent's trajectory)"
+        ),
     )
     chat.add_argument(
         "--format",
