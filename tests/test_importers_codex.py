@@ -144,13 +144,38 @@ class TestItems:
         path = write_lines(
             tmp_path / "rollout.jsonl",
             _user("draw a cat"),
-            _record("response_item", type="image_generation_call", id="ig_1", result="..."),
+            _record("response_item", type="additional_tools", role="developer", tools=[]),
             _assistant("Here it is."),
         )
         transcript = read_transcript(path)
         assert transcript.ledger is not None
         left = [(kind.kind, kind.entries) for kind in transcript.ledger.left_out]
-        assert (2, [("response_item (image_generation_call)", 1)]) == (len(transcript.turns), left)
+        assert (2, [("response_item (additional_tools)", 1)]) == (len(transcript.turns), left)
+
+    def test_a_tool_search_pairs_with_its_output_by_call_id(self, tmp_path: Path) -> None:
+        search = {"type": "tool_search_call", "call_id": "ts1", "execution": "server"}
+        found = {"type": "tool_search_output", "call_id": "ts1", "status": "completed"}
+        path = write_lines(
+            tmp_path / "rollout.jsonl",
+            _user("find a calendar tool"),
+            _record("response_item", **search, arguments={"query": "calendar"}),
+            _record("response_item", **found, execution="server", tools=[{"name": "cal_list"}]),
+        )
+        turns = turns_of(path)
+        assert [
+            ("assistant", 'call tool_search({"query": "calendar"})', ("ts1",), ()),
+            ("tool", "1 tools found: cal_list", (), ("ts1",)),
+        ] == [(t.role, t.text, t.calls, t.answers) for t in turns[1:]]
+
+    def test_an_image_generation_is_part_of_its_response(self, tmp_path: Path) -> None:
+        image = {"type": "image_generation_call", "status": "completed", "result": "iVBO"}
+        path = write_lines(
+            tmp_path / "rollout.jsonl",
+            _user("draw a cat"),
+            _record("response_item", **image, revised_prompt="a grey cat"),
+            _assistant("Here it is."),
+        )
+        assert "[image generation: a grey cat]\nHere it is." == turns_of(path)[1].text
 
     def test_a_compaction_without_history_keeps_its_message(self, tmp_path: Path) -> None:
         path = write_lines(

@@ -12,9 +12,12 @@ becomes:
   ``call_id``, or its ``id`` when it has none; its ``action`` as the
   arguments); each ``function_call_output`` or ``custom_tool_call_output``
   is a tool turn answering its ``call_id`` (an output
-  ``{"content", "success": false}`` reads ``[error] CONTENT``). A
+  ``{"content", "success": false}`` reads ``[error] CONTENT``); a
+  ``tool_search_call`` and its ``tool_search_output`` (the names of the
+  tools found) pair the same way when they have a ``call_id``. A
   ``web_search_call`` is part of its response's turn, ``[web search]
-  QUERY``: the search's results are not in the file. A ``ghost_snapshot``
+  QUERY`` (the search's results are not in the file), and so is an
+  ``image_generation_call``, ``[image generation: PROMPT]``. A ``ghost_snapshot``
   (the harness's undo point, a git commit), a ``compaction`` (an encrypted
   summary) and any type not named here are left out and counted.
 - ``compacted``: a compaction the agent made. ``replacement_history`` (the
@@ -65,11 +68,22 @@ RECORDS = ("session_meta", "response_item", "compacted", "turn_context", "event_
 ROLES = {"user": "user", "developer": "system", "system": "system", "assistant": "assistant"}
 """Each message role and the turn role it becomes."""
 
-CALLS = {"function_call": "arguments", "custom_tool_call": "input", "local_shell_call": "action"}
+CALLS = {
+    "function_call": "arguments",
+    "custom_tool_call": "input",
+    "local_shell_call": "action",
+    "tool_search_call": "arguments",
+}
 """The call items, and the field that holds each one's arguments."""
 
-OUTPUTS = ("function_call_output", "custom_tool_call_output")
+OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
 """The items that carry a call's result."""
+
+NAMED = {"local_shell_call": "local_shell", "tool_search_call": "tool_search"}
+"""The call items that name no tool, and the name their call reads with."""
+
+UNNAMED = ("tool_search_call", "tool_search_output")
+"""The call and output items that may have no ``call_id``: without one, they are left out."""
 
 
 @attrs.define
@@ -163,12 +177,19 @@ class _Reader:
             self._gather(where).parts.extend(content_texts(item.get("content"), where, "content"))
         elif kind == "reasoning":
             self._gather(where).parts.append(reasoning_text(item, where))
+        elif kind in UNNAMED and item.get("call_id") is None:
+            return _kind("response_item", kind)
         elif kind in CALLS:
             response = self._gather(where)
             response.calls.append(_call_id(item, where))
             response.parts.append(call_text(_call_name(item), item.get(CALLS[kind]), where))
         elif kind == "web_search_call":
             self._gather(where).parts.append(_web_search(item))
+        elif kind == "image_generation_call":
+            self._gather(where).parts.append(noted("image generation", item.get("revised_prompt")))
+        elif kind == "tool_search_output":
+            found = _tools(item.get("tools"))
+            self._turn("tool", [found], where, (_call_id(item, where),))
         elif kind in OUTPUTS:
             self._turn("tool", _output(item.get("output"), where), where, (_call_id(item, where),))
         elif kind == "message":
@@ -275,6 +296,8 @@ def _ids(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     kind = item.get("type")
     if not isinstance(kind, str):
         return [], []
+    if kind in UNNAMED and item.get("call_id") is None:
+        return [], []
     if kind in CALLS:
         call = item.get("call_id")
         if call is None and kind == "local_shell_call":
@@ -332,7 +355,18 @@ def _call_id(item: Mapping[str, Any], where: str) -> str:
 
 
 def _call_name(item: Mapping[str, Any]) -> Any:
-    return "local_shell" if item.get("type") == "local_shell_call" else item.get("name")
+    kind = item.get("type")
+    return NAMED[kind] if kind in NAMED else item.get("name")
+
+
+def _tools(tools: Any) -> str:
+    """A tool search's result: the names of the tools it found."""
+    if not isinstance(tools, list):
+        return json_text(tools)
+    names = [t.get("name") if isinstance(t, Mapping) else None for t in tools]
+    if all(isinstance(name, str) for name in names):
+        return f"{len(names)} tools found: {', '.join(str(name) for name in names)}"
+    return json_text(tools)
 
 
 def _web_search(item: Mapping[str, Any]) -> str:
