@@ -24,7 +24,7 @@ from memtape.commandline.numbers import integer as _integer
 from memtape.core.collector import collector_paused
 from memtape.core.errors import MemtapeError
 from memtape.core.visible import visible
-from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, FORMATS, PINS
+from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, FORMATS, OBSERVATIONS, PINS
 from memtape.llm.cache_location import CACHE_ENV, DEFAULT_CACHE
 from memtape.scenarios.shipped import SHIPPED
 
@@ -447,21 +447,26 @@ def _add_lab(commands: Any) -> None:
         "import",
         help=(
             "turn an agent's transcript (OpenAI Chat or Responses, Anthropic Messages, a Claude "
-            "Code session, LangChain messages) into a scenario file"
+            "Code session, LangChain messages, a Codex CLI rollout, a Gemini CLI chat, a "
+            "SWE-agent or mini-swe-agent trajectory) into a scenario file"
         ),
         description=(
             "One turn per message of an agent's transcript, with its tool calls and results "
             "(calls and answers) kept whole; the format is told from the content unless "
-            "--format says it. A Claude Code session's own compactions become the recorded "
-            "policy's. Nothing is dropped silently: a part that cannot import is refused, "
-            "named, and nothing is written."
+            "--format says it. A Claude Code session's or Codex rollout's own compactions "
+            "become the recorded policy's. Nothing is dropped silently: a part that cannot "
+            "import is refused, named, and nothing is written; what is not conversation is "
+            "left out and counted by kind in the import's ledger."
         ),
     )
     chat.add_argument(
         "chat",
         type=Path,
         metavar="FILE",
-        help="a transcript: JSONL, a JSON array, or a request or response object",
+        help=(
+            "a transcript: JSONL, a JSON array, a request or response object, or a document "
+            "wrapping its messages (an agent's trajectory)"
+        ),
     )
     chat.add_argument(
         "--format",
@@ -501,6 +506,26 @@ def _add_lab(commands: Any) -> None:
         help=(
             "skip a malformed line of a JSONL transcript, named in the ledger, rather than "
             "refuse the file (a half-written last line is always skipped, with a warning)"
+        ),
+    )
+    chat.add_argument(
+        "--path",
+        metavar="KEY",
+        help=(
+            "where a JSON document keeps its messages: a key, or keys joined by dots "
+            "(traj, run.history); default: told from the content (messages, input, output, "
+            "then history, traj)"
+        ),
+    )
+    chat.add_argument(
+        "--observations",
+        default="auto",
+        choices=OBSERVATIONS,
+        help=(
+            "how a user message after an action reads: user-after-action makes it a tool "
+            "result answering the action (salient, kept with it); as-written keeps it a user "
+            "turn; auto (default) pairs them in text-mode SWE-agent and mini-swe-agent "
+            "trajectories"
         ),
     )
     chat.add_argument(

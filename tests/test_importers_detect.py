@@ -10,6 +10,7 @@ from memtape.core.errors import BadInput
 from memtape.lab.importers import read_transcript
 from memtape.lab.importers.detect import detect
 from memtape.lab.importers.records import read_source
+from memtape.lab.importers.wrappers import unwrapped
 from tests.transcripts import fixture, write_json, write_lines
 
 FIXTURES = {
@@ -19,13 +20,21 @@ FIXTURES = {
     "anthropic.json": "anthropic",
     "claude-code-session.jsonl": "claude-code",
     "langchain.json": "langchain",
+    "codex-rollout.jsonl": "codex",
+    "codex-rollout-2025.jsonl": "codex",
+    "gemini-cli-session.json": "gemini-cli",
+    "gemini-cli-session.jsonl": "gemini-cli",
+    "swe-agent-function-calling.traj": "swe-agent",
+    "swe-agent-text.traj": "swe-agent",
+    "mini-swe-agent-text.traj.json": "mini-swe-agent",
+    "mini-swe-agent-toolcall.traj.json": "mini-swe-agent",
 }
 
 
 class TestDetect:
     @pytest.mark.parametrize(("name", "format"), list(FIXTURES.items()))
     def test_each_fixture_is_told_its_format(self, name: str, format: str) -> None:
-        assert format == detect(read_source(fixture(name)))
+        assert format == detect(unwrapped(read_source(fixture(name))))
 
     def test_messages_no_format_marks_read_as_openai_chat(self, tmp_path: Path) -> None:
         path = write_lines(
@@ -50,6 +59,10 @@ class TestDetect:
             {"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"},
         )
         assert "openai-responses" == detect(read_source(path))
+
+    def test_a_session_id_beside_chat_messages_is_not_gemini_cli(self, tmp_path: Path) -> None:
+        document = {"sessionId": "s1", "messages": [{"role": "user", "content": "hi"}]}
+        assert "openai-chat" == detect(read_source(write_json(tmp_path / "chat.json", document)))
 
     def test_marks_of_two_formats_are_refused_naming_both(self, tmp_path: Path) -> None:
         path = write_lines(

@@ -5,6 +5,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hypothesis import strategies as st
+
 from memtape.core.commands import AddTurn
 from memtape.lab.importers import import_transcript
 from memtape.scenarios import Scenario, parse_scenario
@@ -57,3 +59,33 @@ def write_json(path: Path, document: Any) -> Path:
     """``document`` as a JSON file at ``path``."""
     path.write_text(json.dumps(document, indent=1), "utf-8")
     return path
+
+
+KEYS = (
+    "type", "payload", "role", "content", "id", "toolCalls", "tool_calls", "tool_call_id",
+    "tool_call_ids", "call_id", "name", "arguments", "output", "summary", "result",
+    "resultDisplay", "status", "thoughts", "message", "replacement_history", "$rewindTo",
+    "$set", "sessionId", "record_type", "timestamp", "thinking_blocks", "action", "input",
+    "args", "function", "text", "thought", "info", "encrypted_content",
+)  # fmt: skip
+"""Keys the importers read, for records made up to try them."""
+
+WORDS = (
+    "response_item", "message", "user", "assistant", "gemini", "tool", "system", "developer",
+    "function_call", "function_call_output", "custom_tool_call", "local_shell_call",
+    "web_search_call", "reasoning", "compacted", "event_msg", "token_count", "input_text",
+    "output_text", "text", "summary_text", "exit", "info", "error", "cancelled", "c1", "c2",
+)  # fmt: skip
+"""Values the importers look for."""
+
+
+def any_records() -> "st.SearchStrategy[list[dict[str, Any]]]":
+    """Lists of records made of the keys and values the importers read, nested at random."""
+    values = st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=4) | st.sampled_from(WORDS),
+        lambda inner: (
+            st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=4)
+        ),
+        max_leaves=12,
+    )
+    return st.lists(st.dictionaries(st.sampled_from(KEYS), values, max_size=6), max_size=6)

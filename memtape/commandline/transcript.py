@@ -62,6 +62,8 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
                 ledger=ledgers.append,
                 told=compared.append,
                 compared=comparisons.append,
+                observations=args.observations,
+                key=args.path,
             ),
             reads,
         )

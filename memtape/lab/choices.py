@@ -14,9 +14,17 @@ FORMATS = (
     "claude-code",
     "langchain",
     "otel",
+    "codex",
+    "gemini-cli",
+    "swe-agent",
+    "mini-swe-agent",
 )
 """What ``--format`` takes: ``auto`` (told from the content) or a format's name, each the
 ``FORMAT`` of its reader in ``memtape.lab.importers``."""
+
+OBSERVATIONS = ("auto", "as-written", "user-after-action")
+"""What ``--observations`` takes (``memtape.lab.importers.observations``): how a user
+message after an agent's action reads."""
 
 PINS = ("none", "system", "first")
 """What ``--pin`` may pin: nothing, the system turns, the first turn."""

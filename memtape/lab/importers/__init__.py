@@ -2,10 +2,11 @@
 
 One module per format reads a file into a ``Transcript`` (turns with their
 tool calls and results, the compactions it recorded, notes of what it left
-out): ``openai_chat``, ``openai_responses``, ``anthropic``, ``claude_code``
-and ``langchain``, each saying its mapping in its docstring. ``detect``
-tells a file's format from its content; ``scenario`` writes a transcript
-as a scenario file. Nothing is lost silently: every message, block and item
+out): ``openai_chat``, ``openai_responses``, ``anthropic``, ``claude_code``,
+``langchain``, ``codex``, ``gemini_cli``, ``swe_agent`` and ``mini_swe_agent``, each saying its
+mapping in its docstring. ``detect`` tells a file's format from its content
+(``wrappers`` finds the records a document wraps); ``scenario`` writes a
+transcript as a scenario file. Nothing is lost silently: every message, block and item
 imports, or the import is refused naming the place (``FILE:LINE``, or an
 item's index) and the part, and nothing is written. Each import keeps a
 ledger (``ledger``): what came in, what went out, what was left out by
@@ -25,13 +26,18 @@ from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
 from memtape.lab.importers import (
     anthropic,
     claude_code,
+    codex,
+    gemini_cli,
     langchain,
+    mini_swe_agent,
     openai_chat,
     openai_responses,
     otel,
+    swe_agent,
 )
 from memtape.lab.importers.detect import detect
 from memtape.lab.importers.ledger import Ledger
+from memtape.lab.importers.observations import PAIRED, check_mode
 from memtape.lab.importers.records import Source, read_source
 from memtape.lab.importers.scenario import (
     DEFAULT_SALIENT,
@@ -47,6 +53,7 @@ from memtape.lab.importers.tokens import (
     warn_if_code_heavy,
 )
 from memtape.lab.importers.transcript import Compaction, Transcript, Turn
+from memtape.lab.importers.wrappers import unwrapped
 from memtape.lab.probes import planted
 from memtape.lab.scenario_file import check_count, check_tokenizer
 from memtape.policies.tokenizers import tokenizer_named
@@ -58,6 +65,10 @@ READERS: dict[str, Callable[[Source], Transcript]] = {
     claude_code.FORMAT: claude_code.read,
     langchain.FORMAT: langchain.read,
     otel.FORMAT: otel.read,
+    codex.FORMAT: codex.read,
+    gemini_cli.FORMAT: gemini_cli.read,
+    swe_agent.FORMAT: swe_agent.read,
+    mini_swe_agent.FORMAT: mini_swe_agent.read,
 }
 """Each format's reader, by the name ``--format`` gives it."""
 
@@ -79,22 +90,48 @@ __all__ = [
 ]
 
 
+OBSERVING: dict[str, Callable[..., Transcript]] = {
+    openai_chat.FORMAT: openai_chat.read,
+    swe_agent.FORMAT: swe_agent.read,
+    mini_swe_agent.FORMAT: mini_swe_agent.read,
+}
+"""The readers of chat messages, which take ``--observations``
+(``memtape.lab.importers.observations``)."""
+
+
 def read_transcript(
-    path: Path, format: str = "auto", *, sidechains: bool = False, skip_bad_lines: bool = False
+    path: Path,
+    format: str = "auto",
+    *,
+    sidechains: bool = False,
+    skip_bad_lines: bool = False,
+    observations: str = "auto",
+    key: str | None = None,
 ) -> Transcript:
     """The transcript in the file at ``path``, in ``format`` (``auto``: told from the content).
 
     ``sidechains`` (Claude Code only) imports the sidechains' entries too;
     ``skip_bad_lines`` skips a malformed line of a JSONL file rather than
-    refusing the file (each one is named in the ledger).
+    refusing the file (each one is named in the ledger); ``observations`` is
+    how a user message after an action reads (``memtape.lab.importers.
+    observations``: for the formats of chat messages); ``key`` (``--path``)
+    names where a JSON document keeps its records (``memtape.lab.importers.
+    wrappers``).
     """
     _check_format(format, sidechains)
-    source = read_source(path, skip_bad_lines=skip_bad_lines)
+    check_mode(observations)
+    source = unwrapped(read_source(path, skip_bad_lines=skip_bad_lines), key)
     told = detect(source) if format == "auto" else format
     if sidechains and told != claude_code.FORMAT:
         raise BadInput(f"{path}: --sidechains is for claude-code sessions, and this is {told}")
     if told == claude_code.FORMAT:
         return claude_code.read(source, sidechains=sidechains)
+    if told in OBSERVING:
+        return OBSERVING[told](source, observations=observations)
+    if observations == PAIRED:
+        *others, last = OBSERVING
+        formats = f"{', '.join(others)} and {last}"
+        raise BadInput(f"{path}: --observations {PAIRED} is for {formats} files; this is {told}")
     return READERS[told](source)
 
 
@@ -114,6 +151,8 @@ def import_transcript(
     ledger: Callable[[Ledger], None] | None = None,
     told: Callable[[str], None] | None = None,
     compared: Callable[[Comparison], None] | None = None,
+    observations: str = "auto",
+    key: str | None = None,
 ) -> str:
     """The scenario file's text for the transcript at ``path``.
 
@@ -132,13 +171,21 @@ def import_transcript(
     recorded its usage.
     """
     _check_format(format, sidechains)
+    check_mode(observations)
     salient_roles(DEFAULT_SALIENT if salient is None else salient)
     check_pin(pin)
     check_count(budget, "--budget")
     check_count(hot_n, "--hot-n", minimum=0)
     if tokenizer is not None:
         check_tokenizer(tokenizer)
-    transcript = read_transcript(path, format, sidechains=sidechains, skip_bad_lines=skip_bad_lines)
+    transcript = read_transcript(
+        path,
+        format,
+        sidechains=sidechains,
+        skip_bad_lines=skip_bad_lines,
+        observations=observations,
+        key=key,
+    )
     if ledger is not None and transcript.ledger is not None:
         ledger(transcript.ledger)
     if tokenizer is None:

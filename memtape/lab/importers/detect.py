@@ -2,6 +2,18 @@
 
 Each record is looked at for a mark that only one format makes:
 
+- ``codex``: a rollout record, ``{"type", "payload"}`` with a type of
+  Codex's (``session_meta``, ``response_item``, ``event_msg``...), a
+  ``record_type`` line, or an older rollout's first line (``id``,
+  ``timestamp``, ``instructions``); its bare Responses items are Codex's then.
+- ``swe-agent``: a history message's ``message_type`` or ``tool_call_ids``;
+  a document with ``history`` beside ``trajectory`` or ``info``.
+- ``mini-swe-agent``: a document whose ``trajectory_format`` is
+  mini-swe-agent's, or an ``exit`` message.
+- ``gemini-cli``: a message of ``type: "gemini"`` or with ``toolCalls``, a
+  session's metadata (``projectHash``), a ``$set`` or ``$rewindTo`` record;
+  a document with ``projectHash``, or ``sessionId`` and messages typed
+  ``user`` or ``gemini``.
 - ``claude-code``: an entry's ``uuid``, ``parentUuid``, ``sessionId`` or
   ``leafUuid``, or a type only Claude Code writes (``file-history-snapshot``...).
 - ``langchain``: a message ``type`` of LangChain's (``human``, ``ai``,
@@ -33,6 +45,19 @@ from memtape.lab.importers.records import Source
 
 CLAUDE_CODE_KEYS = ("uuid", "parentUuid", "sessionId", "leafUuid")
 """Keys only Claude Code's entries carry."""
+
+CODEX_RECORDS = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")
+"""The record types of a Codex rollout (each with its ``payload``)."""
+
+GEMINI_KEYS = ("toolCalls", "projectHash", "$set", "$rewindTo")
+"""Keys only Gemini CLI's records carry (its messages are ``type: "gemini"`` too)."""
+
+SWE_AGENT_KEYS = ("message_type", "tool_call_ids")
+"""Keys only SWE-agent's history messages carry."""
+
+NAMED_BY_DOCUMENT = ("swe-agent", "mini-swe-agent", "gemini-cli")
+"""The formats a document names whatever its records look like (a SWE-agent history holds
+Chat Completions messages)."""
 
 CLAUDE_CODE_TYPES = ("summary", "file-history-snapshot", "queue-operation", "progress")
 """Entry types only Claude Code writes."""
@@ -114,6 +139,8 @@ def detect(source: Source) -> str:
     document = source.document
     if document is not None:
         mark = _document_mark(document)
+        if mark in NAMED_BY_DOCUMENT:
+            return mark
         if mark is not None:
             seen[mark] = f"{source.path}: the document"
     for record in source.records:
@@ -122,6 +149,9 @@ def detect(source: Source) -> str:
             seen.setdefault(mark, record.where)
         elif unread is None and not _plain_message(record.data):
             unread = record
+    if "codex" in seen:
+        # A rollout written before the envelope holds bare Responses items.
+        seen.pop("openai-responses", None)
     if len(seen) > 1:
         found = " and ".join(f"{name} (at {where})" for name, where in seen.items())
         raise BadInput(f"{source.path}: cannot tell the format: it looks like {found}")
@@ -139,6 +169,16 @@ def record_mark(data: Any) -> str | None:
     if not isinstance(data, dict):
         return None
     kind = data.get("type")
+    if kind in CODEX_RECORDS and isinstance(data.get("payload"), Mapping):
+        return "codex"
+    if "record_type" in data or _codex_meta(data):
+        return "codex"
+    if kind == "gemini" or any(key in data for key in GEMINI_KEYS):
+        return "gemini-cli"
+    if "role" in data and any(key in data for key in SWE_AGENT_KEYS):
+        return "swe-agent"
+    if data.get("role") == "exit":
+        return "mini-swe-agent"
     if any(key in data for key in CLAUDE_CODE_KEYS) or kind in CLAUDE_CODE_TYPES:
         return "claude-code"
     if "role" not in data and kind in LANGCHAIN_TYPES:
@@ -165,6 +205,26 @@ def record_mark(data: Any) -> str | None:
     return None
 
 
+def _gemini_messages(document: Mapping[str, Any]) -> bool:
+    """Whether a document's messages are Gemini CLI's: typed ``user`` or ``gemini``, with
+    no role."""
+    messages = document.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, Mapping) and m.get("type") in ("user", "gemini") and "role" not in m
+        for m in messages
+    )
+
+
+def _codex_meta(data: Mapping[str, Any]) -> bool:
+    """Whether a record is the first line of a rollout written before the envelope: the
+    session's id, timestamp and instructions, and no type or role."""
+    return (
+        "type" not in data
+        and "role" not in data
+        and all(key in data for key in ("id", "timestamp", "instructions"))
+    )
+
+
 def _part_mark(part: Any) -> str | None:
     kind = part.get("type") if isinstance(part, Mapping) else None
     if kind in RESPONSES_PARTS:
@@ -181,6 +241,13 @@ def _is_text(part: Any) -> bool:
 
 
 def _document_mark(document: Mapping[str, Any]) -> str | None:
+    if "projectHash" in document or ("sessionId" in document and _gemini_messages(document)):
+        return "gemini-cli"
+    if "history" in document and ("trajectory" in document or "info" in document):
+        return "swe-agent"
+    trajectory_format = document.get("trajectory_format")
+    if isinstance(trajectory_format, str) and trajectory_format.startswith("mini-swe-agent"):
+        return "mini-swe-agent"
     if any(key in document for key in ("input", "output", "instructions")):
         return "openai-responses"
     if "system" in document:

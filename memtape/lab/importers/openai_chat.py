@@ -29,7 +29,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from memtape.core.errors import BadInput
-from memtape.lab.importers.ledger import every_record
+from memtape.lab.importers.ledger import Tally
+from memtape.lab.importers.observations import note, pairs
 from memtape.lab.importers.records import Source
 from memtape.lab.importers.texts import call_text, image_note, json_text, marked, named, noted
 from memtape.lab.importers.transcript import Transcript, Turns
@@ -48,13 +49,23 @@ ROLES: dict[str, str] = {
 """Each OpenAI chat role and the turn role it becomes (``memtape.core.commands.ROLES``)."""
 
 
-def read(source: Source) -> Transcript:
-    """The turns of an OpenAI chat transcript, one per message."""
+def read(source: Source, *, observations: str = "auto") -> Transcript:
+    """The turns of an OpenAI chat transcript, one per message; ``observations`` is
+    ``--observations`` (``memtape.lab.importers.observations``: ``auto`` reads the
+    messages as written)."""
     turns = Turns(source.path)
     legacy: deque[str] = deque()
-    for record in source.records:
-        message(record.data, record.where, turns, legacy)
-    return turns.transcript(FORMAT, tally=every_record(source, _Ids()))
+    found = pairs([r.data for r in source.records], observations, text_mode_pairs=False)
+    for index, record in enumerate(source.records):
+        action, observed = found.actions.get(index), found.observations.get(index)
+        message(record.data, record.where, turns, legacy, action=action, observed=observed)
+    tally = Tally(source)
+    ids = _Ids()
+    for index, record in enumerate(source.records):
+        calls, results = ids(record.data)
+        more_calls, more_results = found.ids(index)
+        tally.took(record.where, calls=calls + more_calls, results=results + more_results)
+    return turns.transcript(FORMAT, notes=note(found), tally=tally)
 
 
 class _Ids:
@@ -83,8 +94,18 @@ class _Ids:
         return calls, results
 
 
-def message(data: Any, where: str, turns: Turns, legacy: deque[str]) -> None:
-    """Add the turn of one chat message; ``legacy`` holds the unanswered ``function_call`` ids."""
+def message(
+    data: Any,
+    where: str,
+    turns: Turns,
+    legacy: deque[str],
+    *,
+    action: str | None = None,
+    observed: str | None = None,
+) -> None:
+    """Add the turn of one chat message; ``legacy`` holds the unanswered ``function_call``
+    ids. ``action`` is the call id an assistant message written as an action is given, and
+    ``observed`` the action a user message answers as its observation (a tool turn)."""
     if not isinstance(data, dict):
         raise BadInput(f"{where}: a message is an object with role and content")
     given = data.get("role")
@@ -114,6 +135,10 @@ def message(data: Any, where: str, turns: Turns, legacy: deque[str]) -> None:
     if data.get("content") is None and not parts and not calls:
         raise BadInput(f"{where}: content must be a string, parts, or null with tool_calls")
     answers = _answers(str(given), data, where, legacy)
+    if action is not None:
+        calls.append(action)
+    if observed is not None:
+        role, answers = "tool", (observed,)
     head = named(data.get("name"), where)
     turns.add(role, parts, where, calls=calls, answers=answers, head=head)
 

@@ -74,6 +74,9 @@ COMPACTION = "compaction"
 ITEMS = ("message", "reasoning", *CALLS, *OUTPUTS, COMPACTION)
 """The item types that import."""
 
+REASONING_PARTS = ("reasoning_text", "text")
+"""The part types of a reasoning item's content (Codex writes ``text``)."""
+
 
 class _Response:
     """The assistant-side items of one response, gathered into one turn."""
@@ -112,11 +115,11 @@ def read(source: Source) -> Transcript:
         elif kind in OUTPUTS:
             answer = _call_id(data, where)
             turns.add(
-                "tool", _content(data.get("output"), where, "output"), where, answers=(answer,)
+                "tool", content_texts(data.get("output"), where, "output"), where, answers=(answer,)
             )
         else:
             role = ROLES[_role(data, where)]
-            turns.add(role, _content(data.get("content"), where, "content"), where)
+            turns.add(role, content_texts(data.get("content"), where, "content"), where)
     if response is not None:
         turns.add("assistant", response.parts, response.where, calls=response.calls)
     recorded, notes = compactions.recorded()
@@ -186,9 +189,9 @@ def _gather(response: _Response, kind: str, data: Mapping[str, Any], where: str)
         response.calls.append(_call_id(data, where))
         response.parts.append(call_text(data.get("name"), data.get(CALLS[kind]), where))
     elif kind == "reasoning":
-        response.parts.append(_reasoning(data, where))
+        response.parts.append(reasoning_text(data, where))
     else:
-        response.parts.extend(_content(data.get("content"), where, "content"))
+        response.parts.extend(content_texts(data.get("content"), where, "content"))
 
 
 def _role(data: Mapping[str, Any], where: str) -> str:
@@ -205,15 +208,17 @@ def _call_id(data: Mapping[str, Any], where: str) -> str:
     return call
 
 
-def _reasoning(data: Mapping[str, Any], where: str) -> str:
+def reasoning_text(data: Mapping[str, Any], where: str) -> str:
+    """A reasoning item as ``[reasoning] TEXT``: its summary texts or, without a summary,
+    its content's texts (``reasoning_text`` parts, or ``text`` ones as Codex writes them)."""
     texts = []
-    for field, part_type in (("summary", "summary_text"), ("content", "reasoning_text")):
+    for field, part_types in (("summary", ("summary_text",)), ("content", REASONING_PARTS)):
         parts = data.get(field) or []
         if not isinstance(parts, list):
             raise BadInput(f"{where}: a reasoning item's {field} must be a list")
         for number, part in enumerate(parts, start=1):
-            if not isinstance(part, dict) or part.get("type") != part_type:
-                raise BadInput(f"{where}: {field} part {number} is not a {part_type} part")
+            if not isinstance(part, dict) or part.get("type") not in part_types:
+                raise BadInput(f"{where}: {field} part {number} is not a {part_types[0]} part")
             if not isinstance(part.get("text"), str):
                 raise BadInput(f"{where}: {field} part {number} has no text string")
             texts.append(part["text"])
@@ -222,8 +227,9 @@ def _reasoning(data: Mapping[str, Any], where: str) -> str:
     return marked("reasoning", "\n".join(texts))
 
 
-def _content(content: Any, where: str, field: str) -> list[str]:
-    """The texts of a message's content or a call's output: a string or a list of parts."""
+def content_texts(content: Any, where: str, field: str) -> list[str]:
+    """The texts of a message's content or a call's output (``field`` names it): a string or
+    a list of parts."""
     if isinstance(content, str):
         return [content]
     if not isinstance(content, list):

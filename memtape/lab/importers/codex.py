@@ -1,0 +1,404 @@
+"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) as turns.
+
+Each line is a record ``{"timestamp", "type", "payload"}``. What each type
+becomes:
+
+- ``response_item``: what the model saw and said, a Responses API item in
+  ``payload``, read as ``openai-responses`` reads it: a ``user`` message is
+  a user turn, a ``developer`` or ``system`` one a system turn; one
+  response's consecutive ``reasoning``, ``assistant`` messages and calls
+  are one assistant turn. The calls are ``function_call``,
+  ``custom_tool_call`` (``apply_patch``...) and ``local_shell_call`` (its
+  ``call_id``, or its ``id`` when it has none; its ``action`` as the
+  arguments); each ``function_call_output`` or ``custom_tool_call_output``
+  is a tool turn answering its ``call_id`` (an output
+  ``{"content", "success": false}`` reads ``[error] CONTENT``); a
+  ``tool_search_call`` and its ``tool_search_output`` (the names of the
+  tools found) pair the same way when they have a ``call_id``. A
+  ``web_search_call`` is part of its response's turn, ``[web search]
+  QUERY`` (the search's results are not in the file), and so is an
+  ``image_generation_call``, ``[image generation: PROMPT]``. A ``ghost_snapshot``
+  (the harness's undo point, a git commit), a ``compaction`` (an encrypted
+  summary) and any type not named here are left out and counted.
+- ``compacted``: a compaction the agent made. ``replacement_history`` (the
+  items its context became: the summary, the user messages it kept) or,
+  without one, ``message`` (the summary) becomes a ``Compaction`` before the
+  turn that follows, which the ``recorded`` policy applies, never a turn;
+  its ``pre_tokens`` is the agent's own count of its context before it, from
+  the last ``token_count`` event. A compaction before the first turn is the
+  context the file starts from: it imports as the first (user) turn. A
+  ``token_count`` event's ``last_token_usage`` is the usage of the response
+  it follows (the turn's ``usage``).
+- ``session_meta`` (the session's id, directory, base instructions),
+  ``turn_context`` (each turn's model and settings) and ``event_msg`` (what
+  the interface showed, repeating the items, and token counts) are left out
+  and counted, ``event_msg`` by its payload's ``type``.
+
+Rollouts written until September 2025 have no envelope: their first line
+is the session's metadata (``{"id", "timestamp", "instructions"}``), each
+other line a response item as it is, read the same way; a
+``{"record_type": "state"}`` line (in those and some later files) is
+bookkeeping, left out and counted.
+
+Nothing is dropped silently: every record imports or is left out, counted
+by kind in the import's ledger (``memtape.lab.importers.ledger``); a record
+that is not an object with a type and a payload object, or an item that
+cannot be read, is refused, named.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from memtape.core.errors import BadInput
+from memtape.lab.importers.ledger import Tally
+from memtape.lab.importers.openai_responses import content_texts, reasoning_text
+from memtape.lab.importers.records import Source
+from memtape.lab.importers.texts import call_text, json_text, marked, noted
+from memtape.lab.importers.transcript import Compaction, Transcript, Turns
+from memtape.scenarios.usage import Usage
+
+FORMAT = "codex"
+"""The name ``--format`` gives this format."""
+
+RECORDS = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")
+"""The record types a rollout holds (others, newer, are left out and counted)."""
+
+ROLES = {"user": "user", "developer": "system", "system": "system", "assistant": "assistant"}
+"""Each message role and the turn role it becomes."""
+
+CALLS = {
+    "function_call": "arguments",
+    "custom_tool_call": "input",
+    "local_shell_call": "action",
+    "tool_search_call": "arguments",
+}
+"""The call items, and the field that holds each one's arguments."""
+
+OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
+"""The items that carry a call's result."""
+
+NAMED = {"local_shell_call": "local_shell", "tool_search_call": "tool_search"}
+"""The call items that name no tool, and the name their call reads with."""
+
+UNNAMED = ("tool_search_call", "tool_search_output")
+"""The call and output items that may have no ``call_id``: without one, they are left out."""
+
+
+@attrs.define
+class _Response:
+    """The assistant-side items of one response, gathered into one turn."""
+
+    where: str
+    parts: list[str] = attrs.Factory(list)
+    calls: list[str] = attrs.Factory(list)
+    usage: Usage | None = None
+
+
+@attrs.define
+class _Pending:
+    """A compaction read, waiting for the turn it comes before."""
+
+    where: str
+    turns: int
+    summary: str
+    pre_tokens: int | None
+
+
+class _Reader:
+    """One pass over a rollout's records."""
+
+    def __init__(self, source: Source) -> None:
+        self.turns = Turns(source.path)
+        self.compactions: list[Compaction] = []
+        self.notes: list[str] = []
+        self.response: _Response | None = None
+        self.pending: _Pending | None = None
+        self.context_tokens: int | None = None
+        self.unbilled: int | None = None
+        """The index of the last assistant turn added since the last token count."""
+
+    def record(self, data: Any, where: str) -> str | None:
+        """Import one record; None when it imported, else the kind it is left out as."""
+        if not isinstance(data, dict):
+            raise BadInput(f"{where}: a Codex rollout record is an object with a type")
+        if "type" not in data:
+            if "record_type" in data:
+                return _kind("record_type", data["record_type"])
+            if "id" in data and "timestamp" in data:
+                return "session_meta"
+            raise BadInput(f"{where}: a Codex rollout record is an object with a type")
+        if not isinstance(data["type"], str):
+            raise BadInput(f"{where}: a record's type must be a string, got {data['type']!r}")
+        if _bare(data):
+            return self._item(data, where)
+        kind = str(data["type"])
+        payload = data.get("payload")
+        if not isinstance(payload, dict):
+            raise BadInput(f"{where}: a {kind} record needs a payload object")
+        if kind == "response_item":
+            return self._item(payload, where)
+        if kind == "compacted":
+            self._compacted(payload, where)
+            return None
+        if kind == "event_msg":
+            return self._event(payload)
+        return kind
+
+    def _event(self, payload: Mapping[str, Any]) -> str:
+        event = payload.get("type")
+        if event == "token_count":
+            info = payload.get("info")
+            usage = info.get("last_token_usage") if isinstance(info, Mapping) else None
+            total = usage.get("total_tokens") if isinstance(usage, Mapping) else None
+            if isinstance(total, int) and not isinstance(total, bool) and total >= 0:
+                self.context_tokens = total
+            self._bill(_usage(usage))
+        return _kind("event_msg", event)
+
+    def _bill(self, usage: Usage | None) -> None:
+        """A response's token count: the usage of the response it follows (the one being
+        gathered, or the last one added since the previous count)."""
+        if usage is None:
+            return
+        if self.response is not None:
+            self.response.usage = usage
+        elif self.unbilled is not None:
+            turn = self.turns.turns[self.unbilled]
+            self.turns.turns[self.unbilled] = attrs.evolve(turn, usage=usage)
+        self.unbilled = None
+
+    def _item(self, item: Mapping[str, Any], where: str) -> str | None:
+        kind = item.get("type", "message" if "role" in item else None)
+        if not isinstance(kind, str):
+            raise BadInput(f"{where}: an item's type must be a string, got {kind!r}")
+        if kind == "message" and _role(item, where) == "assistant":
+            self._gather(where).parts.extend(content_texts(item.get("content"), where, "content"))
+        elif kind == "reasoning":
+            self._gather(where).parts.append(reasoning_text(item, where))
+        elif kind in UNNAMED and item.get("call_id") is None:
+            return _kind("response_item", kind)
+        elif kind in CALLS:
+            response = self._gather(where)
+            response.calls.append(_call_id(item, where))
+            response.parts.append(call_text(_call_name(item), item.get(CALLS[kind]), where))
+        elif kind == "web_search_call":
+            self._gather(where).parts.append(_web_search(item))
+        elif kind == "image_generation_call":
+            self._gather(where).parts.append(noted("image generation", item.get("revised_prompt")))
+        elif kind == "tool_search_output":
+            found = _tools(item.get("tools"))
+            self._turn("tool", [found], where, (_call_id(item, where),))
+        elif kind in OUTPUTS:
+            self._turn("tool", _output(item.get("output"), where), where, (_call_id(item, where),))
+        elif kind == "message":
+            role = ROLES[_role(item, where)]
+            self._turn(role, content_texts(item.get("content"), where, "content"), where)
+        else:
+            return _kind("response_item", kind)
+        return None
+
+    def _gather(self, where: str) -> _Response:
+        if self.response is None:
+            self.response = _Response(where)
+        return self.response
+
+    def _turn(self, role: str, parts: list[str], where: str, answers: tuple[str, ...] = ()) -> None:
+        self._flush()
+        self._settle()
+        self.turns.add(role, parts, where, answers=answers)
+
+    def _flush(self) -> None:
+        """Add the response gathered so far as one assistant turn."""
+        response, self.response = self.response, None
+        if response is not None:
+            self._settle()
+            self.turns.add(
+                "assistant",
+                response.parts,
+                response.where,
+                calls=response.calls,
+                usage=response.usage,
+            )
+            self.unbilled = None if response.usage is not None else len(self.turns) - 1
+
+    def _compacted(self, payload: Mapping[str, Any], where: str) -> None:
+        self._flush()
+        message = payload.get("message", "")
+        if not isinstance(message, str):
+            raise BadInput(f"{where}: a compacted record's message must be a string")
+        history = payload.get("replacement_history")
+        if history is None:
+            summary = message
+        elif isinstance(history, list):
+            summary = "\n".join(
+                _history_text(item, f"{where}: replacement_history[{i}]")
+                for i, item in enumerate(history)
+            )
+        else:
+            raise BadInput(f"{where}: a compacted record's replacement_history must be a list")
+        if self.pending is not None:
+            self.notes.append(
+                f"the compaction at {self.pending.where} was followed by another at {where} "
+                "with no turn between: the later one is kept"
+            )
+        self.pending = _Pending(where, len(self.turns), summary, self.context_tokens)
+
+    def _settle(self) -> None:
+        """A turn is about to be added: the waiting compaction, if any, comes before it."""
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return
+        if pending.turns == 0:
+            self.notes.append(
+                f"the compaction at {pending.where} precedes every turn: its summary is the "
+                "first turn"
+            )
+            self.turns.add("user", [pending.summary], pending.where)
+            return
+        self.compactions.append(
+            Compaction(pending.turns + 1, pending.summary, pending.where, None, pending.pre_tokens)
+        )
+
+    def finish(self, tally: Tally) -> Transcript:
+        """The transcript read, once every record went through ``record``."""
+        self._flush()
+        if self.pending is not None:
+            self.notes.append(
+                f"the compaction at {self.pending.where} is followed by no turn: nothing to "
+                "apply it at"
+            )
+        return self.turns.transcript(FORMAT, self.compactions, self.notes, tally)
+
+
+def read(source: Source) -> Transcript:
+    """The turns and compactions of a Codex CLI rollout."""
+    reader = _Reader(source)
+    tally = Tally(source)
+    for record in source.records:
+        left = reader.record(record.data, record.where)
+        calls, results = _ids(record.data)
+        if left is None:
+            tally.took(record.where, calls=calls, results=results)
+        else:
+            tally.left_out(left, record.where, calls=calls, results=results)
+    return reader.finish(tally)
+
+
+def _ids(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The call a ``response_item`` makes or the call its output answers, read from the raw
+    record (the ledger's count). A compaction's replacement history repeats items already
+    counted where they were first written, so it counts none."""
+    item = data if _bare(data) else data.get("payload")
+    if not (_bare(data) or data.get("type") == "response_item") or not isinstance(item, Mapping):
+        return [], []
+    kind = item.get("type")
+    if not isinstance(kind, str):
+        return [], []
+    if kind in UNNAMED and item.get("call_id") is None:
+        return [], []
+    if kind in CALLS:
+        call = item.get("call_id")
+        if call is None and kind == "local_shell_call":
+            call = item.get("id")
+        return [str(call)], []
+    if kind in OUTPUTS:
+        return [], [str(item.get("call_id"))]
+    return [], []
+
+
+def _bare(data: Mapping[str, Any]) -> bool:
+    """Whether a record is a response item written bare, as rollouts did until September
+    2025 (no ``payload``: the line is the item)."""
+    return data.get("type") not in RECORDS and "payload" not in data
+
+
+def _usage(usage: Any) -> Usage | None:
+    """A token count's ``last_token_usage`` as a turn's usage (``input_tokens`` counts the
+    cached prompt too); None when it says nothing."""
+    if not isinstance(usage, Mapping):
+        return None
+    counts = {
+        key: value
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        else None
+        for key in ("input_tokens", "cached_input_tokens", "output_tokens")
+        for value in (usage.get(key),)
+    }
+    prompt, cached = counts["input_tokens"], counts["cached_input_tokens"]
+    if prompt is None and counts["output_tokens"] is None:
+        return None
+    uncached = max(prompt - (cached or 0), 0) if prompt is not None else None
+    return Usage(uncached, counts["output_tokens"], cached)
+
+
+def _kind(record: str, kind: Any) -> str:
+    """The kind a left-out record is counted as: its record type, and its payload's type."""
+    return f"{record} ({kind})" if isinstance(kind, str) else record
+
+
+def _role(item: Mapping[str, Any], where: str) -> str:
+    role = item.get("role")
+    if role not in ROLES:
+        raise BadInput(f"{where}: a message's role is one of {', '.join(ROLES)}, got {role!r}")
+    return str(role)
+
+
+def _call_id(item: Mapping[str, Any], where: str) -> str:
+    call = item.get("call_id")
+    if call is None and item.get("type") == "local_shell_call":
+        call = item.get("id")
+    if not isinstance(call, str) or not call:
+        raise BadInput(f"{where}: a {item.get('type')} item needs a call_id, got {call!r}")
+    return call
+
+
+def _call_name(item: Mapping[str, Any]) -> Any:
+    kind = item.get("type")
+    return NAMED[kind] if kind in NAMED else item.get("name")
+
+
+def _tools(tools: Any) -> str:
+    """A tool search's result: the names of the tools it found."""
+    if not isinstance(tools, list):
+        return json_text(tools)
+    names = [t.get("name") if isinstance(t, Mapping) else None for t in tools]
+    if all(isinstance(name, str) for name in names):
+        return f"{len(names)} tools found: {', '.join(str(name) for name in names)}"
+    return json_text(tools)
+
+
+def _web_search(item: Mapping[str, Any]) -> str:
+    action = item.get("action")
+    if not isinstance(action, Mapping):
+        return marked("web search", "")
+    detail = action.get("query") or action.get("url") or action.get("pattern")
+    return marked("web search", json_text(detail))
+
+
+def _output(output: Any, where: str) -> list[str]:
+    """A call's output: a string, a list of parts, or ``{"content", "success"}``."""
+    if isinstance(output, Mapping) and isinstance(output.get("content"), str):
+        text = output["content"]
+        return [marked("error", text) if output.get("success") is False else text]
+    return content_texts(output, where, "output")
+
+
+def _history_text(item: Any, where: str) -> str:
+    """One item of a compaction's replacement history, as the summary's text shows it: as a
+    turn would show it, but with no call made or answered (the summary only mentions them)."""
+    if not isinstance(item, Mapping):
+        raise BadInput(f"{where}: an item is an object with a type")
+    kind = item.get("type", "message" if "role" in item else None)
+    if kind == "message":
+        return "\n".join(content_texts(item.get("content"), where, "content"))
+    if kind == "compaction":
+        return noted("compaction", "encrypted")
+    if kind == "reasoning":
+        return reasoning_text(item, where)
+    if kind in CALLS:
+        return call_text(_call_name(item), item.get(CALLS[kind]), where)
+    if kind in OUTPUTS:
+        return "\n".join(_output(item.get("output"), where))
+    return noted(str(kind))
