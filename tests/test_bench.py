@@ -30,6 +30,7 @@ from memtape.lab.bench import (
 from memtape.lab.generate import support_session
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Session
+from memtape.policies.tokenizers import WordCount
 from memtape.projections.metrics import compaction_metrics
 from memtape.scenarios import load_scenario
 
@@ -306,6 +307,21 @@ class TestWarmUp:
         bench.run_cell(cell)
 
         assert (["warm", "clock"], 1) == (order[:2], order.count("warm"))
+
+    def test_a_cells_tokenizer_counts_once_before_its_first_command_is_timed(
+        self, order: list[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A BPE vocabulary loads on its first count: that belongs to no command."""
+        counted = WordCount.count
+
+        def count(tokenizer: WordCount, text: str) -> int:
+            order.append("count")
+            return counted(tokenizer, text)
+
+        monkeypatch.setattr(WordCount, "count", count)
+        bench.run_cell(plan(["refund-desk"], ["tiered"])[0])
+
+        assert ["warm", "count", "clock"] == order[:3]
 
     def test_a_process_forked_from_a_warm_one_warms_up_again(
         self, order: list[str], monkeypatch: pytest.MonkeyPatch
