@@ -46,16 +46,16 @@ def _write_many(path: str, worker: int, count: int) -> None:
         cache.put(f"{worker}-{number}", StoredAnswer(f"answer {worker} {number}", 1, 2, 0.5))
 
 
-def _open_files(name: str) -> int:
-    """How many of this process's file descriptors are open on files named ``name``*."""
-    folder = Path("/proc/self/fd")
+def _open_files(folder: Path) -> int:
+    """How many of this process's file descriptors are open on files in ``folder``."""
+    descriptors = Path("/proc/self/fd")
     paths = []
-    for fd in os.listdir(folder):
+    for fd in os.listdir(descriptors):
         try:
-            paths.append(os.readlink(folder / fd))
+            paths.append(os.readlink(descriptors / fd))
         except FileNotFoundError:  # the listing's own descriptor, closed by now
             continue
-    return sum(Path(path).name.startswith(name) for path in paths)
+    return sum(Path(path).parent == folder for path in paths)
 
 
 def _collect_then_write(path: str, worker: int, count: int) -> None:
@@ -169,7 +169,7 @@ class TestStore:
         gc.disable()
         try:
             AnswerCache(tmp_path / "c.sqlite").put(KEY, StoredAnswer("a", 1, 1, 0.1))
-            open_files = _open_files("c.sqlite")
+            open_files = _open_files(tmp_path.resolve())
         finally:
             gc.enable()
 
