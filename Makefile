@@ -23,7 +23,8 @@ lint: $(STAMP)
 
 # On every core (pytest-xdist); tests marked with an xdist_group (the local Ray instance's)
 # share one worker.
-# Tests marked slow and the full hypothesis profiles are `make test-slow`'s (CI runs both).
+# Tests marked slow (the browser tests among them) and the full hypothesis profiles are
+# `make test-slow`'s (CI runs both).
 test: lint docs-check
 	$(BIN)/pytest -n auto --dist loadgroup
 	$(BIN)/pytest benchmarks --benchmark-disable

@@ -19,6 +19,7 @@ def run_browser_test(**env: str) -> subprocess.CompletedProcess[str]:
             "pytest",
             "-p",
             "no:cacheprovider",
+            "--memtape-slow",
             "-k",
             "turn_4",
             "tests/test_viewer_browser.py",

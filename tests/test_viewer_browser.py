@@ -49,6 +49,10 @@ from tests.mixed import mixed_commands, mixed_live
 from tests.playing import own_settings
 from tests.serving import serving
 
+# Each drives a headless Chromium: the slow job runs them (`make test-slow`, which CI runs
+# with MEMTAPE_REQUIRE_BROWSER=1), so that `make test` stays within minutes on a busy machine.
+pytestmark = pytest.mark.slow
+
 Page = Any
 Shot = Callable[[str], Path]
 

@@ -22,6 +22,10 @@ from memtape.viewer.serve import live_source, make_server
 from tests.serving import start, stop
 from tests.test_viewer_browser import Shot, enforcing, simulated
 
+# Each drives a headless Chromium: the slow job runs them (`make test-slow`, which CI runs
+# with MEMTAPE_REQUIRE_BROWSER=1), so that `make test` stays within minutes on a busy machine.
+pytestmark = pytest.mark.slow
+
 Page = Any
 
 KEYFRAME_EVERY = 64

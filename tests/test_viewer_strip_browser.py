@@ -11,6 +11,8 @@ import random
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.policies.compaction import TieredCompaction
@@ -32,6 +34,10 @@ from tests.test_viewer_browser import (
     seek_end,
     simulated,
 )
+
+# Each drives a headless Chromium: the slow job runs them (`make test-slow`, which CI runs
+# with MEMTAPE_REQUIRE_BROWSER=1), so that `make test` stays within minutes on a busy machine.
+pytestmark = pytest.mark.slow
 
 Page = Any
 
