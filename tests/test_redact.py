@@ -755,6 +755,8 @@ LONG_PLACEHOLDER = "[this tool's result was cleared to make room]"
 """A placeholder of more cl100k_base tokens than any opaque tag."""
 
 
+# Each runs and redacts long tool sessions under a BPE tokenizer: the slow job's.
+@pytest.mark.slow
 class TestClearedResults:
     """clear-tool-results counts its placeholder for the budget's floor: where the mask
     would cost otherwise, a copy records what the source's cost."""

@@ -48,6 +48,8 @@ def caught(policy: str, folder: Path) -> InvariantBroken:
     return raised.value
 
 
+# Each runs the kit until it shrinks a counterexample: seconds apiece, so the slow job's.
+@pytest.mark.slow
 class TestBrokenPolicies:
     @pytest.mark.parametrize(
         ("policy", "invariant", "most"),
