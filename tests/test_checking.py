@@ -8,11 +8,14 @@ from typing import Any
 import pytest
 
 from memtape.checking.check import CheckReport, check_file
-from memtape.checking.invariants import Violation
+from memtape.checking.invariants import Violation, check_capacity
 from memtape.cli import main
 from memtape.core.chain import Signature
+from memtape.core.commands import WriteFact
 from memtape.core.errors import BadInput
-from memtape.policies.session import Session
+from memtape.core.state import Store
+from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.session import Policies, Session
 from memtape.runs.files import save_run
 from memtape.scenarios import SHIPPED, load_scenario
 from tests.chained import (
@@ -75,6 +78,33 @@ class TestCleanRuns:
             "itself; its chain holds, unsigned"
         ]
         assert expected == check_file(path).lines()
+
+    def test_a_fork_that_lowers_the_capacity_checks_out(self, tmp_path: Path) -> None:
+        """A capacity lowered from a point binds the writes decided under it: the facts
+        already active stay until a write evicts, and a read between is no breach."""
+        source, fork = saved(tmp_path, "dana-facts"), tmp_path / "fork.jsonl"
+        settings = ["--set", "forgetting.capacity=3"]
+        assert 0 == main(["fork", str(source), "--at", "5", *settings, "--out", str(fork)])
+
+        report = check_file(fork)
+        assert (True, ()) == (report.ok, report.problems)
+
+
+class TestCapacity:
+    def test_a_command_that_adds_past_the_capacity_breaks_it(self) -> None:
+        store = _store_of(4)
+        assert ["capacity"] == [v.invariant for v in check_capacity(store, 3, at=7, before=3)]
+
+    def test_a_command_that_adds_nothing_keeps_an_older_excess(self) -> None:
+        assert [] == check_capacity(_store_of(4), 3, at=7, before=4)
+
+
+def _store_of(active: int) -> Store:
+    """A store of ``active`` facts, written at t=0 through the seed's forgetting policy."""
+    session = Session(Policies(forgetting=ImportanceRecencyAccess(active, 4.0, 0.1)))
+    for number in range(active):
+        session.execute(WriteFact(f"k{number}", "a fact", 0.5))
+    return session.state.store
 
 
 class TestHandEditedRuns:

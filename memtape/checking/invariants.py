@@ -329,9 +329,11 @@ def _unpinned(
 # -- the store -------------------------------------------------------------------------------
 
 
-def check_capacity(store: Store, capacity: int, *, at: int) -> list[Violation]:
-    """After a whole command, the store holds at most ``capacity`` active facts."""
-    if len(store.active) <= capacity:
+def check_capacity(store: Store, capacity: int, *, at: int, before: int = 0) -> list[Violation]:
+    """After a whole command, the store holds at most ``capacity`` active facts, or no more
+    than the ``before`` it held: a capacity lowered by a fork binds the writes decided
+    under it, and evicts nothing by itself."""
+    if len(store.active) <= max(capacity, before):
         return []
     message = f"{len(store.active)} facts are active, over the capacity of {capacity}"
     return [Violation(at, "capacity", message)]
@@ -588,14 +590,17 @@ def check_compaction(
     return violations
 
 
-def check_forgetting(forgetting: ForgettingPolicy, state: State, *, at: int) -> list[Violation]:
+def check_forgetting(
+    forgetting: ForgettingPolicy, state: State, *, at: int, before: int = 0
+) -> list[Violation]:
     """What ``forgetting`` promises of the store after a command that touched it (CAPACITY,
-    SUPERSEDES), and the ranking every forgetting policy owes."""
+    SUPERSEDES), and the ranking every forgetting policy owes; ``before`` is how many facts
+    were active before the command."""
     promises = forgetting.promises
     store = state.store
     violations: list[Violation] = []
     if CAPACITY in promises:
-        violations.extend(check_capacity(store, forgetting.capacity, at=at))
+        violations.extend(check_capacity(store, forgetting.capacity, at=at, before=before))
     if SUPERSEDES in promises:
         violations.extend(check_supersedes(store, at=at))
     violations.extend(check_ranking(forgetting, store, state.clock, at=at))
@@ -733,7 +738,7 @@ class StepChecker:
         touched_window = touched_store = compacted = False
         arrivals: list[TurnAdded] = []
         leaving: list[int] = []
-        state = self.state
+        state = initial = self.state
         for position, event in enumerate(events, start=start + 1):
             try:
                 after = evolve(state, event)
@@ -789,7 +794,9 @@ class StepChecker:
             self._moves(window, arrivals, leaving, promised, compacted=compacted, at=end)
         )
         if touched_store and forgetting is not None:
-            violations.extend(check_forgetting(forgetting, state, at=end))
+            violations.extend(
+                check_forgetting(forgetting, state, at=end, before=len(initial.store.active))
+            )
         return violations
 
     def _moves(
