@@ -83,7 +83,9 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(
-            EXIT_USAGE, f"memtape: error: {message}{_hint(message)} (see {self.prog} --help)\n"
+            EXIT_USAGE,
+            f"memtape: error: {visible(message, 'message')}{_hint(message)} "
+            f"(see {self.prog} --help)\n",
         )
 
 

@@ -208,6 +208,19 @@ class TestItems:
             transcript.calls,
         )
 
+    @pytest.mark.parametrize("item", [{"type": ["message"]}, {"type": "message", "role": ["u"]}])
+    def test_a_history_item_of_the_wrong_shape_is_one_line(
+        self, tmp_path: Path, item: dict[str, Any]
+    ) -> None:
+        path = write_lines(
+            tmp_path / "rollout.jsonl",
+            _user("go"),
+            _record("compacted", message="", replacement_history=[item]),
+            _user("on"),
+        )
+        with pytest.raises(BadInput, match=r"rollout\.jsonl:2"):
+            read_transcript(path)
+
     def test_a_compaction_before_every_turn_is_the_first_turn(self, tmp_path: Path) -> None:
         compacted = _record("compacted", message="Earlier: a plan.")
         path = write_lines(tmp_path / "rollout.jsonl", compacted, _user("go"))

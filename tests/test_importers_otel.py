@@ -324,6 +324,13 @@ class TestRefusals:
             read_transcript(path)
         assert str(caught.value).startswith(f"{_where(path, 0)}: gen_ai.input.messages: not JSON")
 
+    def test_a_double_that_is_not_a_number_is_one_line(self, tmp_path: Path) -> None:
+        span = _call(1, [_text("user", "hi")], _text("assistant", "hello"))
+        span["attributes"].append({"key": "x.rate", "value": {"doubleValue": "abc"}})
+        path = _trace(tmp_path / "t.json", span)
+        with pytest.raises(BadInput, match="doubleValue 'abc' is not a number"):
+            read_transcript(path)
+
     def test_a_result_for_a_call_never_made_is_refused(self, tmp_path: Path) -> None:
         result = {
             "role": "tool",

@@ -30,6 +30,9 @@ class TestCapped:
 
         assert (kept, 20 - len(kept)) == capped(text, limit)
 
+    def test_a_lone_surrogate_a_server_sent_is_cut_not_a_traceback(self) -> None:
+        assert ("ab", 9) == capped("ab\ud800" + "c" * 8, 3)
+
     def test_a_cut_never_splits_a_four_byte_character(self) -> None:
         assert ("", 3) == capped("\U0001f600" * 3, 3)
 

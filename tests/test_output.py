@@ -193,6 +193,13 @@ class TestTerminalWidth:
 
         assert None is terminal_width()
 
+    def test_columns_of_five_thousand_digits_is_ignored(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("COLUMNS", "9" * 5000)
+
+        assert None is terminal_width()
+
     def test_a_terminal_gives_its_own_width(
         self, monkeypatch: pytest.MonkeyPatch, terminal: TextIO
     ) -> None:

@@ -5,6 +5,7 @@ import sys
 from typing import Any
 
 from memtape.core.plural import counted
+from memtape.core.visible import visible
 from memtape.llm.standin import make_server
 
 
@@ -14,7 +15,7 @@ def run(args: argparse.Namespace) -> int:
     def heard(reply: dict[str, Any]) -> None:
         usage = reply["usage"]
         print(
-            f"answered {reply['model']}: {usage['prompt_tokens']} words in, "
+            f"answered {visible(reply['model'])}: {usage['prompt_tokens']} words in, "
             f"{usage['completion_tokens']} out",
             flush=True,
         )

@@ -26,7 +26,8 @@ def terminal_width() -> int | None:
     width of the terminal stdout is, never under ``NARROWEST``; None when stdout is not a
     terminal and ``COLUMNS`` is unset, so a pipe or a file gets the lines whole."""
     columns = os.environ.get("COLUMNS", "")
-    if columns.isascii() and columns.isdigit() and int(columns) > 0:
+    # A width past four digits is no terminal's: ignored, as a malformed one is.
+    if columns.isascii() and columns.isdigit() and len(columns) <= 4 and int(columns) > 0:
         return max(int(columns), NARROWEST)
     if not sys.stdout.isatty():
         return None

@@ -8,10 +8,11 @@ elsewhere). pip records which in the distribution's ``direct_url.json``
 """
 
 import json
-import os
 from importlib import metadata
 from pathlib import Path
 from urllib.parse import unquote, urlparse
+
+from memtape.core.paths import same_file
 
 
 def install_hint(extra: str) -> str:
@@ -21,7 +22,7 @@ def install_hint(extra: str) -> str:
     clone = _editable_clone()
     if clone is None:
         return f"pip install 'memtape[{extra}]'"
-    where = "." if _same(clone, Path.cwd()) else str(clone)
+    where = "." if same_file(clone, Path.cwd()) else str(clone)
     return f"pip install -e '{where}[{extra}]'"
 
 
@@ -45,11 +46,3 @@ def _editable_clone() -> Path | None:
         return None
     parsed = urlparse(url)
     return Path(unquote(parsed.path)) if parsed.scheme == "file" else None
-
-
-def _same(one: Path, other: Path) -> bool:
-    """Whether two paths name one directory (False when either cannot be looked up)."""
-    try:
-        return os.path.samefile(one, other)
-    except OSError:
-        return False

@@ -25,7 +25,9 @@ def capped(text: str, limit: int) -> tuple[str, int]:
     many characters were cut (0: it was within the limit)."""
     if len(text) * 4 <= limit:  # no character takes more than 4 bytes
         return text, 0
-    kept = text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+    # A lone surrogate (JSON may carry one) has no UTF-8 form: counted as three bytes.
+    encoded = text.encode("utf-8", errors="surrogatepass")
+    kept = encoded[:limit].decode("utf-8", errors="ignore")
     return kept, len(text) - len(kept)
 
 

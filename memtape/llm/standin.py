@@ -229,7 +229,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = self.headers.get("Content-Length", "")
         if not (length.isascii() and length.isdigit()):
             raise BadRequest("a body with a Content-Length is needed", HTTPStatus.LENGTH_REQUIRED)
-        if int(length) > MAX_BODY:
+        if len(length) > len(str(MAX_BODY)) or int(length) > MAX_BODY:
             raise BadRequest(
                 f"the body is over {MAX_BODY} bytes", HTTPStatus.REQUEST_ENTITY_TOO_LARGE
             )

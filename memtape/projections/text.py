@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from memtape.core.plural import counted
-from memtape.core.visible import visible
+from memtape.core.visible import quoted, visible
 from memtape.projections.meter import Meter
 
 if TYPE_CHECKING:
@@ -106,12 +106,12 @@ def _store_lines(store: dict[str, Any], clock: float) -> Iterator[str]:
             )
     for fact in store["retired"]:
         yield (
-            f"  retired  {fact['id']} '{visible(fact['key'])}': {visible(fact['text'])}  "
+            f"  retired  {fact['id']} {quoted(fact['key'])}: {visible(fact['text'])}  "
             f"(superseded by {fact['superseded_by']} at t={fact['retired_at']:g})"
         )
     for fact in store["evicted"]:
         yield (
-            f"  evicted  {fact['id']} '{visible(fact['key'])}': {visible(fact['text'])}  "
+            f"  evicted  {fact['id']} {quoted(fact['key'])}: {visible(fact['text'])}  "
             f"(score {fact['score']:.4f} at t={fact['evicted_at']:g})"
         )
 

@@ -340,7 +340,7 @@ def _kind(record: str, kind: Any) -> str:
 
 def _role(item: Mapping[str, Any], where: str) -> str:
     role = item.get("role")
-    if role not in ROLES:
+    if not isinstance(role, str) or role not in ROLES:
         raise BadInput(f"{where}: a message's role is one of {', '.join(ROLES)}, got {role!r}")
     return str(role)
 
@@ -391,6 +391,8 @@ def _history_text(item: Any, where: str) -> str:
     if not isinstance(item, Mapping):
         raise BadInput(f"{where}: an item is an object with a type")
     kind = item.get("type", "message" if "role" in item else None)
+    if not isinstance(kind, str):
+        raise BadInput(f"{where}: an item's type must be a string, got {kind!r}")
     if kind == "message":
         return "\n".join(content_texts(item.get("content"), where, "content"))
     if kind == "compaction":

