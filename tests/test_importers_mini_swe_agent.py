@@ -99,6 +99,17 @@ class TestMessages:
         with pytest.raises(BadInput, match=r"messages\[0\]: role must be one of system"):
             read_transcript(path, "mini-swe-agent")
 
+    def test_a_legacy_function_call_and_its_answer_import_paired(self, tmp_path: Path) -> None:
+        call = {"name": "shell", "arguments": "{}"}
+        path = _trajectory(
+            tmp_path,
+            {"role": "user", "content": "task"},
+            {"role": "assistant", "content": None, "function_call": call},
+            {"role": "function", "name": "shell", "content": "a.txt"},
+        )
+        transcript = read_transcript(path, "mini-swe-agent")
+        assert (1, 1) == (transcript.calls, transcript.answers)
+
     def test_format_mini_swe_agent_forces_the_reader(self) -> None:
         assert "mini-swe-agent" == read_transcript(TEXT, "mini-swe-agent").format
 

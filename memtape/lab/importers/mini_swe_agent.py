@@ -20,7 +20,6 @@ the raw response, costs) which does not import:
 """
 
 from collections import deque
-from typing import Any
 
 from memtape.core.errors import BadInput
 from memtape.lab.importers import openai_chat
@@ -43,11 +42,12 @@ def read(source: Source, *, observations: str = "auto") -> Transcript:
     turns = Turns(source.path)
     tally = Tally(source)
     legacy: deque[str] = deque()
+    ids = openai_chat.Ids()
     for index, record in enumerate(source.records):
         data, where = record.data, record.where
         if not isinstance(data, dict):
             raise BadInput(f"{where}: a message is an object with role and content")
-        calls, results = _ids(data)
+        calls, results = ids(data)
         more_calls, more_results = found.ids(index)
         if data.get("role") == EXIT:
             tally.left_out("exit message", where, calls=calls, results=results)
@@ -62,15 +62,3 @@ def read(source: Source, *, observations: str = "auto") -> Transcript:
         )
         tally.took(where, calls=calls + more_calls, results=results + more_results)
     return turns.transcript(FORMAT, notes=note(found), tally=tally)
-
-
-def _ids(data: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """A message's tool call ids and the id a tool message answers, read from its raw data."""
-    listed = data.get("tool_calls")
-    calls = (
-        [str(c.get("id")) for c in listed if isinstance(c, dict)]
-        if isinstance(listed, list)
-        else []
-    )
-    results = [str(data.get("tool_call_id"))] if data.get("role") == "tool" else []
-    return calls, results

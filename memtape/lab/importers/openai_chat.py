@@ -60,7 +60,7 @@ def read(source: Source, *, observations: str = "auto") -> Transcript:
         action, observed = found.actions.get(index), found.observations.get(index)
         message(record.data, record.where, turns, legacy, action=action, observed=observed)
     tally = Tally(source)
-    ids = _Ids()
+    ids = Ids()
     for index, record in enumerate(source.records):
         calls, results = ids(record.data)
         more_calls, more_results = found.ids(index)
@@ -68,7 +68,7 @@ def read(source: Source, *, observations: str = "auto") -> Transcript:
     return turns.transcript(FORMAT, notes=note(found), tally=tally)
 
 
-class _Ids:
+class Ids:
     """The ledger's count of one message's ids, read from its raw data: ``tool_calls``'
     ids, a ``tool`` message's ``tool_call_id``; a legacy ``function_call`` is the id the
     reader names it by (``function_call.N``, N its message's number), and a ``function``
