@@ -2225,6 +2225,19 @@ class TestSignedRunsCoverWhatTheyShow:
             "part of it; loaded the 9 steps the head covers"
         ] == outcome.err.splitlines()
 
+    def test_a_whole_forged_step_without_a_junk_line_is_dropped_too(
+        self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The header's counts, left as they were, do not cover the forged step: they are
+        not asked to; the head says where the run ends."""
+        path = self._forged(cli, tmp_path, monkeypatch)
+        whole = path.read_text("utf-8")
+        path.write_text(whole[: whole.rindex("\n") + 1], "utf-8")
+        outcome = cli("show", str(path), "--json")
+
+        assert (0, 11) == (outcome.status, json.loads(outcome.out)["at"])
+        assert "come after the header's chain head" in outcome.err
+
     def test_the_signed_steps_pass_a_required_signature(
         self, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

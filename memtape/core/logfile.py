@@ -155,7 +155,11 @@ def read_run(path: Path) -> RunFile:
     torn = None
     if tail:
         torn = f"a torn tail: {'; '.join(tail)}; loaded the {len(batches)} whole steps before it"
-    else:
+    recorded = cut_at_head(RunFile(header, batches, torn), covered, lambda at: f"line {at + 1}")
+    # Steps past the head are dropped and said so: the counts written beside the head are
+    # not asked to cover them (whoever chained them on may have left the counts alone). A
+    # file with no event at its head was cut or edited inside: its counts say how.
+    if torn is None and (recorded.uncovered is None or covered is None):
         events = sum(len(batch.events) for batch in batches)
         if not (
             _is_int(header.get("events"), events) and _is_int(header.get("steps"), len(batches))
@@ -164,7 +168,7 @@ def read_run(path: Path) -> RunFile:
                 f"{path}: the header promises {header.get('events')!r} events in "
                 f"{header.get('steps')!r} steps, the file holds {events} in {len(batches)}"
             )
-    return cut_at_head(RunFile(header, batches, torn), covered, lambda at: f"line {at + 1}")
+    return recorded
 
 
 def cut_at_head(recorded: RunFile, covered: int | None, where: Callable[[int], str]) -> RunFile:
