@@ -28,9 +28,9 @@ from memtape.lab.bench import (
     run_cells,
 )
 from memtape.lab.generate import support_session
-from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Session
-from memtape.policies.tokenizers import WordCount
+from memtape.policies.text.tokenizers import WordCount
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.projections.metrics import compaction_metrics
 from memtape.scenarios import load_scenario
 

@@ -21,8 +21,8 @@ from memtape.cli import _parser, _subcommands, main
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn
 from memtape.core.extras import install_hint
-from memtape.policies import tokenizers
 from memtape.policies.session import Session
+from memtape.policies.text import tokenizers
 from memtape.scenarios import load_scenario
 from tests.chained import FORGED_CLOCK, forged_past_head, forged_rows, stripped, unchained
 

@@ -22,7 +22,7 @@ from memtape.lab.importers.tokens import (
     provider_segments,
 )
 from memtape.lab.importers.transcript import Compaction, Turn
-from memtape.policies.tokenizers import O200kBase
+from memtape.policies.text.tokenizers import O200kBase
 from memtape.scenarios import parse_scenario
 from memtape.scenarios.usage import Usage
 

@@ -19,15 +19,15 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput
 from memtape.core.events import Queried
 from memtape.lab.bench import plan, run_cells
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.consolidation import RuleConsolidation
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.rolling_summary import RollingSummary
+from memtape.policies.consolidation.rules import RuleConsolidation
 from memtape.policies.session import Policies, Session
-from memtape.policies.sliding_window import SlidingWindow
-from memtape.policies.tokenizers import O200kBase
-from memtape.policies.tool_clearing import ClearToolResults
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.text.tokenizers import O200kBase
+from memtape.policies.window.no_compaction import NoCompaction
+from memtape.policies.window.rolling_summary import RollingSummary
+from memtape.policies.window.sliding_window import SlidingWindow
+from memtape.policies.window.tiered import TieredCompaction
+from memtape.policies.window.tool_clearing import ClearToolResults
 from memtape.runs.files import save_run
 from memtape.scenarios import SHIPPED, Probe, is_scenario, load_scenario, parse_scenario
 from memtape.scenarios.usage import Usage

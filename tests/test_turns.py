@@ -1,4 +1,4 @@
-"""memtape.policies.turns: the arriving turn and the parameters every compaction policy shares."""
+"""policies.window.turns: the arriving turn and the parameters every compaction policy shares."""
 
 from typing import Any
 
@@ -9,10 +9,10 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.core.state import EMPTY_WINDOW, Window
-from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.params import Params
-from memtape.policies.tokenizers import Cl100kBase, WordCount
-from memtape.policies.turns import (
+from memtape.policies.plumbing.params import Params
+from memtape.policies.text.tokenizers import Cl100kBase, WordCount
+from memtape.policies.window.no_compaction import NoCompaction
+from memtape.policies.window.turns import (
     arriving,
     budget_only,
     budget_table,

@@ -28,9 +28,10 @@ from memtape.core.spelling import did_you_mean
 from memtape.core.state import State
 from memtape.lab.progress import EVERY
 from memtape.llm.cache import cache_setting, use_cache
-from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
-from memtape.policies.summarizers import SUMMARIZER_PARAMS
-from memtape.policies.tier_writers import WRITER_PROMPTS
+from memtape.policies.session import Policies, Session
+from memtape.policies.text.summarizers import SUMMARIZER_PARAMS
+from memtape.policies.text.tier_writers import WRITER_PROMPTS
+from memtape.policies.zoo import AXES, AXIS_OF, LLM
 from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics, model_usage
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
 

@@ -34,8 +34,8 @@ from memtape.core.events import (
 )
 from memtape.core.run import Run
 from memtape.core.state import INITIAL_STATE, State, Window
-from memtape.policies.promises import BUDGET
-from memtape.policies.protocols import CompactionPolicy, is_budgeted
+from memtape.policies.plumbing.promises import BUDGET
+from memtape.policies.plumbing.protocols import CompactionPolicy, is_budgeted
 from memtape.reducers import evolve, fold
 
 OVER_BUDGET_CAUSES = ("floor", "unbounded", "unexplained")

@@ -65,8 +65,9 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.core.spelling import did_you_mean
-from memtape.policies.params import Params
-from memtape.policies.session import AXIS_OF, Policies
+from memtape.policies.plumbing.params import Params
+from memtape.policies.session import Policies
+from memtape.policies.zoo import AXIS_OF
 from memtape.scenarios.shipped import SHIPPED
 from memtape.scenarios.usage import Usage, read_usage
 

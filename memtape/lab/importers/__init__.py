@@ -56,7 +56,7 @@ from memtape.lab.importers.transcript import Compaction, Transcript, Turn
 from memtape.lab.importers.wrappers import unwrapped
 from memtape.lab.probes import planted
 from memtape.lab.scenario_file import check_count, check_tokenizer
-from memtape.policies.tokenizers import tokenizer_named
+from memtape.policies.text.tokenizers import tokenizer_named
 
 READERS: dict[str, Callable[[Source], Transcript]] = {
     openai_chat.FORMAT: openai_chat.read,

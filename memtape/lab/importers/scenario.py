@@ -23,7 +23,7 @@ The header is tiered compaction (``budget``, ``hot_n``, ``tokenizer``) and
 the seed's forgetting; a transcript that recorded compactions (a Claude
 Code session's boundaries) is headed by the ``recorded`` policy instead,
 with the same ``budget`` and ``tokenizer``, which applies them (see
-``memtape.policies.recorded``).
+``memtape.policies.window.recorded``).
 """
 
 import warnings
@@ -38,8 +38,8 @@ from memtape.lab.importers.compared import measured
 from memtape.lab.importers.transcript import Transcript
 from memtape.lab.progress import EVERY
 from memtape.lab.scenario_file import header
-from memtape.policies.recorded import CompactionRecord, RecordedCompaction
-from memtape.policies.tokenizers import WordCount, tokenizer_named
+from memtape.policies.text.tokenizers import WordCount, tokenizer_named
+from memtape.policies.window.recorded import CompactionRecord, RecordedCompaction
 from memtape.scenarios.writer import Value, scenario_file
 
 DEFAULT_SALIENT = "tool"

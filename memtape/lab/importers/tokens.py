@@ -53,7 +53,7 @@ import attrs
 
 from memtape.core.extras import install_hint
 from memtape.lab.importers.transcript import Compaction, Turn
-from memtape.policies.tokenizers import BPE_EXTRA, O200kBase, Tokenizer, WordCount
+from memtape.policies.text.tokenizers import BPE_EXTRA, O200kBase, Tokenizer, WordCount
 
 CODE_HEAVY = 0.3
 """The share of a session's characters in code-like lines from which ``words`` warns."""

@@ -9,7 +9,7 @@ A summarizer that asks the outside world returns a ``ModelCall`` instead of
 a string: its ``output`` is the summary, and the policy records the whole
 call in the compaction event, so that replaying a run never asks again and
 ``memtape check`` re-decides against the recorded answer. ``"llm"`` asks a
-model (``memtape.policies.llm_summary``); a summarizer named by import path
+model (``memtape.policies.text.llm_summary``); a summarizer named by import path
 (``"mypkg.module:summarize"``) is a plug-in whose every answer is recorded
 the same way, so a run made with it opens, and checks, without it. The
 policy, not the summarizer, enforces the limit (``cap``).
@@ -26,11 +26,11 @@ from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import ModelCall, TurnAdded
 from memtape.llm.answers import Question, answer
 from memtape.llm.asking import prompt_hash
-from memtape.policies.building import build_settings
-from memtape.policies.imports import imported, is_import_path
-from memtape.policies.llm_summary import LlmSummarizer, prompt_param
-from memtape.policies.params import Params
-from memtape.policies.trust import TRUST_HINT
+from memtape.policies.plumbing.building import build_settings
+from memtape.policies.plumbing.imports import imported, is_import_path
+from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.trust import TRUST_HINT
+from memtape.policies.text.llm_summary import LlmSummarizer, prompt_param
 
 Summarizer = Callable[[str, Sequence[TurnAdded], int], str | ModelCall]
 """``(previous summary, turns to fold in, token limit) -> the new summary`` (or the model
@@ -61,7 +61,7 @@ def summarizer_named(name: str) -> Summarizer:
         known = ", ".join(sorted(SUMMARIZERS))
         raise BadInput(
             f"unknown summarizer {name!r} (known: {known}; register yours in "
-            "memtape.policies.summarizers.SUMMARIZERS)"
+            "memtape.policies.text.summarizers.SUMMARIZERS)"
         ) from None
 
 
@@ -127,7 +127,7 @@ class StoodInSummarizer:
                 f"not import it ({TRUST_HINT})"
             )
         else:
-            why = "which is not registered here (memtape.policies.summarizers.SUMMARIZERS)"
+            why = "which is not registered here (memtape.policies.text.summarizers.SUMMARIZERS)"
         raise SummarizerNotHere(f"a new summary needs summarizer {self.name!r}, {why}")
 
 
@@ -135,7 +135,7 @@ def summarizer_from(params: Params) -> Summarizer:
     """The summarizer a compaction table names (``summarizer``, default ``salient``), with
     its own parameters: ``prompt`` or ``prompt_file`` for ``"llm"``.
 
-    Built within ``memtape.policies.building``: ``"llm"`` takes the ``[llm]``
+    Built within ``memtape.policies.plumbing.building``: ``"llm"`` takes the ``[llm]``
     settings in force; an import path is imported, or stood in for when
     imports are off (a run file), as is a name not registered here.
     """

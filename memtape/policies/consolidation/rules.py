@@ -18,7 +18,7 @@ from memtape.core.events import (
     SemanticFact,
 )
 from memtape.core.state import State
-from memtape.policies.params import Params
+from memtape.policies.plumbing.params import Params
 
 
 def _groups(pattern: re.Pattern[str], text: str) -> dict[str, str] | None:

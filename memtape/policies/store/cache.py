@@ -14,8 +14,8 @@ import attrs
 from memtape.core.commands import Query, ReadFact, WriteFact
 from memtape.core.events import Event
 from memtape.core.state import Fact, State, Store
-from memtape.policies import store_rules
-from memtape.policies.protocols import Scored
+from memtape.policies.plumbing.protocols import Scored
+from memtape.policies.store import rules as store_rules
 
 
 @attrs.frozen

@@ -31,7 +31,7 @@ unless the table gives ``gist_prompt`` or ``gist_prompt_file``, may say:
 Each answer is recorded in the compaction event's ``asked``, in the order
 asked (the stand-ins, then the gist), so that replay never asks again and
 ``memtape check`` re-decides against the recorded answers. The policy, not
-the model, enforces each limit (``memtape.policies.summarizers.cap``).
+the model, enforces each limit (``memtape.policies.text.summarizers.cap``).
 """
 
 from collections.abc import Sequence
@@ -43,10 +43,10 @@ from memtape.core.events import ModelCall, TurnAdded, WarmItem
 from memtape.llm.answers import Question, answer
 from memtape.llm.asking import ask, prompt_hash
 from memtape.llm.config import ModelConfig
-from memtape.policies.building import build_settings
-from memtape.policies.llm_summary import NO_SUMMARY, render_turns
-from memtape.policies.params import Params
-from memtape.policies.prompts import fill, prompt_param
+from memtape.policies.plumbing.building import build_settings
+from memtape.policies.plumbing.params import Params
+from memtape.policies.text.llm_summary import NO_SUMMARY, render_turns
+from memtape.policies.text.prompts import fill, prompt_param
 
 DEFAULT_WARM_PROMPT = """\
 Some turns of a conversation between a user, an assistant and its tools are leaving the \

@@ -20,7 +20,7 @@ over budget only when the policy could not have done better.
 
 RECENT_VERBATIM = "recent-verbatim"
 """After each turn HOT ends with the last ``policy.verbatim`` turns and the rest of their
-units (``memtape.policies.units``), exactly as they arrived.
+units (``memtape.policies.window.units``), exactly as they arrived.
 
 A unit is a call, its results and the turns between them, so a result among
 the last ``verbatim`` turns keeps its call HOT too, and every turn since; a
@@ -35,10 +35,10 @@ WELL_FORMED = "well-formed"
 Every id a HOT turn answers was called by an earlier HOT turn, and a HOT
 turn's call that has been answered has that answer HOT too: a call and its
 results stay, fold or leave together. A policy keeps it by moving whole
-units only (``memtape.policies.units``), never part of one; clearing a
+units only (``memtape.policies.window.units``), never part of one; clearing a
 result's text in place keeps it. A turn whose structure the run does not
 allow (answering an id no call waits on, calling an id that still waits) is
-rejected (``memtape.policies.turns.structure_error``), never recorded.
+rejected (``memtape.policies.window.turns.structure_error``), never recorded.
 """
 
 PINNED = "pinned"

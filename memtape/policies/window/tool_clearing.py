@@ -10,12 +10,12 @@ A result that answers a call is cleared in place, as context editing leaves
 a request: it stays HOT beside its call, reading the placeholder (the
 compaction's ``cleared``), so HOT stays well formed; so is a tool turn that
 makes a call, or sits between a call and its result (its unit stays whole,
-``memtape.policies.units``). A tool turn that is a unit of its own, calling
+``memtape.policies.window.units``). A tool turn that is a unit of its own, calling
 and answering nothing, has nothing in the request pointing at it, and is
 cleared as it always was: to a WARM item whose text is the placeholder,
 under its own turn number. A pinned result is never cleared; nor, keeping at
 least one result, is one in the newest turn's unit
-(``memtape.policies.units``), which stays verbatim.
+(``memtape.policies.window.units``), which stays verbatim.
 
 The placeholder costs what the tokenizer counts, unless ``placeholder_tokens``
 says: a redacted copy (``memtape.runs.redact``) records there what its source's
@@ -35,11 +35,11 @@ from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
 from memtape.core.seq import bisect_left, bisect_right
 from memtape.core.state import State, Window
-from memtape.policies.params import Params
-from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
-from memtape.policies.turns import arriving, check_count, check_shared, shared_params
-from memtape.policies.units import newest, newest_with
+from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
+from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.turns import arriving, check_count, check_shared, shared_params
+from memtape.policies.window.units import newest, newest_with
 
 TOOL = "tool"
 """The role of a tool result."""

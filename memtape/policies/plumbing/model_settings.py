@@ -5,7 +5,7 @@ from typing import Any
 
 from memtape.core.errors import BadInput
 from memtape.llm.config import KEY_ENV, MAX_ANSWER_BYTES, ModelConfig
-from memtape.policies.params import Params
+from memtape.policies.plumbing.params import Params
 
 _SECRETS = ("api_key", "key", "token", "password")
 """Settings refused outright: a secret in a scenario would be written into every run file."""

@@ -6,7 +6,7 @@ from memtape.core.commands import Query
 from memtape.core.errors import Rejected
 from memtape.core.events import Queried
 from memtape.core.state import State, Store
-from memtape.policies.protocols import Scored
+from memtape.policies.plumbing.protocols import Scored
 
 
 class Ranks(Protocol):

@@ -42,9 +42,9 @@ from memtape.core.state import State
 from memtape.llm.answers import Question, answer
 from memtape.llm.asking import ask, prompt_hash
 from memtape.llm.config import ModelConfig
-from memtape.policies.building import build_settings
-from memtape.policies.params import Params
-from memtape.policies.prompts import prompt_param
+from memtape.policies.plumbing.building import build_settings
+from memtape.policies.plumbing.params import Params
+from memtape.policies.text.prompts import prompt_param
 
 DEFAULT_PROMPT = """\
 You distill an agent's raw episodes into durable memory.

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memtape.core.paths import read_regular
-from memtape.policies.params import Params
+from memtape.policies.plumbing.params import Params
 
 
 def prompt_param(

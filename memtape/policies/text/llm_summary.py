@@ -10,9 +10,9 @@ text (other braces are left as they are):
 - ``{limit}``: the most tokens the summary may take.
 
 ``DEFAULT_PROMPT`` is the one used when the compaction table gives neither
-``prompt = "..."`` nor ``prompt_file = "path"`` (``memtape.policies.prompts``).
+``prompt = "..."`` nor ``prompt_file = "path"`` (``memtape.policies.text.prompts``).
 The model's whole answer is recorded in the compaction event; the policy
-still enforces the limit on it (``memtape.policies.summarizers.cap``).
+still enforces the limit on it (``memtape.policies.text.summarizers.cap``).
 """
 
 import re
@@ -25,8 +25,8 @@ from memtape.core.events import ModelCall, TurnAdded
 from memtape.llm.answers import Question, answer
 from memtape.llm.asking import ask, prompt_hash
 from memtape.llm.config import ModelConfig
-from memtape.policies.params import Params
-from memtape.policies.prompts import prompt_param as _prompt_param
+from memtape.policies.plumbing.params import Params
+from memtape.policies.text.prompts import prompt_param as _prompt_param
 
 DEFAULT_PROMPT = """\
 You keep the running summary of a conversation between a user, an assistant and its tools.

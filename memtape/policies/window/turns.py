@@ -8,8 +8,8 @@ from memtape.core.commands import AddTurn, role_error
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import TurnAdded
 from memtape.core.state import Window
-from memtape.policies.params import Params
-from memtape.policies.tokenizers import TOKENIZERS, Tokenizer, WordCount, tokenizer_named
+from memtape.policies.plumbing.params import Params
+from memtape.policies.text.tokenizers import TOKENIZERS, Tokenizer, WordCount, tokenizer_named
 
 
 def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdded:

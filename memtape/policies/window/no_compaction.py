@@ -9,10 +9,10 @@ import attrs
 from memtape.core.commands import AddTurn
 from memtape.core.events import Event
 from memtape.core.state import State
-from memtape.policies.params import MAX_INT
-from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
-from memtape.policies.turns import arriving, budget_only, budget_table, check_shared
+from memtape.policies.plumbing.params import MAX_INT
+from memtape.policies.plumbing.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
+from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.turns import arriving, budget_only, budget_table, check_shared
 
 
 @attrs.frozen

@@ -12,7 +12,7 @@ each folded turn but the newest passes through WARM as an empty item and
 goes COLD at once, with the summary it replaces. The summary's text and
 tokens are in the event, so replay never calls the summarizer.
 
-It folds whole units (``memtape.policies.units``): the last ``keep`` turns
+It folds whole units (``memtape.policies.window.units``): the last ``keep`` turns
 stay with the rest of their units, and so do pinned turns with theirs; a
 call is folded with its results, never without them.
 """
@@ -26,9 +26,9 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, Event, ModelCall, TurnAdded, WarmItem
 from memtape.core.state import State, Window
-from memtape.policies.params import Params
-from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.summarizers import (
+from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
+from memtape.policies.text.summarizers import (
     SalientTexts,
     Summarizer,
     cap,
@@ -36,9 +36,9 @@ from memtape.policies.summarizers import (
     summarizer_from,
     summarizer_params,
 )
-from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
-from memtape.policies.turns import arriving, check_count, check_shared, shared_params
-from memtape.policies.units import kept_tokens, older_units
+from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.turns import arriving, check_count, check_shared, shared_params
+from memtape.policies.window.units import kept_tokens, older_units
 
 
 def _quarter(policy: "RollingSummary") -> int:

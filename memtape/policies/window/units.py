@@ -14,7 +14,7 @@ before units. The window knows where the newest turn's unit starts
 units are read from HOT, walking it only as far as needed.
 
 The compaction policies keep or remove whole units only, which keeps HOT
-well formed (``memtape.policies.promises.WELL_FORMED``); a unit holding a
+well formed (``memtape.policies.plumbing.promises.WELL_FORMED``); a unit holding a
 pinned turn stays whole (``PINNED``); and the last turns a policy keeps
 verbatim keep their whole units (``RECENT_VERBATIM``).
 

@@ -41,7 +41,7 @@ class CompactionPolicy(Protocol):
 
     @property
     def promises(self) -> frozenset[str]:
-        """The invariants of ``memtape.policies.promises`` this policy keeps."""
+        """The invariants of ``memtape.policies.plumbing.promises`` this policy keeps."""
         ...
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
@@ -70,7 +70,7 @@ class VerbatimCompaction(CompactionPolicy, Protocol):
     @property
     def verbatim(self) -> int:
         """How many of the newest turns stay HOT exactly as they arrived (each with the rest
-        of its unit, ``memtape.policies.units``)."""
+        of its unit, ``memtape.policies.window.units``)."""
         ...
 
 
@@ -97,7 +97,7 @@ class ForgettingPolicy(Protocol):
 
     @property
     def promises(self) -> frozenset[str]:
-        """The invariants of ``memtape.policies.promises`` this policy keeps."""
+        """The invariants of ``memtape.policies.plumbing.promises`` this policy keeps."""
         ...
 
     def decide(self, state: State, command: WriteFact | ReadFact | Query) -> tuple[Event, ...]:
@@ -128,7 +128,7 @@ class ConsolidationPolicy(Protocol):
 
     @property
     def promises(self) -> frozenset[str]:
-        """The invariants of ``memtape.policies.promises`` this policy keeps."""
+        """The invariants of ``memtape.policies.plumbing.promises`` this policy keeps."""
         ...
 
     def decide(self, state: State, command: RecordEpisode | Consolidate) -> tuple[Event, ...]:

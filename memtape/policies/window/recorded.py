@@ -26,7 +26,7 @@ it). So does a table whose list is empty.
 
 What a compaction does. As turn N arrives, every HOT turn before it leaves
 HOT, but pinned turns (no policy moves them) and the rest of turn N's unit
-(a call and its results stay together; ``memtape.policies.units``; in a
+(a call and its results stay together; ``memtape.policies.window.units``; in a
 real session no call waits at a boundary), and the summary becomes the one
 WARM item, under the number of the newest turn it folded in, as
 ``rolling-summary`` files its running summary. The other folded turns go
@@ -61,11 +61,11 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, NothingToApply
 from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
 from memtape.core.state import State
-from memtape.policies.params import Params
-from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
-from memtape.policies.turns import arriving, check_shared, shared_params
-from memtape.policies.units import older_units
+from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
+from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.turns import arriving, check_shared, shared_params
+from memtape.policies.window.units import older_units
 
 NOTHING_RECORDED = "the scenario recorded no compaction"
 """Why ``recorded`` has nothing to apply on a scenario without compactions."""

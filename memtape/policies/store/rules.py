@@ -15,10 +15,10 @@ from memtape.core.commands import Query, ReadFact, WriteFact
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import Event, Evicted, FactRead, FactWritten, Superseded
 from memtape.core.state import Fact, State, Store
-from memtape.policies.params import Params
-from memtape.policies.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
-from memtape.policies.protocols import Scored
-from memtape.policies.querying import Ranks, answer_query
+from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
+from memtape.policies.plumbing.protocols import Scored
+from memtape.policies.store.querying import Ranks, answer_query
 from memtape.reducers import store as store_reducers
 
 SUPERSESSIONS = ("key", "add-only")

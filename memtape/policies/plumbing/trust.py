@@ -3,21 +3,14 @@ how to trust it, the refusal a stand-in gives, and telling a stand-in from a pol
 
 Apart from ``memtape.policies.unimported`` (the stand-ins themselves), so that
 a command reading a run that names no policy by import path never defines
-the stand-ins' classes.
+the stand-ins' classes (``memtape.policies.session.is_stand_in`` tells one without
+importing them).
 """
-
-import sys
-from typing import TYPE_CHECKING, TypeGuard
 
 from memtape.core.errors import BadInput
 
-if TYPE_CHECKING:
-    from memtape.policies.unimported import Unimported
-
 TRUST_HINT = "if you trust this run's code, pass --trust or set MEMTAPE_TRUST=1"
 """How to proceed when a run's own policy code is needed: the user says it is trusted."""
-
-_STAND_INS = "memtape.policies.unimported"
 
 
 class NotImported(BadInput):
@@ -31,13 +24,3 @@ def not_imported(path: str, needed: str) -> str:
         f"{needed} needs policy {path!r}, which this run names by import path; run files "
         f"are data, so memtape did not import it; {TRUST_HINT}"
     )
-
-
-def is_stand_in(policy: object) -> TypeGuard["Unimported"]:
-    """Whether ``policy`` is a stand-in (``memtape.policies.unimported.Unimported``).
-
-    No stand-in exists before its module is imported, so the question
-    imports nothing: without the module, the answer is no.
-    """
-    module = sys.modules.get(_STAND_INS)
-    return module is not None and isinstance(policy, module.Unimported)

@@ -4,7 +4,7 @@ This is the ``"last"`` strategy of LangChain's ``trim_messages``: no summary,
 no trace of what left. One departure: the newest turn always stays, since a
 window without the message the model must answer is no window at all.
 
-It drops whole units (``memtape.policies.units``): a call and its results
+It drops whole units (``memtape.policies.window.units``): a call and its results
 leave together, as ``trim_messages`` must leave them for a request to stay
 valid, and the newest turn keeps the rest of its unit. A pinned turn stays
 with its unit, wherever it is. Two of ``trim_messages``'s options carry over:
@@ -29,11 +29,11 @@ from memtape.core.commands import ROLES, AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, Event, TurnAdded
 from memtape.core.state import Hot, State, Window
-from memtape.policies.params import Params
-from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.tokenizers import Tokenizer, WordCount, as_tokenizer
-from memtape.policies.turns import arriving, check_shared, shared_params
-from memtape.policies.units import Newest, Unit, newest, newest_with, recent_start, units
+from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
+from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.turns import arriving, check_shared, shared_params
+from memtape.policies.window.units import Newest, Unit, newest, newest_with, recent_start, units
 
 
 @attrs.frozen
