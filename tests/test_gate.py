@@ -4,6 +4,7 @@ the rules against its match in the baseline, exit 1 naming each cell that regres
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -295,9 +296,11 @@ class TestRefusals:
              "--fail-if-missing needs --baseline FILE"),
             (["--fail-if-missing"], "--fail-if-missing needs --baseline FILE and --fail-if RULE"),
             (["--baseline", "gone.parquet", "--fail-if", "compactions > baseline"],
-             "gone.parquet: cannot read it: "),
+             "gone.parquet: no such baseline file"),
             (["--baseline", "gone.jsonl", "--fail-if", "compactions > baseline"],
-             "gone.jsonl: cannot read it: "),
+             "gone.jsonl: no such baseline file"),
+            (["--baseline", ".", "--fail-if", "compactions > baseline"],
+             ".: is a directory, not a baseline file"),
         ],
     )  # fmt: skip
     def test_an_impossible_gate_is_one_line_and_nothing_runs(
@@ -337,6 +340,25 @@ class TestRefusals:
 
         assert 2 == status
         assert f"{tmp_path}/{reason}" in _error(capsys)
+
+    def test_a_table_for_baseline_without_pyarrow_names_the_extra(
+        self,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+        desk: Path,
+    ) -> None:
+        base = _baseline(capsys, desk, "base.parquet")
+        monkeypatch.setitem(sys.modules, "pyarrow", None)
+
+        status = main(
+            ["bench", str(desk), "--policy", "tiered", "--baseline", str(base),
+             "--fail-if", "compactions > baseline"]
+        )  # fmt: skip
+
+        assert 2 == status
+        err = _error(capsys)
+        assert f"--baseline {base}: a Parquet table needs pyarrow, which is not installed" in err
+        assert "[results]" in err
 
     def test_the_table_written_cannot_be_the_baseline(
         self, capsys: pytest.CaptureFixture[str], desk: Path

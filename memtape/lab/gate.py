@@ -18,11 +18,12 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput
+from memtape.core.paths import read_regular, regular_file
 from memtape.core.plural import counted
 from memtape.core.visible import visible
 from memtape.lab.bench import METRICS, Result
 from memtape.lab.results_file import read_results
-from memtape.lab.results_table import SUFFIX, metrics, parameters, read_table
+from memtape.lab.results_table import SUFFIX, check_tables, metrics, parameters, read_table
 from memtape.lab.rules import Rule, parse_rule
 
 Key = tuple[str, str, tuple[tuple[str, str], ...]]
@@ -61,8 +62,10 @@ def measured(result: Result) -> Measured:
 def read_baseline(path: Path) -> list[Measured]:
     """The cells of the baseline at ``path``, by its ending: a table (``.parquet``), the
     ``bench --json`` file (``.json``) or a results file (JSONL, any other ending)."""
+    regular_file(path, "baseline file")
     suffix = path.suffix.lower()
     if suffix == SUFFIX:
+        check_tables(f"--baseline {path}")
         return [_from_row(path, number, row) for number, row in enumerate(read_table(path), 1)]
     if suffix == ".json":
         return _from_json(path)
@@ -201,10 +204,9 @@ def _from_row(path: Path, number: int, row: Mapping[str, Any]) -> Measured:
 
 def _from_json(path: Path) -> list[Measured]:
     """The cells of a ``bench --json`` file."""
+    raw = read_regular(path, "bench --json file")
     try:
-        data = json.loads(path.read_bytes())
-    except OSError as error:
-        raise BadInput(f"{path}: cannot read it: {error.strerror}") from None
+        data = json.loads(raw)
     except (ValueError, RecursionError) as error:
         raise BadInput(f"{path}: not JSON: {error}") from None
     found = data.get("results") if isinstance(data, dict) else None

@@ -20,6 +20,7 @@ import cattrs
 from memtape._version import __version__
 from memtape.core.atomic import write_atomic
 from memtape.core.errors import BadInput
+from memtape.core.paths import read_regular
 from memtape.lab.bench import Cell, Result
 from memtape.scenarios import read_scenario
 
@@ -141,10 +142,7 @@ class _Contents:
         self.keep: int | None = None
         """Where a last line cut short starts (the file is cut there before adding), or None."""
         self.results: dict[Key, Result] = {}
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            raise BadInput(f"{path}: cannot read it: {error.strerror}") from None
+        data = read_regular(path, "results file")
         whole, newline, cut = data.rpartition(b"\n")
         if not newline:
             whole, cut = b"", data

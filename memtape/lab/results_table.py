@@ -21,6 +21,7 @@ from typing import Any
 from memtape._version import __version__
 from memtape.core.atomic import atomic_file
 from memtape.core.errors import BadInput
+from memtape.core.paths import read_regular
 from memtape.lab.bench import Cell, Result
 
 FORMAT = "memtape-bench-table"
@@ -111,15 +112,15 @@ def write_table(path: Path, cells: Sequence[Cell], results: Sequence[Result]) ->
 
 def read_table(path: Path) -> list[dict[str, Any]]:
     """The rows of the table at ``path``, JSON columns read back into values; refused as bad
-    input when it is no Parquet file, or has no ``scenario`` or ``policy`` column."""
+    input when it is no regular file, no Parquet file, or has no ``scenario`` or ``policy``
+    column."""
     pa = _arrow(f"{path}")
     import pyarrow.parquet as pq  # noqa: PLC0415 (the extra, checked above)
 
+    data = read_regular(path, "Parquet table")
     try:
-        table = pq.read_table(path)
-    except OSError as error:
-        raise BadInput(f"{path}: cannot read it: {error.strerror or error}") from None
-    except (pa.ArrowException, ValueError) as error:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, ValueError, OSError) as error:
         reason = str(error).partition("\n")[0]
         raise BadInput(f"{path}: not a Parquet table: {reason}") from None
     names = table.schema.names
