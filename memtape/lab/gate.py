@@ -96,39 +96,23 @@ class Gate:
         lines: list[str] = []
         nulls: dict[str, list[str]] = defaultdict(list)
         checked = broke = missing = 0
-        seen: dict[Key, int] = defaultdict(int)
+        matched: dict[Key, int] = defaultdict(int)
         for result in results:
             if result.params is None:
                 continue  # its policy did not apply: the table says so, and it has no figures
             cell = measured(result)
             checked += 1
-            base, said = self._baseline(cell, seen[cell.key])
-            seen[cell.key] += 1
-            if said is not None:
-                lines.append(said)
-                missing += said.startswith("missing")
-            broken = False
-            for metric in dict.fromkeys(rule.metric for rule in self.rules):
-                value = cell.metrics.get(metric)
-                before = None if base is None else base.metrics.get(metric)
-                rules = [rule for rule in self.rules if rule.metric == metric]
-                if value is None:
-                    if before is None:
-                        nulls[metric].append(cell.name)
-                    else:
-                        lines.append(_one_null(cell, metric, value, before))
-                    continue
-                if base is not None and before is None and any(r.relative for r in rules):
-                    lines.append(_one_null(cell, metric, value, before))
-                if not (_number(value) and (before is None or _number(before))):
-                    lines.append(f"not compared: {cell.name}: {metric} is not a number")
-                    continue
-                for rule in rules:
-                    if rule.relative and before is None:
-                        continue
-                    if rule.fails(value, before if rule.relative else None):
-                        lines.append(_regressed(cell, rule, value, before))
-                        broken = True
+            base = self._match(cell, matched[cell.key])
+            matched[cell.key] += 1
+            if self.baseline is not None and base is None:
+                missing += 1
+                lines.append(
+                    f"missing from the baseline: {cell.name}"
+                    if self.fail_if_missing
+                    else f"not in the baseline: {cell.name} (new: not compared)"
+                )
+            said, broken = self._hold(cell, base, nulls)
+            lines.extend(said)
             broke += broken
         for metric, names in nulls.items():
             lines.append(
@@ -139,19 +123,43 @@ class Gate:
         lines.append(self._summary(checked, broke, missing, failed))
         return Verdict(tuple(lines), failed)
 
-    def _baseline(self, cell: Measured, before: int) -> tuple[Measured | None, str | None]:
-        """The cell's match in the baseline, or None and why (None when there is no
-        baseline: absolute rules alone). A cell that comes again (a forgetting policy's,
-        under a grid of compaction settings) is matched to the baseline's next one, after
-        the ``before`` already matched."""
-        if self.baseline is None:
-            return None, None
+    def _match(self, cell: Measured, before: int) -> Measured | None:
+        """The cell's match in the baseline, or None (no baseline, or none there). A cell that
+        comes again (a forgetting policy's, under a grid of compaction settings) is matched
+        to the baseline's next one, after the ``before`` already matched."""
         found = self.cells.get(cell.key, ())
-        if before < len(found):
-            return found[before], None
-        if self.fail_if_missing:
-            return None, f"missing from the baseline: {cell.name}"
-        return None, f"not in the baseline: {cell.name} (new: not compared)"
+        return found[before] if before < len(found) else None
+
+    def _hold(
+        self, cell: Measured, base: Measured | None, nulls: dict[str, list[str]]
+    ) -> tuple[list[str], bool]:
+        """Hold one cell to every rule, against ``base``: the lines it gives, and whether it
+        broke a rule; a metric null on both sides (or here, with nothing to compare it
+        with) is added to ``nulls``, said once for every cell."""
+        lines: list[str] = []
+        broken = False
+        for metric in dict.fromkeys(rule.metric for rule in self.rules):
+            rules = [rule for rule in self.rules if rule.metric == metric]
+            value = cell.metrics.get(metric)
+            before = None if base is None else base.metrics.get(metric)
+            if value is None and before is None:
+                nulls[metric].append(cell.name)
+                continue
+            if value is None:
+                lines.append(_one_null(cell, metric, value, before))
+                continue
+            if base is not None and before is None and any(rule.relative for rule in rules):
+                lines.append(_one_null(cell, metric, value, before))
+            if not (_number(value) and (before is None or _number(before))):
+                lines.append(f"not compared: {cell.name}: {metric} is not a number")
+                continue
+            for rule in rules:
+                if rule.relative and before is None:
+                    continue
+                if rule.fails(value, before if rule.relative else None):
+                    lines.append(_regressed(cell, rule, value, before))
+                    broken = True
+        return lines, broken
 
     def _summary(self, checked: int, broke: int, missing: int, failed: bool) -> str:
         against = "" if self.baseline is None else f", against {self.baseline}"
