@@ -189,16 +189,19 @@ class TestFromTheCommandLine:
         assert 0 == main(["bench", *SWEEP, "-q", "--results", str(table)])
         assert 4 == pq.read_table(table).num_rows
 
-    def test_two_tables_are_refused(
-        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    @pytest.mark.parametrize(
+        ("suffix", "kind"), [(".parquet", "Parquet table"), (".jsonl", "JSONL results file")]
+    )
+    def test_two_files_of_one_format_are_refused(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str, kind: str
     ) -> None:
-        first, second = tmp_path / "a.parquet", tmp_path / "b.parquet"
+        first, second = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
 
         status = main(["bench", *SWEEP, "-q", "--results", str(first), "--results", str(second)])
 
         assert 2 == status
-        assert f"--results {second}: a second Parquet table (after {first})" in _error(capsys)
-        assert not first.exists()
+        assert f"--results {second}: a second {kind} (after {first})" in _error(capsys)
+        assert [] == list(tmp_path.iterdir())
 
     def test_without_pyarrow_one_line_names_the_extra_and_nothing_is_written(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
