@@ -55,7 +55,8 @@ class Measured:
 def measured(result: Result) -> Measured:
     """A result of this sweep, as the gate compares it."""
     shown = " ".join(f"{name}={_param(value)}" for name, value in result.notable.items())
-    name = f"{result.scenario}, {' '.join(filter(None, (result.policy, shown)))}"
+    named = (visible(result.policy), shown)
+    name = f"{visible(result.scenario)}, {' '.join(filter(None, named))}"
     return Measured(result.scenario, result.policy, result.params or {}, result.metrics, name)
 
 
