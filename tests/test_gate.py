@@ -162,7 +162,8 @@ class TestMatching:
         assert 0 == status
         assert [
             "not in the baseline: refund-desk, tiered budget=40 hot_n=3 (new: not compared)",
-            f"gate: passed: no cell breaks a rule (3 cells, 1 rule, against {base})",
+            f"gate: passed: no cell breaks a rule (3 cells, 1 not in the baseline, 1 rule, "
+            f"against {base})",
         ] == lines
 
     def test_with_fail_if_missing_a_cell_the_baseline_lacks_fails(

@@ -163,16 +163,21 @@ class Gate:
         return lines, broken
 
     def _summary(self, checked: int, broke: int, missing: int, failed: bool) -> str:
+        """The verdict's line. A pass says how many cells the baseline lacked: a baseline
+        of other sessions matches nothing, and would otherwise pass unseen."""
         against = "" if self.baseline is None else f", against {self.baseline}"
         rules = counted(len(self.rules), "rule")
         if not failed:
             cells = counted(checked, "cell")
-            return f"gate: passed: no cell breaks a rule ({cells}, {rules}{against})"
+            lacked = f", {missing} not in the baseline" if missing else ""
+            return f"gate: passed: no cell breaks a rule ({cells}{lacked}, {rules}{against})"
         parts = []
         if broke:
             parts.append(f"{broke} of {counted(checked, 'cell')} broke a rule")
-        if missing and self.fail_if_missing:
-            parts.append(f"{missing} missing from the baseline")
+        if missing:
+            parts.append(
+                f"{missing} {'missing from' if self.fail_if_missing else 'not in'} the baseline"
+            )
         return f"gate: failed: {', '.join(parts)} ({rules}{against})"
 
 
