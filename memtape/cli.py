@@ -390,13 +390,36 @@ def _add_lab(commands: Any) -> None:
     )
     bench.add_argument(
         "--results",
-        metavar="FILE.jsonl",
-        help="add each cell's result to FILE as it finishes (a killed sweep keeps them)",
+        action="append",
+        metavar="FILE.jsonl|FILE.parquet",
+        help=(
+            "add each cell's result to FILE.jsonl as it finishes (a killed sweep keeps them); "
+            "write a table, a row per cell, to FILE.parquet (the results extra); both may be given"
+        ),
     )
     bench.add_argument(
         "--resume",
         action="store_true",
         help="run only the cells whose results --results FILE does not hold yet",
+    )
+    bench.add_argument(
+        "--baseline",
+        metavar="OLD.parquet|OLD.jsonl|OLD.json",
+        help="the results --fail-if rules compare each cell with (matched by scenario, "
+        "policy and parameters)",
+    )
+    bench.add_argument(
+        "--fail-if",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="exit 1 naming each cell where METRIC OP EXPR holds, e.g. "
+        "'probe_retention < baseline - 0.02' (repeatable)",
+    )
+    bench.add_argument(
+        "--fail-if-missing",
+        action="store_true",
+        help="a cell the --baseline lacks fails too (by default it is said, not compared)",
     )
     bench.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     bench.add_argument(

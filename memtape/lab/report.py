@@ -30,9 +30,11 @@ from memtape.lab.bench import (
     run_cells,
 )
 from memtape.lab.files import check_writable, write_atomic
+from memtape.lab.gate import prepare_gate
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
 from memtape.lab.progress import Progress, progress_mode
 from memtape.lab.results_file import ResultsFile, cell_key
+from memtape.lab.results_table import check_tables, write_table
 from memtape.lab.table import (
     comparison_table,
     left_out_line,
@@ -57,7 +59,11 @@ def bench(
     engine: str = "process",
     address: str | None = None,
     results_out: Path | None = None,
+    table_out: Path | None = None,
     resume: bool = False,
+    baseline: Path | None = None,
+    fail_if: Sequence[str] = (),
+    fail_if_missing: bool = False,
     columns: Sequence[str] | None = None,
     verbose: bool = False,
     width: int | None = None,
@@ -76,14 +82,16 @@ def bench(
     cell, on the cluster at ``address`` or a local instance). With ``results_out``,
     each cell's result is added to that JSONL file as it finishes; with ``resume``,
     the cells it already holds are not run again, and the report is the one an
-    uninterrupted sweep gives."""
+    uninterrupted sweep gives. With ``table_out``, the results are written there as a Parquet
+    table (``memtape.lab.results_table``) once every cell has run.
+
+    With ``fail_if`` rules (``memtape.lab.rules``), each cell is held to them against its
+    match in ``baseline`` (``memtape.lab.gate``), after the report: the status is 1 when a
+    cell breaks one (or, with ``fail_if_missing``, when the baseline lacks a cell)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    if json_out is not None:
-        check_writable(json_out)
-    if plot_out is not None:
-        plot_paths(plot_out)
-        check_plotting()
+    gate = prepare_gate(fail_if, baseline, fail_if_missing=fail_if_missing)
+    _check_outputs(json_out, plot_out, (results_out, table_out), baseline)
     cells = plan(scenarios, policies, settings, grid)
     if plot_out is not None and not any(has_meter(cell) for cell in cells):
         raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
@@ -94,8 +102,6 @@ def bench(
         )
     if resume and results_out is None:
         raise BadInput("--resume needs --results FILE.jsonl, the file of the sweep to go on with")
-    if results_out is not None and json_out is not None and _same(results_out, json_out):
-        raise BadInput(f"--results {results_out}: it is the --json file too")
     # Nothing is written until the store opens, after every option has been checked.
     store = None if results_out is None else ResultsFile(results_out, cells, resume=resume)
     todo = cells if store is None else _unfinished(cells, store)
@@ -137,7 +143,39 @@ def bench(
     if plot_out is not None:
         png, svg = write_plot(results, plot_out)
         print(f"wrote {png} and {svg}", file=out)
-    return 0
+    if table_out is not None:
+        write_table(table_out, cells, results)
+        print(f"wrote {table_out}", file=out)
+    if gate is None:
+        return 0
+    verdict = gate.judge(results)
+    for line in wrapped(verdict.lines, fit):
+        print(line, file=out)
+    return 1 if verdict.failed else 0
+
+
+def _check_outputs(
+    json_out: Path | None,
+    plot_out: Path | None,
+    results_out: tuple[Path | None, Path | None],
+    baseline: Path | None,
+) -> None:
+    """Refuse, before any work, an output that cannot be written, an extra it needs that is
+    not installed, and a results file (JSONL, then Parquet) that is another file named."""
+    if json_out is not None:
+        check_writable(json_out)
+    jsonl, table = results_out
+    if table is not None:
+        check_tables(f"--results {table}")
+        check_writable(table)
+    if plot_out is not None:
+        plot_paths(plot_out)
+        check_plotting()
+    for written in (jsonl, table):
+        if written is not None and json_out is not None and _same(written, json_out):
+            raise BadInput(f"--results {written}: it is the --json file too")
+        if written is not None and baseline is not None and _same(written, baseline):
+            raise BadInput(f"--results {written}: it is the --baseline file too")
 
 
 def _engine(name: str, address: str | None, jobs: int | None, within: Within | None) -> Engine:
