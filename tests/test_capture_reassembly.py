@@ -87,13 +87,11 @@ class TestChatCompletion:
         message = chat_completion(events)["choices"][0]["message"]  # type: ignore[index]
         expected = [
             {
-                "index": 0,
                 "id": "call_a",
                 "type": "function",
                 "function": {"name": "look", "arguments": '{"q": "x"}'},
             },
             {
-                "index": 1,
                 "id": "call_b",
                 "type": "function",
                 "function": {"name": "add", "arguments": "{}"},

@@ -46,6 +46,10 @@ def chat_completion(events: Sequence[ServerSentEvent]) -> JsonObject | None:
     if completion is None:
         return None
     completion["choices"] = [choices[index] for index in sorted(choices)]
+    for choice in completion["choices"]:
+        # A call's index orders the stream's deltas; an unstreamed call has none.
+        for call in choice["message"].get("tool_calls") or ():
+            call.pop("index", None)
     completion.setdefault("usage", None)
     return completion
 

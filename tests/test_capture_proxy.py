@@ -1,0 +1,153 @@
+"""The recording proxy on its own (memtape.capture.proxy), in this process: keep-alive,
+chunked requests, an unreachable upstream, a close-delimited body, the route to each
+upstream. The SDKs' end-to-end runs are tests/test_capture_record.py's."""
+
+import http.client
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from memtape.capture.exchanges import Exchange
+from memtape.capture.proxy import CaptureProxy, ProxyThread
+from memtape.capture.upstream import Upstream
+from tests.provider import Provider
+
+CHAT = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+
+
+class Running:
+    """A proxy in front of an upstream, and the exchanges it recorded."""
+
+    def __init__(self, openai: str, anthropic: str) -> None:
+        self.exchanges: list[Exchange] = []
+        self.thread = ProxyThread(
+            lambda: CaptureProxy(
+                self.exchanges.append, openai=Upstream(openai), anthropic=Upstream(anthropic)
+            )
+        )
+        self.port = self.thread.start()
+
+    def connection(self) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+
+
+@pytest.fixture
+def provider() -> Iterator[Provider]:
+    started = Provider().start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def proxy(provider: Provider) -> Iterator[Running]:
+    running = Running(provider.url + "/v1", provider.url)
+    yield running
+    running.thread.stop()
+
+
+def _post(
+    connection: http.client.HTTPConnection, path: str, body: Any, headers: dict[str, str]
+) -> tuple[int, bytes]:
+    chunked = headers.get("Transfer-Encoding") == "chunked"
+    connection.request("POST", path, body=body, headers=headers, encode_chunked=chunked)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+class TestRelay:
+    def test_two_requests_share_one_connection(self, proxy: Running, provider: Provider) -> None:
+        connection = proxy.connection()
+        headers = {"content-type": "application/json"}
+        first = _post(connection, "/v1/chat/completions", CHAT, headers)
+        socket_before = connection.sock
+        second = _post(connection, "/v1/chat/completions", CHAT, headers)
+        assert ([200, 200], True, provider.sent[-2:]) == (
+            [first[0], second[0]],
+            socket_before is connection.sock,
+            [first[1], second[1]],
+        )
+
+    def test_a_chunked_request_body_reaches_the_upstream_whole(
+        self, proxy: Running, provider: Provider
+    ) -> None:
+        connection = proxy.connection()
+        pieces = iter([CHAT[:10], CHAT[10:]])
+        _post(connection, "/v1/chat/completions", pieces, {"Transfer-Encoding": "chunked"})
+        assert json.loads(CHAT) == provider.received[-1].body
+
+    def test_an_anthropic_version_header_routes_to_the_anthropic_upstream(
+        self, provider: Provider
+    ) -> None:
+        running = Running("http://127.0.0.1:9/v1", provider.url)
+        try:
+            status, _ = _post(
+                running.connection(),
+                "/v1/messages",
+                json.dumps({"model": "c", "messages": []}).encode(),
+                {"anthropic-version": "2023-06-01"},
+            )
+        finally:
+            running.thread.stop()
+        assert (200, "/v1/messages") == (status, provider.received[-1].path)
+
+    def test_the_v1_of_the_agents_base_url_gives_way_to_the_upstreams_path(
+        self, provider: Provider
+    ) -> None:
+        running = Running(provider.url + "/v1", provider.url)
+        try:
+            connection = running.connection()
+            connection.request("GET", "/v1/models?limit=2")
+            connection.getresponse().read()
+        finally:
+            running.thread.stop()
+        assert ("GET", "/v1/models?limit=2") == (
+            running.exchanges[-1].method,
+            running.exchanges[-1].path,
+        )
+
+
+class TestTrouble:
+    def test_an_unreachable_upstream_is_a_502_and_an_error(self) -> None:
+        with socket.socket() as closed:
+            closed.bind(("127.0.0.1", 0))
+            port = closed.getsockname()[1]
+        running = Running(f"http://127.0.0.1:{port}/v1", f"http://127.0.0.1:{port}")
+        try:
+            status, _ = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+        finally:
+            running.thread.stop()
+        exchange = running.exchanges[-1]
+        assert (502, None, True) == (
+            status,
+            exchange.status,
+            (exchange.error or "").startswith("upstream unreachable: "),
+        )
+
+    def test_a_body_delimited_by_the_close_reaches_the_agent_whole(self) -> None:
+        body = b'{"id": "close-delimited"}'
+        with socket.socket() as server:
+            server.bind(("127.0.0.1", 0))
+            server.listen()
+
+            def answer() -> None:
+                peer, _ = server.accept()
+                with peer:
+                    peer.recv(65536)
+                    peer.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n")
+                    peer.sendall(body)
+
+            threading.Thread(target=answer, daemon=True).start()
+            url = f"http://127.0.0.1:{server.getsockname()[1]}"
+            running = Running(url + "/v1", url)
+            try:
+                got = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+            finally:
+                running.thread.stop()
+        assert ((200, body), {"id": "close-delimited"}) == (
+            got,
+            json.loads(running.exchanges[-1].response_body),
+        )
