@@ -3,7 +3,9 @@ OpenAI Responses and Anthropic Messages, streamed (chunked server-sent events) a
 not, with a tool call when the request offers tools.
 
 The request's ``model`` chooses trouble: ``fail`` is answered 500, ``drop`` gets the
-start of a stream and then a closed connection. Every body it sends is kept
+start of a stream and then a closed connection, ``slow`` a stream with a pause before
+each piece (streams in flight at once overlap). A chat's ``user`` field, when sent,
+names its completion (``chatcmpl-USER``). Every body it sends is kept
 (``sent``), with each request's headers and body (``received``), so a test compares
 what the agent got with what was sent. Written for these tests from the providers'
 public API references.
@@ -12,6 +14,7 @@ public API references.
 import json
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -94,7 +97,11 @@ def chat_answer(body: dict[str, Any]) -> tuple[bytes, list[bytes]]:
             }
         ]
     finish = "tool_calls" if tool else "stop"
-    base = {"id": "chatcmpl-7", "created": 1700000000, "model": body.get("model", "m")}
+    base = {
+        "id": f"chatcmpl-{body.get('user', '7')}",
+        "created": 1700000000,
+        "model": body.get("model", "m"),
+    }
     whole = {
         **base,
         "object": "chat.completion",
@@ -263,6 +270,9 @@ ANSWERS = {
 class _Handler(BaseHTTPRequestHandler):
     owner: Provider
     protocol_version = "HTTP/1.1"
+    # As a provider's servers do: a head and the first chunk written apart are not held
+    # back for an acknowledgement (Nagle's algorithm against a delayed ACK: 40 ms).
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
@@ -298,6 +308,8 @@ class _Handler(BaseHTTPRequestHandler):
         if model == "drop":
             stream = stream[:2]
         for piece in stream:
+            if model == "slow":
+                time.sleep(0.005)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
             self.wfile.flush()
         if model == "drop":

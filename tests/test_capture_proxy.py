@@ -6,6 +6,7 @@ import http.client
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -151,3 +152,33 @@ class TestTrouble:
             got,
             json.loads(running.exchanges[-1].response_body),
         )
+
+
+class TestConcurrency:
+    def test_twenty_streams_at_once_each_get_their_own_bytes(
+        self, proxy: Running, provider: Provider
+    ) -> None:
+        got: dict[int, bytes] = {}
+
+        def stream(number: int) -> None:
+            body = {"model": "slow", "stream": True, "user": str(number), "messages": []}
+            got[number] = _post(
+                proxy.connection(), "/v1/chat/completions", json.dumps(body).encode(), {}
+            )[1]
+
+        threads = [threading.Thread(target=stream, args=(n,)) for n in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        # An exchange is written just after its last byte reaches the agent.
+        deadline = time.monotonic() + 30
+        while len(proxy.exchanges) < 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        sent = {json.loads(body.split(b"\n")[0][6:])["id"]: body for body in provider.sent[-20:]}
+        captured = {
+            json.loads(exchange.request_body)["user"]: bytes(exchange.response_body)
+            for exchange in proxy.exchanges
+        }
+        assert ({n: sent[f"chatcmpl-{n}"] for n in range(20)}, 20) == (got, len(captured))
+        assert {str(n): got[n] for n in range(20)} == captured
