@@ -307,6 +307,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if model == "drop":
             stream = stream[:2]
+        # Kept before it is sent: the client may read it all before this thread runs on.
+        with self.owner.lock:
+            self.owner.sent.append(b"".join(stream))
         for piece in stream:
             if model == "slow":
                 time.sleep(0.005)
@@ -317,8 +320,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         else:
             self.wfile.write(b"0\r\n\r\n")
-        with self.owner.lock:
-            self.owner.sent.append(b"".join(stream))
 
     def _send(self, status: int, body: bytes, *, request_id: bool = False) -> None:
         self.send_response(status)
@@ -329,6 +330,6 @@ class _Handler(BaseHTTPRequestHandler):
         if request_id:
             self.send_header("x-request-id", "req_fake")
         self.end_headers()
-        self.wfile.write(body)
         with self.owner.lock:
             self.owner.sent.append(body)
+        self.wfile.write(body)

@@ -111,6 +111,11 @@ class TestRelay:
         )
 
 
+class TestListening:
+    def test_it_listens_on_loopback_only(self, proxy: Running) -> None:
+        assert ("127.0.0.1", proxy.port) == proxy.thread.address
+
+
 class TestTrouble:
     def test_an_unreachable_upstream_is_a_502_and_an_error(self) -> None:
         with socket.socket() as closed:

@@ -50,7 +50,8 @@ class CaptureProxy:
         self.record = record
         self.openai = openai
         self.anthropic = anthropic
-        self.port = 0
+        self.address: tuple[str, int] = ("", 0)
+        """The host and port it listens on, once started."""
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
 
@@ -59,8 +60,9 @@ class CaptureProxy:
         self._server = await asyncio.start_server(
             self._connection, "127.0.0.1", port, limit=256 * 1024
         )
-        self.port = self._server.sockets[0].getsockname()[1]
-        return self.port
+        host, bound = self._server.sockets[0].getsockname()[:2]
+        self.address = (str(host), int(bound))
+        return self.address[1]
 
     async def close(self) -> None:
         """Stop listening, end every connection, close the upstream connections."""
@@ -251,8 +253,13 @@ class ProxyThread:
         self._ready.wait()
         if self._failure is not None:
             raise self._failure
-        assert self._proxy is not None
-        return self._proxy.port
+        return self.address[1]
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The host and port the proxy listens on."""
+        assert self._proxy is not None, "the proxy is not started"
+        return self._proxy.address
 
     def stop(self) -> None:
         """Close the proxy and end its thread."""
