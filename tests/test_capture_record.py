@@ -5,6 +5,7 @@ agent got and the capture holds (memtape.commandline.capture, memtape.capture.pr
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -214,14 +215,58 @@ class TestCommand:
     def test_a_command_that_cannot_start_is_one_line_and_127(
         self, provider: Provider, tmp_path: Path
     ) -> None:
-        command = _record(provider, tmp_path / "c.jsonl", str(tmp_path / "no-such-agent"))
+        out = tmp_path / "c.jsonl"
+        command = _record(provider, out, str(tmp_path / "no-such-agent"))
         result = subprocess.run(command, capture_output=True, text=True, check=False)
-        first = result.stderr.splitlines()[0]
-        assert (127, True, False) == (
+        assert (
+            127,
+            [f"memtape: error: {tmp_path / 'no-such-agent'}: command not found"],
+            False,
+        ) == (
             result.returncode,
-            first.startswith("memtape: error: ") and "no-such-agent" in first,
-            "Traceback" in result.stderr,
+            result.stderr.splitlines(),
+            out.exists(),
         )
+
+    def test_a_command_that_cannot_start_leaves_an_earlier_capture_as_it_was(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        out.write_text('{"memtape_capture": 1}\n')
+        subprocess.run(_record(provider, out, str(tmp_path / "nothing")), check=False)
+        assert '{"memtape_capture": 1}\n' == out.read_text()
+
+    def test_a_port_in_use_is_one_line_and_writes_nothing(self, tmp_path: Path) -> None:
+        out = tmp_path / "c.jsonl"
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = str(taken.getsockname()[1])
+            command = [*MEMTAPE, "record", "--port", port, "--out", str(out), "--", "true"]
+            result = subprocess.run(command, capture_output=True, text=True, check=False)
+        lines = result.stderr.splitlines()
+        assert (2, 1, True, False) == (
+            result.returncode,
+            len(lines),
+            lines[0].startswith(f"memtape: error: port {port}: "),
+            out.exists(),
+        )
+
+    def test_sigterm_is_passed_to_the_agent_whose_status_is_records(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        waits = "import time; print('ready', flush=True); time.sleep(120)"
+        recorder = subprocess.Popen(
+            _record(provider, tmp_path / "c.jsonl", sys.executable, "-c", waits),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert recorder.stdout is not None
+        assert "ready\n" == recorder.stdout.readline()
+        recorder.send_signal(signal.SIGTERM)
+        _, stderr = recorder.communicate(timeout=60)
+        assert (128 + signal.SIGTERM, False) == (recorder.returncode, "Traceback" in stderr)
 
     @pytest.mark.parametrize(
         ("arguments", "says"),

@@ -3,6 +3,7 @@
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         port = proxy.start(args.port)
     except OSError as error:
         raise MemtapeError(f"port {args.port}: {error.strerror or error}") from None
+    size_before = out.stat().st_size if out.exists() else None
     try:
         capture = CaptureWriter(out)
     except OSError as error:
@@ -69,16 +71,24 @@ def run(args: argparse.Namespace) -> int:
     }
     try:
         if args.serve_only:
-            return _serve(urls)
-        return _run_agent(command, urls)
+            status = _serve(urls)
+        else:
+            child = _start(command, urls)
+            if isinstance(child, int):
+                # Nothing ran, so nothing is recorded: the file is as it was.
+                proxy.stop()
+                capture.close()
+                _restore(out, size_before)
+                return child
+            status = _wait(child)
     finally:
         proxy.stop()
         capture.close()
-        print(
-            f"memtape record: {counted(capture.written, 'exchange')} written to "
-            f"{visible(str(out))}",
-            file=sys.stderr,
-        )
+    print(
+        f"memtape record: {counted(capture.written, 'exchange')} written to {visible(str(out))}",
+        file=sys.stderr,
+    )
+    return status
 
 
 def _serve(urls: dict[str, str]) -> int:
@@ -92,9 +102,11 @@ def _serve(urls: dict[str, str]) -> int:
         return 0
 
 
-def _run_agent(command: list[str], urls: dict[str, str]) -> int:
+def _start(command: list[str], urls: dict[str, str]) -> "subprocess.Popen[bytes] | int":
+    """The agent's process, or the status a shell gives a command it cannot start (and
+    its one line said)."""
     try:
-        child = subprocess.Popen(command, env={**os.environ, **urls})
+        return subprocess.Popen(command, env={**os.environ, **urls})
     except FileNotFoundError:
         print(f"memtape: error: {visible(command[0])}: command not found", file=sys.stderr)
         return EXIT_NOT_FOUND
@@ -102,12 +114,36 @@ def _run_agent(command: list[str], urls: dict[str, str]) -> int:
         reason = error.strerror or str(error)
         print(f"memtape: error: {visible(command[0])}: {reason}", file=sys.stderr)
         return EXIT_NOT_EXECUTABLE
-    while True:
-        try:
-            status = child.wait()
-            break
-        except KeyboardInterrupt:
-            # Ctrl-C reached the agent too (one process group): its exit is ours.
-            continue
+
+
+FORWARDED = (signal.SIGTERM, signal.SIGHUP)
+"""Signals ``record`` passes on to the agent, whose exit then ends the recording (Ctrl-C
+reaches it directly: they share the terminal's process group)."""
+
+
+def _wait(child: "subprocess.Popen[bytes]") -> int:
+    previous = {number: signal.getsignal(number) for number in FORWARDED}
+    for number in FORWARDED:
+        signal.signal(number, lambda received, _frame: child.send_signal(received))
+    try:
+        while True:
+            try:
+                status = child.wait()
+                break
+            except KeyboardInterrupt:
+                # Ctrl-C reached the agent too: its exit is ours.
+                continue
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
     # A signal that ended the agent, as a shell reports it (SIGTERM: 143).
     return status if status >= 0 else 128 - status
+
+
+def _restore(out: Path, size: int | None) -> None:
+    """The capture file as it was before this recording: gone if it was not there."""
+    if size is None:
+        out.unlink(missing_ok=True)
+    else:
+        with out.open("r+b") as file:
+            file.truncate(size)
