@@ -80,6 +80,25 @@ class TestRelay:
         _post(connection, "/v1/chat/completions", pieces, {"Transfer-Encoding": "chunked"})
         assert json.loads(CHAT) == provider.received[-1].body
 
+    def test_an_http_1_0_agent_gets_a_stream_unchunked_to_the_close(
+        self, proxy: Running, provider: Provider
+    ) -> None:
+        body = json.dumps({"model": "m", "stream": True, "messages": []}).encode()
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=30) as agent:
+            agent.sendall(
+                b"POST /v1/chat/completions HTTP/1.0\r\nContent-Length: %d\r\n\r\n%s"
+                % (len(body), body)
+            )
+            received = b""
+            while piece := agent.recv(65536):
+                received += piece
+        head, _, got = received.partition(b"\r\n\r\n")
+        assert (True, False, provider.sent[-1]) == (
+            b"connection: close" in head.lower(),
+            b"transfer-encoding" in head.lower(),
+            got,
+        )
+
     def test_an_anthropic_version_header_routes_to_the_anthropic_upstream(
         self, provider: Provider
     ) -> None:

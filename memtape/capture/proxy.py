@@ -114,9 +114,11 @@ class CaptureProxy:
         )
         upstream = self.anthropic if anthropic else self.openai
         target = upstream.target(path, strip="" if anthropic else OPENAI_PREFIX)
-        keep_open = "close" not in head.tokens("connection")
+        # An HTTP/1.0 agent reads no chunks: an unframed body ends with the connection.
+        legacy = head.first_line.endswith("HTTP/1.0")
+        keep_open = "close" not in head.tokens("connection") and not legacy
         try:
-            relayed = await _relay(upstream, target, head, exchange, writer)
+            relayed = await _relay(upstream, target, head, exchange, writer, chunks=not legacy)
         except asyncio.CancelledError:
             exchange.error = exchange.error or "the recorder stopped during the exchange"
             raise
@@ -127,10 +129,18 @@ class CaptureProxy:
 
 
 async def _relay(
-    upstream: Upstream, target: str, head: Head, exchange: Exchange, agent: asyncio.StreamWriter
+    upstream: Upstream,
+    target: str,
+    head: Head,
+    exchange: Exchange,
+    agent: asyncio.StreamWriter,
+    *,
+    chunks: bool,
 ) -> bool:
-    """Send the request upstream and relay its response to the agent as it arrives;
-    whether the agent's connection may carry another request."""
+    """Send the request upstream and relay its response to the agent as it arrives,
+    a body of unknown length in chunks (unless not ``chunks``: then as it comes, the
+    connection's close its end); whether the agent's connection may carry another
+    request."""
     request = _upstream_request(upstream, target, head, exchange)
     try:
         connection, response = await _send(upstream, request)
@@ -142,22 +152,25 @@ async def _relay(
     status = status_of(response)
     exchange.status = status
     exchange.response_headers = response.headers
+    body = has_body(exchange.method, status)
     chunked = "chunked" in response.tokens("transfer-encoding")
     length = None if chunked else content_length(response)
-    framed = not has_body(exchange.method, status) or length is not None
+    ended_by_close = body and not chunked and length is None
+    rechunk = body and length is None and chunks
     headers = [(k, v) for k, v in response.headers if k.lower() not in _NOT_RELAYED]
-    if length is not None or not has_body(exchange.method, status):
-        if (declared := response.header("content-length")) is not None:
-            headers.append(("Content-Length", declared))
-    else:
+    if (declared := response.header("content-length")) is not None and not chunked:
+        headers.append(("Content-Length", declared))
+    elif rechunk:
         headers.append(("Transfer-Encoding", "chunked"))
+    elif body:
+        headers.append(("Connection", "close"))
     agent.write(head_bytes(f"HTTP/1.1 {response.first_line.split(' ', 1)[1]}", headers))
     relayed = 0
     try:
         async for piece in response_body(connection.reader, response, exchange.method):
             exchange.response_body += piece
             relayed += len(piece)
-            agent.write(b"%x\r\n%s\r\n" % (len(piece), piece) if not framed else piece)
+            agent.write(b"%x\r\n%s\r\n" % (len(piece), piece) if rechunk else piece)
             await agent.drain()
     except (OSError, HttpError, asyncio.IncompleteReadError) as error:
         connection.writer.close()
@@ -168,10 +181,10 @@ async def _relay(
         # The agent sees what it would have seen from the upstream: a body cut short.
         agent.close()
         return False
-    if not framed:
+    if rechunk:
         agent.write(b"0\r\n\r\n")
     await agent.drain()
-    if "close" in response.tokens("connection") or (not framed and not chunked):
+    if "close" in response.tokens("connection") or ended_by_close:
         connection.writer.close()
     else:
         upstream.release(connection)
