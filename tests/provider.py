@@ -13,9 +13,11 @@ public API references.
 
 import json
 import socket
+import ssl
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -51,15 +53,18 @@ class Provider:
         self.received: list[Received] = []
         self.lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
+        self._tls = False
 
     @property
     def url(self) -> str:
-        """The origin (``http://127.0.0.1:PORT``)."""
+        """The origin (``http://127.0.0.1:PORT``, or ``https://`` over TLS)."""
         assert self._httpd is not None
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        scheme = "https" if self._tls else "http"
+        return f"{scheme}://127.0.0.1:{self._httpd.server_address[1]}"
 
-    def start(self) -> "Provider":
-        """Listen on a free port, answering on a thread of its own."""
+    def start(self, tls: tuple[Path, Path] | None = None) -> "Provider":
+        """Listen on a free port, answering on a thread of its own; over TLS with
+        ``tls``, a certificate file and its key's."""
         provider = self
 
         class Handler(_Handler):
@@ -67,6 +72,11 @@ class Provider:
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
+        self._tls = tls is not None
+        if tls is not None:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            self._httpd.socket = context.wrap_socket(self._httpd.socket, server_side=True)
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
         return self
 

@@ -4,10 +4,13 @@ upstream. The SDKs' end-to-end runs are tests/test_capture_record.py's."""
 
 import http.client
 import json
+import shutil
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,6 +131,68 @@ class TestRelay:
             running.exchanges[-1].method,
             running.exchanges[-1].path,
         )
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (openssl's command line)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+class TestTls:
+    def test_an_https_upstream_is_reached_with_its_certificate_verified(
+        self, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+        provider = Provider().start(tls=certificate)
+        running = Running(provider.url + "/v1", provider.url)
+        try:
+            connection = running.connection()
+            first = _post(connection, "/v1/chat/completions", CHAT, {})
+            second = _post(connection, "/v1/chat/completions", CHAT, {})
+        finally:
+            running.thread.stop()
+            provider.stop()
+        assert ([200, 200], provider.sent) == ([first[0], second[0]], [first[1], second[1]])
+
+    def test_an_unverified_certificate_is_an_unreachable_upstream(
+        self, certificate: tuple[Path, Path]
+    ) -> None:
+        provider = Provider().start(tls=certificate)
+        running = Running(provider.url + "/v1", provider.url)
+        try:
+            status, _ = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+        finally:
+            running.thread.stop()
+            provider.stop()
+        error = running.exchanges[-1].error or ""
+        assert (502, True, []) == (status, "CERTIFICATE_VERIFY_FAILED" in error, provider.sent)
 
 
 class TestListening:
