@@ -201,6 +201,45 @@ class TestListening:
 
 
 class TestTrouble:
+    def test_a_malformed_request_line_is_a_400(self, proxy: Running, provider: Provider) -> None:
+        before = len(provider.received)
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=30) as agent:
+            agent.sendall(b"NOT A REQUEST LINE\r\nHost: x\r\n\r\n")
+            answer = agent.recv(65536)
+        assert (b"HTTP/1.1 400 ", before) == (answer[:13], len(provider.received))
+
+    def test_a_capture_that_cannot_be_written_is_one_line_and_the_proxy_serves_on(
+        self, provider: Provider, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        def full(exchange: Exchange) -> None:
+            raise OSError(28, "No space left on device")
+
+        thread = ProxyThread(
+            lambda: CaptureProxy(
+                full, openai=Upstream(provider.url + "/v1"), anthropic=Upstream(provider.url)
+            )
+        )
+        port = thread.start()
+        try:
+            statuses = [
+                _post(
+                    http.client.HTTPConnection("127.0.0.1", port, timeout=30),
+                    "/v1/chat/completions",
+                    CHAT,
+                    {},
+                )[0]
+                for _ in range(2)
+            ]
+        finally:
+            thread.stop()
+        assert (
+            [200, 200],
+            ["memtape record: OSError: [Errno 28] No space left on device"] * 2,
+        ) == (
+            statuses,
+            capsys.readouterr().err.splitlines(),
+        )
+
     def test_an_unreachable_upstream_is_a_502_and_an_error(self) -> None:
         with socket.socket() as closed:
             closed.bind(("127.0.0.1", 0))

@@ -11,6 +11,7 @@ the agent gets is what the capture reads.
 
 import asyncio
 import contextlib
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -19,6 +20,7 @@ import orjson
 
 from memtape.capture.exchanges import Exchange, endpoint_of
 from memtape.capture.http1 import (
+    HEAD_LIMIT,
     HOP_BY_HOP,
     Head,
     HttpError,
@@ -58,7 +60,7 @@ class CaptureProxy:
     async def start(self, port: int = 0) -> int:
         """Listen on 127.0.0.1:``port`` (0: a free port); returns the port."""
         self._server = await asyncio.start_server(
-            self._connection, "127.0.0.1", port, limit=256 * 1024
+            self._connection, "127.0.0.1", port, limit=HEAD_LIMIT
         )
         host, bound = self._server.sockets[0].getsockname()[:2]
         self.address = (str(host), int(bound))
@@ -86,6 +88,8 @@ class CaptureProxy:
                 writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
         except (ConnectionError, asyncio.CancelledError):
             pass
+        except Exception as error:  # the agent's connection ends; the proxy serves on
+            print(f"memtape record: {type(error).__name__}: {error}", file=sys.stderr)
         finally:
             self._connections.discard(task)
             writer.close()
@@ -97,8 +101,10 @@ class CaptureProxy:
         head = await read_head(reader)
         if head is None:
             return False
-        method, _, rest = head.first_line.partition(" ")
-        path = rest.rpartition(" ")[0] or rest
+        parts = head.first_line.split(" ")
+        if len(parts) != 3 or not parts[0].isalpha() or not parts[2].startswith("HTTP/1."):
+            raise HttpError(f"a malformed request line: {head.first_line[:80]!r}")
+        method, path, version = parts
         if path.startswith(("http://", "https://")):
             path = "/" + path.split("/", 3)[3] if path.count("/") >= 3 else "/"
         if "100-continue" in head.tokens("expect"):
@@ -115,7 +121,7 @@ class CaptureProxy:
         upstream = self.anthropic if anthropic else self.openai
         target = upstream.target(path, strip="" if anthropic else OPENAI_PREFIX)
         # An HTTP/1.0 agent reads no chunks: an unframed body ends with the connection.
-        legacy = head.first_line.endswith("HTTP/1.0")
+        legacy = version == "HTTP/1.0"
         keep_open = "close" not in head.tokens("connection") and not legacy
         try:
             relayed = await _relay(upstream, target, head, exchange, writer, chunks=not legacy)
