@@ -8,6 +8,7 @@ from memtape.capture.reassembly import (
     chat_completion,
     reassembled,
     responses_response,
+    stream_ended,
 )
 from memtape.capture.sse import ServerSentEvent
 
@@ -317,6 +318,25 @@ class TestAnthropicMessage:
 
     def test_a_stream_that_never_started_a_message_gives_none(self) -> None:
         assert anthropic_message(_events({"type": "ping"}, named=True)) is None
+
+
+class TestStreamEnded:
+    def test_each_endpoints_last_event_ends_its_stream(self) -> None:
+        bodies = {
+            "openai.chat": b"data: {}\n\ndata: [DONE]\n\n",
+            "openai.responses": b"event: response.completed\ndata: {}\n\n",
+            "anthropic.messages": b"event: message_stop\ndata: {}\n\n",
+        }
+        assert [True] * 3 == [stream_ended(e, body) for e, body in bodies.items()]
+
+    def test_a_stream_cut_before_its_last_event_has_not_ended(self) -> None:
+        bodies = {
+            "openai.chat": b"data: {}\n\n",
+            "openai.responses": b"event: response.output_text.delta\ndata: {}\n\n",
+            "anthropic.messages": b"event: message_delta\ndata: {}\n\n",
+            "other": b"data: [DONE]\n\n",
+        }
+        assert [False] * 4 == [stream_ended(e, body) for e, body in bodies.items()]
 
 
 class TestReassembled:

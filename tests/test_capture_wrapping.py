@@ -53,6 +53,24 @@ class TestSync:
             [line["response"]["choices"][0]["message"]["content"] for line in lines[1:]],
         )
 
+    def test_a_stream_read_to_its_last_event_is_whole(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        client = wrap(openai.OpenAI(api_key="k", base_url=provider.url + "/v1"), out=out)
+        for _ in client.chat.completions.create(model="m", messages=CHAT, stream=True):
+            pass
+        assert [None] == [line["error"] for line in _lines(out)[1:]]
+
+    def test_a_body_closed_before_its_end_says_so(self, provider: Provider, tmp_path: Path) -> None:
+        out = tmp_path / "c.jsonl"
+        client = wrap(openai.OpenAI(api_key="k", base_url=provider.url + "/v1"), out=out)
+        chat = client.chat.completions.with_streaming_response
+        with chat.create(model="slow", messages=CHAT, stream=True) as response:
+            first = next(response.iter_bytes())
+        error = _lines(out)[1]["error"]
+        assert f"the client closed the body after {len(first):,} bytes" == error
+
     def test_no_key_reaches_the_capture(self, provider: Provider, tmp_path: Path) -> None:
         out = tmp_path / "c.jsonl"
         client = wrap(anthropic.Anthropic(api_key=CANARY, base_url=provider.url), out=out)

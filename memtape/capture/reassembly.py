@@ -204,6 +204,26 @@ def _json_data(events: Sequence[ServerSentEvent]) -> list[JsonObject]:
     return objects
 
 
+_LAST_EVENTS = {
+    "openai.chat": ("message", "[DONE]"),
+    "anthropic.messages": ("message_stop", None),
+}
+"""The event that ends a stream of each endpoint: its name, and its data when that says."""
+_RESPONSES_ENDS = frozenset({"response.completed", "response.failed", "response.incomplete"})
+
+
+def stream_ended(endpoint: str, body: bytes) -> bool:
+    """Whether ``body`` holds the event that ends ``endpoint``'s stream (a client may
+    stop reading there, before the connection's own end)."""
+    events = sse_events(body)
+    if endpoint == "openai.responses":
+        return any(event.event in _RESPONSES_ENDS for event in events)
+    if endpoint not in _LAST_EVENTS:
+        return False
+    name, data = _LAST_EVENTS[endpoint]
+    return any(event.event == name and data in (None, event.data) for event in events)
+
+
 REASSEMBLERS: dict[str, Callable[[Sequence[ServerSentEvent]], JsonObject | None]] = {
     "openai.chat": chat_completion,
     "openai.responses": responses_response,

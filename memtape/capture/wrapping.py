@@ -18,8 +18,9 @@ from typing import TypeVar
 
 import httpx2
 
-from memtape.capture.exchanges import Exchange, endpoint_of
+from memtape.capture.exchanges import Exchange, endpoint_of, is_stream
 from memtape.capture.proxy import Recorder
+from memtape.capture.reassembly import stream_ended
 from memtape.capture.writer import CaptureWriter
 from memtape.core.errors import MemtapeError
 
@@ -91,6 +92,20 @@ def _answered(exchange: Exchange, response: httpx2.Response) -> None:
     ]
 
 
+def _closed_early(exchange: Exchange) -> str | None:
+    """The error of a body the program closed before its end; None when what it read
+    was whole (all its ``Content-Length``, or a stream up to its last event: an SDK
+    stops reading there, before the connection's own end)."""
+    body = bytes(exchange.response_body)
+    declared = exchange.response_header("content-length")
+    whole = (
+        declared == str(len(body))
+        if declared is not None
+        else is_stream(exchange) and stream_ended(exchange.endpoint, body)
+    )
+    return None if whole else f"the client closed the body after {len(body):,} bytes"
+
+
 def _ended(exchange: Exchange, record: Recorder, error: str | None = None) -> None:
     exchange.end = time.time()
     exchange.error = exchange.error or error
@@ -138,7 +153,7 @@ class _TeeStream(httpx2.SyncByteStream):
         self._end()
 
     def close(self) -> None:
-        self._end(f"the client closed the body after {len(self.exchange.response_body):,} bytes")
+        self._end(_closed_early(self.exchange))
         self.inner.close()
 
     def _end(self, error: str | None = None) -> None:
@@ -190,7 +205,7 @@ class _AsyncTeeStream(httpx2.AsyncByteStream):
         self._end()
 
     async def aclose(self) -> None:
-        self._end(f"the client closed the body after {len(self.exchange.response_body):,} bytes")
+        self._end(_closed_early(self.exchange))
         await self.inner.aclose()
 
     def _end(self, error: str | None = None) -> None:
