@@ -289,6 +289,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     _add_viewer(commands)
 
     _add_lab(commands)
+    _add_record(commands)
     _add_standin(commands)
     for command in _subcommands(parser):
         _add_global_options(command, defaults=False, color=command.prog in COLOURED)
@@ -646,6 +647,51 @@ def _add_viewer(commands: Any) -> None:
     _add_settings(live)
     _add_trust(live)
     live.set_defaults(handler=_command("serve"))
+
+
+def _add_record(commands: Any) -> None:
+    """``record``: the capture proxy (memtape/capture)."""
+    record = commands.add_parser(
+        "record",
+        help="run an agent behind a local proxy that records its model requests",
+        description=(
+            "Run CMD with OPENAI_BASE_URL and ANTHROPIC_BASE_URL pointing at a proxy on "
+            "127.0.0.1 that forwards each request to the real provider, relays the response "
+            "as it arrives (streams chunk by chunk), and appends each exchange to a capture "
+            "file: the request, the reassembled response, timings, status and a thread key; "
+            "never a credential or any header off its allow-list. Exits with CMD's status. "
+            "With --serve-only, prints the two variables to export and serves until Ctrl-C."
+        ),
+    )
+    record.add_argument(
+        "--out", required=True, metavar="CAPTURE.jsonl", help="the capture file (appended to)"
+    )
+    record.add_argument(
+        "--port", type=_integer, default=0, help="the proxy's port (default: a free one)"
+    )
+    record.add_argument(
+        "--upstream-openai",
+        metavar="URL",
+        help="where OpenAI requests go (default: $OPENAI_BASE_URL, else https://api.openai.com/v1)",
+    )
+    record.add_argument(
+        "--upstream-anthropic",
+        metavar="URL",
+        help=(
+            "where Anthropic requests go (default: $ANTHROPIC_BASE_URL, else "
+            "https://api.anthropic.com)"
+        ),
+    )
+    record.add_argument(
+        "--serve-only", action="store_true", help="run no command: serve until Ctrl-C"
+    )
+    record.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD [ARGS...]",
+        help="the agent to run, after --",
+    )
+    record.set_defaults(handler=_command("capture"))
 
 
 def _add_standin(commands: Any) -> None:

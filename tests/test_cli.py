@@ -1347,6 +1347,7 @@ INTEGER_OPTIONS = [
     ["import", "chat.jsonl", "--out", "s.toml", "--hot-n"],
     ["serve", "refund-desk", "--port"],
     ["llm-standin", "--port"],
+    ["record", "--out", "c.jsonl", "--port"],
 ]
 """Every whole-number option, after the arguments its command needs."""
 

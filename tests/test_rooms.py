@@ -28,6 +28,7 @@ ALLOWED = {
     "runs": {"core", "reducers", "llm", "policies", "storage", "runs"},
     "checking": {"core", "reducers", "llm", "policies", "storage", "runs", "checking"},
     "testing": {"core", "reducers", "llm", "policies", "scenarios", "checking", "testing"},
+    "capture": {"core", "_version", "capture"},
 }
 """Each room, and the rooms (``memtape.<room>``) its modules may import."""
 
