@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from memtape.core.commands import AddTurn, AdvanceClock, Command, ReadFact, WriteFact
 from memtape.core.errors import BadInput
 from memtape.scenarios import Probe, Scenario, parse_scenario
-from memtape.scenarios.writer import Value, scenario_file, scenario_text, toml_string, toml_value
+from memtape.scenarios.writer import (
+    Value,
+    probe_fields,
+    scenario_file,
+    scenario_text,
+    toml_string,
+    toml_value,
+)
 from memtape.testing.strategies import scenarios
 from tests.suite_profile import examples
 
@@ -105,6 +112,28 @@ class TestFile:
         """No comment, no leading blank line; each table ends with one blank line."""
         text = scenario_text("s", "a", {}, [AdvanceClock(2.0)])
         assert '[scenario]\nname = "s"\nabout = "a"\n\n[[step]]\nadvance = 2.0\n' == text
+
+
+class TestProbes:
+    def test_a_question_probe_reads_back_as_itself(self) -> None:
+        """Question, answer and evidence are written, and a probe without text leaves it out."""
+        probes = (
+            Probe("$5", 1, "number"),
+            Probe(None, 2, None, "How much?", "$5", (1,)),
+            Probe("ok", 2, None, "Said?", "ok", (1, 2)),
+        )
+        tables = [probe_fields(probe) for probe in probes]
+        text = scenario_file(
+            "",
+            {"name": "n"},
+            {"compaction": {"policy": "tiered", "budget": 100, "hot_n": 2}},
+            [{"turn": "tool", "text": "$5"}, {"turn": "user", "text": "ok"}],
+            tables,
+        )
+        assert probes == parse_scenario(text, "gen.toml").probes
+
+    def test_a_plain_probe_is_written_as_before_questions(self) -> None:
+        assert {"text": "$5", "from": 1} == probe_fields(Probe("$5", 1))
 
 
 class TestSteps:

@@ -34,6 +34,16 @@ A scenario may plant probes, strings that must stay visible in the window
     text = "$180.00"
     from = 8                  # checked after turn 8 and every turn after it
 
+A probe may also carry a question about the session and its answer (both or
+neither), and the turns that hold the evidence for it; a question probe may
+leave out ``text`` (then what it keeps is its evidence turns, not a string)::
+
+    [[probe]]
+    question = "Where did Dana move?"
+    answer = "Lisbon"
+    from = 12                 # the turn at which it is asked
+    evidence = [3, 7]         # turn numbers, each at least 1 and at most the last turn
+
 An imported scenario carries an ``[import]`` table: the ledger of the import
 (what the transcript held and what became of it, ``memtape.lab.importers.
 ledger``). It is kept as data (``Scenario.imported``), checked to be a
@@ -65,7 +75,7 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.core.spelling import did_you_mean
-from memtape.policies.params import Params
+from memtape.policies.params import MAX_INT, Params
 from memtape.policies.session import AXIS_OF, Policies
 from memtape.scenarios.shipped import SHIPPED
 from memtape.scenarios.usage import Usage, read_usage
@@ -79,11 +89,19 @@ PROBE_KINDS = ("path", "command", "number", "identifier", "url", "constraint")
 @attrs.frozen
 class Probe:
     """A string that must stay visible in the window from turn ``start`` on; ``kind``
-    (one of ``PROBE_KINDS``, or None when the file did not say) is what the string is."""
+    (one of ``PROBE_KINDS``, or None when the file did not say) is what the string is.
 
-    text: str
+    A judged probe also carries a ``question`` asked at turn ``start`` and its expected
+    ``answer`` (both or neither), and ``evidence``, the turns (numbered from 1) that
+    hold what answers it. A question probe may have no ``text``: nothing is looked for
+    in the window, and what it keeps is its evidence turns."""
+
+    text: str | None
     start: int
     kind: str | None = None
+    question: str | None = None
+    answer: str | None = None
+    evidence: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -205,6 +223,7 @@ def parse_scenario(text: str, source: str) -> Scenario:
         if axis is not None and getattr(policies, axis) is None:
             raise BadInput(f"{where}: a {kind} step needs a [{axis}] policy in the header")
         commands.append(command)
+    _check_evidence(probes, turns, source)
     if probes and policies.compaction is None:
         raise BadInput(
             f"{source}: probe 1: a probe is checked in the window, "
@@ -224,22 +243,66 @@ def _probes(tables: Any, source: str) -> tuple[Probe, ...]:
     return tuple(probes)
 
 
+def _check_evidence(probes: tuple[Probe, ...], turns: int, source: str) -> None:
+    """Refuse an evidence turn past the scenario's last turn, naming the probe."""
+    for number, probe in enumerate(probes, start=1):
+        late = [turn for turn in probe.evidence if turn > turns]
+        if late:
+            raise BadInput(
+                f"{source}: probe {number}: evidence turn {late[0]} is past the last turn ({turns})"
+            )
+
+
 def read_probe(table: Any, where: str) -> Probe:
-    """One probe's table ``{text, from, kind}``: a non-empty string, a turn number of at
-    least 1 and, optionally, one of ``PROBE_KINDS``; nothing else. A refusal names
-    ``where`` and the field."""
+    """One probe's table ``{text, from, kind, question, answer, evidence}``: a non-empty
+    string, a turn number of at least 1, optionally one of ``PROBE_KINDS``, a non-empty
+    question and answer (both or neither; with them ``text`` may be left out) and a list
+    of distinct turn numbers of at least 1; nothing else. A refusal names ``where`` and
+    the field."""
     if not isinstance(table, dict):
         raise BadInput(f"{where}: must be a table")
     params = Params(table, where)
-    text = params.text("text")
-    if not text:
+    question, answer = _words(params, "question"), _words(params, "answer")
+    if (question is None) != (answer is None):
+        given, missing = ("question", "answer") if answer is None else ("answer", "question")
+        raise BadInput(f"{where}: {given} needs its {missing} (both or neither)")
+    text = params.text("text") if question is None else _words(params, "text")
+    if text == "":
         raise params.error("text", "must not be empty")
     start = params.integer("from", minimum=1)
     kind = params.optional("kind")
     if kind is not None and kind not in PROBE_KINDS:
         raise params.error("kind", f"must be one of {', '.join(PROBE_KINDS)}, got {kind!r}")
+    evidence = _evidence(params)
     params.done()
-    return Probe(text, start, kind)
+    return Probe(text, start, kind, question, answer, evidence)
+
+
+def _words(params: Params, name: str) -> str | None:
+    """An optional string field: None when absent, refused when empty or not a string."""
+    value = params.optional(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise params.error(name, f"must be a string, got {value!r}")
+    if name != "text" and not value.strip():
+        raise params.error(name, "must not be empty")
+    return value
+
+
+def _evidence(params: Params) -> tuple[int, ...]:
+    """A probe's evidence turns: distinct turn numbers of at least 1 (absent: none)."""
+    turns = params.optional("evidence")
+    if turns is None:
+        return ()
+    if not isinstance(turns, list) or not all(
+        isinstance(turn, int) and not isinstance(turn, bool) and 1 <= turn <= MAX_INT
+        for turn in turns
+    ):
+        raise params.error("evidence", f"must be a list of turn numbers >= 1, got {turns!r}")
+    if len(set(turns)) != len(turns):
+        raise params.error("evidence", f"names a turn twice: {turns!r}")
+    return tuple(turns)
 
 
 def _turn(params: Params) -> AddTurn:
