@@ -495,7 +495,8 @@ def _add_lab(commands: Any) -> None:
         default=None,
         metavar="NAME",
         help="the tokenizer the compaction policy measures with (default: o200k_base with "
-        "the bpe extra, else words)",
+        "the bpe extra, else words); recorded measures each turn by the provider's recorded "
+        "counts (usage), the default tokenizer the rest",
     )
     chat.add_argument(
         "--sidechains",
@@ -539,23 +540,31 @@ def _add_lab(commands: Any) -> None:
             ".toml ([[probe]] text, from) or .jsonl ({text, from} a line) file (default: none)"
         ),
     )
-    _add_header_options(chat)
+    _add_header_options(chat, measured=True)
     _add_quiet(chat)
     chat.set_defaults(handler=_command("transcript"))
 
 
-def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True) -> None:
+def _add_header_options(
+    command: argparse.ArgumentParser, *, turns: bool = True, measured: bool = False
+) -> None:
     """The options a written scenario file takes: where it goes and, for a file of
-    ``turns``, its compaction policy (a store workload has no turns to compact)."""
+    ``turns``, its compaction policy (a store workload has no turns to compact). A
+    ``measured`` import's budget defaults to the largest prompt its usage recorded."""
     command.add_argument("--out", required=True, metavar="SCENARIO.toml", help="the file to write")
     if not turns:
         return
     command.add_argument(
         "--budget",
         type=_integer,
-        default=DEFAULT_BUDGET,
+        default=None if measured else DEFAULT_BUDGET,
         metavar="TOKENS",
-        help=f"the compaction budget (default: {DEFAULT_BUDGET})",
+        help=(
+            "the compaction budget (default: the largest prompt the transcript's usage "
+            f"recorded, rounded down to two significant digits, else {DEFAULT_BUDGET})"
+            if measured
+            else f"the compaction budget (default: {DEFAULT_BUDGET})"
+        ),
     )
     command.add_argument(
         "--hot-n",

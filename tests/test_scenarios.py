@@ -506,6 +506,37 @@ class TestARecordedRunGivenForAScenario:
             load_scenario(str(path))
 
 
+class TestMeasuredTurns:
+    def test_a_turn_may_say_what_it_costs(self) -> None:
+        text = COMPACTION + '[[step]]\nturn = "user"\ntext = "hello there"\ntokens = 96\n'
+        assert (AddTurn("user", "hello there", tokens=96),) == parse_scenario(text, "p.toml").steps
+
+    @pytest.mark.parametrize(
+        ("tokens", "message"),
+        [
+            ("-1", "p.toml: step 1: tokens must be an integer in 0..9223372036854775807, got -1"),
+            (
+                '"96"',
+                "p.toml: step 1: tokens must be an integer in 0..9223372036854775807, got '96'",
+            ),
+            (
+                "true",
+                "p.toml: step 1: tokens must be an integer in 0..9223372036854775807, got True",
+            ),
+        ],
+    )
+    def test_a_malformed_count_is_named(self, tokens: str, message: str) -> None:
+        text = COMPACTION + f'[[step]]\nturn = "user"\ntext = "hi"\ntokens = {tokens}\n'
+        with pytest.raises(BadInput) as caught:
+            parse_scenario(text, "p.toml")
+        assert message == str(caught.value)
+
+    def test_only_a_turn_has_tokens(self) -> None:
+        text = FORGETTING + '[[step]]\nepisode = "x"\ntokens = 3\n'
+        with pytest.raises(BadInput, match=r"^p\.toml: step 1: unknown parameter tokens"):
+            parse_scenario(text, "p.toml")
+
+
 class TestProbes:
     def test_a_probe_has_its_text_and_first_turn(self) -> None:
         text = COMPACTION + '[[probe]]\ntext = "$180.00"\nfrom = 8\n' + TURN

@@ -132,6 +132,15 @@ class TestProbes:
         )
         assert probes == parse_scenario(text, "gen.toml").probes
 
+    def test_a_measured_turn_reads_back_with_its_tokens(self) -> None:
+        text = scenario_text(
+            "s",
+            "",
+            {"compaction": {"policy": "tiered", "budget": 9}},
+            [AddTurn("user", "hi", tokens=7)],
+        )
+        assert (AddTurn("user", "hi", tokens=7),) == parse_scenario(text, "s.toml").steps
+
     def test_a_plain_probe_is_written_as_before_questions(self) -> None:
         assert {"text": "$5", "from": 1} == probe_fields(Probe("$5", 1))
 

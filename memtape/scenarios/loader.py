@@ -19,7 +19,9 @@ A turn's role is one of system, user, assistant, tool. A turn may also say
 (the calls whose results it carries), ``pin = true`` (no policy moves it)
 and ``usage = {input = .., output = .., cache_read = .., cache_write = ..}``
 (what the provider billed for the response, kept beside the turn for a cost
-model: ``memtape.scenarios.usage``; no policy reads it).
+model: ``memtape.scenarios.usage``; no policy reads it) and ``tokens = N``
+(what the turn costs, measured outside memtape: ``import --tokenizer recorded``
+writes the provider's count; the policy's tokenizer then does not count it).
 
 The other steps: ``advance = 6`` (the clock), ``write = "key"`` with
 ``text``, ``importance`` and optional ``supersedes``; ``read = "key"`` or
@@ -318,7 +320,12 @@ def _turn(params: Params) -> AddTurn:
     pin = params.optional("pin")
     if pin is not None and not isinstance(pin, bool):
         raise params.error("pin", f"must be true or false, got {pin!r}")
-    return AddTurn(role, params.text("text"), salient, calls, answers, pin is True)
+    tokens = params.optional("tokens")
+    if tokens is not None and (
+        isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_INT
+    ):
+        raise params.error("tokens", f"must be an integer in 0..{MAX_INT}, got {tokens!r}")
+    return AddTurn(role, params.text("text"), salient, calls, answers, pin is True, tokens)
 
 
 def _ids(params: Params, name: str) -> tuple[str, ...]:

@@ -118,6 +118,8 @@ def step_fields(command: Command) -> dict[str, Any]:
             turn["answers"] = list(command.answers)
         if command.pin:
             turn["pin"] = True
+        if command.tokens is not None:
+            turn["tokens"] = command.tokens
         return turn
     if isinstance(command, AdvanceClock):
         return {"advance": command.to}
