@@ -8,8 +8,8 @@ Two shapes, both read:
   one message a line. A message written again under the same ``id`` (it
   grew: its tool calls finished, its tokens were counted) replaces the
   earlier version in its place; ``{"$rewindTo": ID}`` (the user rewound)
-  drops that message and every one after it; ``{"$set": {...}}`` updates
-  the metadata.
+  drops that message and every one after it (an ID no earlier message has
+  is refused, named); ``{"$set": {...}}`` updates the metadata.
 
 Each message has an ``id``, a ``type`` and ``content`` (a string, or parts:
 ``text``, a thought ``text`` with ``thought: true`` as ``[thinking] TEXT``,
@@ -121,12 +121,18 @@ def _messages(source: Source, left: dict[str, str]) -> list[_Message]:
 
 
 def _rewind(kept: dict[str, _Message], target: Any, where: str, left: dict[str, str]) -> None:
-    """Drop the message ``target`` and every one after it (all of them when it is not there)."""
+    """Drop the message ``target`` and every one after it. A target no message before it
+    has is refused: dropping every message (as a missing target would) loses the whole
+    chat without a word, and ignoring the rewind keeps what the user took back."""
     if not isinstance(target, str):
         raise BadInput(f"{where}: $rewindTo must be a message id, got {target!r}")
     ids = list(kept)
-    start = ids.index(target) if target in ids else 0
-    for identity in ids[start:]:
+    if target not in kept:
+        raise BadInput(
+            f"{where}: $rewindTo names message {target!r}, which no message before it has: "
+            "the rewind cannot be applied (it would drop the whole chat)"
+        )
+    for identity in ids[ids.index(target) :]:
         left[kept.pop(identity).where] = "rewound message"
 
 

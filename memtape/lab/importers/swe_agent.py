@@ -68,8 +68,26 @@ def read(source: Source, *, observations: str = "auto") -> Transcript:
         if more_answers:
             role = "tool"
         turns.add(role, parts, where, calls=calls + more_calls, answers=answers + more_answers)
-        tally.took(where, calls=calls + more_calls, results=answers + more_answers)
+        raw_calls, raw_answers = _ids(data)
+        tally.took(where, calls=raw_calls + more_calls, results=raw_answers + more_answers)
     return turns.transcript(FORMAT, notes=[*note(found), *_steps(source.document)], tally=tally)
+
+
+def _ids(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The ledger's count of one history message's ids, read from its raw data apart from
+    the turn built of it: its ``tool_calls``' ids, and a tool message's ``tool_call_ids``
+    (or ``tool_call_id``). The pairs the observations make are counted with them."""
+    given = data.get("tool_calls")
+    calls = (
+        [str(c.get("id")) for c in given if isinstance(c, dict)] if isinstance(given, list) else []
+    )
+    if data.get("role") != "tool":
+        return calls, []
+    answered = data.get("tool_call_ids")
+    if isinstance(answered, list):
+        return calls, [str(call) for call in answered]
+    single = data.get("tool_call_id")
+    return calls, [] if single is None else [str(single)]
 
 
 def _answers(data: Mapping[str, Any], where: str) -> list[str]:
