@@ -24,7 +24,14 @@ from memtape.commandline.numbers import integer as _integer
 from memtape.core.collector import collector_paused
 from memtape.core.errors import MemtapeError
 from memtape.core.visible import visible
-from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, FORMATS, OBSERVATIONS, PINS
+from memtape.lab.choices import (
+    DATA_SETS,
+    DEFAULT_BUDGET,
+    DEFAULT_HOT_N,
+    FORMATS,
+    OBSERVATIONS,
+    PINS,
+)
 from memtape.llm.cache_location import CACHE_ENV, DEFAULT_CACHE
 from memtape.scenarios.shipped import SHIPPED
 
@@ -473,8 +480,21 @@ def _add_lab(commands: Any) -> None:
     chat.add_argument(
         "--format",
         default="auto",
-        choices=FORMATS,
-        help="the transcript's format (default: auto, told from the content)",
+        choices=FORMATS + DATA_SETS,
+        help=(
+            "the transcript's format (default: auto, told from the content); longmemeval and "
+            "locomo read one item of those data sets' JSON files, with its questions"
+        ),
+    )
+    chat.add_argument(
+        "--question",
+        metavar="ID",
+        help="--format longmemeval: the question_id of the question to import",
+    )
+    chat.add_argument(
+        "--sample",
+        metavar="ID|N",
+        help="--format locomo: the sample_id (or place, from 1) of the conversation to import",
     )
     chat.add_argument(
         "--salient",
