@@ -128,7 +128,7 @@ class TestLedger:
     ) -> None:
         """The ledger reads the ids from the history itself: a reader that built no call and
         no answer (as if it missed the fields) is refused, not trusted."""
-        monkeypatch.setattr(swe_agent, "_list", lambda data, key, where: [])
+        monkeypatch.setattr(swe_agent, "listed", lambda data, key, where: [])
         monkeypatch.setattr(swe_agent, "_answers", lambda data, where: [])
         first = _history(CALLING)[2]["tool_calls"][0]["id"]
         with pytest.raises(BadInput) as caught:

@@ -98,7 +98,7 @@ class TestRefusals:
     @pytest.mark.parametrize(
         ("document", "message"),
         [
-            ({}, "a LoCoMo file is a list of conversations, got an object"),
+            ({}, "a LoCoMo file is a list of samples, got an object"),
             ([{"sample_id": "c"}], "[0]: a sample is an object with a conversation"),
             (
                 [_sample(qa="none")],

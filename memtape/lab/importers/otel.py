@@ -83,6 +83,7 @@ import attrs
 from memtape.core.errors import BadInput
 from memtape.core.plural import counted
 from memtape.lab.importers.compactions import Compactions
+from memtape.lab.importers.fields import inclusive_usage, token_count
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.otel_messages import Message, recorded, span_messages
 from memtape.lab.importers.otlp import Span, spans
@@ -461,9 +462,10 @@ def _message_text(message: Message) -> str:
 
 
 def _count(attributes: Mapping[str, Any], keys: tuple[str, str]) -> int | None:
+    """The first token count under ``keys`` (GenAI's name, then OpenInference's)."""
     for key in keys:
-        given = attributes.get(key)
-        if isinstance(given, int) and not isinstance(given, bool) and given >= 0:
+        given = token_count(attributes.get(key))
+        if given is not None:
             return given
     return None
 
@@ -471,11 +473,7 @@ def _count(attributes: Mapping[str, Any], keys: tuple[str, str]) -> int | None:
 def _usage(call: _Call) -> Usage | None:
     """The usage a call reported, its input counted without the cached tokens."""
     given, output, read, written = (_count(call.span.attributes, keys) for keys in USAGE_KEYS)
-    if given is None and output is None and read is None and written is None:
-        return None
-    cached = (read or 0) + (written or 0)
-    uncached = given - cached if given is not None and cached <= given else given
-    return Usage(uncached, output, read, written)
+    return inclusive_usage(given, output, read, written)
 
 
 def _context_tokens(call: _Call) -> int | None:

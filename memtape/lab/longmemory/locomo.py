@@ -30,7 +30,7 @@ from memtape.lab.longmemory.sessions import (
     described,
     field_list,
     field_text,
-    read_json,
+    read_items,
 )
 
 FORMAT = "locomo"
@@ -66,21 +66,15 @@ _MONTHS = {
 
 def read(path: Path, sample: str | None) -> Benchmark:
     """The conversation ``sample`` of the LoCoMo file at ``path``."""
-    data = read_json(path, "LoCoMo file")
-    if not isinstance(data, list):
-        raise BadInput(f"{path}: a LoCoMo file is a list of conversations, got {described(data)}")
-    items = []
-    for index, entry in enumerate(data):
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("conversation"), Mapping):
-            raise BadInput(f"{path}: [{index}]: a sample is an object with a conversation")
-        name = entry.get("sample_id")
-        items.append((str(name) if isinstance(name, str | int) else str(index + 1), entry))
+    items = read_items(path, "LoCoMo", "sample", "conversation", "sample_id")
     name, entry = choose(items, sample, path, "sample", "--sample")
     return _benchmark(entry, f"{path}: sample {name!r}", name)
 
 
 def _benchmark(entry: Mapping[str, Any], where: str, name: str) -> Benchmark:
     conversation = entry["conversation"]
+    if not isinstance(conversation, Mapping):
+        raise BadInput(f"{where}: conversation must be an object, got {described(conversation)}")
     speaker_a = field_text(conversation, "speaker_a", f"{where}: conversation")
     numbers = sorted(
         int(match.group(1))

@@ -26,7 +26,7 @@ from memtape.lab.longmemory.sessions import (
     described,
     field_list,
     field_text,
-    read_json,
+    read_items,
 )
 
 FORMAT = "longmemeval"
@@ -41,14 +41,7 @@ _DATE = re.compile(r"\s*(\d{4})/(\d{1,2})/(\d{1,2})\s*(?:\(\w+\))?\s*(\d{1,2}):(
 
 def read(path: Path, question: str | None) -> Benchmark:
     """The question ``question`` (its ``question_id``) of the LongMemEval file at ``path``."""
-    data = read_json(path, "LongMemEval file")
-    if not isinstance(data, list):
-        raise BadInput(f"{path}: a LongMemEval file is a list of questions, got {described(data)}")
-    items = []
-    for index, entry in enumerate(data):
-        if not isinstance(entry, Mapping) or not isinstance(entry.get("question_id"), str):
-            raise BadInput(f"{path}: [{index}]: a question is an object with a question_id")
-        items.append((str(entry["question_id"]), entry))
+    items = read_items(path, "LongMemEval", "question", "question_id", "question_id")
     name, entry = choose(items, question, path, "question", "--question")
     return _benchmark(entry, f"{path}: question {name!r}", name)
 

@@ -80,6 +80,24 @@ def read_json(path: Path, what: str) -> Any:
         raise BadInput(f"{path}: not a {what} (not JSON: {error})") from None
 
 
+def read_items(
+    path: Path, data_set: str, what: str, required: str, name_key: str
+) -> list[tuple[str, Mapping[str, Any]]]:
+    """The items of the ``data_set`` file at ``path``: a JSON list of objects (``what``s),
+    each holding ``required``, named by its ``name_key`` (by its place from 1 when it has
+    none); one line naming the file or the item otherwise."""
+    data = read_json(path, f"{data_set} file")
+    if not isinstance(data, list):
+        raise BadInput(f"{path}: a {data_set} file is a list of {what}s, got {described(data)}")
+    items = []
+    for index, entry in enumerate(data):
+        if not isinstance(entry, Mapping) or entry.get(required) is None:
+            raise BadInput(f"{path}: [{index}]: a {what} is an object with a {required}")
+        name = entry.get(name_key)
+        items.append((str(name) if isinstance(name, str | int) else str(index + 1), entry))
+    return items
+
+
 def benchmark_scenario(
     benchmark: Benchmark,
     path: Path,
