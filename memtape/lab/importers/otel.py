@@ -71,6 +71,11 @@ instrumentation counted them apart).
 The messages that do not import are counted in the notes: those repeating
 the context, those that replaced a dropped part (now a summary), the other
 choices.
+
+The ledger counts the tool calls and results in from each span's own
+messages, not from what the reader took of them as new (``_Ids``): a
+message the reader wrongly took for resent is a call or result lost, and
+refuses the import.
 """
 
 from collections import Counter, deque
@@ -227,6 +232,50 @@ def _conversation(span: Span, by_id: Mapping[tuple[str, str], Span]) -> str:
     return f"trace {span.trace}"
 
 
+UNNAMED = "call-without-id."
+"""How the reader names a tool call without an id: this and its number."""
+
+_TOOL_PARTS = ("tool_call", "tool_call_response")
+"""The parts that carry a tool call's id: the call, and its result."""
+
+
+class _Ids:
+    """The ledger's count of one conversation's tool calls and results, read from each
+    call's own messages (all it sent, and its first reply) apart from what the reader took
+    of them as new: when the calls resend the context, an id is in as often as the most
+    any one call holds it (a resent message is the same call again); when each sends
+    only what is new, every time it occurs. A call or result without an id is counted
+    as the reader names it (``call-without-id.N``): the file gives it no other name."""
+
+    def __init__(self, resends: bool) -> None:
+        self.resends = resends
+        self.most: Counter[tuple[str, str]] = Counter()
+
+    def new(self, call: _Call, taken: Sequence[Message]) -> tuple[list[str], list[str]]:
+        """The calls and results ``call``'s messages bring in that earlier calls did not."""
+        found: Counter[tuple[str, str]] = Counter()
+        for message in [*call.sent, *call.outputs[:1]]:
+            for part in message.parts:
+                if part["type"] in _TOOL_PARTS and part.get("id"):
+                    found[(part["type"], str(part["id"]))] += 1
+        came: list[tuple[str, str]] = []
+        for key, count in found.items():
+            extra = count - self.most[key] if self.resends else count
+            if extra > 0:
+                came.extend([key] * extra)
+                self.most[key] = max(self.most[key], count)
+        came.extend(
+            (part["type"], str(part["id"]))
+            for message in taken
+            for part in message.parts
+            if part["type"] in _TOOL_PARTS and str(part["id"]).startswith(UNNAMED)
+        )
+        return (
+            [identity for kind, identity in came if kind == "tool_call"],
+            [identity for kind, identity in came if kind == "tool_call_response"],
+        )
+
+
 class _Reader:
     """One pass over the conversations' calls, turning what is new into turns."""
 
@@ -245,6 +294,7 @@ class _Reader:
             self.compactions.met("", calls[0].span.where, trigger="new conversation")
         start = len(self.turns) + 1
         resends = _resends(calls)
+        counted_ids = _Ids(resends)
         context: list[_Entry] = []
         instructions: str | None = None
         before: int | None = None
@@ -274,10 +324,7 @@ class _Reader:
                 reply = self._resolved(reply)
                 taken.append(reply)
                 context.append(_Entry(reply.key, reply.role, self._add(reply, _usage(call))))
-            calls_made = [p["id"] for m in taken for p in m.parts if p["type"] == "tool_call"]
-            answered = [
-                p["id"] for m in taken for p in m.parts if p["type"] == "tool_call_response"
-            ]
+            calls_made, answered = counted_ids.new(call, taken)
             tally.took(call.span.where, calls=calls_made, results=answered)
             before = _context_tokens(call)
         self.notes.append(
@@ -339,7 +386,7 @@ class _Reader:
             part = given
             if part["type"] == "tool_call" and not part.get("id"):
                 self.unnamed += 1
-                part = {**part, "id": f"call-without-id.{self.unnamed}"}
+                part = {**part, "id": f"{UNNAMED}{self.unnamed}"}
                 self.waiting.append(part["id"])
             elif part["type"] == "tool_call_response" and not part.get("id"):
                 if not self.waiting:
