@@ -68,6 +68,18 @@ class TestQuestion:
         (probe,) = _scenario(None, path).probes
         assert (1, 2, 5, 6) == probe.evidence
 
+    def test_the_import_table_names_the_item_and_counts_it(self) -> None:
+        imported = _scenario().imported
+        assert imported is not None
+        assert {
+            "file": "longmemeval.json",
+            "format": "longmemeval",
+            "item": "q-move-city",
+            "sessions": 3,
+            "turns_written": 6,
+            "questions": 1,
+        } == dict(imported)
+
     def test_the_question_type_is_in_the_about(self) -> None:
         expected = "LongMemEval question q-move-city (knowledge-update)."
         assert expected == _scenario().about

@@ -57,7 +57,8 @@ def _benchmark(entry: Mapping[str, Any], where: str, name: str) -> Benchmark:
             f"{where}: {len(sessions)} haystack_sessions, {len(dates)} haystack_dates and "
             f"{len(ids)} haystack_session_ids: one of each a session"
         )
-    answer_sessions = {str(i) for i in entry.get("answer_session_ids") or () if i is not None}
+    given = entry.get("answer_session_ids")
+    answer_sessions = {str(i) for i in given if i is not None} if isinstance(given, list) else set()
     read_sessions, marked, whole = [], [], []
     for number, (turns, date, identity) in enumerate(zip(sessions, dates, ids, strict=True)):
         place = f"{where}: haystack_sessions[{number}]"

@@ -154,7 +154,14 @@ def benchmark_scenario(
         ]
     )
     info = {"name": _name(benchmark.name), "about": benchmark.about}
-    imported = {"file": path.name, "format": format, "item": benchmark.name}
+    imported = {
+        "file": path.name,
+        "format": format,
+        "item": benchmark.name,
+        "sessions": len(sessions),
+        "turns_written": turns,
+        "questions": len(probes),
+    }
     return scenario_file(comment, info, policies, steps, probes, imported=imported)
 
 
