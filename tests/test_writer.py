@@ -141,6 +141,30 @@ class TestProbes:
         )
         assert (AddTurn("user", "hi", tokens=7),) == parse_scenario(text, "s.toml").steps
 
+    @settings(max_examples=examples(100), deadline=None)
+    @given(
+        text=st.none() | writable.filter(bool),
+        question=st.none() | writable.filter(str.strip),
+        answer=writable.filter(str.strip),
+        evidence=st.lists(st.integers(1, 2), unique=True, max_size=2),
+    )
+    def test_any_probe_reads_back_as_itself(
+        self, text: str | None, question: str | None, answer: str, evidence: list[int]
+    ) -> None:
+        if question is None:
+            text = text or "x"
+        probe = Probe(
+            text, 2, None, question, None if question is None else answer, tuple(evidence)
+        )
+        written = scenario_file(
+            "",
+            {"name": "n"},
+            {"compaction": {"policy": "tiered", "budget": 100, "hot_n": 2}},
+            [{"turn": "user", "text": "a"}, {"turn": "user", "text": "b"}],
+            [probe_fields(probe)],
+        )
+        assert (probe,) == parse_scenario(written, "gen.toml").probes
+
     def test_a_plain_probe_is_written_as_before_questions(self) -> None:
         assert {"text": "$5", "from": 1} == probe_fields(Probe("$5", 1))
 
