@@ -24,7 +24,14 @@ from memtape.commandline.numbers import integer as _integer
 from memtape.core.collector import collector_paused
 from memtape.core.errors import MemtapeError
 from memtape.core.visible import visible
-from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, FORMATS, OBSERVATIONS, PINS
+from memtape.lab.choices import (
+    DATA_SETS,
+    DEFAULT_BUDGET,
+    DEFAULT_HOT_N,
+    FORMATS,
+    OBSERVATIONS,
+    PINS,
+)
 from memtape.llm.cache_location import CACHE_ENV, DEFAULT_CACHE
 from memtape.scenarios.shipped import SHIPPED
 
@@ -497,8 +504,21 @@ def _add_lab(commands: Any) -> None:
     chat.add_argument(
         "--format",
         default="auto",
-        choices=FORMATS,
-        help="the transcript's format (default: auto, told from the content)",
+        choices=FORMATS + DATA_SETS,
+        help=(
+            "the transcript's format (default: auto, told from the content); longmemeval and "
+            "locomo read one item of those data sets' JSON files, with its questions"
+        ),
+    )
+    chat.add_argument(
+        "--question",
+        metavar="ID",
+        help="--format longmemeval: the question_id of the question to import",
+    )
+    chat.add_argument(
+        "--sample",
+        metavar="ID|N",
+        help="--format locomo: the sample_id (or place, from 1) of the conversation to import",
     )
     chat.add_argument(
         "--salient",
@@ -519,7 +539,8 @@ def _add_lab(commands: Any) -> None:
         default=None,
         metavar="NAME",
         help="the tokenizer the compaction policy measures with (default: o200k_base with "
-        "the bpe extra, else words)",
+        "the bpe extra, else words); recorded measures each turn by the provider's recorded "
+        "counts (usage), the default tokenizer the rest",
     )
     chat.add_argument(
         "--sidechains",
@@ -563,23 +584,31 @@ def _add_lab(commands: Any) -> None:
             ".toml ([[probe]] text, from) or .jsonl ({text, from} a line) file (default: none)"
         ),
     )
-    _add_header_options(chat)
+    _add_header_options(chat, measured=True)
     _add_quiet(chat)
     chat.set_defaults(handler=_command("transcript"))
 
 
-def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True) -> None:
+def _add_header_options(
+    command: argparse.ArgumentParser, *, turns: bool = True, measured: bool = False
+) -> None:
     """The options a written scenario file takes: where it goes and, for a file of
-    ``turns``, its compaction policy (a store workload has no turns to compact)."""
+    ``turns``, its compaction policy (a store workload has no turns to compact). A
+    ``measured`` import's budget defaults to the largest prompt its usage recorded."""
     command.add_argument("--out", required=True, metavar="SCENARIO.toml", help="the file to write")
     if not turns:
         return
     command.add_argument(
         "--budget",
         type=_integer,
-        default=DEFAULT_BUDGET,
+        default=None if measured else DEFAULT_BUDGET,
         metavar="TOKENS",
-        help=f"the compaction budget (default: {DEFAULT_BUDGET})",
+        help=(
+            "the compaction budget (default: the largest prompt the transcript's usage "
+            f"recorded, rounded down to two significant digits, else {DEFAULT_BUDGET})"
+            if measured
+            else f"the compaction budget (default: {DEFAULT_BUDGET})"
+        ),
     )
     command.add_argument(
         "--hot-n",

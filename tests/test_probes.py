@@ -289,6 +289,7 @@ class TestAutoProbes:
     def test_every_probe_is_in_the_turn_before_it_is_due(self) -> None:
         turns = _pairs(FIXTURE)
         for probe in auto_probes(turns):
+            assert probe.text is not None
             assert probe.text in turns[probe.start - 2][1]
 
 

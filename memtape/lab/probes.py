@@ -148,7 +148,7 @@ from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.lab.choices import AUTO
 from memtape.scenarios.loader import Probe, read_probe
-from memtape.scenarios.writer import Value
+from memtape.scenarios.writer import probe_fields
 
 Turn = tuple[str, str] | AddTurn
 """A turn as an importer has it: ``(role, text)``, or the ``AddTurn`` it becomes (whose
@@ -475,24 +475,20 @@ def _check(where: str, probe: Probe, texts: Sequence[str]) -> None:
         raise BadInput(
             f"{where}: from {probe.start} is past the transcript's last turn ({len(texts)})"
         )
-    if not any(probe.text in text for text in texts):
+    late = [turn for turn in probe.evidence if turn > len(texts)]
+    if late:
+        raise BadInput(
+            f"{where}: evidence turn {late[0]} is past the transcript's last turn ({len(texts)})"
+        )
+    if probe.text is not None and not any(probe.text in text for text in texts):
         raise BadInput(f"{where}: text {probe.text!r} occurs in no turn of the transcript")
 
 
-def planted(spec: str | None, turns: Sequence[Turn]) -> list[dict[str, Value]]:
+def planted(spec: str | None, turns: Sequence[Turn]) -> list[dict[str, Any]]:
     """The ``[[probe]]`` tables an import writes for ``--probes spec`` on ``turns``:
     none for None, the ``auto`` rule's for ``auto``, a file's (checked against the
     turns) otherwise. A file named ``auto`` is given as ``./auto``."""
     if spec is None:
         return []
     probes = auto_probes(turns) if spec == AUTO else probes_from_file(Path(spec), turns)
-    return [probe_table(probe) for probe in probes]
-
-
-def probe_table(probe: Probe) -> dict[str, Value]:
-    """The ``[[probe]]`` table of ``probe``: its ``kind`` only when it has one, so an untyped
-    probe is written as before kinds existed."""
-    table: dict[str, Value] = {"text": probe.text, "from": probe.start}
-    if probe.kind is not None:
-        table["kind"] = probe.kind
-    return table
+    return [probe_fields(probe) for probe in probes]

@@ -396,7 +396,9 @@ def _command(command: Command, masks: Masks) -> Command:
     if isinstance(command, AddTurn):
         text = masks.text(command.text)
         calls, answers = masks.calls(command.calls), masks.calls(command.answers)
-        return AddTurn(command.role, text, command.salient, calls, answers, command.pin)
+        return AddTurn(
+            command.role, text, command.salient, calls, answers, command.pin, command.tokens
+        )
     if isinstance(command, WriteFact):
         return WriteFact(
             masks.text(command.key),

@@ -8,14 +8,15 @@ from memtape.core.commands import AddTurn, role_error
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import TurnAdded
 from memtape.core.state import Window
-from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.params import MAX_INT, Params
 from memtape.policies.text.tokenizers import TOKENIZERS, Tokenizer, WordCount, tokenizer_named
 
 
 def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdded:
     """The turn ``command`` adds to ``window``: numbered, measured, its salience settled.
 
-    A turn costs the tokens of ``"{role}: {text}"``; a turn whose salience is
+    A turn costs the tokens of ``"{role}: {text}"``, unless the command says what it
+    costs (``AddTurn.tokens``, an integer >= 0); a turn whose salience is
     not given is salient when its role is ``tool``. A malformed turn (a role
     outside ``ROLES``, a text that is not a string...) is ``Rejected``, and
     so is one whose tool-call structure is not what the run allows
@@ -45,7 +46,11 @@ def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdde
             raise Rejected(wrong)
     if salient is None:
         salient = role == "tool"
-    tokens = tokenizer.count(f"{role}: {text}")
+    tokens = command.tokens
+    if tokens is None:
+        tokens = tokenizer.count(f"{role}: {text}")
+    elif isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_INT:
+        raise Rejected(f"a turn's tokens must be an integer in 0..{MAX_INT}, got {tokens!r}")
     return TurnAdded(window.turns + 1, role, text, tokens, salient, calls, answers, command.pin)
 
 
