@@ -276,6 +276,32 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     _add_trust(why)
     why.set_defaults(handler=_command("why"))
 
+    audit = commands.add_parser(
+        "audit",
+        help="what each compaction lost, by probe kind, and which losses a later turn needed",
+        description=(
+            "Count, per probe kind, the probes each compaction kept and lost, with the event "
+            "that lost each one and the first later turn that mentioned it again (a harmful "
+            "loss); one column per --policy."
+        ),
+    )
+    audit.add_argument("session", metavar="SESSION|RUN", help=RUN_HELP)
+    audit.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="NAME[:k=v,...]",
+        help="a compaction policy to re-decide the session under (repeatable: one column each)",
+    )
+    audit.add_argument(
+        "--probes",
+        metavar="auto|FILE",
+        help="the probes to count (default: the scenario's own, else auto)",
+    )
+    audit.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    _add_trust(audit)
+    audit.set_defaults(handler=_command("audit"))
+
     line = commands.add_parser(
         "timeline",
         help="one row per event",
