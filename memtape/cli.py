@@ -429,6 +429,15 @@ def _add_lab(commands: Any) -> None:
         "--losses", action="store_true", help="list each lost probe and the event that lost it"
     )
     bench.add_argument(
+        "--replicates",
+        type=_integer,
+        metavar="N",
+        help=(
+            "run every cell N times past the response cache, each with its own seed; "
+            "report medians and their spread (a 95%% interval from 5 on)"
+        ),
+    )
+    bench.add_argument(
         "--columns",
         metavar="NAME,...",
         help=(

@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
         results_out=None if args.results is None else output_path(args.results),
         resume=args.resume,
         columns=columns,
+        replicates=args.replicates,
         verbose=args.verbose,
         width=terminal_width(),
     )

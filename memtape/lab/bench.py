@@ -27,7 +27,7 @@ from memtape.core.events import Event
 from memtape.core.spelling import did_you_mean
 from memtape.core.state import State
 from memtape.lab.progress import EVERY
-from memtape.llm.cache import cache_setting, use_cache
+from memtape.llm.cache import cache_setting, caching, use_cache
 from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
 from memtape.policies.summarizers import SUMMARIZER_PARAMS
 from memtape.policies.tier_writers import WRITER_PROMPTS
@@ -120,6 +120,10 @@ class Cell:
     settings: tuple[str, ...]
     point: tuple[str, ...]
     """The grid point among ``settings``, shown in labels."""
+    replicate: int | None = None
+    """Which replicate of the cell this run is (``bench --replicates``), counted from 0: its
+    decisions ask models afresh, past the response cache, with the replicate's seed
+    (``replicate_settings``); None for a cell run once, the cache in force."""
 
     @property
     def label(self) -> str:
@@ -149,19 +153,71 @@ class Result:
     idle: str | None = None
     """Why the cell's policy had nothing to apply to the scenario (``recorded`` on one that
     recorded no compaction), or None; such a result has no params and no metrics."""
+    spread: "Replicated | None" = None
+    """For a cell run ``--replicates N`` times, each metric's spread over the replicates
+    (``metrics`` then holds the medians); None for a cell run once."""
 
     def data(self, *, losses: bool = False) -> dict[str, Any]:
         """The result as the JSON contract writes it; with ``losses``, each lost probe too
-        (``ProbeLoss.data``, its kind among its fields)."""
+        (``ProbeLoss.data``, its kind among its fields); for replicates, their ``spread``
+        (``Replicated.data``)."""
         data: dict[str, Any] = {
             "scenario": self.scenario,
             "policy": self.policy,
             "params": self.params,
             "metrics": self.metrics,
         }
+        if self.spread is not None:
+            data.update(self.spread.data())
         if losses:
             data["losses"] = [loss.data() for loss in self.losses]
         return data
+
+
+@attrs.frozen
+class Spread:
+    """One metric over a cell's replicates: the median and an interval around it, ``range``
+    (the least and the most) or ``percentile-95`` (the 2.5th and 97.5th percentiles)."""
+
+    median: float
+    low: float
+    high: float
+    interval: str
+
+    def overlaps(self, other: "Spread") -> bool:
+        """Whether the two intervals share a point, and one of them has any width: a
+        difference between their medians would lie inside their spread."""
+        wide = self.high > self.low or other.high > other.low
+        return wide and self.low <= other.high and other.low <= self.high
+
+    def data(self) -> dict[str, Any]:
+        """The spread as the JSON contract writes it."""
+        return {
+            "median": self.median,
+            "low": self.low,
+            "high": self.high,
+            "interval": self.interval,
+        }
+
+
+@attrs.frozen
+class Replicated:
+    """How many replicates a result stands for, each metric's ``Spread`` over them (a metric
+    that was None or not a number in some replicate has none), and for each metric the
+    other policies (labels) on the same scenario whose spread overlaps this one's."""
+
+    replicates: int
+    spreads: dict[str, Spread]
+    within: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
+
+    def data(self) -> dict[str, Any]:
+        """``replicates``, ``spread`` (metric: ``Spread.data``) and ``within_spread`` (metric:
+        the labels of the policies whose difference from this one lies inside the spread)."""
+        return {
+            "replicates": self.replicates,
+            "spread": {name: spread.data() for name, spread in self.spreads.items()},
+            "within_spread": {name: list(labels) for name, labels in self.within.items()},
+        }
 
 
 def plan(
@@ -169,8 +225,12 @@ def plan(
     policies: Sequence[str],
     settings: Sequence[str] = (),
     grid: Sequence[str] = (),
+    replicates: int | None = None,
 ) -> list[Cell]:
-    """Every cell to run, each checked to build, so bad input fails before any work."""
+    """Every cell to run, each checked to build, so bad input fails before any work; with
+    ``replicates``, each cell that many times, one after the other (``Cell.replicate``)."""
+    if replicates is not None and replicates < 1:
+        raise BadInput(f"--replicates must be at least 1, got {replicates}")
     if not scenarios:
         raise BadInput("bench needs at least one scenario")
     if not policies:
@@ -184,8 +244,24 @@ def plan(
             for point in points:
                 cell = Cell(source, spec, (*settings, *point), point)
                 idle_reason(scenario, cell)
-                cells.append(cell)
+                if replicates is None:
+                    cells.append(cell)
+                    continue
+                cells.extend(attrs.evolve(cell, replicate=r) for r in range(replicates))
     return cells
+
+
+def replicate_settings(policies: Policies, axis: str, replicate: int) -> list[str]:
+    """The settings that seed replicate ``replicate`` (from 0): the model's ``seed`` (the
+    ``[llm]`` table's, or 0, plus the replicate) when the policies may ask one, and the
+    benched policy's own ``seed`` parameter likewise when it has one (a policy that samples)."""
+    settings = []
+    if policies.llm is not None:
+        settings.append(f"llm.seed={(policies.llm.seed or 0) + replicate}")
+    own = policies.params()[axis].get("seed")
+    if isinstance(own, int) and not isinstance(own, bool):
+        settings.append(f"{axis}.seed={own + replicate}")
+    return settings
 
 
 def idle_reason(scenario: Scenario, cell: Cell) -> str | None:
@@ -302,6 +378,23 @@ def run_cell(
     policies = policies_for(scenario, cell)
     if policies is None or not _applies(scenario, policies, axis):
         return Result(scenario.name, cell.label, cell.spec.name, None, metrics, None, (), ())
+    if cell.replicate is not None:
+        # Each replicate asks afresh: the cache would make every one the first's.
+        with caching(None):
+            seeded = policies.with_settings(replicate_settings(policies, axis, cell.replicate))
+            return _measured(cell, scenario, seeded, on_commands)
+    return _measured(cell, scenario, policies, on_commands)
+
+
+def _measured(
+    cell: Cell,
+    scenario: Scenario,
+    policies: Policies,
+    on_commands: Callable[[int, int], None] | None,
+) -> Result:
+    """Run the cell's scenario under ``policies`` (the cell's, built) and measure it."""
+    axis = cell.spec.axis
+    metrics: dict[str, Any] = dict.fromkeys(METRICS)
     session = Session(policies)
     window = WindowTally(scenario.probes, policies.compaction) if axis == "compaction" else None
     _warm()

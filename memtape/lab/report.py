@@ -32,13 +32,16 @@ from memtape.lab.bench import (
 from memtape.lab.files import check_writable, write_atomic
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
 from memtape.lab.progress import Progress, progress_mode
+from memtape.lab.replicates import folded
 from memtape.lab.results_file import ResultsFile, cell_key
 from memtape.lab.table import (
+    Fitted,
     comparison_table,
     left_out_line,
     loss_lines,
     over_budget_lines,
     skipped_line,
+    spread_line,
 )
 from memtape.projections.wrapping import wrapped
 
@@ -59,6 +62,7 @@ def bench(
     results_out: Path | None = None,
     resume: bool = False,
     columns: Sequence[str] | None = None,
+    replicates: int | None = None,
     verbose: bool = False,
     width: int | None = None,
     out: TextIO | None = None,
@@ -76,7 +80,9 @@ def bench(
     cell, on the cluster at ``address`` or a local instance). With ``results_out``,
     each cell's result is added to that JSONL file as it finishes; with ``resume``,
     the cells it already holds are not run again, and the report is the one an
-    uninterrupted sweep gives."""
+    uninterrupted sweep gives. With ``replicates``, each cell runs that many times past
+    the response cache, and reports each metric's median and spread
+    (``memtape.lab.replicates``)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if json_out is not None:
@@ -84,7 +90,9 @@ def bench(
     if plot_out is not None:
         plot_paths(plot_out)
         check_plotting()
-    cells = plan(scenarios, policies, settings, grid)
+    if replicates is not None and results_out is not None:
+        raise BadInput(f"--results {results_out}: not with --replicates (each cell runs N times)")
+    cells = plan(scenarios, policies, settings, grid, replicates)
     if plot_out is not None and not any(has_meter(cell) for cell in cells):
         raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
     if not any(applies(cell) for cell in cells):
@@ -113,17 +121,14 @@ def bench(
     with Progress("bench", len(cells), mode=mode, err=err, unit="cells", clock=clock) as bar:
         shown = bar
         results = _run(cells, todo, run, store, bar if mode != "off" else None)
+    if replicates is not None:
+        results = folded(cells, results)
     # Wide enough for every column (the model ones too) when not on a terminal.
     wide = None if out.isatty() else 260
     console = Console(file=out, width=wide if width is None else width, highlight=False)
     fitted = comparison_table(results, width=console.width, columns=columns)
     console.print(fitted.table)
-    # A peak's mark is explained only where the peak is shown.
-    peaks = "peak_tokens" not in fitted.left_out and "peak_tokens" in (columns or ["peak_tokens"])
-    marks = over_budget_lines(results) if peaks else []
-    notes = [left_out_line(fitted), *marks, skipped_line(results)]
-    if losses:
-        notes.extend(loss_lines(results))
+    notes = _notes(fitted, results, columns, losses=losses)
     fit = console.width if width is not None or out.isatty() else None
     for line in wrapped((note for note in notes if note is not None), fit):
         print(line, file=out)
@@ -138,6 +143,20 @@ def bench(
         png, svg = write_plot(results, plot_out)
         print(f"wrote {png} and {svg}", file=out)
     return 0
+
+
+def _notes(
+    fitted: Fitted, results: Sequence[Result], columns: Sequence[str] | None, *, losses: bool
+) -> list[str | None]:
+    """The lines under the table: what it left out, its marks, the cells that did not
+    apply, the replicates, and with ``losses`` each lost probe."""
+    # A peak's mark is explained only where the peak is shown.
+    peaks = "peak_tokens" not in fitted.left_out and "peak_tokens" in (columns or ["peak_tokens"])
+    marks = over_budget_lines(results) if peaks else []
+    notes = [left_out_line(fitted), *marks, skipped_line(results), spread_line(results)]
+    if losses:
+        notes.extend(loss_lines(results))
+    return notes
 
 
 def _engine(name: str, address: str | None, jobs: int | None, within: Within | None) -> Engine:
