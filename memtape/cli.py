@@ -438,6 +438,19 @@ def _add_lab(commands: Any) -> None:
         ),
     )
     bench.add_argument(
+        "--probes",
+        metavar="FILE",
+        help="add a .toml or .jsonl file's probes to every scenario (questions among them)",
+    )
+    bench.add_argument(
+        "--judge",
+        metavar="MODEL",
+        help=(
+            "ask MODEL each probe's question against the window at its turn, and judge the "
+            "replies that differ from the answer (answers_correct, answers_judged)"
+        ),
+    )
+    bench.add_argument(
         "--columns",
         metavar="NAME,...",
         help=(

@@ -197,5 +197,5 @@ class TestFolded:
 
 
 def test_a_cell_keeps_its_replicate() -> None:
-    cell = Cell("refund-desk", parse_policy("tiered"), (), (), 4)
+    cell = Cell("refund-desk", parse_policy("tiered"), (), (), replicate=4)
     assert 4 == cell.replicate

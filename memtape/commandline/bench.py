@@ -28,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         columns=columns,
         replicates=args.replicates,
+        judge=args.judge,
+        probes=args.probes,
         verbose=args.verbose,
         width=terminal_width(),
     )

@@ -63,6 +63,8 @@ def bench(
     resume: bool = False,
     columns: Sequence[str] | None = None,
     replicates: int | None = None,
+    judge: str | None = None,
+    probes: str | None = None,
     verbose: bool = False,
     width: int | None = None,
     out: TextIO | None = None,
@@ -82,7 +84,8 @@ def bench(
     the cells it already holds are not run again, and the report is the one an
     uninterrupted sweep gives. With ``replicates``, each cell runs that many times past
     the response cache, and reports each metric's median and spread
-    (``memtape.lab.replicates``)."""
+    (``memtape.lab.replicates``). ``probes`` (a file) adds its probes to every scenario;
+    ``judge`` (a model) answers the probes' questions (``memtape.lab.judge``)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if json_out is not None:
@@ -90,9 +93,9 @@ def bench(
     if plot_out is not None:
         plot_paths(plot_out)
         check_plotting()
-    if replicates is not None and results_out is not None:
-        raise BadInput(f"--results {results_out}: not with --replicates (each cell runs N times)")
-    cells = plan(scenarios, policies, settings, grid, replicates)
+    if results_out is not None and (replicates is not None or judge is not None or probes):
+        raise BadInput(f"--results {results_out}: not with --replicates, --judge or --probes (yet)")
+    cells = plan(scenarios, policies, settings, grid, replicates, judge=judge, probes=probes)
     if plot_out is not None and not any(has_meter(cell) for cell in cells):
         raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
     if not any(applies(cell) for cell in cells):

@@ -35,6 +35,8 @@ COLUMNS = (
     ("llm_prompt_tokens", "tok in"),
     ("llm_completion_tokens", "tok out"),
     ("llm_seconds", "llm s"),
+    ("answers_correct", "answers"),
+    ("answers_judged", "judged"),
 )
 """Each metric's column and heading, in the JSON contract's order (``peak_over_budget``
 has no column of its own: it marks the peak, with a footnote)."""
@@ -58,6 +60,9 @@ OVER_BUDGET_NOTES = {
 LLM_COLUMNS = frozenset(name for name, _ in COLUMNS if name.startswith("llm_"))
 """The model columns, shown only when some result asked a model."""
 
+ANSWER_COLUMNS = frozenset({"answers_correct", "answers_judged"})
+"""The columns of ``bench --judge``, shown only when some result was judged."""
+
 LEAST_IMPORTANT_FIRST = (
     "llm_seconds",
     "llm_cache_hits",
@@ -68,11 +73,13 @@ LEAST_IMPORTANT_FIRST = (
     "evictions",
     "regret",
     "llm_calls",
+    "answers_judged",
     "compactions",
     "hit_at_k",
     "peak_tokens",
     "tokens_resent",
     "probe_retention",
+    "answers_correct",
 )
 """The order in which metric columns are left out of a table too wide for its terminal,
 after those no row has a value in (all ``-``): timings and model accounting first, the
@@ -141,8 +148,13 @@ def comparison_table(
     """
     applied = [r for r in results if r.idle is None and r.params is not None]
     asked = any(r.metrics.get("llm_calls") for r in applied)
+    judged = any(r.metrics.get("answers_correct") is not None for r in applied)
     if columns is None:
-        names = [n for n, _ in COLUMNS if asked or n not in LLM_COLUMNS]
+        names = [
+            n
+            for n, _ in COLUMNS
+            if (asked or n not in LLM_COLUMNS) and (judged or n not in ANSWER_COLUMNS)
+        ]
     else:
         names = list(dict.fromkeys(columns))
     shown = [r for r in results if r.params is not None or r.idle is not None]
