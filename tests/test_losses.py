@@ -5,6 +5,8 @@ losses a later turn needed."""
 
 from pathlib import Path
 
+import attrs
+
 from memtape.core.commands import AddTurn
 from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Policies, Session
@@ -12,6 +14,7 @@ from memtape.projections.losses import (
     UNTYPED,
     AuditedLoss,
     CompactionOutcome,
+    EvidenceCheck,
     KindCount,
     LossAudit,
     loss_audit,
@@ -117,3 +120,36 @@ class TestLosses:
             "event": "CompactionTriggered",
             "mentioned": 8,
         } == data["losses"][1]
+
+
+@attrs.frozen
+class Cited:
+    """A probe with a question and its evidence turns, as the loader's ``Probe`` carries
+    them on branch tokens."""
+
+    text: str
+    start: int
+    kind: str | None = None
+    question: str | None = None
+    answer: str | None = None
+    evidence: tuple[int, ...] = ()
+
+
+class TestEvidence:
+    def test_each_evidence_turn_s_tier_is_read_at_the_probe_s_turn(self) -> None:
+        # At turn 9 of the ledger session: turn 2 was dropped by the first compaction,
+        # turn 3 (a tool result) went WARM at the second, turn 8 is HOT.
+        scenario = load_scenario(str(LEDGER))
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        asked = Cited("INV-2041", 9, "identifier", "Which invoice?", "INV-2041", (2, 3, 8))
+        early = Cited("$10.02", 4, "number", None, None, (3,))
+        audit = loss_audit(session.run, [asked, early])
+        assert (
+            EvidenceCheck("Which invoice?", 9, ((2, "dropped"), (3, "warm"), (8, "hot"))),
+            EvidenceCheck("$10.02", 4, ((3, "hot"),)),
+        ) == audit.evidence
+        assert [False, True] == [check.in_window for check in audit.evidence]
+
+    def test_a_probe_without_evidence_is_not_checked(self) -> None:
+        assert () == _ledger().evidence

@@ -101,6 +101,16 @@ def _details(policy: AuditedPolicy, rows: Sequence[str]) -> list[str]:
         )
         needed = f", mentioned again at turn {item.mentioned}: harmful" if item.harmful else ""
         lines.append(f"{label}: {kind} {quoted(loss.probe)} {cause}{needed}")
+    if audit.evidence:
+        kept = sum(check.in_window for check in audit.evidence)
+        lines.append(
+            f"{label}: evidence in the window (HOT or WARM) for {kept} of "
+            f"{counted(len(audit.evidence), 'question')}, at each one's turn"
+        )
+    for check in audit.evidence:
+        if not check.in_window:
+            where = ", ".join(f"turn {turn} {tier or 'not yet said'}" for turn, tier in check.tiers)
+            lines.append(f"{label}: {quoted(check.probe)} at turn {check.turn}: {where}")
     return lines
 
 

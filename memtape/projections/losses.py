@@ -7,6 +7,12 @@ compaction event; it *survives* when it is still visible just after it, and is
 ``ProbeLoss``, the same probes lost by the same events): a loss is *harmful*
 when a later turn mentions the probe's text again, so the agent needed what
 the compaction had dropped.
+
+A probe that names its ``evidence`` (the turns that hold what answers its
+question, as the long-memory benchmarks mark them) is also checked at its
+turn: where each evidence turn then is, HOT (verbatim), WARM (its stand-in),
+COLD (in the gist) or dropped. Its evidence is *in the window* when every
+evidence turn is HOT or WARM.
 """
 
 from collections import Counter
@@ -93,6 +99,35 @@ class KindCount:
         }
 
 
+IN_WINDOW = frozenset({"hot", "warm"})
+"""The tiers where an evidence turn still shows: verbatim, or as its stand-in."""
+
+
+@attrs.frozen
+class EvidenceCheck:
+    """Where a probe's evidence turns were at the probe's ``turn``: each turn's tier
+    (``hot``, ``warm``, ``cold`` or ``dropped``; None for a turn not yet arrived)."""
+
+    probe: str
+    """The probe's question, or its text when it asks none."""
+    turn: int
+    tiers: tuple[tuple[int, str | None], ...]
+
+    @property
+    def in_window(self) -> bool:
+        """Whether every evidence turn was HOT or WARM."""
+        return all(tier in IN_WINDOW for _, tier in self.tiers)
+
+    def data(self) -> dict[str, Any]:
+        """The check as ``audit --json`` writes it."""
+        return {
+            "probe": self.probe,
+            "turn": self.turn,
+            "evidence": [{"turn": turn, "tier": tier} for turn, tier in self.tiers],
+            "in_window": self.in_window,
+        }
+
+
 @attrs.frozen
 class LossAudit:
     """A run's compactions and its losses, measured against its probes."""
@@ -100,6 +135,8 @@ class LossAudit:
     compactions: tuple[CompactionOutcome, ...]
     losses: tuple[AuditedLoss, ...]
     """Every loss, in the order the bench finds them (by compaction or otherwise)."""
+    evidence: tuple[EvidenceCheck, ...] = ()
+    """Each probe with evidence turns, checked at its turn, in the order of the probes."""
 
     def by_kind(self) -> dict[str, KindCount]:
         """The counts of each kind seen at some compaction or loss, in order of appearance:
@@ -128,6 +165,7 @@ class LossAudit:
             "kinds": {kind: count.data() for kind, count in self.by_kind().items()},
             "compactions": [outcome.data() for outcome in self.compactions],
             "losses": [item.data() for item in self.losses],
+            "evidence": [check.data() for check in self.evidence],
         }
 
 
@@ -142,7 +180,16 @@ def loss_audit(run: Run, probes: Sequence[Planted]) -> LossAudit:
         if loss.at is not None:
             lost_at.setdefault(loss.at, Counter())[kind_of(loss)] += 1
     outcomes = []
-    for step, batch, before, _ in steps(run):
+    cited = [(index, probe) for index, probe in enumerate(probes) if _evidence(probe)]
+    checks: dict[int, EvidenceCheck] = {}
+    for step, batch, before, later in steps(run):
+        window = later.window
+        for index, probe in cited:
+            if index not in checks and probe.start <= window.turns:
+                tiers = tuple((turn, window.tier_of(turn)) for turn in _evidence(probe))
+                asked = getattr(probe, "question", None)
+                label = asked if isinstance(asked, str) else probe.text
+                checks[index] = EvidenceCheck(label, window.turns, tiers)
         if not any(isinstance(event, CompactionTriggered) for event in batch):
             continue
         first = run.batch(step)[0] + 1
@@ -160,7 +207,14 @@ def loss_audit(run: Run, probes: Sequence[Planted]) -> LossAudit:
                 )
                 outcomes.append(CompactionOutcome(at, turn, kept, lost_at.get(at, Counter())))
             state = after
-    return LossAudit(tuple(outcomes), audited)
+    evidence = tuple(checks[index] for index, _ in cited if index in checks)
+    return LossAudit(tuple(outcomes), audited, evidence)
+
+
+def _evidence(probe: Planted) -> tuple[int, ...]:
+    """The evidence turns a probe names (none on a probe of the schema before them)."""
+    turns = getattr(probe, "evidence", None) or ()
+    return tuple(turn for turn in turns if isinstance(turn, int) and not isinstance(turn, bool))
 
 
 def _mentioned(texts: Sequence[str], loss: ProbeLoss) -> int | None:
