@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(audit_data(scenario.name, len(probes), audited))
         return 0
-    rows = kinds_shown([probe.kind for probe in probes], audited)
+    rows = kinds_shown([probe.kind for probe in probes if probe.text is not None], audited)
     heading = f"{len(probes)} probes ({origin}), {len(turns)} turns"
     print_lines(audit_lines(scenario.name, heading, audited, rows))
     return 0

@@ -179,6 +179,9 @@ def loss_audit(run: Run, probes: Sequence[Planted]) -> LossAudit:
     for loss in losses:
         if loss.at is not None:
             lost_at.setdefault(loss.at, Counter())[kind_of(loss)] += 1
+    # A question probe may name no string (the probe schema of the long-memory loaders):
+    # what it keeps is its evidence turns, not a text the window shows.
+    looked = [(probe, probe.text) for probe in probes if probe.text is not None]
     outcomes = []
     cited = [(index, probe) for index, probe in enumerate(probes) if _evidence(probe)]
     checks: dict[int, EvidenceCheck] = {}
@@ -188,7 +191,7 @@ def loss_audit(run: Run, probes: Sequence[Planted]) -> LossAudit:
             if index not in checks and probe.start <= window.turns:
                 tiers = tuple((turn, window.tier_of(turn)) for turn in _evidence(probe))
                 asked = getattr(probe, "question", None)
-                label = asked if isinstance(asked, str) else probe.text
+                label = asked if isinstance(asked, str) else (probe.text or "")
                 checks[index] = EvidenceCheck(label, window.turns, tiers)
         if not any(isinstance(event, CompactionTriggered) for event in batch):
             continue
@@ -200,10 +203,10 @@ def loss_audit(run: Run, probes: Sequence[Planted]) -> LossAudit:
                 turn = state.window.turns
                 kept = Counter(
                     kind_of(probe)
-                    for probe in probes
+                    for probe, text in looked
                     if probe.start <= turn
-                    and visible(state.window, probe.text)
-                    and visible(after.window, probe.text)
+                    and visible(state.window, text)
+                    and visible(after.window, text)
                 )
                 outcomes.append(CompactionOutcome(at, turn, kept, lost_at.get(at, Counter())))
             state = after
