@@ -451,6 +451,14 @@ def _add_lab(commands: Any) -> None:
         ),
     )
     bench.add_argument(
+        "--frontier",
+        action="store_true",
+        help=(
+            "say each scenario's cost frontier (usd, else tokens re-sent, against answers "
+            "correct, else probes kept); --plot draws it"
+        ),
+    )
+    bench.add_argument(
         "--columns",
         metavar="NAME,...",
         help=(

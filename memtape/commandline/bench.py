@@ -30,6 +30,7 @@ def run(args: argparse.Namespace) -> int:
         replicates=args.replicates,
         judge=args.judge,
         probes=args.probes,
+        frontier=args.frontier,
         verbose=args.verbose,
         width=terminal_width(),
     )

@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 
@@ -30,6 +30,7 @@ from memtape.lab.bench import (
     run_cells,
 )
 from memtape.lab.files import check_writable, write_atomic
+from memtape.lab.frontier import frontier_lines, frontiers
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
 from memtape.lab.progress import Progress, progress_mode
 from memtape.lab.replicates import folded
@@ -65,6 +66,7 @@ def bench(
     replicates: int | None = None,
     judge: str | None = None,
     probes: str | None = None,
+    frontier: bool = False,
     verbose: bool = False,
     width: int | None = None,
     out: TextIO | None = None,
@@ -85,7 +87,9 @@ def bench(
     uninterrupted sweep gives. With ``replicates``, each cell runs that many times past
     the response cache, and reports each metric's median and spread
     (``memtape.lab.replicates``). ``probes`` (a file) adds its probes to every scenario;
-    ``judge`` (a model) answers the probes' questions (``memtape.lab.judge``)."""
+    ``judge`` (a model) answers the probes' questions (``memtape.lab.judge``). With
+    ``frontier``, each scenario's cost frontier is said under the table, written in the
+    JSON and drawn in the plot (``memtape.lab.frontier``)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if json_out is not None:
@@ -132,20 +136,27 @@ def bench(
     fitted = comparison_table(results, width=console.width, columns=columns)
     console.print(fitted.table)
     notes = _notes(fitted, results, columns, losses=losses)
+    found = frontiers(results) if frontier else []
+    notes.extend(frontier_lines(found))
     fit = console.width if width is not None or out.isatty() else None
     for line in wrapped((note for note in notes if note is not None), fit):
         print(line, file=out)
     if json_out is not None:
-        text = visible(
-            json.dumps(results_data(results, losses=losses), indent=2, ensure_ascii=False), "json"
-        )
-        text += "\n"
-        write_atomic(json_out, text.encode("utf-8"))
-        print(f"wrote {json_out}", file=out)
+        data = results_data(results, losses=losses)
+        if frontier:
+            data["frontiers"] = [each.data() for each in found]
+        _write_json(json_out, data, out)
     if plot_out is not None:
-        png, svg = write_plot(results, plot_out)
+        png, svg = write_plot(results, plot_out, found)
         print(f"wrote {png} and {svg}", file=out)
     return 0
+
+
+def _write_json(path: Path, data: dict[str, Any], out: TextIO) -> None:
+    """Write the results' JSON to ``path`` (at once, or not at all) and say so on ``out``."""
+    text = visible(json.dumps(data, indent=2, ensure_ascii=False), "json") + "\n"
+    write_atomic(path, text.encode("utf-8"))
+    print(f"wrote {path}", file=out)
 
 
 def _notes(
