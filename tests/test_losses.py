@@ -63,6 +63,12 @@ class TestCompactions:
             CompactionOutcome(9, 7, {"command": 1, "number": 1}, {"decision": 1, "url": 1}),
         ) == _ledger().compactions
 
+    def test_a_probe_is_looked_for_in_each_part_never_across_two(self) -> None:
+        session = Session(Policies(compaction=TieredCompaction(budget=5, hot_n=1)))
+        session.execute_all([AddTurn("user", "a x"), AddTurn("user", "y b"), AddTurn("user", "c")])
+        audit = loss_audit(session.run, [Probe("x\x00y", 1, "identifier")])
+        assert {} == audit.by_kind()
+
     def test_a_probe_not_yet_due_is_not_at_stake(self) -> None:
         session = Session(Policies(compaction=TieredCompaction(budget=4, hot_n=1)))
         session.execute_all([AddTurn("user", "a GX-1"), AddTurn("user", "b c")])

@@ -23,6 +23,7 @@ import attrs
 
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.core.run import Run
+from memtape.core.state import Window
 from memtape.projections.metrics import Planted, ProbeLoss, compaction_metrics, steps, visible
 from memtape.reducers import evolve
 
@@ -201,17 +202,35 @@ def loss_audit(run: Run, probes: Sequence[Planted]) -> LossAudit:
             after = evolve(state, event)
             if isinstance(event, CompactionTriggered):
                 turn = state.window.turns
+                shown, kept_shown = _shown(state.window), _shown(after.window)
                 kept = Counter(
                     kind_of(probe)
                     for probe, text in looked
                     if probe.start <= turn
-                    and visible(state.window, text)
-                    and visible(after.window, text)
+                    and _holds(shown, state.window, text)
+                    and _holds(kept_shown, after.window, text)
                 )
                 outcomes.append(CompactionOutcome(at, turn, kept, lost_at.get(at, Counter())))
             state = after
     evidence = tuple(checks[index] for index, _ in cited if index in checks)
     return LossAudit(tuple(outcomes), audited, evidence)
+
+
+_PARTS = "\x00"
+"""What joins a window's parts for one search: no probe taken from a turn's text holds it."""
+
+
+def _shown(window: Window) -> str:
+    """Every text the window shows (the gist, WARM items, HOT turns), joined by ``_PARTS``."""
+    return _PARTS.join(
+        [window.gist, *(item.text for item in window.warm), *(turn.text for turn in window.hot)]
+    )
+
+
+def _holds(shown: str, window: Window, text: str) -> bool:
+    """``visible(window, text)``, found in the window's joined texts ``shown`` in one search
+    (a text holding the joint is looked for part by part, as ``visible`` does)."""
+    return visible(window, text) if _PARTS in text else text in shown
 
 
 def _evidence(probe: Planted) -> tuple[int, ...]:
