@@ -103,6 +103,18 @@ class TestRefusals:
         assert (2, "", 1) == (status, out, len(err.splitlines()))
         assert said in err
 
+    def test_a_session_without_a_compaction_policy_is_refused(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status, _, err = _audit(capsys, "dana-facts")
+        assert (
+            2,
+            "memtape: error: dana-facts: no compaction policy, so nothing a compaction lost\n",
+        ) == (
+            status,
+            err,
+        )
+
     def test_a_session_without_probes_or_anything_to_plant_is_refused(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -29,6 +29,8 @@ from memtape.scenarios import Probe, Scenario, is_scenario, load_scenario
 def run(args: argparse.Namespace) -> int:
     """Audit the session under each policy and print the table (or ``--json``)."""
     scenario, recorded = _session(args)
+    if scenario.policies.compaction is None:
+        raise BadInput(f"{args.session}: no compaction policy, so nothing a compaction lost")
     turns = [step for step in scenario.steps if isinstance(step, AddTurn)]
     probes, origin = _probes(args.probes, scenario, turns)
     specs = [parse_policy(text) for text in args.policy]
@@ -44,8 +46,6 @@ def run(args: argparse.Namespace) -> int:
         ]
     else:
         compaction = scenario.policies.compaction
-        if compaction is None:
-            raise BadInput(f"{args.session}: no compaction policy, so nothing a compaction lost")
         own = (
             recorded
             if recorded is not None
