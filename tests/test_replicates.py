@@ -11,8 +11,9 @@ import pytest
 
 from memtape.cli import main
 from memtape.core.errors import BadInput
-from memtape.lab.bench import Cell, Spread, parse_policy, plan, replicate_settings, run_cell
+from memtape.lab.bench import Cell, parse_policy, plan, replicate_settings, run_cell
 from memtape.lab.replicates import PERCENTILE_95, RANGE, folded, spread_of
+from memtape.lab.spread import Spread
 from memtape.policies.session import COMPACTION, Policies
 from memtape.scenarios import load_scenario
 from tests.llm_runs import scenario
@@ -44,20 +45,6 @@ class TestSpread:
     def test_from_five_on_it_is_the_95_percent_percentile_interval(self) -> None:
         # Inclusive percentiles of 0..10: the 2.5th is 0.25, the 97.5th 9.75.
         assert Spread(5, 0.25, 9.75, PERCENTILE_95) == spread_of(list(range(11)))
-
-    @pytest.mark.parametrize(
-        ("first", "second", "overlap"),
-        [
-            (Spread(5, 4, 6, RANGE), Spread(7, 6, 8, RANGE), True),
-            (Spread(5, 4, 6, RANGE), Spread(8, 7, 9, RANGE), False),
-            (Spread(5, 5, 5, RANGE), Spread(5, 5, 5, RANGE), False),
-            (Spread(5, 5, 5, RANGE), Spread(6, 4, 7, RANGE), True),
-        ],
-    )
-    def test_two_spreads_overlap_when_they_share_a_point_and_one_has_width(
-        self, first: Spread, second: Spread, overlap: bool
-    ) -> None:
-        assert overlap == first.overlaps(second)
 
 
 class TestPlan:

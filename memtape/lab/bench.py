@@ -28,6 +28,7 @@ from memtape.core.spelling import did_you_mean
 from memtape.core.state import State
 from memtape.lab.judge import Judge, Verdict, answer_metrics, question_of
 from memtape.lab.progress import EVERY
+from memtape.lab.spread import Replicated
 from memtape.llm.cache import cache_setting, caching, use_cache
 from memtape.llm.config import ModelConfig
 from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
@@ -165,7 +166,7 @@ class Result:
     recorded no compaction), or None; such a result has no params and no metrics."""
     verdicts: tuple[Verdict, ...] = ()
     """Each question the ``--judge`` model was asked, with its reply and verdict."""
-    spread: "Replicated | None" = None
+    spread: Replicated | None = None
     """For a cell run ``--replicates N`` times, each metric's spread over the replicates
     (``metrics`` then holds the medians); None for a cell run once."""
 
@@ -186,52 +187,6 @@ class Result:
         if losses:
             data["losses"] = [loss.data() for loss in self.losses]
         return data
-
-
-@attrs.frozen
-class Spread:
-    """One metric over a cell's replicates: the median and an interval around it, ``range``
-    (the least and the most) or ``percentile-95`` (the 2.5th and 97.5th percentiles)."""
-
-    median: float
-    low: float
-    high: float
-    interval: str
-
-    def overlaps(self, other: "Spread") -> bool:
-        """Whether the two intervals share a point, and one of them has any width: a
-        difference between their medians would lie inside their spread."""
-        wide = self.high > self.low or other.high > other.low
-        return wide and self.low <= other.high and other.low <= self.high
-
-    def data(self) -> dict[str, Any]:
-        """The spread as the JSON contract writes it."""
-        return {
-            "median": self.median,
-            "low": self.low,
-            "high": self.high,
-            "interval": self.interval,
-        }
-
-
-@attrs.frozen
-class Replicated:
-    """How many replicates a result stands for, each metric's ``Spread`` over them (a metric
-    that was None or not a number in some replicate has none), and for each metric the
-    other policies (labels) on the same scenario whose spread overlaps this one's."""
-
-    replicates: int
-    spreads: dict[str, Spread]
-    within: dict[str, tuple[str, ...]] = attrs.field(factory=dict)
-
-    def data(self) -> dict[str, Any]:
-        """``replicates``, ``spread`` (metric: ``Spread.data``) and ``within_spread`` (metric:
-        the labels of the policies whose difference from this one lies inside the spread)."""
-        return {
-            "replicates": self.replicates,
-            "spread": {name: spread.data() for name, spread in self.spreads.items()},
-            "within_spread": {name: list(labels) for name, labels in self.within.items()},
-        }
 
 
 def plan(

@@ -19,7 +19,8 @@ from typing import Any
 
 import attrs
 
-from memtape.lab.bench import METRICS, Cell, Replicated, Result, Spread
+from memtape.lab.bench import METRICS, Cell, Result
+from memtape.lab.spread import Replicated, Spread
 
 PERCENTILE_FROM = 5
 """The number of replicates from which the interval is a 95% percentile interval."""
