@@ -34,3 +34,11 @@ class TestEvidence:
             "tiered: evidence in the window (HOT or WARM) for 1 of 2 questions, at each one's turn",
             "tiered: 'Which invoice?' at turn 9: turn 2 dropped, turn 3 warm",
         ] == audit_lines("s", "2 probes", audited, [])[-2:]
+
+
+class TestCompactionLines:
+    def test_a_compaction_with_nothing_at_stake_says_so(self) -> None:
+        audited = [_policy("tiered", {}, {})]
+        assert "tiered: event 3 (after turn 2) nothing at stake" in audit_lines(
+            "s", "1 probe", audited, []
+        )

@@ -16,6 +16,7 @@ from memtape.commandline.opening import open_run
 from memtape.commandline.output import print_json, print_lines
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
+from memtape.core.plural import counted
 from memtape.core.run import Run
 from memtape.lab.bench import Cell, parse_policy, policies_for
 from memtape.lab.choices import AUTO
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(audit_data(scenario.name, len(probes), audited))
         return 0
     rows = kinds_shown([probe.kind for probe in probes if probe.text is not None], audited)
-    heading = f"{len(probes)} probes ({origin}), {len(turns)} turns"
+    heading = f"{counted(len(probes), 'probe')} ({origin}), {counted(len(turns), 'turn')}"
     print_lines(audit_lines(scenario.name, heading, audited, rows))
     return 0
 

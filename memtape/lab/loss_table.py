@@ -87,10 +87,8 @@ def _details(policy: AuditedPolicy, rows: Sequence[str]) -> list[str]:
         ]
         kept = sum(outcome.survived.values())
         stake = kept + sum(outcome.lost.values())
-        lines.append(
-            f"{label}: event {outcome.at} (after turn {outcome.turn}) kept {kept} of {stake}"
-            + (f": {', '.join(counts)}" if counts else "")
-        )
+        said = f"kept {kept} of {stake}: {', '.join(counts)}" if stake else "nothing at stake"
+        lines.append(f"{label}: event {outcome.at} (after turn {outcome.turn}) {said}")
     for item in audit.losses:
         loss = item.loss
         kind = visible(UNTYPED if loss.kind is None else loss.kind)
