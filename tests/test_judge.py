@@ -185,3 +185,18 @@ class TestCommandLine:
     def test_a_judge_without_questions_is_refused(self) -> None:
         with pytest.raises(BadInput, match="--judge judge-model: no probe of these scenarios"):
             plan(["refund-desk"], ["tiered"], judge=MODEL)
+
+
+class TestReplicates:
+    def test_each_replicate_asks_afresh_with_its_seed(
+        self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        chat_server.answerer = _answerer
+        for replicate in (0, 1):
+            cell = Cell("refund-desk", parse_policy("tiered"), (), (), MODEL, None, replicate)
+            run_cell(cell, scenario=_desk())
+        assert (10, {0, 1}) == (
+            chat_server.requests,
+            {body["seed"] for body in chat_server.bodies},
+        )
