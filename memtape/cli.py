@@ -283,6 +283,32 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     _add_trust(why)
     why.set_defaults(handler=_command("why"))
 
+    audit = commands.add_parser(
+        "audit",
+        help="what each compaction lost, by probe kind, and which losses a later turn needed",
+        description=(
+            "Count, per probe kind, the probes each compaction kept and lost, with the event "
+            "that lost each one and the first later turn that mentioned it again (a harmful "
+            "loss); one column per --policy."
+        ),
+    )
+    audit.add_argument("session", metavar="SESSION|RUN", help=RUN_HELP)
+    audit.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="NAME[:k=v,...]",
+        help="a compaction policy to re-decide the session under (repeatable: one column each)",
+    )
+    audit.add_argument(
+        "--probes",
+        metavar="auto|FILE",
+        help="the probes to count (default: the scenario's own, else auto)",
+    )
+    audit.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    _add_trust(audit)
+    audit.set_defaults(handler=_command("audit"))
+
     line = commands.add_parser(
         "timeline",
         help="one row per event",
@@ -410,38 +436,8 @@ def _add_lab(commands: Any) -> None:
         action="store_true",
         help="run only the cells whose results --results FILE does not hold yet",
     )
-    bench.add_argument(
-        "--baseline",
-        metavar="OLD.parquet|OLD.jsonl|OLD.json",
-        help="the results --fail-if rules compare each cell with (matched by scenario, "
-        "policy and parameters)",
-    )
-    bench.add_argument(
-        "--fail-if",
-        action="append",
-        default=[],
-        metavar="RULE",
-        help="exit 1 naming each cell where METRIC OP EXPR holds, e.g. "
-        "'probe_retention < baseline - 0.02' (repeatable)",
-    )
-    bench.add_argument(
-        "--fail-if-missing",
-        action="store_true",
-        help="a cell the --baseline lacks fails too (by default it is said, not compared)",
-    )
-    bench.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    bench.add_argument(
-        "--losses", action="store_true", help="list each lost probe and the event that lost it"
-    )
-    bench.add_argument(
-        "--columns",
-        metavar="NAME,...",
-        help=(
-            "the table's metric columns, by their --json names (peak_tokens,hit_at_k,...); "
-            "default: every one that fits the terminal"
-        ),
-    )
-    bench.set_defaults(handler=_command("bench"))
+    _add_gate(bench)
+    _add_lab_tail(bench)
 
     generate = commands.add_parser(
         "generate",
@@ -587,6 +583,76 @@ def _add_lab(commands: Any) -> None:
     _add_header_options(chat, measured=True)
     _add_quiet(chat)
     chat.set_defaults(handler=_command("transcript"))
+
+
+def _add_gate(bench: argparse.ArgumentParser) -> None:
+    """``bench``'s CI gate: a baseline and the rules each cell is held to."""
+    bench.add_argument(
+        "--baseline",
+        metavar="OLD.parquet|OLD.jsonl|OLD.json",
+        help="the results --fail-if rules compare each cell with (matched by scenario, "
+        "policy and parameters)",
+    )
+    bench.add_argument(
+        "--fail-if",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="exit 1 naming each cell where METRIC OP EXPR holds, e.g. "
+        "'probe_retention < baseline - 0.02' (repeatable)",
+    )
+    bench.add_argument(
+        "--fail-if-missing",
+        action="store_true",
+        help="a cell the --baseline lacks fails too (by default it is said, not compared)",
+    )
+
+
+def _add_lab_tail(bench: argparse.ArgumentParser) -> None:
+    """``bench``'s reporting options."""
+    bench.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    bench.add_argument(
+        "--losses", action="store_true", help="list each lost probe and the event that lost it"
+    )
+    bench.add_argument(
+        "--replicates",
+        type=_integer,
+        metavar="N",
+        help=(
+            "run every cell N times past the response cache, each with its own seed; "
+            "report medians and their spread (a 95%% interval from 5 on)"
+        ),
+    )
+    bench.add_argument(
+        "--probes",
+        metavar="FILE",
+        help="add a .toml or .jsonl file's probes to every scenario (questions among them)",
+    )
+    bench.add_argument(
+        "--judge",
+        metavar="MODEL",
+        help=(
+            "ask MODEL each probe's question against the window at its turn, and judge the "
+            "replies that differ from the answer (answers_correct, answers_judged)"
+        ),
+    )
+    bench.add_argument(
+        "--frontier",
+        action="store_true",
+        help=(
+            "say each scenario's cost frontier (usd, else tokens re-sent, against answers "
+            "correct, else probes kept); --plot draws it"
+        ),
+    )
+    bench.add_argument(
+        "--columns",
+        metavar="NAME,...",
+        help=(
+            "the table's metric columns, by their --json names (peak_tokens,hit_at_k,...); "
+            "default: every one that fits the terminal"
+        ),
+    )
+    bench.set_defaults(handler=_command("bench"))
 
 
 def _add_header_options(

@@ -1334,6 +1334,7 @@ INTEGER_OPTIONS = [
     ["fork", "refund-desk", "--out", "f.jsonl", "--at"],
     ["diff", "refund-desk", "dana-facts", "--step"],
     ["bench", "refund-desk", "--policy", "tiered", "--jobs"],
+    ["bench", "refund-desk", "--policy", "tiered", "--replicates"],
     ["generate", "support", "--seed", "1", "--out", "s.toml", "--turns"],
     ["generate", "support", "--turns", "5", "--out", "s.toml", "--seed"],
     ["generate", "support", "--turns", "5", "--seed", "1", "--out", "s.toml", "--probe-every"],

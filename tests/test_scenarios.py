@@ -580,7 +580,7 @@ class TestProbes:
             parse_scenario(text, "p.toml")
         expected = (
             "p.toml: probe 1: kind must be one of path, command, number, identifier, url, "
-            f"constraint, got {message}"
+            f"constraint, decision, got {message}"
         )
         assert expected == str(caught.value)
 

@@ -36,6 +36,10 @@ def run(args: argparse.Namespace) -> int:
         fail_if=args.fail_if,
         fail_if_missing=args.fail_if_missing,
         columns=columns,
+        replicates=args.replicates,
+        judge=args.judge,
+        probes=args.probes,
+        frontier=args.frontier,
         verbose=args.verbose,
         width=terminal_width(),
     )

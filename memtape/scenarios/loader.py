@@ -85,7 +85,7 @@ from memtape.scenarios.usage import Usage, read_usage
 
 _KINDS = tuple(COMMAND_TYPES)
 
-PROBE_KINDS = ("path", "command", "number", "identifier", "url", "constraint")
+PROBE_KINDS = ("path", "command", "number", "identifier", "url", "constraint", "decision")
 """What a probe may say it is (``memtape.lab.probes`` says how ``--probes auto`` tells)."""
 
 
