@@ -31,8 +31,11 @@ from memtape.llm.cache import cache_setting, use_cache
 from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
 from memtape.policies.summarizers import SUMMARIZER_PARAMS
 from memtape.policies.tier_writers import WRITER_PROMPTS
+from memtape.projections.billing.prices import Price, PriceTable, shipped_prices
+from memtape.projections.billing.tally import COST_METRICS, CostTally
 from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics, model_usage
 from memtape.scenarios import SHIPPED, Scenario, load_scenario
+from memtape.scenarios.cost import is_cost_setting, with_cost_settings
 
 BENCHED_AXES = ("compaction", "forgetting")
 """The axes whose policies a bench compares."""
@@ -53,6 +56,7 @@ METRICS = (
     "llm_prompt_tokens",
     "llm_completion_tokens",
     "llm_seconds",
+    *COST_METRICS,
 )
 """The metrics of a result, in the order of the JSON contract.
 
@@ -61,7 +65,10 @@ any reason: the policy's floor (the turns it must keep), a policy that promises 
 budget (``none``), or a broken promise (``Result.over_budget`` says which; the
 table marks the peak with it); false otherwise, and null where ``peak_tokens`` is.
 The ``llm_*`` ones add up the model calls a cell's decisions made
-(``memtape.projections.metrics.model_usage``).
+(``memtape.projections.metrics.model_usage``). The cost ones
+(``memtape.projections.billing.tally.COST_METRICS``) bill a compaction cell's
+requests at the price of the scenario's ``[cost] model`` (or ``--set
+cost.model=NAME``), and are null without one.
 """
 
 
@@ -120,6 +127,8 @@ class Cell:
     settings: tuple[str, ...]
     point: tuple[str, ...]
     """The grid point among ``settings``, shown in labels."""
+    prices: PriceTable | None = None
+    """The price table its run is billed at (``--prices``); None: the shipped one."""
 
     @property
     def label(self) -> str:
@@ -169,8 +178,10 @@ def plan(
     policies: Sequence[str],
     settings: Sequence[str] = (),
     grid: Sequence[str] = (),
+    prices: PriceTable | None = None,
 ) -> list[Cell]:
-    """Every cell to run, each checked to build, so bad input fails before any work."""
+    """Every cell to run, each checked to build (its priced model too, in ``prices`` or the
+    shipped table), so bad input fails before any work."""
     if not scenarios:
         raise BadInput("bench needs at least one scenario")
     if not policies:
@@ -182,8 +193,9 @@ def plan(
         scenario = _scenario(source)
         for spec in specs:
             for point in points:
-                cell = Cell(source, spec, (*settings, *point), point)
+                cell = Cell(source, spec, (*settings, *point), point, prices)
                 idle_reason(scenario, cell)
+                price_for(scenario, cell)
                 cells.append(cell)
     return cells
 
@@ -213,10 +225,14 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
     # A setting for an axis this scenario lacks is skipped (a bench mixes scenarios);
     # one for an unknown axis is kept, so that ``with_settings`` names it.
     given = len(cell.settings) - len(cell.point)
-    sources = (
-        (f"--policy {cell.spec.label}", cell.spec.settings),
-        ("--set", cell.settings[:given]),
-        (f"--grid point {' '.join(cell.point)}", cell.settings[given:]),
+    # The priced model is no policy's: ``price_for`` reads the ``cost.`` settings.
+    sources = tuple(
+        (option, tuple(s for s in more if not is_cost_setting(s)))
+        for option, more in (
+            (f"--policy {cell.spec.label}", cell.spec.settings),
+            ("--set", cell.settings[:given]),
+            (f"--grid point {' '.join(cell.point)}", cell.settings[given:]),
+        )
     )
     # The model comes first, whichever option names it: a policy may need it to build.
     model = [s for _, more in sources for s in more if _axis(s) == LLM]
@@ -236,6 +252,19 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
             reason = str(error).removeprefix("--set: ").removeprefix("--set ")
             raise BadInput(f"{scenario.source}: {option}: {reason}") from None
     return policies
+
+
+def price_for(scenario: Scenario, cell: Cell) -> tuple[Price, str] | None:
+    """The price the cell's run is billed at and its cache lifetime, or None when no model
+    is priced (the scenario's ``[cost]`` and the cell's ``cost.`` settings name none); an
+    unknown model or a bad setting is refused."""
+    cost = with_cost_settings(scenario.cost, cell.settings, f"{scenario.source}: --set")
+    if cost.model is None:
+        return None
+    table = shipped_prices() if cell.prices is None else cell.prices
+    named = any(is_cost_setting(s) and "model" in s.partition("=")[0] for s in cell.settings)
+    where = "--set cost.model" if named else f"{scenario.source}: [cost] model"
+    return table.price(cost.model, where), cost.ttl
 
 
 def _axis(setting: str) -> str:
@@ -304,6 +333,8 @@ def run_cell(
         return Result(scenario.name, cell.label, cell.spec.name, None, metrics, None, (), ())
     session = Session(policies)
     window = WindowTally(scenario.probes, policies.compaction) if axis == "compaction" else None
+    priced = price_for(scenario, cell) if window is not None else None
+    bill = None if priced is None else CostTally(*priced)
     _warm()
     _ready(policies)
     clock = _clock
@@ -323,6 +354,8 @@ def run_cell(
         if window is not None:
             # Measured as the run is made, on the states the session folded anyway.
             window.step(command, events, before, session.state, len(session.run) - len(events))
+        if bill is not None:
+            bill.step(command, events, before, session.state, len(session.run) - len(events))
     metrics["decide_us_per_command"] = spent / len(scenario.steps) / 1000
     metrics.update(model_usage(session.run.events).data())
     budget = None
@@ -342,6 +375,8 @@ def run_cell(
             compactions=tally.compactions,
             probe_retention=tally.probe_retention,
         )
+        if bill is not None:
+            metrics.update(bill.metrics().data())
     else:
         store = forgetting_metrics(session.run)
         metrics.update(

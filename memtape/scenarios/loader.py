@@ -37,7 +37,8 @@ A scenario may plant probes, strings that must stay visible in the window
 An imported scenario carries an ``[import]`` table: the ledger of the import
 (what the transcript held and what became of it, ``memtape.lab.importers.
 ledger``). It is kept as data (``Scenario.imported``), checked to be a
-table, and decides nothing.
+table, and decides nothing. A ``[cost]`` table names the model its runs are
+priced as (``memtape.scenarios.cost``), data beside the steps too.
 """
 
 import json
@@ -67,6 +68,8 @@ from memtape.core.paths import read_regular
 from memtape.core.spelling import did_you_mean
 from memtape.policies.params import Params
 from memtape.policies.session import AXIS_OF, Policies
+from memtape.scenarios.cost import AXIS as COST
+from memtape.scenarios.cost import Cost, read_cost
 from memtape.scenarios.shipped import SHIPPED
 from memtape.scenarios.usage import Usage, read_usage
 
@@ -102,6 +105,8 @@ class Scenario:
     imported: Mapping[str, Any] | None = attrs.field(default=None, eq=False)
     """The ``[import]`` table of an imported scenario (its ledger), as written; None for
     a scenario not imported. Not part of a scenario's equality: it decides nothing."""
+    cost: Cost = attrs.field(factory=Cost)
+    """The model its runs are priced as (``[cost]``; ``memtape.scenarios.cost``)."""
 
 
 def load_scenario(name_or_path: str) -> Scenario:
@@ -183,6 +188,7 @@ def parse_scenario(text: str, source: str) -> Scenario:
     imported = data.pop("import", None)
     if imported is not None and not isinstance(imported, dict):
         raise BadInput(f"{source}: [import] must be a table")
+    cost = read_cost(data.pop(COST), source) if COST in data else Cost()
     policies = Policies.from_params(data, source)
     commands = []
     usage: dict[int, Usage] = {}
@@ -212,7 +218,9 @@ def parse_scenario(text: str, source: str) -> Scenario:
         )
     if not commands:
         raise BadInput(f"{source}: no [[step]] tables: nothing to run")
-    return Scenario(name, about, policies, tuple(commands), source, probes, Map(usage), imported)
+    return Scenario(
+        name, about, policies, tuple(commands), source, probes, Map(usage), imported, cost
+    )
 
 
 def _probes(tables: Any, source: str) -> tuple[Probe, ...]:
