@@ -254,8 +254,9 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
     return policies
 
 
-def price_for(scenario: Scenario, cell: Cell) -> tuple[Price, str] | None:
-    """The price the cell's run is billed at and its cache lifetime, or None when no model
+def price_for(scenario: Scenario, cell: Cell) -> tuple[Price, str, int] | None:
+    """The price the cell's run is billed at, its cache lifetime and its unseen prefix
+    (``memtape.scenarios.cost``), or None when no model
     is priced (the scenario's ``[cost]`` and the cell's ``cost.`` settings name none); an
     unknown model or a bad setting is refused."""
     cost = with_cost_settings(scenario.cost, cell.settings, f"{scenario.source}: --set")
@@ -264,7 +265,7 @@ def price_for(scenario: Scenario, cell: Cell) -> tuple[Price, str] | None:
     table = shipped_prices() if cell.prices is None else cell.prices
     named = any(is_cost_setting(s) and "model" in s.partition("=")[0] for s in cell.settings)
     where = "--set cost.model" if named else f"{scenario.source}: [cost] model"
-    return table.price(cost.model, where), cost.ttl
+    return table.price(cost.model, where), cost.ttl, cost.prefix
 
 
 def _axis(setting: str) -> str:

@@ -40,6 +40,7 @@ from memtape.lab.table import (
     over_budget_lines,
     skipped_line,
 )
+from memtape.projections.billing.prices import PriceTable
 from memtape.projections.wrapping import wrapped
 
 
@@ -64,6 +65,7 @@ def bench(
     out: TextIO | None = None,
     err: TextIO | None = None,
     clock: Callable[[], float] = time.monotonic,
+    prices: PriceTable | None = None,
 ) -> int:
     """Run the bench and report it; the exit status (0). With ``losses``, each lost
     probe is listed after the table with the event that lost it; ``columns`` (metric
@@ -76,7 +78,8 @@ def bench(
     cell, on the cluster at ``address`` or a local instance). With ``results_out``,
     each cell's result is added to that JSONL file as it finishes; with ``resume``,
     the cells it already holds are not run again, and the report is the one an
-    uninterrupted sweep gives."""
+    uninterrupted sweep gives. ``prices`` (``--prices``) bills the cells' runs in place
+    of the shipped price table."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     if json_out is not None:
@@ -84,7 +87,7 @@ def bench(
     if plot_out is not None:
         plot_paths(plot_out)
         check_plotting()
-    cells = plan(scenarios, policies, settings, grid)
+    cells = plan(scenarios, policies, settings, grid, prices)
     if plot_out is not None and not any(has_meter(cell) for cell in cells):
         raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
     if not any(applies(cell) for cell in cells):

@@ -4,7 +4,12 @@
 [cost]
 model = "claude-sonnet-4-5"   # a model of the price table (memtape.projections.billing.prices)
 ttl = "5m"                     # or "1h": how long a cache entry lives (Anthropic's 1-hour write)
+prefix = 3000                  # tokens every request sends before the window (default 0)
 ```
+
+``prefix`` stands for what an agent sends that a transcript does not hold:
+its system prompt and its tools' definitions (``bench --calibrate`` says
+how many tokens a session's recorded usage shows beyond its turns).
 
 Like ``usage``, it is data beside the steps: no policy reads it and no
 event records it, so another model re-prices the same run. An importer
@@ -32,12 +37,16 @@ class Cost:
 
     model: str | None = None
     ttl: str = "5m"
+    prefix: int = 0
+    """Tokens every request sends before the window (a system prompt, tools)."""
 
-    def table(self) -> dict[str, str]:
+    def table(self) -> dict[str, str | int]:
         """The ``[cost]`` table that writes this back."""
-        table = {} if self.model is None else {"model": self.model}
+        table: dict[str, str | int] = {} if self.model is None else {"model": self.model}
         if self.ttl != "5m":
             table["ttl"] = self.ttl
+        if self.prefix:
+            table["prefix"] = self.prefix
         return table
 
 
@@ -52,8 +61,13 @@ def read_cost(value: Any, where: str) -> Cost:
     ttl = params.text("ttl", "5m")
     if ttl not in TTLS:
         raise params.error("ttl", f"must be one of {', '.join(TTLS)}, got {ttl!r}")
+    prefix = params.raw("prefix", 0)
+    if isinstance(prefix, str) and prefix.strip().isdigit():
+        prefix = int(prefix)  # a --set value is text
+    if isinstance(prefix, bool) or not isinstance(prefix, int) or prefix < 0:
+        raise params.error("prefix", f"must be an integer >= 0, got {prefix!r}")
     params.done()
-    return Cost(model, ttl)
+    return Cost(model, ttl, prefix)
 
 
 def is_cost_setting(setting: str) -> bool:

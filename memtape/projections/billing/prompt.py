@@ -1,11 +1,13 @@
 """The prompt each request sends, item by item, kept step by step as a run is made.
 
-A request sends the window in the order an API takes it: the pinned turns
-first (a system prompt, an instructions file: what an API takes before the
-messages), then the COLD gist, the WARM items and the other HOT turns, each
-item at its recorded tokens. Two requests share a prefix up to their first
-item that differs: a compaction that rewrites an early item (a summary
-that changes, a turn that leaves) breaks the prefix from that item on.
+A request sends the window in the order an API takes it: what the agent
+sends that the window does not hold (``[cost] prefix``: a system prompt and
+tool definitions a transcript leaves out), the pinned turns (an instructions
+file: an API takes them before the messages), then the COLD gist, the WARM
+items and the other HOT turns, each item at its recorded tokens. Two
+requests share a prefix up to their first item that differs: a compaction
+that rewrites an early item (a summary that changes, a turn that leaves)
+breaks the prefix from that item on.
 
 Between two compactions a window only gains turns, so the prompt grows by
 appends and the shared prefix is the whole previous prompt: a request costs
@@ -44,10 +46,15 @@ class Prompt:
 class PromptTracker:
     """The prompt of each request, from the windows a run goes through."""
 
-    def __init__(self) -> None:
+    def __init__(self, unseen: int = 0) -> None:
+        self._unseen: tuple[Item, ...] = (("", unseen),) if unseen else ()
+        """What the agent sends before the window's first item and the window does not hold
+        (a system prompt, tool definitions): an item of its own, first and never changed."""
         self._items: list[Item] = []
         self._prefix: list[int] = [0]
-        self._pinned = 0
+        for item in self._unseen:
+            self._append(item)
+        self._pinned = len(self._unseen)
         self._added: list[TurnAdded] = []
         self._rebuild = False
 
@@ -83,7 +90,7 @@ class PromptTracker:
         """Rebuild the prompt from ``window``; how many leading items it shares with the
         previous one."""
         old = self._items
-        pinned = [turn for turn in window.hot if turn.pinned]
+        pinned = [*self._unseen, *(turn for turn in window.hot if turn.pinned)]
         ordered: list[Item] = list(pinned)
         if window.gist:
             ordered.append((window.gist, window.gist_tokens))

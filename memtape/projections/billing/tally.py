@@ -103,20 +103,23 @@ class CostMetrics:
 
 
 class CostTally:
-    """The bill of a run at ``price``, its cache entries living ``ttl``, step by step.
+    """The bill of a run at ``price``, its cache entries living ``ttl``, step by step; each
+    prompt begins with ``unseen`` tokens the window does not hold (``[cost] prefix``).
 
     A step costs its new turns, or the window's size after a compaction (as the
     compaction's fold did): never the run's length.
     """
 
-    def __init__(self, price: Price, ttl: str = "5m") -> None:
+    def __init__(self, price: Price, ttl: str = "5m", unseen: int = 0) -> None:
         self._price = price
         self._write = price.write_price(ttl)
         self._cache = cache_for(price, ttl)
-        self._prompts = PromptTracker()
+        self._prompts = PromptTracker(unseen)
         self._requests: list[Request] = []
         self._compaction: int | None = None
         """The position of the first compaction since the last request."""
+        self.answered: dict[int, int] = {}
+        """Each assistant turn's number, and the index of the request it answered."""
 
     def step(
         self, command: Command, batch: Sequence[Event], before: State, after: State, offset: int
@@ -136,6 +139,7 @@ class CostTally:
             return
         if command.role == "assistant":
             if self._requests:
+                self.answered[after.window.turns] = len(self._requests) - 1
                 answered = self._requests[-1]
                 output = answered.output + sum(turn.tokens for turn in turns)
                 self._requests[-1] = self._priced(attrs.evolve(answered, output=output))
