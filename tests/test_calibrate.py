@@ -1,0 +1,64 @@
+"""``bench --calibrate`` on a Claude Code session that recorded its usage."""
+
+from pathlib import Path
+
+import pytest
+
+from memtape.cli import main
+from memtape.core.errors import BadInput
+from memtape.lab.calibrate import calibrated
+
+FIXTURE = Path(__file__).parent / "fixtures" / "claude-code-usage.jsonl"
+
+
+@pytest.fixture
+def session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """The fixture imported as a scenario (o200k_base, its one compaction recorded)."""
+    out = tmp_path / "session.toml"
+    assert 0 == main(["import", str(FIXTURE), "--out", str(out), "-q"])
+    capsys.readouterr()
+    return str(out)
+
+
+class TestCalibrated:
+    def test_each_turn_with_usage_is_set_beside_the_request_it_answered(self, session: str) -> None:
+        found = calibrated(session, ["cost.model=claude-sonnet-4-5"])
+        # The transcript's prompts (17 to 156 tokens) are below Sonnet's 1,024: nothing
+        # is cached in the simulation, where the agent read about 3,000 a turn.
+        expected = [
+            (2, (17, 0, 0), (10, 3_000, 200)),
+            (4, (156, 0, 0), (5, 3_250, 180)),
+            (7, (46, 0, 0), (8, 900, 50)),
+            (9, (58, 0, 0), (4, 983, 13)),
+        ]
+        actual = [(t.turn, t.simulated, t.recorded) for t in found.calibration.turns]
+        assert (expected, "recorded") == (actual, found.policy)
+
+    def test_the_unseen_prompt_is_the_median_of_what_was_recorded_beyond_the_simulated(
+        self, session: str
+    ) -> None:
+        found = calibrated(session, ["cost.model=claude-sonnet-4-5"])
+        # Recorded minus simulated prompts: 3,193, 3,279, 912, 942; their median.
+        assert round((3_193 + 942) / 2) == found.calibration.unseen
+
+    def test_with_the_unseen_prefix_the_errors_are_pinned(self, session: str) -> None:
+        found = calibrated(session, ["cost.model=claude-sonnet-4-5", "cost.prefix=2068"])
+        calibration = found.calibration
+        # Reads: |0 - 3,000| + |2,085 - 3,250| + |2,068 - 900| + |2,114 - 983| = 6,464.
+        expected = (6_464 / 4, 6_464 / 8_133, 2)
+        actual = (
+            calibration.mean_absolute("cache_read"),
+            calibration.relative("cache_read"),
+            calibration.worst.turn if calibration.worst else None,
+        )
+        assert expected == pytest.approx(actual)
+
+    def test_a_scenario_without_usage_is_refused(self) -> None:
+        with pytest.raises(BadInput) as error:
+            calibrated("refund-desk", ["cost.model=gpt-5"])
+        assert str(error.value).startswith("refund-desk: --calibrate needs turns with the usage")
+
+    def test_a_session_without_a_model_is_refused(self, session: str) -> None:
+        with pytest.raises(BadInput) as error:
+            calibrated(session)
+        assert str(error.value).startswith(f"{session}: --calibrate needs the model to price")
