@@ -54,8 +54,8 @@ def _refusal(tmp_path: Path, text: str) -> tuple[Path, str]:
 
 
 class TestShipped:
-    def test_the_three_seed_scenarios_ship(self) -> None:
-        assert ("refund-desk", "dana-facts", "sleep-pass") == SHIPPED
+    def test_the_three_seed_scenarios_and_the_cache_breaker_ship(self) -> None:
+        assert ("refund-desk", "dana-facts", "sleep-pass", "cache-breaker") == SHIPPED
 
     @pytest.mark.parametrize("name", SHIPPED)
     def test_a_shipped_scenario_loads_by_name(self, name: str) -> None:

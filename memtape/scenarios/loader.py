@@ -43,7 +43,7 @@ priced as (``memtape.scenarios.cost``), data beside the steps too.
 
 import json
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,7 @@ from memtape.core.spelling import did_you_mean
 from memtape.policies.params import Params
 from memtape.policies.session import AXIS_OF, Policies
 from memtape.scenarios.cost import AXIS as COST
-from memtape.scenarios.cost import Cost, read_cost
+from memtape.scenarios.cost import Cost, is_cost_setting, read_cost, with_cost_settings
 from memtape.scenarios.shipped import SHIPPED
 from memtape.scenarios.usage import Usage, read_usage
 
@@ -107,6 +107,17 @@ class Scenario:
     a scenario not imported. Not part of a scenario's equality: it decides nothing."""
     cost: Cost = attrs.field(factory=Cost)
     """The model its runs are priced as (``[cost]``; ``memtape.scenarios.cost``)."""
+
+
+def with_settings(scenario: Scenario, settings: Sequence[str]) -> Scenario:
+    """``scenario`` with ``AXIS.PARAM=VALUE`` settings on top: the ``cost.`` ones change the
+    priced model (``memtape.scenarios.cost``), the others its policies."""
+    if not settings:
+        return scenario
+    cost = with_cost_settings(scenario.cost, settings, "--set")
+    others = [setting for setting in settings if not is_cost_setting(setting)]
+    policies = scenario.policies.with_settings(others) if others else scenario.policies
+    return attrs.evolve(scenario, policies=policies, cost=cost)
 
 
 def load_scenario(name_or_path: str) -> Scenario:
