@@ -11,8 +11,7 @@ from typing import Any
 
 from memtape.core.run import Run
 from memtape.projections.billing.prices import Price
-from memtape.projections.billing.tally import CostTally, Request
-from memtape.projections.metrics import steps
+from memtape.projections.billing.tally import Request, bill_run
 
 
 def turn_request(
@@ -20,10 +19,7 @@ def turn_request(
 ) -> Request | None:
     """The request turn ``turn`` paid for, billed at ``price``; None when it paid for none
     (an assistant turn before any request)."""
-    tally = CostTally(price, ttl, unseen)
-    commands = run.commands
-    for step, batch, before, after in steps(run):
-        tally.step(commands[step - 1], batch, before, after, run.batch(step)[0])
+    tally = bill_run(run, price, ttl, unseen)
     requests = tally.metrics().requests
     index = tally.answered.get(turn)
     if index is not None:

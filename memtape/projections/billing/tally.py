@@ -19,10 +19,12 @@ import attrs
 
 from memtape.core.commands import AddTurn, Command
 from memtape.core.events import CompactionTriggered, Event, TurnAdded
+from memtape.core.run import Run
 from memtape.core.state import State
 from memtape.projections.billing.caches import Bill, cache_for
 from memtape.projections.billing.prices import Price
 from memtape.projections.billing.prompt import PromptTracker
+from memtape.projections.metrics import steps
 
 COST_METRICS = (
     "billed_input_tokens",
@@ -164,3 +166,18 @@ class CostTally:
     def metrics(self) -> CostMetrics:
         """The bill of the steps taken so far."""
         return CostMetrics(tuple(self._requests))
+
+
+def bill_run(
+    run: Run, price: Price, ttl: str = "5m", unseen: int = 0, until: int | None = None
+) -> CostTally:
+    """The tally of ``run``'s steps whose events end at or before event ``until`` (default:
+    every step), billed at ``price``."""
+    tally = CostTally(price, ttl, unseen)
+    commands = run.commands
+    for step, batch, before, after in steps(run):
+        offset = run.batch(step)[0]
+        if until is not None and offset + len(batch) > until:
+            break
+        tally.step(commands[step - 1], batch, before, after, offset)
+    return tally
