@@ -85,6 +85,10 @@ class PriceTable:
             )
         return found
 
+    def knows(self, model: str) -> bool:
+        """Whether ``price`` finds ``model``."""
+        return model in self.models or _DATED.sub("", model) in self.models
+
     def updated(self, other: "PriceTable") -> "PriceTable":
         """This table with ``other``'s rows added, or in place of this one's."""
         return PriceTable({**self.models, **other.models})
