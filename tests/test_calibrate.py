@@ -1,5 +1,6 @@
 """``bench --calibrate`` on a Claude Code session that recorded its usage."""
 
+import json
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,49 @@ class TestCalibrated:
             calibrated("refund-desk", ["cost.model=gpt-5"])
         assert str(error.value).startswith("refund-desk: --calibrate needs turns with the usage")
 
-    def test_a_session_without_a_model_is_refused(self, session: str) -> None:
+    def test_a_session_without_a_model_is_refused(self, session: str, tmp_path: Path) -> None:
+        unpriced = tmp_path / "unpriced.toml"
+        text = Path(session).read_text("utf-8")
+        unpriced.write_text(text.replace('[cost]\nmodel = "claude-sonnet-4-5-20250929"', ""))
         with pytest.raises(BadInput) as error:
-            calibrated(session)
-        assert str(error.value).startswith(f"{session}: --calibrate needs the model to price")
+            calibrated(str(unpriced))
+        assert str(error.value).startswith(f"{unpriced}: --calibrate needs the model to price")
+
+    def test_the_imported_model_is_priced(self, session: str) -> None:
+        assert "claude-sonnet-4-5" == calibrated(session).model
+
+
+class TestCommand:
+    def test_prints_each_kind_and_writes_every_turn_as_json(
+        self, session: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "calibration.json"
+        argv = ["bench", session, "--calibrate", "--set", "cost.model=claude-sonnet-4-5"]
+        assert 0 == main([*argv, "--json", str(out)])
+        lines = capsys.readouterr().out.splitlines()
+        data = json.loads(out.read_text("utf-8"))["calibrations"][0]
+        expected = "  cache read             0       8,133       2,033.2    100.0%"
+        assert (expected, 4, 2_068) == (
+            lines[3],
+            len(data["per_turn"]),
+            data["unseen_prompt_tokens"],
+        )
+
+    def test_a_policy_beside_calibrate_is_refused(
+        self, session: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status = main(["bench", session, "--calibrate", "--policy", "tiered"])
+        expected = (
+            "memtape: error: --calibrate replays each session as its agent ran it: "
+            "give no --policy\n"
+        )
+        assert (2, expected) == (status, capsys.readouterr().err)
+
+    def test_bench_without_calibrate_still_needs_a_policy(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status = main(["bench", "refund-desk"])
+        assert (2, "memtape: error: bench needs at least one --policy\n") == (
+            status,
+            capsys.readouterr().err,
+        )

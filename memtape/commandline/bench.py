@@ -54,7 +54,9 @@ def _calibrate(args: argparse.Namespace, prices: "PriceTable | None") -> int:
 
     if args.policy:
         raise BadInput("--calibrate replays each session as its agent ran it: give no --policy")
-    out = None if args.json is None else check_writable(output_path(args.json))
+    out = None if args.json is None else output_path(args.json)
+    if out is not None:
+        check_writable(out)
     found = [calibrated(source, args.set, prices) for source in args.scenarios]
     for calibration in found:
         for line in calibration_lines(calibration):
