@@ -1,6 +1,7 @@
 """``memtape show`` on a priced run: its bill up to the point shown."""
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,3 +46,29 @@ class TestShow:
             "28,000 cache write, 14 cache breaks)"
         )
         assert expected == last
+
+
+class TestRun:
+    def test_a_model_without_a_price_is_refused_and_nothing_written(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "run.jsonl"
+        status = main(["run", "refund-desk", "--set", "cost.model=gpt5", "--out", str(out)])
+        expected = (
+            "memtape: error: refund-desk: [cost] model: no price for model 'gpt5' "
+            "(--prices FILE.toml adds one): did you mean 'gpt-5'?\n"
+        )
+        assert (2, expected, False) == (status, capsys.readouterr().err, out.exists())
+
+    def test_a_fork_keeps_the_cost_table(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        run, forked = tmp_path / "run.jsonl", tmp_path / "fork.jsonl"
+        assert 0 == main(["run", "cache-breaker", "--out", str(run)])
+        argv = ["fork", str(run), "--at", "19", "--set", "compaction.policy=none"]
+        assert 0 == main([*argv, "--out", str(forked)])
+        capsys.readouterr()
+        cost = show(capsys, str(forked))["cost"]
+        # The sliding window's two compactions before event 19 broke two cached prefixes
+        # (its whole run broke 14); under none, from there on, nothing breaks another.
+        assert ("claude-sonnet-4-5", 2) == (cost["model"], cost["cache_breaks"])

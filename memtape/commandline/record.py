@@ -15,6 +15,11 @@ def run(args: argparse.Namespace) -> int:
     out = run_output(args.out)
     scenario = load_scenario(args.scenario)
     scenario = with_settings(scenario, args.set)
+    if scenario.cost.model is not None:
+        # A model without a price is refused before the run, not when it is shown.
+        from memtape.projections.billing.prices import shipped_prices  # noqa: PLC0415
+
+        shipped_prices().price(scenario.cost.model, f"{scenario.source}: [cost] model")
     session = simulate(scenario, args)
     address = save_run(session, out, scenario.name, cost=scenario.cost.table() or None)
     print(
