@@ -201,3 +201,24 @@ class TestPinnedPrefix:
         ) / 1e6
         assert (2_200, 2_550) == (metrics.cache_read_tokens, metrics.cache_write_tokens)
         assert expected == pytest.approx(metrics.usd, rel=1e-12)
+
+
+class TestRequests:
+    def test_tool_results_in_a_row_go_back_in_one_request(self) -> None:
+        steps = (
+            turn("user", 1100)
+            + turn("assistant", 50)
+            + turn("tool", 100)
+            + turn("tool", 100)
+            + turn("assistant", 50)
+        )
+        metrics = billed(steps, CLAUDE)
+        # Two requests: after the user's turn (1,100 written), and after the second result
+        # (1,350: 1,100 read, 250 written), answered by 50 each.
+        expected = (1_100 * 3.75 + 50 * 15.0 + 1_100 * 0.3 + 250 * 3.75 + 50 * 15.0) / 1e6
+        assert [1, 4] == [request.turn for request in metrics.requests]
+        assert expected == pytest.approx(metrics.usd, rel=1e-12)
+
+    def test_a_result_that_ends_the_run_is_sent(self) -> None:
+        metrics = billed(turn("user", 1100) + turn("assistant", 50) + turn("tool", 100), CLAUDE)
+        assert [1, 3] == [request.turn for request in metrics.requests]

@@ -1,9 +1,10 @@
 """Which compaction broke the cached prefix a turn's request paid for (``memtape why turn:N``).
 
 The run is billed from its start (``CostTally``); the request a turn paid
-for is the one sent after it, or, for an assistant turn, the one it
-answered. When a compaction broke that request's cached prefix, the line
-names the compaction's event and the policy that decided it.
+for is the one sent after it (after the last of a row of tool results), or,
+for an assistant turn, the one it answered. When a compaction broke that
+request's cached prefix, the line names the compaction's event and the
+policy that decided it.
 """
 
 from collections.abc import Callable
@@ -24,7 +25,8 @@ def turn_request(
     index = tally.answered.get(turn)
     if index is not None:
         return requests[index]
-    return next((request for request in requests if request.turn == turn), None)
+    # A tool result's request may be sent after the results that follow it.
+    return next((request for request in requests if request.turn >= turn), None)
 
 
 def blame_data(request: Request | None, policy_at: Callable[[int], str]) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 A request goes out after every turn that is not the assistant's (the model
 is asked to answer it), with the window as it stands after that turn and
 any compaction it triggered; an assistant turn is the answer, billed as
-the output of the request before it. Each request's prompt is billed by
+the output of the request before it. Tool results in a row go back in one
+request (the results of one response's parallel calls), sent after the
+last of them. Each request's prompt is billed by
 the provider's cache (``memtape.projections.billing.caches``) at the run's
 clock, and priced as uncached input + cache reads + cache writes + output.
 
@@ -122,12 +124,17 @@ class CostTally:
         """The position of the first compaction since the last request."""
         self.answered: dict[int, int] = {}
         """Each assistant turn's number, and the index of the request it answered."""
+        self._waiting: State | None = None
+        """The state after the last tool result, whose request is not sent yet."""
 
     def step(
         self, command: Command, batch: Sequence[Event], before: State, after: State, offset: int
     ) -> None:
         """Take one step: its command, its events (the first at ``offset + 1``), the states
         before and after them."""
+        result = isinstance(command, AddTurn) and command.role == "tool"
+        if self._waiting is not None and not result:
+            self._send(self._waiting)
         turns = []
         for position, event in enumerate(batch, start=offset + 1):
             if isinstance(event, TurnAdded):
@@ -146,11 +153,20 @@ class CostTally:
                 output = answered.output + sum(turn.tokens for turn in turns)
                 self._requests[-1] = self._priced(attrs.evolve(answered, output=output))
             return
-        prompt = self._prompts.prompt(after.window)
-        bill = self._cache.bill(prompt, after.clock)
+        # A tool result waits: the results of one response's parallel calls go back in one
+        # request, sent when a turn that is not a result comes (or the run ends).
+        self._waiting = after
+        if not result:
+            self._send(after)
+
+    def _send(self, state: State) -> None:
+        """Send the request of the window in ``state``, at its clock."""
+        self._waiting = None
+        prompt = self._prompts.prompt(state.window)
+        bill = self._cache.bill(prompt, state.clock)
         broken_by = self._compaction if bill.broken else None
         self._compaction = None
-        request = Request(after.window.turns, after.clock, prompt.tokens, bill, 0, 0.0, broken_by)
+        request = Request(state.window.turns, state.clock, prompt.tokens, bill, 0, 0.0, broken_by)
         self._requests.append(self._priced(request))
 
     def _priced(self, request: Request) -> Request:
@@ -164,7 +180,9 @@ class CostTally:
         return attrs.evolve(request, usd=usd)
 
     def metrics(self) -> CostMetrics:
-        """The bill of the steps taken so far."""
+        """The bill of the steps taken so far (a waiting tool result's request sent)."""
+        if self._waiting is not None:
+            self._send(self._waiting)
         return CostMetrics(tuple(self._requests))
 
 
