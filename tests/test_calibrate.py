@@ -54,6 +54,16 @@ class TestCalibrated:
         )
         assert expected == pytest.approx(actual)
 
+    def test_the_prompts_are_priced_on_both_sides(self, session: str) -> None:
+        calibration = calibrated(session).calibration
+        # Sonnet 4.5: input 3.0, cache read 0.3, cache write 3.75 USD per million.
+        recorded = (27 * 3.0 + 8_133 * 0.3 + 443 * 3.75) / 1e6
+        simulated = 277 * 3.0 / 1e6
+        assert (simulated, recorded) == pytest.approx(
+            (calibration.usd(simulated=True), calibration.usd(simulated=False))
+        )
+        assert (simulated - recorded) / recorded == pytest.approx(calibration.usd_error)
+
     def test_a_scenario_without_usage_is_refused(self) -> None:
         with pytest.raises(BadInput) as error:
             calibrated("refund-desk", ["cost.model=gpt-5"])

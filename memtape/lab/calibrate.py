@@ -67,7 +67,9 @@ def calibrated(
         before = session.state
         events = session.execute(command)
         tally.step(command, events, before, session.state, len(session.run) - len(events))
-    comparison = calibrate(tally.metrics().requests, tally.answered, scenario.usage)
+    price, ttl, _ = priced
+    rates = (price.input, price.cache_read, price.write_price(ttl))
+    comparison = calibrate(tally.metrics().requests, tally.answered, scenario.usage, rates)
     return Calibrated(scenario.name, name, priced[0].model, comparison)
 
 
@@ -98,6 +100,11 @@ def calibration_lines(calibrated: Calibrated) -> list[str]:
             f"{'-' if mean is None else f'{mean:,.1f}':>14}"
             f"{'-' if relative is None else f'{relative:.1%}':>10}"
         )
+    error = found.usd_error
+    lines.append(
+        f"  {'prompt USD':<12}{found.usd(simulated=True):>12.4f}{found.usd(simulated=False):>12.4f}"
+        f"{'':>14}{'-' if error is None else f'{error:+.1%}':>10}"
+    )
     worst = found.worst
     if worst is not None:
         lines.append(

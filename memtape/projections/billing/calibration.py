@@ -57,9 +57,28 @@ class Compared:
 
 @attrs.frozen
 class Calibration:
-    """The simulated bill of every turn with recorded usage, beside the recorded one."""
+    """The simulated bill of every turn with recorded usage, beside the recorded one, and
+    the prices of the three kinds (USD per million: input, cache read, cache write)."""
 
     turns: tuple[Compared, ...]
+    prices: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def usd(self, *, simulated: bool) -> float:
+        """What the compared turns' prompts cost, simulated or recorded, in US dollars."""
+        return (
+            sum(
+                self.total(kind, simulated=simulated) * price
+                for kind, price in zip(KINDS, self.prices, strict=True)
+            )
+            / 1_000_000
+        )
+
+    @property
+    def usd_error(self) -> float | None:
+        """The simulated prompts' cost against the recorded, relative to the recorded (None
+        when nothing was recorded)."""
+        recorded = self.usd(simulated=False)
+        return None if not recorded else (self.usd(simulated=True) - recorded) / recorded
 
     def mean_absolute(self, kind: str) -> float | None:
         """The mean absolute error of ``kind`` in tokens (None without turns)."""
@@ -111,6 +130,11 @@ class Calibration:
                 }
                 for kind in KINDS
             },
+            "usd": {
+                "simulated": self.usd(simulated=True),
+                "recorded": self.usd(simulated=False),
+                "relative_error": self.usd_error,
+            },
             "worst_turn": None if worst is None else worst.turn,
             "per_turn": [
                 {"turn": t.turn, "simulated": list(t.simulated), "recorded": list(t.recorded)}
@@ -120,11 +144,14 @@ class Calibration:
 
 
 def calibrate(
-    requests: Sequence[Request], answered: Mapping[int, int], usage: Mapping[int, Billed]
+    requests: Sequence[Request],
+    answered: Mapping[int, int],
+    usage: Mapping[int, Billed],
+    prices: tuple[float, float, float] = (0.0, 0.0, 0.0),
 ) -> Calibration:
     """Each turn of ``usage`` that recorded its input, cache reads and writes (a kind left
     unsaid is 0) beside the simulated request it answered; a turn that answered no request
-    is left out."""
+    is left out. ``prices`` (input, cache read, cache write) price both sides' prompts."""
     compared = []
     for turn in sorted(usage):
         index = answered.get(turn)
@@ -139,4 +166,4 @@ def calibrate(
                 (said.input or 0, said.cache_read or 0, said.cache_write or 0),
             )
         )
-    return Calibration(tuple(compared))
+    return Calibration(tuple(compared), prices)
