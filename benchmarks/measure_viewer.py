@@ -27,7 +27,8 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from benchmarks.test_seek import POLICIES, SEED, commands
-from memtape.policies.session import FORGETTING, Policies, Session
+from memtape.policies.session import Policies, Session
+from memtape.policies.zoo import FORGETTING
 from memtape.runs.files import LoadedRun
 from memtape.viewer.page import view_page
 

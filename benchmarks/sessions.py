@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from functools import cache
 
 from memtape.core.commands import AddTurn
-from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Policies, Session
+from memtape.policies.window.tiered import TieredCompaction
 
 ROLES = ("user", "assistant", "tool")
 """Who speaks in a support session."""

@@ -17,7 +17,8 @@ from benchmarks.conftest import Bench
 from memtape.core.commands import AdvanceClock, Query, WriteFact
 from memtape.core.events import Evicted, Queried
 from memtape.core.state import State
-from memtape.policies.session import FORGETTING, Policies, Session
+from memtape.policies.session import Policies, Session
+from memtape.policies.zoo import FORGETTING
 
 CAPACITY = 1000
 """Active facts in the store when timed (a smoke run shrinks it)."""

@@ -19,8 +19,8 @@ import pytest
 from benchmarks.conftest import Bench, Side
 from benchmarks.sessions import support_session
 from memtape.core.logfile import RunFile, read_run
-from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Policies, Session
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.runs.files import save_run
 
 EVENTS = 1_000_000

@@ -11,8 +11,8 @@ from functools import partial
 from benchmarks.conftest import Bench, Side
 from benchmarks.sessions import support_session
 from memtape.core.commands import AddTurn
-from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.session import Policies, Session
+from memtape.policies.window.no_compaction import NoCompaction
 
 SIZES = {"10k": 10_000, "100k": 100_000}
 """Session lengths in turns, by the name the target uses."""

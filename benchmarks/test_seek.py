@@ -33,9 +33,9 @@ from benchmarks.sessions import _VOCABULARY, MAX_WORDS, MIN_WORDS, ROLE_WEIGHTS,
 from memtape.core.commands import AddTurn, AdvanceClock, Command, ReadFact, WriteFact
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.reducers import fold
 
 EVENTS = 1_000_000

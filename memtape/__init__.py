@@ -25,20 +25,20 @@ if TYPE_CHECKING:
     )
     from memtape.core.errors import BadInput, CorruptLog, MemtapeError, Rejected
     from memtape.core.run import Run
-    from memtape.policies.cache import FirstInFirstOut, LeastFrequentlyUsed, LeastRecentlyUsed
-    from memtape.policies.compaction import TieredCompaction
-    from memtape.policies.consolidation import RuleConsolidation
-    from memtape.policies.forgetting import ImportanceRecencyAccess
-    from memtape.policies.generative_agents import GenerativeAgents
-    from memtape.policies.llm_consolidation import LlmConsolidation
-    from memtape.policies.llm_summary import LlmSummarizer
-    from memtape.policies.memorybank import MemoryBank
-    from memtape.policies.no_compaction import NoCompaction
-    from memtape.policies.recorded import RecordedCompaction
-    from memtape.policies.rolling_summary import RollingSummary
+    from memtape.policies.consolidation.llm import LlmConsolidation
+    from memtape.policies.consolidation.rules import RuleConsolidation
     from memtape.policies.session import Policies, Session
-    from memtape.policies.sliding_window import SlidingWindow
-    from memtape.policies.tool_clearing import ClearToolResults
+    from memtape.policies.store.cache import FirstInFirstOut, LeastFrequentlyUsed, LeastRecentlyUsed
+    from memtape.policies.store.forgetting import ImportanceRecencyAccess
+    from memtape.policies.store.generative_agents import GenerativeAgents
+    from memtape.policies.store.memorybank import MemoryBank
+    from memtape.policies.text.llm_summary import LlmSummarizer
+    from memtape.policies.window.no_compaction import NoCompaction
+    from memtape.policies.window.recorded import RecordedCompaction
+    from memtape.policies.window.rolling_summary import RollingSummary
+    from memtape.policies.window.sliding_window import SlidingWindow
+    from memtape.policies.window.tiered import TieredCompaction
+    from memtape.policies.window.tool_clearing import ClearToolResults
     from memtape.reducers import evolve, fold
     from memtape.runs.files import load_run, save_run
     from memtape.scenarios import load_scenario
@@ -56,20 +56,20 @@ _HOMES = {
     ),
     "memtape.core.errors": ("BadInput", "CorruptLog", "MemtapeError", "Rejected"),
     "memtape.core.run": ("Run",),
-    "memtape.policies.cache": ("FirstInFirstOut", "LeastFrequentlyUsed", "LeastRecentlyUsed"),
-    "memtape.policies.compaction": ("TieredCompaction",),
-    "memtape.policies.consolidation": ("RuleConsolidation",),
-    "memtape.policies.forgetting": ("ImportanceRecencyAccess",),
-    "memtape.policies.generative_agents": ("GenerativeAgents",),
-    "memtape.policies.llm_consolidation": ("LlmConsolidation",),
-    "memtape.policies.llm_summary": ("LlmSummarizer",),
-    "memtape.policies.memorybank": ("MemoryBank",),
-    "memtape.policies.no_compaction": ("NoCompaction",),
-    "memtape.policies.recorded": ("RecordedCompaction",),
-    "memtape.policies.rolling_summary": ("RollingSummary",),
+    "memtape.policies.store.cache": ("FirstInFirstOut", "LeastFrequentlyUsed", "LeastRecentlyUsed"),
+    "memtape.policies.window.tiered": ("TieredCompaction",),
+    "memtape.policies.consolidation.rules": ("RuleConsolidation",),
+    "memtape.policies.store.forgetting": ("ImportanceRecencyAccess",),
+    "memtape.policies.store.generative_agents": ("GenerativeAgents",),
+    "memtape.policies.consolidation.llm": ("LlmConsolidation",),
+    "memtape.policies.text.llm_summary": ("LlmSummarizer",),
+    "memtape.policies.store.memorybank": ("MemoryBank",),
+    "memtape.policies.window.no_compaction": ("NoCompaction",),
+    "memtape.policies.window.recorded": ("RecordedCompaction",),
+    "memtape.policies.window.rolling_summary": ("RollingSummary",),
     "memtape.policies.session": ("Policies", "Session"),
-    "memtape.policies.sliding_window": ("SlidingWindow",),
-    "memtape.policies.tool_clearing": ("ClearToolResults",),
+    "memtape.policies.window.sliding_window": ("SlidingWindow",),
+    "memtape.policies.window.tool_clearing": ("ClearToolResults",),
     "memtape.reducers": ("evolve", "fold"),
     "memtape.runs.files": ("load_run", "save_run"),
     "memtape.scenarios": ("load_scenario",),

@@ -24,7 +24,14 @@ from memtape.commandline.numbers import integer as _integer
 from memtape.core.collector import collector_paused
 from memtape.core.errors import MemtapeError
 from memtape.core.visible import visible
-from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, FORMATS, OBSERVATIONS, PINS
+from memtape.lab.choices import (
+    DATA_SETS,
+    DEFAULT_BUDGET,
+    DEFAULT_HOT_N,
+    FORMATS,
+    OBSERVATIONS,
+    PINS,
+)
 from memtape.llm.cache_location import CACHE_ENV, DEFAULT_CACHE
 from memtape.scenarios.shipped import SHIPPED
 
@@ -276,6 +283,32 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     _add_trust(why)
     why.set_defaults(handler=_command("why"))
 
+    audit = commands.add_parser(
+        "audit",
+        help="what each compaction lost, by probe kind, and which losses a later turn needed",
+        description=(
+            "Count, per probe kind, the probes each compaction kept and lost, with the event "
+            "that lost each one and the first later turn that mentioned it again (a harmful "
+            "loss); one column per --policy."
+        ),
+    )
+    audit.add_argument("session", metavar="SESSION|RUN", help=RUN_HELP)
+    audit.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="NAME[:k=v,...]",
+        help="a compaction policy to re-decide the session under (repeatable: one column each)",
+    )
+    audit.add_argument(
+        "--probes",
+        metavar="auto|FILE",
+        help="the probes to count (default: the scenario's own, else auto)",
+    )
+    audit.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    _add_trust(audit)
+    audit.set_defaults(handler=_command("audit"))
+
     line = commands.add_parser(
         "timeline",
         help="one row per event",
@@ -289,6 +322,7 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     _add_viewer(commands)
 
     _add_lab(commands)
+    _add_record(commands)
     _add_standin(commands)
     for command in _subcommands(parser):
         _add_global_options(command, defaults=False, color=command.prog in COLOURED)
@@ -399,27 +433,20 @@ def _add_lab(commands: Any) -> None:
     )
     bench.add_argument(
         "--results",
-        metavar="FILE.jsonl",
-        help="add each cell's result to FILE as it finishes (a killed sweep keeps them)",
+        action="append",
+        metavar="FILE.jsonl|FILE.parquet",
+        help=(
+            "add each cell's result to FILE.jsonl as it finishes (a killed sweep keeps them); "
+            "write a table, a row per cell, to FILE.parquet (the results extra); both may be given"
+        ),
     )
     bench.add_argument(
         "--resume",
         action="store_true",
         help="run only the cells whose results --results FILE does not hold yet",
     )
-    bench.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    bench.add_argument(
-        "--losses", action="store_true", help="list each lost probe and the event that lost it"
-    )
-    bench.add_argument(
-        "--columns",
-        metavar="NAME,...",
-        help=(
-            "the table's metric columns, by their --json names (peak_tokens,hit_at_k,...); "
-            "default: every one that fits the terminal"
-        ),
-    )
-    bench.set_defaults(handler=_command("bench"))
+    _add_gate(bench)
+    _add_lab_tail(bench)
 
     generate = commands.add_parser(
         "generate",
@@ -482,8 +509,21 @@ def _add_lab(commands: Any) -> None:
     chat.add_argument(
         "--format",
         default="auto",
-        choices=FORMATS,
-        help="the transcript's format (default: auto, told from the content)",
+        choices=FORMATS + DATA_SETS,
+        help=(
+            "the transcript's format (default: auto, told from the content); longmemeval and "
+            "locomo read one item of those data sets' JSON files, with its questions"
+        ),
+    )
+    chat.add_argument(
+        "--question",
+        metavar="ID",
+        help="--format longmemeval: the question_id of the question to import",
+    )
+    chat.add_argument(
+        "--sample",
+        metavar="ID|N",
+        help="--format locomo: the sample_id (or place, from 1) of the conversation to import",
     )
     chat.add_argument(
         "--salient",
@@ -504,7 +544,8 @@ def _add_lab(commands: Any) -> None:
         default=None,
         metavar="NAME",
         help="the tokenizer the compaction policy measures with (default: o200k_base with "
-        "the bpe extra, else words)",
+        "the bpe extra, else words); recorded measures each turn by the provider's recorded "
+        "counts (usage), the default tokenizer the rest",
     )
     chat.add_argument(
         "--sidechains",
@@ -548,23 +589,101 @@ def _add_lab(commands: Any) -> None:
             ".toml ([[probe]] text, from) or .jsonl ({text, from} a line) file (default: none)"
         ),
     )
-    _add_header_options(chat)
+    _add_header_options(chat, measured=True)
     _add_quiet(chat)
     chat.set_defaults(handler=_command("transcript"))
 
 
-def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True) -> None:
+def _add_gate(bench: argparse.ArgumentParser) -> None:
+    """``bench``'s CI gate: a baseline and the rules each cell is held to."""
+    bench.add_argument(
+        "--baseline",
+        metavar="OLD.parquet|OLD.jsonl|OLD.json",
+        help="the results --fail-if rules compare each cell with (matched by scenario, "
+        "policy and parameters)",
+    )
+    bench.add_argument(
+        "--fail-if",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="exit 1 naming each cell where METRIC OP EXPR holds, e.g. "
+        "'probe_retention < baseline - 0.02' (repeatable)",
+    )
+    bench.add_argument(
+        "--fail-if-missing",
+        action="store_true",
+        help="a cell the --baseline lacks fails too (by default it is said, not compared)",
+    )
+
+
+def _add_lab_tail(bench: argparse.ArgumentParser) -> None:
+    """``bench``'s reporting options."""
+    bench.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    bench.add_argument(
+        "--losses", action="store_true", help="list each lost probe and the event that lost it"
+    )
+    bench.add_argument(
+        "--replicates",
+        type=_integer,
+        metavar="N",
+        help=(
+            "run every cell N times past the response cache, each with its own seed; "
+            "report medians and their spread (a 95%% interval from 5 on)"
+        ),
+    )
+    bench.add_argument(
+        "--probes",
+        metavar="FILE",
+        help="add a .toml or .jsonl file's probes to every scenario (questions among them)",
+    )
+    bench.add_argument(
+        "--judge",
+        metavar="MODEL",
+        help=(
+            "ask MODEL each probe's question against the window at its turn, and judge the "
+            "replies that differ from the answer (answers_correct, answers_judged)"
+        ),
+    )
+    bench.add_argument(
+        "--frontier",
+        action="store_true",
+        help=(
+            "say each scenario's cost frontier (usd, else tokens re-sent, against answers "
+            "correct, else probes kept); --plot draws it"
+        ),
+    )
+    bench.add_argument(
+        "--columns",
+        metavar="NAME,...",
+        help=(
+            "the table's metric columns, by their --json names (peak_tokens,hit_at_k,...); "
+            "default: every one that fits the terminal"
+        ),
+    )
+    bench.set_defaults(handler=_command("bench"))
+
+
+def _add_header_options(
+    command: argparse.ArgumentParser, *, turns: bool = True, measured: bool = False
+) -> None:
     """The options a written scenario file takes: where it goes and, for a file of
-    ``turns``, its compaction policy (a store workload has no turns to compact)."""
+    ``turns``, its compaction policy (a store workload has no turns to compact). A
+    ``measured`` import's budget defaults to the largest prompt its usage recorded."""
     command.add_argument("--out", required=True, metavar="SCENARIO.toml", help="the file to write")
     if not turns:
         return
     command.add_argument(
         "--budget",
         type=_integer,
-        default=DEFAULT_BUDGET,
+        default=None if measured else DEFAULT_BUDGET,
         metavar="TOKENS",
-        help=f"the compaction budget (default: {DEFAULT_BUDGET})",
+        help=(
+            "the compaction budget (default: the largest prompt the transcript's usage "
+            f"recorded, rounded down to two significant digits, else {DEFAULT_BUDGET})"
+            if measured
+            else f"the compaction budget (default: {DEFAULT_BUDGET})"
+        ),
     )
     command.add_argument(
         "--hot-n",
@@ -632,6 +751,51 @@ def _add_viewer(commands: Any) -> None:
     _add_settings(live)
     _add_trust(live)
     live.set_defaults(handler=_command("serve"))
+
+
+def _add_record(commands: Any) -> None:
+    """``record``: the capture proxy (memtape/capture)."""
+    record = commands.add_parser(
+        "record",
+        help="run an agent behind a local proxy that records its model requests",
+        description=(
+            "Run CMD with OPENAI_BASE_URL and ANTHROPIC_BASE_URL pointing at a proxy on "
+            "127.0.0.1 that forwards each request to the real provider, relays the response "
+            "as it arrives (streams chunk by chunk), and appends each exchange to a capture "
+            "file: the request, the reassembled response, timings, status and a thread key; "
+            "never a credential or any header off its allow-list. Exits with CMD's status. "
+            "With --serve-only, prints the two variables to export and serves until Ctrl-C."
+        ),
+    )
+    record.add_argument(
+        "--out", required=True, metavar="CAPTURE.jsonl", help="the capture file (appended to)"
+    )
+    record.add_argument(
+        "--port", type=_integer, default=0, help="the proxy's port (default: a free one)"
+    )
+    record.add_argument(
+        "--upstream-openai",
+        metavar="URL",
+        help="where OpenAI requests go (default: $OPENAI_BASE_URL, else https://api.openai.com/v1)",
+    )
+    record.add_argument(
+        "--upstream-anthropic",
+        metavar="URL",
+        help=(
+            "where Anthropic requests go (default: $ANTHROPIC_BASE_URL, else "
+            "https://api.anthropic.com)"
+        ),
+    )
+    record.add_argument(
+        "--serve-only", action="store_true", help="run no command: serve until Ctrl-C"
+    )
+    record.add_argument(
+        "command",
+        nargs=argparse.REMAINDER,
+        metavar="-- CMD [ARGS...]",
+        help="the agent to run, after --",
+    )
+    record.set_defaults(handler=_command("capture"))
 
 
 def _add_standin(commands: Any) -> None:

@@ -22,7 +22,7 @@ from memtape.core.events import (
 from memtape.core.plural import counted
 from memtape.core.state import State
 from memtape.core.visible import quoted, visible
-from memtape.policies.protocols import ForgettingPolicy
+from memtape.policies.plumbing.protocols import ForgettingPolicy
 from memtape.policies.session import Session
 from memtape.projections.meter import Meter
 from memtape.projections.text import meter_line, paint, render_view

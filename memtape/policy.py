@@ -52,8 +52,8 @@ from memtape.core.events import (
     WarmItem,
 )
 from memtape.core.state import INITIAL_STATE, Fact, Memory, State, Store, Window
-from memtape.policies.params import Params
-from memtape.policies.promises import (
+from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.promises import (
     BUDGET,
     CAPACITY,
     EVICTS_WEAKEST,
@@ -63,7 +63,7 @@ from memtape.policies.promises import (
     SUPERSEDES,
     WELL_FORMED,
 )
-from memtape.policies.protocols import (
+from memtape.policies.plumbing.protocols import (
     BudgetedCompaction,
     CompactionPolicy,
     ConsolidationPolicy,
@@ -71,11 +71,11 @@ from memtape.policies.protocols import (
     Scored,
     VerbatimCompaction,
 )
-from memtape.policies.store_rules import RankedStore, by_rank
-from memtape.policies.store_rules import decide as decide_by_rank
-from memtape.policies.tokenizers import Tokenizer, WordCount, tokenizer_named
-from memtape.policies.turns import arriving
-from memtape.policies.units import Newest, Unit, kept_tokens, newest, units
+from memtape.policies.store.rules import RankedStore, by_rank
+from memtape.policies.store.rules import decide as decide_by_rank
+from memtape.policies.text.tokenizers import Tokenizer, WordCount, tokenizer_named
+from memtape.policies.window.turns import arriving
+from memtape.policies.window.units import Newest, Unit, kept_tokens, newest, units
 
 __all__ = [
     "BUDGET",

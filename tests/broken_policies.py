@@ -10,14 +10,14 @@ from memtape.core.commands import ROLES, AddTurn, Query, ReadFact, WriteFact
 from memtape.core.errors import Rejected
 from memtape.core.events import CompactionTriggered, Event, Evicted, TurnAdded
 from memtape.core.state import State, Store, Window
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.params import Params
-from memtape.policies.promises import BUDGET, WELL_FORMED
-from memtape.policies.protocols import Scored
-from memtape.policies.sliding_window import SlidingWindow
-from memtape.policies.turns import arriving
+from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.promises import BUDGET, WELL_FORMED
+from memtape.policies.plumbing.protocols import Scored
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.window.no_compaction import NoCompaction
+from memtape.policies.window.sliding_window import SlidingWindow
+from memtape.policies.window.tiered import TieredCompaction
+from memtape.policies.window.turns import arriving
 from memtape.reducers import fold
 
 

@@ -14,8 +14,8 @@ from memtape.core.commands import (
     RecordEpisode,
     WriteFact,
 )
-from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Session
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.scenarios import load_scenario
 from memtape.viewer.serve import LiveRun
 

@@ -3,7 +3,7 @@
 from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, Event
 from memtape.core.state import INITIAL_STATE, State
-from memtape.policies.protocols import CompactionPolicy
+from memtape.policies.plumbing.protocols import CompactionPolicy
 from memtape.reducers import evolve
 from memtape.scenarios.writer import toml_value
 

@@ -13,11 +13,11 @@ from memtape.core.errors import BadInput
 from memtape.core.events import Event, Evicted
 from memtape.core.run import Run
 from memtape.core.state import State
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.recorded import CompactionRecord, RecordedCompaction
-from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.window.recorded import CompactionRecord, RecordedCompaction
+from memtape.policies.window.rolling_summary import RollingSummary
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.projections import audit as audit_module
 from memtape.projections.audit import (
     FactTarget,

@@ -29,9 +29,9 @@ from memtape.lab.bench import (
     run_cells,
 )
 from memtape.lab.generate import support_session
-from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Session
-from memtape.policies.tokenizers import WordCount
+from memtape.policies.text.tokenizers import WordCount
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.projections.metrics import compaction_metrics
 from memtape.scenarios import load_scenario
 
@@ -514,6 +514,41 @@ def test_result_data_is_the_contract_row() -> None:
         "params": {"budget": 3},
         "metrics": {"peak_tokens": 1},
     } == result.data()
+
+
+class TestProbesFile:
+    def test_a_file_s_probes_are_checked_beside_the_scenario_s(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """refund-desk's own two probes stay visible; ORD-3300, said at turn 1 and due from
+        turn 2, is dropped by tiered's first compaction (turn 4), so fewer checks pass."""
+        extra = tmp_path / "extra.toml"
+        extra.write_text('[[probe]]\ntext = "ORD-3300"\nfrom = 2\nkind = "identifier"\n')
+        out = tmp_path / "bench.json"
+        argv = ["refund-desk", "--policy", "tiered", "-q", "--jobs", "1"]
+        assert 0 == _bench(capsys, *argv, "--json", str(out))[0]
+        alone = json.loads(out.read_text("utf-8"))["results"][0]["metrics"]["probe_retention"]
+        assert 0 == _bench(capsys, *argv, "--probes", str(extra), "--json", str(out))[0]
+        data = json.loads(out.read_text("utf-8"))["results"][0]
+        assert data["metrics"]["probe_retention"] < alone
+        assert "ORD-3300" in [
+            loss["probe"]
+            for loss in bench.results_data(
+                [bench.run_cell(bench.plan(["refund-desk"], ["tiered"], probes=str(extra))[0])],
+                losses=True,
+            )["results"][0]["losses"]
+        ]
+
+    def test_a_bad_file_is_one_line_and_nothing_runs(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        extra = tmp_path / "extra.toml"
+        extra.write_text('[[probe]]\ntext = ""\nfrom = 2\n')
+        status, out, err = _bench(
+            capsys, "refund-desk", "--policy", "tiered", "--probes", str(extra)
+        )
+        assert (2, "", 1) == (status, out, len(err.splitlines()))
+        assert f"{extra}: probe 1" in err
 
 
 class TestCost:

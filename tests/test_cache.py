@@ -1,4 +1,4 @@
-"""memtape.policies.cache: LRU (last touch), LFU (reads) and FIFO (write time)."""
+"""memtape.policies.store.cache: LRU (last touch), LFU (reads) and FIFO (write time)."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -7,8 +7,8 @@ import pytest
 from memtape.core.commands import AdvanceClock, Command, Query, ReadFact, WriteFact
 from memtape.core.errors import BadInput
 from memtape.core.events import Evicted
-from memtape.policies.cache import FirstInFirstOut, LeastFrequentlyUsed, LeastRecentlyUsed
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.cache import FirstInFirstOut, LeastFrequentlyUsed, LeastRecentlyUsed
 
 Cache = LeastRecentlyUsed | LeastFrequentlyUsed | FirstInFirstOut
 

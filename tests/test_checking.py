@@ -14,8 +14,8 @@ from memtape.core.chain import Signature
 from memtape.core.commands import WriteFact
 from memtape.core.errors import BadInput
 from memtape.core.state import Store
-from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
 from memtape.runs.files import save_run
 from memtape.scenarios import SHIPPED, load_scenario
 from tests.chained import (

@@ -21,8 +21,8 @@ from memtape.cli import _parser, _subcommands, main
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn
 from memtape.core.extras import install_hint
-from memtape.policies import tokenizers
 from memtape.policies.session import Session
+from memtape.policies.text import tokenizers
 from memtape.scenarios import load_scenario
 from tests.chained import FORGED_CLOCK, forged_past_head, forged_rows, stripped, unchained
 
@@ -1334,6 +1334,7 @@ INTEGER_OPTIONS = [
     ["fork", "refund-desk", "--out", "f.jsonl", "--at"],
     ["diff", "refund-desk", "dana-facts", "--step"],
     ["bench", "refund-desk", "--policy", "tiered", "--jobs"],
+    ["bench", "refund-desk", "--policy", "tiered", "--replicates"],
     ["generate", "support", "--seed", "1", "--out", "s.toml", "--turns"],
     ["generate", "support", "--turns", "5", "--out", "s.toml", "--seed"],
     ["generate", "support", "--turns", "5", "--seed", "1", "--out", "s.toml", "--probe-every"],
@@ -1347,6 +1348,7 @@ INTEGER_OPTIONS = [
     ["import", "chat.jsonl", "--out", "s.toml", "--hot-n"],
     ["serve", "refund-desk", "--port"],
     ["llm-standin", "--port"],
+    ["record", "--out", "c.jsonl", "--port"],
 ]
 """Every whole-number option, after the arguments its command needs."""
 

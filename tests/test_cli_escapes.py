@@ -323,6 +323,13 @@ class TestWritingCommands:
         assert (0, [], []) == (outcome.status, acting(outcome.out), acting(outcome.err))
         assert "missing at turn" in outcome.out
 
+    def test_the_bench_gate_prints_none(self, cli: Cli, evil: Path) -> None:
+        outcome = cli(
+            "bench", str(evil), "--policy", "tiered", "-q", "--fail-if", "compactions > -1"
+        )
+        assert (1, [], []) == (outcome.status, acting(outcome.out), acting(outcome.err))
+        assert "regressed: evil" in outcome.out
+
     def test_bench_json_file_holds_none_and_the_name_exact(
         self, cli: Cli, evil: Path, tmp_path: Path
     ) -> None:

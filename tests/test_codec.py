@@ -97,6 +97,7 @@ COMMANDS: list[Command] = [
     AddTurn("user", "hi"),
     AddTurn("tool", "result", salient=False),
     AddTurn("user", "decision", salient=True),
+    AddTurn("assistant", "measured", tokens=96),
     AdvanceClock(1 / 3),
     WriteFact("name", "Dana", AWKWARD),
     WriteFact("contact", "phone", 0.6, supersedes="contact"),
@@ -335,6 +336,35 @@ class TestCommandRoundTrip:
         command_from_data(data)
 
         assert {"kind": "episode", "text": "x"} == data
+
+
+class TestMeasuredTurns:
+    def test_a_turn_without_tokens_is_written_as_before_they_existed(self) -> None:
+        """No ``tokens`` key: a run's bytes, and its chain, are what they were."""
+        expected: dict[str, Any] = {
+            "kind": "turn",
+            "role": "user",
+            "text": "hi",
+            "salient": None,
+            "calls": [],
+            "answers": [],
+            "pin": False,
+        }
+        assert expected == command_data(AddTurn("user", "hi"))
+
+    def test_a_turn_line_without_tokens_reads_back_by_the_fast_path(self) -> None:
+        data = command_data(AddTurn("user", "hi"))
+        del data["kind"]
+
+        assert AddTurn("user", "hi") == _FAST[AddTurn](data)
+
+    def test_a_measured_turn_writes_its_tokens(self) -> None:
+        assert 96 == command_data(AddTurn("assistant", "x", tokens=96))["tokens"]
+
+    def test_tokens_that_are_no_integer_are_named(self) -> None:
+        data = {**command_data(AddTurn("user", "hi")), "tokens": "96"}
+
+        assert "turn.tokens" in _bad_command(data)
 
 
 class TestCommandStrictness:

@@ -1,4 +1,4 @@
-"""memtape.policies.compaction: the tiered compaction decider and its parameters."""
+"""memtape.policies.window.tiered: the tiered compaction decider and its parameters."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -10,8 +10,8 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
 from memtape.core.state import INITIAL_STATE
-from memtape.policies.compaction import TieredCompaction, gist_for
-from memtape.policies.tokenizers import WordCount
+from memtape.policies.text.tokenizers import WordCount
+from memtape.policies.window.tiered import TieredCompaction, gist_for
 from tests.playing import answering, calling, compaction, pinned, play, staying, words
 
 
@@ -366,7 +366,8 @@ class TestCommandTypes:
 class TestDefaultWriters:
     def test_the_defaults_are_the_writers_own(self) -> None:
         """The names tiered compaction treats as needing no writer are tier_writers' defaults."""
-        from memtape.policies import compaction, tier_writers  # noqa: PLC0415
+        from memtape.policies.text import tier_writers  # noqa: PLC0415
+        from memtape.policies.window import tiered as compaction  # noqa: PLC0415
 
         expected = {"warm": tier_writers.VERBATIM, "gist": tier_writers.COUNT}
         assert expected == compaction.DEFAULT_WRITERS

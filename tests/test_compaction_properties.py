@@ -19,10 +19,11 @@ from memtape.checking.invariants import check_tiers, check_token_total
 from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.core.state import INITIAL_STATE, State
-from memtape.policies.promises import BUDGET, RECENT_VERBATIM
-from memtape.policies.protocols import CompactionPolicy
-from memtape.policies.session import COMPACTION, Policies, Session
-from memtape.policies.tokenizers import TOKENIZERS
+from memtape.policies.plumbing.promises import BUDGET, RECENT_VERBATIM
+from memtape.policies.plumbing.protocols import CompactionPolicy
+from memtape.policies.session import Policies, Session
+from memtape.policies.text.tokenizers import TOKENIZERS
+from memtape.policies.zoo import COMPACTION
 from memtape.reducers import fold
 from memtape.testing.strategies import add_turns
 from tests.suite_profile import examples

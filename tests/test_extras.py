@@ -12,8 +12,8 @@ import pytest
 
 from memtape.core.errors import BadInput
 from memtape.core.extras import install_hint
-from memtape.policies import tokenizers
-from memtape.policies.tokenizers import Cl100kBase
+from memtape.policies.text import tokenizers
+from memtape.policies.text.tokenizers import Cl100kBase
 
 Installed = Callable[[dict[str, Any] | None], None]
 """Makes memtape look installed as a ``direct_url.json`` says (None: from an index)."""

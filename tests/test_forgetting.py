@@ -1,4 +1,4 @@
-"""memtape.policies.forgetting: importance x recency x access, supersession, eviction."""
+"""memtape.policies.store.forgetting: importance x recency x access, supersession, eviction."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -12,7 +12,7 @@ from memtape.core.commands import AdvanceClock, ReadFact, WriteFact
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import ClockAdvanced, Event, Evicted, FactRead, FactWritten, Superseded
 from memtape.core.state import INITIAL_STATE, Fact, Facts, State, Store
-from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
 from memtape.reducers import evolve
 
 POLICY = ImportanceRecencyAccess(capacity=4, half_life=4.0, access_boost=0.1)

@@ -14,9 +14,10 @@ from memtape.core.commands import Command, Query, WriteFact
 from memtape.core.errors import Rejected
 from memtape.core.events import Evicted, FactRead, Queried
 from memtape.core.state import State
-from memtape.policies.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
-from memtape.policies.session import FORGETTING, Policies, Session
-from memtape.policies.store_rules import weakest
+from memtape.policies.plumbing.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
+from memtape.policies.session import Policies, Session
+from memtape.policies.store.rules import weakest
+from memtape.policies.zoo import FORGETTING
 from memtape.reducers import evolve, fold
 from memtape.testing.strategies import store_command_sequences
 from tests.suite_profile import examples

@@ -33,6 +33,7 @@ class TestSupport:
         scenario = parse_scenario(support_session(400, 3), "gen.toml")
         texts = [step.text for step in scenario.steps if isinstance(step, AddTurn)]
         for probe in scenario.probes:
+            assert probe.text is not None
             assert [probe.start] == [n for n, text in enumerate(texts, 1) if probe.text in text]
 
     def test_every_probe_is_visible_at_its_own_turn(self) -> None:

@@ -1,4 +1,4 @@
-"""memtape.policies.generative_agents: Park et al.'s retrieval score as a forgetting policy.
+"""memtape.policies.store.generative_agents: Park et al.'s retrieval score as a forgetting policy.
 
 score = w_recency x recency' + w_importance x importance' (+ w_relevance x relevance' for a
 query), each primed factor min-max normalized over the active facts; recency = decay **
@@ -15,9 +15,9 @@ from memtape.core.commands import AdvanceClock, Command, Query, ReadFact, WriteF
 from memtape.core.errors import BadInput
 from memtape.core.events import Evicted, FactWritten, Queried
 from memtape.core.state import Fact
-from memtape.policies.generative_agents import GenerativeAgents, min_max
-from memtape.policies.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
+from memtape.policies.plumbing.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.generative_agents import GenerativeAgents, min_max
 
 POLICY = GenerativeAgents(capacity=5)
 R100 = 0.995**100.0

@@ -17,10 +17,10 @@ from memtape.core.events import (
     WarmItem,
 )
 from memtape.core.state import State
-from memtape.policies.compaction import TieredCompaction, gist_for
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.protocols import Scored
+from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.session import Session
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.window.tiered import TieredCompaction, gist_for
 from memtape.scenarios import load_scenario
 
 DECAY_AT_6 = 0.5**1.5

@@ -246,6 +246,8 @@ class TestLedgerOnTheCommandLine:
                 "tool calls: 2 in, 1 out, 1 in entries left out",
                 "tool results: 2 in, 1 out, 1 in entries left out",
                 "left out: 3 rewound branch entries (holding 1 call and 1 result)",
+                "budget: 22,000 tokens, the largest prompt the provider's usage recorded (22,426) "
+                "rounded down; --budget sets another",
                 "tokens: o200k_base counts 34 where the provider's usage counts 424, "
                 "over 2 of 5 turns: ratio 0.08",
             ],

@@ -484,7 +484,7 @@ class TestTolerance:
 class TestCounts:
     def test_import_tells_each_compaction_s_counts_beside_memtape_s(self, tmp_path: Path) -> None:
         told: list[str] = []
-        text = import_transcript(PRESERVED, tokenizer="words", told=told.append)
+        text = import_transcript(PRESERVED, tokenizer="words", budget=2000, told=told.append)
         expected = (
             "compaction before turn 9 (manual): the agent counted 162,044 → 18,311 tokens; "
             "memtape counts 72 → 50 (words, turns only)"

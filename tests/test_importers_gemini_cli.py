@@ -117,6 +117,25 @@ class TestLines:
             read_transcript(path)
         assert str(caught.value).startswith(f"{path}:2: a Gemini CLI record is a message")
 
+    def test_a_rewind_to_a_message_the_file_lacks_is_refused_naming_it(
+        self, tmp_path: Path
+    ) -> None:
+        """Not a silent drop of every message before it: the rewind cannot be applied."""
+        path = write_lines(
+            tmp_path / "session.jsonl",
+            {"sessionId": "s1", "projectHash": "p1"},
+            {"id": "m1", "type": "user", "content": "hello"},
+            {"id": "m2", "type": "gemini", "content": "hi"},
+            {"$rewindTo": "m9"},
+        )
+        with pytest.raises(BadInput) as caught:
+            read_transcript(path)
+        expected = (
+            f"{path}:4: $rewindTo names message 'm9', which no message before it has: the "
+            "rewind cannot be applied (it would drop the whole chat)"
+        )
+        assert expected == str(caught.value)
+
 
 class TestMessages:
     def test_a_call_without_a_result_is_made_and_said(self, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memtape.core.errors import BadInput
-from memtape.lab.importers import Compaction, read_transcript
+from memtape.lab.importers import Compaction, otel, read_transcript
 from memtape.scenarios.usage import Usage
 from tests.transcripts import fixture, imported, turns_of, unpaired, write_json
 
@@ -339,3 +339,36 @@ class TestRefusals:
         path = _trace(tmp_path / "t.json", _call(1, [result], _text("assistant", "ok")))
         with pytest.raises(BadInput, match="a tool result for call 'gone'"):
             read_transcript(path)
+
+
+class TestLedger:
+    def test_a_result_the_reader_takes_for_resent_is_named_from_the_spans(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The ledger counts the ids each span's own messages hold, not the messages the
+        reader took as new: a reader that wrongly skips the tool results is refused."""
+        difference = otel._Reader._difference
+
+        def losing(self: Any, context: Any, call: Any, pre_tokens: Any) -> Any:
+            new, kept = difference(self, context, call, pre_tokens)
+            results = [m for m in new if m.role == "tool"]
+            return [m for m in new if m not in results], kept
+
+        monkeypatch.setattr(otel._Reader, "_difference", losing)
+        with pytest.raises(BadInput) as caught:
+            read_transcript(TRACE)
+        expected = (
+            f"{TRACE}:1: resourceSpans[0].scopeSpans[0].spans[4]: tool result for call "
+            "'call_spec' is in the file but not in the imported turns: the import would lose it"
+        )
+        assert expected == str(caught.value)
+
+    def test_a_resent_call_counts_once_and_a_new_conversation_s_again(self) -> None:
+        ledger = read_transcript(TRACE).ledger
+        assert ledger is not None
+        assert (5, 5, 5, 5) == (
+            ledger.calls_in,
+            ledger.calls_out,
+            ledger.results_in,
+            ledger.results_out,
+        )

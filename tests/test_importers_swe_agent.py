@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 
 from memtape.core.errors import BadInput
-from memtape.lab.importers import read_transcript
+from memtape.lab.importers import read_transcript, swe_agent
 from tests.transcripts import any_records, fixture, turns_of, unpaired, write_json
 
 CALLING = fixture("swe-agent-function-calling.traj")
@@ -120,6 +120,24 @@ class TestMessages:
 
     def test_format_swe_agent_forces_the_reader(self) -> None:
         assert "swe-agent" == read_transcript(TEXT, "swe-agent").format
+
+
+class TestLedger:
+    def test_a_call_the_reader_loses_is_named_from_the_file(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The ledger reads the ids from the history itself: a reader that built no call and
+        no answer (as if it missed the fields) is refused, not trusted."""
+        monkeypatch.setattr(swe_agent, "listed", lambda data, key, where: [])
+        monkeypatch.setattr(swe_agent, "_answers", lambda data, where: [])
+        first = _history(CALLING)[2]["tool_calls"][0]["id"]
+        with pytest.raises(BadInput) as caught:
+            read_transcript(CALLING)
+        expected = (
+            f"{CALLING}: history[2]: tool call {first!r} is in the file but not in the "
+            "imported turns: the import would lose it"
+        )
+        assert expected == str(caught.value)
 
 
 class TestAnyRecords:

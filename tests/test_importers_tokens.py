@@ -10,19 +10,26 @@ from pathlib import Path
 import pytest
 
 from memtape.cli import main
+from memtape.core.commands import AddTurn
+from memtape.core.events import TurnAdded
 from memtape.core.extras import install_hint
 from memtape.lab.importers import import_transcript, read_transcript
 from memtape.lab.importers.tokens import (
     CODE_HEAVY,
+    RECORDED,
+    RecordedBudget,
     Segment,
     TokenizerWarning,
     code_share,
     compare,
     looks_like_code,
     provider_segments,
+    recorded_counts,
+    shares,
 )
 from memtape.lab.importers.transcript import Compaction, Turn
-from memtape.policies.tokenizers import O200kBase
+from memtape.policies.text.tokenizers import O200kBase, WordCount
+from memtape.runs.files import load_run
 from memtape.scenarios import parse_scenario
 from memtape.scenarios.usage import Usage
 
@@ -206,3 +213,153 @@ class TestComparison:
     ) -> None:
         assert 0 == main(["import", str(PROSE), "--out", str(tmp_path / "s.toml")])
         assert "tokens:" not in capsys.readouterr().out
+
+
+def _measured(path: Path) -> tuple[list[AddTurn], dict[str, object]]:
+    """The turn steps of ``path`` imported under ``--tokenizer recorded``, and its ledger."""
+    scenario = parse_scenario(import_transcript(path, tokenizer=RECORDED, budget=2000), "s.toml")
+    turns = [step for step in scenario.steps if isinstance(step, AddTurn)]
+    assert scenario.imported is not None
+    return turns, dict(scenario.imported)
+
+
+class TestRecordedTokens:
+    @pytest.mark.parametrize(
+        ("name", "covered", "recorded"),
+        [
+            ("claude-code-usage.jsonl", 6, 309),
+            ("codex-rollout.jsonl", 12, 5777),
+            ("gemini-cli-session.json", 13, 2710),
+        ],
+    )
+    def test_the_turns_the_usage_covers_cost_what_the_provider_counted(
+        self, name: str, covered: int, recorded: int
+    ) -> None:
+        """Each response's output and each growth of the prompt, shared among its turns."""
+        turns, ledger = _measured(FIXTURES / name)
+        counts = [turn.tokens for turn in turns if turn.tokens is not None]
+        assert (covered, recorded) == (len(counts), sum(counts))
+        assert (covered, {O200kBase.name: len(turns) - covered}) == (
+            ledger["tokens_recorded"],
+            ledger["tokens_measured"],
+        )
+
+    @pytest.mark.parametrize("name", ["gemini-cli-session.json", "gemini-cli-session.jsonl"])
+    def test_without_a_compaction_the_counts_add_up_to_the_last_request(self, name: str) -> None:
+        """The last prompt, less the first (the agent's own prompt, which no turn shows), and
+        the last response's output."""
+        transcript = read_transcript(FIXTURES / name)
+        usages = [turn.usage for turn in transcript.turns if turn.usage is not None]
+        prompts = [u.input + (u.cache_read or 0) + (u.cache_write or 0) for u in usages]  # type: ignore[operator]
+        turns, _ = _measured(FIXTURES / name)
+        last = usages[-1].output
+        assert last is not None
+        assert prompts[-1] - prompts[0] + last == sum(turn.tokens or 0 for turn in turns)
+
+    def test_an_assistant_turn_costs_its_response_s_output(self) -> None:
+        transcript = read_transcript(USAGE)
+        turns, _ = _measured(USAGE)
+        expected = [t.usage.output for t in transcript.turns if t.usage is not None]
+        assert expected == [
+            step.tokens for step, turn in zip(turns, transcript.turns, strict=True) if turn.usage
+        ]
+
+    def test_replaying_the_run_needs_no_tokenizer(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        scenario = tmp_path / "u.toml"
+        argv = ["import", str(USAGE), "--tokenizer", RECORDED, "--out", str(scenario)]
+        assert 0 == main(argv)
+        run = tmp_path / "u.jsonl"
+        assert 0 == main(["run", str(scenario), "--out", str(run)])
+
+        def refuse(self: object, text: str) -> int:
+            raise AssertionError(f"counted {text!r}")
+
+        monkeypatch.setattr(O200kBase, "count", refuse)
+        events = load_run(run).session.run.events
+        steps = parse_scenario(scenario.read_text("utf-8"), "u.toml").steps
+        recorded = {n: s.tokens for n, s in enumerate(steps, 1) if isinstance(s, AddTurn)}
+        kept = {e.turn: e.tokens for e in events if isinstance(e, TurnAdded)}
+        assert {n: t for n, t in recorded.items() if t is not None} == {
+            n: kept[n] for n, t in recorded.items() if t is not None
+        }
+
+    def test_a_transcript_without_counts_is_one_line_and_nothing_written(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "s.toml"
+        assert 0 != main(["import", str(PROSE), "--tokenizer", RECORDED, "--out", str(out)])
+        captured = capsys.readouterr()
+        expected = (
+            f"memtape: error: {PROSE}: --tokenizer recorded: the transcript recorded no token "
+            "counts of the provider's (usage) to measure its turns by"
+        )
+        assert ("", [expected], False) == (captured.out, captured.err.splitlines(), out.exists())
+
+    def test_import_says_how_many_turns_each_measured(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        argv = ["import", str(USAGE), "--tokenizer", RECORDED, "--out", str(tmp_path / "u.toml")]
+        assert 0 == main(argv)
+        expected = (
+            "tokens: the provider's counts measure 6 of 9 turns; o200k_base measures the other 3"
+        )
+        assert expected in capsys.readouterr().out.splitlines()
+
+
+class TestShares:
+    @pytest.mark.parametrize(
+        ("total", "weights", "expected"),
+        [
+            (100, [3, 1], [75, 25]),
+            (10, [1, 1, 1], [4, 3, 3]),
+            (7, [0, 0], [4, 3]),
+            (5, [2, 0, 3], [2, 0, 3]),
+            (0, [4, 4], [0, 0]),
+            (3, [], []),
+        ],
+    )
+    def test_a_growth_is_shared_in_proportion_and_adds_up(
+        self, total: int, weights: list[int], expected: list[int]
+    ) -> None:
+        assert expected == shares(total, weights)
+
+    def test_a_growth_over_several_turns_follows_the_default_tokenizer(self) -> None:
+        turns = [
+            Turn("assistant", "x", "1", usage=Usage(100, 10)),
+            Turn("user", "one two three", "2"),
+            Turn("tool", "one", "3"),
+            Turn("assistant", "y", "4", usage=Usage(150, 5)),
+        ]
+        # The growth 150 - 100 - 10 = 40, shared 4 : 2 ("user: one two three", "tool: one").
+        counts = recorded_counts(turns, (), WordCount())
+        assert [10, 27, 13, 5] == counts
+
+
+class TestBudgetFromThePeak:
+    def test_without_budget_the_largest_recorded_prompt_rounded_down(self) -> None:
+        text = import_transcript(USAGE)
+        compaction = parse_scenario(text, "s.toml").policies.compaction
+        assert compaction is not None
+        assert 3400 == compaction.params()["budget"]
+        assert (
+            "# budget: 3,400 tokens, the largest prompt the provider's usage recorded (3,435)"
+            in text
+        )
+
+    def test_an_explicit_budget_is_kept(self) -> None:
+        compaction = parse_scenario(
+            import_transcript(USAGE, budget=2000), "s.toml"
+        ).policies.compaction
+        assert compaction is not None
+        assert 2000 == compaction.params()["budget"]
+
+    def test_without_usage_the_default_budget(self) -> None:
+        compaction = parse_scenario(import_transcript(PROSE), "s.toml").policies.compaction
+        assert compaction is not None
+        assert 2000 == compaction.params()["budget"]
+
+    @pytest.mark.parametrize(("peak", "budget"), [(14843, 14000), (402, 400), (7, 7), (100, 100)])
+    def test_two_significant_digits(self, peak: int, budget: int) -> None:
+        assert budget == RecordedBudget(peak).budget

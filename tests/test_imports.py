@@ -6,7 +6,7 @@ import pytest
 
 from memtape.cli import main
 from memtape.core.errors import BadInput
-from memtape.policies.imports import import_path, policy_class
+from memtape.policies.plumbing.imports import import_path, policy_class
 from memtape.policies.session import Policies
 from tests.broken_policies import NeverCompacts, StampsTurns
 

@@ -57,12 +57,12 @@ from memtape.core.events import (
 from memtape.core.run import Run
 from memtape.core.seq import Seq
 from memtape.core.state import INITIAL_STATE, SHORT_HOT, Fact, Facts, State, Store, Window
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.promises import BUDGET, CAPACITY, EVICTS_WEAKEST, PINNED, WELL_FORMED
-from memtape.policies.protocols import Scored
+from memtape.policies.plumbing.promises import BUDGET, CAPACITY, EVICTS_WEAKEST, PINNED, WELL_FORMED
+from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.window.no_compaction import NoCompaction
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.reducers import fold
 from memtape.scenarios import SHIPPED, load_scenario
 from memtape.testing.strategies import turn_sequences

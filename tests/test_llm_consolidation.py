@@ -1,4 +1,4 @@
-"""memtape.policies.llm_consolidation: a model distills episodes into facts and rules (JSON)."""
+"""memtape.policies.consolidation.llm: a model distills episodes into facts and rules (JSON)."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -16,7 +16,7 @@ from memtape.core.events import (
     ProceduralRule,
     SemanticFact,
 )
-from memtape.policies.llm_consolidation import DEFAULT_PROMPT, Refused, distilled
+from memtape.policies.consolidation.llm import DEFAULT_PROMPT, Refused, distilled
 from memtape.runs.files import load_run
 from tests.chained import lines_of
 from tests.llm_server import ChatServer

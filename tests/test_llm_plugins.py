@@ -14,15 +14,15 @@ import pytest
 
 from memtape.cli import main
 from memtape.core.events import CompactionTriggered, TurnAdded
-from memtape.policies.rolling_summary import RollingSummary
 from memtape.policies.session import Policies
-from memtape.policies.summarizers import (
+from memtape.policies.text.summarizers import (
     SUMMARIZERS,
     PluginSummarizer,
     StoodInSummarizer,
     SummarizerNotHere,
     inputs_hash,
 )
+from memtape.policies.window.rolling_summary import RollingSummary
 from memtape.runs.files import load_run
 from tests.chained import lines_of
 from tests.llm_runs import scenario

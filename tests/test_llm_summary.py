@@ -1,4 +1,4 @@
-"""memtape.policies.llm_summary: summarizer = "llm" for rolling-summary, against a real server."""
+"""policies.text.llm_summary: summarizer = "llm" for rolling-summary, against a real server."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -11,16 +11,16 @@ from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, ModelCall, TurnAdded
 from memtape.llm.asking import prompt_hash
 from memtape.llm.config import ModelConfig
-from memtape.policies.llm_summary import (
+from memtape.policies.session import Policies, Session
+from memtape.policies.text.llm_summary import (
     DEFAULT_PROMPT,
     NO_SUMMARY,
     LlmSummarizer,
     render_prompt,
     render_turns,
 )
-from memtape.policies.rolling_summary import RollingSummary
-from memtape.policies.session import Policies, Session
-from memtape.policies.summarizers import cap
+from memtape.policies.text.summarizers import cap
+from memtape.policies.window.rolling_summary import RollingSummary
 from memtape.scenarios import load_scenario
 from tests.llm_runs import MODEL, scenario
 from tests.llm_server import ChatServer, answer_for

@@ -27,15 +27,15 @@ from memtape.core.state import INITIAL_STATE
 from memtape.llm.answers import Replay, answering
 from memtape.llm.asking import prompt_hash
 from memtape.llm.config import ModelConfig
-from memtape.policies.compaction import TieredCompaction, gist_for
 from memtape.policies.session import Policies, Session
-from memtape.policies.tier_writers import (
+from memtape.policies.text.tier_writers import (
     DEFAULT_GIST_PROMPT,
     DEFAULT_WARM_PROMPT,
     NO_ITEMS,
     LlmGist,
     LlmWarm,
 )
+from memtape.policies.window.tiered import TieredCompaction, gist_for
 from memtape.reducers import evolve
 from memtape.scenarios import load_scenario
 from tests.chained import lines_of, rechained, write_lines

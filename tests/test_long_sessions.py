@@ -11,7 +11,7 @@ from memtape.checking.invariants import check_run
 from memtape.cli import main
 from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, TurnAdded
-from memtape.policies.promises import PINNED, WELL_FORMED
+from memtape.policies.plumbing.promises import PINNED, WELL_FORMED
 from memtape.policies.session import Policies, Session
 from memtape.runs.files import load_run
 from memtape.scenarios import load_scenario

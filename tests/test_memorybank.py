@@ -1,4 +1,4 @@
-"""memtape.policies.memorybank: Ebbinghaus retention R = exp(-dt / S) (Zhong et al., 2023).
+"""memtape.policies.store.memorybank: Ebbinghaus retention R = exp(-dt / S) (Zhong et al., 2023).
 
 S starts at 1 and grows by 1 at each recall (a read, or a query that returns the fact),
 which also resets dt.
@@ -13,9 +13,9 @@ import pytest
 from memtape.core.commands import AdvanceClock, Command, Query, ReadFact, WriteFact
 from memtape.core.errors import BadInput
 from memtape.core.events import Evicted, FactWritten
-from memtape.policies.memorybank import MemoryBank
-from memtape.policies.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
+from memtape.policies.plumbing.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.memorybank import MemoryBank
 
 POLICY = MemoryBank(capacity=4)
 

@@ -3,8 +3,8 @@
 import pytest
 
 from memtape.core.state import EMPTY_WINDOW
-from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Session
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.projections.meter import Meter, meter
 from memtape.scenarios import load_scenario
 

@@ -12,12 +12,13 @@ from hypothesis import strategies as st
 from memtape.core.commands import AddTurn, AdvanceClock, Command, Query, ReadFact, WriteFact
 from memtape.core.events import CompactionTriggered, Evicted, FactRead, FactWritten, Queried
 from memtape.core.run import Run
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.protocols import CompactionPolicy
-from memtape.policies.session import COMPACTION, Policies, Session
-from memtape.policies.sliding_window import SlidingWindow
+from memtape.policies.plumbing.protocols import CompactionPolicy
+from memtape.policies.session import Policies, Session
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.window.no_compaction import NoCompaction
+from memtape.policies.window.sliding_window import SlidingWindow
+from memtape.policies.window.tiered import TieredCompaction
+from memtape.policies.zoo import COMPACTION
 from memtape.projections import metrics as metrics_module
 from memtape.projections.metrics import (
     ProbeLoss,
@@ -53,7 +54,7 @@ def _refund_desk() -> tuple[Session, tuple[Probe, ...]]:
     scenario = load_scenario("refund-desk")
     session = Session(scenario.policies)
     session.execute_all(scenario.steps)
-    return session, tuple(Probe(p.text, p.start) for p in scenario.probes)
+    return session, tuple(Probe(p.text, p.start) for p in scenario.probes if p.text is not None)
 
 
 class TestSentTokens:

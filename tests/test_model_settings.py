@@ -1,4 +1,4 @@
-"""The [llm] table: memtape.policies.model_settings, memtape.llm.config, and the policies' llm."""
+"""The [llm] table: policies.plumbing.model_settings, memtape.llm.config, and the policies' llm."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -8,10 +8,10 @@ import pytest
 
 from memtape.core.errors import BadInput
 from memtape.llm.config import OPENAI, ModelConfig
-from memtape.policies.llm_summary import LlmSummarizer
-from memtape.policies.model_settings import model_config
-from memtape.policies.rolling_summary import RollingSummary
+from memtape.policies.plumbing.model_settings import model_config
 from memtape.policies.session import Policies
+from memtape.policies.text.llm_summary import LlmSummarizer
+from memtape.policies.window.rolling_summary import RollingSummary
 from memtape.scenarios import parse_scenario
 
 ROLLING = {"policy": "rolling-summary", "budget": 30, "summarizer": "llm"}

@@ -1,4 +1,4 @@
-"""memtape.policies.no_compaction: the baseline that never compacts."""
+"""memtape.policies.window.no_compaction: the baseline that never compacts."""
 
 import pytest
 
@@ -6,11 +6,11 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import TurnAdded
 from memtape.core.state import SHORT_HOT
-from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.params import MAX_INT
-from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
+from memtape.policies.plumbing.params import MAX_INT
+from memtape.policies.plumbing.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.session import Policies, Session
-from memtape.policies.tokenizers import O200kBase, WordCount
+from memtape.policies.text.tokenizers import O200kBase, WordCount
+from memtape.policies.window.no_compaction import NoCompaction
 from memtape.reducers import fold
 from tests.playing import play, tool, user
 

@@ -9,7 +9,7 @@ import pytest
 import setuptools  # type: ignore[import-untyped]
 
 import memtape
-from memtape.policies.session import AXES
+from memtape.policies.zoo import AXES
 
 
 @pytest.mark.parametrize("axis", sorted(AXES))

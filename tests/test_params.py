@@ -1,4 +1,4 @@
-"""memtape.policies.params: typed parameters whose errors name the place and the parameter."""
+"""policies.plumbing.params: typed parameters whose errors name the place and the parameter."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memtape.core.errors import BadInput
-from memtape.policies.params import Params
+from memtape.policies.plumbing.params import Params
 
 WHERE = "f.toml: [forgetting]"
 

@@ -19,11 +19,11 @@ from memtape.core.events import (
     TurnAdded,
 )
 from memtape.core.state import SHORT_HOT, State
-from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.protocols import CompactionPolicy
+from memtape.policies.plumbing.protocols import CompactionPolicy
 from memtape.policies.session import Policies, Session
-from memtape.policies.sliding_window import SlidingWindow
-from memtape.policies.tool_clearing import ClearToolResults
+from memtape.policies.window.no_compaction import NoCompaction
+from memtape.policies.window.sliding_window import SlidingWindow
+from memtape.policies.window.tool_clearing import ClearToolResults
 from memtape.projections.metrics import compaction_metrics
 from memtape.scenarios import load_scenario
 from memtape.viewer import payload

@@ -244,6 +244,39 @@ class TestConstraints:
         ] == auto_probes(turns)
 
 
+class TestDecisions:
+    @pytest.mark.parametrize(
+        ("text", "found"),
+        [
+            ("Ok. We decided to keep the v1 format.", ["We decided to keep the v1 format."]),
+            ("Agreed, ship it on Friday.", ["Agreed, ship it on Friday."]),
+            ("- Let's go with Postgres for now.", ["Let's go with Postgres for now."]),
+            ("My decision is final here!", ["My decision is final here!"]),
+        ],
+    )
+    def test_a_sentence_that_settles_something_is_a_decision(
+        self, text: str, found: list[str]
+    ) -> None:
+        assert [("decision", sentence) for sentence in found] == probes.decisions(text)
+
+    def test_user_and_assistant_turns_give_decisions_and_no_other_turn_does(self) -> None:
+        turns: list[probes.Turn] = [
+            ("system", "We decided on nothing yet."),
+            ("tool", "the board agreed on the budget."),
+            ("assistant", "We decided to drop the cache."),
+            ("user", "ok"),
+        ]
+        assert [Probe("We decided to drop the cache.", 4, "decision")] == auto_probes(turns)
+
+    def test_what_a_decision_names_is_planted_too_in_order_of_place(self) -> None:
+        turns = [("user", "Fine: we decided to move src/app.py today, ORD-12."), ("user", "ok")]
+        assert [
+            Probe("Fine: we decided to move src/app.py today, ORD-12.", 2, "decision"),
+            Probe("src/app.py", 2, "path"),
+            Probe("ORD-12", 2, "identifier"),
+        ] == auto_probes(turns)
+
+
 class TestAutoProbes:
     def test_a_probe_is_due_from_the_turn_after_it_is_first_said(self) -> None:
         turns = [("user", "my order is GX-1"), ("assistant", "ok"), ("tool", "GX-1 ships; ORD-22")]
@@ -289,6 +322,7 @@ class TestAutoProbes:
     def test_every_probe_is_in_the_turn_before_it_is_due(self) -> None:
         turns = _pairs(FIXTURE)
         for probe in auto_probes(turns):
+            assert probe.text is not None
             assert probe.text in turns[probe.start - 2][1]
 
 

@@ -2,10 +2,8 @@
 
 from memtape.core.events import TurnAdded
 from memtape.core.state import EMPTY_WINDOW
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.consolidation import RuleConsolidation
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.promises import (
+from memtape.policies.consolidation.rules import RuleConsolidation
+from memtape.policies.plumbing.promises import (
     BUDGET,
     CAPACITY,
     EVICTS_WEAKEST,
@@ -15,6 +13,8 @@ from memtape.policies.promises import (
     SUPERSEDES,
     WELL_FORMED,
 )
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.window.tiered import TieredCompaction
 
 
 def test_the_shipped_policies_promise_known_invariants() -> None:

@@ -52,10 +52,10 @@ from memtape.core.events import (
 )
 from memtape.core.run import Run
 from memtape.core.state import INITIAL_STATE, State, Window
-from memtape.policies.consolidation import RuleConsolidation
-from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.consolidation.rules import RuleConsolidation
 from memtape.policies.session import Policies, Session
-from memtape.policies.tokenizers import WordCount
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.text.tokenizers import WordCount
 from memtape.reducers import evolve, fold
 from memtape.testing.strategies import (
     PolicyParams,

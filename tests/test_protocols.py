@@ -1,4 +1,4 @@
-"""memtape.policies.protocols: what a compaction policy's promises ask of its type."""
+"""memtape.policies.plumbing.protocols: what a compaction policy's promises ask of its type."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -10,19 +10,19 @@ from examples.keep_last import KeepLast
 from memtape.core.commands import AddTurn
 from memtape.core.events import Event
 from memtape.core.state import EMPTY_WINDOW, State
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.params import MAX_INT
-from memtape.policies.promises import BUDGET, RECENT_VERBATIM
-from memtape.policies.protocols import (
+from memtape.policies.plumbing.params import MAX_INT
+from memtape.policies.plumbing.promises import BUDGET, RECENT_VERBATIM
+from memtape.policies.plumbing.protocols import (
     BudgetedCompaction,
     CompactionPolicy,
     VerbatimCompaction,
     is_budgeted,
     is_verbatim,
 )
-from memtape.policies.session import COMPACTION
-from memtape.policies.sliding_window import SlidingWindow
+from memtape.policies.window.no_compaction import NoCompaction
+from memtape.policies.window.sliding_window import SlidingWindow
+from memtape.policies.window.tiered import TieredCompaction
+from memtape.policies.zoo import COMPACTION
 from tests.playing import OWN_PARAMS
 
 

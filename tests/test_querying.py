@@ -1,4 +1,4 @@
-"""memtape.policies.querying: a query returns the top k of the policy's ranking."""
+"""memtape.policies.store.querying: a query returns the top k of the policy's ranking."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -8,9 +8,9 @@ from memtape.core.commands import AdvanceClock, Query, WriteFact
 from memtape.core.errors import Rejected
 from memtape.core.events import Queried
 from memtape.core.state import State
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.querying import answer_query, check_query
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.store.querying import answer_query, check_query
 
 POLICY = ImportanceRecencyAccess(capacity=5, half_life=4.0, access_boost=0.1)
 

@@ -18,7 +18,7 @@ import pytest
 import memtape
 from memtape.lab import choices
 from memtape.lab.importers import FORMATS
-from memtape.policies.session import AXES
+from memtape.policies.zoo import AXES
 
 HELP_MODULES = [
     "memtape",
@@ -63,18 +63,23 @@ SHOW_MODULES = sorted(
         "memtape.core.values",
         "memtape.llm.config",
         "memtape.policies",
-        "memtape.policies.building",
-        "memtape.policies.compaction",
-        "memtape.policies.imports",
-        "memtape.policies.params",
-        "memtape.policies.promises",
-        "memtape.policies.protocols",
-        "memtape.policies.registry",
+        "memtape.policies.plumbing",
+        "memtape.policies.plumbing.building",
+        "memtape.policies.window.tiered",
+        "memtape.policies.plumbing.imports",
+        "memtape.policies.plumbing.params",
+        "memtape.policies.plumbing.promises",
+        "memtape.policies.plumbing.protocols",
+        "memtape.policies.plumbing.registry",
         "memtape.policies.session",
-        "memtape.policies.tokenizers",
-        "memtape.policies.trust",
-        "memtape.policies.turns",
-        "memtape.policies.units",
+        "memtape.policies.settings",
+        "memtape.policies.text",
+        "memtape.policies.text.tokenizers",
+        "memtape.policies.plumbing.trust",
+        "memtape.policies.window",
+        "memtape.policies.window.turns",
+        "memtape.policies.window.units",
+        "memtape.policies.zoo",
         "memtape.projections",
         "memtape.projections.meter",
         "memtape.projections.text",
@@ -218,9 +223,9 @@ class TestShow:
             "memtape.storage.sqlite",
             "memtape.storage.jsonl",
             "memtape.policies.unimported",
-            "memtape.policies.tier_writers",
-            "memtape.policies.summarizers",
-            "memtape.policies.llm_summary",
+            "memtape.policies.text.tier_writers",
+            "memtape.policies.text.summarizers",
+            "memtape.policies.text.llm_summary",
             "memtape.llm.answers",
             "memtape.llm.asking",
             "memtape.llm.client",
@@ -236,7 +241,7 @@ class TestShow:
             for registry in AXES.values()
             for home in registry._homes.values()
         }
-        assert ["memtape.policies.compaction"] == sorted(policies & set(loaded))
+        assert ["memtape.policies.window.tiered"] == sorted(policies & set(loaded))
 
 
 class TestVerbose:
@@ -260,8 +265,8 @@ class TestPublicNames:
 
     def test_a_public_name_imports_its_module_on_first_use(self) -> None:
         loaded = _modules("import memtape\nmemtape.TieredCompaction")
-        assert "memtape.policies.compaction" in loaded
-        assert "memtape.policies.sliding_window" not in loaded
+        assert "memtape.policies.window.tiered" in loaded
+        assert "memtape.policies.window.sliding_window" not in loaded
 
     def test_every_public_name_is_in_dir(self) -> None:
         assert [] == [name for name in memtape.__all__ if name not in dir(memtape)]

@@ -14,8 +14,8 @@ import pytest
 
 import memtape
 from memtape.cli import main
-from memtape.policies import summarizers
-from memtape.policies.tool_clearing import ClearToolResults
+from memtape.policies.text import summarizers
+from memtape.policies.window.tool_clearing import ClearToolResults
 
 ROOT = Path(__file__).parent.parent
 README = ROOT / "README.md"

@@ -1,4 +1,4 @@
-"""memtape.policies.recorded: the compactions a transcript recorded, applied where they happened."""
+"""policies.window.recorded: the compactions a transcript recorded, applied where they happened."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -14,10 +14,10 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, NothingToApply
 from memtape.core.events import CompactionTriggered, WarmItem
 from memtape.lab.bench import Cell, parse_policy, run_cell
-from memtape.policies.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.recorded import CompactionRecord, RecordedCompaction
+from memtape.policies.plumbing.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.session import Policies, Session
-from memtape.policies.tokenizers import O200kBase, WordCount
+from memtape.policies.text.tokenizers import O200kBase, WordCount
+from memtape.policies.window.recorded import CompactionRecord, RecordedCompaction
 from memtape.runs.files import load_run
 from tests.playing import answering, calling, compaction, play, tool, user
 from tests.transcripts import fixture

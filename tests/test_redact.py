@@ -34,12 +34,12 @@ from memtape.core.events import (
 )
 from memtape.core.run import Run
 from memtape.lab.generate import support_session
-from memtape.policies import tokenizers
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
-from memtape.policies.tokenizers import Cl100kBase, O200kBase, Tokenizer, WordCount
-from memtape.policies.tool_clearing import ClearToolResults
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.text import tokenizers
+from memtape.policies.text.tokenizers import Cl100kBase, O200kBase, Tokenizer, WordCount
+from memtape.policies.window.tiered import TieredCompaction
+from memtape.policies.window.tool_clearing import ClearToolResults
 from memtape.projections.view import view_data
 from memtape.runs.files import LoadedRun, load_run, save_run
 from memtape.runs.redact import REDACTED, Masks, export_redacted, redact

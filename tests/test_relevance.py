@@ -1,11 +1,11 @@
-"""memtape.policies.relevance: how much of a query's words a fact holds."""
+"""memtape.policies.store.relevance: how much of a query's words a fact holds."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
 import pytest
 
 from memtape.core.state import Fact
-from memtape.policies.relevance import RELEVANCE, fact_words, jaccard, overlap, words
+from memtape.policies.store.relevance import RELEVANCE, fact_words, jaccard, overlap, words
 
 
 def _fact(key: str, text: str) -> Fact:

@@ -16,7 +16,7 @@ import pytest
 
 from memtape.cli import main
 from memtape.lab.bench import plan, run_cells
-from memtape.lab.results_file import ResultsFile, cell_key, sweep_id
+from memtape.lab.results_file import ResultsFile, cell_key, read_results, sweep_id
 from tests.llm_runs import scenario
 from tests.llm_server import ChatServer
 
@@ -305,3 +305,23 @@ class TestTheFile:
 
         again = ResultsFile(tmp_path / "r.jsonl", cells, resume=True)
         assert results == [again.finished[cell_key(cell)] for cell in cells]
+
+
+class TestReadingAnySweep:
+    def test_every_result_of_a_file_whatever_its_sweep(self, tmp_path: Path) -> None:
+        results = tmp_path / "sweep.jsonl"
+        _bench(tmp_path, "one", "--results", str(results), "--jobs", "1")
+        lines = _lines(results)[1:]
+
+        found = read_results(results)
+
+        assert [(e["scenario"], e["policy"], tuple(e["settings"])) for e in lines] == list(found)
+        assert [e["result"]["metrics"] for e in lines] == [r.metrics for r in found.values()]
+
+    def test_a_last_line_cut_short_is_no_result(self, tmp_path: Path) -> None:
+        results = tmp_path / "sweep.jsonl"
+        _bench(tmp_path, "one", "--results", str(results), "--jobs", "1")
+        lines = results.read_bytes().splitlines(keepends=True)
+        results.write_bytes(b"".join(lines[:3]) + lines[3][:40])
+
+        assert 2 == len(read_results(results))

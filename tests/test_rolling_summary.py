@@ -1,4 +1,4 @@
-"""memtape.policies.rolling_summary: keep the last turns, fold the rest into one summary."""
+"""memtape.policies.window.rolling_summary: keep the last turns, fold the rest into one summary."""
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -10,13 +10,13 @@ from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
 from memtape.core.run import Run
 from memtape.core.state import INITIAL_STATE
-from memtape.policies import summarizers
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
-from memtape.policies.rolling_summary import RollingSummary
+from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.session import Policies, Session
-from memtape.policies.summarizers import SalientTexts
-from memtape.policies.tokenizers import WordCount
+from memtape.policies.text import summarizers
+from memtape.policies.text.summarizers import SalientTexts
+from memtape.policies.text.tokenizers import WordCount
+from memtape.policies.window.rolling_summary import RollingSummary
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.reducers import fold
 from memtape.runs.files import load_run, save_run
 from tests.playing import answering, calling, compaction, pinned, play, staying, tool, user

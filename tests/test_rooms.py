@@ -28,12 +28,14 @@ ALLOWED = {
     "runs": {"core", "reducers", "llm", "policies", "storage", "runs"},
     "checking": {"core", "reducers", "llm", "policies", "storage", "runs", "checking"},
     "testing": {"core", "reducers", "llm", "policies", "scenarios", "checking", "testing"},
+    "capture": {"core", "_version", "capture"},
 }
 """Each room, and the rooms (``memtape.<room>``) its modules may import."""
 
 
-def _rooms_imported(path: Path) -> set[tuple[str, int]]:
-    """The memtape rooms ``path`` imports, each with the line of one import of it."""
+def _rooms_imported(path: Path, depth: int = 1) -> set[tuple[str, int]]:
+    """The memtape rooms ``path`` imports, each with the line of one import of it: the
+    ``depth`` names after ``memtape`` (``policies`` at 1, ``policies.window`` at 2)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text("utf-8"))):
         if isinstance(node, ast.ImportFrom):
@@ -44,8 +46,8 @@ def _rooms_imported(path: Path) -> set[tuple[str, int]]:
             continue
         for name in names:
             parts = name.split(".")
-            if parts[0] == "memtape" and len(parts) > 1:
-                found.add((parts[1], node.lineno))
+            if parts[0] == "memtape" and len(parts) > depth:
+                found.add((".".join(parts[1 : depth + 1]), node.lineno))
     return found
 
 
@@ -53,7 +55,7 @@ def _rooms_imported(path: Path) -> set[tuple[str, int]]:
 def test_a_room_imports_no_room_above_it(room: str) -> None:
     upward = sorted(
         f"{path.relative_to(PACKAGE.parent)}:{line} imports memtape.{imported}"
-        for path in sorted((PACKAGE / room).glob("*.py"))
+        for path in sorted((PACKAGE / room).rglob("*.py"))
         for imported, line in _rooms_imported(path)
         if imported not in ALLOWED[room]
     )
@@ -83,3 +85,61 @@ def test_the_policy_surface_imports_only_what_a_policy_may() -> None:
         if imported not in ALLOWED["policies"]
     )
     assert [] == upward
+
+
+POLICY_ROOMS = {
+    "plumbing": {"plumbing"},
+    "text": {"plumbing", "text"},
+    "store": {"plumbing", "store"},
+    "window": {"plumbing", "text", "window"},
+    "consolidation": {"plumbing", "text", "consolidation"},
+}
+"""The rooms inside ``memtape/policies`` and the ones each may import: the plumbing (what
+a policy is, its parameters, the registry) at the bottom, text measures on it, the axes'
+deciders above, and the zoo, the stand-ins, ``--set`` and the session on top."""
+
+
+@pytest.mark.parametrize("room", sorted(POLICY_ROOMS))
+def test_a_policy_room_imports_no_room_beside_or_above_it(room: str) -> None:
+    allowed = {f"policies.{inner}" for inner in POLICY_ROOMS[room]}
+    upward = sorted(
+        f"{path.relative_to(PACKAGE.parent)}:{line} imports memtape.{imported}"
+        for path in sorted((PACKAGE / "policies" / room).glob("*.py"))
+        for imported, line in _rooms_imported(path, depth=2)
+        if imported.startswith("policies.") and imported not in allowed
+    )
+    assert [] == upward
+
+
+def test_every_policy_module_is_in_a_room_but_the_top() -> None:
+    """Only the zoo, the session and what the session alone uses sit at the top."""
+    top = sorted(path.name for path in (PACKAGE / "policies").glob("*.py"))
+    assert ["__init__.py", "session.py", "settings.py", "unimported.py", "zoo.py"] == top
+    rooms = sorted(
+        path.name
+        for path in (PACKAGE / "policies").iterdir()
+        if path.is_dir() and not path.name.startswith("__")
+    )
+    assert sorted(POLICY_ROOMS) == rooms
+
+
+@pytest.mark.parametrize("room", sorted(POLICY_ROOMS))
+def test_a_policy_room_holds_at_most_twelve_modules(room: str) -> None:
+    modules = [path.name for path in (PACKAGE / "policies" / room).glob("*.py")]
+    assert len(modules) - 1 <= 12, modules  # its __init__ aside
+
+
+def test_no_policy_module_is_over_400_lines() -> None:
+    long = sorted(
+        f"{path.relative_to(PACKAGE.parent)}: {lines} lines"
+        for path in (PACKAGE / "policies").rglob("*.py")
+        if (lines := len(path.read_text("utf-8").splitlines())) > 400
+    )
+    assert [] == long
+
+
+def test_an_import_beside_a_policy_room_is_seen(tmp_path: Path) -> None:
+    """The inner check reads two names deep (it can fail)."""
+    module = tmp_path / "m.py"
+    module.write_text("from memtape.policies.window.units import Unit\n")
+    assert {("policies.window", 1)} == _rooms_imported(module, depth=2)

@@ -19,15 +19,15 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput
 from memtape.core.events import Queried
 from memtape.lab.bench import plan, run_cells
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.consolidation import RuleConsolidation
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.rolling_summary import RollingSummary
+from memtape.policies.consolidation.rules import RuleConsolidation
 from memtape.policies.session import Policies, Session
-from memtape.policies.sliding_window import SlidingWindow
-from memtape.policies.tokenizers import O200kBase
-from memtape.policies.tool_clearing import ClearToolResults
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.text.tokenizers import O200kBase
+from memtape.policies.window.no_compaction import NoCompaction
+from memtape.policies.window.rolling_summary import RollingSummary
+from memtape.policies.window.sliding_window import SlidingWindow
+from memtape.policies.window.tiered import TieredCompaction
+from memtape.policies.window.tool_clearing import ClearToolResults
 from memtape.runs.files import save_run
 from memtape.scenarios import SHIPPED, Probe, is_scenario, load_scenario, parse_scenario
 from memtape.scenarios.cost import Cost
@@ -508,6 +508,37 @@ class TestARecordedRunGivenForAScenario:
             load_scenario(str(path))
 
 
+class TestMeasuredTurns:
+    def test_a_turn_may_say_what_it_costs(self) -> None:
+        text = COMPACTION + '[[step]]\nturn = "user"\ntext = "hello there"\ntokens = 96\n'
+        assert (AddTurn("user", "hello there", tokens=96),) == parse_scenario(text, "p.toml").steps
+
+    @pytest.mark.parametrize(
+        ("tokens", "message"),
+        [
+            ("-1", "p.toml: step 1: tokens must be an integer in 0..9223372036854775807, got -1"),
+            (
+                '"96"',
+                "p.toml: step 1: tokens must be an integer in 0..9223372036854775807, got '96'",
+            ),
+            (
+                "true",
+                "p.toml: step 1: tokens must be an integer in 0..9223372036854775807, got True",
+            ),
+        ],
+    )
+    def test_a_malformed_count_is_named(self, tokens: str, message: str) -> None:
+        text = COMPACTION + f'[[step]]\nturn = "user"\ntext = "hi"\ntokens = {tokens}\n'
+        with pytest.raises(BadInput) as caught:
+            parse_scenario(text, "p.toml")
+        assert message == str(caught.value)
+
+    def test_only_a_turn_has_tokens(self) -> None:
+        text = FORGETTING + '[[step]]\nepisode = "x"\ntokens = 3\n'
+        with pytest.raises(BadInput, match=r"^p\.toml: step 1: unknown parameter tokens"):
+            parse_scenario(text, "p.toml")
+
+
 class TestProbes:
     def test_a_probe_has_its_text_and_first_turn(self) -> None:
         text = COMPACTION + '[[probe]]\ntext = "$180.00"\nfrom = 8\n' + TURN
@@ -551,7 +582,7 @@ class TestProbes:
             parse_scenario(text, "p.toml")
         expected = (
             "p.toml: probe 1: kind must be one of path, command, number, identifier, url, "
-            f"constraint, got {message}"
+            f"constraint, decision, got {message}"
         )
         assert expected == str(caught.value)
 
@@ -573,6 +604,78 @@ class TestProbes:
             for path in (_file(tmp_path, plain, "plain.toml"), _file(tmp_path, typed, "typed.toml"))
         ]
         assert measured[0] == measured[1]
+
+    def test_a_probe_may_carry_a_question_its_answer_and_evidence(self) -> None:
+        probe = 'question = "Where?"\nanswer = "Lisbon"\nfrom = 1\nevidence = [1]\n'
+        text = COMPACTION + f'[[probe]]\ntext = "hello"\n{probe}' + TURN
+        expected = (Probe("hello", 1, None, "Where?", "Lisbon", (1,)),)
+        assert expected == parse_scenario(text, "p.toml").probes
+
+    def test_a_question_probe_may_leave_out_its_text(self) -> None:
+        probe = '[[probe]]\nquestion = "Where?"\nanswer = "Lisbon"\nfrom = 1\n'
+        expected = (Probe(None, 1, None, "Where?", "Lisbon"),)
+        assert expected == parse_scenario(COMPACTION + probe + TURN, "p.toml").probes
+
+    @pytest.mark.parametrize(
+        ("probe", "message"),
+        [
+            (
+                'question = "q"\nfrom = 1',
+                "p.toml: probe 1: question needs its answer (both or neither)",
+            ),
+            (
+                'answer = "a"\nfrom = 1',
+                "p.toml: probe 1: answer needs its question (both or neither)",
+            ),
+            (
+                'answer = "a"\ntext = "x"\nfrom = 1',
+                "p.toml: probe 1: answer needs its question (both or neither)",
+            ),
+            (
+                'question = ""\nanswer = "a"\nfrom = 1',
+                "p.toml: probe 1: question must not be empty",
+            ),
+            (
+                'question = "q"\nanswer = 3\nfrom = 1',
+                "p.toml: probe 1: answer must be a string, got 3",
+            ),
+            (
+                'question = "q"\nanswer = "a"\ntext = ""\nfrom = 1',
+                "p.toml: probe 1: text must not be empty",
+            ),
+            (
+                'text = "x"\nfrom = 1\nevidence = 1',
+                "p.toml: probe 1: evidence must be a list of turn numbers >= 1, got 1",
+            ),
+            (
+                'text = "x"\nfrom = 1\nevidence = [0]',
+                "p.toml: probe 1: evidence must be a list of turn numbers >= 1, got [0]",
+            ),
+            (
+                'text = "x"\nfrom = 1\nevidence = [true]',
+                "p.toml: probe 1: evidence must be a list of turn numbers >= 1, got [True]",
+            ),
+            (
+                'text = "x"\nfrom = 1\nevidence = [1, 1]',
+                "p.toml: probe 1: evidence names a turn twice: [1, 1]",
+            ),
+            (
+                'text = "x"\nfrom = 1\nevidence = [2]',
+                "p.toml: probe 1: evidence turn 2 is past the last turn (1)",
+            ),
+        ],
+    )
+    def test_a_malformed_question_probe_is_named(self, probe: str, message: str) -> None:
+        with pytest.raises(BadInput) as caught:
+            parse_scenario(COMPACTION + f"[[probe]]\n{probe}\n" + TURN, "p.toml")
+        assert message == str(caught.value)
+
+    def test_a_probe_without_text_is_not_looked_for_in_the_window(self, tmp_path: Path) -> None:
+        """A question probe with no text adds no probe check to a bench; its text twin does."""
+        probe = '[[probe]]\nquestion = "Where?"\nanswer = "Lisbon"\nfrom = 1\n'
+        path = _file(tmp_path, COMPACTION + probe + TURN, "q.toml")
+        (cell,) = run_cells(plan([str(path)], ["tiered"]))
+        assert None is cell.metrics["probe_retention"]
 
     def test_probes_need_a_window(self) -> None:
         with pytest.raises(BadInput, match=r"needs a \[compaction\] policy"):

@@ -31,13 +31,13 @@ from memtape.core.events import (
     TurnAdded,
 )
 from memtape.core.state import INITIAL_STATE
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.consolidation import RuleConsolidation
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.rolling_summary import RollingSummary
+from memtape.policies.consolidation.rules import RuleConsolidation
 from memtape.policies.session import Epoch, Policies, Session
-from memtape.policies.tokenizers import Cl100kBase
-from memtape.policies.tool_clearing import ClearToolResults
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.text.tokenizers import Cl100kBase
+from memtape.policies.window.rolling_summary import RollingSummary
+from memtape.policies.window.tiered import TieredCompaction
+from memtape.policies.window.tool_clearing import ClearToolResults
 from memtape.reducers import fold
 from memtape.scenarios import SHIPPED, load_scenario
 

@@ -1,4 +1,4 @@
-"""memtape.policies.sliding_window: drop the oldest turns until within budget."""
+"""memtape.policies.window.sliding_window: drop the oldest turns until within budget."""
 
 from collections.abc import Sequence
 
@@ -10,11 +10,11 @@ from memtape.core.commands import ROLES, AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
 from memtape.core.state import INITIAL_STATE
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
+from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.session import Policies
-from memtape.policies.sliding_window import SlidingWindow
-from memtape.policies.tokenizers import Cl100kBase, WordCount
+from memtape.policies.text.tokenizers import Cl100kBase, WordCount
+from memtape.policies.window.sliding_window import SlidingWindow
+from memtape.policies.window.tiered import TieredCompaction
 from tests.playing import answering, calling, compaction, pinned, play, staying, tool, user, words
 
 

@@ -1,4 +1,4 @@
-"""memtape.policies.store_rules: what every forgetting policy shares.
+"""memtape.policies.store.rules: what every forgetting policy shares.
 
 Supersession by key against add-only (what each costs), eviction of the weakest under the
 policy's ranking, and the checks of writes and reads.
@@ -12,16 +12,17 @@ from memtape.core.commands import AdvanceClock, Command, Query, ReadFact, WriteF
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import Evicted, FactRead, FactWritten, Queried, Superseded
 from memtape.core.state import Fact
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.memorybank import MemoryBank
-from memtape.policies.session import FORGETTING, Policies, Session
-from memtape.policies.store_rules import (
+from memtape.policies.session import Policies, Session
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.store.memorybank import MemoryBank
+from memtape.policies.store.rules import (
     capacity_only,
     capacity_table,
     check_supersession,
     decide_write,
     last_touch,
 )
+from memtape.policies.zoo import FORGETTING
 
 KEY = ImportanceRecencyAccess(4, 4.0, 0.1)
 ADD_ONLY = ImportanceRecencyAccess(4, 4.0, 0.1, "add-only")

@@ -1,4 +1,4 @@
-"""memtape.policies.summarizers: the default summary, the registry, and the cap."""
+"""memtape.policies.text.summarizers: the default summary, the registry, and the cap."""
 
 from collections.abc import Sequence
 
@@ -6,8 +6,8 @@ import pytest
 
 from memtape.core.errors import BadInput
 from memtape.core.events import TurnAdded
-from memtape.policies.summarizers import SalientTexts, cap, name_of, summarizer_named
-from memtape.policies.tokenizers import Cl100kBase, WordCount
+from memtape.policies.text.summarizers import SalientTexts, cap, name_of, summarizer_named
+from memtape.policies.text.tokenizers import Cl100kBase, WordCount
 
 TURNS = (
     TurnAdded(1, "user", "Hi there, how are you?", 6, False),

@@ -11,7 +11,7 @@ from hypothesis import settings
 
 from memtape.cli import main
 from memtape.core.errors import BadInput
-from memtape.policies.session import COMPACTION, CONSOLIDATION, FORGETTING
+from memtape.policies.zoo import COMPACTION, CONSOLIDATION, FORGETTING
 from memtape.scenarios import load_scenario
 from memtape.testing import (
     InvariantBroken,

@@ -6,8 +6,8 @@ import pytest
 
 from memtape.core.commands import AdvanceClock, ReadFact, WriteFact
 from memtape.core.events import TurnAdded
-from memtape.policies.memorybank import MemoryBank
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.memorybank import MemoryBank
 from memtape.projections.meter import Meter
 from memtape.projections.text import meter_line, paint, render_timeline, render_view
 from memtape.projections.timeline import TimelineRow, timeline

@@ -6,9 +6,9 @@ from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn, Query, WriteFact
 from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
 from memtape.core.run import Run
-from memtape.policies.forgetting import ImportanceRecencyAccess
 from memtape.policies.session import Policies, Session
-from memtape.policies.tool_clearing import ClearToolResults
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.window.tool_clearing import ClearToolResults
 from memtape.projections.meter import Meter
 from memtape.projections.timeline import TimelineRow, summarize, timeline
 from memtape.reducers import evolve, fold

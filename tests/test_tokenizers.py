@@ -1,4 +1,4 @@
-"""memtape.policies.tokenizers: the word count, and the exact OpenAI encodings of the bpe extra.
+"""policies.text.tokenizers: the word count, and the exact OpenAI encodings of the bpe extra.
 
 The reference counts are published ones: "hello world" is tokens
 [15339, 1917] in cl100k_base, "tiktoken is great!" is the 6 tokens
@@ -15,17 +15,17 @@ import pytest
 
 from memtape.core.errors import BadInput
 from memtape.core.extras import install_hint
-from memtape.policies import tokenizers
-from memtape.policies.recorded import CompactionRecord
-from memtape.policies.session import COMPACTION
-from memtape.policies.sliding_window import SlidingWindow
-from memtape.policies.tokenizers import (
+from memtape.policies.text import tokenizers
+from memtape.policies.text.tokenizers import (
     TOKENIZERS,
     Cl100kBase,
     O200kBase,
     WordCount,
     tokenizer_named,
 )
+from memtape.policies.window.recorded import CompactionRecord
+from memtape.policies.window.sliding_window import SlidingWindow
+from memtape.policies.zoo import COMPACTION
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""memtape.policies.tool_clearing: older tool results become a placeholder over budget."""
+"""memtape.policies.window.tool_clearing: older tool results become a placeholder over budget."""
 
 import math
 from collections.abc import Sequence
@@ -13,12 +13,12 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
 from memtape.core.state import Hot, State, Window
-from memtape.policies.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
+from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.session import Policies
-from memtape.policies.sliding_window import SlidingWindow
-from memtape.policies.tokenizers import WordCount
-from memtape.policies.tool_clearing import PLACEHOLDER, ClearToolResults
-from memtape.policies.units import newest, newest_with
+from memtape.policies.text.tokenizers import WordCount
+from memtape.policies.window.sliding_window import SlidingWindow
+from memtape.policies.window.tool_clearing import PLACEHOLDER, ClearToolResults
+from memtape.policies.window.units import newest, newest_with
 from memtape.testing.strategies import turn_sequences
 from tests.playing import answering, calling, compaction, play, staying, tool, user, words
 from tests.suite_profile import examples

@@ -1,6 +1,6 @@
-"""memtape.policies.turns: the arriving turn and the parameters every compaction policy shares."""
+"""policies.window.turns: the arriving turn and the parameters every compaction policy shares."""
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from immutables import Map
@@ -9,10 +9,10 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.core.state import EMPTY_WINDOW, Window
-from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.params import Params
-from memtape.policies.tokenizers import Cl100kBase, WordCount
-from memtape.policies.turns import (
+from memtape.policies.plumbing.params import Params
+from memtape.policies.text.tokenizers import Cl100kBase, WordCount
+from memtape.policies.window.no_compaction import NoCompaction
+from memtape.policies.window.turns import (
     arriving,
     budget_only,
     budget_table,
@@ -23,6 +23,13 @@ from memtape.policies.turns import (
 )
 from memtape.reducers import evolve
 from tests.playing import play
+
+
+class _NeverCounts:
+    name: ClassVar[str] = "never"
+
+    def count(self, text: str) -> int:
+        raise AssertionError(f"counted {text!r}")
 
 
 def waiting_on(*calls: tuple[str, int]) -> Window:
@@ -48,6 +55,11 @@ class TestArriving:
     def test_salience_defaults_to_being_a_tool_result(self, role: str, salient: bool) -> None:
         assert salient == arriving(EMPTY_WINDOW, AddTurn(role, "x"), WordCount()).salient
 
+    def test_a_turn_measured_outside_memtape_costs_what_it_says(self) -> None:
+        """The tokenizer does not count it: one that raises is never asked."""
+        turn = arriving(EMPTY_WINDOW, AddTurn("user", "hello world", tokens=96), _NeverCounts())
+        assert 96 == turn.tokens
+
     def test_the_tokenizer_measures_role_colon_text(self) -> None:
         assert 4 == arriving(EMPTY_WINDOW, AddTurn("user", "hello world"), Cl100kBase()).tokens
 
@@ -63,6 +75,12 @@ class TestArriving:
             (AddTurn("tool", "x", None, ["a"]), "calls must be a list"),  # type: ignore[arg-type]
             (AddTurn("user", "x", pin="yes"), "pin flag must be true or false"),  # type: ignore[arg-type]
             (AddTurn("user", "x", "yes"), "salient flag"),  # type: ignore[arg-type]
+            (
+                AddTurn("user", "x", tokens=-1),
+                "tokens must be an integer in 0..9223372036854775807",
+            ),
+            (AddTurn("user", "x", tokens=True), "tokens must be an integer"),
+            (AddTurn("user", "x", tokens=2**63), "tokens must be an integer"),
         ],
     )
     def test_a_malformed_turn_is_rejected(self, command: AddTurn, problem: str) -> None:

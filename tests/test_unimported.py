@@ -36,8 +36,8 @@ from pathlib import Path
 
 Path(__file__).with_name("pwned").write_text("helper.py ran")
 
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.window.tiered import TieredCompaction
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
 
 
 class Policy(TieredCompaction):

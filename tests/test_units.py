@@ -1,4 +1,4 @@
-"""memtape.policies.units: a call, its results and the turns between them, kept together.
+"""memtape.policies.window.units: a call, its results and the turns between them, kept together.
 
 The readings of HOT (``units`` from the oldest turn, ``recent_start`` from the
 newest) are held to the definition worked out by brute force over the whole
@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from memtape.core.commands import AddTurn
 from memtape.core.events import TurnAdded
 from memtape.core.state import Window
-from memtape.policies.no_compaction import NoCompaction
-from memtape.policies.session import COMPACTION, Policies, Session
-from memtape.policies.units import Newest, newest, recent_start, units
+from memtape.policies.session import Policies, Session
+from memtape.policies.window.no_compaction import NoCompaction
+from memtape.policies.window.units import Newest, newest, recent_start, units
+from memtape.policies.zoo import COMPACTION
 from memtape.testing.strategies import turn_sequences
 from tests.playing import OWN_PARAMS, play
 from tests.suite_profile import examples

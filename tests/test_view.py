@@ -8,10 +8,10 @@ import pytest
 from memtape.core.commands import WriteFact
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, TurnAdded
 from memtape.core.state import EMPTY_WINDOW, INITIAL_STATE, SHORT_HOT, Fact
-from memtape.policies.forgetting import ImportanceRecencyAccess
-from memtape.policies.generative_agents import GenerativeAgents
-from memtape.policies.no_compaction import NoCompaction
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.store.generative_agents import GenerativeAgents
+from memtape.policies.window.no_compaction import NoCompaction
 from memtape.projections.view import (
     episode_data,
     fact_data,

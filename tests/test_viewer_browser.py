@@ -34,8 +34,9 @@ from memtape.core.events import (
     Superseded,
     TurnAdded,
 )
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.session import COMPACTION, FORGETTING, Policies, Session
+from memtape.policies.session import Policies, Session
+from memtape.policies.window.tiered import TieredCompaction
+from memtape.policies.zoo import COMPACTION, FORGETTING
 from memtape.projections.view import view_data
 from memtape.runs.files import LoadedRun
 from memtape.scenarios import load_scenario

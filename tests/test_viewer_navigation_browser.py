@@ -11,8 +11,8 @@ import pytest
 
 from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, TurnAdded
-from memtape.policies.compaction import TieredCompaction
 from memtape.policies.session import Policies, Session
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.projections.metrics import compaction_metrics
 from memtape.runs.files import LoadedRun
 from memtape.scenarios import load_scenario

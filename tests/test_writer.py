@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 from memtape.core.commands import AddTurn, AdvanceClock, Command, ReadFact, WriteFact
 from memtape.core.errors import BadInput
 from memtape.scenarios import Probe, Scenario, parse_scenario
-from memtape.scenarios.writer import Value, scenario_file, scenario_text, toml_string, toml_value
+from memtape.scenarios.writer import (
+    Value,
+    probe_fields,
+    scenario_file,
+    scenario_text,
+    toml_string,
+    toml_value,
+)
 from memtape.testing.strategies import scenarios
 from tests.suite_profile import examples
 
@@ -105,6 +112,61 @@ class TestFile:
         """No comment, no leading blank line; each table ends with one blank line."""
         text = scenario_text("s", "a", {}, [AdvanceClock(2.0)])
         assert '[scenario]\nname = "s"\nabout = "a"\n\n[[step]]\nadvance = 2.0\n' == text
+
+
+class TestProbes:
+    def test_a_question_probe_reads_back_as_itself(self) -> None:
+        """Question, answer and evidence are written, and a probe without text leaves it out."""
+        probes = (
+            Probe("$5", 1, "number"),
+            Probe(None, 2, None, "How much?", "$5", (1,)),
+            Probe("ok", 2, None, "Said?", "ok", (1, 2)),
+        )
+        tables = [probe_fields(probe) for probe in probes]
+        text = scenario_file(
+            "",
+            {"name": "n"},
+            {"compaction": {"policy": "tiered", "budget": 100, "hot_n": 2}},
+            [{"turn": "tool", "text": "$5"}, {"turn": "user", "text": "ok"}],
+            tables,
+        )
+        assert probes == parse_scenario(text, "gen.toml").probes
+
+    def test_a_measured_turn_reads_back_with_its_tokens(self) -> None:
+        text = scenario_text(
+            "s",
+            "",
+            {"compaction": {"policy": "tiered", "budget": 9}},
+            [AddTurn("user", "hi", tokens=7)],
+        )
+        assert (AddTurn("user", "hi", tokens=7),) == parse_scenario(text, "s.toml").steps
+
+    @settings(max_examples=examples(100), deadline=None)
+    @given(
+        text=st.none() | writable.filter(bool),
+        question=st.none() | writable.filter(str.strip),
+        answer=writable.filter(str.strip),
+        evidence=st.lists(st.integers(1, 2), unique=True, max_size=2),
+    )
+    def test_any_probe_reads_back_as_itself(
+        self, text: str | None, question: str | None, answer: str, evidence: list[int]
+    ) -> None:
+        if question is None:
+            text = text or "x"
+        probe = Probe(
+            text, 2, None, question, None if question is None else answer, tuple(evidence)
+        )
+        written = scenario_file(
+            "",
+            {"name": "n"},
+            {"compaction": {"policy": "tiered", "budget": 100, "hot_n": 2}},
+            [{"turn": "user", "text": "a"}, {"turn": "user", "text": "b"}],
+            [probe_fields(probe)],
+        )
+        assert (probe,) == parse_scenario(written, "gen.toml").probes
+
+    def test_a_plain_probe_is_written_as_before_questions(self) -> None:
+        assert {"text": "$5", "from": 1} == probe_fields(Probe("$5", 1))
 
 
 class TestSteps:

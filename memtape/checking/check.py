@@ -23,8 +23,8 @@ from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import Event
 from memtape.core.plural import counted
 from memtape.core.run import Run
-from memtape.policies.imports import Unimportable
-from memtape.policies.model_settings import model_settings
+from memtape.policies.plumbing.imports import Unimportable
+from memtape.policies.plumbing.model_settings import model_settings
 from memtape.policies.session import Epoch, Policies, Session
 from memtape.reducers import evolve, fold
 from memtape.runs.files import epochs_from_header, require_code

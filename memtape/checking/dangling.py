@@ -1,7 +1,7 @@
 """The tool calls a run leaves without their results.
 
 A call waiting for its result holds its unit open: every turn after it
-joins that unit (``memtape.policies.units``), and a policy that keeps units
+joins that unit (``memtape.policies.window.units``), and a policy that keeps units
 whole can compact nothing from there on. An imported session that lost a
 result looks exactly so, and folds and re-decides cleanly: so ``memtape
 check`` reports every call still waiting when the run ends, with the turn

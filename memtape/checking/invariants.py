@@ -44,8 +44,7 @@ from memtape.core.seq import bisect_left
 from memtape.core.state import SHORT_HOT, State, Store, Window
 from memtape.llm.answers import Answers, Reask, Replay, answering, recorded_calls
 from memtape.llm.client import ModelUnavailable
-from memtape.policies.compaction import TieredCompaction, gist_for
-from memtape.policies.promises import (
+from memtape.policies.plumbing.promises import (
     BUDGET,
     CAPACITY,
     EVICTS_WEAKEST,
@@ -54,15 +53,16 @@ from memtape.policies.promises import (
     SUPERSEDES,
     WELL_FORMED,
 )
-from memtape.policies.protocols import (
+from memtape.policies.plumbing.protocols import (
     CompactionPolicy,
     ForgettingPolicy,
     is_budgeted,
     is_verbatim,
 )
 from memtape.policies.session import Policies
-from memtape.policies.turns import structure_error
-from memtape.policies.units import newest, recent_start, units
+from memtape.policies.window.tiered import TieredCompaction, gist_for
+from memtape.policies.window.turns import structure_error
+from memtape.policies.window.units import newest, recent_start, units
 from memtape.reducers import evolve, fold
 
 _STORE_EVENTS = (FactWritten, FactRead, Queried, Superseded, Evicted)
@@ -183,7 +183,7 @@ def check_verbatim(
     fresh: int | None = None,
 ) -> list[Violation]:
     """HOT ends with the last ``verbatim`` turns (all of them while fewer arrived) and the
-    rest of their units (``memtape.policies.units``), exactly as they arrived; what HOT
+    rest of their units (``memtape.policies.window.units``), exactly as they arrived; what HOT
     holds before those is the policy's business.
 
     ``turns`` maps (at least) those turns to the ``TurnAdded`` events that

@@ -1,12 +1,15 @@
 """``memtape bench``: compare policies on the same scenarios."""
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memtape.commandline.output import terminal_width
+from memtape.core.errors import BadInput
 from memtape.lab.files import output_path
 from memtape.lab.report import bench
+from memtape.lab.results_table import SUFFIX
 
 if TYPE_CHECKING:
     from memtape.projections.billing.prices import PriceTable
@@ -22,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
     if args.calibrate:
         return _calibrate(args, prices)
     columns = None if args.columns is None else column_names(args.columns)
+    results_out, table_out = _results(args.results or ())
     return bench(
         args.scenarios,
         args.policy,
@@ -34,20 +38,44 @@ def run(args: argparse.Namespace) -> int:
         losses=args.losses,
         engine=args.engine,
         address=args.address,
-        results_out=None if args.results is None else output_path(args.results),
+        results_out=results_out,
+        table_out=table_out,
         resume=args.resume,
+        baseline=None if args.baseline is None else Path(args.baseline),
+        fail_if=args.fail_if,
+        fail_if_missing=args.fail_if_missing,
         columns=columns,
+        replicates=args.replicates,
+        judge=args.judge,
+        probes=args.probes,
+        frontier=args.frontier,
         verbose=args.verbose,
         width=terminal_width(),
         prices=prices,
     )
 
 
+def _results(texts: Sequence[str]) -> tuple[Path | None, Path | None]:
+    """The JSONL results file and the Parquet table the ``--results`` options name (by
+    their endings: ``.parquet`` is a table, anything else JSONL), one of each at most."""
+    found: dict[bool, Path] = {}
+    for text in texts:
+        path = output_path(text)
+        table = path.suffix.lower() == SUFFIX
+        if table in found:
+            kind = "Parquet table" if table else "JSONL results file"
+            raise BadInput(
+                f"--results {text}: a second {kind} (after {found[table]}): name one "
+                "FILE.jsonl and one FILE.parquet at most"
+            )
+        found[table] = path
+    return found.get(False), found.get(True)
+
+
 def _calibrate(args: argparse.Namespace, prices: "PriceTable | None") -> int:
     """``bench --calibrate``: each scenario's calibration, then the JSON if asked for."""
     import json  # noqa: PLC0415
 
-    from memtape.core.errors import BadInput  # noqa: PLC0415
     from memtape.core.visible import visible  # noqa: PLC0415
     from memtape.lab.calibrate import calibrated, calibration_lines  # noqa: PLC0415
     from memtape.lab.files import check_writable, write_atomic  # noqa: PLC0415

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from memtape.commandline.writing import write_scenario
 from memtape.core.visible import visible
-from memtape.lab.choices import AUTO
+from memtape.lab.choices import AUTO, DATA_SETS
 from memtape.lab.importers import Ledger, import_transcript
 from memtape.lab.importers.records import SkippedLine, UnfinishedLine
 from memtape.lab.importers.scenario import NothingSalient
@@ -45,6 +45,8 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
         warnings.simplefilter("always", UnfinishedLine)
         warnings.simplefilter("always", SkippedLine)
         warnings.simplefilter("always", TokenizerWarning)
+        if args.format in DATA_SETS or args.question is not None or args.sample is not None:
+            return write_scenario(args.out, lambda: _data_set(args), reads)
         status = write_scenario(
             args.out,
             lambda: import_transcript(
@@ -80,3 +82,37 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
     for comparison in comparisons if status == 0 else ():
         print(visible(comparison.line(), "message"))
     return status
+
+
+def _data_set(args: argparse.Namespace) -> str:
+    """The scenario of one item of a long-memory data set's file (``--format longmemeval``
+    with ``--question``, ``--format locomo`` with ``--sample``); an option of the other
+    data set, or of a transcript, is refused."""
+    from memtape.core.errors import BadInput  # noqa: PLC0415 (a refusal only)
+    from memtape.lab.longmemory import import_benchmark  # noqa: PLC0415
+
+    wanted = {"longmemeval": ("--question", args.question), "locomo": ("--sample", args.sample)}
+    for format, (option, value) in wanted.items():
+        if value is not None and args.format != format:
+            raise BadInput(f"{option} is for --format {format}, not {args.format}")
+    transcript_only = {
+        "--salient": args.salient is not None,
+        "--pin": args.pin != "none",
+        "--sidechains": args.sidechains,
+        "--probes": args.probes is not None,
+        "--skip-bad-lines": args.skip_bad_lines,
+        "--observations": args.observations != "auto",
+        "--path": args.path is not None,
+    }
+    for option, given in transcript_only.items():
+        if given:
+            raise BadInput(f"{option} is for transcripts, not --format {args.format}")
+    item = args.question if args.format == "longmemeval" else args.sample
+    return import_benchmark(
+        args.chat,
+        args.format,
+        item=item,
+        budget=args.budget,
+        hot_n=args.hot_n,
+        tokenizer=args.tokenizer,
+    )

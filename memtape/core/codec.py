@@ -83,8 +83,9 @@ def _strict_tuple(value: Any, hint: Any) -> Any:
 _NESTED_OMITTING: tuple[type, ...] = (ModelCall,)
 """The records inside events whose log lines, too, leave out fields at their default."""
 
-_OMITTING = frozenset((*EVENT_TYPES.values(), *_NESTED_OMITTING))
-"""Every type whose fields marked ``OMITTED_WHEN_EMPTY`` a log line may leave out."""
+_OMITTING = frozenset((*EVENT_TYPES.values(), *_NESTED_OMITTING, *COMMAND_TYPES.values()))
+"""Every type whose fields marked ``OMITTED_WHEN_EMPTY`` a log line may leave out (a
+command's too: a turn's measured ``tokens``)."""
 
 
 def _omitted(cls: type) -> tuple[str, ...]:
@@ -108,7 +109,7 @@ def _converters() -> "tuple[cattrs.Converter, cattrs.Converter]":
     lenient = made.copy()
     made.register_structure_hook_func(_is_tuple, _strict_tuple)
     # The nested records first: an event's function takes the hook of each field's type.
-    for cls in (*_NESTED_OMITTING, *EVENT_TYPES.values()):
+    for cls in (*_NESTED_OMITTING, *EVENT_TYPES.values(), *COMMAND_TYPES.values()):
         if _omitted(cls):
             overrides: dict[str, Any] = {n: override(omit_if_default=True) for n in _omitted(cls)}
             made.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, made, **overrides))

@@ -6,6 +6,8 @@ honour it, or rejects it.
 
 import attrs
 
+from memtape.core.events import OMITTED_WHEN_EMPTY
+
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 """The roles a turn may have: a closed set (an importer maps its format's roles onto it),
 so that a role is never free text: it holds nothing of the user's, and survives redaction."""
@@ -25,6 +27,10 @@ class AddTurn:
     ``calls`` are the ids of the tool calls the turn makes, in order;
     ``answers`` the ids of the calls whose results it carries. A ``pin``ned
     turn (a system prompt, an instructions file) is one no policy moves.
+    ``tokens``, when given, is what the turn costs, measured outside memtape (a
+    provider's recorded count): the policy's tokenizer does not count it. A log
+    line leaves it out while it is None, so a run written before it existed reads
+    back, and folds, as it did.
     """
 
     role: str
@@ -33,6 +39,7 @@ class AddTurn:
     calls: tuple[str, ...] = ()
     answers: tuple[str, ...] = ()
     pin: bool = False
+    tokens: int | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen

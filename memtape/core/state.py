@@ -60,13 +60,14 @@ class Window(NamedTuple):
     called it, wherever that turn now is (it is what an arriving turn may
     answer); ``unit_length`` is how many turns the newest turn's unit spans,
     the newest included (a turn that arrives while a call waits joins the
-    unit it waits in; see ``memtape.policies.units``); ``cleared`` lists, in order, the HOT turns
-    whose text was cleared in place (a tool result now read as a placeholder);
-    ``structured`` says whether any turn so far called or answered a tool or was
-    pinned (until one has, every unit is one turn, and a policy may decide as it
-    did before units, at the same cost); ``tool_turns`` lists, in order, the
-    number of every turn of role ``tool`` that has arrived, wherever it now is
-    (so a policy looking for tool results finds them without walking HOT).
+    unit it waits in; see ``memtape.policies.window.units``); ``cleared`` lists,
+    in order, the HOT turns whose text was cleared in place (a tool result now
+    read as a placeholder); ``structured`` says whether any turn so far called
+    or answered a tool or was pinned (until one has, every unit is one turn, and
+    a policy may decide as it did before units, at the same cost);
+    ``tool_turns`` lists, in order, the number of every turn of role ``tool``
+    that has arrived, wherever it now is (so a policy looking for tool results
+    finds them without walking HOT).
     """
 
     hot: Hot

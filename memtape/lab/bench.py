@@ -26,15 +26,25 @@ from memtape.core.errors import BadInput, NothingToApply, Rejected
 from memtape.core.events import Event
 from memtape.core.spelling import did_you_mean
 from memtape.core.state import State
+from memtape.lab.judge import Judge, Verdict, answer_metrics, question_of
 from memtape.lab.progress import EVERY
-from memtape.llm.cache import cache_setting, use_cache
-from memtape.policies.session import AXES, AXIS_OF, LLM, Policies, Session
-from memtape.policies.summarizers import SUMMARIZER_PARAMS
-from memtape.policies.tier_writers import WRITER_PROMPTS
+from memtape.lab.spread import Replicated
+from memtape.llm.cache import cache_setting, caching, use_cache
+from memtape.llm.config import ModelConfig
+from memtape.policies.session import Policies, Session
+from memtape.policies.text.summarizers import SUMMARIZER_PARAMS
+from memtape.policies.text.tier_writers import WRITER_PROMPTS
+from memtape.policies.zoo import AXES, AXIS_OF, LLM
 from memtape.projections.billing.prices import Price, PriceTable, shipped_prices
 from memtape.projections.billing.tally import COST_METRICS, CostTally
-from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics, model_usage
-from memtape.scenarios import SHIPPED, Scenario, load_scenario
+from memtape.projections.metrics import (
+    CompactionMetrics,
+    ProbeLoss,
+    WindowTally,
+    forgetting_metrics,
+    model_usage,
+)
+from memtape.scenarios import SHIPPED, Probe, Scenario, load_scenario
 from memtape.scenarios.cost import is_cost_setting, with_cost_settings
 
 BENCHED_AXES = ("compaction", "forgetting")
@@ -56,6 +66,8 @@ METRICS = (
     "llm_prompt_tokens",
     "llm_completion_tokens",
     "llm_seconds",
+    "answers_correct",
+    "answers_judged",
     *COST_METRICS,
 )
 """The metrics of a result, in the order of the JSON contract.
@@ -65,7 +77,9 @@ any reason: the policy's floor (the turns it must keep), a policy that promises 
 budget (``none``), or a broken promise (``Result.over_budget`` says which; the
 table marks the peak with it); false otherwise, and null where ``peak_tokens`` is.
 The ``llm_*`` ones add up the model calls a cell's decisions made
-(``memtape.projections.metrics.model_usage``). The cost ones
+(``memtape.projections.metrics.model_usage``). ``answers_correct`` and ``answers_judged``
+count the questions a ``--judge`` model answered correctly and those a judge had to
+grade (``memtape.lab.judge``); null without ``--judge``. The cost ones
 (``memtape.projections.billing.tally.COST_METRICS``) bill a compaction cell's
 requests at the price of the scenario's ``[cost] model`` (or ``--set
 cost.model=NAME``), and are null without one.
@@ -127,6 +141,14 @@ class Cell:
     settings: tuple[str, ...]
     point: tuple[str, ...]
     """The grid point among ``settings``, shown in labels."""
+    judge: str | None = None
+    """The model that answers the probes' questions (``bench --judge``), or None."""
+    probes: str | None = None
+    """A probes file whose probes are added to the scenario's (``bench --probes``), or None."""
+    replicate: int | None = None
+    """Which replicate of the cell this run is (``bench --replicates``), counted from 0: its
+    decisions ask models afresh, past the response cache, with the replicate's seed
+    (``replicate_settings``); None for a cell run once, the cache in force."""
     prices: PriceTable | None = None
     """The price table its run is billed at (``--prices``); None: the shipped one."""
 
@@ -158,16 +180,26 @@ class Result:
     idle: str | None = None
     """Why the cell's policy had nothing to apply to the scenario (``recorded`` on one that
     recorded no compaction), or None; such a result has no params and no metrics."""
+    verdicts: tuple[Verdict, ...] = ()
+    """Each question the ``--judge`` model was asked, with its reply and verdict."""
+    spread: Replicated | None = None
+    """For a cell run ``--replicates N`` times, each metric's spread over the replicates
+    (``metrics`` then holds the medians); None for a cell run once."""
 
     def data(self, *, losses: bool = False) -> dict[str, Any]:
         """The result as the JSON contract writes it; with ``losses``, each lost probe too
-        (``ProbeLoss.data``, its kind among its fields)."""
+        (``ProbeLoss.data``, its kind among its fields); for replicates, their ``spread``
+        (``Replicated.data``)."""
         data: dict[str, Any] = {
             "scenario": self.scenario,
             "policy": self.policy,
             "params": self.params,
             "metrics": self.metrics,
         }
+        if self.metrics.get("answers_correct") is not None:
+            data["answers"] = [verdict.data() for verdict in self.verdicts]
+        if self.spread is not None:
+            data.update(self.spread.data())
         if losses:
             data["losses"] = [loss.data() for loss in self.losses]
         return data
@@ -178,12 +210,28 @@ def plan(
     policies: Sequence[str],
     settings: Sequence[str] = (),
     grid: Sequence[str] = (),
+    replicates: int | None = None,
+    *,
+    judge: str | None = None,
+    probes: str | None = None,
     prices: PriceTable | None = None,
 ) -> list[Cell]:
     """Every cell to run, each checked to build (its priced model too, in ``prices`` or the
-    shipped table), so bad input fails before any work."""
+    shipped table), so bad input fails before any work; with ``replicates``, each cell
+    that many times, one after the other (``Cell.replicate``)."""
+    if replicates is not None and replicates < 1:
+        raise BadInput(f"--replicates must be at least 1, got {replicates}")
     if not scenarios:
         raise BadInput("bench needs at least one scenario")
+    extra = () if probes is None else _file_probes(probes)
+    if judge is not None:
+        found = [*extra, *(probe for source in scenarios for probe in _scenario(source).probes)]
+        if not any(question_of(probe) is not None for probe in found):
+            where = "these scenarios" if probes is None else f"these scenarios or {probes}"
+            raise BadInput(
+                f"--judge {judge}: no probe of {where} carries a question "
+                "(a [[probe]] table's question and answer)"
+            )
     if not policies:
         raise BadInput("bench needs at least one --policy")
     specs = [parse_policy(text) for text in policies]
@@ -193,11 +241,27 @@ def plan(
         scenario = _scenario(source)
         for spec in specs:
             for point in points:
-                cell = Cell(source, spec, (*settings, *point), point, prices)
+                cell = Cell(source, spec, (*settings, *point), point, judge, probes, prices=prices)
                 idle_reason(scenario, cell)
                 price_for(scenario, cell)
-                cells.append(cell)
+                if replicates is None:
+                    cells.append(cell)
+                    continue
+                cells.extend(attrs.evolve(cell, replicate=r) for r in range(replicates))
     return cells
+
+
+def replicate_settings(policies: Policies, axis: str, replicate: int) -> list[str]:
+    """The settings that seed replicate ``replicate`` (from 0): the model's ``seed`` (the
+    ``[llm]`` table's, or 0, plus the replicate) when the policies may ask one, and the
+    benched policy's own ``seed`` parameter likewise when it has one (a policy that samples)."""
+    settings = []
+    if policies.llm is not None:
+        settings.append(f"llm.seed={(policies.llm.seed or 0) + replicate}")
+    own = policies.params()[axis].get("seed")
+    if isinstance(own, int) and not isinstance(own, bool):
+        settings.append(f"{axis}.seed={own + replicate}")
+    return settings
 
 
 def idle_reason(scenario: Scenario, cell: Cell) -> str | None:
@@ -332,10 +396,32 @@ def run_cell(
     policies = policies_for(scenario, cell)
     if policies is None or not _applies(scenario, policies, axis):
         return Result(scenario.name, cell.label, cell.spec.name, None, metrics, None, (), ())
+    if cell.replicate is not None:
+        # Each replicate asks afresh: the cache would make every one the first's.
+        with caching(None):
+            seeded = policies.with_settings(replicate_settings(policies, axis, cell.replicate))
+            return _measured(cell, scenario, seeded, on_commands)
+    return _measured(cell, scenario, policies, on_commands)
+
+
+def _measured(
+    cell: Cell,
+    scenario: Scenario,
+    policies: Policies,
+    on_commands: Callable[[int, int], None] | None,
+) -> Result:
+    """Run the cell's scenario under ``policies`` (the cell's, built) and measure it."""
+    axis = cell.spec.axis
+    metrics: dict[str, Any] = dict.fromkeys(METRICS)
     session = Session(policies)
-    window = WindowTally(scenario.probes, policies.compaction) if axis == "compaction" else None
-    priced = price_for(scenario, cell) if window is not None else None
-    bill = None if priced is None else CostTally(*priced)
+    probes = (*scenario.probes, *([] if cell.probes is None else _file_probes(cell.probes)))
+    window = WindowTally(probes, policies.compaction) if axis == "compaction" else None
+    bill = _bill(scenario, cell) if window is not None else None
+    judge = None
+    if cell.judge is not None and window is not None:
+        judge = Judge(ModelConfig(cell.judge, seed=cell.replicate))
+    asked = [probe for probe in probes if question_of(probe) is not None]
+    verdicts: list[Verdict] = []
     _warm()
     _ready(policies)
     clock = _clock
@@ -355,6 +441,9 @@ def run_cell(
         if window is not None:
             # Measured as the run is made, on the states the session folded anyway.
             window.step(command, events, before, session.state, len(session.run) - len(events))
+            if judge is not None and isinstance(command, AddTurn):
+                now = session.state.window
+                verdicts.extend(judge.verdicts(now, now.turns, asked))
         if bill is not None:
             bill.step(command, events, before, session.state, len(session.run) - len(events))
     metrics["decide_us_per_command"] = spent / len(scenario.steps) / 1000
@@ -369,15 +458,7 @@ def run_cell(
         budget = policies.compaction.budget
         sent, retention, losses = tally.sent, tally.retention, tally.losses
         over_budget = tally.over_budget
-        metrics.update(
-            peak_tokens=tally.peak_tokens,
-            peak_over_budget=tally.peak_over_budget,
-            tokens_resent=tally.tokens_resent,
-            compactions=tally.compactions,
-            probe_retention=tally.probe_retention,
-        )
-        if bill is not None:
-            metrics.update(bill.metrics().data())
+        metrics.update(_window_metrics(tally, bill, None if judge is None else verdicts))
     else:
         store = forgetting_metrics(session.run)
         metrics.update(
@@ -400,7 +481,48 @@ def run_cell(
         _notable(axis, cell.spec.name, params),
         losses,
         over_budget,
+        verdicts=tuple(verdicts),
     )
+
+
+def _bill(scenario: Scenario, cell: Cell) -> CostTally | None:
+    """The tally that bills the cell's run, or None when no model is priced."""
+    priced = price_for(scenario, cell)
+    return None if priced is None else CostTally(*priced)
+
+
+def _window_metrics(
+    tally: CompactionMetrics, bill: CostTally | None, verdicts: list[Verdict] | None
+) -> dict[str, Any]:
+    """A compaction cell's metrics: the window's, the bill's when priced, the answers' when
+    judged."""
+    metrics: dict[str, Any] = {
+        "peak_tokens": tally.peak_tokens,
+        "peak_over_budget": tally.peak_over_budget,
+        "tokens_resent": tally.tokens_resent,
+        "compactions": tally.compactions,
+        "probe_retention": tally.probe_retention,
+    }
+    if bill is not None:
+        metrics.update(bill.metrics().data())
+    if verdicts is not None:
+        metrics.update(answer_metrics(verdicts))
+    return metrics
+
+
+def _file_probes(path: str) -> tuple[Probe, ...]:
+    """The probes of a ``--probes`` file, read once per process while it is unchanged."""
+    stat = os.stat(path) if os.path.isfile(path) else None
+    stamp = None if stat is None else (stat.st_mtime_ns, stat.st_size)
+    return _read_probes(path, stamp)
+
+
+@lru_cache(maxsize=4)
+def _read_probes(path: str, stamp: tuple[int, int] | None) -> tuple[Probe, ...]:
+    """``probes_from_file``, cached by the file's modification time and size."""
+    from memtape.lab.probes import probes_from_file  # noqa: PLC0415 (its patterns compile on import)
+
+    return tuple(probes_from_file(Path(path)))
 
 
 _clock = time.perf_counter_ns

@@ -54,7 +54,8 @@ def calibrated(
             "(import a Claude Code session or an OpenTelemetry trace that recorded it)"
         )
     policies, name = _as_recorded(scenario)
-    cell = Cell(source, PolicySpec("compaction", name, (), name), tuple(settings), (), prices)
+    spec = PolicySpec("compaction", name, (), name)
+    cell = Cell(source, spec, tuple(settings), (), prices=prices)
     priced = price_for(scenario, cell)
     if priced is None:
         raise BadInput(

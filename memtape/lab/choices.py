@@ -22,6 +22,10 @@ FORMATS = (
 """What ``--format`` takes: ``auto`` (told from the content) or a format's name, each the
 ``FORMAT`` of its reader in ``memtape.lab.importers``."""
 
+DATA_SETS = ("longmemeval", "locomo")
+"""The long-memory data sets ``--format`` also takes (``memtape.lab.longmemory``): one
+item of the file (``--question``, ``--sample``) becomes a scenario with questions."""
+
 OBSERVATIONS = ("auto", "as-written", "user-after-action")
 """What ``--observations`` takes (``memtape.lab.importers.observations``): how a user
 message after an agent's action reads."""

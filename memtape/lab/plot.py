@@ -8,11 +8,13 @@ import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from memtape.core.errors import BadInput
 from memtape.core.visible import visible
 from memtape.lab.bench import Result
 from memtape.lab.files import check_writable, write_atomic
+from memtape.lab.frontier import Frontier
 
 
 def plot_paths(out: Path) -> tuple[Path, Path]:
@@ -35,8 +37,11 @@ def check_plotting() -> None:
         raise BadInput(f"--plot needs matplotlib: {install_hint('plot')}") from None
 
 
-def write_plot(results: Sequence[Result], out: Path) -> tuple[Path, Path]:
-    """Draw every scenario with turns (a row each: meter, probe retention); write PNG and SVG."""
+def write_plot(
+    results: Sequence[Result], out: Path, frontiers: Sequence[Frontier] = ()
+) -> tuple[Path, Path]:
+    """Draw every scenario with turns (a row each: meter, probe retention, and its cost
+    frontier when ``frontiers`` has one); write PNG and SVG."""
     png, svg = plot_paths(out)
     check_plotting()
     import matplotlib  # noqa: PLC0415
@@ -47,11 +52,17 @@ def write_plot(results: Sequence[Result], out: Path) -> tuple[Path, Path]:
     scenarios = list(dict.fromkeys(result.scenario for result in results if result.sent))
     if not scenarios:
         raise BadInput(f"--plot {out}: no scenario has turns, so there is no meter to draw")
+    fronts = {frontier.scenario: frontier for frontier in frontiers}
+    panels = 3 if fronts else 2
     figure, axes = pyplot.subplots(
-        len(scenarios), 2, figsize=(13, 3.8 * len(scenarios)), squeeze=False
+        len(scenarios), panels, figsize=(6.5 * panels, 3.8 * len(scenarios)), squeeze=False
     )
     for row, scenario in zip(axes, scenarios, strict=True):
-        meter, retention = row
+        meter, retention = row[:2]
+        if scenario in fronts:
+            _draw_frontier(row[2], fronts[scenario])
+        elif panels == 3:
+            row[2].set_axis_off()
         drawn = [result for result in results if result.scenario == scenario and result.sent]
         for result in drawn:
             turns = range(1, len(result.sent) + 1)
@@ -84,3 +95,16 @@ def write_plot(results: Sequence[Result], out: Path) -> tuple[Path, Path]:
     write_atomic(png, drawn_png.getvalue())
     write_atomic(svg, drawn_svg.getvalue())
     return png, svg
+
+
+def _draw_frontier(axis: Any, frontier: Frontier) -> None:
+    """A scenario's policies as points, cost against gain, the frontier joined by a line."""
+    for point in frontier.points:
+        marker = "o" if point.beaten_by is None else "x"
+        axis.scatter([point.cost], [point.gain], marker=marker)
+        axis.annotate(visible(point.label), (point.cost, point.gain), fontsize="small")
+    front = frontier.front
+    axis.plot([p.cost for p in front], [p.gain for p in front], color="grey", linewidth=0.8)
+    axis.set_title(f"{visible(frontier.scenario)}: frontier (x: below it)")
+    axis.set_xlabel(frontier.cost)
+    axis.set_ylabel(frontier.gain)

@@ -10,8 +10,9 @@ The ``auto`` rule
 ``auto_probes`` scans the text of every ``user`` and ``tool`` turn (never
 ``system`` or ``assistant``: a probe is something the agent was *told*) for
 the patterns below, and every ``system`` turn and pinned turn for
-constraints. Each probe it plants is typed: its ``kind`` is one of
-``path``, ``command``, ``number``, ``identifier``, ``url``, ``constraint``
+constraints, and every ``user`` and ``assistant`` turn for decisions. Each
+probe it plants is typed: its ``kind`` is one of ``path``, ``command``,
+``number``, ``identifier``, ``url``, ``constraint``, ``decision``
 (``memtape.scenarios.loader.PROBE_KINDS``).
 
 The patterns are Python regular expressions in which ``NUMBER`` stands for
@@ -100,6 +101,16 @@ into sentences after ``.``, ``!`` or ``?`` and a space; a sentence of 3 to
 50 words is planted whole, as written (``Never commit to main.``), a longer
 one is taken for something else (a paragraph without stops, code).
 
+Decisions
+---------
+A ``decision`` is a sentence of a ``user`` or ``assistant`` turn that says
+something was settled: it holds ``decided``, ``decide to``, ``decision``,
+``agreed``, ``let's go with`` or ``we'll go with`` (``DECISION``), in any
+case. Sentences are split and measured as constraints are (3 to 50 words,
+planted whole: ``We decided to keep the v1 export format.``). A decision does
+not hide what the patterns find in it: a path or an amount it names is a
+probe of its own.
+
 Which string, and from when
 ---------------------------
 Matches are exact substrings of the turn's text, so each probe is found by
@@ -148,7 +159,7 @@ from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.lab.choices import AUTO
 from memtape.scenarios.loader import Probe, read_probe
-from memtape.scenarios.writer import Value
+from memtape.scenarios.writer import probe_fields
 
 Turn = tuple[str, str] | AddTurn
 """A turn as an importer has it: ``(role, text)``, or the ``AddTurn`` it becomes (whose
@@ -159,6 +170,9 @@ SCANNED_ROLES = frozenset({"user", "tool"})
 
 CONSTRAINT_ROLES = frozenset({"system"})
 """The roles whose turns are scanned for constraints (and so is every pinned turn)."""
+
+DECISION_ROLES = frozenset({"user", "assistant"})
+"""The roles whose turns are scanned for decisions: what was settled, by either side."""
 
 
 NUMBER = r"\d+(?:[.,]\d+)*"
@@ -252,6 +266,11 @@ CONSTRAINT = re.compile(r"\b(?:must|never|always|do not|don[’']t)\b", re.IGNOR
 CONSTRAINT_WORDS = range(3, 51)
 """How many words a constraint may have."""
 
+DECISION = re.compile(
+    r"\b(?:decided|decide to|decision|agreed|let[’']s go with|we[’']ll go with)\b", re.IGNORECASE
+)
+"""The words that make a sentence of a user or assistant turn a decision."""
+
 
 def _compiled(template: str) -> re.Pattern[str]:
     for name, value in (("NUMBER", NUMBER), ("CODES", CODES), ("UNITS", UNITS)):
@@ -297,8 +316,10 @@ def auto_probes(turns: Iterable[Turn]) -> list[Probe]:
         )
         spans = _pattern_spans(text) if role in SCANNED_ROLES else []
         if role in CONSTRAINT_ROLES or pinned:
-            spans.extend(_constraint_spans(text))
-        for kind, string in _resolved(spans):
+            spans.extend(_sentence_spans(text, CONSTRAINT, "constraint"))
+        # A decision is resolved apart: the path or the amount it names is planted too.
+        settled = _sentence_spans(text, DECISION, "decision") if role in DECISION_ROLES else []
+        for *_, (kind, string) in sorted(_unoverlapped(spans) + _unoverlapped(settled)):
             first.setdefault(string, (number, kind))
     # Insertion order is the order of first appearances (turn, then place in the text).
     return [Probe(text, turn + 1, kind) for text, (turn, kind) in first.items() if turn < count]
@@ -313,7 +334,12 @@ def candidates(text: str) -> list[Found]:
 
 def constraints(text: str) -> list[Found]:
     """The sentences of ``text`` that are constraints (see the module's docstring), in order."""
-    return _resolved(_constraint_spans(text))
+    return _resolved(_sentence_spans(text, CONSTRAINT, "constraint"))
+
+
+def decisions(text: str) -> list[Found]:
+    """The sentences of ``text`` that are decisions (see the module's docstring), in order."""
+    return _resolved(_sentence_spans(text, DECISION, "decision"))
 
 
 def blanked(text: str) -> str:
@@ -353,8 +379,8 @@ def _pattern_spans(text: str) -> list[Span]:
     return spans
 
 
-def _constraint_spans(text: str) -> list[Span]:
-    """Every sentence of ``text`` that is a constraint."""
+def _sentence_spans(text: str, words: re.Pattern[str], kind: str) -> list[Span]:
+    """Every sentence of ``text`` that holds one of ``words``, as a probe of ``kind``."""
     spans = []
     offset = 0
     for line in text.split("\n"):
@@ -364,9 +390,9 @@ def _constraint_spans(text: str) -> list[Span]:
         for end, after in [*ends, (len(line), len(line))]:
             piece = line[start:end]
             sentence = piece.strip()
-            if CONSTRAINT.search(sentence) and len(sentence.split()) in CONSTRAINT_WORDS:
+            if words.search(sentence) and len(sentence.split()) in CONSTRAINT_WORDS:
                 at = offset + start + len(piece) - len(piece.lstrip())
-                found = Found("constraint", sentence)
+                found = Found(kind, sentence)
                 spans.append((at, -len(sentence), len(PATTERNS), found))
             start = after
         offset += len(line) + 1
@@ -376,12 +402,18 @@ def _constraint_spans(text: str) -> list[Span]:
 def _resolved(spans: list[Span]) -> list[Found]:
     """The found strings of ``spans`` by where they start, the longest (then the first
     ranked) of those starting together, none overlapping one taken before it."""
+    return [item for *_, item in _unoverlapped(spans)]
+
+
+def _unoverlapped(spans: list[Span]) -> list[Span]:
+    """``_resolved``'s spans, with where each starts."""
     spans.sort()
     kept = []
     end = 0
-    for start, length, _, item in spans:
+    for span in spans:
+        start, length, *_ = span
         if start >= end:
-            kept.append(item)
+            kept.append(span)
             end = start - length
     return kept
 
@@ -475,24 +507,20 @@ def _check(where: str, probe: Probe, texts: Sequence[str]) -> None:
         raise BadInput(
             f"{where}: from {probe.start} is past the transcript's last turn ({len(texts)})"
         )
-    if not any(probe.text in text for text in texts):
+    late = [turn for turn in probe.evidence if turn > len(texts)]
+    if late:
+        raise BadInput(
+            f"{where}: evidence turn {late[0]} is past the transcript's last turn ({len(texts)})"
+        )
+    if probe.text is not None and not any(probe.text in text for text in texts):
         raise BadInput(f"{where}: text {probe.text!r} occurs in no turn of the transcript")
 
 
-def planted(spec: str | None, turns: Sequence[Turn]) -> list[dict[str, Value]]:
+def planted(spec: str | None, turns: Sequence[Turn]) -> list[dict[str, Any]]:
     """The ``[[probe]]`` tables an import writes for ``--probes spec`` on ``turns``:
     none for None, the ``auto`` rule's for ``auto``, a file's (checked against the
     turns) otherwise. A file named ``auto`` is given as ``./auto``."""
     if spec is None:
         return []
     probes = auto_probes(turns) if spec == AUTO else probes_from_file(Path(spec), turns)
-    return [probe_table(probe) for probe in probes]
-
-
-def probe_table(probe: Probe) -> dict[str, Value]:
-    """The ``[[probe]]`` table of ``probe``: its ``kind`` only when it has one, so an untyped
-    probe is written as before kinds existed."""
-    table: dict[str, Value] = {"text": probe.text, "from": probe.start}
-    if probe.kind is not None:
-        table["kind"] = probe.kind
-    return table
+    return [probe_fields(probe) for probe in probes]

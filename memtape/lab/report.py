@@ -10,7 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from rich.console import Console
 
@@ -30,15 +30,21 @@ from memtape.lab.bench import (
     run_cells,
 )
 from memtape.lab.files import check_writable, write_atomic
+from memtape.lab.frontier import frontier_lines, frontiers
+from memtape.lab.gate import prepare_gate
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
 from memtape.lab.progress import Progress, progress_mode
+from memtape.lab.replicates import folded
 from memtape.lab.results_file import ResultsFile, cell_key
+from memtape.lab.results_table import check_tables, write_table
 from memtape.lab.table import (
+    Fitted,
     comparison_table,
     left_out_line,
     loss_lines,
     over_budget_lines,
     skipped_line,
+    spread_line,
 )
 from memtape.projections.billing.prices import PriceTable
 from memtape.projections.wrapping import wrapped
@@ -58,8 +64,16 @@ def bench(
     engine: str = "process",
     address: str | None = None,
     results_out: Path | None = None,
+    table_out: Path | None = None,
     resume: bool = False,
+    baseline: Path | None = None,
+    fail_if: Sequence[str] = (),
+    fail_if_missing: bool = False,
     columns: Sequence[str] | None = None,
+    replicates: int | None = None,
+    judge: str | None = None,
+    probes: str | None = None,
+    frontier: bool = False,
     verbose: bool = False,
     width: int | None = None,
     out: TextIO | None = None,
@@ -78,16 +92,28 @@ def bench(
     cell, on the cluster at ``address`` or a local instance). With ``results_out``,
     each cell's result is added to that JSONL file as it finishes; with ``resume``,
     the cells it already holds are not run again, and the report is the one an
-    uninterrupted sweep gives. ``prices`` (``--prices``) bills the cells' runs in place
+    uninterrupted sweep gives. With ``table_out``, the results are written there as a Parquet
+    table (``memtape.lab.results_table``) once every cell has run.
+
+    With ``fail_if`` rules (``memtape.lab.rules``), each cell is held to them against its
+    match in ``baseline`` (``memtape.lab.gate``), after the report: the status is 1 when a
+    cell breaks one (or, with ``fail_if_missing``, when the baseline lacks a cell).
+
+    With ``replicates``, each cell runs that many times past the response cache, and
+    reports each metric's median and spread (``memtape.lab.replicates``). ``probes`` (a
+    file) adds its probes to every scenario; ``judge`` (a model) answers the probes'
+    questions (``memtape.lab.judge``). With ``frontier``, each scenario's cost frontier is
+    said under the table, written in the JSON and drawn in the plot
+    (``memtape.lab.frontier``). ``prices`` (``--prices``) bills the cells' runs in place
     of the shipped price table."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
-    if json_out is not None:
-        check_writable(json_out)
-    if plot_out is not None:
-        plot_paths(plot_out)
-        check_plotting()
-    cells = plan(scenarios, policies, settings, grid, prices)
+    gate = prepare_gate(fail_if, baseline, fail_if_missing=fail_if_missing)
+    _check_outputs(json_out, plot_out, (results_out, table_out), baseline)
+    _refuse_results_of_extended((results_out, table_out), replicates, judge, probes)
+    cells = plan(
+        scenarios, policies, settings, grid, replicates, judge=judge, probes=probes, prices=prices
+    )
     if plot_out is not None and not any(has_meter(cell) for cell in cells):
         raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
     if not any(applies(cell) for cell in cells):
@@ -97,8 +123,6 @@ def bench(
         )
     if resume and results_out is None:
         raise BadInput("--resume needs --results FILE.jsonl, the file of the sweep to go on with")
-    if results_out is not None and json_out is not None and _same(results_out, json_out):
-        raise BadInput(f"--results {results_out}: it is the --json file too")
     # Nothing is written until the store opens, after every option has been checked.
     store = None if results_out is None else ResultsFile(results_out, cells, resume=resume)
     todo = cells if store is None else _unfinished(cells, store)
@@ -116,31 +140,96 @@ def bench(
     with Progress("bench", len(cells), mode=mode, err=err, unit="cells", clock=clock) as bar:
         shown = bar
         results = _run(cells, todo, run, store, bar if mode != "off" else None)
+    if replicates is not None:
+        results = folded(cells, results)
     # Wide enough for every column (the model ones too) when not on a terminal.
     wide = None if out.isatty() else 260
     console = Console(file=out, width=wide if width is None else width, highlight=False)
     fitted = comparison_table(results, width=console.width, columns=columns)
     console.print(fitted.table)
-    # A peak's mark is explained only where the peak is shown.
-    peaks = "peak_tokens" not in fitted.left_out and "peak_tokens" in (columns or ["peak_tokens"])
-    marks = over_budget_lines(results) if peaks else []
-    notes = [left_out_line(fitted), *marks, skipped_line(results)]
-    if losses:
-        notes.extend(loss_lines(results))
+    notes = _notes(fitted, results, columns, losses=losses)
+    found = frontiers(results) if frontier else []
+    notes.extend(frontier_lines(found))
     fit = console.width if width is not None or out.isatty() else None
     for line in wrapped((note for note in notes if note is not None), fit):
         print(line, file=out)
     if json_out is not None:
-        text = visible(
-            json.dumps(results_data(results, losses=losses), indent=2, ensure_ascii=False), "json"
-        )
-        text += "\n"
-        write_atomic(json_out, text.encode("utf-8"))
-        print(f"wrote {json_out}", file=out)
+        data = results_data(results, losses=losses)
+        if frontier:
+            data["frontiers"] = [each.data() for each in found]
+        _write_json(json_out, data, out)
     if plot_out is not None:
-        png, svg = write_plot(results, plot_out)
+        png, svg = write_plot(results, plot_out, found)
         print(f"wrote {png} and {svg}", file=out)
-    return 0
+    if table_out is not None:
+        write_table(table_out, cells, results)
+        print(f"wrote {table_out}", file=out)
+    if gate is None:
+        return 0
+    verdict = gate.judge(results)
+    for line in wrapped(verdict.lines, fit):
+        print(line, file=out)
+    return 1 if verdict.failed else 0
+
+
+def _refuse_results_of_extended(
+    results: tuple[Path | None, Path | None],
+    replicates: int | None,
+    judge: str | None,
+    probes: str | None,
+) -> None:
+    """A results file keys a cell by scenario, policy and parameters: a replicate, a judged
+    answer or an added probe has no place in it yet."""
+    if replicates is None and judge is None and not probes:
+        return
+    for given in results:
+        if given is not None:
+            raise BadInput(f"--results {given}: not with --replicates, --judge or --probes (yet)")
+
+
+def _check_outputs(
+    json_out: Path | None,
+    plot_out: Path | None,
+    results_out: tuple[Path | None, Path | None],
+    baseline: Path | None,
+) -> None:
+    """Refuse, before any work, an output that cannot be written, an extra it needs that is
+    not installed, and a results file (JSONL, then Parquet) that is another file named."""
+    if json_out is not None:
+        check_writable(json_out)
+    jsonl, table = results_out
+    if table is not None:
+        check_tables(f"--results {table}")
+        check_writable(table)
+    if plot_out is not None:
+        plot_paths(plot_out)
+        check_plotting()
+    for written in (jsonl, table):
+        if written is not None and json_out is not None and _same(written, json_out):
+            raise BadInput(f"--results {written}: it is the --json file too")
+        if written is not None and baseline is not None and _same(written, baseline):
+            raise BadInput(f"--results {written}: it is the --baseline file too")
+
+
+def _write_json(path: Path, data: dict[str, Any], out: TextIO) -> None:
+    """Write the results' JSON to ``path`` (at once, or not at all) and say so on ``out``."""
+    text = visible(json.dumps(data, indent=2, ensure_ascii=False), "json") + "\n"
+    write_atomic(path, text.encode("utf-8"))
+    print(f"wrote {path}", file=out)
+
+
+def _notes(
+    fitted: Fitted, results: Sequence[Result], columns: Sequence[str] | None, *, losses: bool
+) -> list[str | None]:
+    """The lines under the table: what it left out, its marks, the cells that did not
+    apply, the replicates, and with ``losses`` each lost probe."""
+    # A peak's mark is explained only where the peak is shown.
+    peaks = "peak_tokens" not in fitted.left_out and "peak_tokens" in (columns or ["peak_tokens"])
+    marks = over_budget_lines(results) if peaks else []
+    notes = [left_out_line(fitted), *marks, skipped_line(results), spread_line(results)]
+    if losses:
+        notes.extend(loss_lines(results))
+    return notes
 
 
 def _engine(name: str, address: str | None, jobs: int | None, within: Within | None) -> Engine:

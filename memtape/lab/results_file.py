@@ -20,6 +20,7 @@ import cattrs
 from memtape._version import __version__
 from memtape.core.atomic import write_atomic
 from memtape.core.errors import BadInput
+from memtape.core.paths import read_regular
 from memtape.lab.bench import Cell, Result
 from memtape.scenarios import read_scenario
 
@@ -119,29 +120,48 @@ class ResultsFile:
             self._fd = None
 
     def _read(self) -> None:
-        try:
-            data = self.path.read_bytes()
-        except OSError as error:
-            raise BadInput(f"{self.path}: cannot read it: {error.strerror}") from None
+        contents = _Contents(self.path, self.sweep, self._keys)
+        self._keep = contents.keep
+        self.finished = contents.results
+
+
+def read_results(path: Path) -> dict[Key, Result]:
+    """Every cell's result the results file at ``path`` holds, of whichever sweep (a last line
+    cut short is no result); refused as bad input, naming the line, when malformed."""
+    return _Contents(path).results
+
+
+class _Contents:
+    """What a results file holds, read and checked; with ``sweep`` and ``keys``, that it is
+    the results file of that sweep, holding only its cells."""
+
+    def __init__(self, path: Path, sweep: str | None = None, keys: set[Key] | None = None) -> None:
+        self.path = path
+        self.sweep = sweep
+        self.keys = keys
+        self.keep: int | None = None
+        """Where a last line cut short starts (the file is cut there before adding), or None."""
+        self.results: dict[Key, Result] = {}
+        data = read_regular(path, "results file")
         whole, newline, cut = data.rpartition(b"\n")
         if not newline:
             whole, cut = b"", data
         if cut:
-            self._keep = len(whole) + len(newline)
+            self.keep = len(whole) + len(newline)
         lines = whole.split(b"\n") if newline else []
         if not lines:
-            raise BadInput(f"{self.path}:1: not a memtape bench results file: it is empty")
+            raise BadInput(f"{path}:1: not a memtape bench results file: it is empty")
         self._header(lines[0])
         first: dict[Key, int] = {}
         for number, raw in enumerate(lines[1:], start=2):
             key, result = self._entry(raw, number)
             if key in first:
                 raise BadInput(
-                    f"{self.path}:{number}: the result of {_name(key)} again "
+                    f"{path}:{number}: the result of {_name(key)} again "
                     f"(first at line {first[key]})"
                 )
             first[key] = number
-            self.finished[key] = result
+            self.results[key] = result
 
     def _header(self, raw: bytes) -> None:
         where = f"{self.path}:1"
@@ -156,7 +176,7 @@ class ResultsFile:
             raise BadInput(
                 f"{where}: results file version {header.get('version')!r}, not {VERSION}"
             )
-        if header["sweep"] != self.sweep:
+        if self.sweep is not None and header["sweep"] != self.sweep:
             raise BadInput(
                 f"{where}: the results of another sweep (other scenarios, policies, settings "
                 "or memtape version): run that sweep's command, or name another --results file"
@@ -177,7 +197,7 @@ class ResultsFile:
         ):
             raise BadInput(f"{where}: not a cell's result: its scenario, policy or settings")
         key: Key = (entry["scenario"], entry["policy"], tuple(settings))
-        if key not in self._keys:
+        if self.keys is not None and key not in self.keys:
             raise BadInput(f"{where}: {_name(key)} is not a cell of this sweep")
         try:
             result = _converter.structure(entry["result"], Result)

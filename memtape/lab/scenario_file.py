@@ -7,7 +7,7 @@ The generators and the importers write their files with
 
 from memtape.core.errors import BadInput
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
-from memtape.policies.tokenizers import WordCount, tokenizer_named
+from memtape.policies.text.tokenizers import WordCount, tokenizer_named
 from memtape.scenarios.writer import Value
 
 MAX_COUNT = 10_000_000

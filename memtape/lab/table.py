@@ -40,6 +40,8 @@ COLUMNS = (
     ("llm_prompt_tokens", "tok in"),
     ("llm_completion_tokens", "tok out"),
     ("llm_seconds", "llm s"),
+    ("answers_correct", "answers"),
+    ("answers_judged", "judged"),
 )
 """Each metric's column and heading, in the JSON contract's order but for the cost ones,
 beside the tokens re-sent (``peak_over_budget`` has no column of its own: it marks the
@@ -69,6 +71,9 @@ COST_COLUMNS = frozenset(
 )
 """The cost columns, shown only when some result was priced (a ``[cost] model``)."""
 
+ANSWER_COLUMNS = frozenset({"answers_correct", "answers_judged"})
+"""The columns of ``bench --judge``, shown only when some result was judged."""
+
 LEAST_IMPORTANT_FIRST = (
     "llm_seconds",
     "llm_cache_hits",
@@ -83,12 +88,14 @@ LEAST_IMPORTANT_FIRST = (
     "regret",
     "llm_calls",
     "cache_breaks",
+    "answers_judged",
     "compactions",
     "hit_at_k",
     "peak_tokens",
     "tokens_resent",
     "usd",
     "probe_retention",
+    "answers_correct",
 )
 """The order in which metric columns are left out of a table too wide for its terminal,
 after those no row has a value in (all ``-``): timings and model accounting first, the
@@ -159,11 +166,14 @@ def comparison_table(
     applied = [r for r in results if r.idle is None and r.params is not None]
     asked = any(r.metrics.get("llm_calls") for r in applied)
     priced = any(r.metrics.get("usd") is not None for r in applied)
+    judged = any(r.metrics.get("answers_correct") is not None for r in applied)
     if columns is None:
         names = [
             n
             for n, _ in COLUMNS
-            if (asked or n not in LLM_COLUMNS) and (priced or n not in COST_COLUMNS)
+            if (asked or n not in LLM_COLUMNS)
+            and (priced or n not in COST_COLUMNS)
+            and (judged or n not in ANSWER_COLUMNS)
         ]
     else:
         names = list(dict.fromkeys(columns))
@@ -243,8 +253,42 @@ def _row(result: Result, names: Sequence[str]) -> list[str]:
             f"nothing to apply: {visible(result.idle, 'message')}",
             *(["-"] * len(names)),
         ]
-    cells = [_cell(name, result.metrics[name]) + _mark(name, result) for name in names]
+    cells = [_spread_cell(name, result) + _mark(name, result) for name in names]
     return [visible(result.scenario), visible(result.policy), _params(result.notable), *cells]
+
+
+WITHIN_SPREAD = "~"
+"""The mark after a replicated metric whose spread overlaps another policy's on the same
+scenario: the difference between them is inside the run-to-run spread."""
+
+
+def _spread_cell(name: str, result: Result) -> str:
+    """A metric's cell: its value, or for replicates the median and its interval
+    (``median [low–high]``, the interval left out when it has no width) and
+    ``WITHIN_SPREAD`` when another policy's interval overlaps it."""
+    value = _cell(name, result.metrics[name])
+    replicated = result.spread
+    spread = None if replicated is None else replicated.spreads.get(name)
+    if replicated is None or spread is None:
+        return value
+    if spread.high > spread.low:
+        value += f" [{_cell(name, spread.low)}–{_cell(name, spread.high)}]"
+    return value + (WITHIN_SPREAD if name in replicated.within else "")
+
+
+def spread_line(results: Sequence[Result]) -> str | None:
+    """The line under a table of replicates: how many, which interval, and the mark."""
+    spreads = [r.spread for r in results if r.spread is not None]
+    if not spreads:
+        return None
+    replicates = spreads[0].replicates
+    kinds = {s.interval for spread in spreads for s in spread.spreads.values()}
+    interval = "95% percentile interval" if "percentile-95" in kinds else "range"
+    return (
+        f"medians of {counted(replicates, 'replicate')} [{interval}]; {WITHIN_SPREAD} the "
+        "difference from another policy on the scenario is inside their spread "
+        "(within_spread in --json)"
+    )
 
 
 def _fixed_width(rows: Sequence[Sequence[str]], *, shared: bool) -> int:
@@ -360,6 +404,9 @@ def _cell(name: str, value: Any) -> str:
         return f"{value:.2f}"
     if name == "usd":
         return f"{value:,.4f}"
+    if isinstance(value, float):
+        # A count's median or percentile (replicates) may fall between two counts.
+        return f"{value:,.0f}" if value.is_integer() else f"{value:,.1f}"
     return f"{value:,}"
 
 

@@ -13,7 +13,7 @@ max_answer_bytes = 65536                 # a longer answer is cut, and says so (
 
 The key is never a setting: it comes from ``OPENAI_API_KEY`` (the SDK's own
 variable) and is written nowhere, so that a run file, which records this
-table, can be shared. ``memtape.policies.model_settings`` reads the table.
+table, can be shared. ``memtape.policies.plumbing.model_settings`` reads the table.
 
 A file never chooses where a request goes. The table a run file records is
 read as ``recorded`` (unless the user trusts the run): its model and

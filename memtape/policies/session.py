@@ -5,9 +5,10 @@ that decides it; ``Session`` appends what they decide to a ``Run``.
 """
 
 import math
+import sys
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 import attrs
 
@@ -24,75 +25,31 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import ClockAdvanced, CompactionTriggered, Consolidated, Event, TurnAdded
-from memtape.core.integers import LARGEST, too_large
 from memtape.core.logs import debug_enabled, get_logger
 from memtape.core.plural import noun_for
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State
 from memtape.llm.config import ModelConfig
-from memtape.policies.building import Building, building
-from memtape.policies.imports import import_path, is_import_path, policy_class
-from memtape.policies.protocols import CompactionPolicy, ConsolidationPolicy, ForgettingPolicy
-from memtape.policies.registry import Registry
-from memtape.policies.trust import is_stand_in
+from memtape.policies.plumbing.building import Building, building
+from memtape.policies.plumbing.imports import import_path, is_import_path, policy_class
+from memtape.policies.plumbing.protocols import (
+    CompactionPolicy,
+    ConsolidationPolicy,
+    ForgettingPolicy,
+)
+from memtape.policies.settings import (
+    CHOICES,
+    check_user_url,
+    choice_params,
+    setting_value,
+)
+from memtape.policies.zoo import AXES, LLM, SHARED
 from memtape.reducers import evolve, fold
 
-COMPACTION = Registry(
-    {
-        "tiered": "memtape.policies.compaction:TieredCompaction",
-        "sliding-window": "memtape.policies.sliding_window:SlidingWindow",
-        "rolling-summary": "memtape.policies.rolling_summary:RollingSummary",
-        "clear-tool-results": "memtape.policies.tool_clearing:ClearToolResults",
-        "none": "memtape.policies.no_compaction:NoCompaction",
-        "recorded": "memtape.policies.recorded:RecordedCompaction",
-    }
-)
-"""Compaction policies by name (each class's ``name``), imported when first looked up."""
+if TYPE_CHECKING:
+    from memtape.policies.unimported import Unimported
 
-FORGETTING = Registry(
-    {
-        "importance-recency-access": "memtape.policies.forgetting:ImportanceRecencyAccess",
-        "generative-agents": "memtape.policies.generative_agents:GenerativeAgents",
-        "memorybank": "memtape.policies.memorybank:MemoryBank",
-        "lru": "memtape.policies.cache:LeastRecentlyUsed",
-        "lfu": "memtape.policies.cache:LeastFrequentlyUsed",
-        "fifo": "memtape.policies.cache:FirstInFirstOut",
-    }
-)
-"""Forgetting policies by name, imported when first looked up."""
-
-CONSOLIDATION = Registry(
-    {
-        "rules": "memtape.policies.consolidation:RuleConsolidation",
-        "llm": "memtape.policies.llm_consolidation:LlmConsolidation",
-    }
-)
-"""Consolidation policies by name, imported when first looked up."""
-
-AXES = {"compaction": COMPACTION, "forgetting": FORGETTING, "consolidation": CONSOLIDATION}
-"""Each axis of memory and the policies that serve it."""
-
-SHARED: dict[str, tuple[str, ...]] = {
-    "compaction": ("budget", "tokenizer"),
-    "forgetting": ("capacity",),
-    "consolidation": (),
-}
-"""The parameters every policy of an axis takes: they carry over when ``--set`` changes
-the policy (``compaction.policy=sliding-window``), and the others fall back to defaults."""
-
-LLM = "llm"
-"""The table beside the axes' that says which model a policy asks (``memtape.llm.config``)."""
-
-AXIS_OF: dict[type[Command], str | None] = {
-    AddTurn: "compaction",
-    WriteFact: "forgetting",
-    ReadFact: "forgetting",
-    Query: "forgetting",
-    RecordEpisode: "consolidation",
-    Consolidate: "consolidation",
-    AdvanceClock: None,
-}
-"""The axis whose policy decides each command (None: the session itself)."""
+_STAND_INS = "memtape.policies.unimported"
 
 P = TypeVar("P")
 
@@ -130,7 +87,7 @@ class Policies:
         A policy named by import path is imported, unless ``imports`` is false
         (a run file's header, which is data): then a stand-in that knows only
         its table takes its place (``memtape.policies.unimported``); so does a
-        summarizer named by import path (``memtape.policies.summarizers``).
+        summarizer named by import path (``memtape.policies.text.summarizers``).
         ``recorded`` names the run file an untrusted header was read from: its
         ``[llm]`` model and server are shown, never asked (``ModelConfig.recorded``).
         """
@@ -143,7 +100,7 @@ class Policies:
             raise BadInput(f"{where}: [{LLM}] must be a table")
         config = None
         if llm is not None:
-            from memtape.policies.model_settings import model_config  # noqa: PLC0415 (a model)
+            from memtape.policies.plumbing.model_settings import model_config  # noqa: PLC0415 (a model)
 
             config = model_config(llm, f"{where}: [{LLM}]", strict=imports, recorded=recorded)
         with building(Building(config, imports)):
@@ -240,7 +197,7 @@ class Policies:
                     f"--set {setting!r}: write AXIS.PARAM=VALUE, e.g. compaction.budget=60"
                 )
             if axis == LLM:
-                tables.setdefault(LLM, {})[param] = _value(raw.strip(), name.strip())
+                tables.setdefault(LLM, {})[param] = setting_value(raw.strip(), name.strip())
                 chosen.add(param)
                 continue
             if axis not in AXES:
@@ -252,11 +209,11 @@ class Policies:
                 )
             if axis not in tables:
                 raise BadInput(f"--set {setting!r}: this scenario has no [{axis}] policy")
-            value = _value(raw.strip(), name.strip())
+            value = setting_value(raw.strip(), name.strip())
             if param == "policy" and value != tables[axis].get("policy"):
                 tables[axis] = {k: v for k, v in tables[axis].items() if k in SHARED[axis]}
-            if param in _CHOICES and value != tables[axis].get(param):
-                for own in _choice_params(param):
+            if param in CHOICES and value != tables[axis].get(param):
+                for own in choice_params(param):
                     tables[axis].pop(own, None)
             tables[axis][param] = value
         if recorded is not None and "model" in chosen:
@@ -264,7 +221,7 @@ class Policies:
             if "base_url" not in chosen:
                 tables[LLM].pop("base_url", None)
         if "base_url" in chosen:
-            _user_url(tables[LLM]["base_url"])
+            check_user_url(tables[LLM]["base_url"])
         return Policies.from_params(tables, "--set", imports=self.imports, recorded=recorded)
 
     def decide(self, state: State, command: Command) -> tuple[Event, ...]:
@@ -305,47 +262,20 @@ class Policies:
         return tuple(events)
 
 
+def is_stand_in(policy: object) -> TypeGuard["Unimported"]:
+    """Whether ``policy`` is a stand-in (``memtape.policies.unimported.Unimported``).
+
+    No stand-in exists before its module is imported, so the question
+    imports nothing: without the module, the answer is no.
+    """
+    module = sys.modules.get(_STAND_INS)
+    return module is not None and isinstance(policy, module.Unimported)
+
+
 def _require(policy: P | None, what: str, axis: str) -> P:
     if policy is None:
         raise Rejected(f"{what} needs a [{axis}] policy, and this session has none")
     return policy
-
-
-_CHOICES = ("summarizer", "warm", "gist")
-"""The parameters that choose what writes a text (a summary, tiered's WARM items or gist)."""
-
-
-def _choice_params(param: str) -> tuple[str, ...]:
-    """The parameters that belong to a choice of ``param``'s (dropped when it changes)."""
-    # Imported here: the summarizers and writers bring the model client, which only a
-    # policy that asks a model needs.
-    from memtape.policies.summarizers import SUMMARIZER_PARAMS  # noqa: PLC0415
-    from memtape.policies.tier_writers import WRITER_PARAMS  # noqa: PLC0415
-
-    return SUMMARIZER_PARAMS if param == "summarizer" else WRITER_PARAMS[param]
-
-
-def _user_url(url: Any) -> None:
-    """Refuse an ``llm.base_url`` setting that is not an http(s) URL (a run's own
-    recorded value is not checked: it is never asked)."""
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise BadInput(f"--set llm.base_url: must be an http:// or https:// URL, got {url!r}")
-
-
-def _value(raw: str, name: str) -> Any:
-    """A ``--set`` value, ``raw`` read as TOML (a plain string when it is not TOML); a whole
-    number past 64 bits, which TOML does not hold, is refused as too large."""
-    import tomllib  # noqa: PLC0415 (only ``--set`` reads a value, and tomllib is not free)
-
-    try:
-        value = tomllib.loads(f"value = {raw}")["value"]
-    except tomllib.TOMLDecodeError:
-        return raw
-    except ValueError:  # tomllib's int() of more digits than Python reads
-        raise too_large(f"--set {name}", raw) from None
-    if type(value) is int and not -LARGEST <= value <= LARGEST:
-        raise too_large(f"--set {name}", raw)
-    return value
 
 
 def _advance(state: State, command: AdvanceClock) -> ClockAdvanced:

@@ -18,9 +18,9 @@ from memtape.core.commands import AddTurn, Consolidate, Query, ReadFact, RecordE
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import Event
 from memtape.core.state import Fact, State, Store
-from memtape.policies.protocols import Scored
-from memtape.policies.tokenizers import TOKENIZERS, Tokenizer
-from memtape.policies.trust import TRUST_HINT, NotImported, not_imported
+from memtape.policies.plumbing.protocols import Scored
+from memtape.policies.plumbing.trust import TRUST_HINT, NotImported, not_imported
+from memtape.policies.text.tokenizers import TOKENIZERS, Tokenizer
 
 
 def _positive(table: Mapping[str, Any], name: str, path: str, where: str) -> int:

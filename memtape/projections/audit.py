@@ -33,7 +33,7 @@ from memtape.core.plural import counted
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import Fact, State, Tier
 from memtape.core.visible import quoted, visible
-from memtape.policies.protocols import ForgettingPolicy, Scored
+from memtape.policies.plumbing.protocols import ForgettingPolicy, Scored
 from memtape.policies.session import Policies
 from memtape.reducers import evolve, fold
 

@@ -3,7 +3,7 @@
 import attrs
 
 from memtape.core.state import Window
-from memtape.policies.protocols import CompactionPolicy
+from memtape.policies.plumbing.protocols import CompactionPolicy
 
 
 @attrs.frozen

@@ -34,8 +34,8 @@ from memtape.core.events import (
 )
 from memtape.core.run import Run
 from memtape.core.state import INITIAL_STATE, State, Window
-from memtape.policies.promises import BUDGET
-from memtape.policies.protocols import CompactionPolicy, is_budgeted
+from memtape.policies.plumbing.promises import BUDGET
+from memtape.policies.plumbing.protocols import CompactionPolicy, is_budgeted
 from memtape.reducers import evolve, fold
 
 OVER_BUDGET_CAUSES = ("floor", "unbounded", "unexplained")
@@ -47,8 +47,9 @@ class Planted(Protocol):
     """A probe: ``text`` must stay visible in the window from turn ``start`` on."""
 
     @property
-    def text(self) -> str:
-        """The string to look for."""
+    def text(self) -> str | None:
+        """The string to look for; None for a question probe that names no string (what it
+        keeps is its evidence turns, which the window's probe checks do not follow)."""
         ...
 
     @property
@@ -60,6 +61,11 @@ class Planted(Protocol):
     def kind(self) -> str | None:
         """What the string is (a path, a number...), or None when nobody said."""
         ...
+
+
+def looked_for(probes: Sequence[Planted]) -> tuple[Planted, ...]:
+    """The probes that name a string to look for in the window, in order."""
+    return tuple(probe for probe in probes if probe.text is not None)
 
 
 @attrs.frozen
@@ -231,8 +237,9 @@ class WindowTally:
         self._policy = policy
         self._peak: Window | None = None
         """The window of the first turn that sent the most tokens so far."""
-        self._probes = tuple(probes)
-        self._tracker = _Tracker(tuple(probe.text for probe in probes))
+        probes = looked_for(probes)
+        self._probes = probes
+        self._tracker = _Tracker(tuple(probe.text or "" for probe in probes))
         self._seen = [False] * len(probes)
         """Whether each probe was visible at the last check (False until it is due)."""
         self._by_start = sorted(range(len(probes)), key=lambda index: probes[index].start)
@@ -285,9 +292,10 @@ class WindowTally:
                 self._shown += not self._seen[index]
                 self._seen[index] = True
             elif self._seen[index] or probe.start == turn:
-                position = _lost_at(before, batch, offset, probe.text)
+                text = probe.text or ""
+                position = _lost_at(before, batch, offset, text)
                 event = None if position is None else type(batch[position - offset - 1]).__name__
-                self._losses.append(ProbeLoss(probe.text, turn, position, event, probe.kind))
+                self._losses.append(ProbeLoss(text, turn, position, event, probe.kind))
                 lost_at = offset + len(batch) if position is None else position
                 self.changes.append(ProbeChange(index, turn, lost_at, False, event))
                 self._shown -= self._seen[index]

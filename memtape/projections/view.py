@@ -7,9 +7,9 @@ from typing import Any
 
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, TurnAdded
 from memtape.core.state import Fact, State, Window
-from memtape.policies.protocols import CompactionPolicy, ForgettingPolicy, Scored
+from memtape.policies.plumbing.protocols import CompactionPolicy, ForgettingPolicy, Scored
+from memtape.policies.plumbing.trust import NotImported
 from memtape.policies.session import Policies
-from memtape.policies.trust import NotImported
 from memtape.projections.meter import meter
 
 

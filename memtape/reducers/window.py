@@ -30,7 +30,7 @@ def turn_added(window: Window, event: TurnAdded) -> Window:
 
     HOT becomes a ``Seq`` as it grows past ``SHORT_HOT`` turns (see ``Hot``).
     Whether the turn may answer what it answers is the policy's to decide
-    (``memtape.policies.turns.arriving``): the fold applies what was decided.
+    (``memtape.policies.window.turns.arriving``): the fold applies what was decided.
     """
     _check_next(window, event)
     hot = window.hot

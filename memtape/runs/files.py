@@ -15,8 +15,8 @@ import attrs
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.logfile import write_run
 from memtape.core.run import Run
+from memtape.policies.plumbing.trust import TRUST_HINT
 from memtape.policies.session import Epoch, Policies, Session
-from memtape.policies.trust import TRUST_HINT
 from memtape.reducers import fold
 from memtape.storage import is_sqlite, read_address
 

@@ -82,10 +82,10 @@ from memtape.core.logfile import RecordedBatch, RunFile, write_run
 from memtape.core.paths import same_file
 from memtape.core.run import Run
 from memtape.llm.asking import PROMPT_HASH_HEX
-from memtape.policies.compaction import gist_for
 from memtape.policies.session import Policies
-from memtape.policies.tokenizers import Tokenizer, WordCount, tokenizer_named
-from memtape.policies.tool_clearing import COST, ClearToolResults
+from memtape.policies.text.tokenizers import Tokenizer, WordCount, tokenizer_named
+from memtape.policies.window.tiered import gist_for
+from memtape.policies.window.tool_clearing import COST, ClearToolResults
 from memtape.reducers import fold
 from memtape.runs.files import epochs_from_header
 from memtape.runs.signed import check_copying, check_reading
@@ -396,7 +396,9 @@ def _command(command: Command, masks: Masks) -> Command:
     if isinstance(command, AddTurn):
         text = masks.text(command.text)
         calls, answers = masks.calls(command.calls), masks.calls(command.answers)
-        return AddTurn(command.role, text, command.salient, calls, answers, command.pin)
+        return AddTurn(
+            command.role, text, command.salient, calls, answers, command.pin, command.tokens
+        )
     if isinstance(command, WriteFact):
         return WriteFact(
             masks.text(command.key),

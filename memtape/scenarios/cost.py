@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput
-from memtape.policies.params import Params
+from memtape.policies.plumbing.params import Params
 
 AXIS = "cost"
 """The table, and the ``--set`` prefix, that name the priced model."""

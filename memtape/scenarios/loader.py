@@ -19,7 +19,9 @@ A turn's role is one of system, user, assistant, tool. A turn may also say
 (the calls whose results it carries), ``pin = true`` (no policy moves it)
 and ``usage = {input = .., output = .., cache_read = .., cache_write = ..}``
 (what the provider billed for the response, kept beside the turn for a cost
-model: ``memtape.scenarios.usage``; no policy reads it).
+model: ``memtape.scenarios.usage``; no policy reads it) and ``tokens = N``
+(what the turn costs, measured outside memtape: ``import --tokenizer recorded``
+writes the provider's count; the policy's tokenizer then does not count it).
 
 The other steps: ``advance = 6`` (the clock), ``write = "key"`` with
 ``text``, ``importance`` and optional ``supersedes``; ``read = "key"`` or
@@ -33,6 +35,16 @@ A scenario may plant probes, strings that must stay visible in the window
     [[probe]]
     text = "$180.00"
     from = 8                  # checked after turn 8 and every turn after it
+
+A probe may also carry a question about the session and its answer (both or
+neither), and the turns that hold the evidence for it; a question probe may
+leave out ``text`` (then what it keeps is its evidence turns, not a string)::
+
+    [[probe]]
+    question = "Where did Dana move?"
+    answer = "Lisbon"
+    from = 12                 # the turn at which it is asked
+    evidence = [3, 7]         # turn numbers, each at least 1 and at most the last turn
 
 An imported scenario carries an ``[import]`` table: the ledger of the import
 (what the transcript held and what became of it, ``memtape.lab.importers.
@@ -66,8 +78,9 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.core.spelling import did_you_mean
-from memtape.policies.params import Params
-from memtape.policies.session import AXIS_OF, Policies
+from memtape.policies.plumbing.params import MAX_INT, Params
+from memtape.policies.session import Policies
+from memtape.policies.zoo import AXIS_OF
 from memtape.scenarios.cost import AXIS as COST
 from memtape.scenarios.cost import Cost, is_cost_setting, read_cost, with_cost_settings
 from memtape.scenarios.shipped import SHIPPED
@@ -75,18 +88,26 @@ from memtape.scenarios.usage import Usage, read_usage
 
 _KINDS = tuple(COMMAND_TYPES)
 
-PROBE_KINDS = ("path", "command", "number", "identifier", "url", "constraint")
+PROBE_KINDS = ("path", "command", "number", "identifier", "url", "constraint", "decision")
 """What a probe may say it is (``memtape.lab.probes`` says how ``--probes auto`` tells)."""
 
 
 @attrs.frozen
 class Probe:
     """A string that must stay visible in the window from turn ``start`` on; ``kind``
-    (one of ``PROBE_KINDS``, or None when the file did not say) is what the string is."""
+    (one of ``PROBE_KINDS``, or None when the file did not say) is what the string is.
 
-    text: str
+    A judged probe also carries a ``question`` asked at turn ``start`` and its expected
+    ``answer`` (both or neither), and ``evidence``, the turns (numbered from 1) that
+    hold what answers it. A question probe may have no ``text``: nothing is looked for
+    in the window, and what it keeps is its evidence turns."""
+
+    text: str | None
     start: int
     kind: str | None = None
+    question: str | None = None
+    answer: str | None = None
+    evidence: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -222,6 +243,7 @@ def parse_scenario(text: str, source: str) -> Scenario:
         if axis is not None and getattr(policies, axis) is None:
             raise BadInput(f"{where}: a {kind} step needs a [{axis}] policy in the header")
         commands.append(command)
+    _check_evidence(probes, turns, source)
     if probes and policies.compaction is None:
         raise BadInput(
             f"{source}: probe 1: a probe is checked in the window, "
@@ -243,22 +265,66 @@ def _probes(tables: Any, source: str) -> tuple[Probe, ...]:
     return tuple(probes)
 
 
+def _check_evidence(probes: tuple[Probe, ...], turns: int, source: str) -> None:
+    """Refuse an evidence turn past the scenario's last turn, naming the probe."""
+    for number, probe in enumerate(probes, start=1):
+        late = [turn for turn in probe.evidence if turn > turns]
+        if late:
+            raise BadInput(
+                f"{source}: probe {number}: evidence turn {late[0]} is past the last turn ({turns})"
+            )
+
+
 def read_probe(table: Any, where: str) -> Probe:
-    """One probe's table ``{text, from, kind}``: a non-empty string, a turn number of at
-    least 1 and, optionally, one of ``PROBE_KINDS``; nothing else. A refusal names
-    ``where`` and the field."""
+    """One probe's table ``{text, from, kind, question, answer, evidence}``: a non-empty
+    string, a turn number of at least 1, optionally one of ``PROBE_KINDS``, a non-empty
+    question and answer (both or neither; with them ``text`` may be left out) and a list
+    of distinct turn numbers of at least 1; nothing else. A refusal names ``where`` and
+    the field."""
     if not isinstance(table, dict):
         raise BadInput(f"{where}: must be a table")
     params = Params(table, where)
-    text = params.text("text")
-    if not text:
+    question, answer = _words(params, "question"), _words(params, "answer")
+    if (question is None) != (answer is None):
+        given, missing = ("question", "answer") if answer is None else ("answer", "question")
+        raise BadInput(f"{where}: {given} needs its {missing} (both or neither)")
+    text = params.text("text") if question is None else _words(params, "text")
+    if text == "":
         raise params.error("text", "must not be empty")
     start = params.integer("from", minimum=1)
     kind = params.optional("kind")
     if kind is not None and kind not in PROBE_KINDS:
         raise params.error("kind", f"must be one of {', '.join(PROBE_KINDS)}, got {kind!r}")
+    evidence = _evidence(params)
     params.done()
-    return Probe(text, start, kind)
+    return Probe(text, start, kind, question, answer, evidence)
+
+
+def _words(params: Params, name: str) -> str | None:
+    """An optional string field: None when absent, refused when empty or not a string."""
+    value = params.optional(name)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise params.error(name, f"must be a string, got {value!r}")
+    if name != "text" and not value.strip():
+        raise params.error(name, "must not be empty")
+    return value
+
+
+def _evidence(params: Params) -> tuple[int, ...]:
+    """A probe's evidence turns: distinct turn numbers of at least 1 (absent: none)."""
+    turns = params.optional("evidence")
+    if turns is None:
+        return ()
+    if not isinstance(turns, list) or not all(
+        isinstance(turn, int) and not isinstance(turn, bool) and 1 <= turn <= MAX_INT
+        for turn in turns
+    ):
+        raise params.error("evidence", f"must be a list of turn numbers >= 1, got {turns!r}")
+    if len(set(turns)) != len(turns):
+        raise params.error("evidence", f"names a turn twice: {turns!r}")
+    return tuple(turns)
 
 
 def _turn(params: Params) -> AddTurn:
@@ -274,7 +340,12 @@ def _turn(params: Params) -> AddTurn:
     pin = params.optional("pin")
     if pin is not None and not isinstance(pin, bool):
         raise params.error("pin", f"must be true or false, got {pin!r}")
-    return AddTurn(role, params.text("text"), salient, calls, answers, pin is True)
+    tokens = params.optional("tokens")
+    if tokens is not None and (
+        isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_INT
+    ):
+        raise params.error("tokens", f"must be an integer in 0..{MAX_INT}, got {tokens!r}")
+    return AddTurn(role, params.text("text"), salient, calls, answers, pin is True, tokens)
 
 
 def _ids(params: Params, name: str) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ bytes.
 import math
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtape.core.commands import (
     AddTurn,
@@ -25,6 +25,9 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput
 from memtape.core.visible import visible
+
+if TYPE_CHECKING:
+    from memtape.scenarios.loader import Probe
 
 Value = str | int | float | bool
 """A scalar value a scenario file holds."""
@@ -85,6 +88,24 @@ def scenario_text(
     return scenario_file(comment, info, tables, [step_fields(command) for command in commands])
 
 
+def probe_fields(probe: "Probe") -> dict[str, Any]:
+    """The fields of the ``[[probe]]`` table that stands for ``probe``: each optional field
+    only when it is set, so a plain probe is written as before questions existed."""
+    table: dict[str, Any] = {}
+    if probe.text is not None:
+        table["text"] = probe.text
+    table["from"] = probe.start
+    if probe.kind is not None:
+        table["kind"] = probe.kind
+    if probe.question is not None:
+        table["question"] = probe.question
+    if probe.answer is not None:
+        table["answer"] = probe.answer
+    if probe.evidence:
+        table["evidence"] = list(probe.evidence)
+    return table
+
+
 def step_fields(command: Command) -> dict[str, Any]:
     """The fields of the ``[[step]]`` table that stands for ``command``."""
     if isinstance(command, AddTurn):
@@ -97,6 +118,8 @@ def step_fields(command: Command) -> dict[str, Any]:
             turn["answers"] = list(command.answers)
         if command.pin:
             turn["pin"] = True
+        if command.tokens is not None:
+            turn["tokens"] = command.tokens
         return turn
     if isinstance(command, AdvanceClock):
         return {"advance": command.to}

@@ -40,8 +40,9 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput
 from memtape.core.state import State
-from memtape.policies.imports import import_path, is_import_path, policy_class
-from memtape.policies.session import AXES, Policies
+from memtape.policies.plumbing.imports import import_path, is_import_path, policy_class
+from memtape.policies.session import Policies
+from memtape.policies.zoo import AXES
 from memtape.scenarios.writer import scenario_text
 from memtape.testing import strategies as kit
 from memtape.testing.checked import CheckedSession, shortest

@@ -30,10 +30,10 @@ from memtape.core.commands import (
     WriteFact,
 )
 from memtape.core.state import Window
-from memtape.policies.compaction import TieredCompaction
-from memtape.policies.consolidation import RuleConsolidation
-from memtape.policies.forgetting import ImportanceRecencyAccess
+from memtape.policies.consolidation.rules import RuleConsolidation
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.forgetting import ImportanceRecencyAccess
+from memtape.policies.window.tiered import TieredCompaction
 from memtape.scenarios import Scenario
 from memtape.testing.requires import hypothesis_missing
 
@@ -215,7 +215,7 @@ def turns_for(
     any order, so parallel calls come back out of order; some calls are never
     answered), system turns (mostly pinned, and most often as the first turn).
     Unless ``valid_only``, some turns break the run's structure, which a
-    policy must refuse (``memtape.policies.turns.structure_error``): answering
+    policy must refuse (``memtape.policies.window.turns.structure_error``): answering
     an id no turn called, answering a call already answered, calling an id
     still waiting. Texts are sized against ``budget`` when it is given.
     """

@@ -60,7 +60,7 @@ from memtape.core.events import (
 from memtape.core.run import Run
 from memtape.core.state import Fact, Memory, State, Store, Window
 from memtape.policies.session import Policies
-from memtape.projections.metrics import Planted, WindowTally
+from memtape.projections.metrics import Planted, WindowTally, looked_for
 from memtape.projections.timeline import summarize
 from memtape.reducers import evolve
 
@@ -120,6 +120,7 @@ class PayloadBuilder:
         self, name: str, policies: Policies, initial: State, probes: Sequence[Planted] = ()
     ) -> None:
         self.name = name
+        probes = looked_for(probes)
         self.probes: list[list[Any]] = [[probe.text, probe.start] for probe in probes]
         self.changes: list[list[Any]] = []
         # A probe is checked in the window: a run without a compaction policy has none.

@@ -42,7 +42,7 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput, MemtapeError
 from memtape.core.integers import bounded
 from memtape.core.visible import visible
-from memtape.policies.model_settings import model_settings
+from memtape.policies.plumbing.model_settings import model_settings
 from memtape.policies.session import Policies, Session
 from memtape.projections.metrics import Planted
 from memtape.runs.files import load_run

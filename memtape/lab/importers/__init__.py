@@ -47,16 +47,20 @@ from memtape.lab.importers.scenario import (
     transcript_scenario,
 )
 from memtape.lab.importers.tokens import (
+    RECORDED,
     Comparison,
     compare,
     default_tokenizer,
+    measured_by,
+    recorded_budget,
+    recorded_counts,
     warn_if_code_heavy,
 )
 from memtape.lab.importers.transcript import Compaction, Transcript, Turn
 from memtape.lab.importers.wrappers import unwrapped
 from memtape.lab.probes import planted
 from memtape.lab.scenario_file import check_count, check_tokenizer
-from memtape.policies.tokenizers import tokenizer_named
+from memtape.policies.text.tokenizers import tokenizer_named
 
 READERS: dict[str, Callable[[Source], Transcript]] = {
     openai_chat.FORMAT: openai_chat.read,
@@ -141,7 +145,7 @@ def import_transcript(
     format: str = "auto",
     salient: str | None = None,
     pin: str = "none",
-    budget: int = DEFAULT_BUDGET,
+    budget: int | None = None,
     hot_n: int = DEFAULT_HOT_N,
     tokenizer: str | None = None,
     sidechains: bool = False,
@@ -166,17 +170,24 @@ def import_transcript(
 
     ``tokenizer`` None is ``default_tokenizer()`` (``o200k_base`` with the ``bpe``
     extra, else ``words`` and a warning); ``words`` asked for on a code-heavy
-    session warns too (``memtape.lab.importers.tokens``). ``compared``, when given,
+    session warns too (``memtape.lab.importers.tokens``). ``recorded`` measures each
+    turn by the provider's counts (a turn they do not cover by the default tokenizer),
+    and refuses a transcript that recorded none. ``compared``, when given,
     hears memtape's count of the turns beside the provider's, when the transcript
     recorded its usage.
+
+    ``budget`` None is the largest prompt the transcript's usage recorded, rounded
+    down (``recorded_budget``; ``told`` hears which), or
+    ``DEFAULT_BUDGET`` when it recorded none.
     """
     _check_format(format, sidechains)
     check_mode(observations)
     salient_roles(DEFAULT_SALIENT if salient is None else salient)
     check_pin(pin)
-    check_count(budget, "--budget")
+    if budget is not None:
+        check_count(budget, "--budget")
     check_count(hot_n, "--hot-n", minimum=0)
-    if tokenizer is not None:
+    if tokenizer is not None and tokenizer != RECORDED:
         check_tokenizer(tokenizer)
     transcript = read_transcript(
         path,
@@ -186,12 +197,30 @@ def import_transcript(
         observations=observations,
         key=key,
     )
+    counts: list[int | None] | None = None
+    if tokenizer == RECORDED:
+        tokenizer = default_tokenizer()
+        counts = recorded_counts(
+            transcript.turns, transcript.compactions, tokenizer_named(tokenizer)
+        )
+        if all(count is None for count in counts):
+            raise BadInput(
+                f"{path}: --tokenizer {RECORDED}: the transcript recorded no token counts of "
+                "the provider's (usage) to measure its turns by"
+            )
     if ledger is not None and transcript.ledger is not None:
         ledger(transcript.ledger)
     if tokenizer is None:
         tokenizer = default_tokenizer()
-    else:
+    elif counts is None:
         warn_if_code_heavy(str(path), tokenizer, [turn.text for turn in transcript.turns])
+    said: list[str] = []
+    if budget is None:
+        chosen = recorded_budget(transcript.turns)
+        budget = DEFAULT_BUDGET if chosen is None else chosen.budget
+        said += [] if chosen is None else [chosen.line()]
+    if counts is not None:
+        said.append(measured_by(counts, tokenizer))
     if compared is not None:
         comparison = compare(transcript.turns, transcript.compactions, tokenizer_named(tokenizer))
         if comparison is not None:
@@ -212,6 +241,8 @@ def import_transcript(
         probes=tables,
         progress=progress,
         told=told,
+        tokens=counts,
+        said=said,
     )
 
 

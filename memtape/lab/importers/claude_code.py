@@ -63,6 +63,7 @@ import attrs
 
 from memtape.core.errors import BadInput
 from memtape.lab.importers import anthropic
+from memtape.lab.importers.fields import token_count
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.records import Record, Source
 from memtape.lab.importers.transcript import Compaction, Transcript, Turns
@@ -186,8 +187,8 @@ class _Reader:
             where,
             len(self.turns),
             trigger if isinstance(trigger, str) else None,
-            _count(metadata.get("preTokens")),
-            _count(metadata.get("postTokens")),
+            token_count(metadata.get("preTokens")),
+            token_count(metadata.get("postTokens")),
             kept,
         )
 
@@ -544,7 +545,7 @@ def _usage(value: Any) -> Usage | None:
     if not isinstance(value, Mapping):
         return None
     counts = {
-        name: _count(value.get(key))
+        name: token_count(value.get(key))
         for name, key in (
             ("input", "input_tokens"),
             ("output", "output_tokens"),
@@ -555,13 +556,6 @@ def _usage(value: Any) -> Usage | None:
     if all(count is None for count in counts.values()):
         return None
     return Usage(**counts)
-
-
-def _count(value: Any) -> int | None:
-    """A token count the file gives, or None when it is not one."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
 
 
 def _is_message(data: Mapping[str, Any]) -> bool:

@@ -52,6 +52,7 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.fields import inclusive_usage, token_count
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.openai_responses import content_texts, reasoning_text
 from memtape.lab.importers.records import Source
@@ -154,7 +155,7 @@ class _Reader:
             info = payload.get("info")
             usage = info.get("last_token_usage") if isinstance(info, Mapping) else None
             total = usage.get("total_tokens") if isinstance(usage, Mapping) else None
-            if isinstance(total, int) and not isinstance(total, bool) and total >= 0:
+            if token_count(total) is not None:
                 self.context_tokens = total
             self._bill(_usage(usage))
         return _kind("event_msg", event)
@@ -321,18 +322,13 @@ def _usage(usage: Any) -> Usage | None:
     cached prompt too); None when it says nothing."""
     if not isinstance(usage, Mapping):
         return None
-    counts = {
-        key: value
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        else None
+    prompt, cached, output = (
+        token_count(usage.get(key))
         for key in ("input_tokens", "cached_input_tokens", "output_tokens")
-        for value in (usage.get(key),)
-    }
-    prompt, cached = counts["input_tokens"], counts["cached_input_tokens"]
-    if prompt is None and counts["output_tokens"] is None:
+    )
+    if prompt is None and output is None:
         return None
-    uncached = max(prompt - (cached or 0), 0) if prompt is not None else None
-    return Usage(uncached, counts["output_tokens"], cached)
+    return inclusive_usage(prompt, output, cached)
 
 
 def _kind(record: str, kind: Any) -> str:

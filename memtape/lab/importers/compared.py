@@ -18,7 +18,7 @@ import attrs
 from memtape.core.commands import AddTurn
 from memtape.core.events import TurnAdded
 from memtape.core.state import INITIAL_STATE
-from memtape.policies.recorded import RecordedCompaction
+from memtape.policies.window.recorded import RecordedCompaction
 from memtape.reducers import evolve
 
 

@@ -8,8 +8,8 @@ Two shapes, both read:
   one message a line. A message written again under the same ``id`` (it
   grew: its tool calls finished, its tokens were counted) replaces the
   earlier version in its place; ``{"$rewindTo": ID}`` (the user rewound)
-  drops that message and every one after it; ``{"$set": {...}}`` updates
-  the metadata.
+  drops that message and every one after it (an ID no earlier message has
+  is refused, named); ``{"$set": {...}}`` updates the metadata.
 
 Each message has an ``id``, a ``type`` and ``content`` (a string, or parts:
 ``text``, a thought ``text`` with ``thought: true`` as ``[thinking] TEXT``,
@@ -42,6 +42,7 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.fields import inclusive_usage, listed, token_count
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.records import Record, Source
 from memtape.lab.importers.texts import call_text, json_text, marked, noted
@@ -121,12 +122,18 @@ def _messages(source: Source, left: dict[str, str]) -> list[_Message]:
 
 
 def _rewind(kept: dict[str, _Message], target: Any, where: str, left: dict[str, str]) -> None:
-    """Drop the message ``target`` and every one after it (all of them when it is not there)."""
+    """Drop the message ``target`` and every one after it. A target no message before it
+    has is refused: dropping every message (as a missing target would) loses the whole
+    chat without a word, and ignoring the rewind keeps what the user took back."""
     if not isinstance(target, str):
         raise BadInput(f"{where}: $rewindTo must be a message id, got {target!r}")
     ids = list(kept)
-    start = ids.index(target) if target in ids else 0
-    for identity in ids[start:]:
+    if target not in kept:
+        raise BadInput(
+            f"{where}: $rewindTo names message {target!r}, which no message before it has: "
+            "the rewind cannot be applied (it would drop the whole chat)"
+        )
+    for identity in ids[ids.index(target) :]:
         left[kept.pop(identity).where] = "rewound message"
 
 
@@ -155,9 +162,9 @@ def _unread(record: Record) -> str:
 
 def _gemini(data: Mapping[str, Any], where: str, turns: Turns) -> int:
     """Add a gemini message's turn and its calls' results; how many calls have none."""
-    parts = [_thought(thought, where) for thought in _list(data, "thoughts", where)]
+    parts = [_thought(thought, where) for thought in listed(data, "thoughts", where)]
     parts.extend(_content(data.get("content"), where))
-    calls = _list(data, "toolCalls", where)
+    calls = listed(data, "toolCalls", where)
     ids = []
     for number, call in enumerate(calls, start=1):
         place = f"{where}: toolCalls[{number - 1}]"
@@ -206,19 +213,13 @@ def _usage(tokens: Any) -> Usage | None:
     cached prompt too, and the thoughts are billed as output); None when it says nothing."""
     if not isinstance(tokens, Mapping):
         return None
-    counts = {key: _count(tokens.get(key)) for key in ("input", "output", "cached", "thoughts")}
-    if counts["input"] is None and counts["output"] is None:
+    prompt, output, cached, thoughts = (
+        token_count(tokens.get(key)) for key in ("input", "output", "cached", "thoughts")
+    )
+    if prompt is None and output is None:
         return None
-    cached = counts["cached"] or 0
-    prompt = counts["input"]
-    uncached = max(prompt - cached, 0) if prompt is not None else None
-    output = counts["output"]
-    billed = output + (counts["thoughts"] or 0) if output is not None else None
-    return Usage(uncached, billed, counts["cached"])
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    billed = output + (thoughts or 0) if output is not None else None
+    return inclusive_usage(prompt, billed, cached)
 
 
 def _thought(thought: Any, where: str) -> str:
@@ -228,15 +229,6 @@ def _thought(thought: Any, where: str) -> str:
     description = thought.get("description")
     said = [text for text in (subject, description) if isinstance(text, str) and text]
     return marked("thinking", ": ".join(said))
-
-
-def _list(data: Mapping[str, Any], key: str, where: str) -> list[Any]:
-    value = data.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise BadInput(f"{where}: {key} must be a list, got {value!r}")
-    return value
 
 
 def _content(content: Any, where: str) -> list[str]:

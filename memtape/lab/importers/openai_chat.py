@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.fields import listed
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.observations import note, pairs
 from memtape.lab.importers.records import Source
@@ -120,7 +121,7 @@ def message(
     if isinstance(audio, Mapping):
         parts.append(noted("audio", audio.get("id")))
     calls = []
-    for number, call in enumerate(_list(data.get("tool_calls"), "tool_calls", where), start=1):
+    for number, call in enumerate(listed(data, "tool_calls", where), start=1):
         call_id, text = tool_call(call, f"{where}: tool call {number}")
         calls.append(call_id)
         parts.append(text)
@@ -214,14 +215,6 @@ def _answers(given: str, data: dict[str, Any], where: str, legacy: deque[str]) -
             )
         return (legacy.popleft(),)
     return ()
-
-
-def _list(value: Any, name: str, where: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise BadInput(f"{where}: {name} must be a list, got {value!r}")
-    return value
 
 
 def _string(part: Mapping[str, Any], key: str, where: str) -> str:

@@ -71,6 +71,11 @@ instrumentation counted them apart).
 The messages that do not import are counted in the notes: those repeating
 the context, those that replaced a dropped part (now a summary), the other
 choices.
+
+The ledger counts the tool calls and results in from each span's own
+messages, not from what the reader took of them as new (``_Ids``): a
+message the reader wrongly took for resent is a call or result lost, and
+refuses the import.
 """
 
 from collections import Counter, deque
@@ -83,6 +88,7 @@ import attrs
 from memtape.core.errors import BadInput
 from memtape.core.plural import counted
 from memtape.lab.importers.compactions import Compactions
+from memtape.lab.importers.fields import inclusive_usage, token_count
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.otel_messages import Message, recorded, span_messages
 from memtape.lab.importers.otlp import Span, spans
@@ -226,6 +232,50 @@ def _conversation(span: Span, by_id: Mapping[tuple[str, str], Span]) -> str:
     return f"trace {span.trace}"
 
 
+UNNAMED = "call-without-id."
+"""How the reader names a tool call without an id: this and its number."""
+
+_TOOL_PARTS = ("tool_call", "tool_call_response")
+"""The parts that carry a tool call's id: the call, and its result."""
+
+
+class _Ids:
+    """The ledger's count of one conversation's tool calls and results, read from each
+    call's own messages (all it sent, and its first reply) apart from what the reader took
+    of them as new: when the calls resend the context, an id is in as often as the most
+    any one call holds it (a resent message is the same call again); when each sends
+    only what is new, every time it occurs. A call or result without an id is counted
+    as the reader names it (``call-without-id.N``): the file gives it no other name."""
+
+    def __init__(self, resends: bool) -> None:
+        self.resends = resends
+        self.most: Counter[tuple[str, str]] = Counter()
+
+    def new(self, call: _Call, taken: Sequence[Message]) -> tuple[list[str], list[str]]:
+        """The calls and results ``call``'s messages bring in that earlier calls did not."""
+        found: Counter[tuple[str, str]] = Counter()
+        for message in [*call.sent, *call.outputs[:1]]:
+            for part in message.parts:
+                if part["type"] in _TOOL_PARTS and part.get("id"):
+                    found[(part["type"], str(part["id"]))] += 1
+        came: list[tuple[str, str]] = []
+        for key, count in found.items():
+            extra = count - self.most[key] if self.resends else count
+            if extra > 0:
+                came.extend([key] * extra)
+                self.most[key] = max(self.most[key], count)
+        came.extend(
+            (part["type"], str(part["id"]))
+            for message in taken
+            for part in message.parts
+            if part["type"] in _TOOL_PARTS and str(part["id"]).startswith(UNNAMED)
+        )
+        return (
+            [identity for kind, identity in came if kind == "tool_call"],
+            [identity for kind, identity in came if kind == "tool_call_response"],
+        )
+
+
 class _Reader:
     """One pass over the conversations' calls, turning what is new into turns."""
 
@@ -244,6 +294,7 @@ class _Reader:
             self.compactions.met("", calls[0].span.where, trigger="new conversation")
         start = len(self.turns) + 1
         resends = _resends(calls)
+        counted_ids = _Ids(resends)
         context: list[_Entry] = []
         instructions: str | None = None
         before: int | None = None
@@ -277,10 +328,7 @@ class _Reader:
                 reply = self._resolved(reply)
                 taken.append(reply)
                 context.append(_Entry(reply.key, reply.role, self._add(reply, _usage(call))))
-            calls_made = [p["id"] for m in taken for p in m.parts if p["type"] == "tool_call"]
-            answered = [
-                p["id"] for m in taken for p in m.parts if p["type"] == "tool_call_response"
-            ]
+            calls_made, answered = counted_ids.new(call, taken)
             tally.took(call.span.where, calls=calls_made, results=answered)
             before = _context_tokens(call)
         self.notes.append(
@@ -342,7 +390,7 @@ class _Reader:
             part = given
             if part["type"] == "tool_call" and not part.get("id"):
                 self.unnamed += 1
-                part = {**part, "id": f"call-without-id.{self.unnamed}"}
+                part = {**part, "id": f"{UNNAMED}{self.unnamed}"}
                 self.waiting.append(part["id"])
             elif part["type"] == "tool_call_response" and not part.get("id"):
                 if not self.waiting:
@@ -465,9 +513,10 @@ def _message_text(message: Message) -> str:
 
 
 def _count(attributes: Mapping[str, Any], keys: tuple[str, str]) -> int | None:
+    """The first token count under ``keys`` (GenAI's name, then OpenInference's)."""
     for key in keys:
-        given = attributes.get(key)
-        if isinstance(given, int) and not isinstance(given, bool) and given >= 0:
+        given = token_count(attributes.get(key))
+        if given is not None:
             return given
     return None
 
@@ -475,11 +524,7 @@ def _count(attributes: Mapping[str, Any], keys: tuple[str, str]) -> int | None:
 def _usage(call: _Call) -> Usage | None:
     """The usage a call reported, its input counted without the cached tokens."""
     given, output, read, written = (_count(call.span.attributes, keys) for keys in USAGE_KEYS)
-    if given is None and output is None and read is None and written is None:
-        return None
-    cached = (read or 0) + (written or 0)
-    uncached = given - cached if given is not None and cached <= given else given
-    return Usage(uncached, output, read, written)
+    return inclusive_usage(given, output, read, written)
 
 
 def _context_tokens(call: _Call) -> int | None:

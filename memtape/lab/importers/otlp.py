@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.fields import listed
 from memtape.lab.importers.records import Source
 
 
@@ -42,9 +43,9 @@ def spans(source: Source) -> list[Span]:
         if not isinstance(data, dict) or not isinstance(data.get("resourceSpans"), list):
             raise BadInput(f"{record.where}: an OTLP JSON trace is an object with resourceSpans")
         for i, resource in enumerate(data["resourceSpans"]):
-            for j, scope in enumerate(_list(resource, "scopeSpans", f"{record.where}: [{i}]")):
+            for j, scope in enumerate(listed(resource, "scopeSpans", f"{record.where}: [{i}]")):
                 place = f"{record.where}: resourceSpans[{i}].scopeSpans[{j}]"
-                for k, span in enumerate(_list(scope, "spans", place)):
+                for k, span in enumerate(listed(scope, "spans", place)):
                     found.append(_span(span, f"{place}.spans[{k}]"))
     return found
 
@@ -62,7 +63,7 @@ def _span(data: Any, where: str) -> Span:
     except (TypeError, ValueError):
         raise BadInput(f"{where}: startTimeUnixNano is not an integer: {start!r}") from None
     attributes = {}
-    for number, pair in enumerate(_list(data, "attributes", where)):
+    for number, pair in enumerate(listed(data, "attributes", where)):
         if not isinstance(pair, dict) or not isinstance(pair.get("key"), str):
             raise BadInput(f"{where}: attribute {number} is not a {{key, value}} object")
         attributes[pair["key"]] = value(pair.get("value"), f"{where}: attribute {pair['key']!r}")
@@ -100,19 +101,10 @@ def value(data: Any, where: str) -> Any:
         except ValueError:
             raise BadInput(f"{where}: doubleValue {given!r} is not a number") from None
     if kind == "arrayValue" and isinstance(given, dict):
-        return [value(item, where) for item in _list(given, "values", where)]
+        return [value(item, where) for item in listed(given, "values", where)]
     if kind == "kvlistValue" and isinstance(given, dict):
-        pairs = _list(given, "values", where)
+        pairs = listed(given, "values", where)
         if not all(isinstance(pair, dict) and isinstance(pair.get("key"), str) for pair in pairs):
             raise BadInput(f"{where}: a kvlistValue holds {{key, value}} objects")
         return {pair["key"]: value(pair.get("value"), where) for pair in pairs}
     raise BadInput(f"{where}: an attribute value of kind {kind!r} holding {given!r}")
-
-
-def _list(data: Any, key: str, where: str) -> list[Any]:
-    given = data.get(key) if isinstance(data, dict) else None
-    if given is None:
-        return []
-    if not isinstance(given, list):
-        raise BadInput(f"{where}: {key} must be a list")
-    return given

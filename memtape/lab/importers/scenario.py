@@ -23,7 +23,7 @@ The header is tiered compaction (``budget``, ``hot_n``, ``tokenizer``) and
 the seed's forgetting; a transcript that recorded compactions (a Claude
 Code session's boundaries) is headed by the ``recorded`` policy instead,
 with the same ``budget`` and ``tokenizer``, which applies them (see
-``memtape.policies.recorded``).
+``memtape.policies.window.recorded``).
 """
 
 import warnings
@@ -35,11 +35,11 @@ from memtape.core.commands import ROLES, AddTurn
 from memtape.core.errors import BadInput
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N, PINS
 from memtape.lab.importers.compared import measured
-from memtape.lab.importers.transcript import Transcript
+from memtape.lab.importers.transcript import Transcript, Turn
 from memtape.lab.progress import EVERY
 from memtape.lab.scenario_file import header
-from memtape.policies.recorded import CompactionRecord, RecordedCompaction
-from memtape.policies.tokenizers import WordCount, tokenizer_named
+from memtape.policies.text.tokenizers import WordCount, tokenizer_named
+from memtape.policies.window.recorded import CompactionRecord, RecordedCompaction
 from memtape.projections.billing.prices import shipped_prices
 from memtape.scenarios.writer import Value, scenario_file
 
@@ -108,6 +108,8 @@ def transcript_scenario(
     probes: Sequence[Mapping[str, Any]] = (),
     progress: Callable[[int, int], None] | None = None,
     told: Callable[[str], None] | None = None,
+    tokens: Sequence[int | None] | None = None,
+    said: Sequence[str] = (),
 ) -> str:
     """The scenario file's text for ``transcript``, read from the file at ``path``.
 
@@ -117,8 +119,13 @@ def transcript_scenario(
     many messages are made steps, every ``EVERY`` and at the end. ``told`` hears
     one line per compaction the transcript recorded: the agent's token counts
     beside memtape's (``memtape.lab.importers.compared``), also written in the
-    scenario's comment.
+    scenario's comment. ``tokens``, when given, is each turn's measured count (None: the
+    tokenizer counts it), written as the step's ``tokens``; ``said`` are lines about the
+    import's choices (the budget, what measured the turns), told before the compactions'
+    and written in the comment.
     """
+    if tokens is not None and len(tokens) != len(transcript.turns):
+        raise ValueError(f"{len(tokens)} counts for {len(transcript.turns)} turns")
     rule = DEFAULT_SALIENT if salient is None else salient
     roles = salient_roles(rule)
     policies = header(budget, hot_n, tokenizer)
@@ -133,35 +140,26 @@ def transcript_scenario(
     if recorded is not None:
         policies["compaction"] = recorded.params()
     commands: list[AddTurn] = []
-    steps: list[dict[str, Value | list[str] | dict[str, int]]] = []
+    steps: list[Step] = []
     total = len(transcript.turns)
     for number, turn in enumerate(transcript.turns, start=1):
         if progress is not None and number % EVERY == 0:
             progress(number, total)
-        step: dict[str, Value | list[str] | dict[str, int]] = {"turn": turn.role, "text": turn.text}
         flag = roles is None or turn.role in roles
-        if flag != (turn.role == "tool"):
-            step["salient"] = flag
-        if turn.calls:
-            step["calls"] = list(turn.calls)
-        if turn.answers:
-            step["answers"] = list(turn.answers)
         pin_it = pinned(pin, turn.role, number)
-        if pin_it:
-            step["pin"] = True
-        if turn.usage is not None:
-            step["usage"] = turn.usage.table()
+        count = None if tokens is None else tokens[number - 1]
+        step = _step(turn, flag, pin_it, count)
         steps.append(step)
         if recorded is not None:
             salience = flag if "salient" in step else None
             commands.append(
-                AddTurn(turn.role, turn.text, salience, turn.calls, turn.answers, pin_it)
+                AddTurn(turn.role, turn.text, salience, turn.calls, turn.answers, pin_it, count)
             )
     info: dict[str, Value] = {
         "name": path.stem,
         "about": f"A transcript ({transcript.format}) imported from {path.name}.",
     }
-    lines = (
+    lines = [*said] + (
         [m.line(tokenizer) for m in measured(recorded, commands)] if recorded is not None else []
     )
     for line in lines:
@@ -171,6 +169,9 @@ def transcript_scenario(
     imported: dict[str, Any] = {"file": path.name, "format": transcript.format}
     if transcript.ledger is not None:
         imported.update(transcript.ledger.table())
+    if tokens is not None:
+        imported["tokens_recorded"] = sum(count is not None for count in tokens)
+        imported["tokens_measured"] = {tokenizer: sum(count is None for count in tokens)}
     if progress is not None:
         progress(total, total)
     # Priced as the transcript's model only when memtape has its price: a bench of the
@@ -178,6 +179,29 @@ def transcript_scenario(
     if transcript.model is not None and shipped_prices().knows(transcript.model):
         policies["cost"] = {"model": transcript.model}
     return scenario_file(comment, info, policies, steps, probes, imported=imported)
+
+
+Step = dict[str, Value | list[str] | dict[str, int]]
+"""The fields of one turn's ``[[step]]`` table."""
+
+
+def _step(turn: Turn, flag: bool, pin: bool, tokens: int | None) -> Step:
+    """The step of ``turn``: salient when ``flag``, pinned when ``pin``, costing ``tokens``
+    when it was measured outside memtape."""
+    step: Step = {"turn": turn.role, "text": turn.text}
+    if flag != (turn.role == "tool"):
+        step["salient"] = flag
+    if turn.calls:
+        step["calls"] = list(turn.calls)
+    if turn.answers:
+        step["answers"] = list(turn.answers)
+    if pin:
+        step["pin"] = True
+    if turn.usage is not None:
+        step["usage"] = turn.usage.table()
+    if tokens is not None:
+        step["tokens"] = tokens
+    return step
 
 
 def _recorded(transcript: Transcript, budget: int, tokenizer: str) -> RecordedCompaction:

@@ -24,10 +24,11 @@ history's actions and observations: they are not read, and a note says how
 many there were.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.fields import listed
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.observations import note, pairs
 from memtape.lab.importers.openai_chat import content_parts, tool_call
@@ -56,10 +57,10 @@ def read(source: Source, *, observations: str = "auto") -> Transcript:
                 f"{where}: a history message's role is one of {', '.join(ROLES)}, got {role!r}"
             )
         role = str(data["role"])
-        parts = [_thinking(block, where) for block in _list(data, "thinking_blocks", where)]
+        parts = [_thinking(block, where) for block in listed(data, "thinking_blocks", where)]
         parts.extend(content_parts(data.get("content"), where))
         calls = []
-        for number, call in enumerate(_list(data, "tool_calls", where), start=1):
+        for number, call in enumerate(listed(data, "tool_calls", where), start=1):
             call_id, text = tool_call(call, f"{where}: tool call {number}")
             calls.append(call_id)
             parts.append(text)
@@ -68,8 +69,26 @@ def read(source: Source, *, observations: str = "auto") -> Transcript:
         if more_answers:
             role = "tool"
         turns.add(role, parts, where, calls=calls + more_calls, answers=answers + more_answers)
-        tally.took(where, calls=calls + more_calls, results=answers + more_answers)
+        raw_calls, raw_answers = _ids(data)
+        tally.took(where, calls=raw_calls + more_calls, results=raw_answers + more_answers)
     return turns.transcript(FORMAT, notes=[*note(found), *_steps(source.document)], tally=tally)
+
+
+def _ids(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
+    """The ledger's count of one history message's ids, read from its raw data apart from
+    the turn built of it: its ``tool_calls``' ids, and a tool message's ``tool_call_ids``
+    (or ``tool_call_id``). The pairs the observations make are counted with them."""
+    given = data.get("tool_calls")
+    calls = (
+        [str(c.get("id")) for c in given if isinstance(c, dict)] if isinstance(given, list) else []
+    )
+    if data.get("role") != "tool":
+        return calls, []
+    answered = data.get("tool_call_ids")
+    if isinstance(answered, list):
+        return calls, [str(call) for call in answered]
+    single = data.get("tool_call_id")
+    return calls, [] if single is None else [str(single)]
 
 
 def _answers(data: Mapping[str, Any], where: str) -> list[str]:
@@ -88,15 +107,6 @@ def _thinking(block: Any, where: str) -> str:
     if kind == "redacted_thinking":
         return noted("redacted thinking")
     raise BadInput(f"{where}: a thinking block is thinking or redacted_thinking, got {kind!r}")
-
-
-def _list(data: Mapping[str, Any], key: str, where: str) -> Sequence[Any]:
-    value = data.get(key)
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise BadInput(f"{where}: {key} must be a list, got {value!r}")
-    return value
 
 
 def _steps(document: Mapping[str, Any] | None) -> list[str]:

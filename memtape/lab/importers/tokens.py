@@ -43,6 +43,21 @@ its response's ``output``. The limits of that derivation:
 
 ``import`` prints memtape's count of the compared turns, the provider's,
 and their ratio (``Comparison.line``).
+
+Measuring by the provider's counts
+----------------------------------
+``import --tokenizer recorded`` (``RECORDED``) measures each turn by those
+counts rather than by a tokenizer: a step carries ``tokens = N`` (the
+command's ``AddTurn.tokens``), which the policy's tokenizer does not recount,
+and the recorded run keeps it in its ``TurnAdded`` events like any count, so a
+replay needs no tokenizer. An assistant turn costs its response's ``output``;
+the growth of the prompt between two calls is shared among the turns it
+covers in proportion to what the default tokenizer counts of each (largest
+remainders, so the shares add up to the growth exactly). A turn no count
+covers (before the first call, across a compaction, a negative growth) is
+measured by the default tokenizer, which the header names and which also
+measures what the policies write (summaries, placeholders); the import says
+how many turns each measured. A transcript with no recorded count is refused.
 """
 
 import importlib
@@ -53,7 +68,7 @@ import attrs
 
 from memtape.core.extras import install_hint
 from memtape.lab.importers.transcript import Compaction, Turn
-from memtape.policies.tokenizers import BPE_EXTRA, O200kBase, Tokenizer, WordCount
+from memtape.policies.text.tokenizers import BPE_EXTRA, O200kBase, Tokenizer, WordCount
 
 CODE_HEAVY = 0.3
 """The share of a session's characters in code-like lines from which ``words`` warns."""
@@ -66,6 +81,10 @@ MARK_EVERY = 12
 
 INDENT = ("\t", "    ")
 """The indents that make a line look like code whatever it holds."""
+
+
+RECORDED = "recorded"
+"""``--tokenizer recorded``: measure each turn by the provider's recorded counts."""
 
 
 class TokenizerWarning(UserWarning):
@@ -206,3 +225,77 @@ def compare(
     counted = sum(tokenizer.count(f"{turns[i].role}: {turns[i].text}") for i in compared)
     recorded = sum(segment.tokens for segment in segments)
     return Comparison(tokenizer.name, counted, recorded, len(compared), len(turns))
+
+
+def recorded_counts(
+    turns: Sequence[Turn], compactions: Sequence[Compaction], tokenizer: Tokenizer
+) -> list[int | None]:
+    """Each turn's tokens by the provider's counts (see the module's docstring), None for a
+    turn no count covers; a growth over several turns is shared in proportion to what
+    ``tokenizer`` counts of each."""
+    counts: list[int | None] = [None] * len(turns)
+    for segment in provider_segments(turns, compactions):
+        weights = [tokenizer.count(f"{turns[i].role}: {turns[i].text}") for i in segment.turns]
+        for index, share in zip(segment.turns, shares(segment.tokens, weights), strict=True):
+            counts[index] = share
+    return counts
+
+
+def shares(total: int, weights: Sequence[int]) -> list[int]:
+    """``total`` split into whole shares in proportion to ``weights`` (evenly when they are
+    all 0), the remainder going to the largest fractions first: the shares add up to
+    ``total``."""
+    if not weights:
+        return []
+    weights = list(weights) if any(weights) else [1] * len(weights)
+    whole = sum(weights)
+    exact = [total * weight for weight in weights]
+    parts = [share // whole for share in exact]
+    short = total - sum(parts)
+    order = sorted(range(len(weights)), key=lambda i: (-(exact[i] % whole), i))
+    for index in order[:short]:
+        parts[index] += 1
+    return parts
+
+
+@attrs.frozen
+class RecordedBudget:
+    """The budget an import chooses when none is asked for: the largest prompt the
+    transcript's usage recorded (``peak``, at least 1), rounded down to two significant
+    digits (14,843 gives 14,000; 402 gives 400)."""
+
+    peak: int
+
+    @property
+    def budget(self) -> int:
+        """The chosen budget."""
+        unit: int = 10 ** max(0, len(str(self.peak)) - 2)
+        return self.peak // unit * unit
+
+    def line(self) -> str:
+        """The choice as ``import`` prints it and the scenario's comment says it."""
+        return (
+            f"budget: {self.budget:,} tokens, the largest prompt the provider's usage "
+            f"recorded ({self.peak:,}) rounded down; --budget sets another"
+        )
+
+
+def recorded_budget(turns: Sequence[Turn]) -> RecordedBudget | None:
+    """The budget of the largest prompt the turns' usage recorded (``input`` +
+    ``cache_read`` + ``cache_write``), None when no turn's usage gives a prompt."""
+    prompts = [
+        usage.input + (usage.cache_read or 0) + (usage.cache_write or 0)
+        for turn in turns
+        if (usage := turn.usage) is not None and usage.input is not None
+    ]
+    return RecordedBudget(max(prompts)) if prompts and max(prompts) > 0 else None
+
+
+def measured_by(counts: Sequence[int | None], tokenizer: str) -> str:
+    """How an import under ``--tokenizer recorded`` measured its turns, in one line."""
+    recorded = sum(count is not None for count in counts)
+    rest = len(counts) - recorded
+    return (
+        f"tokens: the provider's counts measure {recorded} of {len(counts)} turns; "
+        f"{tokenizer} measures the other {rest}"
+    )

@@ -30,7 +30,7 @@ import attrs
 from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.core.spelling import did_you_mean
-from memtape.policies.params import Params
+from memtape.policies.plumbing.params import Params
 
 PROVIDERS = ("anthropic", "openai", "google")
 """The providers whose cache rules memtape models (``memtape.projections.billing.caches``)."""

@@ -1,0 +1,68 @@
+"""The capture file's writer: a header line, then one line an exchange, each written
+whole in one call and flushed, so a killed recorder loses at most the line in flight."""
+
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from memtape._version import __version__
+from memtape.capture.exchanges import Exchange, capture_line
+from memtape.capture.threads import thread_key
+
+CAPTURE_VERSION = 1
+"""The capture format's version, in each header line (``memtape_capture``)."""
+
+
+class CaptureWriter:
+    """Appends exchanges to a capture file, numbering them and keying their threads.
+
+    Safe to share between threads (an SDK client used from several): a lock keeps
+    the numbering, the thread keys and the lines in one order.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.written = 0
+        """Exchanges written so far."""
+        self._known: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self._file = path.open("ab", buffering=0)
+        started = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        self._write(
+            {
+                "memtape_capture": CAPTURE_VERSION,
+                "started": started,
+                "recorder": f"memtape {__version__}",
+            }
+        )
+
+    def record(self, exchange: Exchange) -> None:
+        """Write an exchange that has ended."""
+        headers = {name.lower(): value for name, value in exchange.request_headers}
+        line = capture_line(exchange)
+        with self._lock:
+            thread = thread_key(exchange.endpoint, line["request"], headers, self._known)
+            self.written += 1
+            line["exchange"], line["thread"] = self.written, thread
+            response = line["response"]
+            named = isinstance(response, dict) and isinstance(response.get("id"), str)
+            if exchange.endpoint == "openai.responses" and named:
+                self._known[response["id"]] = thread
+            self._write(line)
+
+    def close(self) -> None:
+        """Close the file (every line is already written)."""
+        with self._lock:
+            self._file.close()
+
+    def _write(self, line: dict[str, Any]) -> None:
+        data = orjson.dumps(line) + b"\n"
+        written = self._file.write(data)
+        # A regular file takes a write whole; a short one (a full disk) goes on where it
+        # stopped, so the line is at worst cut, never interleaved.
+        while written is not None and written < len(data):
+            data = data[written:]
+            written = self._file.write(data)

@@ -1,0 +1,149 @@
+"""``memtape record``: run an agent behind the recording proxy, or serve the proxy alone
+(``--serve-only``), writing each exchange to a capture file."""
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from memtape.capture.exchanges import Exchange
+from memtape.capture.proxy import CaptureProxy, ProxyThread
+from memtape.capture.upstream import Upstream
+from memtape.capture.writer import CaptureWriter
+from memtape.core.errors import MemtapeError
+from memtape.core.plural import counted
+from memtape.core.visible import visible
+
+OPENAI_DEFAULT = "https://api.openai.com/v1"
+"""The OpenAI upstream when neither ``--upstream-openai`` nor ``OPENAI_BASE_URL`` says."""
+ANTHROPIC_DEFAULT = "https://api.anthropic.com"
+"""The Anthropic upstream when neither ``--upstream-anthropic`` nor ``ANTHROPIC_BASE_URL``
+says."""
+
+EXIT_NOT_FOUND = 127
+"""A command that does not exist, as a shell reports it."""
+EXIT_NOT_EXECUTABLE = 126
+"""A command that exists but cannot be run, as a shell reports it."""
+
+
+def run(args: argparse.Namespace) -> int:
+    """Record an agent's exchanges (or serve until Ctrl-C); the agent's exit status."""
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if args.serve_only and command:
+        raise MemtapeError("record --serve-only runs no command: drop the command or the option")
+    if not args.serve_only and not command:
+        raise MemtapeError("record needs a command to run after --, or --serve-only")
+    openai = Upstream(args.upstream_openai or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT)
+    anthropic = Upstream(
+        args.upstream_anthropic or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT
+    )
+    out = Path(args.out)
+    if not out.parent.is_dir():
+        raise MemtapeError(f"{visible(str(out))}: no such directory {visible(str(out.parent))}")
+    if out.is_dir():
+        raise MemtapeError(f"{visible(str(out))}: a directory, not a capture file")
+
+    capture: CaptureWriter | None = None
+
+    def record(exchange: Exchange) -> None:
+        assert capture is not None, "no request arrives before the capture is open"
+        capture.record(exchange)
+
+    proxy = ProxyThread(lambda: CaptureProxy(record, openai=openai, anthropic=anthropic))
+    try:
+        port = proxy.start(args.port)
+    except OSError as error:
+        raise MemtapeError(f"port {args.port}: {error.strerror or error}") from None
+    size_before = out.stat().st_size if out.exists() else None
+    try:
+        capture = CaptureWriter(out)
+    except OSError as error:
+        proxy.stop()
+        raise MemtapeError(f"{visible(str(out))}: {error.strerror or error}") from None
+    urls = {
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1",
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
+    }
+    try:
+        if args.serve_only:
+            status = _serve(urls)
+        else:
+            child = _start(command, urls)
+            if isinstance(child, int):
+                # Nothing ran, so nothing is recorded: the file is as it was.
+                proxy.stop()
+                capture.close()
+                _restore(out, size_before)
+                return child
+            status = _wait(child)
+    finally:
+        proxy.stop()
+        capture.close()
+    print(
+        f"memtape record: {counted(capture.written, 'exchange')} written to {visible(str(out))}",
+        file=sys.stderr,
+    )
+    return status
+
+
+def _serve(urls: dict[str, str]) -> int:
+    try:
+        for name, url in urls.items():
+            print(f"export {name}={url}", flush=True)
+        print("(Ctrl-C stops)", file=sys.stderr, flush=True)
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        return 0
+
+
+def _start(command: list[str], urls: dict[str, str]) -> "subprocess.Popen[bytes] | int":
+    """The agent's process, or the status a shell gives a command it cannot start (and
+    its one line said)."""
+    try:
+        return subprocess.Popen(command, env={**os.environ, **urls})
+    except FileNotFoundError:
+        print(f"memtape: error: {visible(command[0])}: command not found", file=sys.stderr)
+        return EXIT_NOT_FOUND
+    except OSError as error:
+        reason = error.strerror or str(error)
+        print(f"memtape: error: {visible(command[0])}: {reason}", file=sys.stderr)
+        return EXIT_NOT_EXECUTABLE
+
+
+FORWARDED = (signal.SIGTERM, signal.SIGHUP)
+"""Signals ``record`` passes on to the agent, whose exit then ends the recording (Ctrl-C
+reaches it directly: they share the terminal's process group)."""
+
+
+def _wait(child: "subprocess.Popen[bytes]") -> int:
+    previous = {number: signal.getsignal(number) for number in FORWARDED}
+    for number in FORWARDED:
+        signal.signal(number, lambda received, _frame: child.send_signal(received))
+    try:
+        while True:
+            try:
+                status = child.wait()
+                break
+            except KeyboardInterrupt:
+                # Ctrl-C reached the agent too: its exit is ours.
+                continue
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    # A signal that ended the agent, as a shell reports it (SIGTERM: 143).
+    return status if status >= 0 else 128 - status
+
+
+def _restore(out: Path, size: int | None) -> None:
+    """The capture file as it was before this recording: gone if it was not there."""
+    if size is None:
+        out.unlink(missing_ok=True)
+    else:
+        with out.open("r+b") as file:
+            file.truncate(size)

@@ -1,0 +1,54 @@
+"""What the readers read alike in a record: a list field, a token count, a usage whose prompt
+count holds its cached part.
+
+Each format names its fields its own way; how a field of a given kind is
+read, and refused, is the same in every reader, so it is written once here.
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from memtape.core.errors import BadInput
+from memtape.scenarios.usage import Usage
+
+
+def listed(data: Any, key: str, where: str) -> list[Any]:
+    """The list under ``key`` of the object ``data`` (none when it is absent or null, or
+    ``data`` is no object); anything else there is refused, naming ``where`` and ``key``."""
+    value = data.get(key) if isinstance(data, Mapping) else None
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise BadInput(f"{where}: {key} must be a list, got {_shown(value)}")
+    return value
+
+
+def token_count(value: Any) -> int | None:
+    """A token count the file gives (an integer of at least 0), or None when it is not one."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def inclusive_usage(
+    prompt: int | None,
+    output: int | None,
+    cache_read: int | None,
+    cache_write: int | None = None,
+) -> Usage | None:
+    """The usage of a response whose ``prompt`` count includes its cached tokens (OpenAI's,
+    Gemini's, OpenTelemetry's conventions): memtape's ``input`` is the uncached part, the
+    prompt less what was read from and written to the cache, unless those exceed the
+    prompt (a writer that counted them apart), when the prompt is kept. None when no count
+    is given."""
+    if prompt is None and output is None and cache_read is None and cache_write is None:
+        return None
+    cached = (cache_read or 0) + (cache_write or 0)
+    uncached = prompt - cached if prompt is not None and cached <= prompt else prompt
+    return Usage(uncached, output, cache_read, cache_write)
+
+
+def _shown(value: Any) -> str:
+    """The start of ``value``, as a refusal quotes it."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."

@@ -1,0 +1,188 @@
+"""A sweep's results as one Parquet table, for DuckDB, pandas or anything that reads Parquet.
+
+One row per cell, in the order the JSON results list them: its scenario (``scenario``,
+its name; ``source``, as the command named it), its policy (``policy``; ``label``, as
+the table shows it, grid point included), the ``axis`` the policy is on, its
+``settings`` (the ``--set`` ones, then its grid point) and ``idle`` (why its policy had
+nothing to apply, or null); then one ``param.AXIS.NAME`` column per parameter and one
+``metric.NAME`` column per metric, whatever parameters and metrics the results hold.
+
+A column's type follows its values: boolean, integer, double (integers and floats
+mixed, or no value at all), string; any other mix, and lists and tables, are JSON text,
+the column marked ``memtape.encoding = json`` so that ``read_table`` gives the values
+back. pyarrow is the ``results`` extra, imported only when a table is written or read.
+"""
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from memtape._version import __version__
+from memtape.core.atomic import atomic_file
+from memtape.core.errors import BadInput
+from memtape.core.paths import read_regular
+from memtape.lab.bench import Cell, Result
+
+FORMAT = "memtape-bench-table"
+"""The ``memtape.format`` of a table's metadata."""
+
+VERSION = 1
+"""The ``memtape.version`` of a table's metadata."""
+
+EXTRA = "results"
+"""The optional extra that installs pyarrow."""
+
+SUFFIX = ".parquet"
+"""The ending of a file name that asks for a table rather than JSONL results."""
+
+PARAM = "param."
+"""The start of a parameter's column: ``param.AXIS.NAME``."""
+
+METRIC = "metric."
+"""The start of a metric's column: ``metric.NAME``."""
+
+LEADING = ("scenario", "source", "policy", "label", "axis", "settings", "idle")
+"""The columns every table starts with, naming its cell."""
+
+ENCODING = b"memtape.encoding"
+"""The field metadata that marks a column of JSON text."""
+
+_INT64 = range(-(2**63), 2**63)
+
+
+def table_rows(cells: Sequence[Cell], results: Sequence[Result]) -> list[dict[str, Any]]:
+    """The rows of the table of ``results``, each that of the cell at the same position (a
+    row holds only the columns its cell has a value or a parameter for)."""
+    rows = []
+    for cell, result in zip(cells, results, strict=True):
+        axis = cell.spec.axis
+        row: dict[str, Any] = {
+            "scenario": result.scenario,
+            "source": cell.scenario,
+            "policy": result.policy,
+            "label": result.label,
+            "axis": axis,
+            "settings": list(cell.settings),
+            "idle": result.idle,
+        }
+        row.update({f"{PARAM}{axis}.{name}": v for name, v in (result.params or {}).items()})
+        row.update({f"{METRIC}{name}": value for name, value in result.metrics.items()})
+        rows.append(row)
+    return rows
+
+
+def check_tables(option: str) -> None:
+    """Refuse, as bad input naming ``option``, when pyarrow is not installed."""
+    _arrow(option)
+
+
+def write_table(path: Path, cells: Sequence[Cell], results: Sequence[Result]) -> None:
+    """Write the table of ``results`` (those of ``cells``) to ``path``, whole or not at all."""
+    pa = _arrow(f"--results {path}")
+    import pyarrow.parquet as pq  # noqa: PLC0415 (the extra, checked above)
+
+    rows = table_rows(cells, results)
+    seen = list(dict.fromkeys(name for row in rows for name in row))
+    # The parameters of every axis before the metrics, whichever row came first.
+    names = [*LEADING, *(n for n in seen if n.startswith(PARAM))]
+    names.extend(n for n in seen if n.startswith(METRIC))
+    fields, arrays = [], []
+    for name in names:
+        values = [row.get(name) for row in rows]
+        if name == "settings":
+            kind, encoded = pa.list_(pa.string()), False
+        elif name in LEADING:
+            kind, encoded = pa.string(), False
+        else:
+            kind, encoded = _kind(pa, values)
+        if encoded:
+            values = [None if v is None else json.dumps(v, ensure_ascii=False) for v in values]
+        fields.append(pa.field(name, kind, metadata={ENCODING: b"json"} if encoded else None))
+        arrays.append(pa.array(values, type=kind))
+    metadata = {
+        "memtape.format": FORMAT,
+        "memtape.version": str(VERSION),
+        "memtape": __version__,
+    }
+    table = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=metadata))
+    with atomic_file(path) as file:
+        pq.write_table(table, file)
+
+
+def read_table(path: Path) -> list[dict[str, Any]]:
+    """The rows of the table at ``path``, JSON columns read back into values; refused as bad
+    input when it is no regular file, no Parquet file, or has no ``scenario`` or ``policy``
+    column."""
+    pa = _arrow(f"{path}")
+    import pyarrow.parquet as pq  # noqa: PLC0415 (the extra, checked above)
+
+    data = read_regular(path, "Parquet table")
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, ValueError, OSError) as error:
+        reason = str(error).partition("\n")[0]
+        raise BadInput(f"{path}: not a Parquet table: {reason}") from None
+    names = table.schema.names
+    for name in ("scenario", "policy"):
+        if name not in names:
+            raise BadInput(f"{path}: not a memtape bench table: it has no {name!r} column")
+    encoded = {f.name for f in table.schema if (f.metadata or {}).get(ENCODING) == b"json"}
+    rows: list[dict[str, Any]] = table.to_pylist()
+    for number, row in enumerate(rows, start=1):
+        for name in encoded:
+            if row[name] is not None:
+                row[name] = _decoded(path, number, name, row[name])
+    return rows
+
+
+def _kind(pa: Any, values: Sequence[Any]) -> tuple[Any, bool]:
+    """The Arrow type of a column holding ``values``, and whether they go in as JSON text."""
+    given = [value for value in values if value is not None]
+    if not given:
+        return pa.float64(), False
+    if all(isinstance(v, bool) for v in given):
+        return pa.bool_(), False
+    if all(isinstance(v, str) for v in given):
+        return pa.string(), False
+    numbers = [v for v in given if isinstance(v, int | float) and not isinstance(v, bool)]
+    if len(numbers) == len(given):
+        whole = all(isinstance(v, int) and v in _INT64 for v in numbers)
+        return (pa.int64() if whole else pa.float64()), False
+    return pa.string(), True
+
+
+def _decoded(path: Path, row: int, name: str, text: Any) -> Any:
+    """A JSON column's value, refused when it is not JSON text."""
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError, RecursionError):
+        raise BadInput(f"{path}: row {row}, column {name}: not JSON text") from None
+
+
+def _arrow(option: str) -> Any:
+    """pyarrow, or a refusal naming ``option`` and the extra that installs it."""
+    try:
+        import pyarrow  # noqa: PLC0415 (an extra: only for a table)
+    except ImportError:
+        from memtape.core.extras import install_hint  # noqa: PLC0415 (a refusal only)
+
+        raise BadInput(
+            f"{option}: a Parquet table needs pyarrow, which is not installed: "
+            f"{install_hint(EXTRA)}"
+        ) from None
+    return pyarrow
+
+
+def parameters(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row's parameters by name (its axis left out), those with a value."""
+    found = {}
+    for name, value in row.items():
+        if name.startswith(PARAM) and value is not None:
+            found[name.removeprefix(PARAM).partition(".")[2]] = value
+    return found
+
+
+def metrics(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row's metrics by name."""
+    return {n.removeprefix(METRIC): v for n, v in row.items() if n.startswith(METRIC)}

@@ -1,0 +1,1 @@
+"""Consolidation: the sleep-time passes that distill episodes into durable facts."""

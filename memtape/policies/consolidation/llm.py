@@ -1,0 +1,218 @@
+"""LLM consolidation: ``policy = "llm"`` asks a model to distill the pending episodes.
+
+The model answers with a JSON object (the request asks for one)::
+
+    {"semantic": [{"key": "user.name", "text": "the user is Dana",
+                   "importance": 0.9, "episode": 4}],
+     "procedural": [{"text": "after the 30-day window, apply a 10% fee", "episode": 2}]}
+
+Each fact names its key (not blank), its text, its importance in [0, 1] and
+the episode it comes from (one of the pending ones); each rule its text (not
+blank) and episode. An answer that does not parse or breaks this contract is
+refused with the reason, and the model is asked again with the reason added
+to the prompt, up to ``max_retries`` times (the ``[llm]`` table's); then the
+pass is rejected with the last reason, and nothing is appended. Every
+episode pending is consumed, as the rules policy does. Every call made,
+refused ones included, is recorded in the ``Consolidated`` event.
+
+The prompt (``prompt = "..."`` or ``prompt_file``) may say ``{episodes}``,
+the pending episodes one a line as ``[3] text``; ``DEFAULT_PROMPT`` asks
+for the shape above.
+"""
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+import attrs
+
+from memtape.core.commands import Consolidate, RecordEpisode
+from memtape.core.errors import BadInput, Rejected
+from memtape.core.events import (
+    Consolidated,
+    EpisodeRecorded,
+    Event,
+    ModelCall,
+    ProceduralRule,
+    SemanticFact,
+)
+from memtape.core.state import State
+from memtape.llm.answers import Question, answer
+from memtape.llm.asking import ask, prompt_hash
+from memtape.llm.config import ModelConfig
+from memtape.policies.plumbing.building import build_settings
+from memtape.policies.plumbing.params import Params
+from memtape.policies.text.prompts import prompt_param
+
+DEFAULT_PROMPT = """\
+You distill an agent's raw episodes into durable memory.
+From the episodes below, write the facts worth keeping ("semantic": a key naming what the \
+fact is about, such as "user.name", the fact's text, and its importance from 0 to 1) and the \
+how-to rules worth following ("procedural"). Give each the number of the episode it comes \
+from. Leave out what is not worth keeping.
+Answer with a JSON object only, in this shape:
+{"semantic": [{"key": "...", "text": "...", "importance": 0.5, "episode": 1}], \
+"procedural": [{"text": "...", "episode": 2}]}
+
+Episodes:
+{episodes}
+"""
+"""The prompt of ``policy = "llm"`` unless the table gives its own."""
+
+RETRY = "\n\nYour answer {tries} was refused: {reason}. Answer again, with the JSON object only."
+"""What a retry adds to the prompt: why the last answer was refused, and how many came
+before (so that each retry is a new prompt, which no cache answers with the refused one)."""
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+class Refused(ValueError):
+    """A model's answer that does not parse or breaks the contract, and why."""
+
+
+def render_episodes(episodes: Sequence[EpisodeRecorded]) -> str:
+    """The pending episodes as the prompt lists them: ``[id] text``, one a line."""
+    return "\n".join(f"[{episode.id}] {episode.text}" for episode in episodes)
+
+
+def distilled(
+    output: str, episodes: Sequence[EpisodeRecorded]
+) -> tuple[tuple[SemanticFact, ...], tuple[ProceduralRule, ...]]:
+    """The facts and rules a model's ``output`` gives, or ``Refused`` saying why none."""
+    match = _FENCE.match(output)
+    text = match.group(1) if match else output
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise Refused(f"it is not JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise Refused("it is not a JSON object")
+    pending = {episode.id for episode in episodes}
+    semantic = tuple(
+        _fact(item, n, pending) for n, item in enumerate(_list(data, "semantic"), start=1)
+    )
+    procedural = tuple(
+        _rule(item, n, pending) for n, item in enumerate(_list(data, "procedural"), start=1)
+    )
+    return semantic, procedural
+
+
+def _list(data: Mapping[str, Any], name: str) -> list[Any]:
+    items = data.get(name, [])
+    if not isinstance(items, list):
+        raise Refused(f"{name} is not a list")
+    return items
+
+
+def _episode(item: Mapping[str, Any], where: str, pending: set[int]) -> int:
+    episode = item.get("episode")
+    if type(episode) is not int or episode not in pending:
+        raise Refused(f"{where} names episode {episode!r}, which is not pending")
+    return episode
+
+
+def _fact(item: Any, number: int, pending: set[int]) -> SemanticFact:
+    where = f"semantic fact {number}"
+    if not isinstance(item, dict):
+        raise Refused(f"{where} is not an object")
+    key, text, importance = item.get("key"), item.get("text"), item.get("importance")
+    if not isinstance(key, str) or not key.strip():
+        raise Refused(f"{where} has an empty key")
+    if not isinstance(text, str):
+        raise Refused(f"{where} has no text")
+    if (
+        isinstance(importance, bool)
+        or not isinstance(importance, int | float)
+        or not math.isfinite(importance)
+        or not 0 <= importance <= 1
+    ):
+        raise Refused(f"{where} has importance {importance!r}, not a number in [0, 1]")
+    return SemanticFact(key, text, float(importance), _episode(item, where, pending))
+
+
+def _rule(item: Any, number: int, pending: set[int]) -> ProceduralRule:
+    where = f"procedural rule {number}"
+    if not isinstance(item, dict):
+        raise Refused(f"{where} is not an object")
+    text = item.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise Refused(f"{where} has an empty text")
+    return ProceduralRule(text, _episode(item, where, pending))
+
+
+@attrs.frozen
+class LlmConsolidation:
+    """Distill the pending episodes by asking ``config``'s model with ``prompt``."""
+
+    name: ClassVar[str] = "llm"
+    config: ModelConfig
+    prompt: str = DEFAULT_PROMPT
+
+    @classmethod
+    def from_params(cls, data: Mapping[str, Any], where: str) -> "LlmConsolidation":
+        """Build the policy from a ``[consolidation]`` table and the ``[llm]`` settings."""
+        params = Params(data, where)
+        strict = build_settings().imports
+        prompt = prompt_param(
+            params, DEFAULT_PROMPT, "{episodes}", "the pending episodes", strict=strict
+        )
+        params.done()
+        config = build_settings().llm
+        if config is None:
+            raise BadInput(
+                f'{where}: policy "llm" needs a model: add an [llm] table with model = "..." '
+                "to the scenario (or --set llm.model=...)"
+            )
+        return cls(config, prompt)
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """None beyond the invariants every policy keeps."""
+        return frozenset()
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, as a scenario table would write them."""
+        return {"policy": self.name, "prompt": self.prompt}
+
+    def makes_semantic_facts(self) -> bool:
+        """True: a model may distill facts, which need a forgetting policy."""
+        return True
+
+    def decide(self, state: State, command: RecordEpisode | Consolidate) -> tuple[Event, ...]:
+        """Record an episode, or ask the model to distill every pending one."""
+        if isinstance(command, RecordEpisode):
+            if not isinstance(command.text, str):
+                raise Rejected(f"an episode's text must be a string, got {command.text!r}")
+            return (EpisodeRecorded(state.memory.recorded + 1, command.text),)
+        episodes = state.memory.episodes
+        ids = tuple(episode.id for episode in episodes)
+        if not episodes:
+            return (Consolidated(ids, (), ()),)
+        base = self.prompt.replace("{episodes}", render_episodes(episodes))
+        asked: list[ModelCall] = []
+        reason = ""
+        for tries in range(self.config.max_retries + 1):
+            text = base + (RETRY.format(tries=tries, reason=reason) if reason else "")
+            call = self._ask(text)
+            asked.append(call)
+            try:
+                semantic, procedural = distilled(call.output, episodes)
+            except Refused as refused:
+                reason = str(refused)
+                continue
+            return (Consolidated(ids, semantic, procedural, tuple(asked)),)
+        tries = len(asked)
+        raise Rejected(
+            f"model {self.config.model!r} gave no usable consolidation in {tries} "
+            f"{'try' if tries == 1 else 'tries'}: the last answer was refused: {reason}"
+        )
+
+    def _ask(self, text: str) -> ModelCall:
+        messages = ({"role": "user", "content": text},)
+        hashed = prompt_hash(text)
+        config = self.config
+        return answer(
+            Question(config.model, hashed, lambda: ask(config, messages, hashed, json_object=True))
+        )

@@ -1,0 +1,1 @@
+"""The store's policies: how facts are ranked, superseded, evicted and queried."""

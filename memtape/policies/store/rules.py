@@ -1,0 +1,181 @@
+"""The store's rules every forgetting policy shares.
+
+Writes and reads are checked the same way under every policy; a write
+supersedes by key (or, under ``add-only``, never), and a write that takes
+the store over capacity evicts the weakest fact under the policy's own
+ranking, one at a time, re-ranking after each (a policy may normalize its
+factors over the active facts, so the ranking, not a fact's score alone, is
+the authority).
+"""
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
+
+from memtape.core.commands import Query, ReadFact, WriteFact
+from memtape.core.errors import BadInput, Rejected
+from memtape.core.events import Event, Evicted, FactRead, FactWritten, Superseded
+from memtape.core.state import Fact, State, Store
+from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
+from memtape.policies.plumbing.protocols import Scored
+from memtape.policies.store.querying import Ranks, answer_query
+from memtape.reducers import store as store_reducers
+
+SUPERSESSIONS = ("key", "add-only")
+"""How a write treats an active fact on its key: ``key`` retires it, ``add-only`` keeps both."""
+
+
+class RankedStore(Ranks, Protocol):
+    """What the shared rules need of a policy: its capacity, supersession rule and ranking."""
+
+    @property
+    def capacity(self) -> int:
+        """The most active facts the store holds after a command."""
+        ...
+
+    @property
+    def supersession(self) -> str:
+        """How a write treats an active fact on its key (one of ``SUPERSESSIONS``)."""
+        ...
+
+
+def check_capacity(capacity: object) -> None:
+    """Refuse a capacity that is not an integer of at least 1."""
+    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+        raise BadInput(f"capacity must be an integer >= 1, got {capacity!r}")
+
+
+def check_supersession(supersession: object) -> None:
+    """Refuse a supersession rule other than ``key`` and ``add-only``."""
+    if supersession not in SUPERSESSIONS:
+        raise BadInput(f"supersession {_must_be_one(supersession)}")
+
+
+def read_supersession(params: Params) -> str:
+    """The ``supersession`` parameter (default ``key``), checked."""
+    value = params.text("supersession", "key")
+    if value not in SUPERSESSIONS:
+        raise params.error("supersession", _must_be_one(value))
+    return value
+
+
+def _must_be_one(value: object) -> str:
+    return f"must be one of {', '.join(SUPERSESSIONS)}, got {value!r}"
+
+
+def capacity_only(data: Mapping[str, Any], where: str) -> tuple[int, str]:
+    """The capacity (required) and supersession of a ``[forgetting]`` table holding nothing else."""
+    params = Params(data, where)
+    capacity = params.integer("capacity", minimum=1)
+    supersession = read_supersession(params)
+    params.done()
+    return capacity, supersession
+
+
+def capacity_table(name: str, capacity: int, supersession: str) -> dict[str, Any]:
+    """The scenario table of a forgetting policy whose only parameters are the shared ones."""
+    return {"policy": name, "capacity": capacity, "supersession": supersession}
+
+
+def last_touch(fact: Fact) -> float:
+    """The latest read of the fact (a returned query counts), or its write if never read.
+
+    What LRU, MemoryBank and Generative Agents count as the last touch; the
+    seed's policy counts the write alone.
+    """
+    return fact.written_at if fact.last_read_at is None else fact.last_read_at
+
+
+def promises_of(supersession: str) -> frozenset[str]:
+    """Capacity and eviction of the weakest; supersession only when writes supersede by key."""
+    promised = {CAPACITY, EVICTS_WEAKEST}
+    if supersession == "key":
+        promised.add(SUPERSEDES)
+    return frozenset(promised)
+
+
+def by_rank(scored: Iterable[Scored]) -> list[Scored]:
+    """``scored`` best first: highest score, ties to the oldest write, then the lowest id."""
+    return sorted(scored, key=lambda s: (-s.score, s.fact.written_at, s.fact.id))
+
+
+def weakest(ranking: Iterable[Scored]) -> Scored:
+    """The fact an eviction takes: the lowest score, ties to the oldest write, then lowest id."""
+    return min(ranking, key=lambda s: (s.score, s.fact.written_at, s.fact.id))
+
+
+def decide(
+    policy: RankedStore, state: State, command: WriteFact | ReadFact | Query
+) -> tuple[Event, ...]:
+    """The events that honour a write, a read or a query under ``policy``'s ranking."""
+    if isinstance(command, ReadFact):
+        return (FactRead(find_active(state.store, command)),)
+    if isinstance(command, Query):
+        return (answer_query(policy, state, command),)
+    return decide_write(policy, state, command)
+
+
+def decide_write(policy: RankedStore, state: State, command: WriteFact) -> tuple[Event, ...]:
+    """The write, the facts it supersedes (none if ``add-only``), and any evictions."""
+    check_write(command)
+    by_key = policy.supersession == "key"
+    store, clock = state.store, state.clock
+    retire: list[int] = []
+    if command.supersedes is not None:
+        named = store.by_key.get(command.supersedes)
+        if named is None:
+            raise Rejected(f"cannot supersede {command.supersedes!r}: no active fact has that key")
+        if by_key:
+            retire.append(named)
+    same_key = store.by_key.get(command.key)
+    if by_key and same_key is not None and same_key not in retire:
+        retire.append(same_key)
+    written = FactWritten(len(store.facts) + 1, command.key, command.text, command.importance)
+    supersessions = [Superseded(old, written.id) for old in retire]
+    events: list[Event] = [written, *supersessions]
+    if len(store.active) - len(retire) + 1 <= policy.capacity:
+        return tuple(events)
+    after = store_reducers.fact_written(store, written, clock)
+    for supersession_event in supersessions:
+        after = store_reducers.superseded(after, supersession_event, clock)
+    while len(after.active) > policy.capacity:
+        condemned = weakest(policy.rank(after, clock))
+        eviction = Evicted(condemned.fact.id, float(condemned.score))
+        events.append(eviction)
+        after = store_reducers.evicted(after, eviction, clock)
+    return tuple(events)
+
+
+def check_write(command: WriteFact) -> None:
+    """Reject a write whose key, text or importance is impossible."""
+    if not isinstance(command.key, str) or not command.key.strip():
+        raise Rejected(f"a fact's key must be a non-empty string, got {command.key!r}")
+    if not isinstance(command.text, str):
+        raise Rejected(f"a fact's text must be a string, got {command.text!r}")
+    importance = command.importance
+    if (
+        isinstance(importance, bool)
+        or not isinstance(importance, int | float)
+        or not 0 <= importance <= 1
+    ):
+        raise Rejected(f"importance must be within [0, 1], got {importance!r}")
+
+
+def find_active(store: Store, command: ReadFact) -> int:
+    """The id of the active fact a read names (by key: the newest active on it),
+    or ``Rejected`` saying why there is none."""
+    if (command.key is None) == (command.id is None):
+        raise Rejected("a read names a fact by key or by id (exactly one of them)")
+    if command.id is not None and (isinstance(command.id, bool) or not isinstance(command.id, int)):
+        raise Rejected(f"a fact's id is an integer, got {command.id!r}")
+    if command.key is not None:
+        found = store.by_key.get(command.key)
+        if found is None:
+            raise Rejected(f"cannot read {command.key!r}: no active fact has that key")
+        return found
+    fact = store.facts.get(command.id) if command.id is not None else None
+    if fact is None:
+        raise Rejected(f"cannot read fact {command.id}: no fact has that id")
+    if fact.status != "active":
+        raise Rejected(f"cannot read fact {command.id} ({fact.key!r}): it was {fact.status}")
+    return fact.id

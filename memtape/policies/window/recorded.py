@@ -1,0 +1,256 @@
+"""Recorded compaction: apply the compactions a transcript recorded, where they happened.
+
+A Claude Code session records its own compactions: at each compact
+boundary the agent replaced its context with a summary it wrote, and went
+on from there. ``recorded`` replays that, so the agent's real behaviour
+benches beside memtape's policies on the same session, with the same
+metrics.
+
+Where it learns what to apply. A policy is built from its own
+``[compaction]`` table only, so the table carries the compactions:
+``compactions = [{before = N, summary = "...", trigger = "auto",
+pre_tokens = T}, ...]``, each the turn the boundary came before (so the
+compaction happens as turn N arrives), the summary, and what the
+transcript said of it (``trigger``, and ``pre_tokens`` and ``post_tokens``,
+the agent's own count of its context just before and just after; kept, not
+used). ``preserved = [FIRST, LAST]`` says the agent kept those turns
+verbatim (a partial compaction: Claude Code's ``preservedSegment``): they
+stay HOT, and only the other turns before N fold. The Claude Code importer writes
+this table and does not write the summary as a turn: it is not
+conversation, and another policy benched on the session must not see it.
+``bench --policy recorded`` on that scenario keeps its table (the bench
+keeps every parameter of the scenario's own policy); on a scenario whose
+policy is another, ``recorded`` gets the shared parameters alone, has
+nothing to apply, and says so (``NothingToApply``; the bench's cell says
+it). So does a table whose list is empty.
+
+What a compaction does. As turn N arrives, every HOT turn before it leaves
+HOT, but pinned turns (no policy moves them) and the rest of turn N's unit
+(a call and its results stay together; ``memtape.policies.window.units``; in a
+real session no call waits at a boundary), and the summary becomes the one
+WARM item, under the number of the newest turn it folded in, as
+``rolling-summary`` files its running summary. The other folded turns go
+COLD, with no gist of their own, and so do the WARM items already there (an
+earlier boundary's summary, which the agent folded into the new one): the
+summary speaks for them. COLD rather than dropped, because Claude Code
+writes the summary from those turns: they are folded into it, not gone
+without a trace (which is what a sliding window's dropped turns are), and
+the session file keeps them, as the run keeps its COLD turns; it is also
+the record ``rolling-summary`` makes of the same act, so ``show``, ``why``
+and the bench compare like with like. An empty summary is no WARM item:
+every folded turn goes COLD. A boundary with nothing to fold (every HOT
+turn pinned) leaves the window as it is. The summary is measured by this
+policy's tokenizer; the gist stays as it was (a window forked from another
+policy keeps its gist). The turns of a compaction's ``preserved`` stay HOT
+where they are, each with the rest of its unit (a call is never kept without
+its results): only the others fold.
+
+What it promises: the newest turn HOT verbatim (``RECENT_VERBATIM``, one
+turn, with its unit), whole units (``WELL_FORMED``), pinned turns in place
+(``PINNED``), and not the budget. The agent compacted when its own context filled
+(at ``pre_tokens`` of its own tokenizer), not at memtape's budget, which for
+this policy only sets the meter's red line, as for ``none``.
+"""
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import attrs
+
+from memtape.core.commands import AddTurn
+from memtape.core.errors import BadInput, NothingToApply
+from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
+from memtape.core.state import State
+from memtape.policies.plumbing.params import Params
+from memtape.policies.plumbing.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
+from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.turns import arriving, check_shared, shared_params
+from memtape.policies.window.units import older_units
+
+NOTHING_RECORDED = "the scenario recorded no compaction"
+"""Why ``recorded`` has nothing to apply on a scenario without compactions."""
+
+
+@attrs.frozen
+class CompactionRecord:
+    """One compaction a transcript recorded: before turn ``before`` the agent's context became
+    ``summary``; ``trigger`` and ``pre_tokens`` are what the transcript said of it."""
+
+    before: int
+    summary: str
+    trigger: str | None = None
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    preserved: tuple[int, int] | None = None
+    """The first and last turn the agent kept verbatim, or None: it folded every turn."""
+
+    def params(self) -> dict[str, Any]:
+        """The record as a scenario table writes it (absent fields left out)."""
+        table: dict[str, Any] = {"before": self.before, "summary": self.summary}
+        if self.trigger is not None:
+            table["trigger"] = self.trigger
+        if self.pre_tokens is not None:
+            table["pre_tokens"] = self.pre_tokens
+        if self.post_tokens is not None:
+            table["post_tokens"] = self.post_tokens
+        if self.preserved is not None:
+            table["preserved"] = list(self.preserved)
+        return table
+
+
+@attrs.frozen
+class RecordedCompaction:
+    """Apply each of ``compactions`` as its turn arrives; never compact otherwise."""
+
+    name: ClassVar[str] = "recorded"
+    budget: int
+    compactions: tuple[CompactionRecord, ...]
+    tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
+    _at: dict[int, CompactionRecord] = attrs.field(init=False, eq=False, repr=False, factory=dict)
+
+    def __attrs_post_init__(self) -> None:
+        check_shared(self.budget, self.tokenizer)
+        if not isinstance(self.compactions, tuple) or not all(
+            isinstance(record, CompactionRecord) for record in self.compactions
+        ):
+            raise BadInput(
+                f"compactions must be a tuple of CompactionRecord, got {self.compactions!r}"
+            )
+        if not self.compactions:
+            raise NothingToApply("recorded", NOTHING_RECORDED)
+        previous = 1
+        for number, record in enumerate(self.compactions):
+            where = f"compactions[{number}]"
+            _check_record(record, where)
+            if record.before <= previous:
+                raise BadInput(
+                    f"{where}: before must be at least 2 and each greater than the last, "
+                    f"got {record.before} after {previous}"
+                )
+            previous = record.before
+        # The records by the turn they come before: a turn's lookup costs the same at any length.
+        object.__setattr__(self, "_at", {record.before: record for record in self.compactions})
+
+    @classmethod
+    def from_params(cls, data: Mapping[str, Any], where: str) -> "RecordedCompaction":
+        """Build the policy from a scenario's ``[compaction]`` table."""
+        params = Params(data, where)
+        budget, tokenizer = shared_params(params)
+        given = params.raw("compactions", [])
+        params.done()
+        if not isinstance(given, list):
+            raise params.error("compactions", f"must be a list of tables, got {given!r}")
+        if not given:
+            raise NothingToApply(where, NOTHING_RECORDED)
+        records = tuple(_record(item, f"{where}: compactions[{i}]") for i, item in enumerate(given))
+        try:
+            return cls(budget, records, tokenizer)
+        except BadInput as error:
+            raise BadInput(f"{where}: {error}") from None
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """The newest turn verbatim, whole units, pinned turns kept; no budget bound (the
+        agent compacted at its own limit)."""
+        return frozenset({RECENT_VERBATIM, WELL_FORMED, PINNED})
+
+    @property
+    def verbatim(self) -> int:
+        """The newest turn always stays HOT verbatim."""
+        return 1
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, as a scenario table would write them."""
+        return {
+            "policy": self.name,
+            "budget": self.budget,
+            "tokenizer": self.tokenizer.name,
+            "compactions": [record.params() for record in self.compactions],
+        }
+
+    def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
+        """The turn, and the recorded compaction that comes before it, if one does."""
+        window = state.window
+        turn = arriving(window, command, self.tokenizer)
+        record = self._at.get(turn.turn)
+        if record is None:
+            return (turn,)
+        hot = (*window.hot, turn)
+        _, groups = older_units(window, turn, hot, 1)
+        kept = record.preserved
+        folded = [
+            old
+            for turns, pinned, _ in groups
+            if not pinned and (kept is None or not _overlaps(turns, kept))
+            for old in turns
+        ]
+        if not folded:
+            return (turn,)
+        summary = record.summary
+        # As rolling-summary does: the folded turns but the newest pass through WARM as
+        # empty items and go COLD at once; the newest becomes the summary.
+        passing = folded[:-1] if summary else folded
+        warm = [WarmItem(old.turn, "", 0) for old in passing]
+        if summary:
+            warm.append(WarmItem(folded[-1].turn, summary, self.tokenizer.count(summary)))
+        compaction = CompactionTriggered(
+            self.budget,
+            tuple(warm),
+            (),
+            len(window.warm) + len(passing),
+            window.gist,
+            window.gist_tokens,
+        )
+        return (turn, compaction)
+
+
+def _overlaps(turns: tuple[TurnAdded, ...], kept: tuple[int, int]) -> bool:
+    """Whether a unit holds a turn the agent kept verbatim."""
+    first, last = kept
+    return any(first <= old.turn <= last for old in turns)
+
+
+def _record(item: Any, where: str) -> CompactionRecord:
+    """One entry of a table's ``compactions`` list."""
+    if not isinstance(item, Mapping):
+        raise BadInput(f"{where}: a compaction is a table with before and summary, got {item!r}")
+    params = Params(item, where)
+    before = params.integer("before", minimum=2)
+    summary = params.text("summary")
+    trigger = params.optional("trigger")
+    pre_tokens = params.optional("pre_tokens")
+    post_tokens = params.optional("post_tokens")
+    preserved = params.optional("preserved")
+    params.done()
+    if preserved is not None:
+        if not isinstance(preserved, list) or len(preserved) != 2:
+            raise params.error("preserved", f"must be [FIRST, LAST] turns, got {preserved!r}")
+        preserved = (preserved[0], preserved[1])
+    record = CompactionRecord(before, summary, trigger, pre_tokens, post_tokens, preserved)
+    _check_record(record, where)
+    return record
+
+
+def _check_record(record: CompactionRecord, where: str) -> None:
+    before, pre = record.before, record.pre_tokens
+    if isinstance(before, bool) or not isinstance(before, int) or before < 2:
+        raise BadInput(f"{where}: before must be an integer >= 2, got {before!r}")
+    if not isinstance(record.summary, str):
+        raise BadInput(f"{where}: summary must be a string, got {record.summary!r}")
+    if record.trigger is not None and not isinstance(record.trigger, str):
+        raise BadInput(f"{where}: trigger must be a string, got {record.trigger!r}")
+    for name, count in (("pre_tokens", pre), ("post_tokens", record.post_tokens)):
+        if count is not None and (
+            isinstance(count, bool) or not isinstance(count, int) or count < 0
+        ):
+            raise BadInput(f"{where}: {name} must be an integer >= 0, got {count!r}")
+    kept = record.preserved
+    if kept is not None and not (
+        isinstance(kept, tuple)
+        and len(kept) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in kept)
+        and 1 <= kept[0] <= kept[1] < before
+    ):
+        raise BadInput(
+            f"{where}: preserved must be two turns FIRST <= LAST before turn {before}, got {kept!r}"
+        )

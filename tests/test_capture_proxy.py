@@ -1,0 +1,312 @@
+"""The recording proxy on its own (memtape.capture.proxy), in this process: keep-alive,
+chunked requests, an unreachable upstream, a close-delimited body, the route to each
+upstream. The SDKs' end-to-end runs are tests/test_capture_record.py's."""
+
+import http.client
+import json
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtape.capture.exchanges import Exchange
+from memtape.capture.proxy import CaptureProxy, ProxyThread
+from memtape.capture.upstream import Upstream
+from tests.provider import Provider
+
+CHAT = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+
+
+class Running:
+    """A proxy in front of an upstream, and the exchanges it recorded."""
+
+    def __init__(self, openai: str, anthropic: str) -> None:
+        self.exchanges: list[Exchange] = []
+        self.thread = ProxyThread(
+            lambda: CaptureProxy(
+                self.exchanges.append, openai=Upstream(openai), anthropic=Upstream(anthropic)
+            )
+        )
+        self.port = self.thread.start()
+
+    def connection(self) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+
+
+@pytest.fixture
+def provider() -> Iterator[Provider]:
+    started = Provider().start()
+    yield started
+    started.stop()
+
+
+@pytest.fixture
+def proxy(provider: Provider) -> Iterator[Running]:
+    running = Running(provider.url + "/v1", provider.url)
+    yield running
+    running.thread.stop()
+
+
+def _post(
+    connection: http.client.HTTPConnection, path: str, body: Any, headers: dict[str, str]
+) -> tuple[int, bytes]:
+    chunked = headers.get("Transfer-Encoding") == "chunked"
+    connection.request("POST", path, body=body, headers=headers, encode_chunked=chunked)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+class TestRelay:
+    def test_two_requests_share_one_connection(self, proxy: Running, provider: Provider) -> None:
+        connection = proxy.connection()
+        headers = {"content-type": "application/json"}
+        first = _post(connection, "/v1/chat/completions", CHAT, headers)
+        socket_before = connection.sock
+        second = _post(connection, "/v1/chat/completions", CHAT, headers)
+        assert ([200, 200], True, provider.sent[-2:]) == (
+            [first[0], second[0]],
+            socket_before is connection.sock,
+            [first[1], second[1]],
+        )
+
+    def test_a_chunked_request_body_reaches_the_upstream_whole(
+        self, proxy: Running, provider: Provider
+    ) -> None:
+        connection = proxy.connection()
+        pieces = iter([CHAT[:10], CHAT[10:]])
+        _post(connection, "/v1/chat/completions", pieces, {"Transfer-Encoding": "chunked"})
+        assert json.loads(CHAT) == provider.received[-1].body
+
+    def test_an_http_1_0_agent_gets_a_stream_unchunked_to_the_close(
+        self, proxy: Running, provider: Provider
+    ) -> None:
+        body = json.dumps({"model": "m", "stream": True, "messages": []}).encode()
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=30) as agent:
+            agent.sendall(
+                b"POST /v1/chat/completions HTTP/1.0\r\nContent-Length: %d\r\n\r\n%s"
+                % (len(body), body)
+            )
+            received = b""
+            while piece := agent.recv(65536):
+                received += piece
+        head, _, got = received.partition(b"\r\n\r\n")
+        assert (True, False, provider.sent[-1]) == (
+            b"connection: close" in head.lower(),
+            b"transfer-encoding" in head.lower(),
+            got,
+        )
+
+    def test_an_anthropic_version_header_routes_to_the_anthropic_upstream(
+        self, provider: Provider
+    ) -> None:
+        running = Running("http://127.0.0.1:9/v1", provider.url)
+        try:
+            status, _ = _post(
+                running.connection(),
+                "/v1/messages",
+                json.dumps({"model": "c", "messages": []}).encode(),
+                {"anthropic-version": "2023-06-01"},
+            )
+        finally:
+            running.thread.stop()
+        assert (200, "/v1/messages") == (status, provider.received[-1].path)
+
+    def test_the_v1_of_the_agents_base_url_gives_way_to_the_upstreams_path(
+        self, provider: Provider
+    ) -> None:
+        running = Running(provider.url + "/v1", provider.url)
+        try:
+            connection = running.connection()
+            connection.request("GET", "/v1/models?limit=2")
+            connection.getresponse().read()
+        finally:
+            running.thread.stop()
+        assert ("GET", "/v1/models?limit=2") == (
+            running.exchanges[-1].method,
+            running.exchanges[-1].path,
+        )
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and its key (openssl's command line)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl command to make a certificate")
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-subj",
+            "/CN=127.0.0.1",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return cert, key
+
+
+class TestTls:
+    def test_an_https_upstream_is_reached_with_its_certificate_verified(
+        self, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+        provider = Provider().start(tls=certificate)
+        running = Running(provider.url + "/v1", provider.url)
+        try:
+            connection = running.connection()
+            first = _post(connection, "/v1/chat/completions", CHAT, {})
+            second = _post(connection, "/v1/chat/completions", CHAT, {})
+        finally:
+            running.thread.stop()
+            provider.stop()
+        assert ([200, 200], provider.sent) == ([first[0], second[0]], [first[1], second[1]])
+
+    def test_an_unverified_certificate_is_an_unreachable_upstream(
+        self, certificate: tuple[Path, Path]
+    ) -> None:
+        provider = Provider().start(tls=certificate)
+        running = Running(provider.url + "/v1", provider.url)
+        try:
+            status, _ = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+        finally:
+            running.thread.stop()
+            provider.stop()
+        error = running.exchanges[-1].error or ""
+        assert (502, True, []) == (status, "CERTIFICATE_VERIFY_FAILED" in error, provider.sent)
+
+
+class TestListening:
+    def test_it_listens_on_loopback_only(self, proxy: Running) -> None:
+        assert ("127.0.0.1", proxy.port) == proxy.thread.address
+
+
+class TestTrouble:
+    def test_a_malformed_request_line_is_a_400(self, proxy: Running, provider: Provider) -> None:
+        before = len(provider.received)
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=30) as agent:
+            agent.sendall(b"NOT A REQUEST LINE\r\nHost: x\r\n\r\n")
+            answer = agent.recv(65536)
+        assert (b"HTTP/1.1 400 ", before) == (answer[:13], len(provider.received))
+
+    def test_a_capture_that_cannot_be_written_is_one_line_and_the_proxy_serves_on(
+        self, provider: Provider, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        def full(exchange: Exchange) -> None:
+            raise OSError(28, "No space left on device")
+
+        thread = ProxyThread(
+            lambda: CaptureProxy(
+                full, openai=Upstream(provider.url + "/v1"), anthropic=Upstream(provider.url)
+            )
+        )
+        port = thread.start()
+        try:
+            statuses = [
+                _post(
+                    http.client.HTTPConnection("127.0.0.1", port, timeout=30),
+                    "/v1/chat/completions",
+                    CHAT,
+                    {},
+                )[0]
+                for _ in range(2)
+            ]
+        finally:
+            thread.stop()
+        assert (
+            [200, 200],
+            ["memtape record: OSError: [Errno 28] No space left on device"] * 2,
+        ) == (
+            statuses,
+            capsys.readouterr().err.splitlines(),
+        )
+
+    def test_an_unreachable_upstream_is_a_502_and_an_error(self) -> None:
+        with socket.socket() as closed:
+            closed.bind(("127.0.0.1", 0))
+            port = closed.getsockname()[1]
+        running = Running(f"http://127.0.0.1:{port}/v1", f"http://127.0.0.1:{port}")
+        try:
+            status, _ = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+        finally:
+            running.thread.stop()
+        exchange = running.exchanges[-1]
+        assert (502, None, True) == (
+            status,
+            exchange.status,
+            (exchange.error or "").startswith("upstream unreachable: "),
+        )
+
+    def test_a_body_delimited_by_the_close_reaches_the_agent_whole(self) -> None:
+        body = b'{"id": "close-delimited"}'
+        with socket.socket() as server:
+            server.bind(("127.0.0.1", 0))
+            server.listen()
+
+            def answer() -> None:
+                peer, _ = server.accept()
+                with peer:
+                    peer.recv(65536)
+                    peer.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n")
+                    peer.sendall(body)
+
+            threading.Thread(target=answer, daemon=True).start()
+            url = f"http://127.0.0.1:{server.getsockname()[1]}"
+            running = Running(url + "/v1", url)
+            try:
+                got = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+            finally:
+                running.thread.stop()
+        assert ((200, body), {"id": "close-delimited"}) == (
+            got,
+            json.loads(running.exchanges[-1].response_body),
+        )
+
+
+class TestConcurrency:
+    def test_twenty_streams_at_once_each_get_their_own_bytes(
+        self, proxy: Running, provider: Provider
+    ) -> None:
+        got: dict[int, bytes] = {}
+
+        def stream(number: int) -> None:
+            body = {"model": "slow", "stream": True, "user": str(number), "messages": []}
+            got[number] = _post(
+                proxy.connection(), "/v1/chat/completions", json.dumps(body).encode(), {}
+            )[1]
+
+        threads = [threading.Thread(target=stream, args=(n,)) for n in range(20)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        # An exchange is written just after its last byte reaches the agent.
+        deadline = time.monotonic() + 30
+        while len(proxy.exchanges) < 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        sent = {json.loads(body.split(b"\n")[0][6:])["id"]: body for body in provider.sent[-20:]}
+        captured = {
+            json.loads(exchange.request_body)["user"]: bytes(exchange.response_body)
+            for exchange in proxy.exchanges
+        }
+        assert ({n: sent[f"chatcmpl-{n}"] for n in range(20)}, 20) == (got, len(captured))
+        assert {str(n): got[n] for n in range(20)} == captured

@@ -1,0 +1,370 @@
+"""``memtape record -- CMD``: the real ``openai`` and ``anthropic`` SDKs driven through the
+recording proxy against a fake provider on loopback (tests/provider.py), and what the
+agent got and the capture holds (memtape.commandline.capture, memtape.capture.proxy)."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.capture_agent import CALLS, CANARY, SOURCE, TYPED
+from tests.provider import ANSWERS, Provider
+
+pytest.importorskip("anthropic")
+
+MEMTAPE = [sys.executable, "-c", "import sys; from memtape.cli import main; sys.exit(main())"]
+"""The command line, in a process of its own."""
+
+
+def _record(provider: Provider, out: Path, *command: str) -> list[str]:
+    return [
+        *MEMTAPE,
+        "record",
+        "--upstream-openai",
+        provider.url + "/v1",
+        "--upstream-anthropic",
+        provider.url,
+        "--out",
+        str(out),
+        "--",
+        *command,
+    ]
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[Provider]:
+    started = Provider().start()
+    yield started
+    started.stop()
+
+
+class Session:
+    """One run of the agent under ``memtape record``, read back."""
+
+    def __init__(self, folder: Path, provider: Provider) -> None:
+        agent = folder / "agent.py"
+        agent.write_text(SOURCE)
+        self.capture = folder / "capture.jsonl"
+        self.sent = list(provider.sent)
+        self.result = subprocess.run(
+            _record(provider, self.capture, sys.executable, str(agent), str(folder)),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        self.sent = provider.sent[len(self.sent) :]
+        self.received = provider.received[-CALLS:]
+        self.got = [(folder / "received" / f"{n:02d}.bin").read_bytes() for n in range(1, 12)]
+        self.summary = json.loads((folder / "summary.json").read_text())
+        text = self.capture.read_text()
+        self.text = text
+        self.header, *rest = [json.loads(line) for line in text.splitlines()]
+        self.lines: list[dict[str, Any]] = rest
+
+
+@pytest.fixture(scope="module")
+def session(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Session:
+    return Session(tmp_path_factory.mktemp("session"), provider)
+
+
+class TestRelay:
+    def test_the_agent_exits_cleanly_and_so_does_record(self, session: Session) -> None:
+        assert (0, "") == (session.result.returncode, session.result.stdout)
+
+    def test_the_agent_gets_every_body_byte_for_byte(self, session: Session) -> None:
+        # The typed streams' bytes are the SDK's own (b""); the dropped stream's, what
+        # arrived before the drop (the test compares the rest).
+        kept = [n - 1 for n in range(1, CALLS) if n not in TYPED]
+        assert [session.sent[i] for i in kept] == [session.got[i] for i in kept]
+
+    def test_the_typed_sdk_streams_read_their_answers(self, session: Session) -> None:
+        expected = {"chat_text": "Paris.", "anthropic_text": "Paris.", "fail_status": 500}
+        assert expected == {k: session.summary[k] for k in expected}
+
+    def test_a_dropped_stream_drops_the_agents_connection_too(self, session: Session) -> None:
+        dropped = session.sent[-1]
+        assert ("RemoteProtocolError", True) == (
+            session.summary["drop_error"],
+            dropped.startswith(session.got[-1]),
+        )
+
+    def test_the_upstream_gets_the_agents_key(self, session: Session) -> None:
+        keys = [
+            r.headers.get("authorization", "") + r.headers.get("x-api-key", "")
+            for r in session.received
+        ]
+        assert [True] * CALLS == [CANARY in key for key in keys]
+
+
+class TestCapture:
+    def test_the_capture_holds_no_key_nor_cookie(self, session: Session) -> None:
+        leaks = [
+            s
+            for s in (CANARY, "secret-cookie", "authorization", "x-api-key", "ratelimit")
+            if s in session.text.lower()
+        ]
+        assert [] == leaks
+
+    def test_the_header_line_comes_first(self, session: Session) -> None:
+        assert (1, "memtape 0.2.0") == (
+            session.header["memtape_capture"],
+            session.header["recorder"],
+        )
+
+    def test_each_exchange_is_a_line_in_order(self, session: Session) -> None:
+        expected = [
+            ("openai.chat", 200, False),
+            ("openai.chat", 200, True),
+            ("openai.chat", 200, True),
+            ("openai.responses", 200, False),
+            ("openai.responses", 200, True),
+            ("openai.responses", 200, False),
+            ("anthropic.messages", 200, False),
+            ("anthropic.messages", 200, True),
+            ("anthropic.messages", 200, True),
+            ("openai.chat", 500, False),
+            ("anthropic.messages", 200, True),
+        ]
+        actual = [(line["endpoint"], line["status"], line["stream"]) for line in session.lines]
+        assert (list(range(1, 12)), expected) == (
+            [line["exchange"] for line in session.lines],
+            actual,
+        )
+
+    def test_a_stream_is_captured_as_the_same_request_unstreamed_answers(
+        self, session: Session
+    ) -> None:
+        streamed = [1, 4, 7, 8]  # the chat stream at 2 did not ask for its usage
+        expected = [
+            json.loads(ANSWERS[session.received[i].path](session.received[i].body)[0])
+            for i in streamed
+        ]
+        assert expected == [session.lines[i]["response"] for i in streamed]
+
+    def test_the_request_is_the_body_as_sent(self, session: Session) -> None:
+        assert [r.body for r in session.received] == [line["request"] for line in session.lines]
+
+    def test_an_upstream_error_is_recorded_with_its_body(self, session: Session) -> None:
+        failed = session.lines[9]
+        assert (500, json.loads(session.got[9]), None) == (
+            failed["status"],
+            failed["response"],
+            failed["error"],
+        )
+
+    def test_a_dropped_connection_is_recorded_as_such(self, session: Session) -> None:
+        dropped = session.lines[10]
+        size = len(session.sent[-1])
+        assert (f"connection dropped after {size:,} bytes", "msg_01") == (
+            dropped["error"],
+            dropped["response"]["id"],
+        )
+
+    def test_only_allow_listed_headers_are_written(self, session: Session) -> None:
+        names = {name for line in session.lines for name in line["request_headers"]}
+        names |= {name for line in session.lines for name in line["response_headers"]}
+        allowed = {"content-type", "anthropic-version", "user-agent", "request-id", "x-request-id"}
+        assert set() == {n for n in names if n not in allowed and not n.startswith("x-stainless-")}
+
+    def test_timings_are_in_order(self, session: Session) -> None:
+        ordered = [
+            line["timings"]["start"] <= line["timings"]["first_byte"] <= line["timings"]["end"]
+            for line in session.lines
+        ]
+        assert [True] * CALLS == ordered
+
+
+class TestThreads:
+    def test_a_chats_requests_share_a_thread(self, session: Session) -> None:
+        assert 1 == len({line["thread"] for line in session.lines[:3]})
+
+    def test_previous_response_id_joins_the_thread_it_names(self, session: Session) -> None:
+        threads = [line["thread"] for line in session.lines[3:6]]
+        assert (threads[0], True) == (threads[2], threads[0] != threads[1])
+
+    def test_anthropic_user_id_makes_a_session_thread(self, session: Session) -> None:
+        assert ["s-", "f-"] == [line["thread"][:2] for line in session.lines[6:8]]
+
+
+class TestCommand:
+    def test_records_exit_status_is_the_agents(self, provider: Provider, tmp_path: Path) -> None:
+        command = _record(
+            provider, tmp_path / "c.jsonl", sys.executable, "-c", "raise SystemExit(7)"
+        )
+        assert 7 == subprocess.run(command, capture_output=True, check=False).returncode
+
+    def test_the_agent_sees_the_proxys_base_urls(self, provider: Provider, tmp_path: Path) -> None:
+        show = "import os; print(os.environ['OPENAI_BASE_URL'], os.environ['ANTHROPIC_BASE_URL'])"
+        command = _record(provider, tmp_path / "c.jsonl", sys.executable, "-c", show)
+        openai, anthropic = subprocess.run(
+            command, capture_output=True, text=True, check=True
+        ).stdout.split()
+        port = anthropic.rsplit(":", 1)[1]
+        assert (f"http://127.0.0.1:{port}/v1", f"http://127.0.0.1:{port}") == (openai, anthropic)
+
+    def test_a_command_that_cannot_start_is_one_line_and_127(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        command = _record(provider, out, str(tmp_path / "no-such-agent"))
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        assert (
+            127,
+            [f"memtape: error: {tmp_path / 'no-such-agent'}: command not found"],
+            False,
+        ) == (
+            result.returncode,
+            result.stderr.splitlines(),
+            out.exists(),
+        )
+
+    def test_a_command_that_cannot_start_leaves_an_earlier_capture_as_it_was(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        out.write_text('{"memtape_capture": 1}\n')
+        subprocess.run(_record(provider, out, str(tmp_path / "nothing")), check=False)
+        assert '{"memtape_capture": 1}\n' == out.read_text()
+
+    def test_a_port_in_use_is_one_line_and_writes_nothing(self, tmp_path: Path) -> None:
+        out = tmp_path / "c.jsonl"
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = str(taken.getsockname()[1])
+            command = [*MEMTAPE, "record", "--port", port, "--out", str(out), "--", "true"]
+            result = subprocess.run(command, capture_output=True, text=True, check=False)
+        lines = result.stderr.splitlines()
+        assert (2, 1, True, False) == (
+            result.returncode,
+            len(lines),
+            lines[0].startswith(f"memtape: error: port {port}: "),
+            out.exists(),
+        )
+
+    def test_sigterm_is_passed_to_the_agent_whose_status_is_records(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        waits = "import time; print('ready', flush=True); time.sleep(120)"
+        recorder = subprocess.Popen(
+            _record(provider, tmp_path / "c.jsonl", sys.executable, "-c", waits),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert recorder.stdout is not None
+        assert "ready\n" == recorder.stdout.readline()
+        recorder.send_signal(signal.SIGTERM)
+        _, stderr = recorder.communicate(timeout=60)
+        assert (128 + signal.SIGTERM, False) == (recorder.returncode, "Traceback" in stderr)
+
+    @pytest.mark.parametrize(
+        ("arguments", "says"),
+        [
+            (["--serve-only", "--", "true"], "runs no command"),
+            ([], "needs a command"),
+            (["--upstream-openai", "ftp://x", "--", "true"], "not an http"),
+        ],
+    )
+    def test_bad_usage_is_one_line_and_writes_nothing(
+        self, tmp_path: Path, arguments: list[str], says: str
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        command = [*MEMTAPE, "record", "--out", str(out), *arguments]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        lines = result.stderr.splitlines()
+        assert (2, 1, True, False) == (
+            result.returncode,
+            len(lines),
+            says in result.stderr,
+            out.exists(),
+        )
+
+    def test_an_out_in_no_directory_is_refused(self, tmp_path: Path) -> None:
+        out = tmp_path / "missing" / "c.jsonl"
+        command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        assert (2, 1, False) == (result.returncode, len(result.stderr.splitlines()), out.exists())
+
+
+def _wait_for(predicate: Any, what: str) -> None:
+    deadline = time.monotonic() + 60
+    while not predicate():
+        assert time.monotonic() < deadline, f"no {what} in 60 s"
+        time.sleep(0.05)
+
+
+class TestServeOnly:
+    def test_serve_only_prints_the_exports_and_stops_on_ctrl_c(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        command = [
+            *MEMTAPE,
+            "record",
+            "--serve-only",
+            "--upstream-openai",
+            provider.url + "/v1",
+            "--out",
+            str(out),
+        ]
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert process.stdout is not None
+        exports = [process.stdout.readline().strip() for _ in range(2)]
+        url = exports[0].split("=", 1)[1]
+        with urllib.request.urlopen(f"{url}/models") as answer:
+            models = json.loads(answer.read())
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+        port = url.rsplit(":", 1)[1].split("/")[0]
+        assert (
+            [f"export OPENAI_BASE_URL={url}", f"export ANTHROPIC_BASE_URL=http://127.0.0.1:{port}"],
+            {"object": "list", "data": []},
+            0,
+            False,
+        ) == (exports, models, process.returncode, "Traceback" in stderr)
+
+
+class TestKilled:
+    def test_a_killed_recorder_leaves_a_readable_capture(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        agent = tmp_path / "agent.py"
+        agent.write_text(
+            "import json, os, sys, time, urllib.request\n"
+            "open(sys.argv[1], 'w').write(str(os.getpid()))\n"
+            "for n in range(2):\n"
+            "    request = urllib.request.Request(os.environ['OPENAI_BASE_URL'] + "
+            "'/chat/completions', data=json.dumps({'model': 'm', 'messages': []}).encode(), "
+            "headers={'content-type': 'application/json'})\n"
+            "    urllib.request.urlopen(request).read()\n"
+            "time.sleep(600)\n"
+        )
+        pid_file = tmp_path / "agent.pid"
+        recorder = subprocess.Popen(
+            _record(provider, out, sys.executable, str(agent), str(pid_file)),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_for(lambda: out.exists() and out.read_text().count("\n") >= 3, "two exchanges")
+        finally:
+            recorder.kill()
+            recorder.wait()
+            _wait_for(pid_file.exists, "agent pid")
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        lines = [json.loads(line) for line in out.read_text().splitlines()]
+        assert [None, 1, 2] == [line.get("exchange") for line in lines]

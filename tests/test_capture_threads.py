@@ -1,0 +1,100 @@
+"""Thread keys of captured exchanges (memtape.capture.threads)."""
+
+import hashlib
+
+from memtape.capture.threads import content_text, thread_key
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+class TestFingerprint:
+    def test_a_chat_is_keyed_by_its_system_prompt_and_first_user_message(self) -> None:
+        request = {
+            "messages": [
+                {"role": "developer", "content": "Be terse."},
+                {"role": "user", "content": [{"type": "text", "text": "Hi"}]},
+                {"role": "user", "content": "later"},
+            ]
+        }
+        assert "f-" + _digest("Be terse.\x00Hi") == thread_key("openai.chat", request, {}, {})
+
+    def test_an_anthropic_request_reads_its_system_blocks(self) -> None:
+        request = {
+            "system": [{"type": "text", "text": "A"}, {"type": "text", "text": "B"}],
+            "messages": [{"role": "user", "content": "Q"}],
+        }
+        expected = "f-" + _digest("A\nB\x00Q")
+        assert expected == thread_key("anthropic.messages", request, {}, {})
+
+    def test_a_responses_request_reads_its_instructions_and_string_input(self) -> None:
+        request = {"instructions": "Sys", "input": "Go"}
+        assert "f-" + _digest("Sys\x00Go") == thread_key("openai.responses", request, {}, {})
+
+    def test_later_turns_keep_the_thread(self) -> None:
+        first = {"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]}
+        later = {"messages": [*first["messages"], {"role": "assistant", "content": "A"}]}
+        assert thread_key("openai.chat", first, {}, {}) == thread_key("openai.chat", later, {}, {})
+
+    def test_a_subagent_with_its_own_system_prompt_gets_its_own_thread(self) -> None:
+        main = {"system": "main", "messages": [{"role": "user", "content": "U"}]}
+        sub = {"system": "sub", "messages": [{"role": "user", "content": "U"}]}
+        assert thread_key("anthropic.messages", main, {}, {}) != thread_key(
+            "anthropic.messages", sub, {}, {}
+        )
+
+    def test_no_body_is_the_empty_fingerprint(self) -> None:
+        assert "f-" + _digest("\x00") == thread_key("other", None, {}, {})
+
+
+class TestSessionKey:
+    def test_anthropic_user_id_keys_the_thread_with_the_system_prompt(self) -> None:
+        request = {"system": "S", "metadata": {"user_id": "u1"}, "messages": []}
+        expected = "s-" + _digest("u1\x00S")
+        assert expected == thread_key("anthropic.messages", request, {}, {})
+
+    def test_a_compaction_that_rewrites_the_messages_keeps_the_session_thread(self) -> None:
+        before = {
+            "system": "S",
+            "metadata": {"user_id": "u1"},
+            "messages": [{"role": "user", "content": "first"}],
+        }
+        after = {
+            "system": "S",
+            "metadata": {"user_id": "u1"},
+            "messages": [{"role": "user", "content": "summary of it all"}],
+        }
+        assert thread_key("anthropic.messages", before, {}, {}) == thread_key(
+            "anthropic.messages", after, {}, {}
+        )
+
+    def test_a_session_header_keys_the_thread(self) -> None:
+        request = {"input": "x"}
+        expected = "s-" + _digest("abc\x00")
+        actual = thread_key("openai.responses", request, {"session_id": "abc"}, {})
+        assert expected == actual
+
+    def test_a_session_id_body_field_keys_the_thread(self) -> None:
+        request = {"session_id": "z", "messages": []}
+        assert "s-" + _digest("z\x00") == thread_key("openai.chat", request, {}, {})
+
+
+class TestPreviousResponse:
+    def test_a_known_previous_response_names_its_thread(self) -> None:
+        request = {"previous_response_id": "resp_1", "input": "next"}
+        assert "f-older" == thread_key("openai.responses", request, {}, {"resp_1": "f-older"})
+
+    def test_an_unknown_previous_response_falls_back_to_the_fingerprint(self) -> None:
+        request = {"previous_response_id": "resp_9", "input": "next"}
+        expected = "f-" + _digest("\x00next")
+        assert expected == thread_key("openai.responses", request, {}, {"resp_1": "f-older"})
+
+
+class TestContentText:
+    def test_a_tool_result_block_is_not_text(self) -> None:
+        content = [{"type": "tool_result", "content": "out"}, {"type": "text", "text": "t"}]
+        assert "t" == content_text(content)
+
+    def test_responses_input_text_parts_are_text(self) -> None:
+        assert "a\nb" == content_text([{"type": "input_text", "text": "a"}, {"text": "b"}])

@@ -1,0 +1,44 @@
+"""memtape.lab.importers.fields: the fields every reader reads alike."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+
+from typing import Any
+
+import pytest
+
+from memtape.core.errors import BadInput
+from memtape.lab.importers.fields import inclusive_usage, listed, token_count
+from memtape.scenarios.usage import Usage
+
+
+class TestListed:
+    @pytest.mark.parametrize("data", [{}, {"calls": None}, None, "text"])
+    def test_nothing_there_is_an_empty_list(self, data: Any) -> None:
+        assert [] == listed(data, "calls", "f:1")
+
+    def test_a_list_is_itself(self) -> None:
+        assert [1, 2] == listed({"calls": [1, 2]}, "calls", "f:1")
+
+    def test_anything_else_is_refused_naming_the_place_and_key(self) -> None:
+        with pytest.raises(BadInput) as caught:
+            listed({"calls": "x" * 100}, "calls", "f:1")
+        assert f"f:1: calls must be a list, got '{'x' * 56}..." == str(caught.value)
+
+
+class TestTokenCount:
+    @pytest.mark.parametrize(
+        ("value", "count"), [(0, 0), (96, 96), (-1, None), (True, None), ("9", None), (1.0, None)]
+    )
+    def test_an_integer_of_at_least_zero(self, value: Any, count: int | None) -> None:
+        assert count == token_count(value)
+
+
+class TestInclusiveUsage:
+    def test_the_cached_part_is_taken_off_the_prompt(self) -> None:
+        assert Usage(70, 5, 20, 10) == inclusive_usage(100, 5, 20, 10)
+
+    def test_cached_tokens_past_the_prompt_were_counted_apart(self) -> None:
+        assert Usage(100, 5, 300) == inclusive_usage(100, 5, 300)
+
+    def test_no_count_is_no_usage(self) -> None:
+        assert None is inclusive_usage(None, None, None)

@@ -1,0 +1,202 @@
+"""memtape.lab.judge and ``bench --judge``: questions asked against the window at their
+turn, through a loopback server and the real ``openai`` SDK, recorded and replayed."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+
+from pathlib import Path
+from typing import cast
+
+import attrs
+import pytest
+
+from memtape.cli import main
+from memtape.core.errors import BadInput
+from memtape.lab import bench
+from memtape.lab.bench import Cell, Result, parse_policy, plan, run_cell
+from memtape.lab.judge import matches, normalized
+from memtape.llm.config import BASE_URL_ENV
+from memtape.policies.session import Session
+from memtape.projections.request import chat_messages
+from memtape.scenarios import Probe, Scenario, load_scenario
+from tests.llm_server import ChatServer
+
+MODEL = "judge-model"
+
+
+@attrs.frozen
+class Asked:
+    """A probe with a question, as the loader's ``Probe`` carries one on branch tokens."""
+
+    text: str
+    start: int
+    kind: str | None = None
+    question: str | None = None
+    answer: str | None = None
+
+
+QUESTIONS = (
+    Asked("ORD-3300", 2, "identifier", "Which order is it?", "ORD-3300"),
+    Asked("10%", 6, "number", "What is the restocking fee?", "10%"),
+    Asked("$180.00", 9, "number", "What is the refund?", "$180.00"),
+)
+"""Asked at turns 2, 6 and 9 of the refund desk: the first reply is the answer as written,
+the second says it in other words (a judge grades it), the third is wrong."""
+
+
+def _answerer(model: str, prompt: str) -> str:
+    if "Reply to grade:" in prompt:
+        reference = prompt.split("Reference answer: ")[1].split("\n", maxsplit=1)[0]
+        reply = prompt.split("Reply to grade: ")[1].split("\n", maxsplit=1)[0]
+        return "Yes." if reference in reply else "No."
+    if "Which order" in prompt:
+        return "ORD-3300"
+    if "restocking" in prompt:
+        return "The fee is 10% after the window."
+    return "I do not know."
+
+
+def _desk() -> Scenario:
+    scenario = load_scenario("refund-desk")
+    return attrs.evolve(scenario, probes=cast(tuple[Probe, ...], QUESTIONS))
+
+
+def _judged(chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch) -> Result:
+    monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+    chat_server.answerer = _answerer
+    cell = Cell("refund-desk", parse_policy("tiered"), (), (), judge=MODEL)
+    return run_cell(cell, scenario=_desk())
+
+
+class TestMatching:
+    @pytest.mark.parametrize(
+        ("reply", "answer"),
+        [("ORD-3300", "ORD-3300"), ("The Refund: $180.00!", "refund 180 00"), (" yes ", "yes")],
+    )
+    def test_a_reply_equal_as_written_or_normalized_matches(self, reply: str, answer: str) -> None:
+        assert matches(reply, answer)
+
+    def test_other_words_do_not_match(self) -> None:
+        assert not matches("The fee is 10% after the window.", "10%")
+
+    def test_normalizing_drops_case_punctuation_articles_and_extra_spaces(self) -> None:
+        assert "refund is 180 00" == normalized("The  REFUND is $180.00.")
+
+
+class TestVerdicts:
+    def test_each_question_is_scored_and_only_a_differing_reply_is_judged(
+        self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        result = _judged(chat_server, monkeypatch)
+        assert [(2, True, False), (6, True, True), (9, False, True)] == [
+            (verdict.turn, verdict.correct, verdict.judged) for verdict in result.verdicts
+        ]
+        assert (1 + 2 + 2, 2, 2) == (
+            chat_server.requests,
+            result.metrics["answers_correct"],
+            result.metrics["answers_judged"],
+        )
+
+    def test_the_question_follows_the_window_as_it_stands_at_its_turn(
+        self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        _judged(chat_server, monkeypatch)
+        scenario = load_scenario("refund-desk")
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps[:6])
+        sent = chat_server.bodies[1]["messages"]
+        assert chat_messages(session.state.window) == sent[:-1]
+        assert "What is the restocking fee?" in sent[-1]["content"]
+
+    def test_the_json_holds_each_answer(
+        self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        answers = _judged(chat_server, monkeypatch).data()["answers"]
+        assert ["ORD-3300", "The fee is 10% after the window.", "I do not know."] == [
+            answer["reply"] for answer in answers
+        ]
+        assert [1, 2, 2] == [len(answer["asked"]) for answer in answers]
+
+
+class TestReplay:
+    def test_recorded_then_replayed_with_the_server_stopped(
+        self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        first = _judged(chat_server, monkeypatch)
+        chat_server.stop()
+        cell = Cell("refund-desk", parse_policy("tiered"), (), (), judge=MODEL)
+        again = run_cell(cell, scenario=_desk())
+        assert [v.reply for v in first.verdicts] == [v.reply for v in again.verdicts]
+        assert all(call.cached for verdict in again.verdicts for call in verdict.asked)
+        assert not any(call.cached for verdict in first.verdicts for call in verdict.asked)
+
+
+class TestCommandLine:
+    def test_a_server_that_fails_is_one_line(
+        self,
+        chat_server: ChatServer,
+        llm_env: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        monkeypatch.setattr(bench, "_file_probes", lambda path: QUESTIONS)
+        chat_server.fail(500, times=10)
+        argv = [
+            "bench",
+            "refund-desk",
+            "--policy",
+            "tiered",
+            "--judge",
+            MODEL,
+            "--probes",
+            "q.toml",
+        ]
+        assert 2 == main([*argv, "--jobs", "1", "-q"])
+        err = capsys.readouterr().err
+        assert 1 == len(err.splitlines())
+        assert "answered 500" in err
+
+    def test_the_table_counts_the_answers(
+        self,
+        chat_server: ChatServer,
+        llm_env: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        monkeypatch.setattr(bench, "_file_probes", lambda path: QUESTIONS)
+        chat_server.answerer = _answerer
+        argv = [
+            "bench",
+            "refund-desk",
+            "--policy",
+            "tiered",
+            "--judge",
+            MODEL,
+            "--probes",
+            "q.toml",
+        ]
+        assert 0 == main(
+            [*argv, "--jobs", "1", "-q", "--columns", "answers_correct,answers_judged"]
+        )
+        (row,) = [line for line in capsys.readouterr().out.splitlines() if "tiered" in line]
+        assert ["2", "2"] == row.split()[-2:]
+
+    def test_a_judge_without_questions_is_refused(self) -> None:
+        with pytest.raises(BadInput, match="--judge judge-model: no probe of these scenarios"):
+            plan(["refund-desk"], ["tiered"], judge=MODEL)
+
+
+class TestReplicates:
+    def test_each_replicate_asks_afresh_with_its_seed(
+        self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        chat_server.answerer = _answerer
+        for replicate in (0, 1):
+            cell = Cell("refund-desk", parse_policy("tiered"), (), (), MODEL, None, replicate)
+            run_cell(cell, scenario=_desk())
+        assert (10, {0, 1}) == (
+            chat_server.requests,
+            {body["seed"] for body in chat_server.bodies},
+        )
