@@ -222,3 +222,25 @@ class TestRequests:
     def test_a_result_that_ends_the_run_is_sent(self) -> None:
         metrics = billed(turn("user", 1100) + turn("assistant", 50) + turn("tool", 100), CLAUDE)
         assert [1, 3] == [request.turn for request in metrics.requests]
+
+
+class TestWarm:
+    def test_a_warm_prefix_is_read_by_the_first_request(self) -> None:
+        scenario = parse_scenario(
+            '[compaction]\npolicy = "none"\nbudget = 9000\ntokenizer = "words"\n\n'
+            + turn("user", 100),
+            "test.toml",
+        )
+        session = Session(scenario.policies)
+        tally = CostTally(CLAUDE, "5m", 2_000, warm=True)
+        for command in scenario.steps:
+            before = session.state
+            events = session.execute(command)
+            tally.step(command, events, before, session.state, len(session.run) - len(events))
+        [request] = tally.metrics().requests
+        # The 2,000 unseen tokens an earlier session cached are read; the turn is written.
+        assert (0, 2_000, 100) == (
+            request.bill.input,
+            request.bill.cache_read,
+            request.bill.cache_write,
+        )

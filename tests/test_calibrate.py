@@ -64,6 +64,16 @@ class TestCalibrated:
         )
         assert (simulated - recorded) / recorded == pytest.approx(calibration.usd_error)
 
+    def test_a_warm_prefix_reads_what_an_earlier_session_cached(self, session: str) -> None:
+        settings = ["cost.prefix=2068", "cost.warm=true"]
+        calibration = calibrated(session, settings).calibration
+        # Turn 2's request now reads the 2,068 an earlier session cached, and writes the
+        # transcript's 17; the other turns are as without warm.
+        assert ((0, 2_068, 17), 8_335) == (
+            calibration.turns[0].simulated,
+            calibration.total("cache_read", simulated=True),
+        )
+
     def test_a_scenario_without_usage_is_refused(self) -> None:
         with pytest.raises(BadInput) as error:
             calibrated("refund-desk", ["cost.model=gpt-5"])

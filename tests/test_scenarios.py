@@ -778,8 +778,8 @@ text = "hello"
 
 class TestCost:
     def test_the_cost_table_names_the_priced_model_and_its_ttl(self, tmp_path: Path) -> None:
-        path = _file(tmp_path, PRICED.replace('"gpt-5"', '"gpt-5"\nttl = "1h"\nprefix = 300'))
-        assert Cost("gpt-5", "1h", 300) == load_scenario(str(path)).cost
+        text = PRICED.replace('"gpt-5"', '"gpt-5"\nttl = "1h"\nprefix = 300\nwarm = true')
+        assert Cost("gpt-5", "1h", 300, warm=True) == load_scenario(str(_file(tmp_path, text))).cost
 
     @pytest.mark.parametrize(
         ("change", "problem"),
@@ -788,6 +788,7 @@ class TestCost:
             ('"gpt-5"\nprefix = -1', "prefix must be an integer >= 0, got -1"),
             ('"gpt-5"\nmodle = "x"', "unknown parameter modle: did you mean model?"),
             ("3", "model must be a model's name, got 3"),
+            ('"gpt-5"\nwarm = "yes"', "warm must be true or false, got 'yes'"),
         ],
     )
     def test_a_bad_cost_table_is_refused_naming_the_key(

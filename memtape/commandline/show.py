@@ -50,5 +50,6 @@ def _billed(loaded: LoadedRun, at: int, where: str) -> dict[str, Any] | None:
     if cost.model is None:
         return None
     price = shipped_prices().price(cost.model, f"{where}: [cost] model")
-    tally = bill_run(loaded.session.run, price, cost.ttl, cost.prefix, until=at)
+    run = loaded.session.run
+    tally = bill_run(run, price, cost.ttl, cost.prefix, until=at, warm=cost.warm)
     return {"model": price.model, **tally.metrics().data()}

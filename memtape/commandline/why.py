@@ -48,7 +48,8 @@ def _billed(loaded: LoadedRun, turn: int, where: str) -> tuple[str, dict[str, An
     if cost.model is None:
         return None
     price = shipped_prices().price(cost.model, f"{where}: [cost] model")
-    request = turn_request(loaded.session.run, turn, price, cost.ttl, cost.prefix)
+    run = loaded.session.run
+    request = turn_request(run, turn, price, cost.ttl, cost.prefix, warm=cost.warm)
     session = loaded.session
 
     def policy_at(position: int) -> str:

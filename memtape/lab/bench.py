@@ -45,7 +45,7 @@ from memtape.projections.metrics import (
     model_usage,
 )
 from memtape.scenarios import SHIPPED, Probe, Scenario, load_scenario
-from memtape.scenarios.cost import is_cost_setting, with_cost_settings
+from memtape.scenarios.cost import Cost, is_cost_setting, with_cost_settings
 
 BENCHED_AXES = ("compaction", "forgetting")
 """The axes whose policies a bench compares."""
@@ -318,9 +318,9 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
     return policies
 
 
-def price_for(scenario: Scenario, cell: Cell) -> tuple[Price, str, int] | None:
-    """The price the cell's run is billed at, its cache lifetime and its unseen prefix
-    (``memtape.scenarios.cost``), or None when no model
+def price_for(scenario: Scenario, cell: Cell) -> tuple[Price, Cost] | None:
+    """The price the cell's run is billed at and the ``[cost]`` table with the cell's
+    settings on top (``memtape.scenarios.cost``), or None when no model
     is priced (the scenario's ``[cost]`` and the cell's ``cost.`` settings name none); an
     unknown model or a bad setting is refused."""
     cost = with_cost_settings(scenario.cost, cell.settings, f"{scenario.source}: --set")
@@ -329,7 +329,7 @@ def price_for(scenario: Scenario, cell: Cell) -> tuple[Price, str, int] | None:
     table = shipped_prices() if cell.prices is None else cell.prices
     named = any(is_cost_setting(s) and "model" in s.partition("=")[0] for s in cell.settings)
     where = "--set cost.model" if named else f"{scenario.source}: [cost] model"
-    return table.price(cost.model, where), cost.ttl, cost.prefix
+    return table.price(cost.model, where), cost
 
 
 def _axis(setting: str) -> str:
@@ -488,7 +488,10 @@ def _measured(
 def _bill(scenario: Scenario, cell: Cell) -> CostTally | None:
     """The tally that bills the cell's run, or None when no model is priced."""
     priced = price_for(scenario, cell)
-    return None if priced is None else CostTally(*priced)
+    if priced is None:
+        return None
+    price, cost = priced
+    return CostTally(price, cost.ttl, cost.prefix, warm=cost.warm)
 
 
 def _window_metrics(

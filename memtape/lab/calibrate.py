@@ -62,16 +62,16 @@ def calibrated(
             f"{source}: --calibrate needs the model to price: [cost] model = NAME in the "
             "scenario, or --set cost.model=NAME"
         )
-    tally = CostTally(*priced)
+    price, cost = priced
+    tally = CostTally(price, cost.ttl, cost.prefix, warm=cost.warm)
     session = Session(policies)
     for command in scenario.steps:
         before = session.state
         events = session.execute(command)
         tally.step(command, events, before, session.state, len(session.run) - len(events))
-    price, ttl, _ = priced
-    rates = (price.input, price.cache_read, price.write_price(ttl))
+    rates = (price.input, price.cache_read, price.write_price(cost.ttl))
     comparison = calibrate(tally.metrics().requests, tally.answered, scenario.usage, rates)
-    return Calibrated(scenario.name, name, priced[0].model, comparison)
+    return Calibrated(scenario.name, name, price.model, comparison)
 
 
 def _as_recorded(scenario: Scenario) -> tuple[Policies, str]:

@@ -5,11 +5,14 @@
 model = "claude-sonnet-4-5"   # a model of the price table (memtape.projections.billing.prices)
 ttl = "5m"                     # or "1h": how long a cache entry lives (Anthropic's 1-hour write)
 prefix = 3000                  # tokens every request sends before the window (default 0)
+warm = true                    # the prefix is cached before the run begins (default false)
 ```
 
 ``prefix`` stands for what an agent sends that a transcript does not hold:
 its system prompt and its tools' definitions (``bench --calibrate`` says
-how many tokens a session's recorded usage shows beyond its turns).
+how many tokens a session's recorded usage shows beyond its turns); ``warm``
+says an earlier session left it cached, as an agent's system prompt often is
+when a session begins.
 
 Like ``usage``, it is data beside the steps: no policy reads it and no
 event records it, so another model re-prices the same run. An importer
@@ -39,14 +42,18 @@ class Cost:
     ttl: str = "5m"
     prefix: int = 0
     """Tokens every request sends before the window (a system prompt, tools)."""
+    warm: bool = False
+    """Whether the prefix is cached before the run begins (by an earlier session)."""
 
-    def table(self) -> dict[str, str | int]:
+    def table(self) -> dict[str, str | int | bool]:
         """The ``[cost]`` table that writes this back."""
-        table: dict[str, str | int] = {} if self.model is None else {"model": self.model}
+        table: dict[str, str | int | bool] = {} if self.model is None else {"model": self.model}
         if self.ttl != "5m":
             table["ttl"] = self.ttl
         if self.prefix:
             table["prefix"] = self.prefix
+        if self.warm:
+            table["warm"] = True
         return table
 
 
@@ -66,8 +73,13 @@ def read_cost(value: Any, where: str) -> Cost:
         prefix = int(prefix)  # a --set value is text
     if isinstance(prefix, bool) or not isinstance(prefix, int) or prefix < 0:
         raise params.error("prefix", f"must be an integer >= 0, got {prefix!r}")
+    warm = params.raw("warm", False)
+    if warm in ("true", "false"):
+        warm = warm == "true"  # a --set value is text
+    if not isinstance(warm, bool):
+        raise params.error("warm", f"must be true or false, got {warm!r}")
     params.done()
-    return Cost(model, ttl, prefix)
+    return Cost(model, ttl, prefix, warm)
 
 
 def is_cost_setting(setting: str) -> bool:

@@ -16,11 +16,11 @@ from memtape.projections.billing.tally import Request, bill_run
 
 
 def turn_request(
-    run: Run, turn: int, price: Price, ttl: str = "5m", unseen: int = 0
+    run: Run, turn: int, price: Price, ttl: str = "5m", unseen: int = 0, *, warm: bool = False
 ) -> Request | None:
     """The request turn ``turn`` paid for, billed at ``price``; None when it paid for none
     (an assistant turn before any request)."""
-    tally = bill_run(run, price, ttl, unseen)
+    tally = bill_run(run, price, ttl, unseen, warm=warm)
     requests = tally.metrics().requests
     index = tally.answered.get(turn)
     if index is not None:

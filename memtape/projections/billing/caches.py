@@ -58,6 +58,11 @@ class Cache(Protocol):
         the request leaves cached."""
         ...
 
+    def prime(self, tokens: int, now: float) -> None:
+        """Hold the first item of every prompt, ``tokens`` long, as cached at ``now`` (an
+        earlier session cached what the agent sends before the conversation)."""
+        ...
+
 
 def cache_for(price: Price, ttl: str) -> Cache:
     """The cache of ``price``'s provider, its entries living ``ttl`` (``5m`` or ``1h``)."""
@@ -91,11 +96,12 @@ class Breakpoints:
         """Read the longest live entry the prompt shares, write the rest up to its end."""
         alive = [entry for entry in self._entries if now <= entry.expires]
         broken = any(entry.items > prompt.shared_items for entry in alive)
+        breakpoints = (prompt.pinned_items, prompt.items)
         usable = [
             entry
             for entry in alive
             if entry.items <= prompt.shared_items
-            and (entry.items == prompt.pinned_items or prompt.items - entry.items <= LOOKBACK)
+            and any(0 <= point - entry.items <= LOOKBACK for point in breakpoints)
         ]
         hit = max(usable, key=lambda entry: entry.tokens, default=None)
         read = 0 if hit is None else hit.tokens
@@ -110,6 +116,11 @@ class Breakpoints:
             kept.append(_Entry(prompt.items, total, expires))
         self._entries = list({entry.items: entry for entry in kept}.values())
         return Bill(total - read - write, read, write, broken)
+
+    def prime(self, tokens: int, now: float) -> None:
+        """Hold the first item as an entry written at ``now`` (when it is long enough)."""
+        if tokens >= self._minimum:
+            self._entries = [_Entry(1, tokens, now + self._ttl)]
 
 
 class Prefixes:
@@ -132,6 +143,11 @@ class Prefixes:
         self._cached = self._blocks(prompt.tokens)
         self._last = now
         return Bill(prompt.tokens - read, read, 0, broken)
+
+    def prime(self, tokens: int, now: float) -> None:
+        """Hold the first ``tokens`` as the prompt of a request at ``now``."""
+        self._cached = self._blocks(tokens)
+        self._last = now
 
     def _blocks(self, tokens: int) -> int:
         """The most of ``tokens`` a cache holds: whole blocks from the minimum on."""

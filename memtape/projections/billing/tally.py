@@ -108,16 +108,21 @@ class CostMetrics:
 
 class CostTally:
     """The bill of a run at ``price``, its cache entries living ``ttl``, step by step; each
-    prompt begins with ``unseen`` tokens the window does not hold (``[cost] prefix``).
+    prompt begins with ``unseen`` tokens the window does not hold (``[cost] prefix``),
+    cached before the run begins when ``warm`` (``[cost] warm``).
 
     A step costs its new turns, or the window's size after a compaction (as the
     compaction's fold did): never the run's length.
     """
 
-    def __init__(self, price: Price, ttl: str = "5m", unseen: int = 0) -> None:
+    def __init__(
+        self, price: Price, ttl: str = "5m", unseen: int = 0, *, warm: bool = False
+    ) -> None:
         self._price = price
         self._write = price.write_price(ttl)
         self._cache = cache_for(price, ttl)
+        if warm and unseen:
+            self._cache.prime(unseen, 0.0)
         self._prompts = PromptTracker(unseen)
         self._requests: list[Request] = []
         self._compaction: int | None = None
@@ -187,11 +192,17 @@ class CostTally:
 
 
 def bill_run(
-    run: Run, price: Price, ttl: str = "5m", unseen: int = 0, until: int | None = None
+    run: Run,
+    price: Price,
+    ttl: str = "5m",
+    unseen: int = 0,
+    until: int | None = None,
+    *,
+    warm: bool = False,
 ) -> CostTally:
     """The tally of ``run``'s steps whose events end at or before event ``until`` (default:
     every step), billed at ``price``."""
-    tally = CostTally(price, ttl, unseen)
+    tally = CostTally(price, ttl, unseen, warm=warm)
     commands = run.commands
     for step, batch, before, after in steps(run):
         offset = run.batch(step)[0]
