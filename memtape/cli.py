@@ -391,11 +391,20 @@ def _add_lab(commands: Any) -> None:
         "--policy",
         action="append",
         default=[],
-        required=True,
         metavar="NAME[:k=v,...]",
-        help="a policy to compare, e.g. rolling-summary:keep=4 (repeatable)",
+        help="a policy to compare, e.g. rolling-summary:keep=4 (repeatable; not with --calibrate)",
     )
     _add_settings(bench)
+    bench.add_argument(
+        "--prices",
+        metavar="FILE.toml",
+        help='prices to bill at, over the shipped ones ([models."NAME"] tables, USD per million)',
+    )
+    bench.add_argument(
+        "--calibrate",
+        action="store_true",
+        help="bill each session as its agent ran it and compare with the usage it recorded",
+    )
     bench.add_argument(
         "--grid",
         action="append",

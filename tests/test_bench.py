@@ -25,6 +25,7 @@ from memtape.lab.bench import (
     plan,
     policies_for,
     results_data,
+    run_cell,
     run_cells,
 )
 from memtape.lab.generate import support_session
@@ -548,3 +549,55 @@ class TestProbesFile:
         )
         assert (2, "", 1) == (status, out, len(err.splitlines()))
         assert f"{extra}: probe 1" in err
+
+
+class TestCost:
+    """The cost metrics of a compaction cell, for the model the scenario or --set prices."""
+
+    def test_a_scenario_without_a_model_has_no_cost_metrics(self) -> None:
+        result = run_cell(plan(["refund-desk"], ["tiered"])[0])
+        expected = dict.fromkeys(
+            (
+                "billed_input_tokens",
+                "cache_read_tokens",
+                "cache_write_tokens",
+                "cache_breaks",
+                "usd",
+            )
+        )
+        assert expected == {name: result.metrics[name] for name in expected}
+
+    def test_set_cost_model_prices_the_run(self) -> None:
+        result = run_cell(plan(["refund-desk"], ["tiered"], ["cost.model=gpt-5"])[0])
+        # refund-desk's prompts are far below 1,024 tokens: every one is billed as input.
+        sent = result.metrics["tokens_resent"]
+        expected = sent * 1.25 / 1e6
+        assert (sent, 0) == (
+            result.metrics["billed_input_tokens"],
+            result.metrics["cache_read_tokens"],
+        )
+        assert expected == pytest.approx(result.metrics["usd"], rel=1e-12)
+
+    def test_an_unknown_model_is_refused_before_any_cell_runs(self) -> None:
+        with pytest.raises(BadInput) as error:
+            plan(["refund-desk"], ["tiered"], ["cost.model=gpt5"])
+        expected = (
+            "--set cost.model: no price for model 'gpt5' (--prices FILE.toml adds one): "
+            "did you mean 'gpt-5'?"
+        )
+        assert expected == str(error.value)
+
+    def test_a_bad_price_file_is_one_line_and_nothing_runs(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        prices = tmp_path / "prices.toml"
+        prices.write_text('[models."m"]\nprovider = "openai"\ninput = "cheap"\n', "utf-8")
+        out = tmp_path / "bench.json"
+        status, printed, err = _bench(
+            capsys, "refund-desk", "--policy", "tiered", "--prices", str(prices), "--json", str(out)
+        )
+        expected = (
+            f"memtape: error: {prices}: models.'m': input must be a number in [0, inf), "
+            "got 'cheap'\n"
+        )
+        assert (2, "", expected, False) == (status, printed, err, out.exists())

@@ -2116,7 +2116,7 @@ class TestUnknownTarget:
         assert (2, "") == (outcome.status, outcome.out)
         assert [
             "memtape: error: nowhere: no such run file, and not a scenario "
-            "(shipped: refund-desk, dana-facts, sleep-pass, or a .toml file)"
+            "(shipped: refund-desk, dana-facts, sleep-pass, cache-breaker, or a .toml file)"
         ] == outcome.err.splitlines()
         assert [] == list(tmp_path.iterdir())
 

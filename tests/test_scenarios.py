@@ -30,6 +30,8 @@ from memtape.policies.window.tiered import TieredCompaction
 from memtape.policies.window.tool_clearing import ClearToolResults
 from memtape.runs.files import save_run
 from memtape.scenarios import SHIPPED, Probe, is_scenario, load_scenario, parse_scenario
+from memtape.scenarios.cost import Cost
+from memtape.scenarios.loader import with_settings
 from memtape.scenarios.usage import Usage
 
 COMPACTION = '[compaction]\npolicy = "tiered"\nbudget = 40\n'
@@ -54,8 +56,8 @@ def _refusal(tmp_path: Path, text: str) -> tuple[Path, str]:
 
 
 class TestShipped:
-    def test_the_three_seed_scenarios_ship(self) -> None:
-        assert ("refund-desk", "dana-facts", "sleep-pass") == SHIPPED
+    def test_the_three_seed_scenarios_and_the_cache_breaker_ship(self) -> None:
+        assert ("refund-desk", "dana-facts", "sleep-pass", "cache-breaker") == SHIPPED
 
     @pytest.mark.parametrize("name", SHIPPED)
     def test_a_shipped_scenario_loads_by_name(self, name: str) -> None:
@@ -758,3 +760,43 @@ class TestImportedScenarios:
     ) -> None:
         with pytest.raises(BadInput, match=message):
             parse_scenario(_IMPORTED.replace(*edit, 1), "s.toml")
+
+
+PRICED = """
+[cost]
+model = "gpt-5"
+
+[compaction]
+policy = "none"
+budget = 100
+
+[[step]]
+turn = "user"
+text = "hello"
+"""
+
+
+class TestCost:
+    def test_the_cost_table_names_the_priced_model_and_its_ttl(self, tmp_path: Path) -> None:
+        text = PRICED.replace('"gpt-5"', '"gpt-5"\nttl = "1h"\nprefix = 300\nwarm = true')
+        assert Cost("gpt-5", "1h", 300, warm=True) == load_scenario(str(_file(tmp_path, text))).cost
+
+    @pytest.mark.parametrize(
+        ("change", "problem"),
+        [
+            ('"gpt-5"\nttl = "10m"', "ttl must be one of 5m, 1h, got '10m'"),
+            ('"gpt-5"\nprefix = -1', "prefix must be an integer >= 0, got -1"),
+            ('"gpt-5"\nmodle = "x"', "unknown parameter modle: did you mean model?"),
+            ("3", "model must be a model's name, got 3"),
+            ('"gpt-5"\nwarm = "yes"', "warm must be true or false, got 'yes'"),
+        ],
+    )
+    def test_a_bad_cost_table_is_refused_naming_the_key(
+        self, tmp_path: Path, change: str, problem: str
+    ) -> None:
+        path, refusal = _refusal(tmp_path, PRICED.replace('"gpt-5"', change))
+        assert f"{path}: [cost]: {problem}" == refusal
+
+    def test_set_cost_model_prices_a_scenario_without_a_cost_table(self) -> None:
+        scenario = with_settings(load_scenario("refund-desk"), ["cost.model=gpt-5"])
+        assert Cost("gpt-5") == scenario.cost

@@ -246,3 +246,34 @@ class TestFitting:
 
     def test_column_names_are_read_in_order(self) -> None:
         assert ("hit_at_k", "regret") == column_names("hit_at_k, regret")
+
+
+class TestCostColumns:
+    """The cost columns: shown when a run was priced, beside the tokens re-sent."""
+
+    def test_a_priced_result_shows_usd_right_after_re_sent(self) -> None:
+        text = _render(_result("s", {"budget": 40}, tokens_resent=300, usd=0.0123456))
+        header = text.splitlines()[0].split()
+        assert ["re-sent", "usd", "billed", "in"] == header[header.index("re-sent") :][:4]
+        row = next(line for line in text.splitlines() if line.strip().startswith("s "))
+        assert ["300", "0.0123"] == row.split()[4:6]
+
+    def test_a_narrow_terminal_keeps_usd_beside_re_sent(self) -> None:
+        result = _result(
+            "s",
+            {"budget": 40},
+            peak_tokens=40,
+            tokens_resent=300,
+            compactions=2,
+            probe_retention=1.0,
+            billed_input_tokens=100,
+            cache_read_tokens=150,
+            cache_write_tokens=50,
+            cache_breaks=1,
+            usd=0.5,
+        )
+        fitted = comparison_table([result], width=60)
+        assert {"usd", "tokens_resent", "probe_retention"}.isdisjoint(fitted.left_out)
+        assert {"cache_write_tokens", "cache_read_tokens", "billed_input_tokens"} <= set(
+            fitted.left_out
+        )

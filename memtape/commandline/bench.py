@@ -3,6 +3,7 @@
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memtape.commandline.output import terminal_width
 from memtape.core.errors import BadInput
@@ -10,11 +11,19 @@ from memtape.lab.files import output_path
 from memtape.lab.report import bench
 from memtape.lab.results_table import SUFFIX
 
+if TYPE_CHECKING:
+    from memtape.projections.billing.prices import PriceTable
+
 
 def run(args: argparse.Namespace) -> int:
-    """Run every policy on every scenario and report their metrics."""
+    """Run every policy on every scenario and report their metrics (with ``--calibrate``,
+    compare each session's simulated bill with the usage it recorded)."""
     from memtape.lab.table import column_names  # noqa: PLC0415 (rich: only for a bench)
+    from memtape.projections.billing.prices import read_prices  # noqa: PLC0415
 
+    prices = None if args.prices is None else read_prices(Path(args.prices))
+    if args.calibrate:
+        return _calibrate(args, prices)
     columns = None if args.columns is None else column_names(args.columns)
     results_out, table_out = _results(args.results or ())
     return bench(
@@ -42,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
         frontier=args.frontier,
         verbose=args.verbose,
         width=terminal_width(),
+        prices=prices,
     )
 
 
@@ -60,3 +70,28 @@ def _results(texts: Sequence[str]) -> tuple[Path | None, Path | None]:
             )
         found[table] = path
     return found.get(False), found.get(True)
+
+
+def _calibrate(args: argparse.Namespace, prices: "PriceTable | None") -> int:
+    """``bench --calibrate``: each scenario's calibration, then the JSON if asked for."""
+    import json  # noqa: PLC0415
+
+    from memtape.core.visible import visible  # noqa: PLC0415
+    from memtape.lab.calibrate import calibrated, calibration_lines  # noqa: PLC0415
+    from memtape.lab.files import check_writable, write_atomic  # noqa: PLC0415
+
+    if args.policy:
+        raise BadInput("--calibrate replays each session as its agent ran it: give no --policy")
+    out = None if args.json is None else output_path(args.json)
+    if out is not None:
+        check_writable(out)
+    found = [calibrated(source, args.set, prices) for source in args.scenarios]
+    for calibration in found:
+        for line in calibration_lines(calibration):
+            print(visible(line))
+    if out is not None:
+        data = {"calibrations": [calibration.data() for calibration in found]}
+        text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        write_atomic(out, visible(text, "json").encode("utf-8"))
+        print(f"wrote {out}")
+    return 0

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     except MemtapeError as error:
         raise MemtapeError(f"{args.run}: {error}") from None
     origin = {"run": source, "at": args.at, "set": args.set}
-    address = save_run(forked, out, loaded.scenario, origin=origin)
+    address = save_run(forked, out, loaded.scenario, origin=origin, cost=loaded.cost)
     kept = sum(1 for step in range(1, run.steps + 1) if run.batch(step)[1] <= args.at)
     changes = ", ".join(args.set) or "no changes"
     print(

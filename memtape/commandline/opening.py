@@ -6,8 +6,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.paths import regular_file
 from memtape.core.visible import visible
@@ -71,12 +69,12 @@ def open_run(
     signed under the key is refused (``memtape.runs.signed``).
     """
     if is_scenario(target):
-        from memtape.scenarios.loader import load_scenario  # noqa: PLC0415 (a run file needs no loader)
+        # A run file needs no loader.
+        from memtape.scenarios.loader import load_scenario, with_settings  # noqa: PLC0415
 
-        scenario = load_scenario(target)
-        if settings:
-            scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(settings))
-        return LoadedRun(simulate(scenario, args), scenario.name, Path(target))
+        scenario = with_settings(load_scenario(target), settings)
+        cost = scenario.cost.table() or None
+        return LoadedRun(simulate(scenario, args), scenario.name, Path(target), cost=cost)
     if settings:
         raise BadInput(
             f"{target}: --set changes a scenario's policies; fork a recorded run instead"

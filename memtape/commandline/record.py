@@ -2,23 +2,26 @@
 
 import argparse
 
-import attrs
-
 from memtape.commandline.opening import simulate
 from memtape.commandline.writing import run_output
 from memtape.core.visible import visible
 from memtape.runs.files import save_run
 from memtape.scenarios import load_scenario
+from memtape.scenarios.loader import with_settings
 
 
 def run(args: argparse.Namespace) -> int:
     """Record the scenario's run to ``--out``."""
     out = run_output(args.out)
     scenario = load_scenario(args.scenario)
-    if args.set:
-        scenario = attrs.evolve(scenario, policies=scenario.policies.with_settings(args.set))
+    scenario = with_settings(scenario, args.set)
+    if scenario.cost.model is not None:
+        # A model without a price is refused before the run, not when it is shown.
+        from memtape.projections.billing.prices import shipped_prices  # noqa: PLC0415
+
+        shipped_prices().price(scenario.cost.model, f"{scenario.source}: [cost] model")
     session = simulate(scenario, args)
-    address = save_run(session, out, scenario.name)
+    address = save_run(session, out, scenario.name, cost=scenario.cost.table() or None)
     print(
         f"recorded {len(session.run)} events from {len(scenario.steps)} steps "
         f"of {visible(scenario.name)} to {visible(str(address))}"

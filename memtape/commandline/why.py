@@ -1,19 +1,59 @@
 """``memtape why``: the life of a turn or a fact, with the numbers behind each step."""
 
 import argparse
+from typing import Any
 
 from memtape.commandline.opening import open_run
 from memtape.commandline.output import emit
 from memtape.core.errors import MemtapeError
-from memtape.projections.audit import audit, life_data, parse_target, render_life
+from memtape.projections.audit import TurnTarget, audit, life_data, parse_target, render_life
+from memtape.runs.files import LoadedRun
 
 
 def run(args: argparse.Namespace) -> int:
-    """Print the life of ``args.target`` in the run."""
+    """Print the life of ``args.target`` in the run; for a turn of a priced run, what its
+    request was billed and which compaction broke its cached prefix."""
     loaded = open_run(args.run, trust=args.trust)
     try:
-        life = audit(loaded.session.run, loaded.session.policies_at, parse_target(args.target))
+        target = parse_target(args.target)
+        life = audit(loaded.session.run, loaded.session.policies_at, target)
     except MemtapeError as error:
         raise MemtapeError(f"{args.run}: {error}") from None
-    emit(args, life_data(life), lambda data, _: render_life(life))
+    data = life_data(life)
+    billed = _billed(loaded, target.turn, args.run) if isinstance(target, TurnTarget) else None
+    if billed is not None:
+        data["cost"] = billed[1]
+
+    def lines(_: Any, __: bool) -> Any:
+        yield from render_life(life)
+        if billed is not None:
+            from memtape.projections.billing.blame import blame_line  # noqa: PLC0415
+
+            yield blame_line(*billed)
+
+    emit(args, data, lines)
     return 0
+
+
+def _billed(loaded: LoadedRun, turn: int, where: str) -> tuple[str, dict[str, Any]] | None:
+    """The model and the ``cost`` data of turn ``turn``'s request, when the run is priced."""
+    if loaded.cost is None:
+        return None
+    # Only a priced run pays for these imports.
+    from memtape.projections.billing.blame import blame_data, turn_request  # noqa: PLC0415
+    from memtape.projections.billing.prices import shipped_prices  # noqa: PLC0415
+    from memtape.scenarios.cost import read_cost  # noqa: PLC0415
+
+    cost = read_cost(loaded.cost, f"{where}: line 1: cost")
+    if cost.model is None:
+        return None
+    price = shipped_prices().price(cost.model, f"{where}: [cost] model")
+    run = loaded.session.run
+    request = turn_request(run, turn, price, cost.ttl, cost.prefix, warm=cost.warm)
+    session = loaded.session
+
+    def policy_at(position: int) -> str:
+        compaction = session.policies_at(position - 1).compaction
+        return "?" if compaction is None else compaction.name
+
+    return price.model, blame_data(request, policy_at)

@@ -35,8 +35,17 @@ from memtape.policies.session import Policies, Session
 from memtape.policies.text.summarizers import SUMMARIZER_PARAMS
 from memtape.policies.text.tier_writers import WRITER_PROMPTS
 from memtape.policies.zoo import AXES, AXIS_OF, LLM
-from memtape.projections.metrics import ProbeLoss, WindowTally, forgetting_metrics, model_usage
+from memtape.projections.billing.prices import Price, PriceTable, shipped_prices
+from memtape.projections.billing.tally import COST_METRICS, CostTally
+from memtape.projections.metrics import (
+    CompactionMetrics,
+    ProbeLoss,
+    WindowTally,
+    forgetting_metrics,
+    model_usage,
+)
 from memtape.scenarios import SHIPPED, Probe, Scenario, load_scenario
+from memtape.scenarios.cost import Cost, is_cost_setting, with_cost_settings
 
 BENCHED_AXES = ("compaction", "forgetting")
 """The axes whose policies a bench compares."""
@@ -59,6 +68,7 @@ METRICS = (
     "llm_seconds",
     "answers_correct",
     "answers_judged",
+    *COST_METRICS,
 )
 """The metrics of a result, in the order of the JSON contract.
 
@@ -69,7 +79,10 @@ table marks the peak with it); false otherwise, and null where ``peak_tokens`` i
 The ``llm_*`` ones add up the model calls a cell's decisions made
 (``memtape.projections.metrics.model_usage``). ``answers_correct`` and ``answers_judged``
 count the questions a ``--judge`` model answered correctly and those a judge had to
-grade (``memtape.lab.judge``); null without ``--judge``.
+grade (``memtape.lab.judge``); null without ``--judge``. The cost ones
+(``memtape.projections.billing.tally.COST_METRICS``) bill a compaction cell's
+requests at the price of the scenario's ``[cost] model`` (or ``--set
+cost.model=NAME``), and are null without one.
 """
 
 
@@ -136,6 +149,8 @@ class Cell:
     """Which replicate of the cell this run is (``bench --replicates``), counted from 0: its
     decisions ask models afresh, past the response cache, with the replicate's seed
     (``replicate_settings``); None for a cell run once, the cache in force."""
+    prices: PriceTable | None = None
+    """The price table its run is billed at (``--prices``); None: the shipped one."""
 
     @property
     def label(self) -> str:
@@ -199,9 +214,11 @@ def plan(
     *,
     judge: str | None = None,
     probes: str | None = None,
+    prices: PriceTable | None = None,
 ) -> list[Cell]:
-    """Every cell to run, each checked to build, so bad input fails before any work; with
-    ``replicates``, each cell that many times, one after the other (``Cell.replicate``)."""
+    """Every cell to run, each checked to build (its priced model too, in ``prices`` or the
+    shipped table), so bad input fails before any work; with ``replicates``, each cell
+    that many times, one after the other (``Cell.replicate``)."""
     if replicates is not None and replicates < 1:
         raise BadInput(f"--replicates must be at least 1, got {replicates}")
     if not scenarios:
@@ -224,8 +241,9 @@ def plan(
         scenario = _scenario(source)
         for spec in specs:
             for point in points:
-                cell = Cell(source, spec, (*settings, *point), point, judge, probes)
+                cell = Cell(source, spec, (*settings, *point), point, judge, probes, prices=prices)
                 idle_reason(scenario, cell)
+                price_for(scenario, cell)
                 if replicates is None:
                     cells.append(cell)
                     continue
@@ -271,10 +289,14 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
     # A setting for an axis this scenario lacks is skipped (a bench mixes scenarios);
     # one for an unknown axis is kept, so that ``with_settings`` names it.
     given = len(cell.settings) - len(cell.point)
-    sources = (
-        (f"--policy {cell.spec.label}", cell.spec.settings),
-        ("--set", cell.settings[:given]),
-        (f"--grid point {' '.join(cell.point)}", cell.settings[given:]),
+    # The priced model is no policy's: ``price_for`` reads the ``cost.`` settings.
+    sources = tuple(
+        (option, tuple(s for s in more if not is_cost_setting(s)))
+        for option, more in (
+            (f"--policy {cell.spec.label}", cell.spec.settings),
+            ("--set", cell.settings[:given]),
+            (f"--grid point {' '.join(cell.point)}", cell.settings[given:]),
+        )
     )
     # The model comes first, whichever option names it: a policy may need it to build.
     model = [s for _, more in sources for s in more if _axis(s) == LLM]
@@ -294,6 +316,20 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
             reason = str(error).removeprefix("--set: ").removeprefix("--set ")
             raise BadInput(f"{scenario.source}: {option}: {reason}") from None
     return policies
+
+
+def price_for(scenario: Scenario, cell: Cell) -> tuple[Price, Cost] | None:
+    """The price the cell's run is billed at and the ``[cost]`` table with the cell's
+    settings on top (``memtape.scenarios.cost``), or None when no model
+    is priced (the scenario's ``[cost]`` and the cell's ``cost.`` settings name none); an
+    unknown model or a bad setting is refused."""
+    cost = with_cost_settings(scenario.cost, cell.settings, f"{scenario.source}: --set")
+    if cost.model is None:
+        return None
+    table = shipped_prices() if cell.prices is None else cell.prices
+    named = any(is_cost_setting(s) and "model" in s.partition("=")[0] for s in cell.settings)
+    where = "--set cost.model" if named else f"{scenario.source}: [cost] model"
+    return table.price(cost.model, where), cost
 
 
 def _axis(setting: str) -> str:
@@ -380,6 +416,7 @@ def _measured(
     session = Session(policies)
     probes = (*scenario.probes, *([] if cell.probes is None else _file_probes(cell.probes)))
     window = WindowTally(probes, policies.compaction) if axis == "compaction" else None
+    bill = _bill(scenario, cell) if window is not None else None
     judge = None
     if cell.judge is not None and window is not None:
         judge = Judge(ModelConfig(cell.judge, seed=cell.replicate))
@@ -407,6 +444,8 @@ def _measured(
             if judge is not None and isinstance(command, AddTurn):
                 now = session.state.window
                 verdicts.extend(judge.verdicts(now, now.turns, asked))
+        if bill is not None:
+            bill.step(command, events, before, session.state, len(session.run) - len(events))
     metrics["decide_us_per_command"] = spent / len(scenario.steps) / 1000
     metrics.update(model_usage(session.run.events).data())
     budget = None
@@ -419,15 +458,7 @@ def _measured(
         budget = policies.compaction.budget
         sent, retention, losses = tally.sent, tally.retention, tally.losses
         over_budget = tally.over_budget
-        metrics.update(
-            peak_tokens=tally.peak_tokens,
-            peak_over_budget=tally.peak_over_budget,
-            tokens_resent=tally.tokens_resent,
-            compactions=tally.compactions,
-            probe_retention=tally.probe_retention,
-        )
-        if judge is not None:
-            metrics.update(answer_metrics(verdicts))
+        metrics.update(_window_metrics(tally, bill, None if judge is None else verdicts))
     else:
         store = forgetting_metrics(session.run)
         metrics.update(
@@ -452,6 +483,34 @@ def _measured(
         over_budget,
         verdicts=tuple(verdicts),
     )
+
+
+def _bill(scenario: Scenario, cell: Cell) -> CostTally | None:
+    """The tally that bills the cell's run, or None when no model is priced."""
+    priced = price_for(scenario, cell)
+    if priced is None:
+        return None
+    price, cost = priced
+    return CostTally(price, cost.ttl, cost.prefix, warm=cost.warm)
+
+
+def _window_metrics(
+    tally: CompactionMetrics, bill: CostTally | None, verdicts: list[Verdict] | None
+) -> dict[str, Any]:
+    """A compaction cell's metrics: the window's, the bill's when priced, the answers' when
+    judged."""
+    metrics: dict[str, Any] = {
+        "peak_tokens": tally.peak_tokens,
+        "peak_over_budget": tally.peak_over_budget,
+        "tokens_resent": tally.tokens_resent,
+        "compactions": tally.compactions,
+        "probe_retention": tally.probe_retention,
+    }
+    if bill is not None:
+        metrics.update(bill.metrics().data())
+    if verdicts is not None:
+        metrics.update(answer_metrics(verdicts))
+    return metrics
 
 
 def _file_probes(path: str) -> tuple[Probe, ...]:

@@ -46,6 +46,7 @@ from memtape.lab.table import (
     skipped_line,
     spread_line,
 )
+from memtape.projections.billing.prices import PriceTable
 from memtape.projections.wrapping import wrapped
 
 
@@ -78,6 +79,7 @@ def bench(
     out: TextIO | None = None,
     err: TextIO | None = None,
     clock: Callable[[], float] = time.monotonic,
+    prices: PriceTable | None = None,
 ) -> int:
     """Run the bench and report it; the exit status (0). With ``losses``, each lost
     probe is listed after the table with the event that lost it; ``columns`` (metric
@@ -102,13 +104,16 @@ def bench(
     file) adds its probes to every scenario; ``judge`` (a model) answers the probes'
     questions (``memtape.lab.judge``). With ``frontier``, each scenario's cost frontier is
     said under the table, written in the JSON and drawn in the plot
-    (``memtape.lab.frontier``)."""
+    (``memtape.lab.frontier``). ``prices`` (``--prices``) bills the cells' runs in place
+    of the shipped price table."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     gate = prepare_gate(fail_if, baseline, fail_if_missing=fail_if_missing)
     _check_outputs(json_out, plot_out, (results_out, table_out), baseline)
     _refuse_results_of_extended((results_out, table_out), replicates, judge, probes)
-    cells = plan(scenarios, policies, settings, grid, replicates, judge=judge, probes=probes)
+    cells = plan(
+        scenarios, policies, settings, grid, replicates, judge=judge, probes=probes, prices=prices
+    )
     if plot_out is not None and not any(has_meter(cell) for cell in cells):
         raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
     if not any(applies(cell) for cell in cells):

@@ -23,6 +23,11 @@ from memtape.scenarios.loader import PROBE_KINDS
 COLUMNS = (
     ("peak_tokens", "peak"),
     ("tokens_resent", "re-sent"),
+    ("usd", "usd"),
+    ("billed_input_tokens", "billed in"),
+    ("cache_read_tokens", "cache read"),
+    ("cache_write_tokens", "cache write"),
+    ("cache_breaks", "breaks"),
     ("compactions", "compactions"),
     ("probe_retention", "probes kept"),
     ("hit_at_k", "hit@k"),
@@ -38,8 +43,9 @@ COLUMNS = (
     ("answers_correct", "answers"),
     ("answers_judged", "judged"),
 )
-"""Each metric's column and heading, in the JSON contract's order (``peak_over_budget``
-has no column of its own: it marks the peak, with a footnote)."""
+"""Each metric's column and heading, in the JSON contract's order but for the cost ones,
+beside the tokens re-sent (``peak_over_budget`` has no column of its own: it marks the
+peak, with a footnote)."""
 
 OVER_BUDGET_MARKS = {"floor": "*", "unbounded": "†", "unexplained": "!"}
 """The mark after a peak over the budget, for each cause (``Result.over_budget``)."""
@@ -60,6 +66,11 @@ OVER_BUDGET_NOTES = {
 LLM_COLUMNS = frozenset(name for name, _ in COLUMNS if name.startswith("llm_"))
 """The model columns, shown only when some result asked a model."""
 
+COST_COLUMNS = frozenset(
+    ("usd", "billed_input_tokens", "cache_read_tokens", "cache_write_tokens", "cache_breaks")
+)
+"""The cost columns, shown only when some result was priced (a ``[cost] model``)."""
+
 ANSWER_COLUMNS = frozenset({"answers_correct", "answers_judged"})
 """The columns of ``bench --judge``, shown only when some result was judged."""
 
@@ -69,24 +80,29 @@ LEAST_IMPORTANT_FIRST = (
     "llm_completion_tokens",
     "llm_prompt_tokens",
     "decide_us_per_command",
+    "cache_write_tokens",
+    "cache_read_tokens",
+    "billed_input_tokens",
     "stale_reads",
     "evictions",
     "regret",
     "llm_calls",
+    "cache_breaks",
     "answers_judged",
     "compactions",
     "hit_at_k",
     "peak_tokens",
     "tokens_resent",
+    "usd",
     "probe_retention",
     "answers_correct",
 )
 """The order in which metric columns are left out of a table too wide for its terminal,
 after those no row has a value in (all ``-``): timings and model accounting first, the
-tokens re-sent and the probes kept last (what a comparison is for). ``--columns`` chooses
-them instead."""
+tokens re-sent, what they cost and the probes kept last (what a comparison is for).
+``--columns`` chooses them instead."""
 
-LAST_TO_GO = ("tokens_resent", "probe_retention")
+LAST_TO_GO = ("tokens_resent", "usd", "probe_retention")
 """The columns that, rather than be left out, have the policy and its params share a
 column (wrapping in it) to make room."""
 
@@ -138,22 +154,26 @@ def comparison_table(
     metrics.
 
     ``columns`` chooses the metric columns (default: every one, the model ones when a
-    model was asked). Within ``width`` no number is cut: the scenario and params columns
-    wrap, and metric columns are left out in ``LEAST_IMPORTANT_FIRST``'s order until the
-    rest fit (``left_out_line`` says which); when that would leave out one of
-    ``LAST_TO_GO`` with a value in some row, the policy and its params share one column
+    model was asked, the cost ones when a run was priced). Within ``width`` no number is
+    cut: the scenario and params columns wrap, and metric columns are left out in
+    ``LEAST_IMPORTANT_FIRST``'s order until the rest fit (``left_out_line`` says which);
+    when that would leave out one of ``LAST_TO_GO`` with a value in some row, the policy
+    and its params share one column
     if that keeps more.
 
     No edge, so no blank line above or below it and no padding at the ends of its lines.
     """
     applied = [r for r in results if r.idle is None and r.params is not None]
     asked = any(r.metrics.get("llm_calls") for r in applied)
+    priced = any(r.metrics.get("usd") is not None for r in applied)
     judged = any(r.metrics.get("answers_correct") is not None for r in applied)
     if columns is None:
         names = [
             n
             for n, _ in COLUMNS
-            if (asked or n not in LLM_COLUMNS) and (judged or n not in ANSWER_COLUMNS)
+            if (asked or n not in LLM_COLUMNS)
+            and (priced or n not in COST_COLUMNS)
+            and (judged or n not in ANSWER_COLUMNS)
         ]
     else:
         names = list(dict.fromkeys(columns))
@@ -372,7 +392,8 @@ def _param(value: Any) -> str:
 
 
 def _cell(name: str, value: Any) -> str:
-    """A metric as text: exact integers, shares as percentages, times to 0.1 µs."""
+    """A metric as text: exact integers, shares as percentages, times to 0.1 µs, dollars to
+    a hundredth of a cent."""
     if value is None:
         return "-"
     if name in {"probe_retention", "hit_at_k"}:
@@ -381,6 +402,8 @@ def _cell(name: str, value: Any) -> str:
         return f"{value:.1f}"
     if name == "llm_seconds":
         return f"{value:.2f}"
+    if name == "usd":
+        return f"{value:,.4f}"
     if isinstance(value, float):
         # A count's median or percentile (replicates) may fall between two counts.
         return f"{value:,.0f}" if value.is_integer() else f"{value:,.1f}"

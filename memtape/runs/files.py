@@ -33,6 +33,9 @@ class LoadedRun:
     torn: str | None = None
     redacted: bool = False
     uncovered: str | None = None
+    cost: Mapping[str, Any] | None = None
+    """The ``[cost]`` table the run is priced by (``memtape.scenarios.cost``), as its scenario
+    or its header gave it; None when none names a model."""
 
     @property
     def dropped(self) -> tuple[str, ...]:
@@ -78,8 +81,10 @@ def save_run(
     scenario: str,
     *,
     origin: Mapping[str, Any] | None = None,
+    cost: Mapping[str, Any] | None = None,
 ) -> str:
-    """Write the session's run, its policies and scenario name; the run's address.
+    """Write the session's run, its policies and scenario name (and the ``[cost]`` table
+    that prices it, when given); the run's address.
 
     A path ending in ``.db`` adds the run to that SQLite store, whole in one
     transaction, and the address is ``path#ID``; any other path
@@ -94,6 +99,8 @@ def save_run(
         ]
     if origin is not None:
         header["forked_from"] = dict(origin)
+    if cost is not None:
+        header["cost"] = dict(cost)
     run = session.run
     if not is_sqlite(path):
         write_run(path, header, run)
@@ -144,7 +151,9 @@ def load_run(address: Path | str, *, trust: bool = False) -> LoadedRun:
     session = Session(policies, run=run, epochs=epochs)
     redacted = stored.header.get("redacted") is True
     scenario_name = str(scenario or path.stem)
-    return LoadedRun(session, scenario_name, path, stored.torn, redacted, stored.uncovered)
+    cost = stored.header.get("cost")
+    priced = cost if isinstance(cost, dict) else None
+    return LoadedRun(session, scenario_name, path, stored.torn, redacted, stored.uncovered, priced)
 
 
 def epochs_from_header(

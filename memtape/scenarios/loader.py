@@ -49,12 +49,13 @@ leave out ``text`` (then what it keeps is its evidence turns, not a string)::
 An imported scenario carries an ``[import]`` table: the ledger of the import
 (what the transcript held and what became of it, ``memtape.lab.importers.
 ledger``). It is kept as data (``Scenario.imported``), checked to be a
-table, and decides nothing.
+table, and decides nothing. A ``[cost]`` table names the model its runs are
+priced as (``memtape.scenarios.cost``), data beside the steps too.
 """
 
 import json
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,8 @@ from memtape.core.spelling import did_you_mean
 from memtape.policies.plumbing.params import MAX_INT, Params
 from memtape.policies.session import Policies
 from memtape.policies.zoo import AXIS_OF
+from memtape.scenarios.cost import AXIS as COST
+from memtape.scenarios.cost import Cost, is_cost_setting, read_cost, with_cost_settings
 from memtape.scenarios.shipped import SHIPPED
 from memtape.scenarios.usage import Usage, read_usage
 
@@ -123,6 +126,19 @@ class Scenario:
     imported: Mapping[str, Any] | None = attrs.field(default=None, eq=False)
     """The ``[import]`` table of an imported scenario (its ledger), as written; None for
     a scenario not imported. Not part of a scenario's equality: it decides nothing."""
+    cost: Cost = attrs.field(factory=Cost)
+    """The model its runs are priced as (``[cost]``; ``memtape.scenarios.cost``)."""
+
+
+def with_settings(scenario: Scenario, settings: Sequence[str]) -> Scenario:
+    """``scenario`` with ``AXIS.PARAM=VALUE`` settings on top: the ``cost.`` ones change the
+    priced model (``memtape.scenarios.cost``), the others its policies."""
+    if not settings:
+        return scenario
+    cost = with_cost_settings(scenario.cost, settings, "--set")
+    others = [setting for setting in settings if not is_cost_setting(setting)]
+    policies = scenario.policies.with_settings(others) if others else scenario.policies
+    return attrs.evolve(scenario, policies=policies, cost=cost)
 
 
 def load_scenario(name_or_path: str) -> Scenario:
@@ -204,6 +220,7 @@ def parse_scenario(text: str, source: str) -> Scenario:
     imported = data.pop("import", None)
     if imported is not None and not isinstance(imported, dict):
         raise BadInput(f"{source}: [import] must be a table")
+    cost = read_cost(data.pop(COST), source) if COST in data else Cost()
     policies = Policies.from_params(data, source)
     commands = []
     usage: dict[int, Usage] = {}
@@ -234,7 +251,9 @@ def parse_scenario(text: str, source: str) -> Scenario:
         )
     if not commands:
         raise BadInput(f"{source}: no [[step]] tables: nothing to run")
-    return Scenario(name, about, policies, tuple(commands), source, probes, Map(usage), imported)
+    return Scenario(
+        name, about, policies, tuple(commands), source, probes, Map(usage), imported, cost
+    )
 
 
 def _probes(tables: Any, source: str) -> tuple[Probe, ...]:

@@ -4,7 +4,7 @@ A module of its own, with no imports, so that the command line can list them
 in its help, and tell a scenario from a run file, without importing the loader.
 """
 
-SHIPPED = ("refund-desk", "dana-facts", "sleep-pass")
+SHIPPED = ("refund-desk", "dana-facts", "sleep-pass", "cache-breaker")
 """The seed scenarios that ship inside the package, run by name."""
 
 

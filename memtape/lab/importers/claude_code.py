@@ -214,6 +214,7 @@ class _Reader:
             self._flush()
             response = self.response = _Response(identity, where, [], [], [])
         response.entries.append(index)
+        self.turns.asked(message.get("model"))
         usage = _usage(message.get("usage"))
         if usage is not None:
             response.usage = usage

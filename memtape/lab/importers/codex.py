@@ -145,6 +145,8 @@ class _Reader:
             return None
         if kind == "event_msg":
             return self._event(payload)
+        if kind == "turn_context":
+            self.turns.asked(payload.get("model"))
         return kind
 
     def _event(self, payload: Mapping[str, Any]) -> str:

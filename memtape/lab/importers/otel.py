@@ -299,6 +299,10 @@ class _Reader:
         instructions: str | None = None
         before: int | None = None
         for number, call in enumerate(calls):
+            attributes = call.span.attributes
+            self.turns.asked(
+                attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
+            )
             if number == 0:
                 new = call.sent
             elif resends:

@@ -40,6 +40,7 @@ from memtape.lab.progress import EVERY
 from memtape.lab.scenario_file import header
 from memtape.policies.text.tokenizers import WordCount, tokenizer_named
 from memtape.policies.window.recorded import CompactionRecord, RecordedCompaction
+from memtape.projections.billing.prices import shipped_prices
 from memtape.scenarios.writer import Value, scenario_file
 
 DEFAULT_SALIENT = "tool"
@@ -173,6 +174,10 @@ def transcript_scenario(
         imported["tokens_measured"] = {tokenizer: sum(count is None for count in tokens)}
     if progress is not None:
         progress(total, total)
+    # Priced as the transcript's model only when memtape has its price: a bench of the
+    # scenario is then never refused for a model it cannot price.
+    if transcript.model is not None and shipped_prices().knows(transcript.model):
+        policies["cost"] = {"model": transcript.model}
     return scenario_file(comment, info, policies, steps, probes, imported=imported)
 
 

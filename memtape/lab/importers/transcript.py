@@ -16,6 +16,7 @@ refused naming the place.
 """
 
 from collections.abc import Sequence
+from typing import Any
 
 import attrs
 
@@ -69,6 +70,9 @@ class Transcript:
     ledger: Ledger | None = None
     """What the import read and wrote (``memtape.lab.importers.ledger``); every shipped
     reader keeps one, None only for a transcript built without a ``Tally``."""
+    model: str | None = None
+    """The model the agent asked (the last the transcript names), or None when it names
+    none: the import prices the scenario as it (``[cost] model``)."""
 
     @property
     def calls(self) -> int:
@@ -86,6 +90,7 @@ class Turns:
 
     def __init__(self, path: object) -> None:
         self.path = path
+        self.model: str | None = None
         self.turns: list[Turn] = []
         self._called: dict[str, str] = {}
         self._answered: dict[str, str] = {}
@@ -177,7 +182,15 @@ class Turns:
         if not self.turns:
             raise BadInput(f"{self.path}: no messages to import")
         ledger = tally.close(self) if tally is not None else None
-        return Transcript(format, tuple(self.turns), tuple(compactions), tuple(notes), ledger)
+        return Transcript(
+            format, tuple(self.turns), tuple(compactions), tuple(notes), ledger, self.model
+        )
+
+    def asked(self, model: Any) -> None:
+        """The transcript names the model a response came from (a later one wins); a value
+        that is no name is ignored."""
+        if isinstance(model, str) and model.strip():
+            self.model = model.strip()
 
 
 def _check_id(value: object, what: str, where: str) -> None:

@@ -1,0 +1,127 @@
+"""``bench --calibrate`` on a Claude Code session that recorded its usage."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memtape.cli import main
+from memtape.core.errors import BadInput
+from memtape.lab.calibrate import calibrated
+
+FIXTURE = Path(__file__).parent / "fixtures" / "claude-code-usage.jsonl"
+
+
+@pytest.fixture
+def session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """The fixture imported as a scenario (o200k_base, its one compaction recorded)."""
+    out = tmp_path / "session.toml"
+    assert 0 == main(["import", str(FIXTURE), "--out", str(out), "-q"])
+    capsys.readouterr()
+    return str(out)
+
+
+class TestCalibrated:
+    def test_each_turn_with_usage_is_set_beside_the_request_it_answered(self, session: str) -> None:
+        found = calibrated(session, ["cost.model=claude-sonnet-4-5"])
+        # The transcript's prompts (17 to 156 tokens) are below Sonnet's 1,024: nothing
+        # is cached in the simulation, where the agent read about 3,000 a turn.
+        expected = [
+            (2, (17, 0, 0), (10, 3_000, 200)),
+            (4, (156, 0, 0), (5, 3_250, 180)),
+            (7, (46, 0, 0), (8, 900, 50)),
+            (9, (58, 0, 0), (4, 983, 13)),
+        ]
+        actual = [(t.turn, t.simulated, t.recorded) for t in found.calibration.turns]
+        assert (expected, "recorded") == (actual, found.policy)
+
+    def test_the_unseen_prompt_is_the_median_of_what_was_recorded_beyond_the_simulated(
+        self, session: str
+    ) -> None:
+        found = calibrated(session, ["cost.model=claude-sonnet-4-5"])
+        # Recorded minus simulated prompts: 3,193, 3,279, 912, 942; their median.
+        assert round((3_193 + 942) / 2) == found.calibration.unseen
+
+    def test_with_the_unseen_prefix_the_errors_are_pinned(self, session: str) -> None:
+        found = calibrated(session, ["cost.model=claude-sonnet-4-5", "cost.prefix=2068"])
+        calibration = found.calibration
+        # Reads: |0 - 3,000| + |2,085 - 3,250| + |2,068 - 900| + |2,114 - 983| = 6,464.
+        expected = (6_464 / 4, 6_464 / 8_133, 2)
+        actual = (
+            calibration.mean_absolute("cache_read"),
+            calibration.relative("cache_read"),
+            calibration.worst.turn if calibration.worst else None,
+        )
+        assert expected == pytest.approx(actual)
+
+    def test_the_prompts_are_priced_on_both_sides(self, session: str) -> None:
+        calibration = calibrated(session).calibration
+        # Sonnet 4.5: input 3.0, cache read 0.3, cache write 3.75 USD per million.
+        recorded = (27 * 3.0 + 8_133 * 0.3 + 443 * 3.75) / 1e6
+        simulated = 277 * 3.0 / 1e6
+        assert (simulated, recorded) == pytest.approx(
+            (calibration.usd(simulated=True), calibration.usd(simulated=False))
+        )
+        assert (simulated - recorded) / recorded == pytest.approx(calibration.usd_error)
+
+    def test_a_warm_prefix_reads_what_an_earlier_session_cached(self, session: str) -> None:
+        settings = ["cost.prefix=2068", "cost.warm=true"]
+        calibration = calibrated(session, settings).calibration
+        # Turn 2's request now reads the 2,068 an earlier session cached, and writes the
+        # transcript's 17; the other turns are as without warm.
+        assert ((0, 2_068, 17), 8_335) == (
+            calibration.turns[0].simulated,
+            calibration.total("cache_read", simulated=True),
+        )
+
+    def test_a_scenario_without_usage_is_refused(self) -> None:
+        with pytest.raises(BadInput) as error:
+            calibrated("refund-desk", ["cost.model=gpt-5"])
+        assert str(error.value).startswith("refund-desk: --calibrate needs turns with the usage")
+
+    def test_a_session_without_a_model_is_refused(self, session: str, tmp_path: Path) -> None:
+        unpriced = tmp_path / "unpriced.toml"
+        text = Path(session).read_text("utf-8")
+        unpriced.write_text(text.replace('[cost]\nmodel = "claude-sonnet-4-5-20250929"', ""))
+        with pytest.raises(BadInput) as error:
+            calibrated(str(unpriced))
+        assert str(error.value).startswith(f"{unpriced}: --calibrate needs the model to price")
+
+    def test_the_imported_model_is_priced(self, session: str) -> None:
+        assert "claude-sonnet-4-5" == calibrated(session).model
+
+
+class TestCommand:
+    def test_prints_each_kind_and_writes_every_turn_as_json(
+        self, session: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "calibration.json"
+        argv = ["bench", session, "--calibrate", "--set", "cost.model=claude-sonnet-4-5"]
+        assert 0 == main([*argv, "--json", str(out)])
+        lines = capsys.readouterr().out.splitlines()
+        data = json.loads(out.read_text("utf-8"))["calibrations"][0]
+        expected = "  cache read             0       8,133       2,033.2    100.0%"
+        assert (expected, 4, 2_068) == (
+            lines[3],
+            len(data["per_turn"]),
+            data["unseen_prompt_tokens"],
+        )
+
+    def test_a_policy_beside_calibrate_is_refused(
+        self, session: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status = main(["bench", session, "--calibrate", "--policy", "tiered"])
+        expected = (
+            "memtape: error: --calibrate replays each session as its agent ran it: "
+            "give no --policy\n"
+        )
+        assert (2, expected) == (status, capsys.readouterr().err)
+
+    def test_bench_without_calibrate_still_needs_a_policy(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status = main(["bench", "refund-desk"])
+        assert (2, "memtape: error: bench needs at least one --policy\n") == (
+            status,
+            capsys.readouterr().err,
+        )

@@ -1,0 +1,74 @@
+"""``memtape show`` on a priced run: its bill up to the point shown."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtape.cli import main
+
+
+def show(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, Any]:
+    assert 0 == main(["show", *argv, "--json"])
+    data: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return data
+
+
+class TestShow:
+    def test_a_priced_run_shows_its_bill_up_to_the_event(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        cost = show(capsys, "cache-breaker", "--at", "10")["cost"]
+        # Events 1..10 are turns 1..10 (no compaction yet): a request after the system
+        # turn (1,100 tokens, written) and after each tool turn, 2, 4, 6, 8 and 10 (a tool
+        # output of 200 and an answer of 100 an exchange): each reads the prompt before it
+        # and writes what is new (200, then 300).
+        reads = 1_100 + 1_300 + 1_600 + 1_900 + 2_200
+        assert ("claude-sonnet-4-5", 0, 0) == (
+            cost["model"],
+            cost["billed_input_tokens"],
+            cost["cache_breaks"],
+        )
+        assert (reads, 1_100 + 200 + 4 * 300) == (
+            cost["cache_read_tokens"],
+            cost["cache_write_tokens"],
+        )
+
+    def test_an_unpriced_run_has_no_bill(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert "cost" not in show(capsys, "refund-desk")
+
+    def test_the_text_ends_with_the_bill(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert 0 == main(["show", "cache-breaker"])
+        last = capsys.readouterr().out.splitlines()[-1]
+        expected = (
+            "billed as claude-sonnet-4-5: $0.142800 (0 input, 26,000 cache read, "
+            "28,000 cache write, 14 cache breaks)"
+        )
+        assert expected == last
+
+
+class TestRun:
+    def test_a_model_without_a_price_is_refused_and_nothing_written(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "run.jsonl"
+        status = main(["run", "refund-desk", "--set", "cost.model=gpt5", "--out", str(out)])
+        expected = (
+            "memtape: error: refund-desk: [cost] model: no price for model 'gpt5' "
+            "(--prices FILE.toml adds one): did you mean 'gpt-5'?\n"
+        )
+        assert (2, expected, False) == (status, capsys.readouterr().err, out.exists())
+
+    def test_a_fork_keeps_the_cost_table(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        run, forked = tmp_path / "run.jsonl", tmp_path / "fork.jsonl"
+        assert 0 == main(["run", "cache-breaker", "--out", str(run)])
+        argv = ["fork", str(run), "--at", "19", "--set", "compaction.policy=none"]
+        assert 0 == main([*argv, "--out", str(forked)])
+        capsys.readouterr()
+        cost = show(capsys, str(forked))["cost"]
+        # The sliding window's two compactions before event 19 broke two cached prefixes
+        # (its whole run broke 14); under none, from there on, nothing breaks another.
+        assert ("claude-sonnet-4-5", 2) == (cost["model"], cost["cache_breaks"])

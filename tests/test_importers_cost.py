@@ -1,0 +1,28 @@
+"""An import prices its scenario as the model its transcript names, when memtape has a price
+for it (``[cost] model``)."""
+
+from pathlib import Path
+
+from memtape.scenarios.cost import Cost
+from tests.transcripts import fixture, imported
+
+
+class TestModel:
+    def test_a_claude_code_session_is_priced_as_its_responses_model(self) -> None:
+        scenario = imported(fixture("claude-code-usage.jsonl"))
+        assert Cost("claude-sonnet-4-5-20250929") == scenario.cost
+
+    def test_a_codex_rollout_is_priced_as_its_turn_context_model(self) -> None:
+        assert Cost("gpt-5.1-codex") == imported(fixture("codex-rollout.jsonl")).cost
+
+    def test_an_otel_trace_is_priced_as_its_calls_model(self) -> None:
+        assert Cost("claude-sonnet-4-6") == imported(fixture("otel-trace.json")).cost
+
+    def test_a_transcript_naming_no_model_is_not_priced(self) -> None:
+        assert Cost() == imported(fixture("openai-chat.json")).cost
+
+    def test_a_model_without_a_price_is_not_written(self, tmp_path: Path) -> None:
+        text = fixture("claude-code-usage.jsonl").read_text("utf-8")
+        path = tmp_path / "session.jsonl"
+        path.write_text(text.replace("claude-sonnet-4-5-20250929", "claude-next-9"), "utf-8")
+        assert Cost() == imported(path).cost
