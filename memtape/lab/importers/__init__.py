@@ -84,6 +84,7 @@ __all__ = [
     "READERS",
     "Compaction",
     "Ledger",
+    "Thread",
     "Transcript",
     "Turn",
     "import_transcript",

@@ -229,30 +229,37 @@ def _threads(exchanges: list[_Exchange]) -> tuple[dict[str, list[_Exchange]], li
     """The exchanges by thread, in order of each thread's first; a fingerprint thread that
     goes on from another (see the module's docstring) joined to it."""
     groups: dict[str, list[_Exchange]] = {}
-    joined: dict[str, str] = {}
-    last_of_system: dict[str, str] = {}
-    notes: list[str] = []
     for exchange in exchanges:
-        key = joined.get(exchange.thread, exchange.thread)
-        system = keys.system_text(exchange.endpoint, exchange.request)
-        before = last_of_system.get(system)
-        if (
-            key not in groups
-            and key.startswith("f-")
-            and before is not None
-            and before.startswith("f-")
-            and before != key
-        ):
-            joined[key] = before
+        groups.setdefault(exchange.thread, []).append(exchange)
+    systems = {
+        key: keys.system_text(group[0].endpoint, group[0].request) for key, group in groups.items()
+    }
+    joined: dict[str, list[_Exchange]] = {}
+    notes: list[str] = []
+    for key, group in groups.items():
+        start = group[0].index
+        earlier = [
+            other
+            for other, kept in joined.items()
+            if systems[other] == systems[key] and kept[-1].index < start
+        ]
+        before = max(earlier, key=lambda other: joined[other][-1].index, default=None)
+        between = before is not None and any(
+            systems[other] == systems[key]
+            and any(joined[before][-1].index < e.index < start for e in kept)
+            for other, kept in joined.items()
+        )
+        if key.startswith("f-") and before is not None and before.startswith("f-") and not between:
+            first = group[0]
             notes.append(
-                f"thread {key} goes on from {before} at {exchange.where} (exchange "
-                f"{exchange.number}): same system prompt, a new first message (a compaction "
+                f"thread {key} goes on from {before} at {first.where} (exchange "
+                f"{first.number}): the same system prompt, a new first message (a compaction "
                 "without a session key); joined"
             )
-            key = before
-        groups.setdefault(key, []).append(exchange)
-        last_of_system[system] = key
-    return groups, notes
+            joined[before] = sorted([*joined[before], *group], key=lambda e: e.index)
+            continue
+        joined[key] = list(group)
+    return joined, notes
 
 
 def _chosen(thread: str | None, names: list[str], built: list["_Builder"], source: Source) -> int:
