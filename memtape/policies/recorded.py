@@ -282,16 +282,13 @@ def _named(groups: list[Group], runs: tuple[tuple[int, int], ...]) -> list[TurnA
     """The HOT turns of the units every turn of which ``runs`` names (pinned units never)."""
     if not runs:
         return []
+    named = {number for first, last in runs for number in range(first, last + 1)}
     return [
         old
         for turns, pinned, _ in groups
-        if not pinned and all(_within(old.turn, runs) for old in turns)
+        if not pinned and all(old.turn in named for old in turns)
         for old in turns
     ]
-
-
-def _within(number: int, runs: tuple[tuple[int, int], ...]) -> bool:
-    return any(first <= number <= last for first, last in runs)
 
 
 def _overlaps(turns: tuple[TurnAdded, ...], kept: tuple[int, int]) -> bool:

@@ -47,7 +47,6 @@ other threads. A request resends its conversation: the ledger counts each
 tool call and result once, at the exchange it first appears in.
 """
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -57,7 +56,7 @@ from memtape.capture import threads as keys
 from memtape.core.errors import BadInput
 from memtape.core.plural import counted
 from memtape.lab.importers.capture_changes import compare
-from memtape.lab.importers.capture_entries import COMPACTION, Entry, Placed, Reader, ids, usage
+from memtape.lab.importers.capture_entries import COMPACTION, Entry, Placed, Reader, usage
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.records import Record, Source
 from memtape.lab.importers.transcript import Compaction, Transcript, Turns
@@ -159,7 +158,7 @@ def read(
     for kind, record in left:
         tally.left_out(kind, record.where)
     for number, group in enumerate(groups.values()):
-        for exchange, (calls, results) in zip(group, _new_ids(group), strict=True):
+        for exchange, (calls, results) in zip(group, _new_ids(group, readers), strict=True):
             if number == chosen:
                 tally.took(exchange.where, calls=calls, results=results)
             else:
@@ -274,27 +273,34 @@ def _chosen(thread: str | None, names: list[str], built: list["_Builder"], sourc
     raise BadInput(f"{source.path}: --thread {thread!r}: no such thread; the capture has {there}")
 
 
-def _new_ids(group: list[_Exchange]) -> list[tuple[list[str], list[str]]]:
+def _new_ids(
+    group: list[_Exchange], readers: dict[str, Reader]
+) -> list[tuple[list[str], list[str]]]:
     """Each exchange's tool calls and results that no earlier exchange of the thread held
     as often (a request resends those before it), read from the raw bodies."""
-    most_calls: Counter[str] = Counter()
-    most_results: Counter[str] = Counter()
+    most_calls: dict[str, int] = {}
+    most_results: dict[str, int] = {}
     found = []
     for exchange in group:
-        request_calls, request_results = ids(exchange.endpoint, exchange.request)
-        response_calls, response_results = ids(exchange.endpoint, exchange.response)
-        calls = _beyond(Counter(request_calls) + Counter(response_calls), most_calls)
-        results = _beyond(Counter(request_results) + Counter(response_results), most_results)
+        reader = readers[exchange.endpoint]
+        request_calls, request_results = reader.ids(exchange.request)
+        response_calls, response_results = reader.ids(exchange.response)
+        calls = _beyond([*request_calls, *response_calls], most_calls)
+        results = _beyond([*request_results, *response_results], most_results)
         found.append((calls, results))
     return found
 
 
-def _beyond(now: Counter[str], most: Counter[str]) -> list[str]:
-    """The ids ``now`` holds more often than ``most`` (which it raises to them)."""
+def _beyond(now: list[str], most: dict[str, int]) -> list[str]:
+    """The ids ``now`` holds more often than ``most`` says (which it raises to them)."""
+    counts: dict[str, int] = {}
+    for identity in now:
+        counts[identity] = counts.get(identity, 0) + 1
     new = []
-    for identity, count in now.items():
-        if count > most[identity]:
-            new.extend([identity] * (count - most[identity]))
+    for identity, count in counts.items():
+        before = most.get(identity, 0)
+        if count > before:
+            new.extend([identity] * (count - before))
             most[identity] = count
     return new
 

@@ -21,7 +21,6 @@ matched with the first entry of the context after the last one matched:
   rewritten in place) is ``rewritten``.
 """
 
-from collections import deque
 from collections.abc import Sequence
 
 import attrs
@@ -58,18 +57,29 @@ def compare(context: Sequence[Entry], sent: Sequence[Entry]) -> Change:
         old is new or old.key == new.key for old, new in zip(context, sent, strict=False)
     ):
         return Change(tuple((i, i) for i in range(size)), (), (), tuple(range(size, len(sent))))
-    places: dict[tuple[str, ...], deque[int]] = {}
+    places: dict[tuple[str, ...], list[int]] = {}
     for index, entry in enumerate(context):
-        places.setdefault(entry.slot, deque()).append(index)
+        slot = entry.slot
+        if slot in places:
+            places[slot].append(index)
+        else:
+            places[slot] = [index]
+    taken_at: dict[tuple[str, ...], int] = {}
     matched: dict[int, int] = {}
     last = -1
     for index, entry in enumerate(sent):
-        queue = places.get(entry.slot)
-        while queue and queue[0] <= last:
-            queue.popleft()
-        if queue:
-            last = queue.popleft()
+        slot = entry.slot
+        found = places.get(slot)
+        if found is None:
+            continue
+        at = taken_at.get(slot, 0)
+        while at < len(found) and found[at] <= last:
+            at += 1
+        if at < len(found):
+            last = found[at]
             matched[index] = last
+            at += 1
+        taken_at[slot] = at
     kept = tuple(matched.items())
     taken = set(matched.values())
     left = tuple(i for i in range(size) if i not in taken)

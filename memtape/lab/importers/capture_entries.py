@@ -90,6 +90,30 @@ class Reader:
             raise ValueError(endpoint)
         self.endpoint = endpoint
         self._read: dict[bytes, tuple[Entry, ...]] = {}
+        self._ids: dict[bytes, tuple[list[str], list[str]]] = {}
+        # A request's messages are read for their entries, then for the ledger's ids: the
+        # canonical JSON is made once, under the message object's id (the source holds every
+        # body while it is read, so no id is reused meanwhile).
+        self._raw: dict[int, bytes] = {}
+
+    def ids(self, body: Mapping[str, Any] | None) -> tuple[list[str], list[str]]:
+        """``ids`` of a request or response body, each distinct message read once."""
+        if not isinstance(body, Mapping):
+            return [], []
+        field = "input" if self.endpoint == RESPONSES else "messages"
+        listed = body.get(field)
+        if not isinstance(listed, list):
+            return ids(self.endpoint, body)
+        calls: list[str] = []
+        results: list[str] = []
+        for message in listed:
+            raw = self._raw.get(id(message)) or orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+            found = self._ids.get(raw)
+            if found is None:
+                found = self._ids[raw] = ids(self.endpoint, {field: [message]})
+            calls.extend(found[0])
+            results.extend(found[1])
+        return calls, results
 
     def request(self, request: Mapping[str, Any], where: str) -> list[Placed]:
         """The entries of a request, in order: its system prompt (when given beside the
@@ -147,6 +171,7 @@ class Reader:
 
     def _message(self, message: Any, at: str, where: str, placed: list[Placed]) -> None:
         raw = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+        self._raw[id(message)] = raw
         entries = self._read.get(raw)
         if entries is None:
             place = f"{where}: {at}"
@@ -168,6 +193,7 @@ class Reader:
         for index, item in enumerate(given):
             at = f"{field}[{index}]"
             raw = orjson.dumps(item, option=orjson.OPT_SORT_KEYS)
+            self._raw[id(item)] = raw
             entries = self._read.get(raw)
             if entries is None:
                 entries = (_item(item, f"{where}: {at}"),)
