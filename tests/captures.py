@@ -1,5 +1,5 @@
 """Helpers of the capture tests: capture files written by hand, as ``memtape record`` writes
-them (the contract in docs/reference/capture-format.md)."""
+them (one exchange a line after a header line)."""
 
 import json
 from pathlib import Path

@@ -1,9 +1,9 @@
 """A capture (``memtape record``'s file) as turns: one conversation, and what the agent did to it.
 
 The file is JSONL: a header line ``{"memtape_capture": 1, ...}`` (again
-wherever a later ``record`` appended to the file), then one exchange a line
-(request, response, status, thread key: ``docs/reference/capture-format.md``
-has the contract). The exchanges of the OpenAI Chat Completions, OpenAI
+wherever a later ``record`` appended to the file), then one exchange a line:
+its ``exchange`` number, ``endpoint``, ``request`` and ``response`` bodies (a
+stream reassembled), ``status`` and ``thread`` key. The exchanges of the OpenAI Chat Completions, OpenAI
 Responses and Anthropic Messages endpoints are grouped into threads by
 their ``thread`` key (computed by ``memtape.capture.threads`` when a line
 has none). A thread whose key is a fingerprint (``f-``) and that begins
@@ -121,6 +121,9 @@ class _Exchange:
     response: Mapping[str, Any] | None
     status: Any
     thread: str
+    label: str
+    """How a compaction's label names the exchange: its number and its line, in the
+    file's name alone (``exchange 7, cap.jsonl:8``)."""
 
 
 def read(
@@ -220,7 +223,10 @@ def _exchanges(source: Source) -> tuple[list[tuple[str, Record]], list[_Exchange
             if identity is not None:
                 threads.seen[identity] = key
         status = data.get("status")
-        exchanges.append(_Exchange(index, where, number, endpoint, request, response, status, key))
+        label = f"exchange {number}, {where.replace(str(source.path), source.path.name, 1)}"
+        exchanges.append(
+            _Exchange(index, where, number, endpoint, request, response, status, key, label)
+        )
     return left, exchanges
 
 
@@ -377,7 +383,7 @@ class _Builder:
         """Compare the request with the context before it; meet what the agent did."""
         sent = [p.entry for p in placed]
         change = compare([entry for entry, _ in self.context], sent)
-        label = f"exchange {exchange.number}, {exchange.where}"
+        label = exchange.label
         live = self.context
         if change.rewritten:
             cleared = {
@@ -434,7 +440,7 @@ class _Builder:
             tokens = edit.get("cleared_input_tokens")
             saved = f", {tokens:,} input tokens" if isinstance(tokens, int) else ""
             label = (
-                f"exchange {exchange.number}, {exchange.where}: context management {kind}: "
+                f"{exchange.label}: context management {kind}: "
                 f"{counted(count, 'tool use')} cleared{saved}"
             )
             self._met(exchange, label, "context management", cleared=cleared)
@@ -466,7 +472,7 @@ class _Builder:
                     if exchange.endpoint == keys.ANTHROPIC
                     else ("compaction item")
                 )
-                label = f"exchange {exchange.number}, {exchange.where}: {kind} in the {side}"
+                label = f"{exchange.label}: {kind} in the {side}"
                 self._met(exchange, label, kind, folded=folded, summary=entry.text)
                 added.append((entry, None))
                 continue
