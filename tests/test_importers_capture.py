@@ -537,6 +537,16 @@ class TestCommandLine:
         assert listed[0].endswith(": 4 requests, 9 turns: Refund order ORD-9 please")
         assert "tool calls: 1 in, 1 out" in printed
 
+    def test_a_first_message_s_escapes_are_listed_visible_not_acted_on(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        hostile = said("user", "\x1b]0;owned\x07\x1b[2Jhi\u202e")
+        line = exchange(1, CHAT, chat(S, hostile), chat_reply(A4))
+        path = write_capture(tmp_path / "cap.jsonl", line)
+        assert 0 == main(["import", str(path), "--out", str(tmp_path / "cap.toml")])
+        listed = next(out for out in capsys.readouterr().out.splitlines() if "thread 1" in out)
+        assert listed.endswith(": 1 request, 3 turns: \\x1b]0;owned\\x07\\x1b[2Jhi\\u202e")
+
     def test_an_unknown_thread_is_one_line_on_stderr_and_nothing_written(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

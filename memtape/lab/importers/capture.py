@@ -3,12 +3,12 @@
 The file is JSONL: a header line ``{"memtape_capture": 1, ...}`` (again
 wherever a later ``record`` appended to the file), then one exchange a line:
 its ``exchange`` number, ``endpoint``, ``request`` and ``response`` bodies (a
-stream reassembled), ``status`` and ``thread`` key. The exchanges of the OpenAI Chat Completions, OpenAI
-Responses and Anthropic Messages endpoints are grouped into threads by
-their ``thread`` key (computed by ``memtape.capture.threads`` when a line
-has none). A thread whose key is a fingerprint (``f-``) and that begins
-right after another of the same system prompt ends (the other's last
-exchange is the last one of that system prompt before it) is that thread
+stream reassembled), ``status`` and ``thread`` key. The exchanges of the
+OpenAI Chat Completions, OpenAI Responses and Anthropic Messages endpoints
+are grouped into threads by their ``thread`` key (computed by
+``memtape.capture.threads`` when a line has none). A thread whose key is a
+fingerprint (``f-``) and that begins after another of the same system
+prompt ended (no exchange of that system prompt between) is that thread
 going on: an agent without a session key that rewrote its first user
 message (a compaction) changed its fingerprint. The two are one thread.
 
