@@ -152,8 +152,31 @@ class TestTurns:
         ]
         assert () == transcript.compactions
 
+    def test_a_server_tool_s_blocks_are_notes_in_the_assistant_s_turn(self, tmp_path: Path) -> None:
+        search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}
+        found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+        line = exchange(
+            1, ANTHROPIC, messages(said("user", "news?")), message_reply(search, found, text("ok"))
+        )
+        path = write_capture(tmp_path / "cap.jsonl", line)
+        assert "[server_tool_use: web_search]\n[web_search_tool_result]\nok" == (
+            _read(path).turns[-1].text
+        )
+
 
 class TestDetection:
+    def test_a_reply_resent_with_null_content_where_it_had_empty_is_no_change(
+        self, tmp_path: Path
+    ) -> None:
+        replied = {**calling("call_1", ""), "content": ""}
+        resent = {**calling("call_1", ""), "content": None}
+        lines = [
+            exchange(1, CHAT, chat(S, U1), chat_reply(replied)),
+            exchange(2, CHAT, chat(S, U1, resent, T1), chat_reply(A2)),
+        ]
+        path = write_capture(tmp_path / "cap.jsonl", *lines)
+        assert () == _read(path).compactions
+
     def test_a_request_that_extends_the_last_one_and_its_reply_is_no_compaction(
         self, tmp_path: Path
     ) -> None:

@@ -358,7 +358,13 @@ class _Builder:
         previous = exchange.request.get("previous_response_id")
         if not self.context:
             self._add(exchange, placed, "request")
-        elif isinstance(previous, str) and previous == self.responded:
+        elif isinstance(previous, str) or exchange.request.get("conversation") is not None:
+            # The provider keeps the conversation: the request sends only what is new.
+            if isinstance(previous, str) and previous != self.responded:
+                self.notes.append(
+                    f"{exchange.where}: previous_response_id {previous!r} is not the thread's "
+                    "last response (a branch): its input is added after the last"
+                )
             heads = {entry.key for entry, _ in self.context if entry.head}
             self._add(exchange, [p for p in placed if p.entry.key not in heads], "request")
         else:

@@ -22,7 +22,7 @@ so the entries of a message are kept by its canonical JSON, and a long
 capture costs what its distinct messages cost.
 """
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -41,12 +41,18 @@ Key = tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 """An entry's identity: role, texts, calls made, calls answered."""
 
 
+def _said(parts: Iterable[str]) -> tuple[str, ...]:
+    """The parts of an entry that say something."""
+    return tuple(part for part in parts if part)
+
+
 @attrs.frozen
 class Entry:
     """One turn's worth of a request or response (or a provider's compaction)."""
 
     role: str
-    parts: tuple[str, ...]
+    parts: tuple[str, ...] = attrs.field(converter=_said)
+    """Its texts, the empty ones left out (``""`` content and null content say the same)."""
     calls: tuple[str, ...] = ()
     answers: tuple[str, ...] = ()
     head: bool = False
@@ -68,8 +74,8 @@ class Entry:
 
     @property
     def text(self) -> str:
-        """The entry's text as its turn reads it: its non-empty parts, one a line."""
-        return "\n".join(part for part in self.parts if part)
+        """The entry's text as its turn reads it: its parts, one a line."""
+        return "\n".join(self.parts)
 
 
 @attrs.frozen
@@ -248,7 +254,13 @@ def _anthropic(message: Any, where: str) -> tuple[Entry, ...]:
             elif summary is not None:
                 raise BadInput(f"{place}: a compaction block's content is a string or null")
             continue
-        if role == "assistant":
+        if role == "assistant" and kind not in anthropic.ASSISTANT_BLOCKS:
+            # A server tool's call or result (web search, code execution...) is the model's
+            # act, done by the provider: a note in its turn, its name when it has one.
+            parts.append(
+                noted(str(kind), block.get("name") if isinstance(block, Mapping) else None)
+            )
+        elif role == "assistant":
             text, call = anthropic.assistant_block(block, place)
             parts.append(text)
             if call is not None:
