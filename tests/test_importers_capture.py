@@ -570,6 +570,23 @@ class TestCommandLine:
         listed = next(out for out in capsys.readouterr().out.splitlines() if "thread 1" in out)
         assert listed.endswith(": 1 request, 3 turns: \\x1b]0;owned\\x07\\x1b[2Jhi\\u202e")
 
+    def test_a_thread_s_line_is_cut_to_the_terminal_s_width(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("COLUMNS", "60")
+        path = self._truncating(tmp_path)
+        assert 0 == main(["import", str(path), "--out", str(tmp_path / "cap.toml")])
+        listed = next(out for out in capsys.readouterr().out.splitlines() if "thread 1" in out)
+        assert (60, "...") == (len(listed), listed[-3:])
+
+    def test_thread_on_a_file_that_is_no_capture_is_refused(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = tmp_path / "chat.json"
+        path.write_text(json.dumps([U1, A4]), "utf-8")
+        assert 0 != main(["import", str(path), "--out", str(tmp_path / "c.toml"), "--thread", "1"])
+        assert "--thread is for capture files, and this is openai-chat" in capsys.readouterr().err
+
     def test_an_unknown_thread_is_one_line_on_stderr_and_nothing_written(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:
