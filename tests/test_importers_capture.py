@@ -296,6 +296,7 @@ class TestDetection:
         assert compaction.label is not None
         assert compaction.label.startswith("exchange 2, ")
         assert "1 tool use cleared, 5,000 input tokens" in compaction.label
+        assert (5470, 470) == (compaction.pre_tokens, compaction.post_tokens)
 
     def test_an_anthropic_compaction_block_folds_every_turn_before_its_reply(
         self, tmp_path: Path

@@ -378,7 +378,7 @@ class _Builder:
         entries, others = reader.response(response, exchange.where)
         self.choices += others
         billed = usage(exchange.endpoint, response)
-        self._edits(exchange, response)
+        self._edits(exchange, response, billed)
         for pending in self.pending[-1:]:
             if pending.where == exchange.where and billed is not None:
                 pending.post_tokens = _prompt(billed)
@@ -421,8 +421,11 @@ class _Builder:
                 context.append((entry, turns.get(j)))
         self.context = context
 
-    def _edits(self, exchange: _Exchange, response: Mapping[str, Any]) -> None:
-        """Meet what an Anthropic response says its context management cleared."""
+    def _edits(
+        self, exchange: _Exchange, response: Mapping[str, Any], billed: Usage | None
+    ) -> None:
+        """Meet what an Anthropic response says its context management cleared: the prompt
+        it was billed is the context after, and the tokens cleared on top of it before."""
         management = response.get("context_management")
         edits = management.get("applied_edits") if isinstance(management, Mapping) else None
         for number, edit in enumerate(edits if isinstance(edits, list) else (), start=1):
@@ -450,6 +453,9 @@ class _Builder:
                 f"{counted(count, 'tool use')} cleared{saved}"
             )
             self._met(exchange, label, "context management", cleared=cleared)
+            if billed is not None and isinstance(tokens, int):
+                pending = self.pending[-1]
+                pending.pre_tokens = _prompt(billed) + tokens
 
     def _add(
         self,
