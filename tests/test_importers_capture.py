@@ -3,11 +3,14 @@
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
 import json
+import tempfile
 import warnings
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memtape.capture.threads import ANTHROPIC, CHAT, RESPONSES
 from memtape.cli import main
@@ -627,3 +630,73 @@ class TestCommandLine:
         assert "(exchange 4, " in said_of_it
         assert "truncation: 4 turns dropped): dropped," in said_of_it
         assert "now DROPPED" in said_of_it
+
+
+ACTIONS = ("extend", "truncate", "summarize", "clear")
+"""What the simulated agent does to its context before a request."""
+
+
+def _agent(actions: list[tuple[str, int, bool]]) -> tuple[list[Any], dict[int, str], int]:
+    """A chat agent's capture: before request k it does ``actions[k - 2]`` to its context
+    (cut at the ``n``-th place it can, ``calls``: its reply calls a tool). Returns the
+    exchange lines, the kind of compaction expected at each exchange, and the turns."""
+    context: list[dict[str, Any]] = [S, said("user", "task 1")]
+    turns = 2
+    replies: list[Any] = []
+    expected: dict[int, str] = {}
+    summaries: set[str] = set()
+    for number, (action, n, calls) in enumerate([("extend", 0, False), *actions], start=1):
+        if action in ("truncate", "summarize"):
+            starts = [i for i in range(2, len(context) - 1) if context[i]["role"] == "user"]
+            if starts:
+                cut = starts[n % len(starts)]
+                gone = [m for m in context[1:cut] if m.get("content") not in summaries]
+                kept = context[cut:]
+                summary = [said("user", f"summary {number}")] if action == "summarize" else []
+                summaries.update(m["content"] for m in summary)
+                context = [S, *summary, *kept]
+                if gone:
+                    expected[number] = "summary" if summary else "truncation"
+        elif action == "clear":
+            results = [i for i, m in enumerate(context[:-1]) if m["role"] == "tool"]
+            if results:
+                at = results[n % len(results)]
+                context[at] = result(context[at]["tool_call_id"], f"[cleared {number}]")
+                expected[number] = "clearing"
+        reply = (
+            calling(f"call_{number}", f"reply {number}")
+            if calls
+            else said("assistant", f"reply {number}")
+        )
+        replies.append(exchange(number, CHAT, chat(*context), chat_reply(reply)))
+        turns += 1
+        following = (
+            result(f"call_{number}", f"result {number}")
+            if calls
+            else said("user", f"task {number + 1}")
+        )
+        context = [*context, reply, following]
+        turns += 1
+    return replies, expected, turns - 1
+
+
+class TestAnyAgent:
+    @given(
+        st.lists(st.tuples(st.sampled_from(ACTIONS), st.integers(0, 5), st.booleans()), max_size=12)
+    )
+    @settings(max_examples=60, deadline=None)
+    def test_each_change_is_detected_at_its_request_and_every_message_is_one_turn(
+        self, actions: list[tuple[str, int, bool]]
+    ) -> None:
+        lines, expected, turns = _agent(actions)
+        with tempfile.TemporaryDirectory() as folder:
+            transcript = _read(write_capture(Path(folder) / "cap.jsonl", *lines))
+        found = {
+            int((c.label or "").split(",")[0].removeprefix("exchange ")): c.trigger
+            for c in transcript.compactions
+        }
+        ledger = transcript.ledger
+        assert ledger is not None
+        assert expected == found
+        assert turns == len(transcript.turns)
+        assert (ledger.calls_in, ledger.results_in) == (ledger.calls_out, ledger.results_out)
