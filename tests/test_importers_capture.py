@@ -301,6 +301,33 @@ class TestDetection:
         assert "1 tool use cleared, 5,000 input tokens" in compaction.label
         assert (5470, 470) == (compaction.pre_tokens, compaction.post_tokens)
 
+    def test_context_management_spares_the_results_of_the_tools_it_excludes(
+        self, tmp_path: Path
+    ) -> None:
+        u1 = said("user", "Read, then grep")
+        calls = [use("toolu_1"), {**use("toolu_2"), "name": "Grep"}]
+        a1 = {"role": "assistant", "content": calls}
+        both = {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "read"},
+                {"type": "tool_result", "tool_use_id": "toolu_2", "content": "grepped"},
+            ],
+        }
+        config = {"edits": [{"type": "clear_tool_uses_20250919", "exclude_tools": ["Read"]}]}
+        edits = {"applied_edits": [{"type": "clear_tool_uses_20250919", "cleared_tool_uses": 1}]}
+        lines = [
+            exchange(1, ANTHROPIC, messages(u1), message_reply(*calls)),
+            exchange(
+                2,
+                ANTHROPIC,
+                messages(u1, a1, both, context_management=config),
+                message_reply(text("Done."), identity="msg_2", context_management=edits),
+            ),
+        ]
+        path = write_capture(tmp_path / "cap.jsonl", *lines)
+        assert ((5, "[tool result cleared]"),) == _only(_read(path)).cleared
+
     def test_an_anthropic_compaction_block_folds_every_turn_before_its_reply(
         self, tmp_path: Path
     ) -> None:

@@ -400,12 +400,13 @@ class _Builder:
             if cleared:
                 what = f"clearing: {counted(len(cleared), 'turn')} rewritten in place"
                 self._met(exchange, f"{label}: {what}", "clearing", cleared=cleared)
-        left = [turn for i in change.left if (turn := live[i][1]) is not None]
+        gone = self.gone
+        left = [turn for i in change.left if (turn := live[i][1]) is not None and turn not in gone]
         if change.replacement:
             texts = [sent[j] for j in change.replacement]
             provided = [entry for entry in texts if entry.role == COMPACTION]
             summary = "\n".join(entry.text for entry in (provided or texts))
-            kind = "compaction item" if provided else "summary"
+            kind = _provider_compaction(exchange.endpoint) if provided else "summary"
             what = f"{kind}: {counted(len(left), 'turn')} folded into it"
             self._met(exchange, f"{label}: {what}", kind, folded=left, summary=summary)
         elif left:
@@ -439,7 +440,12 @@ class _Builder:
             count = edit.get("cleared_tool_uses")
             if isinstance(count, bool) or not isinstance(count, int) or count < 0:
                 raise BadInput(f"{place}: cleared_tool_uses must be a count, got {count!r}")
-            results = [turn for entry, turn in self.context if entry.role == "tool" and turn]
+            spared = _spared(exchange.request, kind)
+            results = [
+                turn
+                for entry, turn in self.context
+                if entry.role == "tool" and turn and not spared & set(entry.answers)
+            ]
             if count > len(results):
                 self.notes.append(
                     f"{place}: {count} tool uses cleared, but the request holds "
@@ -452,9 +458,8 @@ class _Builder:
                 f"{exchange.label}: context management {kind}: "
                 f"{counted(count, 'tool use')} cleared{saved}"
             )
-            self._met(exchange, label, "context management", cleared=cleared)
-            if billed is not None and isinstance(tokens, int):
-                pending = self.pending[-1]
+            pending = self._met(exchange, label, "context management", cleared=cleared)
+            if pending is not None and billed is not None and isinstance(tokens, int):
                 pending.pre_tokens = _prompt(billed) + tokens
 
     def _add(
@@ -477,13 +482,9 @@ class _Builder:
                 folded = [
                     turn
                     for old, turn in (*self.context, *added)
-                    if turn is not None and not old.head
+                    if turn is not None and not old.head and turn not in self.gone
                 ]
-                kind = (
-                    "compaction block"
-                    if exchange.endpoint == keys.ANTHROPIC
-                    else ("compaction item")
-                )
+                kind = _provider_compaction(exchange.endpoint)
                 label = f"{exchange.label}: {kind} in the {side}"
                 self._met(exchange, label, kind, folded=folded, summary=entry.text)
                 added.append((entry, None))
@@ -511,8 +512,13 @@ class _Builder:
         dropped: Iterable[int] = (),
         cleared: Mapping[int, str] | None = None,
         summary: str = "",
-    ) -> None:
-        """A compaction before the next turn added; one already met there takes it in."""
+    ) -> _Pending | None:
+        """A compaction before the next turn added; one already met there takes it in. One
+        that moves nothing (what it names left before) is none."""
+        folding = [turn for turn in folded if turn not in self.gone]
+        going = [turn for turn in dropped if turn not in self.gone]
+        if not folding and not going and not cleared:
+            return None
         before = len(self.turns) + 1
         if self.pending and self.pending[-1].before == before:
             pending = self.pending[-1]
@@ -524,15 +530,14 @@ class _Builder:
                 pre = _prompt(self.previous) + self.previous.output
             pending = _Pending(before, exchange.where, [label], [trigger], pre_tokens=pre)
             self.pending.append(pending)
-        folding = [turn for turn in folded if turn not in self.gone]
         pending.folded.update(folding)
         if summary:
             pending.summary = f"{pending.summary}\n{summary}" if pending.summary else summary
-        going = [turn for turn in dropped if turn not in self.gone]
         pending.dropped.update(going)
         self.gone.update(folding)
         self.gone.update(going)
         pending.cleared.update(cleared or {})
+        return pending
 
     def transcript(self, tally: Tally, notes: Sequence[str]) -> Transcript:
         """The thread's transcript, its ledger closed."""
@@ -567,6 +572,35 @@ class _Builder:
         if self.choices:
             said.append(f"{counted(self.choices, 'other choice')} of responses not imported")
         return self.turns.transcript(FORMAT, compactions, [*said, *self.notes], tally)
+
+
+def _spared(request: Mapping[str, Any], kind: str) -> set[str]:
+    """The ids of the tool calls whose results an Anthropic request's ``kind`` edit spares:
+    those of the tools its ``exclude_tools`` names."""
+    management = request.get("context_management")
+    edits = management.get("edits") if isinstance(management, Mapping) else None
+    excluded: set[str] = set()
+    for edit in edits if isinstance(edits, list) else ():
+        names = edit.get("exclude_tools") if isinstance(edit, Mapping) else None
+        if edit.get("type") == kind and isinstance(names, list):
+            excluded.update(name for name in names if isinstance(name, str))
+    if not excluded:
+        return set()
+    messages = request.get("messages")
+    return {
+        str(block.get("id"))
+        for message in (messages if isinstance(messages, list) else ())
+        if isinstance(message, Mapping) and isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, Mapping)
+        and block.get("type") == "tool_use"
+        and block.get("name") in excluded
+    }
+
+
+def _provider_compaction(endpoint: str) -> str:
+    """What a provider's compaction is called at ``endpoint``."""
+    return "compaction block" if endpoint == keys.ANTHROPIC else "compaction item"
 
 
 def _runs(turns: Iterable[int]) -> tuple[tuple[int, int], ...]:
