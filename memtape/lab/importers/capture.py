@@ -434,6 +434,8 @@ class _Builder:
             place = f"{exchange.where}: context_management.applied_edits[{number - 1}]"
             if not isinstance(kind, str) or not isinstance(edit, Mapping):
                 raise BadInput(f"{place}: an applied edit needs its type")
+            if kind.startswith("compact"):
+                continue  # its compaction block, in the response's content, is met there
             if not kind.startswith(CLEAR_TOOL_USES):
                 self.notes.append(f"{place}: a {kind} edit is not applied by recorded")
                 continue
