@@ -583,8 +583,10 @@ def _spared(request: Mapping[str, Any], kind: str) -> set[str]:
     edits = management.get("edits") if isinstance(management, Mapping) else None
     excluded: set[str] = set()
     for edit in edits if isinstance(edits, list) else ():
-        names = edit.get("exclude_tools") if isinstance(edit, Mapping) else None
-        if edit.get("type") == kind and isinstance(names, list):
+        if not isinstance(edit, Mapping) or edit.get("type") != kind:
+            continue
+        names = edit.get("exclude_tools")
+        if isinstance(names, list):
             excluded.update(name for name in names if isinstance(name, str))
     if not excluded:
         return set()
