@@ -35,6 +35,7 @@ from tests.captures import (
     use,
     write_capture,
 )
+from tests.transcripts import any_records
 
 S = said("system", SYSTEM)
 U1 = said("user", "Refund order ORD-9 please")
@@ -727,3 +728,43 @@ class TestAnyAgent:
         assert expected == found
         assert turns == len(transcript.turns)
         assert (ledger.calls_in, ledger.results_in) == (ledger.calls_out, ledger.results_out)
+
+
+class TestAnyLines:
+    @given(
+        st.lists(
+            st.tuples(
+                st.sampled_from((CHAT, RESPONSES, ANTHROPIC, "other")),
+                any_records(),
+                any_records(),
+                st.sampled_from((None, 200, 500, "x")),
+                st.booleans(),
+            ),
+            max_size=4,
+        )
+    )
+    @settings(max_examples=150, deadline=None)
+    def test_lines_import_or_are_refused_in_one_line(
+        self, lines: list[tuple[str, Any, Any, Any, bool]]
+    ) -> None:
+        written = [
+            exchange(
+                number,
+                endpoint,
+                {"messages": sent, "input": sent, "system": "s"},
+                {"content": got, "output": got, "choices": [{"message": m} for m in got]}
+                if answered
+                else None,
+                status=status,
+            )
+            for number, (endpoint, sent, got, status, answered) in enumerate(lines, start=1)
+        ]
+        with tempfile.TemporaryDirectory() as folder:
+            path = write_capture(Path(folder) / "cap.jsonl", *written)
+            try:
+                read_transcript(path, "capture")
+            except BadInput as error:
+                refused = str(error)
+            else:
+                refused = ""
+        assert "\n" not in refused

@@ -318,9 +318,11 @@ def _item(item: Any, where: str) -> Entry:
     if not isinstance(item, Mapping):
         raise BadInput(f"{where}: an item is an object with a type")
     kind = item.get("type", "message" if "role" in item else None)
+    if not isinstance(kind, str):
+        raise BadInput(f"{where}: an item needs a type, got {kind!r}")
     if kind == "message":
         role = item.get("role")
-        if role not in openai_responses.ROLES:
+        if not isinstance(role, str) or role not in openai_responses.ROLES:
             raise BadInput(
                 f"{where}: a message's role is one of user, system, developer, "
                 f"assistant, got {role!r}"
@@ -341,8 +343,6 @@ def _item(item: Any, where: str) -> Entry:
         return Entry(COMPACTION, (_compaction_summary(item, where),))
     if kind == "item_reference":
         raise BadInput(f"{where}: an item_reference: the item it names is not in the capture")
-    if not isinstance(kind, str):
-        raise BadInput(f"{where}: an item needs a type, got {kind!r}")
     # A built-in tool's call (web_search_call...) is the model's act: a note in its turn.
     return Entry("assistant", (noted(kind, item.get("id")),))
 
@@ -421,6 +421,8 @@ def ids(endpoint: str, body: Mapping[str, Any] | None) -> tuple[list[str], list[
             items = body.get(field)
             for item in items if isinstance(items, list) else ():
                 kind = item.get("type") if isinstance(item, Mapping) else None
+                if not isinstance(kind, str):
+                    continue
                 if kind in openai_responses.CALLS:
                     calls.append(str(item.get("call_id")))
                 elif kind in openai_responses.OUTPUTS:
