@@ -134,6 +134,22 @@ class TestTurns:
         assert () == transcript.compactions
         assert any("1 exchange got no response" in note for note in transcript.notes)
 
+    def test_a_response_cut_short_by_a_dropped_connection_is_no_turn(self, tmp_path: Path) -> None:
+        cut = exchange(
+            2,
+            CHAT,
+            chat(S, U1, A1, T1),
+            chat_reply(said("assistant", "It shi")),
+            error="connection dropped after 1,204 bytes",
+        )
+        retried = exchange(3, CHAT, chat(S, U1, A1, T1), chat_reply(A2))
+        path = write_capture(tmp_path / "cap.jsonl", _extending()[0], cut, retried)
+        transcript = _read(path)
+        assert (["It shipped; the refund is issued."], ()) == (
+            [t.text for t in transcript.turns if t.text.startswith("It shi")],
+            transcript.compactions,
+        )
+
     def test_a_responses_request_naming_its_previous_response_sends_only_what_is_new(
         self, tmp_path: Path
     ) -> None:

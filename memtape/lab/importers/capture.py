@@ -201,9 +201,11 @@ def _exchanges(source: Source) -> tuple[list[tuple[str, Record]], list[Exchange]
             if identity is not None:
                 threads.seen[identity] = key
         status = data.get("status")
+        succeeded = status is None or (isinstance(status, int) and 200 <= status < 300)
+        answered = succeeded and not data.get("error")
         label = f"exchange {number}, {where.replace(str(source.path), source.path.name, 1)}"
         exchanges.append(
-            Exchange(index, where, number, endpoint, request, response, status, key, label)
+            Exchange(index, where, number, endpoint, request, response, answered, key, label)
         )
     return left, exchanges
 

@@ -44,7 +44,9 @@ class Exchange:
     endpoint: str
     request: Mapping[str, Any]
     response: Mapping[str, Any] | None
-    status: Any
+    answered: bool
+    """Whether a whole response came back: a success status, and no error (a connection
+    dropped mid-stream leaves a response cut short)."""
     thread: str
     label: str
     """How a compaction's label names the exchange: its number and its line, in the
@@ -113,7 +115,7 @@ class Builder:
             self._changed(exchange, placed)
         response = exchange.response
         self.responded = keys.response_id(response)
-        if response is None or not _succeeded(exchange.status):
+        if response is None or not exchange.answered:
             self.unanswered += 1
             self.previous = None
             return
@@ -361,8 +363,3 @@ def _runs(turns: Iterable[int]) -> tuple[tuple[int, int], ...]:
 def _prompt(billed: Usage) -> int:
     """The whole prompt a response was billed for: uncached, read and written."""
     return (billed.input or 0) + (billed.cache_read or 0) + (billed.cache_write or 0)
-
-
-def _succeeded(status: Any) -> bool:
-    """Whether an exchange's status is a success (a missing one is taken as one)."""
-    return status is None or (isinstance(status, int) and 200 <= status < 300)
