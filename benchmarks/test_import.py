@@ -189,3 +189,90 @@ def test_import_a_long_claude_code_session(bench: Bench, sessions: dict[int, Pat
             f"{per_10k:.3f} s/10k"
         )
         assert per_10k <= SECONDS_PER_10K, f"{per_10k:.2f} s a 10,000 entries"
+
+
+CAPTURE_REQUESTS = 1_000
+"""Requests in the timed capture (50 times fewer in a smoke run)."""
+
+CAPTURE_SECONDS = 2.0
+"""Issue 25's target: a 1,000-request capture imports in at most this."""
+
+WINDOW = 40
+"""The messages the captured agent keeps after its system prompt (it truncates the rest)."""
+
+
+def capture_lines(requests: int, seed: int = 25) -> list[dict[str, object]]:
+    """A capture of ``requests`` Chat Completions exchanges of one agent, from ``seed``:
+    each request the last one, its reply and a new user message or tool result, the agent
+    keeping its system prompt and the last ``WINDOW`` messages (a truncation at nearly every
+    request once the window is full), a tool call in one reply in two."""
+    rng = random.Random(seed)
+    system = {"role": "system", "content": "You are a support agent."}
+    kept: list[dict[str, object]] = [{"role": "user", "content": _text(rng)}]
+    lines: list[dict[str, object]] = [
+        {"memtape_capture": 1, "started": "2026-12-03T15:40:00Z", "recorder": "memtape 0.2.0"}
+    ]
+    for number in range(1, requests + 1):
+        while len(kept) > WINDOW or kept[0]["role"] == "tool":
+            kept.pop(0)
+        reply: dict[str, object] = {"role": "assistant", "content": _text(rng)}
+        call = f"call_{number}" if rng.random() < 0.5 else None
+        if call is not None:
+            function = {"name": "lookup", "arguments": json.dumps({"q": _text(rng)})}
+            reply["tool_calls"] = [{"id": call, "type": "function", "function": function}]
+        lines.append(
+            {
+                "exchange": number,
+                "endpoint": "openai.chat",
+                "method": "POST",
+                "path": "/v1/chat/completions",
+                "thread": "s-000000000001",
+                "status": 200,
+                "error": None,
+                "stream": False,
+                "timings": {"start": number, "first_byte": number + 0.1, "end": number + 0.5},
+                "request_headers": {},
+                "response_headers": {},
+                "request": {"model": "gpt-test", "messages": [system, *kept]},
+                "response": {
+                    "id": f"chatcmpl-{number}",
+                    "object": "chat.completion",
+                    "choices": [{"index": 0, "message": reply, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 900 + number, "completion_tokens": 40},
+                },
+            }
+        )
+        kept.append(reply)
+        if call is not None:
+            kept.append({"role": "tool", "tool_call_id": call, "content": _text(rng)})
+        else:
+            kept.append({"role": "user", "content": _text(rng)})
+    return lines
+
+
+@pytest.fixture(scope="module")
+def captures() -> Iterator[dict[int, Path]]:
+    """Capture files by size, written once per module."""
+    with tempfile.TemporaryDirectory() as folder:
+        files: dict[int, Path] = {}
+        for size in (CAPTURE_REQUESTS, CAPTURE_REQUESTS // 50):
+            path = Path(folder) / f"capture-{size}.jsonl"
+            lines = (json.dumps(line) for line in capture_lines(size))
+            path.write_text("\n".join(lines) + "\n", "utf-8")
+            files[size] = path
+        yield files
+
+
+def test_import_a_long_capture(bench: Bench, captures: dict[int, Path]) -> None:
+    """Issue 25's target: a 1,000-request capture, its truncations detected, in at most 2 s."""
+    requests = bench.size(CAPTURE_REQUESTS)
+    path = captures[requests]
+    bench.benchmark.group = "import"
+    text = bench.measure(f"import-capture-{requests}", import_transcript, path, rounds=ROUNDS)
+
+    assert f"entries_read = {requests + 1}\n" in text
+    if requests > WINDOW:
+        assert 'policy = "recorded"' in text
+    if bench.median is not None:
+        bench.note(f"import a {requests:,}-request capture: {bench.median:.3f} s")
+        assert bench.median <= CAPTURE_SECONDS, f"{bench.median:.2f} s for {requests} requests"

@@ -486,7 +486,8 @@ def _add_lab(commands: Any) -> None:
         help=(
             "turn an agent's transcript (OpenAI Chat or Responses, Anthropic Messages, a Claude "
             "Code session, LangChain messages, a Codex CLI rollout, a Gemini CLI chat, a "
-            "SWE-agent or mini-swe-agent trajectory) into a scenario file"
+            "SWE-agent or mini-swe-agent trajectory, a memtape record capture) into a scenario "
+            "file"
         ),
         description=(
             "One turn per message of an agent's transcript, with its tool calls and results "
@@ -578,6 +579,14 @@ def _add_lab(commands: Any) -> None:
             "result answering the action (salient, kept with it); as-written keeps it a user "
             "turn; auto (default) pairs them in text-mode SWE-agent and mini-swe-agent "
             "trajectories"
+        ),
+    )
+    chat.add_argument(
+        "--thread",
+        metavar="N|KEY",
+        help=(
+            "a capture's thread to import: its number in the list import prints, or its key "
+            "(default: the one with the most turns)"
         ),
     )
     chat.add_argument(

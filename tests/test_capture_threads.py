@@ -18,7 +18,9 @@ class TestFingerprint:
                 {"role": "user", "content": "later"},
             ]
         }
-        assert "f-" + _digest("Be terse.\x00Hi") == thread_key("openai.chat", request, {}, {})
+        assert "f-" + _digest("Be terse.\x00Hi") == thread_key(
+            "openai.chat", request, headers={}, seen={}
+        )
 
     def test_an_anthropic_request_reads_its_system_blocks(self) -> None:
         request = {
@@ -26,33 +28,37 @@ class TestFingerprint:
             "messages": [{"role": "user", "content": "Q"}],
         }
         expected = "f-" + _digest("A\nB\x00Q")
-        assert expected == thread_key("anthropic.messages", request, {}, {})
+        assert expected == thread_key("anthropic.messages", request, headers={}, seen={})
 
     def test_a_responses_request_reads_its_instructions_and_string_input(self) -> None:
         request = {"instructions": "Sys", "input": "Go"}
-        assert "f-" + _digest("Sys\x00Go") == thread_key("openai.responses", request, {}, {})
+        assert "f-" + _digest("Sys\x00Go") == thread_key(
+            "openai.responses", request, headers={}, seen={}
+        )
 
     def test_later_turns_keep_the_thread(self) -> None:
         first = {"messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]}
         later = {"messages": [*first["messages"], {"role": "assistant", "content": "A"}]}
-        assert thread_key("openai.chat", first, {}, {}) == thread_key("openai.chat", later, {}, {})
+        assert thread_key("openai.chat", first, headers={}, seen={}) == thread_key(
+            "openai.chat", later, headers={}, seen={}
+        )
 
     def test_a_subagent_with_its_own_system_prompt_gets_its_own_thread(self) -> None:
         main = {"system": "main", "messages": [{"role": "user", "content": "U"}]}
         sub = {"system": "sub", "messages": [{"role": "user", "content": "U"}]}
-        assert thread_key("anthropic.messages", main, {}, {}) != thread_key(
-            "anthropic.messages", sub, {}, {}
+        assert thread_key("anthropic.messages", main, headers={}, seen={}) != thread_key(
+            "anthropic.messages", sub, headers={}, seen={}
         )
 
     def test_no_body_is_the_empty_fingerprint(self) -> None:
-        assert "f-" + _digest("\x00") == thread_key("other", None, {}, {})
+        assert "f-" + _digest("\x00") == thread_key("other", None, headers={}, seen={})
 
 
 class TestSessionKey:
     def test_anthropic_user_id_keys_the_thread_with_the_system_prompt(self) -> None:
         request = {"system": "S", "metadata": {"user_id": "u1"}, "messages": []}
         expected = "s-" + _digest("u1\x00S")
-        assert expected == thread_key("anthropic.messages", request, {}, {})
+        assert expected == thread_key("anthropic.messages", request, headers={}, seen={})
 
     def test_a_compaction_that_rewrites_the_messages_keeps_the_session_thread(self) -> None:
         before = {
@@ -65,30 +71,34 @@ class TestSessionKey:
             "metadata": {"user_id": "u1"},
             "messages": [{"role": "user", "content": "summary of it all"}],
         }
-        assert thread_key("anthropic.messages", before, {}, {}) == thread_key(
-            "anthropic.messages", after, {}, {}
+        assert thread_key("anthropic.messages", before, headers={}, seen={}) == thread_key(
+            "anthropic.messages", after, headers={}, seen={}
         )
 
     def test_a_session_header_keys_the_thread(self) -> None:
         request = {"input": "x"}
         expected = "s-" + _digest("abc\x00")
-        actual = thread_key("openai.responses", request, {"session_id": "abc"}, {})
+        actual = thread_key("openai.responses", request, headers={"session_id": "abc"}, seen={})
         assert expected == actual
 
     def test_a_session_id_body_field_keys_the_thread(self) -> None:
         request = {"session_id": "z", "messages": []}
-        assert "s-" + _digest("z\x00") == thread_key("openai.chat", request, {}, {})
+        assert "s-" + _digest("z\x00") == thread_key("openai.chat", request, headers={}, seen={})
 
 
 class TestPreviousResponse:
     def test_a_known_previous_response_names_its_thread(self) -> None:
         request = {"previous_response_id": "resp_1", "input": "next"}
-        assert "f-older" == thread_key("openai.responses", request, {}, {"resp_1": "f-older"})
+        assert "f-older" == thread_key(
+            "openai.responses", request, headers={}, seen={"resp_1": "f-older"}
+        )
 
     def test_an_unknown_previous_response_falls_back_to_the_fingerprint(self) -> None:
         request = {"previous_response_id": "resp_9", "input": "next"}
         expected = "f-" + _digest("\x00next")
-        assert expected == thread_key("openai.responses", request, {}, {"resp_1": "f-older"})
+        assert expected == thread_key(
+            "openai.responses", request, headers={}, seen={"resp_1": "f-older"}
+        )
 
 
 class TestContentText:

@@ -132,6 +132,87 @@ class TestDecide:
         )
 
 
+class TestWhatACaptureSaw:
+    def test_dropped_turns_are_dropped_with_nothing_warm_for_them(self) -> None:
+        record = CompactionRecord(5, "", dropped=((2, 3),), label="exchange 4: truncation")
+        state, decided = play(RecordedCompaction(1000, (record,)), *[user(2)] * 5)
+        assert ((1, 4, 5), (), [2, 3], ()) == (
+            tuple(t.turn for t in state.window.hot),
+            state.window.warm,
+            list(state.window.dropped),
+            tuple(state.window.cold),
+        )
+        assert (2, 3) == compaction(decided[4]).dropped
+
+    def test_only_the_folded_turns_fold_into_the_summary(self) -> None:
+        record = CompactionRecord(5, SUMMARY, folded=((2, 3),))
+        state, _ = play(RecordedCompaction(1000, (record,)), *[user(2)] * 5)
+        assert ((1, 4, 5), (WarmItem(3, SUMMARY, 8),), [2]) == (
+            tuple(t.turn for t in state.window.hot),
+            state.window.warm,
+            list(state.window.cold),
+        )
+
+    def test_a_cleared_turn_stays_hot_in_place_reading_its_new_text(self) -> None:
+        record = CompactionRecord(4, "", cleared=((2, "[cleared]"),))
+        policy = RecordedCompaction(1000, (record,))
+        state, decided = play(policy, user(2), calling("c1"), answering("c1"), user(2))
+        assert ((1, 2, 3, 4), "[cleared]", (WarmItem(2, "[cleared]", 1),)) == (
+            tuple(t.turn for t in state.window.hot),
+            state.window.hot[1].text,
+            compaction(decided[3]).cleared,
+        )
+
+    def test_a_unit_moves_only_when_every_turn_of_it_is_named(self) -> None:
+        record = CompactionRecord(5, "", dropped=((1, 2),))
+        policy = RecordedCompaction(1000, (record,))
+        state, _ = play(policy, user(2), calling("c1"), answering("c1"), user(2), user(2))
+        assert ((2, 3, 4, 5), [1]) == (
+            tuple(t.turn for t in state.window.hot),
+            list(state.window.dropped),
+        )
+
+    def test_its_reason_is_the_label_of_the_record_before_that_turn(self) -> None:
+        record = CompactionRecord(5, "", dropped=((2, 3),), label="exchange 4: truncation")
+        policy = RecordedCompaction(1000, (record,))
+        assert ("exchange 4: truncation", None) == (policy.reason(5), policy.reason(4))
+
+    def test_the_new_fields_read_back_and_a_record_that_moves_needs_no_summary(self) -> None:
+        record = CompactionRecord(
+            9,
+            "",
+            folded=((1, 2),),
+            dropped=((3, 4),),
+            cleared=((5, "[x]"),),
+            label="exchange 7",
+        )
+        policy = RecordedCompaction(60, (record,), WordCount())
+        table = policy.params()
+        assert {
+            "before": 9,
+            "folded": [[1, 2]],
+            "dropped": [[3, 4]],
+            "cleared": [{"turn": 5, "text": "[x]"}],
+            "label": "exchange 7",
+        } == table["compactions"][0]
+        assert policy == Policies.from_params({"compaction": table}).compaction
+
+    @pytest.mark.parametrize(
+        ("record", "message"),
+        [
+            ({"before": 4, "dropped": [2, 3]}, r"dropped: must be a list of \[FIRST, LAST\]"),
+            ({"before": 4, "dropped": [[2, 4]]}, "dropped must be runs of turns"),
+            ({"before": 4, "folded": [[3, 2]], "summary": "s"}, "folded must be runs of turns"),
+            ({"before": 4, "cleared": [{"turn": 4, "text": "x"}]}, "cleared must be turns"),
+            ({"before": 4, "cleared": [{"turn": 2}]}, r"cleared\[0\]: missing parameter text"),
+            ({"before": 4, "summary": "s", "label": 3}, "label must be a string"),
+        ],
+    )
+    def test_a_malformed_record_names_its_field(self, record: Any, message: str) -> None:
+        with pytest.raises(BadInput, match=message):
+            RecordedCompaction.from_params({"budget": 60, "compactions": [record]}, "here")
+
+
 class TestParams:
     def test_params_read_back(self) -> None:
         records = (

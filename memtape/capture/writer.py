@@ -44,7 +44,9 @@ class CaptureWriter:
         headers = {name.lower(): value for name, value in exchange.request_headers}
         line = capture_line(exchange)
         with self._lock:
-            thread = thread_key(exchange.endpoint, line["request"], headers, self._known)
+            thread = thread_key(
+                exchange.endpoint, line["request"], headers=headers, seen=self._known
+            )
             self.written += 1
             line["exchange"], line["thread"] = self.written, thread
             response = line["response"]

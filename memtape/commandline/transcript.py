@@ -5,13 +5,16 @@ import sys
 import warnings
 from collections.abc import Callable
 
+from memtape.commandline.output import terminal_width
 from memtape.commandline.writing import write_scenario
 from memtape.core.visible import visible
 from memtape.lab.choices import AUTO, DATA_SETS
 from memtape.lab.importers import Ledger, import_transcript
+from memtape.lab.importers.capture import Thread
 from memtape.lab.importers.records import SkippedLine, UnfinishedLine
 from memtape.lab.importers.scenario import NothingSalient
 from memtape.lab.importers.tokens import Comparison, TokenizerWarning
+from memtape.projections.wrapping import cells
 
 
 def run(args: argparse.Namespace) -> int:
@@ -38,6 +41,7 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
     print the import's ledger and recorded compactions once the scenario is written."""
     reads = [str(args.chat)] + ([] if args.probes in {None, AUTO} else [args.probes])
     ledgers: list[Ledger] = []
+    threads: list[Thread] = []
     compared: list[str] = []
     comparisons: list[Comparison] = []
     with warnings.catch_warnings(record=True) as caught:
@@ -66,6 +70,8 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
                 compared=comparisons.append,
                 observations=args.observations,
                 key=args.path,
+                thread=args.thread,
+                threads=threads.extend,
             ),
             reads,
         )
@@ -74,6 +80,9 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
             warning.message, NothingSalient | UnfinishedLine | SkippedLine | TokenizerWarning
         ):
             print(f"memtape: warning: {visible(str(warning.message), 'message')}", file=sys.stderr)
+    width = terminal_width()
+    for thread in threads:
+        print(_cut(visible(thread.line(), "message"), width))
     for ledger in ledgers:
         for line in ledger.lines():
             print(visible(line, "message"))
@@ -116,3 +125,13 @@ def _data_set(args: argparse.Namespace) -> str:
         hot_n=args.hot_n,
         tokenizer=args.tokenizer,
     )
+
+
+def _cut(line: str, width: int | None) -> str:
+    """``line`` cut to ``width`` cells, ``...`` saying so (a pipe gets it whole)."""
+    if width is None or cells(line) <= width:
+        return line
+    kept = line
+    while kept and cells(kept) > width - 3:
+        kept = kept[: max(len(kept) - max(cells(kept) - width + 3, 1), 0)]
+    return kept + "..."

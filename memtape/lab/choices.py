@@ -18,6 +18,7 @@ FORMATS = (
     "gemini-cli",
     "swe-agent",
     "mini-swe-agent",
+    "capture",
 )
 """What ``--format`` takes: ``auto`` (told from the content) or a format's name, each the
 ``FORMAT`` of its reader in ``memtape.lab.importers``."""

@@ -33,7 +33,12 @@ from memtape.core.plural import counted
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import Fact, State, Tier
 from memtape.core.visible import quoted, visible
-from memtape.policies.plumbing.protocols import ForgettingPolicy, Scored
+from memtape.policies.plumbing.protocols import (
+    CompactionPolicy,
+    ForgettingPolicy,
+    Scored,
+    is_explained,
+)
 from memtape.policies.session import Policies
 from memtape.reducers import evolve, fold
 
@@ -215,7 +220,8 @@ def _turn_life(run: Run, policies_at: Callable[[int], Policies], turn: int) -> S
             moved = moment.after.window.tier_of(turn)
             if tier == moved == "warm":
                 continue
-            steps.append(_compaction(moment, event, turn, tier, moved))
+            reason = _reason(policies_at(at).compaction, moment.after.window.turns)
+            steps.append(_compaction(moment, event, turn, tier, moved, reason=reason))
             tier = moved
         if tier in ("cold", "dropped"):
             break
@@ -242,8 +248,20 @@ def _arrival(moment: _Moment, event: TurnAdded, budget: int | None) -> Step:
     return Step(moment.at, moment.step, "TurnAdded", moment.after.clock, what, numbers)
 
 
+def _reason(policy: CompactionPolicy | None, turn: int) -> str | None:
+    """What the policy says of its compaction as turn ``turn`` arrived (``recorded``: where
+    the agent did it), or None."""
+    return policy.reason(turn) if policy is not None and is_explained(policy) else None
+
+
 def _compaction(
-    moment: _Moment, event: CompactionTriggered, turn: int, tier: Tier | None, moved: Tier | None
+    moment: _Moment,
+    event: CompactionTriggered,
+    turn: int,
+    tier: Tier | None,
+    moved: Tier | None,
+    *,
+    reason: str | None = None,
 ) -> Step:
     before, window = moment.before, moment.after.window
     numbers: dict[str, Any] = {
@@ -267,7 +285,7 @@ def _compaction(
         numbers["hot"] = [t.turn for t in window.hot]
         done = f"stayed HOT (kept verbatim: {', '.join(str(t) for t in numbers['hot'])})"
     elif moved == "dropped":
-        done = "dropped as chatter"
+        done = "dropped" if reason is not None else "dropped as chatter"
     elif moved == "warm":
         done = f"folded to WARM ({counted(numbers['warm_tokens'], 'token')})"
     elif not window.gist:
@@ -287,8 +305,12 @@ def _compaction(
         done = f"pushed COLD (gist {quoted(window.gist)})"
         if warm is not None:
             done = f"folded to WARM ({counted(warm.tokens, 'token')}), then {done}"
+    said = ""
+    if reason is not None:
+        numbers["reason"] = reason
+        said = f" ({visible(reason)})"
     what = (
-        f"turn {window.turns}'s compaction: {done}, "
+        f"turn {window.turns}'s compaction{said}: {done}, "
         f"window {before.window.tokens} → {window.tokens}, budget {event.budget}"
     )
     return Step(moment.at, moment.step, "CompactionTriggered", moment.after.clock, what, numbers)

@@ -17,7 +17,7 @@ written, so that what reads them (planting probes, say) can come between
 it and ``transcript_scenario``.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from memtape.core.commands import AddTurn
@@ -25,6 +25,7 @@ from memtape.core.errors import BadInput
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
 from memtape.lab.importers import (
     anthropic,
+    capture,
     claude_code,
     codex,
     gemini_cli,
@@ -35,6 +36,7 @@ from memtape.lab.importers import (
     otel,
     swe_agent,
 )
+from memtape.lab.importers.capture import Thread
 from memtape.lab.importers.detect import detect
 from memtape.lab.importers.ledger import Ledger
 from memtape.lab.importers.observations import PAIRED, check_mode
@@ -73,6 +75,7 @@ READERS: dict[str, Callable[[Source], Transcript]] = {
     gemini_cli.FORMAT: gemini_cli.read,
     swe_agent.FORMAT: swe_agent.read,
     mini_swe_agent.FORMAT: mini_swe_agent.read,
+    capture.FORMAT: capture.read,
 }
 """Each format's reader, by the name ``--format`` gives it."""
 
@@ -85,6 +88,7 @@ __all__ = [
     "READERS",
     "Compaction",
     "Ledger",
+    "Thread",
     "Transcript",
     "Turn",
     "import_transcript",
@@ -111,6 +115,8 @@ def read_transcript(
     skip_bad_lines: bool = False,
     observations: str = "auto",
     key: str | None = None,
+    thread: str | None = None,
+    threads: Callable[[Sequence[Thread]], None] | None = None,
 ) -> Transcript:
     """The transcript in the file at ``path``, in ``format`` (``auto``: told from the content).
 
@@ -120,14 +126,22 @@ def read_transcript(
     how a user message after an action reads (``memtape.lab.importers.
     observations``: for the formats of chat messages); ``key`` (``--path``)
     names where a JSON document keeps its records (``memtape.lab.importers.
-    wrappers``).
+    wrappers``). ``thread`` (``--thread``) names the thread of a capture to import (its
+    number or key; the longest by default), and ``threads`` hears the capture's threads
+    (``memtape.lab.importers.capture``).
     """
     _check_format(format, sidechains)
     check_mode(observations)
+    if thread is not None and format not in ("auto", capture.FORMAT):
+        raise BadInput(f"--thread is for capture files, not {format}")
     source = unwrapped(read_source(path, skip_bad_lines=skip_bad_lines), key)
     told = detect(source) if format == "auto" else format
     if sidechains and told != claude_code.FORMAT:
         raise BadInput(f"{path}: --sidechains is for claude-code sessions, and this is {told}")
+    if thread is not None and told != capture.FORMAT:
+        raise BadInput(f"{path}: --thread is for capture files, and this is {told}")
+    if told == capture.FORMAT:
+        return capture.read(source, thread=thread, listed=threads)
     if told == claude_code.FORMAT:
         return claude_code.read(source, sidechains=sidechains)
     if told in OBSERVING:
@@ -157,6 +171,8 @@ def import_transcript(
     compared: Callable[[Comparison], None] | None = None,
     observations: str = "auto",
     key: str | None = None,
+    thread: str | None = None,
+    threads: Callable[[Sequence[Thread]], None] | None = None,
 ) -> str:
     """The scenario file's text for the transcript at ``path``.
 
@@ -196,6 +212,8 @@ def import_transcript(
         skip_bad_lines=skip_bad_lines,
         observations=observations,
         key=key,
+        thread=thread,
+        threads=threads,
     )
     counts: list[int | None] | None = None
     if tokenizer == RECORDED:

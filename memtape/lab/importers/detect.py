@@ -28,6 +28,8 @@ Each record is looked at for a mark that only one format makes:
   ``tool`` or ``function`` role, a ``name``, or ``image_url``,
   ``input_audio`` or ``file`` parts.
 - ``otel``: an OTLP JSON trace, ``{"resourceSpans": [...]}``.
+- ``capture``: a capture's header line first, ``{"memtape_capture": 1, ...}``
+  (``memtape record``'s file): told before anything else.
 
 The file's format is the one its marks name; its reader then refuses, named,
 any record it cannot read. A message no format marks (``{"role": "user",
@@ -41,6 +43,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.capture import FORMAT as CAPTURE
+from memtape.lab.importers.capture import is_capture
 from memtape.lab.importers.records import Source
 
 CLAUDE_CODE_KEYS = ("uuid", "parentUuid", "sessionId", "leafUuid")
@@ -134,6 +138,8 @@ NEUTRAL = "openai-chat"
 
 def detect(source: Source) -> str:
     """The format of the transcript ``source``; a file that cannot be told is refused."""
+    if source.records and is_capture(source.records[0].data):
+        return CAPTURE
     seen: dict[str, str] = {}
     unread = None
     document = source.document

@@ -207,7 +207,18 @@ def _step(turn: Turn, flag: bool, pin: bool, tokens: int | None) -> Step:
 def _recorded(transcript: Transcript, budget: int, tokenizer: str) -> RecordedCompaction:
     """The recorded policy of the transcript's compactions."""
     compactions = tuple(
-        CompactionRecord(c.before, c.summary, c.trigger, c.pre_tokens, c.post_tokens, c.preserved)
+        CompactionRecord(
+            c.before,
+            c.summary,
+            c.trigger,
+            c.pre_tokens,
+            c.post_tokens,
+            c.preserved,
+            folded=c.folded,
+            dropped=c.dropped,
+            cleared=c.cleared,
+            label=c.label,
+        )
         for c in transcript.compactions
     )
     return RecordedCompaction(budget, compactions, tokenizer_named(tokenizer))

@@ -46,7 +46,12 @@ class Compaction:
     context became ``summary``; ``trigger`` (``auto`` or ``manual``), ``pre_tokens`` and
     ``post_tokens`` (the agent's own count of its context just before and just after) are
     what the transcript said of it. ``preserved`` is the first and last turn the agent kept
-    verbatim (a partial compaction), None when it folded every turn before."""
+    verbatim (a partial compaction), None when it folded every turn before.
+
+    What a capture saw the agent do is said exactly (``memtape.policies.window.recorded``):
+    ``folded``, the turns the summary stands for (None: every turn before but the
+    ``preserved``); ``dropped``, turns let go with nothing standing for them; ``cleared``,
+    turns kept in place reading another text; ``label``, where it happened."""
 
     before: int
     summary: str
@@ -55,6 +60,10 @@ class Compaction:
     pre_tokens: int | None = None
     post_tokens: int | None = None
     preserved: tuple[int, int] | None = None
+    folded: tuple[tuple[int, int], ...] | None = None
+    dropped: tuple[tuple[int, int], ...] = ()
+    cleared: tuple[tuple[int, str], ...] = ()
+    label: str | None = None
 
 
 @attrs.frozen

@@ -74,6 +74,20 @@ class VerbatimCompaction(CompactionPolicy, Protocol):
         ...
 
 
+class ExplainedCompaction(CompactionPolicy, Protocol):
+    """A compaction policy that says in words why it compacted where it did (``recorded``
+    names where the agent did it)."""
+
+    def reason(self, turn: int) -> str | None:
+        """Why the policy compacted as turn ``turn`` arrived, or None when it does not say."""
+        ...
+
+
+def is_explained(policy: CompactionPolicy) -> TypeGuard[ExplainedCompaction]:
+    """Whether ``policy`` has the ``reason`` that ``memtape why`` shows."""
+    return callable(getattr(policy, "reason", None))
+
+
 def is_budgeted(policy: CompactionPolicy) -> TypeGuard[BudgetedCompaction]:
     """Whether ``policy`` has the ``floor`` that BUDGET needs."""
     return callable(getattr(policy, "floor", None))

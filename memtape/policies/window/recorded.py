@@ -45,6 +45,24 @@ policy keeps its gist). The turns of a compaction's ``preserved`` stay HOT
 where they are, each with the rest of its unit (a call is never kept without
 its results): only the others fold.
 
+What an agent did that is not a summary. A capture (``memtape.lab.importers.
+capture``) sees more than summaries: the agent dropped turns from the front
+of its requests (a truncation), or rewrote a tool result in place (a
+clearing). A record says so with three fields, each optional:
+
+- ``folded = [[FIRST, LAST], ...]``: the turns folded into the summary, and
+  no other (without it, every HOT turn before N but the ``preserved`` ones);
+- ``dropped = [[FIRST, LAST], ...]``: the turns dropped, as a sliding
+  window drops them (no summary stands for them); a record with turns
+  dropped needs no ``summary``;
+- ``cleared = [{turn = T, text = "..."}, ...]``: turns that stay HOT, in
+  place, reading ``text`` from now on, as ``clear-tool-results`` clears.
+
+A unit (a call and its results) moves only when every turn of it is named;
+a pinned turn never does. ``label`` is the record's own words (a capture
+names the exchange where the agent did it), which ``memtape why`` shows
+beside the turns it moved (``reason``).
+
 What it promises: the newest turn HOT verbatim (``RECENT_VERBATIM``, one
 turn, with its unit), whole units (``WELL_FORMED``), pinned turns in place
 (``PINNED``), and not the budget. The agent compacted when its own context filled
@@ -65,7 +83,7 @@ from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
 from memtape.policies.window.turns import arriving, check_shared, shared_params
-from memtape.policies.window.units import older_units
+from memtape.policies.window.units import Group, older_units
 
 NOTHING_RECORDED = "the scenario recorded no compaction"
 """Why ``recorded`` has nothing to apply on a scenario without compactions."""
@@ -83,10 +101,21 @@ class CompactionRecord:
     post_tokens: int | None = None
     preserved: tuple[int, int] | None = None
     """The first and last turn the agent kept verbatim, or None: it folded every turn."""
+    folded: tuple[tuple[int, int], ...] | None = None
+    """The turns folded into the summary (first and last of each run), or None: every HOT
+    turn before ``before`` but the ``preserved`` ones."""
+    dropped: tuple[tuple[int, int], ...] = ()
+    """The turns dropped with nothing standing for them (first and last of each run)."""
+    cleared: tuple[tuple[int, str], ...] = ()
+    """The turns that stay HOT reading another text from now on, and that text."""
+    label: str | None = None
+    """What the record says of itself (where the agent did it), for ``memtape why``."""
 
     def params(self) -> dict[str, Any]:
         """The record as a scenario table writes it (absent fields left out)."""
-        table: dict[str, Any] = {"before": self.before, "summary": self.summary}
+        table: dict[str, Any] = {"before": self.before}
+        if self.summary or not (self.dropped or self.cleared):
+            table["summary"] = self.summary
         if self.trigger is not None:
             table["trigger"] = self.trigger
         if self.pre_tokens is not None:
@@ -95,6 +124,14 @@ class CompactionRecord:
             table["post_tokens"] = self.post_tokens
         if self.preserved is not None:
             table["preserved"] = list(self.preserved)
+        if self.folded is not None:
+            table["folded"] = [list(run) for run in self.folded]
+        if self.dropped:
+            table["dropped"] = [list(run) for run in self.dropped]
+        if self.cleared:
+            table["cleared"] = [{"turn": turn, "text": text} for turn, text in self.cleared]
+        if self.label is not None:
+            table["label"] = self.label
         return table
 
 
@@ -177,31 +214,81 @@ class RecordedCompaction:
             return (turn,)
         hot = (*window.hot, turn)
         _, groups = older_units(window, turn, hot, 1)
-        kept = record.preserved
-        folded = [
-            old
-            for turns, pinned, _ in groups
-            if not pinned and (kept is None or not _overlaps(turns, kept))
-            for old in turns
-        ]
-        if not folded:
+        if record.folded is None and not record.dropped and not record.cleared:
+            kept = record.preserved
+            folded = [
+                old
+                for turns, pinned, _ in groups
+                if not pinned and (kept is None or not _overlaps(turns, kept))
+                for old in turns
+            ]
+            dropped: list[TurnAdded] = []
+        else:
+            folded = _named(groups, record.folded or ())
+            dropped = _named(groups, record.dropped)
+            gone = {old.turn for old in dropped}
+            folded = [old for old in folded if old.turn not in gone]
+        cleared = self._cleared(record, groups, {old.turn for old in (*folded, *dropped)})
+        if not folded and not dropped and not cleared:
             return (turn,)
-        summary = record.summary
+        summary = record.summary if folded else ""
         # As rolling-summary does: the folded turns but the newest pass through WARM as
         # empty items and go COLD at once; the newest becomes the summary.
         passing = folded[:-1] if summary else folded
         warm = [WarmItem(old.turn, "", 0) for old in passing]
         if summary:
             warm.append(WarmItem(folded[-1].turn, summary, self.tokenizer.count(summary)))
+        cooling = len(window.warm) + len(passing) if folded else 0
         compaction = CompactionTriggered(
             self.budget,
             tuple(warm),
-            (),
-            len(window.warm) + len(passing),
+            tuple(old.turn for old in dropped),
+            cooling,
             window.gist,
             window.gist_tokens,
+            cleared=cleared,
         )
         return (turn, compaction)
+
+    def _cleared(
+        self, record: CompactionRecord, groups: list[Group], moving: set[int]
+    ) -> tuple[WarmItem, ...]:
+        """The record's clearings of turns that stay HOT (not pinned, not moving, not in the
+        newest turn's unit), each reading a text it does not read already."""
+        if not record.cleared:
+            return ()
+        staying = {
+            old.turn: old
+            for turns, pinned, _ in groups
+            if not pinned
+            for old in turns
+            if old.turn not in moving
+        }
+        items = []
+        for number, text in record.cleared:
+            old = staying.get(number)
+            if old is not None and old.text != text:
+                items.append(WarmItem(number, text, self.tokenizer.count(text)))
+        return tuple(items)
+
+    def reason(self, turn: int) -> str | None:
+        """The label of the compaction recorded before turn ``turn``, if one is, for
+        ``memtape why``."""
+        record = self._at.get(turn)
+        return record.label if record is not None else None
+
+
+def _named(groups: list[Group], runs: tuple[tuple[int, int], ...]) -> list[TurnAdded]:
+    """The HOT turns of the units every turn of which ``runs`` names (pinned units never)."""
+    if not runs:
+        return []
+    named = {number for first, last in runs for number in range(first, last + 1)}
+    return [
+        old
+        for turns, pinned, _ in groups
+        if not pinned and all(old.turn in named for old in turns)
+        for old in turns
+    ]
 
 
 def _overlaps(turns: tuple[TurnAdded, ...], kept: tuple[int, int]) -> bool:
@@ -216,17 +303,33 @@ def _record(item: Any, where: str) -> CompactionRecord:
         raise BadInput(f"{where}: a compaction is a table with before and summary, got {item!r}")
     params = Params(item, where)
     before = params.integer("before", minimum=2)
-    summary = params.text("summary")
+    moves = "dropped" in item or "cleared" in item
+    summary = params.text("summary", "" if moves else None)
     trigger = params.optional("trigger")
     pre_tokens = params.optional("pre_tokens")
     post_tokens = params.optional("post_tokens")
     preserved = params.optional("preserved")
+    folded = params.optional("folded")
+    dropped = params.optional("dropped")
+    cleared = params.optional("cleared")
+    label = params.optional("label")
     params.done()
     if preserved is not None:
         if not isinstance(preserved, list) or len(preserved) != 2:
             raise params.error("preserved", f"must be [FIRST, LAST] turns, got {preserved!r}")
         preserved = (preserved[0], preserved[1])
-    record = CompactionRecord(before, summary, trigger, pre_tokens, post_tokens, preserved)
+    record = CompactionRecord(
+        before,
+        summary,
+        trigger,
+        pre_tokens,
+        post_tokens,
+        preserved,
+        folded=None if folded is None else _runs(folded, f"{where}: folded"),
+        dropped=() if dropped is None else _runs(dropped, f"{where}: dropped"),
+        cleared=() if cleared is None else _clearings(cleared, f"{where}: cleared"),
+        label=label,
+    )
     _check_record(record, where)
     return record
 
@@ -244,6 +347,33 @@ def _check_record(record: CompactionRecord, where: str) -> None:
             isinstance(count, bool) or not isinstance(count, int) or count < 0
         ):
             raise BadInput(f"{where}: {name} must be an integer >= 0, got {count!r}")
+    if record.label is not None and not isinstance(record.label, str):
+        raise BadInput(f"{where}: label must be a string, got {record.label!r}")
+    for name, runs in (("folded", record.folded or ()), ("dropped", record.dropped)):
+        for run in runs:
+            if not (
+                isinstance(run, tuple)
+                and len(run) == 2
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in run)
+                and 1 <= run[0] <= run[1] < before
+            ):
+                raise BadInput(
+                    f"{where}: {name} must be runs of turns FIRST <= LAST before turn "
+                    f"{before}, got {run!r}"
+                )
+    for cleared in record.cleared:
+        if not (
+            isinstance(cleared, tuple)
+            and len(cleared) == 2
+            and isinstance(cleared[0], int)
+            and not isinstance(cleared[0], bool)
+            and 1 <= cleared[0] < before
+            and isinstance(cleared[1], str)
+        ):
+            raise BadInput(
+                f"{where}: cleared must be turns before turn {before} and their texts, "
+                f"got {cleared!r}"
+            )
     kept = record.preserved
     if kept is not None and not (
         isinstance(kept, tuple)
@@ -254,3 +384,28 @@ def _check_record(record: CompactionRecord, where: str) -> None:
         raise BadInput(
             f"{where}: preserved must be two turns FIRST <= LAST before turn {before}, got {kept!r}"
         )
+
+
+def _runs(value: Any, where: str) -> tuple[tuple[int, int], ...]:
+    """A record's ``[[FIRST, LAST], ...]`` (checked against its turn by ``_check_record``)."""
+    if not isinstance(value, list) or not all(
+        isinstance(run, list) and len(run) == 2 for run in value
+    ):
+        raise BadInput(f"{where}: must be a list of [FIRST, LAST] turns, got {value!r}")
+    return tuple((run[0], run[1]) for run in value)
+
+
+def _clearings(value: Any, where: str) -> tuple[tuple[int, str], ...]:
+    """A record's ``[{turn = T, text = "..."}, ...]``."""
+    if not isinstance(value, list):
+        raise BadInput(f"{where}: must be a list of tables with turn and text, got {value!r}")
+    clearings = []
+    for number, entry in enumerate(value):
+        if not isinstance(entry, Mapping):
+            raise BadInput(f"{where}[{number}]: a table with turn and text, got {entry!r}")
+        params = Params(entry, f"{where}[{number}]")
+        turn = params.integer("turn", minimum=1)
+        text = params.text("text")
+        params.done()
+        clearings.append((turn, text))
+    return tuple(clearings)
