@@ -37,6 +37,7 @@ from memtape.policies.text.summarizers import (
     summarizer_params,
 )
 from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.trigger import Trigger, trigger_from
 from memtape.policies.window.turns import arriving, check_count, check_shared, shared_params
 from memtape.policies.window.units import kept_tokens, older_units
 
@@ -59,6 +60,9 @@ class RollingSummary:
     summary_tokens: int = attrs.field(default=attrs.Factory(_quarter, takes_self=True))
     summarizer: Summarizer = attrs.field(factory=SalientTexts)
     tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
+    trigger: Trigger | None = attrs.field(default=None, kw_only=True)
+    """When it compacts and how far down (``memtape.policies.window.trigger``; None: over
+    the budget, down to it)."""
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)
@@ -78,8 +82,9 @@ class RollingSummary:
         keep = params.integer("keep", 2, minimum=0)
         summary_tokens = params.integer("summary_tokens", budget // 4, minimum=0)
         summarizer = summarizer_from(params)
+        trigger = trigger_from(params)
         params.done()
-        return cls(budget, keep, summary_tokens, summarizer, tokenizer)
+        return cls(budget, keep, summary_tokens, summarizer, tokenizer, trigger=trigger)
 
     @property
     def promises(self) -> frozenset[str]:
@@ -100,7 +105,7 @@ class RollingSummary:
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
-        return {
+        table = {
             "policy": self.name,
             "budget": self.budget,
             "keep": self.keep,
@@ -108,19 +113,31 @@ class RollingSummary:
             **summarizer_params(self.summarizer),
             "tokenizer": self.tokenizer.name,
         }
+        if self.trigger is not None:
+            table.update(self.trigger.params())
+        return table
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
         """The turn, and the compaction that folds older turns if it is over budget."""
         window = state.window
         turn = arriving(window, command, self.tokenizer)
+        trigger = self.trigger
+        if trigger is None:
+            if window.tokens + turn.tokens <= self.budget:
+                return (turn,)
+        elif not trigger.fires(window, turn, self.budget):
+            return (turn,)
         hot = (*window.hot, turn)
-        if window.tokens + turn.tokens <= self.budget or len(hot) <= self.keep:
+        if len(hot) <= self.keep:
             return (turn,)
         _, groups = older_units(window, turn, hot, self.keep)
         folded = [old for turns, pinned, _ in groups if not pinned for old in turns]
         if not folded:
             return (turn,)
-        return (turn, self._fold(window, tuple(folded)))
+        compaction = self._fold(window, tuple(folded))
+        if trigger is not None and not trigger.frees_enough(state, turn, compaction):
+            return (turn,)
+        return (turn, compaction)
 
     def _fold(self, window: Window, folded: tuple[TurnAdded, ...]) -> CompactionTriggered:
         previous = " ".join(item.text for item in window.warm if item.text)

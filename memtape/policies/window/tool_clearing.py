@@ -38,6 +38,7 @@ from memtape.core.state import State, Window
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.trigger import Trigger, trigger_from
 from memtape.policies.window.turns import arriving, check_count, check_shared, shared_params
 from memtape.policies.window.units import newest, newest_with
 
@@ -62,6 +63,9 @@ class ClearToolResults:
     tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
     placeholder_tokens: int | None = attrs.field(default=None, kw_only=True)
     """What the placeholder costs, when not what the tokenizer counts (a redacted copy's)."""
+    trigger: Trigger | None = attrs.field(default=None, kw_only=True)
+    """When it compacts and how far down (``memtape.policies.window.trigger``; None: over
+    the budget); a clearing clears all it may, whatever the target)."""
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)
@@ -79,8 +83,9 @@ class ClearToolResults:
         keep = params.integer("keep", 3, minimum=0)
         placeholder = params.text("placeholder", PLACEHOLDER)
         cost = params.integer("placeholder_tokens", 0, minimum=0) if COST in data else None
+        trigger = trigger_from(params)
         params.done()
-        return cls(budget, keep, placeholder, tokenizer, placeholder_tokens=cost)
+        return cls(budget, keep, placeholder, tokenizer, placeholder_tokens=cost, trigger=trigger)
 
     @property
     def promises(self) -> frozenset[str]:
@@ -141,13 +146,19 @@ class ClearToolResults:
         }
         if self.placeholder_tokens is not None:
             table[COST] = self.placeholder_tokens
+        if self.trigger is not None:
+            table.update(self.trigger.params())
         return table
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
         """The turn, and the compaction that clears older tool results if it is over budget."""
         window = state.window
         turn = arriving(window, command, self.tokenizer)
-        if window.tokens + turn.tokens <= self.budget:
+        trigger = self.trigger
+        if trigger is None:
+            if window.tokens + turn.tokens <= self.budget:
+                return (turn,)
+        elif not trigger.fires(window, turn, self.budget):
             return (turn,)
         cost = self.cost
         found = self._since_last_clearing(window, turn, cost)
@@ -164,6 +175,8 @@ class ClearToolResults:
             window.gist_tokens,
             cleared=cleared,
         )
+        if trigger is not None and not trigger.frees_enough(state, turn, compaction):
+            return (turn,)
         return (turn, compaction)
 
     def _clearable(self, hot: Sequence[TurnAdded], unit_start: int, cost: int) -> list[TurnAdded]:
