@@ -23,6 +23,10 @@ COMPACTION = Registry(
         "clear-tool-results": "memtape.policies.window.tool_clearing:ClearToolResults",
         "none": "memtape.policies.window.no_compaction:NoCompaction",
         "recorded": "memtape.policies.window.recorded:RecordedCompaction",
+        "observation-masking": "memtape.policies.window.replicas.masking:ObservationMasking",
+        "anthropic-clear-tool-uses": (
+            "memtape.policies.window.replicas.masking:AnthropicClearToolUses"
+        ),
     }
 )
 """Compaction policies by name (each class's ``name``), imported when first looked up."""

@@ -57,6 +57,12 @@ class ClearToolResults:
     """Over ``budget``, replace each tool result but the last ``keep`` with ``placeholder``."""
 
     name: ClassVar[str] = "clear-tool-results"
+    DEFAULT_KEEP: ClassVar[int] = 3
+    """``keep`` when a table leaves it out (a replica of another product has its own)."""
+    DEFAULT_PLACEHOLDER: ClassVar[str] = PLACEHOLDER
+    """``placeholder`` when a table leaves it out."""
+    DEFAULT_TRIGGER: ClassVar[Any] = None
+    """``trigger`` when a table leaves it out (None: the budget)."""
     budget: int
     keep: int = 3
     placeholder: str = PLACEHOLDER
@@ -79,13 +85,23 @@ class ClearToolResults:
     def from_params(cls, data: Mapping[str, Any], where: str) -> "ClearToolResults":
         """Build the policy from a scenario's ``[compaction]`` table."""
         params = Params(data, where)
-        budget, tokenizer = shared_params(params)
-        keep = params.integer("keep", 3, minimum=0)
-        placeholder = params.text("placeholder", PLACEHOLDER)
-        cost = params.integer("placeholder_tokens", 0, minimum=0) if COST in data else None
-        trigger = trigger_from(params)
+        policy = cls(**cls.read_params(params, COST in data))
         params.done()
-        return cls(budget, keep, placeholder, tokenizer, placeholder_tokens=cost, trigger=trigger)
+        return policy
+
+    @classmethod
+    def read_params(cls, params: Params, costed: bool) -> dict[str, Any]:
+        """The constructor's arguments a table gives (``costed``: it says
+        ``placeholder_tokens``); a subclass adds its own."""
+        budget, tokenizer = shared_params(params)
+        return {
+            "budget": budget,
+            "keep": params.integer("keep", cls.DEFAULT_KEEP, minimum=0),
+            "placeholder": params.text("placeholder", cls.DEFAULT_PLACEHOLDER),
+            "tokenizer": tokenizer,
+            "placeholder_tokens": params.integer(COST, 0, minimum=0) if costed else None,
+            "trigger": trigger_from(params, cls.DEFAULT_TRIGGER),
+        }
 
     @property
     def promises(self) -> frozenset[str]:
