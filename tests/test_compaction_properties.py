@@ -48,6 +48,18 @@ EXTRA: dict[str, dict[str, st.SearchStrategy[Any]]] = {
         "clear_at_least": st.integers(0, 20),
         "clear_tool_inputs": st.booleans(),
     },
+    "anthropic-compaction": {"trigger": st.integers(1, 60), "keep": st.integers(0, 2)},
+    "claude-code": {"context_window": st.integers(20, 80), "keep": st.integers(0, 4)},
+    "codex": {
+        "model_auto_compact_token_limit": st.integers(1, 60),
+        "context_window": st.integers(20, 80),
+        "user_message_tokens": st.integers(0, 30),
+    },
+    "langchain-summarization": {
+        "keep": st.integers(0, 4),
+        "trim_tokens_to_summarize": st.integers(0, 30),
+    },
+    "masking-then-summary": {"keep": st.integers(0, 4), "mask_keep": st.integers(0, 4)},
 }
 """Each policy's own parameters, drawn; a policy missing here fails the first test."""
 

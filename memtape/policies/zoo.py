@@ -27,6 +27,15 @@ COMPACTION = Registry(
         "anthropic-clear-tool-uses": (
             "memtape.policies.window.replicas.masking:AnthropicClearToolUses"
         ),
+        "anthropic-compaction": (
+            "memtape.policies.window.replicas.summarizing:AnthropicCompaction"
+        ),
+        "claude-code": "memtape.policies.window.replicas.summarizing:ClaudeCode",
+        "codex": "memtape.policies.window.replicas.summarizing:Codex",
+        "langchain-summarization": (
+            "memtape.policies.window.replicas.summarizing:LangChainSummarization"
+        ),
+        "masking-then-summary": ("memtape.policies.window.replicas.summarizing:MaskingThenSummary"),
     }
 )
 """Compaction policies by name (each class's ``name``), imported when first looked up."""
