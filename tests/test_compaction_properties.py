@@ -59,6 +59,7 @@ EXTRA: dict[str, dict[str, st.SearchStrategy[Any]]] = {
         "keep": st.integers(0, 4),
         "trim_tokens_to_summarize": st.integers(0, 30),
     },
+    "anthropic-clear-thinking": {"keep": st.one_of(st.integers(0, 3), st.just("all"))},
     "masking-then-summary": {"keep": st.integers(0, 4), "mask_keep": st.integers(0, 4)},
 }
 """Each policy's own parameters, drawn; a policy missing here fails the first test."""

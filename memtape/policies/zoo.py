@@ -27,6 +27,9 @@ COMPACTION = Registry(
         "anthropic-clear-tool-uses": (
             "memtape.policies.window.replicas.masking:AnthropicClearToolUses"
         ),
+        "anthropic-clear-thinking": (
+            "memtape.policies.window.replicas.thinking:AnthropicClearThinking"
+        ),
         "anthropic-compaction": (
             "memtape.policies.window.replicas.summarizing:AnthropicCompaction"
         ),
