@@ -138,11 +138,15 @@ class AnthropicClearToolUses(ClearToolResults):
         turn, compaction = events
         assert isinstance(turn, TurnAdded)
         assert isinstance(compaction, CompactionTriggered)
-        hot = (*state.window.hot, turn)
-        warm = tuple(i for i in compaction.warm if not self._excluded(hot, _hot_turn(hot, i.turn)))
-        cleared = [i for i in compaction.cleared if not self._excluded(hot, _hot_turn(hot, i.turn))]
+        hot = state.window.hot
+
+        def kept(item: WarmItem) -> bool:
+            return self._excluded(hot, _find(hot, turn, item.turn))
+
+        warm = tuple(item for item in compaction.warm if not kept(item))
+        cleared = [item for item in compaction.cleared if not kept(item)]
         if self.clear_tool_inputs:
-            cleared.extend(self._inputs(state.window, hot, cleared))
+            cleared.extend(self._inputs(hot, turn, cleared))
         if not warm and not cleared:
             return (turn,)
         cleared.sort(key=lambda item: item.turn)
@@ -163,7 +167,7 @@ class AnthropicClearToolUses(ClearToolResults):
         return any(names.get(answered) in self.exclude_tools for answered in result.answers)
 
     def _inputs(
-        self, window: Window, hot: Sequence[TurnAdded], cleared: list[WarmItem]
+        self, hot: Sequence[TurnAdded], turn: TurnAdded, cleared: list[WarmItem]
     ) -> list[WarmItem]:
         """The callers of the results in ``cleared``, each reading ``call NAME()`` for its
         calls (one a caller, none pinned, none already cleared, none calling an excluded
@@ -172,7 +176,7 @@ class AnthropicClearToolUses(ClearToolResults):
         done = {item.turn for item in cleared}
         inputs: list[WarmItem] = []
         for item in list(cleared):
-            result = _hot_turn(hot, item.turn)
+            result = _find(hot, turn, item.turn)
             caller = None if result is None else _caller(hot, result)
             if caller is None or caller.pinned or caller.turn in done:
                 continue
@@ -197,9 +201,15 @@ def _hot_turn(hot: Sequence[TurnAdded], number: int) -> TurnAdded | None:
     return hot[at] if at < len(hot) and hot[at].turn == number else None
 
 
+def _find(hot: Sequence[TurnAdded], turn: TurnAdded, number: int) -> TurnAdded | None:
+    """Turn ``number`` of HOT, or the arriving ``turn`` (not HOT yet), or None."""
+    return turn if number == turn.turn else _hot_turn(hot, number)
+
+
 def _caller(hot: Sequence[TurnAdded], result: TurnAdded) -> TurnAdded | None:
-    """The HOT turn that made the first call ``result`` answers (walking back from it: a
-    call is most often just before its result), or None when it is not HOT."""
+    """The HOT turn that made the first call ``result`` (HOT, or arriving after it) answers,
+    walking back from it (a call is most often just before its result), or None when it
+    is not HOT."""
     wanted = result.answers[0]
     at = bisect_left(hot, result.turn, key=lambda turn: turn.turn)
     for index in range(at - 1, -1, -1):
