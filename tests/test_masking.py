@@ -6,6 +6,8 @@ documented defaults and their own knobs."""
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
@@ -17,6 +19,7 @@ from memtape.policies.window.replicas.masking import (
     ObservationMasking,
 )
 from memtape.policies.window.trigger import Trigger
+from memtape.testing.checked import CheckedSession
 from tests.playing import play, tool, words
 
 
@@ -137,3 +140,40 @@ class TestAnthropicClearToolUses:
         state, _ = play(policy, *self.session())
         plain = AnthropicClearToolUses(10, keep=1)
         assert 10 == policy.floor(state.window) - plain.floor(state.window)
+
+
+@st.composite
+def tool_sessions(draw: st.DrawFn) -> list[AddTurn]:
+    """Calls to ``search`` or ``fetch`` with inputs and results of drawn sizes, each answered
+    at once or after a user turn, as an importer writes them."""
+    turns: list[AddTurn] = []
+    for number in range(1, draw(st.integers(1, 8)) + 1):
+        name = draw(st.sampled_from(["search", "fetch"]))
+        size = draw(st.integers(0, 12))
+        turns.append(AddTurn("assistant", f"call {name}({words(size)})", calls=(f"c{number}",)))
+        if draw(st.booleans()):
+            turns.append(AddTurn("user", words(draw(st.integers(0, 5)), "u")))
+        turns.append(AddTurn("tool", words(draw(st.integers(0, 12)), "r"), answers=(f"c{number}",)))
+    return turns
+
+
+class TestAnthropicClearToolUsesKeepsItsPromises:
+    @settings(max_examples=60, deadline=None)
+    @given(
+        turns=tool_sessions(),
+        drawn=st.fixed_dictionaries(
+            {
+                "keep": st.integers(0, 3),
+                "trigger": st.integers(1, 60),
+                "exclude_tools": st.sampled_from([[], ["fetch"], ["search", "fetch"]]),
+                "clear_tool_inputs": st.booleans(),
+                "clear_at_least": st.integers(0, 10),
+            }
+        ),
+    )
+    def test_every_turn_is_checked_as_the_kit_checks(
+        self, turns: list[AddTurn], drawn: dict[str, Any]
+    ) -> None:
+        table = {"policy": "anthropic-clear-tool-uses", "budget": 10, **drawn}
+        checked = CheckedSession(Policies.from_params({"compaction": table}, "s.toml"))
+        assert [] == [v for turn in turns for v in checked.execute(turn)]

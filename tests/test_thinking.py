@@ -5,12 +5,15 @@
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.policies.session import Policies
 from memtape.policies.window.replicas.thinking import AnthropicClearThinking, without_thinking
 from memtape.policies.window.trigger import Trigger
+from memtape.testing.checked import CheckedSession
 from tests.playing import play, user
 
 
@@ -69,3 +72,23 @@ class TestClearing:
     def test_a_token_trigger_waits_for_the_window_to_pass_it(self) -> None:
         turns = (thought(1), thought(2))
         assert [thought(1).text, thought(2).text] == texts(*turns, trigger=Trigger((100,)))
+
+
+class TestPromises:
+    @settings(max_examples=60, deadline=None)
+    @given(
+        turns=st.lists(
+            st.one_of(
+                st.builds(thought, st.integers(1, 9), st.booleans()),
+                st.builds(user, st.integers(0, 6)),
+            ),
+            max_size=12,
+        ),
+        keep=st.one_of(st.integers(0, 3), st.just("all")),
+    )
+    def test_every_turn_is_checked_as_the_kit_checks(
+        self, turns: list[AddTurn], keep: int | str
+    ) -> None:
+        table = {"policy": "anthropic-clear-thinking", "budget": 10, "keep": keep}
+        checked = CheckedSession(Policies.from_params({"compaction": table}, "s.toml"))
+        assert [] == [v for turn in turns for v in checked.execute(turn)]
