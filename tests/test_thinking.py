@@ -92,3 +92,38 @@ class TestPromises:
         table = {"policy": "anthropic-clear-thinking", "budget": 10, "keep": keep}
         checked = CheckedSession(Policies.from_params({"compaction": table}, "s.toml"))
         assert [] == [v for turn in turns for v in checked.execute(turn)]
+
+    @settings(max_examples=80, deadline=None)
+    @given(
+        turns=st.lists(
+            st.one_of(
+                st.builds(thought, st.integers(1, 9), st.booleans()),
+                st.builds(user, st.integers(0, 6)),
+                st.just(AddTurn("assistant", "call f()", calls=("c",))),
+                st.just(AddTurn("tool", "done", answers=("c",))),
+            ),
+            max_size=14,
+        ),
+        keep=st.integers(0, 3),
+    )
+    def test_the_short_look_back_clears_what_the_long_one_does(
+        self, turns: list[AddTurn], keep: int
+    ) -> None:
+        """At every turn it looks back only over what can have changed; looking back to the
+        last clearing (as under any other trigger) clears the same turns."""
+        kept: list[AddTurn] = []
+        for turn in turns:
+            if _allowed(kept, turn):
+                kept.append(turn)
+        short = AnthropicClearThinking(1000, keep)
+        long = AnthropicClearThinking(1000, keep, trigger=Trigger(every=1, context_window=9))
+        assert play(long, *kept)[0] == play(short, *kept)[0]
+
+
+def _allowed(before: list[AddTurn], turn: AddTurn) -> bool:
+    """Whether ``turn`` may follow ``before``: the call ``c`` answered only while it waits,
+    made only while it does not."""
+    waiting = False
+    for earlier in before:
+        waiting = bool(earlier.calls) or (waiting and not earlier.answers)
+    return (not turn.answers or waiting) and (not turn.calls or not waiting)

@@ -25,20 +25,29 @@ import attrs
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
-from memtape.core.events import CompactionTriggered, Event, WarmItem
+from memtape.core.events import CompactionTriggered, Event, TurnAdded, WarmItem
 from memtape.core.state import State
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
 from memtape.policies.window.trigger import Trigger, trigger_from
 from memtape.policies.window.turns import arriving, check_shared, shared_params
-from memtape.policies.window.units import newest_with
+from memtape.policies.window.units import newest, newest_with
 
 ALL = "all"
 """``keep`` that clears nothing."""
 
 _THOUGHT = re.compile(r"^\[(?:thinking\]|redacted thinking\]).*(?:\n|$)", re.MULTILINE)
 """A line of a turn's text that holds thinking, with its line break."""
+
+
+_EVERY_TURN = Trigger(every=1)
+"""The default trigger: a clearing considered at every turn."""
+
+
+def _thought(turn: TurnAdded) -> bool:
+    """Whether ``turn`` is an assistant turn whose text holds thinking."""
+    return turn.role == "assistant" and _THOUGHT.search(turn.text) is not None
 
 
 def without_thinking(text: str) -> str:
@@ -106,7 +115,12 @@ class AnthropicClearThinking:
 
         Every thinking turn before the last clearing was cleared then (or is
         pinned, or was in the newest unit and is looked at again), so the look
-        back stops at the last cleared turn: it costs the turns since.
+        back stops at the last cleared turn. Clearing at every turn (the
+        default trigger), it stops sooner: the turn before already cleared all
+        it could but its newest unit, so only that unit's turns, and, when the
+        new turn thought, the turn it pushes out of the last ``keep``, can go
+        now; the look back costs them, not the turns since the last clearing
+        (a window another policy left, a fork, keeps what that policy left).
         """
         window = state.window
         turn = arriving(window, command, self.tokenizer)
@@ -117,13 +131,18 @@ class AnthropicClearThinking:
         cleared = window.cleared
         last = cleared[len(cleared) - 1] if cleared else 0
         protected = newest_with(window, turn).start if keep else window.turns + 2
+        every_turn = trigger == _EVERY_TURN
+        before = newest(window).start if keep else window.turns + 1
+        thought = _thought(turn)
         seen = 0
         found: list[WarmItem] = []
         count = self.tokenizer.count
         for candidate in chain((turn,), reversed(window.hot)):
             if candidate.turn <= last:
                 break
-            if candidate.role != "assistant" or not _THOUGHT.search(candidate.text):
+            if every_turn and candidate.turn < before and (not thought or seen > keep):
+                break
+            if not _thought(candidate):
                 continue
             seen += 1
             if seen <= keep or candidate.pinned or candidate.turn >= protected:
