@@ -12,7 +12,8 @@ import pytest
 from memtape.cli import main
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
-from memtape.policies.session import Policies
+from memtape.core.events import CompactionTriggered
+from memtape.policies.session import Policies, Session
 from memtape.policies.text.llm_summary import LlmSummarizer
 from memtape.policies.text.summarizers import SalientTexts
 from memtape.policies.window.replicas.masking import MASK
@@ -24,6 +25,7 @@ from memtape.policies.window.replicas.summarizing import (
     MaskingThenSummary,
 )
 from memtape.policies.window.trigger import Trigger
+from tests.llm_server import ChatServer
 from tests.playing import play, tool, user, words
 
 LLM = {"model": "m", "base_url": "http://127.0.0.1:9"}
@@ -161,3 +163,21 @@ class TestWhatEachKeeps:
         policy = Codex(10, user_message_tokens=100, trigger=Trigger((10,)))
         state, _ = play(policy, AddTurn("assistant", words(9)), user(9))
         assert [2] == [turn.turn for turn in state.window.hot]
+
+
+class TestAskingAModel:
+    @pytest.mark.usefixtures("llm_env")
+    @pytest.mark.parametrize("name", ["anthropic-compaction", "claude-code", "codex"])
+    def test_each_summary_is_asked_and_recorded(self, chat_server: ChatServer, name: str) -> None:
+        """With an ``[llm]`` table the replica asks the model, and its answer is the summary
+        the event records, with the call."""
+        chat_server.answerer = lambda model, prompt: "the customer wants a refund"
+        table = {"policy": name, "budget": 20, "trigger": 20, "instructions": "Keep ids."}
+        llm = {"model": "m", "base_url": chat_server.url, "max_retries": 0}
+        session = Session(Policies.from_params({"compaction": table, "llm": llm}, "s.toml"))
+        for command in (tool(9), tool(9), tool(9)):
+            session.execute(command)
+        compactions = [e for e in session.run.events if isinstance(e, CompactionTriggered)]
+        assert "the customer wants a refund" == compactions[0].warm[-1].text
+        assert "the customer wants a refund" == compactions[0].asked[0].output
+        assert chat_server.requests > 0
