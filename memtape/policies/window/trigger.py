@@ -50,6 +50,8 @@ class Trigger:
     target: int | None = None
     clear_at_least: int = 0
     context_window: int | None = None
+    _bounds: tuple[int, ...] = attrs.field(init=False, eq=False, repr=False)
+    """The token bounds given, percentages worked out (read at every turn)."""
 
     def __attrs_post_init__(self) -> None:
         if self.percents and self.context_window is None:
@@ -72,6 +74,9 @@ class Trigger:
                     f"trigger {written!r} of context_window {self.context_window} "
                     "is under one token"
                 )
+        window = self.context_window or 0
+        worked = (*self.tokens, *(_bound_of(written, window) for written in self.percents))
+        object.__setattr__(self, "_bounds", worked)
 
     @property
     def given(self) -> bool:
@@ -80,10 +85,7 @@ class Trigger:
 
     def bounds(self, budget: int) -> tuple[int, ...]:
         """The token counts over which the trigger fires (the budget, when none is given)."""
-        if not self.given:
-            return (budget,)
-        window = self.context_window or 0
-        return (*self.tokens, *(_bound_of(written, window) for written in self.percents))
+        return self._bounds if self.given else (budget,)
 
     def bound(self, budget: int) -> int | None:
         """The lowest token count the trigger fires over, or None when only turns trigger it
@@ -102,10 +104,7 @@ class Trigger:
     def fires(self, window: Window, turn: TurnAdded, budget: int) -> bool:
         """Whether ``turn``, joining ``window``, triggers a compaction."""
         total = window.tokens + turn.tokens
-        if not self.given:
-            if total > budget:
-                return True
-        elif any(total > bound for bound in self.bounds(budget)):
+        if any(total > bound for bound in self.bounds(budget)):
             return True
         if self.messages is not None and len(window.hot) + 1 >= self.messages:
             return True
