@@ -70,8 +70,8 @@ class ClearToolResults:
     placeholder_tokens: int | None = attrs.field(default=None, kw_only=True)
     """What the placeholder costs, when not what the tokenizer counts (a redacted copy's)."""
     trigger: Trigger | None = attrs.field(default=None, kw_only=True)
-    """When it compacts and how far down (``memtape.policies.window.trigger``; None: over
-    the budget); a clearing clears all it may, whatever the target)."""
+    """When it clears (``memtape.policies.window.trigger``; None: over the budget). A
+    clearing clears all it may, whatever the target."""
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)
