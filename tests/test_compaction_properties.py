@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtape.checking.invariants import check_tiers, check_token_total
+from memtape.checking.invariants import budget_bound, check_tiers, check_token_total
 from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, TurnAdded
 from memtape.core.state import INITIAL_STATE, State
@@ -41,6 +41,26 @@ EXTRA: dict[str, dict[str, st.SearchStrategy[Any]]] = {
     "clear-tool-results": {"keep": st.integers(0, 4), "placeholder": st.sampled_from(["[x]", ""])},
     "none": {},
     "recorded": {},
+    "observation-masking": {"keep": st.integers(0, 4)},
+    "anthropic-clear-tool-uses": {
+        "keep": st.integers(0, 4),
+        "trigger": st.integers(1, 60),
+        "clear_at_least": st.integers(0, 20),
+        "clear_tool_inputs": st.booleans(),
+    },
+    "anthropic-compaction": {"trigger": st.integers(1, 60), "keep": st.integers(0, 2)},
+    "claude-code": {"context_window": st.integers(20, 80), "keep": st.integers(0, 4)},
+    "codex": {
+        "model_auto_compact_token_limit": st.integers(1, 60),
+        "context_window": st.integers(20, 80),
+        "user_message_tokens": st.integers(0, 30),
+    },
+    "langchain-summarization": {
+        "keep": st.integers(0, 4),
+        "trim_tokens_to_summarize": st.integers(0, 30),
+    },
+    "anthropic-clear-thinking": {"keep": st.one_of(st.integers(0, 3), st.just("all"))},
+    "masking-then-summary": {"keep": st.integers(0, 4), "mask_keep": st.integers(0, 4)},
 }
 """Each policy's own parameters, drawn; a policy missing here fails the first test."""
 
@@ -97,7 +117,8 @@ def _check_after_turn(
     assert all(isinstance(e, CompactionTriggered) for e in events[1:])
     if BUDGET in policy.promises:
         floor = policy.floor(window)  # type: ignore[attr-defined]
-        assert window.tokens <= max(policy.budget, floor)
+        bound = budget_bound(policy, compacted=len(events) == 2)
+        assert bound is None or window.tokens <= max(bound, floor)
     if RECENT_VERBATIM in policy.promises:
         verbatim: int = policy.verbatim  # type: ignore[attr-defined]
         newest = list(range(max(window.turns - verbatim, 0) + 1, window.turns + 1))

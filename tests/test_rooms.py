@@ -129,6 +129,29 @@ def test_a_policy_room_holds_at_most_twelve_modules(room: str) -> None:
     assert len(modules) - 1 <= 12, modules  # its __init__ aside
 
 
+SUB_ROOMS = {"window/replicas": {"plumbing", "text", "window"}}
+"""Rooms inside a policy room, and the rooms each may import: the replicas of production
+policies sit in the window's room, on the policies they are made of."""
+
+
+@pytest.mark.parametrize("room", sorted(SUB_ROOMS))
+def test_a_sub_room_imports_no_room_beside_or_above_it(room: str) -> None:
+    allowed = {f"policies.{inner}" for inner in SUB_ROOMS[room]}
+    upward = sorted(
+        f"{path.relative_to(PACKAGE.parent)}:{line} imports memtape.{imported}"
+        for path in sorted((PACKAGE / "policies" / room).glob("*.py"))
+        for imported, line in _rooms_imported(path, depth=2)
+        if imported.startswith("policies.") and imported not in allowed
+    )
+    assert [] == upward
+
+
+@pytest.mark.parametrize("room", sorted(SUB_ROOMS))
+def test_a_sub_room_holds_at_most_twelve_modules(room: str) -> None:
+    modules = [path.name for path in (PACKAGE / "policies" / room).glob("*.py")]
+    assert 1 < len(modules) <= 13, modules  # its __init__ aside
+
+
 def test_no_policy_module_is_over_400_lines() -> None:
     long = sorted(
         f"{path.relative_to(PACKAGE.parent)}: {lines} lines"

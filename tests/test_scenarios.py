@@ -19,6 +19,7 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput
 from memtape.core.events import Queried
 from memtape.lab.bench import plan, run_cells
+from memtape.policies import zoo
 from memtape.policies.consolidation.rules import RuleConsolidation
 from memtape.policies.session import Policies, Session
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
@@ -38,7 +39,7 @@ COMPACTION = '[compaction]\npolicy = "tiered"\nbudget = 40\n'
 FORGETTING = '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 4\n'
 CONSOLIDATION = '[consolidation]\npolicy = "rules"\n'
 ALL = COMPACTION + FORGETTING + CONSOLIDATION
-KNOWN = "clear-tool-results, none, recorded, rolling-summary, sliding-window, tiered"
+KNOWN = ", ".join(sorted(zoo.COMPACTION))
 TURN = '[[step]]\nturn = "user"\ntext = "hello there"\n'
 
 
@@ -415,7 +416,7 @@ class TestMalformed:
     def test_a_policy_name_that_is_not_a_string_is_named(self, tmp_path: Path) -> None:
         path, message = _refusal(tmp_path, '[compaction]\npolicy = ["tiered"]\nbudget = 4\n')
 
-        assert message.startswith(f"{path}: [compaction] policy must be one of clear-tool-results")
+        assert message.startswith(f"{path}: [compaction] policy must be one of {KNOWN}")
 
     def test_a_policy_number_that_is_a_string_is_named(self, tmp_path: Path) -> None:
         path, message = _refusal(tmp_path, FORGETTING + 'half_life = "4"\n')

@@ -126,13 +126,16 @@ class TestPoliciesFromParams:
         tables = {"compaction": {"policy": "sliding", "budget": 10}}
 
         assert (
-            "f.toml: [compaction] policy must be one of clear-tool-results, none, recorded, "
-            "rolling-summary, sliding-window, tiered, got 'sliding': did you mean 'sliding-window'?"
+            "f.toml: [compaction] policy must be one of anthropic-clear-thinking, "
+            "anthropic-clear-tool-uses, anthropic-compaction, claude-code, clear-tool-results, "
+            "codex, langchain-summarization, masking-then-summary, none, observation-masking, "
+            "recorded, rolling-summary, sliding-window, tiered, got 'sliding': "
+            "did you mean 'sliding-window'?"
         ) == _refused(tables)
 
     def test_a_table_without_a_policy_name_is_refused(self) -> None:
         assert _refused({"compaction": {"budget": 10}}).startswith(
-            "f.toml: [compaction] policy must be one of clear-tool-results"
+            "f.toml: [compaction] policy must be one of anthropic-clear-thinking"
         )
 
     @pytest.mark.parametrize("name", [["tiered"], {"name": "tiered"}], ids=repr)
@@ -140,7 +143,7 @@ class TestPoliciesFromParams:
         tables = {"compaction": {"policy": name, "budget": 10}}
 
         assert _refused(tables).startswith(
-            "f.toml: [compaction] policy must be one of clear-tool-results"
+            "f.toml: [compaction] policy must be one of anthropic-clear-thinking"
         )
 
     def test_a_section_that_is_not_a_table_is_refused(self) -> None:

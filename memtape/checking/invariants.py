@@ -61,6 +61,7 @@ from memtape.policies.plumbing.protocols import (
 )
 from memtape.policies.session import Policies
 from memtape.policies.window.tiered import TieredCompaction, gist_for
+from memtape.policies.window.trigger import Trigger
 from memtape.policies.window.turns import structure_error
 from memtape.policies.window.units import newest, recent_start, units
 from memtape.reducers import evolve, fold
@@ -172,6 +173,25 @@ def check_budget(window: Window, budget: int, *, floor: int, at: int) -> list[Vi
         f"though the policy could keep as few as {floor}"
     )
     return [Violation(at, "budget", message)]
+
+
+def budget_bound(compaction: object, *, compacted: bool) -> int | None:
+    """The budget ``BUDGET`` holds a window to after a turn, under the policy's trigger and
+    target (``memtape.policies.window.trigger``), or None when nothing bounds it.
+
+    After a compaction, its target; otherwise the lowest token count its
+    trigger fires over, or None when only turns trigger it (``messages``,
+    ``every``) or when ``clear_at_least`` may have held a compaction back (one
+    freeing less is not made, so the window may stay over the trigger until a
+    later one frees enough). A policy without a trigger: its budget.
+    """
+    budget: int = getattr(compaction, "budget", 0)
+    trigger = getattr(compaction, "trigger", None)
+    if not isinstance(trigger, Trigger):
+        return budget
+    if compacted:
+        return trigger.goal(budget)
+    return None if trigger.clear_at_least else trigger.bound(budget)
 
 
 def check_verbatim(
@@ -572,7 +592,9 @@ def check_compaction(
     if BUDGET in promises:
         if is_budgeted(compaction):
             floor = compaction.floor(window)
-            violations.extend(check_budget(window, compaction.budget, floor=floor, at=at))
+            bound = budget_bound(compaction, compacted=compacted)
+            if bound is not None:
+                violations.extend(check_budget(window, bound, floor=floor, at=at))
         else:
             violations.append(_unkept(compaction, BUDGET, "floor(window)", at))
     if RECENT_VERBATIM in promises:

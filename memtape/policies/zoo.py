@@ -23,6 +23,22 @@ COMPACTION = Registry(
         "clear-tool-results": "memtape.policies.window.tool_clearing:ClearToolResults",
         "none": "memtape.policies.window.no_compaction:NoCompaction",
         "recorded": "memtape.policies.window.recorded:RecordedCompaction",
+        "observation-masking": "memtape.policies.window.replicas.masking:ObservationMasking",
+        "anthropic-clear-tool-uses": (
+            "memtape.policies.window.replicas.masking:AnthropicClearToolUses"
+        ),
+        "anthropic-clear-thinking": (
+            "memtape.policies.window.replicas.thinking:AnthropicClearThinking"
+        ),
+        "anthropic-compaction": (
+            "memtape.policies.window.replicas.summarizing:AnthropicCompaction"
+        ),
+        "claude-code": "memtape.policies.window.replicas.summarizing:ClaudeCode",
+        "codex": "memtape.policies.window.replicas.summarizing:Codex",
+        "langchain-summarization": (
+            "memtape.policies.window.replicas.summarizing:LangChainSummarization"
+        ),
+        "masking-then-summary": ("memtape.policies.window.replicas.summarizing:MaskingThenSummary"),
     }
 )
 """Compaction policies by name (each class's ``name``), imported when first looked up."""

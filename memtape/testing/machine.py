@@ -284,12 +284,23 @@ class PolicyMachine(RuleBasedStateMachine):
 
     # -- the session -------------------------------------------------------------------------
 
-    @initialize(budget=kit.budgets(), capacity=kit.capacities(), prompt=st.booleans())
-    def start(self, budget: int, capacity: int, prompt: bool) -> None:
+    @initialize(
+        budget=kit.budgets(), capacity=kit.capacities(), prompt=st.booleans(), data=st.data()
+    )
+    def start(self, budget: int, capacity: int, prompt: bool, data: st.DataObject) -> None:
         """A fresh session under the policy, with a drawn budget or capacity; a compaction
-        session starts half the time with a pinned system prompt."""
+        session starts half the time with a pinned system prompt. A compaction policy that
+        takes a trigger and a target (``memtape.policies.window.trigger``) gets drawn ones
+        half the time."""
         tables = self.tables(budget, capacity)
-        self.checked = CheckedSession(Policies.from_params(tables, f"{self.name} built by the kit"))
+        where = f"{self.name} built by the kit"
+        policies = Policies.from_params(tables, where)
+        if self.served == "compaction" and hasattr(policies.compaction, "trigger"):
+            drawn = data.draw(kit.triggers(budget), label="trigger")
+            if drawn:
+                tables[self.served] = {**drawn, **tables[self.served]}
+                policies = Policies.from_params(tables, where)
+        self.checked = CheckedSession(policies)
         constant = getattr(self.checked.policies.compaction, OPT_OUT, False) is True
         self.judges_salience = self.served == "compaction" and not constant
         if self.served == "compaction" and prompt:

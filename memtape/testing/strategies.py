@@ -497,6 +497,31 @@ def budgets() -> st.SearchStrategy[int]:
     return st.one_of(st.integers(1, 40), st.integers(1, 200))
 
 
+@st.composite
+def triggers(draw: st.DrawFn, budget: int) -> dict[str, object]:
+    """A compaction table's trigger and target parameters against ``budget``
+    (``memtape.policies.window.trigger``): none of them half the time (the budget triggers
+    and is the target), else a token, percentage or message trigger or a list of them, and
+    perhaps a target, an interval and a least to free."""
+    if draw(st.booleans()):
+        return {}
+    window = 4 * budget
+    one = st.one_of(
+        st.integers(max(budget // 2, 1), 2 * budget),
+        st.integers(25, 100).map(lambda percent: f"{percent}%"),
+        st.integers(2, 8).map(lambda count: {"messages": count}),
+    )
+    spec = draw(st.one_of(one, st.lists(one, min_size=1, max_size=3)))
+    table: dict[str, object] = {"trigger": spec, "context_window": window}
+    if draw(st.booleans()):
+        table["target"] = draw(st.integers(1, budget))
+    if draw(st.booleans()):
+        table["every"] = draw(st.integers(1, 5))
+    if draw(st.booleans()):
+        table["clear_at_least"] = draw(st.integers(1, budget))
+    return table
+
+
 def capacities() -> st.SearchStrategy[int]:
     """Capacities for a forgetting policy: small, so that writes evict."""
     return st.integers(1, 6)

@@ -10,12 +10,20 @@ budget bound, an add-only store promises no supersession.
 """
 
 BUDGET = "budget"
-"""After each turn the window holds at most ``max(budget, policy.floor(window))`` tokens.
+"""After each turn the window holds at most ``max(limit, policy.floor(window))`` tokens.
 
 ``floor(window)`` is the least the policy's own rules let it keep in that
 window (for the tiered policy, the last ``hot_n`` turns with the rest of
 their units, the pinned turns with theirs, and the gist), so a window is
-over budget only when the policy could not have done better.
+over its limit only when the policy could not have done better.
+
+The limit is the budget, unless the policy has a trigger and a target
+(``memtape.policies.window.trigger``): after a turn that made a compaction,
+the target; after one that made none, the lowest token count the trigger
+fires over. Between compactions nothing bounds the window when only turns
+trigger (``messages``, ``every``) or when ``clear_at_least`` may have held a
+compaction back. Without them, trigger and target are the budget, and this
+is the budget bound it always was.
 """
 
 RECENT_VERBATIM = "recent-verbatim"

@@ -37,8 +37,9 @@ from memtape.policies.text.summarizers import (
     summarizer_params,
 )
 from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.trigger import Trigger, trigger_from
 from memtape.policies.window.turns import arriving, check_count, check_shared, shared_params
-from memtape.policies.window.units import kept_tokens, older_units
+from memtape.policies.window.units import Group, kept_tokens, older_units
 
 
 def _quarter(policy: "RollingSummary") -> int:
@@ -54,11 +55,18 @@ class RollingSummary:
     """
 
     name: ClassVar[str] = "rolling-summary"
+    DEFAULT_KEEP: ClassVar[int] = 2
+    """``keep`` when a table leaves it out (a replica of another product has its own)."""
+    DEFAULT_TRIGGER: ClassVar[Any] = None
+    """``trigger`` when a table leaves it out (None: the budget)."""
     budget: int
     keep: int = 2
     summary_tokens: int = attrs.field(default=attrs.Factory(_quarter, takes_self=True))
     summarizer: Summarizer = attrs.field(factory=SalientTexts)
     tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
+    trigger: Trigger | None = attrs.field(default=None, kw_only=True)
+    """When it compacts and how far down (``memtape.policies.window.trigger``; None: over
+    the budget, down to it)."""
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)
@@ -74,12 +82,22 @@ class RollingSummary:
     def from_params(cls, data: Mapping[str, Any], where: str) -> "RollingSummary":
         """Build the policy from a scenario's ``[compaction]`` table."""
         params = Params(data, where)
-        budget, tokenizer = shared_params(params)
-        keep = params.integer("keep", 2, minimum=0)
-        summary_tokens = params.integer("summary_tokens", budget // 4, minimum=0)
-        summarizer = summarizer_from(params)
+        policy = cls(**cls.read_params(params))
         params.done()
-        return cls(budget, keep, summary_tokens, summarizer, tokenizer)
+        return policy
+
+    @classmethod
+    def read_params(cls, params: Params) -> dict[str, Any]:
+        """The constructor's arguments a table gives; a subclass adds its own."""
+        budget, tokenizer = shared_params(params)
+        return {
+            "budget": budget,
+            "keep": params.integer("keep", cls.DEFAULT_KEEP, minimum=0),
+            "summary_tokens": params.integer("summary_tokens", budget // 4, minimum=0),
+            "summarizer": summarizer_from(params),
+            "tokenizer": tokenizer,
+            "trigger": trigger_from(params, cls.DEFAULT_TRIGGER),
+        }
 
     @property
     def promises(self) -> frozenset[str]:
@@ -100,7 +118,7 @@ class RollingSummary:
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
-        return {
+        table = {
             "policy": self.name,
             "budget": self.budget,
             "keep": self.keep,
@@ -108,23 +126,44 @@ class RollingSummary:
             **summarizer_params(self.summarizer),
             "tokenizer": self.tokenizer.name,
         }
+        if self.trigger is not None:
+            table.update(self.trigger.params())
+        return table
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
         """The turn, and the compaction that folds older turns if it is over budget."""
         window = state.window
         turn = arriving(window, command, self.tokenizer)
+        trigger = self.trigger
+        if trigger is None:
+            if window.tokens + turn.tokens <= self.budget:
+                return (turn,)
+        elif not trigger.fires(window, turn, self.budget):
+            return (turn,)
         hot = (*window.hot, turn)
-        if window.tokens + turn.tokens <= self.budget or len(hot) <= self.keep:
+        if len(hot) <= self.keep:
             return (turn,)
         _, groups = older_units(window, turn, hot, self.keep)
-        folded = [old for turns, pinned, _ in groups if not pinned for old in turns]
+        folded = self._folded(groups)
         if not folded:
             return (turn,)
-        return (turn, self._fold(window, tuple(folded)))
+        compaction = self._fold(window, tuple(folded))
+        if trigger is not None and not trigger.frees_enough(state, turn, compaction):
+            return (turn,)
+        return (turn, compaction)
+
+    def _folded(self, groups: list[Group]) -> list[TurnAdded]:
+        """The turns of the older units ``groups`` (oldest first) that fold: every one but
+        the pinned units' (a replica may keep others)."""
+        return [old for turns, pinned, _ in groups if not pinned for old in turns]
+
+    def _summarized(self, folded: tuple[TurnAdded, ...]) -> tuple[TurnAdded, ...]:
+        """The folded turns the summarizer reads (all of them; a replica may trim)."""
+        return folded
 
     def _fold(self, window: Window, folded: tuple[TurnAdded, ...]) -> CompactionTriggered:
         previous = " ".join(item.text for item in window.warm if item.text)
-        written = self.summarizer(previous, folded, self.summary_tokens)
+        written = self.summarizer(previous, self._summarized(folded), self.summary_tokens)
         # A summarizer that asked a model (or a plug-in) says so: the call goes in the event.
         asked = (written,) if isinstance(written, ModelCall) else ()
         if isinstance(written, ModelCall):

@@ -32,6 +32,7 @@ from memtape.core.state import Hot, State, Window
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.trigger import Trigger, trigger_from
 from memtape.policies.window.turns import arriving, check_shared, shared_params
 from memtape.policies.window.units import Newest, Unit, newest, newest_with, recent_start, units
 
@@ -52,6 +53,9 @@ class SlidingWindow:
     tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
     start_on: str | None = None
     include_system: bool = False
+    trigger: Trigger | None = attrs.field(default=None, kw_only=True)
+    """When it compacts and how far down (``memtape.policies.window.trigger``; None: over
+    the budget, down to it)."""
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)
@@ -71,8 +75,9 @@ class SlidingWindow:
         if start_on is not None and start_on not in ROLES:
             raise params.error("start_on", f"must be one of {', '.join(ROLES)}, got {start_on!r}")
         include_system = params.flag("include_system", False)
+        trigger = trigger_from(params)
         params.done()
-        return cls(budget, tokenizer, start_on, include_system)
+        return cls(budget, tokenizer, start_on, include_system, trigger=trigger)
 
     @property
     def promises(self) -> frozenset[str]:
@@ -105,6 +110,8 @@ class SlidingWindow:
             table["start_on"] = self.start_on
         if self.include_system:
             table["include_system"] = True
+        if self.trigger is not None:
+            table.update(self.trigger.params())
         return table
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
@@ -113,12 +120,17 @@ class SlidingWindow:
         window = state.window
         turn = arriving(window, command, self.tokenizer)
         tokens = window.tokens + turn.tokens
-        over = tokens > self.budget
+        trigger, goal = self.trigger, self.budget
+        if trigger is None:
+            over = tokens > goal
+        else:
+            over = trigger.fires(window, turn, goal)
+            goal = trigger.goal(goal)
         if not over and not self._starts_wrong(window.hot, newest(window)):
             return (turn,)
         warm = window.warm
         cold = 0
-        while tokens > self.budget and cold < len(warm):
+        while tokens > goal and cold < len(warm):
             tokens -= warm[cold].tokens
             cold += 1
         hot: tuple[TurnAdded, ...] = (*window.hot, turn)
@@ -127,7 +139,7 @@ class SlidingWindow:
         for turns, holds in groups:
             if holds:
                 continue
-            if tokens <= self.budget and (self.start_on is None or turns[0].role == self.start_on):
+            if tokens <= goal and (self.start_on is None or turns[0].role == self.start_on):
                 break
             for old in turns:
                 tokens -= old.tokens
@@ -142,6 +154,8 @@ class SlidingWindow:
             window.gist,
             window.gist_tokens,
         )
+        if trigger is not None and not trigger.frees_enough(state, turn, compaction):
+            return (turn,)
         return (turn, compaction)
 
     def _older(

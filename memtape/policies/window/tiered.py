@@ -17,6 +17,7 @@ from memtape.core.state import State, Window
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.trigger import Trigger, trigger_from
 from memtape.policies.window.turns import arriving, check_count, check_shared, shared_params
 from memtape.policies.window.units import kept_tokens, older_units
 
@@ -61,6 +62,9 @@ class TieredCompaction:
     tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
     warm: "LlmWarm | None" = None
     gist: "LlmGist | None" = None
+    trigger: Trigger | None = attrs.field(default=None, kw_only=True)
+    """When it compacts and how far down (``memtape.policies.window.trigger``; None: over
+    the budget, down to it)."""
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)
@@ -76,6 +80,7 @@ class TieredCompaction:
         params = Params(data, where)
         budget, tokenizer = shared_params(params)
         hot_n = params.integer("hot_n", 2, minimum=0)
+        trigger = trigger_from(params)
         warm, gist = None, None
         if any(data.get(key, name) != name for key, name in DEFAULT_WRITERS.items()):
             from memtape.policies.text.tier_writers import gist_from, warm_from  # noqa: PLC0415
@@ -85,7 +90,7 @@ class TieredCompaction:
             for key, name in DEFAULT_WRITERS.items():
                 params.text(key, name)  # named as the default: read, so not unknown
         params.done()
-        return cls(budget, hot_n, tokenizer, warm, gist)
+        return cls(budget, hot_n, tokenizer, warm, gist, trigger=trigger)
 
     @property
     def promises(self) -> frozenset[str]:
@@ -111,6 +116,8 @@ class TieredCompaction:
         if self.gist is not None:
             table.update(self.gist.params())
         table["tokenizer"] = self.tokenizer.name
+        if self.trigger is not None:
+            table.update(self.trigger.params())
         return table
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
@@ -118,9 +125,18 @@ class TieredCompaction:
         window = state.window
         turn = arriving(window, command, self.tokenizer)
         total = window.tokens + turn.tokens
-        if total <= self.budget:
+        trigger = self.trigger
+        if trigger is None:
+            if total <= self.budget:
+                return (turn,)
+            return (turn, self._compact(window, turn, total))
+        if not trigger.fires(window, turn, self.budget):
             return (turn,)
-        return (turn, self._compact(window, turn, total))
+        compaction = self._compact(window, turn, total)
+        moved = compaction.warm or compaction.dropped or compaction.cold
+        if not moved or not trigger.frees_enough(state, turn, compaction):
+            return (turn,)
+        return (turn, compaction)
 
     def _compact(self, window: Window, turn: TurnAdded, total: int) -> CompactionTriggered:
         count = self.tokenizer.count
@@ -184,9 +200,10 @@ class TieredCompaction:
         count = self.tokenizer.count
         waiting_items = len(window.warm)
         cold = 0
+        goal = self.budget if self.trigger is None else self.trigger.goal(self.budget)
         gist, gist_tokens = window.gist, window.gist_tokens
         if self.gist is None:
-            while tokens > self.budget and cold < waiting_items + len(warm):
+            while tokens > goal and cold < waiting_items + len(warm):
                 oldest = window.warm[cold] if cold < waiting_items else warm[cold - waiting_items]
                 cold += 1
                 gist = gist_for(len(window.cold) + cold)
@@ -195,7 +212,7 @@ class TieredCompaction:
                 tokens += gist_tokens
             return cold, gist, gist_tokens
         limit = self.gist.tokens
-        while tokens > self.budget and cold < waiting_items + len(warm):
+        while tokens > goal and cold < waiting_items + len(warm):
             oldest = window.warm[cold] if cold < waiting_items else warm[cold - waiting_items]
             if not cold:
                 # The new gist may cost up to its limit: count that, not the old gist.

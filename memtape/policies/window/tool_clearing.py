@@ -38,6 +38,7 @@ from memtape.core.state import State, Window
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
+from memtape.policies.window.trigger import Trigger, trigger_from
 from memtape.policies.window.turns import arriving, check_count, check_shared, shared_params
 from memtape.policies.window.units import newest, newest_with
 
@@ -56,12 +57,21 @@ class ClearToolResults:
     """Over ``budget``, replace each tool result but the last ``keep`` with ``placeholder``."""
 
     name: ClassVar[str] = "clear-tool-results"
+    DEFAULT_KEEP: ClassVar[int] = 3
+    """``keep`` when a table leaves it out (a replica of another product has its own)."""
+    DEFAULT_PLACEHOLDER: ClassVar[str] = PLACEHOLDER
+    """``placeholder`` when a table leaves it out."""
+    DEFAULT_TRIGGER: ClassVar[Any] = None
+    """``trigger`` when a table leaves it out (None: the budget)."""
     budget: int
     keep: int = 3
     placeholder: str = PLACEHOLDER
     tokenizer: Tokenizer = attrs.field(factory=WordCount, converter=as_tokenizer)
     placeholder_tokens: int | None = attrs.field(default=None, kw_only=True)
     """What the placeholder costs, when not what the tokenizer counts (a redacted copy's)."""
+    trigger: Trigger | None = attrs.field(default=None, kw_only=True)
+    """When it clears (``memtape.policies.window.trigger``; None: over the budget). A
+    clearing clears all it may, whatever the target."""
 
     def __attrs_post_init__(self) -> None:
         check_shared(self.budget, self.tokenizer)
@@ -75,12 +85,23 @@ class ClearToolResults:
     def from_params(cls, data: Mapping[str, Any], where: str) -> "ClearToolResults":
         """Build the policy from a scenario's ``[compaction]`` table."""
         params = Params(data, where)
-        budget, tokenizer = shared_params(params)
-        keep = params.integer("keep", 3, minimum=0)
-        placeholder = params.text("placeholder", PLACEHOLDER)
-        cost = params.integer("placeholder_tokens", 0, minimum=0) if COST in data else None
+        policy = cls(**cls.read_params(params, COST in data))
         params.done()
-        return cls(budget, keep, placeholder, tokenizer, placeholder_tokens=cost)
+        return policy
+
+    @classmethod
+    def read_params(cls, params: Params, costed: bool) -> dict[str, Any]:
+        """The constructor's arguments a table gives (``costed``: it says
+        ``placeholder_tokens``); a subclass adds its own."""
+        budget, tokenizer = shared_params(params)
+        return {
+            "budget": budget,
+            "keep": params.integer("keep", cls.DEFAULT_KEEP, minimum=0),
+            "placeholder": params.text("placeholder", cls.DEFAULT_PLACEHOLDER),
+            "tokenizer": tokenizer,
+            "placeholder_tokens": params.integer(COST, 0, minimum=0) if costed else None,
+            "trigger": trigger_from(params, cls.DEFAULT_TRIGGER),
+        }
 
     @property
     def promises(self) -> frozenset[str]:
@@ -141,13 +162,19 @@ class ClearToolResults:
         }
         if self.placeholder_tokens is not None:
             table[COST] = self.placeholder_tokens
+        if self.trigger is not None:
+            table.update(self.trigger.params())
         return table
 
     def decide(self, state: State, command: AddTurn) -> tuple[Event, ...]:
         """The turn, and the compaction that clears older tool results if it is over budget."""
         window = state.window
         turn = arriving(window, command, self.tokenizer)
-        if window.tokens + turn.tokens <= self.budget:
+        trigger = self.trigger
+        if trigger is None:
+            if window.tokens + turn.tokens <= self.budget:
+                return (turn,)
+        elif not trigger.fires(window, turn, self.budget):
             return (turn,)
         cost = self.cost
         found = self._since_last_clearing(window, turn, cost)
@@ -164,6 +191,8 @@ class ClearToolResults:
             window.gist_tokens,
             cleared=cleared,
         )
+        if trigger is not None and not trigger.frees_enough(state, turn, compaction):
+            return (turn,)
         return (turn, compaction)
 
     def _clearable(self, hot: Sequence[TurnAdded], unit_start: int, cost: int) -> list[TurnAdded]:
