@@ -40,6 +40,7 @@ from memtape.core.events import (
     EpisodeRecorded,
     Event,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     ModelCall,
@@ -91,6 +92,8 @@ EVENTS: list[Event] = [
     Queried("who is the user", "name", 3, (2, 1), (AWKWARD, 1 / 3)),
     Queried("", "", 1, (), ()),
     CompactionTriggered(40, (), (), 0, "", 0, cleared=(WarmItem(1, "[cleared]", 1),)),
+    FactWritten(2, "session.topic", "an order", 0.5, 1 / 3 + 3600, "session.*"),
+    Expired(2, "ttl 3600 for keys 'session.*' from its write at t=0.333333, due at t=3600.33"),
 ]
 
 COMMANDS: list[Command] = [
@@ -100,6 +103,7 @@ COMMANDS: list[Command] = [
     AdvanceClock(1 / 3),
     WriteFact("name", "Dana", AWKWARD),
     WriteFact("contact", "phone", 0.6, supersedes="contact"),
+    WriteFact("session.topic", "an order", 0.5, expires_at=AWKWARD),
     ReadFact(key="name"),
     ReadFact(id=3),
     Query("who is the user", "name", 2),

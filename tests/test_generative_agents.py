@@ -15,7 +15,7 @@ from memtape.core.commands import AdvanceClock, Command, Query, ReadFact, WriteF
 from memtape.core.errors import BadInput
 from memtape.core.events import Evicted, FactWritten, Queried
 from memtape.core.state import Fact
-from memtape.policies.plumbing.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
+from memtape.policies.plumbing.promises import CAPACITY, EVICTS_WEAKEST, EXPIRES, SUPERSEDES
 from memtape.policies.session import Policies, Session
 from memtape.policies.store.generative_agents import GenerativeAgents, min_max
 
@@ -208,8 +208,8 @@ class TestParameters:
     @pytest.mark.parametrize(
         ("supersession", "promises"),
         [
-            ("key", {CAPACITY, EVICTS_WEAKEST, SUPERSEDES}),
-            ("add-only", {CAPACITY, EVICTS_WEAKEST}),
+            ("key", {CAPACITY, EVICTS_WEAKEST, EXPIRES, SUPERSEDES}),
+            ("add-only", {CAPACITY, EVICTS_WEAKEST, EXPIRES}),
         ],
     )
     def test_promises(self, supersession: str, promises: Sequence[str]) -> None:

@@ -48,6 +48,7 @@ from memtape.core.events import (
     EpisodeRecorded,
     Event,
     Evicted,
+    Expired,
     FactWritten,
     Queried,
     Superseded,
@@ -504,7 +505,8 @@ class TestRedecide:
         run = run_of((WriteFact("a", "x", 0.5), (EpisodeRecorded(1, "x"),)))
         message = (
             "step 1 (WriteFact): the log has EpisodeRecorded(id=1, text='x'), "
-            "the policies decide FactWritten(id=1, key='a', text='x', importance=0.5)"
+            "the policies decide FactWritten(id=1, key='a', text='x', importance=0.5, "
+            "expires_at=None, ttl='')"
         )
         assert Violation(1, "re-decide", message) == redecide(run, forgetting(4))
 
@@ -667,6 +669,23 @@ class TestTokenTotalOfALongWindow:
     ) -> None:
         [violation] = self.miscounted(SHORT_HOT + 50, SHORT_HOT + 10, monkeypatch)
         assert SHORT_HOT + 50 == violation.position
+
+
+class TestExpiry:
+    def test_a_fact_left_active_past_its_time_is_caught(self) -> None:
+        """A clock move that leaves a due fact active: a query could rank and return it."""
+        command = WriteFact("promo", "sale", 0.5, expires_at=5)
+        written = FactWritten(1, "promo", "sale", 0.5, 5.0, "")
+        run = run_of((command, (written,)), (AdvanceClock(6), (ClockAdvanced(6.0),)))
+        message = "fact 1 ('promo') is still active at t=6, though it expires at t=5"
+        assert [Violation(2, "expires", message)] == check_run(run, forgetting(4))
+
+    def test_a_fact_that_left_at_its_time_keeps_the_promise(self) -> None:
+        command = WriteFact("promo", "sale", 0.5, expires_at=5)
+        written = FactWritten(1, "promo", "sale", 0.5, 5.0, "")
+        gone = Expired(1, "its own expires_at, due at t=5")
+        run = run_of((command, (written,)), (AdvanceClock(6), (ClockAdvanced(6.0), gone)))
+        assert [] == check_run(run, forgetting(4))
 
 
 class TestSupersedes:

@@ -59,6 +59,7 @@ IMPORTED = [
     "memtape.policies.plumbing.promises",
     "memtape.policies.plumbing.protocols",
     "memtape.policies.store",
+    "memtape.policies.store.expiry",
     "memtape.policies.store.querying",
     "memtape.policies.store.rules",
     "memtape.policies.text",

@@ -7,9 +7,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memtape.core.errors import CorruptLog
-from memtape.core.events import Evicted, FactRead, FactWritten, Queried, Superseded
+from memtape.core.events import Evicted, Expired, FactRead, FactWritten, Queried, Superseded
 from memtape.core.state import EMPTY_STORE, Fact, Store
-from memtape.reducers.store import evicted, fact_read, fact_written, queried, superseded
+from memtape.reducers.store import (
+    evicted,
+    expired,
+    fact_read,
+    fact_written,
+    queried,
+    superseded,
+)
 from tests.suite_profile import examples
 
 
@@ -46,6 +53,42 @@ class TestFactWritten:
         fact_written(before, FactWritten(2, "b", "v", 0.5), 0.0)
 
         assert ([1], [1]) == (list(before.facts), list(before.active))
+
+
+class TestExpired:
+    def _expiring(self) -> Store:
+        return fact_written(EMPTY_STORE, FactWritten(1, "promo", "sale", 0.3, 5.0, "promo*"), 1.0)
+
+    def test_a_written_fact_keeps_when_it_expires_and_why(self) -> None:
+        fact = self._expiring().facts[1]
+        assert (5.0, "promo*") == (fact.expires_at, fact.ttl)
+
+    def test_a_read_keeps_the_expiry(self) -> None:
+        fact = fact_read(self._expiring(), FactRead(1), 2.0).facts[1]
+        assert (1, 5.0, "promo*") == (fact.reads, fact.expires_at, fact.ttl)
+
+    def test_an_expired_fact_is_kept_inactive_with_its_reason(self) -> None:
+        store = expired(self._expiring(), Expired(1, "due"), 7.0)
+        fact = store.facts[1]
+        assert ("expired", 7.0, "due", [], {}) == (
+            fact.status,
+            fact.ended_at,
+            fact.expired_reason,
+            list(store.active),
+            dict(store.by_key),
+        )
+
+    def test_an_expiry_before_the_facts_time_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match="cannot expire at t=4: it expires at t=5"):
+            expired(self._expiring(), Expired(1, "early"), 4.0)
+
+    def test_a_fact_that_never_expires_cannot_expire(self) -> None:
+        with pytest.raises(CorruptLog, match="it expires never"):
+            expired(_store("a"), Expired(1, "why"), 4.0)
+
+    def test_a_fact_written_to_expire_at_once_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match="which is not later"):
+            fact_written(EMPTY_STORE, FactWritten(1, "a", "x", 0.5, 3.0, ""), 3.0)
 
 
 class TestFactRead:

@@ -18,6 +18,7 @@ from memtape.core.events import (
     Consolidated,
     Event,
     FactRead,
+    FactWritten,
     TurnAdded,
     WarmItem,
 )
@@ -260,6 +261,37 @@ class TestTurnAddedV1:
                     line["event"].pop("calls"),
                     line["event"].pop("answers"),
                 )
+                line["v"] = 1
+        old = tmp_path / "old.jsonl"
+        old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+        assert load_run(path).session.state == load_run(old).session.state
+
+
+class TestFactWrittenV1:
+    def test_a_version_1_fact_never_expires(self) -> None:
+        fields = {"id": 1, "key": "name", "text": "Dana", "importance": 0.9}
+        assert FactWritten(1, "name", "Dana", 0.9, None, "") == event_from_data(
+            "FactWritten", 1, fields
+        )
+
+    def test_a_fact_that_never_expires_leaves_both_fields_out(self, tmp_path: Path) -> None:
+        path = tmp_path / "dana.jsonl"
+        assert 0 == main(["run", "dana-facts", "--out", str(path)])
+        lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+        written = [line for line in lines[1:] if line["type"] == "FactWritten"]
+        assert (2, set()) == (
+            written[0]["v"],
+            set().union(*(set(line["event"]) & {"expires_at", "ttl"} for line in written)),
+        )
+
+    def test_a_version_1_log_folds_to_the_state_it_always_did(self, tmp_path: Path) -> None:
+        """dana-facts written with version-1 writes (as memtape 0.1 wrote them) folds to
+        the same state as the current recording."""
+        path = tmp_path / "dana.jsonl"
+        assert 0 == main(["run", "dana-facts", "--out", str(path)])
+        lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+        for line in lines[1:]:
+            if line["type"] == "FactWritten":
                 line["v"] = 1
         old = tmp_path / "old.jsonl"
         old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")

@@ -29,9 +29,11 @@ from memtape.core.codec import event_data, event_from_data
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput, CorruptLog, Rejected
 from memtape.core.events import (
+    ClockAdvanced,
     CompactionTriggered,
     Event,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     Queried,
@@ -48,6 +50,7 @@ from memtape.policies.plumbing.promises import (
     BUDGET,
     CAPACITY,
     EVICTS_WEAKEST,
+    EXPIRES,
     PINNED,
     RECENT_VERBATIM,
     SUPERSEDES,
@@ -65,7 +68,8 @@ from memtape.policies.window.turns import structure_error
 from memtape.policies.window.units import newest, recent_start, units
 from memtape.reducers import evolve, fold
 
-_STORE_EVENTS = (FactWritten, FactRead, Queried, Superseded, Evicted)
+_STORE_EVENTS = (FactWritten, FactRead, Queried, Superseded, Evicted, Expired, ClockAdvanced)
+"""The events after which the store's promises are checked (the clock: a fact may be due)."""
 
 
 @attrs.frozen
@@ -393,6 +397,20 @@ def check_supersedes(store: Store, *, at: int) -> list[Violation]:
     return []
 
 
+def check_expiry(store: Store, clock: float, *, at: int) -> list[Violation]:
+    """No active fact's time is at or before the clock: a due fact left as ``Expired``, so
+    nothing ranks, reads or returns it."""
+    for fact_id in store.active:
+        fact = store.facts[fact_id]
+        if fact.expires_at is not None and fact.expires_at <= clock:
+            message = (
+                f"fact {fact_id} ({fact.key!r}) is still active at t={clock:g}, "
+                f"though it expires at t={fact.expires_at:g}"
+            )
+            return [Violation(at, "expires", message)]
+    return []
+
+
 def check_eviction(
     forgetting: ForgettingPolicy, before: State, event: Evicted, *, at: int
 ) -> list[Violation]:
@@ -603,6 +621,8 @@ def check_forgetting(
         violations.extend(check_capacity(store, forgetting.capacity, at=at, before=before))
     if SUPERSEDES in promises:
         violations.extend(check_supersedes(store, at=at))
+    if EXPIRES in promises:
+        violations.extend(check_expiry(store, state.clock, at=at))
     violations.extend(check_ranking(forgetting, store, state.clock, at=at))
     return violations
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, ROLES, Command
+from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, ROLES, Command, WriteFact
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES, OMITTED_WHEN_EMPTY, Event, ModelCall
 from memtape.core.upcast import upcast
@@ -83,7 +83,11 @@ def _strict_tuple(value: Any, hint: Any) -> Any:
 _NESTED_OMITTING: tuple[type, ...] = (ModelCall,)
 """The records inside events whose log lines, too, leave out fields at their default."""
 
-_OMITTING = frozenset((*EVENT_TYPES.values(), *_NESTED_OMITTING))
+_OMITTING_COMMANDS: tuple[type, ...] = (WriteFact,)
+"""The commands whose log lines leave out fields at their default (a write's ``expires_at``),
+so a command that does not use a later field reads as it always did."""
+
+_OMITTING = frozenset((*EVENT_TYPES.values(), *_NESTED_OMITTING, *_OMITTING_COMMANDS))
 """Every type whose fields marked ``OMITTED_WHEN_EMPTY`` a log line may leave out."""
 
 
@@ -108,7 +112,7 @@ def _converters() -> "tuple[cattrs.Converter, cattrs.Converter]":
     lenient = made.copy()
     made.register_structure_hook_func(_is_tuple, _strict_tuple)
     # The nested records first: an event's function takes the hook of each field's type.
-    for cls in (*_NESTED_OMITTING, *EVENT_TYPES.values()):
+    for cls in (*_NESTED_OMITTING, *EVENT_TYPES.values(), *_OMITTING_COMMANDS):
         if _omitted(cls):
             overrides: dict[str, Any] = {n: override(omit_if_default=True) for n in _omitted(cls)}
             made.register_unstructure_hook(cls, make_dict_unstructure_fn(cls, made, **overrides))

@@ -6,6 +6,8 @@ honour it, or rejects it.
 
 import attrs
 
+from memtape.core.events import OMITTED_WHEN_EMPTY
+
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 """The roles a turn may have: a closed set (an importer maps its format's roles onto it),
 so that a role is never free text: it holds nothing of the user's, and survives redaction."""
@@ -44,12 +46,17 @@ class AdvanceClock:
 
 @attrs.frozen
 class WriteFact:
-    """Write a fact; an active fact on ``key`` (or on ``supersedes``) is retired."""
+    """Write a fact; an active fact on ``key`` (or on ``supersedes``) is retired.
+
+    ``expires_at`` is the clock at which the fact leaves the store (None: when
+    the forgetting policy's TTL says, or never).
+    """
 
     key: str
     text: str
     importance: float
     supersedes: str | None = None
+    expires_at: float | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen

@@ -135,13 +135,21 @@ class ClockAdvanced:
 
 @attrs.frozen
 class FactWritten:
-    """A fact entered the store as active, at the current clock."""
+    """A fact entered the store as active, at the current clock.
 
-    VERSION: ClassVar[int] = 1
+    Version 2: a fact may expire. ``expires_at`` is the clock at which it
+    leaves the store (None: never); ``ttl`` names the forgetting policy's TTL
+    rule that set it (the key pattern, ``*`` for the default), or is ``""``
+    when the write named its own ``expires_at``. A version-1 fact never expires.
+    """
+
+    VERSION: ClassVar[int] = 2
     id: int
     key: str
     text: str
     importance: float
+    expires_at: float | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
+    ttl: str = attrs.field(default="", metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen
@@ -184,6 +192,19 @@ class Evicted:
     VERSION: ClassVar[int] = 1
     id: int
     score: float
+
+
+@attrs.frozen
+class Expired:
+    """An active fact left the store because its time ran out; it is kept, as ``expired``.
+
+    ``reason`` says which time it was (its own ``expires_at``, or the TTL rule
+    that set one at its write), in words a reader of ``why`` can use.
+    """
+
+    VERSION: ClassVar[int] = 1
+    id: int
+    reason: str
 
 
 @attrs.frozen
@@ -240,6 +261,7 @@ Event = (
     | Evicted
     | EpisodeRecorded
     | Consolidated
+    | Expired
 )
 """Any event of the kernel."""
 
@@ -256,6 +278,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Evicted,
         EpisodeRecorded,
         Consolidated,
+        Expired,
     )
 }
 """Every event type by its class name, the name it carries in a log."""

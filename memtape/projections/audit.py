@@ -21,6 +21,7 @@ from memtape.core.events import (
     Consolidated,
     EpisodeRecorded,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     Queried,
@@ -66,8 +67,16 @@ _TURN = re.compile(r"turn:(.*)", re.DOTALL)
 _NUMBER = re.compile(r"[0-9]+")
 
 
+_FACT_KEY = "fact:"
+"""The prefix that names a fact by its key whatever it looks like (``fact:session.topic``,
+``fact:42`` for the key "42"); a key that itself begins so is ``fact:fact:...``."""
+
+
 def parse_target(text: str) -> Target:
-    """``turn:N`` is a turn, a bare integer a fact id, anything else a fact key."""
+    """``turn:N`` is a turn, ``fact:KEY`` a fact key, a bare integer a fact id, anything
+    else a fact key."""
+    if text.startswith(_FACT_KEY) and text[len(_FACT_KEY) :].strip():
+        return KeyTarget(text[len(_FACT_KEY) :])
     if not text.strip():
         raise BadInput("a target is turn:N, a fact id or a fact key, got an empty string")
     turn = _TURN.fullmatch(text)
@@ -333,7 +342,10 @@ def _fact_lives(
             episodes[event.id] = event.text
         elif isinstance(event, Consolidated):
             consolidation = (at, seeker.around(at).step, event)
-        if isinstance(event, FactWritten | FactRead | Superseded | Evicted) and event.id in wanted:
+        if (
+            isinstance(event, FactWritten | FactRead | Superseded | Evicted | Expired)
+            and event.id in wanted
+        ):
             forgetting = _forgetting(policies_at, at)
             step = _fact_step(seeker.around(at), forgetting, event)
             if isinstance(event, FactWritten) and consolidation is not None:
@@ -381,15 +393,19 @@ def _distilled(
 def _fact_step(
     moment: _Moment,
     forgetting: ForgettingPolicy,
-    event: FactWritten | FactRead | Superseded | Evicted,
+    event: FactWritten | FactRead | Superseded | Evicted | Expired,
 ) -> Step:
     after = moment.after
     clock = after.clock
     numbers: dict[str, Any]
     match event:
-        case FactWritten(importance=importance):
+        case FactWritten(importance=importance, expires_at=expires_at):
             numbers = {"importance": importance, "clock": clock}
             what = f"written at t={clock:g}, importance {importance:g}"
+            if expires_at is not None:
+                numbers["expires_at"] = expires_at
+                rule = f"by ttl {quoted(event.ttl)}" if event.ttl else "as the write asked"
+                what += f", to expire at t={expires_at:g} ({rule})"
         case FactRead(id=fact_id):
             scored = next(s for s in forgetting.rank(after.store, clock) if s.fact.id == fact_id)
             reads = scored.fact.reads
@@ -404,6 +420,9 @@ def _fact_step(
             )
         case Evicted():
             numbers, what = _eviction(forgetting, event, moment.before)
+        case Expired(reason=reason):
+            numbers = {"reason": reason}
+            what = f"expired at t={clock:g}: {visible(reason)}; kept, never ranked again"
     return Step(moment.at, moment.step, type(event).__name__, clock, what, numbers)
 
 
@@ -467,6 +486,9 @@ def _fact_now(forgetting: ForgettingPolicy, state: State, fact: Fact) -> Standin
     elif fact.status == "retired":
         numbers.update(ended_at=fact.ended_at, superseded_by=fact.superseded_by)
         what = f"now retired (since t={fact.ended_at:g}, superseded by fact {fact.superseded_by})"
+    elif fact.status == "expired":
+        numbers.update(ended_at=fact.ended_at, reason=fact.expired_reason)
+        what = f"now expired (since t={fact.ended_at:g}: {visible(fact.expired_reason or '')})"
     else:
         numbers.update(ended_at=fact.ended_at, score=fact.evicted_score)
         what = f"now evicted (since t={fact.ended_at:g}, with score {fact.evicted_score:.4f})"

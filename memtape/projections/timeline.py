@@ -13,6 +13,7 @@ from memtape.core.events import (
     EpisodeRecorded,
     Event,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     ModelCall,
@@ -106,6 +107,9 @@ def summarize(event: Event, before: State, after: State) -> str:
         case Evicted(id=fact_id, score=score):
             key = before.store.facts[fact_id].key
             return f"fact {fact_id} ({quoted(key)}) evicted over capacity, score {score:.4f}"
+        case Expired(id=fact_id, reason=reason):
+            key = before.store.facts[fact_id].key
+            return f"fact {fact_id} ({quoted(key)}) expired: {visible(reason)}"
         case EpisodeRecorded(id=episode_id, text=text):
             return f"episode {episode_id} recorded: {visible(text)}"
         case Consolidated(episodes=episodes, semantic=semantic, procedural=procedural):

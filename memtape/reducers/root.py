@@ -12,6 +12,7 @@ from memtape.core.events import (
     EpisodeRecorded,
     Event,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     Queried,
@@ -74,6 +75,12 @@ def _evicted(state: State, event: Evicted) -> State:
     )
 
 
+def _expired(state: State, event: Expired) -> State:
+    return State(
+        state.clock, state.window, store.expired(state.store, event, state.clock), state.memory
+    )
+
+
 def _episode_recorded(state: State, event: EpisodeRecorded) -> State:
     return State(
         state.clock, state.window, state.store, memory.episode_recorded(state.memory, event)
@@ -93,6 +100,7 @@ _REDUCERS: dict[type, Callable[[State, Any], State]] = {
     Queried: _queried,
     Superseded: _superseded,
     Evicted: _evicted,
+    Expired: _expired,
     EpisodeRecorded: _episode_recorded,
     Consolidated: _consolidated,
 }

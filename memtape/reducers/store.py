@@ -1,9 +1,10 @@
-"""Folding store events: facts written, read (alone or by a query), superseded, evicted."""
+"""Folding store events: facts written, read (alone or by a query), superseded, evicted,
+expired."""
 
 import attrs
 
 from memtape.core.errors import CorruptLog
-from memtape.core.events import Evicted, FactRead, FactWritten, Queried, Superseded
+from memtape.core.events import Evicted, Expired, FactRead, FactWritten, Queried, Superseded
 from memtape.core.plural import counted
 from memtape.core.state import Fact, Store
 
@@ -12,7 +13,14 @@ def fact_written(store: Store, event: FactWritten, clock: float) -> Store:
     """Add the fact as active and make it the newest active fact on its key."""
     if event.id != len(store.facts) + 1:
         raise CorruptLog(f"fact {event.id} cannot follow fact {len(store.facts)}")
+    if event.expires_at is not None and event.expires_at <= clock:
+        raise CorruptLog(
+            f"fact {event.id} is written at t={clock:g} to expire at t={event.expires_at:g}, "
+            "which is not later"
+        )
     fact = Fact(event.id, event.key, event.text, event.importance, clock)
+    if event.expires_at is not None:
+        fact = attrs.evolve(fact, expires_at=event.expires_at, ttl=event.ttl)
     shared = store.shared
     if event.key in store.by_key:
         shared = shared.set(event.key, shared.get(event.key, 1) + 1)
@@ -49,6 +57,8 @@ def queried(store: Store, event: Queried, clock: float) -> Store:
 
 
 def _touched(fact: Fact, clock: float) -> Fact:
+    if fact.expires_at is not None:
+        return attrs.evolve(fact, reads=fact.reads + 1, last_read_at=clock)
     return Fact(
         fact.id,
         fact.key,
@@ -73,6 +83,16 @@ def evicted(store: Store, event: Evicted, clock: float) -> Store:
     """Mark an active fact evicted, keeping the score that condemned it."""
     fact = _active(store, event.id)
     gone = attrs.evolve(fact, status="evicted", ended_at=clock, evicted_score=event.score)
+    return _deactivate(store, gone)
+
+
+def expired(store: Store, event: Expired, clock: float) -> Store:
+    """Mark an active fact expired, with the reason; only a fact whose time has come expires."""
+    fact = _active(store, event.id)
+    if fact.expires_at is None or fact.expires_at > clock:
+        when = "never" if fact.expires_at is None else f"at t={fact.expires_at:g}"
+        raise CorruptLog(f"fact {event.id} cannot expire at t={clock:g}: it expires {when}")
+    gone = attrs.evolve(fact, status="expired", ended_at=clock, expired_reason=event.reason)
     return _deactivate(store, gone)
 
 

@@ -68,6 +68,7 @@ from memtape.core.events import (
     EpisodeRecorded,
     Event,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     ModelCall,
@@ -353,7 +354,12 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         )
     if isinstance(event, FactWritten):
         return FactWritten(
-            event.id, masks.text(event.key), masks.text(event.text), event.importance
+            event.id,
+            masks.text(event.key),
+            masks.text(event.text),
+            event.importance,
+            event.expires_at,
+            masks.text(event.ttl) if event.ttl else "",
         )
     if isinstance(event, Queried):
         return Queried(
@@ -368,6 +374,8 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         )
         procedural = tuple(ProceduralRule(masks.text(r.text), r.episode) for r in event.procedural)
         return Consolidated(event.episodes, semantic, procedural, _asked(event.asked, masks))
+    if isinstance(event, Expired):
+        return Expired(event.id, masks.text(event.reason))
     if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted):
         return event
     assert_never(event)
@@ -403,6 +411,7 @@ def _command(command: Command, masks: Masks) -> Command:
             masks.text(command.text),
             command.importance,
             masks.optional(command.supersedes),
+            command.expires_at,
         )
     if isinstance(command, ReadFact):
         return ReadFact(masks.optional(command.key), command.id)

@@ -22,7 +22,8 @@ and ``usage = {input = .., output = .., cache_read = .., cache_write = ..}``
 model: ``memtape.scenarios.usage``; no policy reads it).
 
 The other steps: ``advance = 6`` (the clock), ``write = "key"`` with
-``text``, ``importance`` and optional ``supersedes``; ``read = "key"`` or
+``text``, ``importance`` and optional ``supersedes`` and ``expires_at`` (the
+clock at which the fact leaves the store); ``read = "key"`` or
 ``read = 3`` (an id); ``query = "text"`` with optional ``expect = "key"`` and
 ``k`` (default 3), or ``expect = "key"`` alone (a query without text);
 ``episode = "text"``; ``consolidate = true``.
@@ -288,12 +289,12 @@ def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
         supersedes = params.optional("supersedes")
         if supersedes is not None and not isinstance(supersedes, str):
             raise params.error("supersedes", f"must be a key (a string), got {supersedes!r}")
-        command = WriteFact(
-            params.text("write"),
-            params.text("text"),
-            params.number("importance", minimum=0.0, maximum=1.0),
-            supersedes,
-        )
+        key, text = params.text("write"), params.text("text")
+        importance = params.number("importance", minimum=0.0, maximum=1.0)
+        expires_at = None
+        if "expires_at" in step:
+            expires_at = params.number("expires_at", minimum=0.0)
+        command = WriteFact(key, text, importance, supersedes, expires_at)
     elif kind == "read":
         target = params.raw("read")
         if isinstance(target, str):

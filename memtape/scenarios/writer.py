@@ -108,6 +108,8 @@ def step_fields(command: Command) -> dict[str, Any]:
         }
         if command.supersedes is not None:
             write["supersedes"] = command.supersedes
+        if command.expires_at is not None:
+            write["expires_at"] = command.expires_at
         return write
     if isinstance(command, ReadFact):
         return {"read": command.key if command.key is not None else command.id}

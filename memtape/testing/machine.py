@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import attrs
+
 from memtape.checking.invariants import Violation
 from memtape.core.commands import (
     AddTurn,
@@ -352,6 +354,13 @@ class PolicyMachine(RuleBasedStateMachine):
     def write(self, command: WriteFact) -> None:
         """A fact is written, on a small set of keys so writes collide."""
         self.step(command)
+
+    @precondition(lambda self: self.served != "compaction")
+    @rule(command=kit.write_facts(nan=False), lifetime=st.floats(0.0, 30.0))
+    def write_expiring(self, command: WriteFact, lifetime: float) -> None:
+        """A fact written to expire ``lifetime`` from now (0: at once, which is refused);
+        under EXPIRES no later command ranks, reads or returns it after its time."""
+        self.step(attrs.evolve(command, expires_at=self.state.clock + lifetime))
 
     @precondition(lambda self: self.served != "compaction")
     @rule(command=kit.read_facts())

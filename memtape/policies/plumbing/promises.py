@@ -62,7 +62,11 @@ SUPERSEDES = "supersedes"
 """A write to a key retires the active fact on it: at most one active fact per key, so
 no read returns a stale fact."""
 
+EXPIRES = "expires"
+"""A fact whose ``expires_at`` has come is never ranked, read or returned: after each
+command no active fact's time is at or before the clock (it left as ``Expired``)."""
+
 PROMISES = frozenset(
-    {BUDGET, RECENT_VERBATIM, WELL_FORMED, PINNED, CAPACITY, EVICTS_WEAKEST, SUPERSEDES}
+    {BUDGET, RECENT_VERBATIM, WELL_FORMED, PINNED, CAPACITY, EVICTS_WEAKEST, SUPERSEDES, EXPIRES}
 )
 """Every invariant a policy may promise."""
