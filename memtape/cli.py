@@ -463,7 +463,8 @@ def _add_lab(commands: Any) -> None:
         "--capacity", type=_integer, default=4, metavar="N", help="forgetting capacity (default: 4)"
     )
     store.set_defaults(handler=_command("generate", "store"))
-    for kind in (support, store):
+    expiry = _add_expiry_generator(kinds)
+    for kind in (support, store, expiry):
         kind.add_argument(
             "--seed", type=_integer, required=True, metavar="S", help="the same seed, the same file"
         )
@@ -567,6 +568,22 @@ def _add_lab(commands: Any) -> None:
     _add_header_options(chat)
     _add_quiet(chat)
     chat.set_defaults(handler=_command("transcript"))
+
+
+def _add_expiry_generator(kinds: Any) -> argparse.ArgumentParser:
+    """``generate expiry``: a store workload of facts that expire (memtape.lab.expiry_workload)."""
+    expiry: argparse.ArgumentParser = kinds.add_parser(
+        "expiry", help="a store workload where session notes and promotions expire"
+    )
+    expiry.add_argument("--steps", type=_integer, required=True, metavar="N", help="steps to write")
+    expiry.add_argument(
+        "--customers", type=_integer, default=12, metavar="N", help="customers (default: 12)"
+    )
+    expiry.add_argument(
+        "--capacity", type=_integer, default=8, metavar="N", help="forgetting capacity (default: 8)"
+    )
+    expiry.set_defaults(handler=_command("generate", "expiry"))
+    return expiry
 
 
 def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True) -> None:

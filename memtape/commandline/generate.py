@@ -3,6 +3,7 @@
 import argparse
 
 from memtape.commandline.writing import write_scenario
+from memtape.lab.expiry_workload import expiry_workload
 from memtape.lab.generate import store_workload, support_session
 
 
@@ -29,5 +30,15 @@ def store(args: argparse.Namespace) -> int:
             args.seed,
             customers=args.customers,
             capacity=args.capacity,
+        ),
+    )
+
+
+def expiry(args: argparse.Namespace) -> int:
+    """Write an expiry workload: durable facts, session notes under a TTL, promotions."""
+    return write_scenario(
+        args.out,
+        lambda: expiry_workload(
+            args.steps, args.seed, customers=args.customers, capacity=args.capacity
         ),
     )
