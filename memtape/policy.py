@@ -62,6 +62,7 @@ from memtape.policies.plumbing.promises import (
     PROMISES,
     RECENT_VERBATIM,
     SUPERSEDES,
+    VALID_AS_OF,
     WELL_FORMED,
 )
 from memtape.policies.plumbing.protocols import (
@@ -89,6 +90,7 @@ __all__ = [
     "RECENT_VERBATIM",
     "ROLES",
     "SUPERSEDES",
+    "VALID_AS_OF",
     "WELL_FORMED",
     "AddTurn",
     "AdvanceClock",

@@ -49,6 +49,7 @@ from memtape.core.events import (
     SemanticFact,
     Superseded,
     TurnAdded,
+    ValidityClosed,
     WarmItem,
 )
 from memtape.policies.session import Session
@@ -94,6 +95,9 @@ EVENTS: list[Event] = [
     CompactionTriggered(40, (), (), 0, "", 0, cleared=(WarmItem(1, "[cleared]", 1),)),
     FactWritten(2, "session.topic", "an order", 0.5, 1 / 3 + 3600, "session.*"),
     Expired(2, "ttl 3600 for keys 'session.*' from its write at t=0.333333, due at t=3600.33"),
+    FactWritten(3, "address", "Oslo", 0.5, None, "", AWKWARD, 1e6 + AWKWARD),
+    ValidityClosed(1, AWKWARD, 3),
+    Queried("where", "address", 1, (1,), (AWKWARD,), -AWKWARD, AWKWARD),
 ]
 
 COMMANDS: list[Command] = [
@@ -104,6 +108,8 @@ COMMANDS: list[Command] = [
     WriteFact("name", "Dana", AWKWARD),
     WriteFact("contact", "phone", 0.6, supersedes="contact"),
     WriteFact("session.topic", "an order", 0.5, expires_at=AWKWARD),
+    WriteFact("address", "Oslo", 0.5, valid_from=-AWKWARD, valid_to=AWKWARD),
+    Query("where", "address", 2, as_of=AWKWARD, known_at=0.0),
     ReadFact(key="name"),
     ReadFact(id=3),
     Query("who is the user", "name", 2),

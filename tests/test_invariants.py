@@ -506,7 +506,7 @@ class TestRedecide:
         message = (
             "step 1 (WriteFact): the log has EpisodeRecorded(id=1, text='x'), "
             "the policies decide FactWritten(id=1, key='a', text='x', importance=0.5, "
-            "expires_at=None, ttl='')"
+            "expires_at=None, ttl='', valid_from=None, valid_to=None)"
         )
         assert Violation(1, "re-decide", message) == redecide(run, forgetting(4))
 
@@ -686,6 +686,27 @@ class TestExpiry:
         gone = Expired(1, "its own expires_at, due at t=5")
         run = run_of((command, (written,)), (AdvanceClock(6), (ClockAdvanced(6.0), gone)))
         assert [] == check_run(run, forgetting(4))
+
+
+class TestValidAsOf:
+    def test_a_bitemporal_query_returning_a_fact_not_yet_true_is_caught(self) -> None:
+        """A fact true from t=10, returned by a query as of t=5."""
+        command = WriteFact("address", "Oslo", 0.8, valid_from=10)
+        written = FactWritten(1, "address", "Oslo", 0.8, None, "", 10.0, None)
+        asked = Query("where", "address", 1, as_of=5)
+        answer = Queried("where", "address", 1, (1,), (0.8,), 5.0, None)
+        run = run_of((command, (written,)), (asked, (answer,)))
+        message = (
+            "the query as of t=5, as known at t=0, returned facts [1], not valid then as known then"
+        )
+        assert [Violation(2, "valid-as-of", message)] == check_run(run, forgetting(4))
+
+    def test_the_query_the_policy_decides_keeps_it(self) -> None:
+        session = Session(forgetting(4))
+        session.execute(WriteFact("address", "Oslo", 0.8, valid_from=10))
+        session.execute(Query("where", "address", 1, as_of=5))
+        session.execute(Query("where", "address", 1, as_of=11))
+        assert [] == check_run(session.run, session.policies)
 
 
 class TestSupersedes:

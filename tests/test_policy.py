@@ -62,6 +62,7 @@ IMPORTED = [
     "memtape.policies.store.expiry",
     "memtape.policies.store.querying",
     "memtape.policies.store.rules",
+    "memtape.policies.store.temporal",
     "memtape.policies.text",
     "memtape.policies.text.tokenizers",
     "memtape.policies.window",

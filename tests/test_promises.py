@@ -12,6 +12,7 @@ from memtape.policies.plumbing.promises import (
     PROMISES,
     RECENT_VERBATIM,
     SUPERSEDES,
+    VALID_AS_OF,
     WELL_FORMED,
 )
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
@@ -26,6 +27,7 @@ def test_the_shipped_policies_promise_known_invariants() -> None:
         EVICTS_WEAKEST,
         EXPIRES,
         SUPERSEDES,
+        VALID_AS_OF,
     }
     assert RuleConsolidation(()).promises == frozenset()
     assert TieredCompaction(40, 2).promises <= PROMISES

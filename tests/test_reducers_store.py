@@ -7,7 +7,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memtape.core.errors import CorruptLog
-from memtape.core.events import Evicted, Expired, FactRead, FactWritten, Queried, Superseded
+from memtape.core.events import (
+    Evicted,
+    Expired,
+    FactRead,
+    FactWritten,
+    Queried,
+    Superseded,
+    ValidityClosed,
+)
 from memtape.core.state import EMPTY_STORE, Fact, Store
 from memtape.reducers.store import (
     evicted,
@@ -16,6 +24,7 @@ from memtape.reducers.store import (
     fact_written,
     queried,
     superseded,
+    validity_closed,
 )
 from tests.suite_profile import examples
 
@@ -89,6 +98,37 @@ class TestExpired:
     def test_a_fact_written_to_expire_at_once_is_corrupt(self) -> None:
         with pytest.raises(CorruptLog, match="which is not later"):
             fact_written(EMPTY_STORE, FactWritten(1, "a", "x", 0.5, 3.0, ""), 3.0)
+
+
+class TestValidityClosed:
+    def test_a_closed_fact_keeps_its_status_and_learns_its_end(self) -> None:
+        store = validity_closed(_store("a", "a"), ValidityClosed(1, 4.0, 2), 6.0)
+        fact = store.facts[1]
+        assert ("active", 4.0, 6.0, 2) == (
+            fact.status,
+            fact.closed_to,
+            fact.closed_at,
+            fact.closed_by,
+        )
+
+    def test_a_close_by_an_earlier_fact_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match="not a later one"):
+            validity_closed(_store("a", "a"), ValidityClosed(2, 4.0, 1), 6.0)
+
+    def test_a_validity_that_ends_before_it_starts_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match="ends before it starts"):
+            fact_written(EMPTY_STORE, FactWritten(1, "a", "x", 0.5, None, "", 5.0, 5.0), 0.0)
+
+    def test_a_bitemporal_query_may_return_a_retired_fact_without_reading_it(self) -> None:
+        store = superseded(_store("a", "a"), Superseded(1, 2), 1.0)
+        event = Queried("", "", 2, (1, 2), (0.5, 0.5), 0.0, None)
+        after = queried(store, event, 3.0)
+        assert (0, 1) == (after.facts[1].reads, after.facts[2].reads)
+
+    def test_a_query_of_now_may_not_return_a_retired_fact(self) -> None:
+        store = superseded(_store("a", "a"), Superseded(1, 2), 1.0)
+        with pytest.raises(CorruptLog, match="fact 1 is not active"):
+            queried(store, Queried("", "", 1, (1,), (0.5,)), 3.0)
 
 
 class TestFactRead:

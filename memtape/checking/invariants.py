@@ -54,6 +54,7 @@ from memtape.policies.plumbing.promises import (
     PINNED,
     RECENT_VERBATIM,
     SUPERSEDES,
+    VALID_AS_OF,
     WELL_FORMED,
 )
 from memtape.policies.plumbing.protocols import (
@@ -63,6 +64,7 @@ from memtape.policies.plumbing.protocols import (
     is_verbatim,
 )
 from memtape.policies.session import Policies
+from memtape.policies.store import temporal
 from memtape.policies.window.tiered import TieredCompaction, gist_for
 from memtape.policies.window.turns import structure_error
 from memtape.policies.window.units import newest, recent_start, units
@@ -459,9 +461,24 @@ def check_query(
     """A query returns the first ``min(k, actives)`` facts of the policy's ranking for its
     text, best first, each with the score it ranked by: so at most ``k``, all active.
 
-    ``before`` is the state just before ``event``, which sits at position ``at``.
+    ``before`` is the state just before ``event``, which sits at position ``at``. A
+    bi-temporal query ranks the facts valid at its ``as_of`` as known at its ``known_at``
+    (``memtape.policies.store.temporal``), and under VALID_AS_OF returns no other.
     """
-    ranked = forgetting.rank(before.store, before.clock, event.text)[: event.k]
+    store = before.store
+    if event.as_of is not None or event.known_at is not None:
+        known_at = event.known_at if event.known_at is not None else before.clock
+        as_of = event.as_of if event.as_of is not None else known_at
+        store = temporal.store_as_of(before, as_of, known_at)
+        if VALID_AS_OF in forgetting.promises:
+            outside = [i for i in event.results if i not in store.active]
+            if outside:
+                message = (
+                    f"the query as of t={as_of:g}, as known at t={known_at:g}, returned "
+                    f"facts {outside}, not valid then as known then"
+                )
+                return [Violation(at, "valid-as-of", message)]
+    ranked = forgetting.rank(store, before.clock, event.text)[: event.k]
     expected = tuple(s.fact.id for s in ranked)
     if event.results != expected:
         message = (

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, ROLES, Command, WriteFact
+from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, ROLES, Command, Query, WriteFact
 from memtape.core.errors import BadInput
 from memtape.core.events import EVENT_TYPES, OMITTED_WHEN_EMPTY, Event, ModelCall
 from memtape.core.upcast import upcast
@@ -83,7 +83,7 @@ def _strict_tuple(value: Any, hint: Any) -> Any:
 _NESTED_OMITTING: tuple[type, ...] = (ModelCall,)
 """The records inside events whose log lines, too, leave out fields at their default."""
 
-_OMITTING_COMMANDS: tuple[type, ...] = (WriteFact,)
+_OMITTING_COMMANDS: tuple[type, ...] = (WriteFact, Query)
 """The commands whose log lines leave out fields at their default (a write's ``expires_at``),
 so a command that does not use a later field reads as it always did."""
 

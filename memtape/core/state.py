@@ -105,7 +105,10 @@ class Fact:
     the latest read. Which of them counts as the "last touch" is a policy's
     business, not the store's. ``expires_at`` is the clock at which the fact
     leaves as ``expired`` (None: never), and ``ttl`` the TTL rule that set it
-    (``""``: the write named it; see ``FactWritten``).
+    (``""``: the write named it; see ``FactWritten``). ``valid_from`` and
+    ``valid_to`` are when the write said it was true (None: from its write;
+    open), and ``closed_to`` the valid time a later write (``closed_by``, at
+    the clock ``closed_at``) closed it at (``memtape.policies.store.temporal``).
     """
 
     id: int
@@ -122,6 +125,11 @@ class Fact:
     expires_at: float | None = None
     ttl: str = ""
     expired_reason: str | None = None
+    valid_from: float | None = None
+    valid_to: float | None = None
+    closed_to: float | None = None
+    closed_at: float | None = None
+    closed_by: int | None = None
 
 
 _PAGE_BITS = 5

@@ -27,6 +27,7 @@ from memtape.core.events import (
     Queried,
     Superseded,
     TurnAdded,
+    ValidityClosed,
     WarmItem,
 )
 from memtape.core.integers import bounded
@@ -343,7 +344,9 @@ def _fact_lives(
         elif isinstance(event, Consolidated):
             consolidation = (at, seeker.around(at).step, event)
         if (
-            isinstance(event, FactWritten | FactRead | Superseded | Evicted | Expired)
+            isinstance(
+                event, FactWritten | FactRead | Superseded | Evicted | Expired | ValidityClosed
+            )
             and event.id in wanted
         ):
             forgetting = _forgetting(policies_at, at)
@@ -393,7 +396,7 @@ def _distilled(
 def _fact_step(
     moment: _Moment,
     forgetting: ForgettingPolicy,
-    event: FactWritten | FactRead | Superseded | Evicted | Expired,
+    event: FactWritten | FactRead | Superseded | Evicted | Expired | ValidityClosed,
 ) -> Step:
     after = moment.after
     clock = after.clock
@@ -406,6 +409,11 @@ def _fact_step(
                 numbers["expires_at"] = expires_at
                 rule = f"by ttl {quoted(event.ttl)}" if event.ttl else "as the write asked"
                 what += f", to expire at t={expires_at:g} ({rule})"
+            if event.valid_from is not None or event.valid_to is not None:
+                start = clock if event.valid_from is None else event.valid_from
+                end = "open" if event.valid_to is None else f"t={event.valid_to:g}"
+                numbers.update(valid_from=event.valid_from, valid_to=event.valid_to)
+                what += f", true from t={start:g} to {end}"
         case FactRead(id=fact_id):
             scored = next(s for s in forgetting.rank(after.store, clock) if s.fact.id == fact_id)
             reads = scored.fact.reads
@@ -420,6 +428,12 @@ def _fact_step(
             )
         case Evicted():
             numbers, what = _eviction(forgetting, event, moment.before)
+        case ValidityClosed(to=to, by=by):
+            numbers = {"to": to, "by": by}
+            what = (
+                f"closed at t={clock:g} by fact {by}: true until t={to:g}, "
+                "kept for queries as of before"
+            )
         case Expired(reason=reason):
             numbers = {"reason": reason}
             what = f"expired at t={clock:g}: {visible(reason)}; kept, never ranked again"
@@ -433,6 +447,10 @@ def _query_step(moment: _Moment, event: Queried, fact_id: int) -> Step:
     score = event.scores[place]
     reads = moment.after.store.facts[fact_id].reads
     asked = f"query {quoted(event.text)}" if event.text else "a query"
+    if event.as_of is not None:
+        asked += f" as of t={event.as_of:g}"
+    if event.known_at is not None:
+        asked += f" as known at t={event.known_at:g}"
     what = (
         f"returned by {asked} at t={clock:g}, rank {place + 1} of {len(event.results)} "
         f"(top {event.k}), score {score:.4f}, {counted(reads, 'read')} now"
@@ -486,6 +504,9 @@ def _fact_now(forgetting: ForgettingPolicy, state: State, fact: Fact) -> Standin
     elif fact.status == "retired":
         numbers.update(ended_at=fact.ended_at, superseded_by=fact.superseded_by)
         what = f"now retired (since t={fact.ended_at:g}, superseded by fact {fact.superseded_by})"
+        if fact.closed_to is not None:
+            numbers.update(valid_to=fact.closed_to)
+            what += f"; true until t={fact.closed_to:g}"
     elif fact.status == "expired":
         numbers.update(ended_at=fact.ended_at, reason=fact.expired_reason)
         what = f"now expired (since t={fact.ended_at:g}: {visible(fact.expired_reason or '')})"

@@ -146,6 +146,8 @@ def _fact_fields(fact: Fact | None) -> dict[str, Any] | None:
     if fact.expires_at is not None:
         # Only a fact that can expire says so: every other diff reads as it always did.
         fields.update(expires_at=fact.expires_at, expired_reason=fact.expired_reason)
+    if fact.closed_to is not None:
+        fields.update(valid_to=fact.closed_to, closed_by=fact.closed_by)
     return fields
 
 
@@ -236,9 +238,9 @@ def _fact_line(change: dict[str, Any], there: str) -> str:
             return f"{head}: active again at {there}"
     # A read, or any other change of an active fact's fields: name each field.
     fields = ", ".join(
-        f"{name} {_value(before[name])} → {_value(value)}"
+        f"{name} {_value(before.get(name))} → {_value(value)}"
         for name, value in after.items()
-        if before[name] != value
+        if before.get(name) != value
     )
     return f"{head}: {fields}"
 

@@ -18,6 +18,7 @@ from memtape.core.events import (
     Queried,
     Superseded,
     TurnAdded,
+    ValidityClosed,
 )
 from memtape.core.state import INITIAL_STATE, State
 from memtape.reducers import memory, store, window
@@ -81,6 +82,15 @@ def _expired(state: State, event: Expired) -> State:
     )
 
 
+def _validity_closed(state: State, event: ValidityClosed) -> State:
+    return State(
+        state.clock,
+        state.window,
+        store.validity_closed(state.store, event, state.clock),
+        state.memory,
+    )
+
+
 def _episode_recorded(state: State, event: EpisodeRecorded) -> State:
     return State(
         state.clock, state.window, state.store, memory.episode_recorded(state.memory, event)
@@ -101,6 +111,7 @@ _REDUCERS: dict[type, Callable[[State, Any], State]] = {
     Superseded: _superseded,
     Evicted: _evicted,
     Expired: _expired,
+    ValidityClosed: _validity_closed,
     EpisodeRecorded: _episode_recorded,
     Consolidated: _consolidated,
 }

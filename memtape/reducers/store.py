@@ -4,7 +4,15 @@ expired."""
 import attrs
 
 from memtape.core.errors import CorruptLog
-from memtape.core.events import Evicted, Expired, FactRead, FactWritten, Queried, Superseded
+from memtape.core.events import (
+    Evicted,
+    Expired,
+    FactRead,
+    FactWritten,
+    Queried,
+    Superseded,
+    ValidityClosed,
+)
 from memtape.core.plural import counted
 from memtape.core.state import Fact, Store
 
@@ -21,6 +29,14 @@ def fact_written(store: Store, event: FactWritten, clock: float) -> Store:
     fact = Fact(event.id, event.key, event.text, event.importance, clock)
     if event.expires_at is not None:
         fact = attrs.evolve(fact, expires_at=event.expires_at, ttl=event.ttl)
+    if event.valid_from is not None or event.valid_to is not None:
+        start = clock if event.valid_from is None else event.valid_from
+        if event.valid_to is not None and event.valid_to <= start:
+            raise CorruptLog(
+                f"fact {event.id} is valid from t={start:g} to t={event.valid_to:g}, "
+                "which ends before it starts"
+            )
+        fact = attrs.evolve(fact, valid_from=event.valid_from, valid_to=event.valid_to)
     shared = store.shared
     if event.key in store.by_key:
         shared = shared.set(event.key, shared.get(event.key, 1) + 1)
@@ -50,14 +66,20 @@ def queried(store: Store, event: Queried, clock: float) -> Store:
     if len(set(event.results)) != len(event.results):
         raise CorruptLog(f"a query returned a fact twice: {list(event.results)}")
     facts = store.facts
+    bitemporal = event.as_of is not None or event.known_at is not None
     for fact_id in event.results:
+        if bitemporal and fact_id not in store.active:
+            # A fact of the past, valid then: returned, but not read now.
+            if fact_id not in store.facts:
+                raise CorruptLog(f"a query returned fact {fact_id}, which does not exist")
+            continue
         read = _touched(_active(store, fact_id), clock)
         facts = facts.set(fact_id, read)
     return Store(facts, store.active, store.by_key, store.shared)
 
 
 def _touched(fact: Fact, clock: float) -> Fact:
-    if fact.expires_at is not None:
+    if fact.expires_at is not None or fact.valid_from is not None or fact.valid_to is not None:
         return attrs.evolve(fact, reads=fact.reads + 1, last_read_at=clock)
     return Fact(
         fact.id,
@@ -94,6 +116,17 @@ def expired(store: Store, event: Expired, clock: float) -> Store:
         raise CorruptLog(f"fact {event.id} cannot expire at t={clock:g}: it expires {when}")
     gone = attrs.evolve(fact, status="expired", ended_at=clock, expired_reason=event.reason)
     return _deactivate(store, gone)
+
+
+def validity_closed(store: Store, event: ValidityClosed, clock: float) -> Store:
+    """Close a fact's validity at valid time ``to``, as a later fact says; its status stays."""
+    fact = store.facts.get(event.id)
+    if fact is None:
+        raise CorruptLog(f"fact {event.id} cannot be closed: it does not exist")
+    if event.by not in store.facts or event.by <= event.id:
+        raise CorruptLog(f"fact {event.id} is closed by fact {event.by}, which is not a later one")
+    closed = attrs.evolve(fact, closed_to=event.to, closed_at=clock, closed_by=event.by)
+    return Store(store.facts.set(fact.id, closed), store.active, store.by_key, store.shared)
 
 
 def _active(store: Store, fact_id: int) -> Fact:

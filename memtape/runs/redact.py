@@ -77,6 +77,7 @@ from memtape.core.events import (
     SemanticFact,
     Superseded,
     TurnAdded,
+    ValidityClosed,
     WarmItem,
 )
 from memtape.core.logfile import RecordedBatch, RunFile, write_run
@@ -360,10 +361,18 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
             event.importance,
             event.expires_at,
             masks.text(event.ttl) if event.ttl else "",
+            event.valid_from,
+            event.valid_to,
         )
     if isinstance(event, Queried):
         return Queried(
-            masks.text(event.text), masks.text(event.key), event.k, event.results, event.scores
+            masks.text(event.text),
+            masks.text(event.key),
+            event.k,
+            event.results,
+            event.scores,
+            event.as_of,
+            event.known_at,
         )
     if isinstance(event, EpisodeRecorded):
         return EpisodeRecorded(event.id, masks.text(event.text))
@@ -376,7 +385,7 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         return Consolidated(event.episodes, semantic, procedural, _asked(event.asked, masks))
     if isinstance(event, Expired):
         return Expired(event.id, masks.text(event.reason))
-    if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted):
+    if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted | ValidityClosed):
         return event
     assert_never(event)
 
@@ -412,11 +421,19 @@ def _command(command: Command, masks: Masks) -> Command:
             command.importance,
             masks.optional(command.supersedes),
             command.expires_at,
+            command.valid_from,
+            command.valid_to,
         )
     if isinstance(command, ReadFact):
         return ReadFact(masks.optional(command.key), command.id)
     if isinstance(command, Query):
-        return Query(masks.text(command.text), masks.text(command.key), command.k)
+        return Query(
+            masks.text(command.text),
+            masks.text(command.key),
+            command.k,
+            command.as_of,
+            command.known_at,
+        )
     if isinstance(command, RecordEpisode):
         return RecordEpisode(masks.text(command.text))
     if isinstance(command, AdvanceClock | Consolidate):

@@ -23,9 +23,11 @@ model: ``memtape.scenarios.usage``; no policy reads it).
 
 The other steps: ``advance = 6`` (the clock), ``write = "key"`` with
 ``text``, ``importance`` and optional ``supersedes`` and ``expires_at`` (the
-clock at which the fact leaves the store); ``read = "key"`` or
+clock at which the fact leaves the store), ``valid_from`` and ``valid_to``
+(when it was true in the world); ``read = "key"`` or
 ``read = 3`` (an id); ``query = "text"`` with optional ``expect = "key"`` and
-``k`` (default 3), or ``expect = "key"`` alone (a query without text);
+``k`` (default 3) and ``as_of`` / ``known_at`` (a bi-temporal query), or
+``expect = "key"`` alone (a query without text);
 ``episode = "text"``; ``consolidate = true``.
 
 A scenario may plant probes, strings that must stay visible in the window
@@ -42,6 +44,7 @@ table, and decides nothing.
 """
 
 import json
+import math
 import tomllib
 from collections.abc import Mapping
 from importlib import resources
@@ -291,10 +294,12 @@ def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
             raise params.error("supersedes", f"must be a key (a string), got {supersedes!r}")
         key, text = params.text("write"), params.text("text")
         importance = params.number("importance", minimum=0.0, maximum=1.0)
-        expires_at = None
-        if "expires_at" in step:
-            expires_at = params.number("expires_at", minimum=0.0)
-        command = WriteFact(key, text, importance, supersedes, expires_at)
+        expires_at = params.number("expires_at", minimum=0.0) if "expires_at" in step else None
+        valid_from, valid_to = (
+            params.number(name, minimum=-math.inf) if name in step else None
+            for name in ("valid_from", "valid_to")
+        )
+        command = WriteFact(key, text, importance, supersedes, expires_at, valid_from, valid_to)
     elif kind == "read":
         target = params.raw("read")
         if isinstance(target, str):
@@ -304,11 +309,13 @@ def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
         else:
             raise params.error("read", f"must be a key (a string) or an id, got {target!r}")
     elif kind == "query":
-        command = Query(
-            params.text("query", ""),
-            params.text("expect", ""),
-            params.integer("k", 3, minimum=1),
+        text, expect = params.text("query", ""), params.text("expect", "")
+        k = params.integer("k", 3, minimum=1)
+        as_of, known_at = (
+            params.number(name, minimum=-math.inf) if name in step else None
+            for name in ("as_of", "known_at")
         )
+        command = Query(text, expect, k, as_of, known_at)
     elif kind == "episode":
         command = RecordEpisode(params.text("episode"))
     else:

@@ -57,6 +57,7 @@ from memtape.core.events import (
     Queried,
     Superseded,
     TurnAdded,
+    ValidityClosed,
 )
 from memtape.core.run import Run
 from memtape.core.state import Fact, Memory, State, Store, Window
@@ -81,6 +82,7 @@ FOLLOWED: frozenset[type[Event]] = frozenset(
         Superseded,
         Evicted,
         Expired,
+        ValidityClosed,
     }
 )
 """Every event type the viewer follows (tests/test_payload.py holds it to ``EVENT_TYPES``)."""
@@ -353,7 +355,9 @@ def window_delta(event: Event, before: Window, after: Window) -> dict[str, Any]:
 
 def store_delta(event: Event, before: Store, after: Store) -> dict[str, Any]:
     """The facts the event touched: written, read (alone or by a query), retired or evicted."""
-    if not isinstance(event, FactWritten | FactRead | Queried | Superseded | Evicted | Expired):
+    if not isinstance(
+        event, FactWritten | FactRead | Queried | Superseded | Evicted | Expired | ValidityClosed
+    ):
         raise BadInput(f"the viewer cannot follow a store change by {type(event).__name__}")
     if isinstance(event, Queried):
         return {"r": [[i, after.facts[i].reads] for i in event.results]} if event.results else {}

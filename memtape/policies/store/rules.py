@@ -16,10 +16,17 @@ from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import Event, Evicted, FactRead, FactWritten, Superseded
 from memtape.core.state import Fact, State, Store
 from memtape.policies.plumbing.params import Params
-from memtape.policies.plumbing.promises import CAPACITY, EVICTS_WEAKEST, EXPIRES, SUPERSEDES
+from memtape.policies.plumbing.promises import (
+    CAPACITY,
+    EVICTS_WEAKEST,
+    EXPIRES,
+    SUPERSEDES,
+    VALID_AS_OF,
+)
 from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.store.expiry import NO_TTL, Ttl, expiry_of, read_ttl, with_ttl
 from memtape.policies.store.querying import Ranks, answer_query
+from memtape.policies.store.temporal import check_validity, closes
 from memtape.reducers import store as store_reducers
 
 SUPERSESSIONS = ("key", "add-only")
@@ -92,9 +99,9 @@ def last_touch(fact: Fact) -> float:
 
 
 def promises_of(supersession: str) -> frozenset[str]:
-    """Capacity, eviction of the weakest and expiry; supersession only when writes supersede
-    by key."""
-    promised = {CAPACITY, EVICTS_WEAKEST, EXPIRES}
+    """Capacity, eviction of the weakest, expiry and bi-temporal queries; supersession only
+    when writes supersede by key."""
+    promised = {CAPACITY, EVICTS_WEAKEST, EXPIRES, VALID_AS_OF}
     if supersession == "key":
         promised.add(SUPERSEDES)
     return frozenset(promised)
@@ -138,11 +145,19 @@ def decide_write(policy: RankedStore, state: State, command: WriteFact) -> tuple
         retire.append(same_key)
     ttl = getattr(policy, "ttl", NO_TTL)
     expires_at, pattern = expiry_of(ttl, command.key, command.expires_at, clock)
+    check_validity(command, clock)
     written = FactWritten(
-        len(store.facts) + 1, command.key, command.text, command.importance, expires_at, pattern
+        len(store.facts) + 1,
+        command.key,
+        command.text,
+        command.importance,
+        expires_at,
+        pattern,
+        None if command.valid_from is None else float(command.valid_from),
+        None if command.valid_to is None else float(command.valid_to),
     )
     supersessions = [Superseded(old, written.id) for old in retire]
-    events: list[Event] = [written, *supersessions]
+    events: list[Event] = [written, *supersessions, *closes(store, retire, command, written.id)]
     if len(store.active) - len(retire) + 1 <= policy.capacity:
         return tuple(events)
     after = store_reducers.fact_written(store, written, clock)
