@@ -463,8 +463,13 @@ def _add_lab(commands: Any) -> None:
         "--capacity", type=_integer, default=4, metavar="N", help="forgetting capacity (default: 4)"
     )
     store.set_defaults(handler=_command("generate", "store"))
-    expiry = _add_expiry_generator(kinds)
-    for kind in (support, store, expiry):
+    expiry = _add_family_generator(
+        kinds, "expiry", "a store workload where session notes and promotions expire", 12, 8
+    )
+    temporal = _add_family_generator(
+        kinds, "temporal", "a store workload of changes learned late, asked about the past", 8, 16
+    )
+    for kind in (support, store, expiry, temporal):
         kind.add_argument(
             "--seed", type=_integer, required=True, metavar="S", help="the same seed, the same file"
         )
@@ -570,20 +575,29 @@ def _add_lab(commands: Any) -> None:
     chat.set_defaults(handler=_command("transcript"))
 
 
-def _add_expiry_generator(kinds: Any) -> argparse.ArgumentParser:
-    """``generate expiry``: a store workload of facts that expire (memtape.lab.expiry_workload)."""
-    expiry: argparse.ArgumentParser = kinds.add_parser(
-        "expiry", help="a store workload where session notes and promotions expire"
+def _add_family_generator(
+    kinds: Any, name: str, about: str, customers: int, capacity: int
+) -> argparse.ArgumentParser:
+    """``generate expiry`` or ``generate temporal``: a store workload of one memory family
+    (memtape.lab.expiry_workload, memtape.lab.temporal_workload)."""
+    kind: argparse.ArgumentParser = kinds.add_parser(name, help=about)
+    kind.add_argument("--steps", type=_integer, required=True, metavar="N", help="steps to write")
+    kind.add_argument(
+        "--customers",
+        type=_integer,
+        default=customers,
+        metavar="N",
+        help=f"customers (default: {customers})",
     )
-    expiry.add_argument("--steps", type=_integer, required=True, metavar="N", help="steps to write")
-    expiry.add_argument(
-        "--customers", type=_integer, default=12, metavar="N", help="customers (default: 12)"
+    kind.add_argument(
+        "--capacity",
+        type=_integer,
+        default=capacity,
+        metavar="N",
+        help=f"forgetting capacity (default: {capacity})",
     )
-    expiry.add_argument(
-        "--capacity", type=_integer, default=8, metavar="N", help="forgetting capacity (default: 8)"
-    )
-    expiry.set_defaults(handler=_command("generate", "expiry"))
-    return expiry
+    kind.set_defaults(handler=_command("generate", name))
+    return kind
 
 
 def _add_header_options(command: argparse.ArgumentParser, *, turns: bool = True) -> None:

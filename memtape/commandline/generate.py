@@ -5,6 +5,7 @@ import argparse
 from memtape.commandline.writing import write_scenario
 from memtape.lab.expiry_workload import expiry_workload
 from memtape.lab.generate import store_workload, support_session
+from memtape.lab.temporal_workload import temporal_workload
 
 
 def support(args: argparse.Namespace) -> int:
@@ -39,6 +40,16 @@ def expiry(args: argparse.Namespace) -> int:
     return write_scenario(
         args.out,
         lambda: expiry_workload(
+            args.steps, args.seed, customers=args.customers, capacity=args.capacity
+        ),
+    )
+
+
+def temporal(args: argparse.Namespace) -> int:
+    """Write a bi-temporal workload: changes learned late, corrections, queries of the past."""
+    return write_scenario(
+        args.out,
+        lambda: temporal_workload(
             args.steps, args.seed, customers=args.customers, capacity=args.capacity
         ),
     )
