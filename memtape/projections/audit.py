@@ -411,9 +411,9 @@ def _fact_step(
                 what += f", to expire at t={expires_at:g} ({rule})"
             if event.valid_from is not None or event.valid_to is not None:
                 start = clock if event.valid_from is None else event.valid_from
-                end = "open" if event.valid_to is None else f"t={event.valid_to:g}"
+                end = " on" if event.valid_to is None else f" to t={event.valid_to:g}"
                 numbers.update(valid_from=event.valid_from, valid_to=event.valid_to)
-                what += f", true from t={start:g} to {end}"
+                what += f", true from t={start:g}{end}"
         case FactRead(id=fact_id):
             scored = next(s for s in forgetting.rank(after.store, clock) if s.fact.id == fact_id)
             reads = scored.fact.reads
