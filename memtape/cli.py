@@ -277,7 +277,9 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     )
     why.add_argument("run", metavar="RUN", help=RUN_HELP)
     why.add_argument(
-        "target", metavar="turn:N|KEY|ID", help="a turn (turn:5), or a fact by its key or id"
+        "target",
+        metavar="turn:N|KEY|ID",
+        help="a turn (turn:5), or a fact by its key (fact:KEY, or the bare key) or id",
     )
     why.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     _add_trust(why)
@@ -474,7 +476,13 @@ def _add_lab(commands: Any) -> None:
         "--capacity", type=_integer, default=4, metavar="N", help="forgetting capacity (default: 4)"
     )
     store.set_defaults(handler=_command("generate", "store"))
-    for kind in (support, store):
+    expiry = _add_family_generator(
+        kinds, "expiry", "a store workload where session notes and promotions expire", 12, 8
+    )
+    temporal = _add_family_generator(
+        kinds, "temporal", "a store workload of changes learned late, asked about the past", 8, 16
+    )
+    for kind in (support, store, expiry, temporal):
         kind.add_argument(
             "--seed", type=_integer, required=True, metavar="S", help="the same seed, the same file"
         )
@@ -671,6 +679,31 @@ def _add_lab_tail(bench: argparse.ArgumentParser) -> None:
         ),
     )
     bench.set_defaults(handler=_command("bench"))
+
+
+def _add_family_generator(
+    kinds: Any, name: str, about: str, customers: int, capacity: int
+) -> argparse.ArgumentParser:
+    """``generate expiry`` or ``generate temporal``: a store workload of one memory family
+    (memtape.lab.expiry_workload, memtape.lab.temporal_workload)."""
+    kind: argparse.ArgumentParser = kinds.add_parser(name, help=about)
+    kind.add_argument("--steps", type=_integer, required=True, metavar="N", help="steps to write")
+    kind.add_argument(
+        "--customers",
+        type=_integer,
+        default=customers,
+        metavar="N",
+        help=f"customers (default: {customers})",
+    )
+    kind.add_argument(
+        "--capacity",
+        type=_integer,
+        default=capacity,
+        metavar="N",
+        help=f"forgetting capacity (default: {capacity})",
+    )
+    kind.set_defaults(handler=_command("generate", name))
+    return kind
 
 
 def _add_header_options(

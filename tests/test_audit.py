@@ -30,7 +30,7 @@ from memtape.projections.audit import (
     render_life,
 )
 from memtape.reducers import fold
-from memtape.scenarios import load_scenario
+from memtape.scenarios import load_scenario, parse_scenario
 
 
 def _session(name: str) -> Session:
@@ -70,6 +70,9 @@ class TestParseTarget:
             ("chitchat", KeyTarget("chitchat")),
             ("user.name", KeyTarget("user.name")),
             ("turn5", KeyTarget("turn5")),
+            ("fact:session.topic", KeyTarget("session.topic")),
+            ("fact:42", KeyTarget("42")),
+            ("fact:turn:5", KeyTarget("turn:5")),
         ],
     )
     def test_turns_ids_and_keys(self, text: str, expected: Any) -> None:
@@ -574,3 +577,45 @@ class TestWhyDistilled:
 
         assert "episode" not in written.numbers
         assert "distilled" not in written.what
+
+
+class TestWhyExpired:
+    SCENARIO = """
+[forgetting]
+policy = "importance-recency-access"
+capacity = 4
+ttl = {"session.*" = 3600}
+
+[[step]]
+write = "session.topic"
+text = "ORD-3300"
+importance = 0.6
+
+[[step]]
+advance = 4000
+"""
+
+    def test_the_write_says_when_and_the_expiry_why(self) -> None:
+        scenario = parse_scenario(self.SCENARIO, "s.toml")
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        life = _why(session, "fact:session.topic")
+        (subject,) = life.subjects
+        assert [
+            "written at t=0, importance 0.6, to expire at t=3600 (by ttl 'session.*')",
+            "expired at t=4000: ttl 3600 for keys 'session.*' from its write at t=0, due at "
+            "t=3600; kept, never ranked again",
+        ] == [step.what for step in subject.steps]
+
+    def test_now_says_expired_and_why(self) -> None:
+        scenario = parse_scenario(self.SCENARIO, "s.toml")
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        (subject,) = _why(session, "fact:session.topic").subjects
+        assert (
+            "expired",
+            "ttl 3600 for keys 'session.*' from its write at t=0, due at t=3600",
+        ) == (
+            subject.now.status,
+            subject.now.numbers["reason"],
+        )

@@ -40,6 +40,7 @@ from memtape.core.events import (
     EpisodeRecorded,
     Event,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     ModelCall,
@@ -48,6 +49,7 @@ from memtape.core.events import (
     SemanticFact,
     Superseded,
     TurnAdded,
+    ValidityClosed,
     WarmItem,
 )
 from memtape.policies.session import Session
@@ -91,6 +93,11 @@ EVENTS: list[Event] = [
     Queried("who is the user", "name", 3, (2, 1), (AWKWARD, 1 / 3)),
     Queried("", "", 1, (), ()),
     CompactionTriggered(40, (), (), 0, "", 0, cleared=(WarmItem(1, "[cleared]", 1),)),
+    FactWritten(2, "session.topic", "an order", 0.5, 1 / 3 + 3600, "session.*"),
+    Expired(2, "ttl 3600 for keys 'session.*' from its write at t=0.333333, due at t=3600.33"),
+    FactWritten(3, "address", "Oslo", 0.5, None, "", AWKWARD, 1e6 + AWKWARD),
+    ValidityClosed(1, AWKWARD, 3),
+    Queried("where", "address", 1, (1,), (AWKWARD,), -AWKWARD, AWKWARD),
 ]
 
 COMMANDS: list[Command] = [
@@ -101,6 +108,9 @@ COMMANDS: list[Command] = [
     AdvanceClock(1 / 3),
     WriteFact("name", "Dana", AWKWARD),
     WriteFact("contact", "phone", 0.6, supersedes="contact"),
+    WriteFact("session.topic", "an order", 0.5, expires_at=AWKWARD),
+    WriteFact("address", "Oslo", 0.5, valid_from=-AWKWARD, valid_to=AWKWARD),
+    Query("where", "address", 2, as_of=AWKWARD, known_at=0.0),
     ReadFact(key="name"),
     ReadFact(id=3),
     Query("who is the user", "name", 2),

@@ -593,3 +593,12 @@ class TestStepDiff:
         assert (
             f"procedural (one side only): {RULE}  (from episode 2)" == list(render_diff(data))[-1]
         )
+
+
+class TestExpiredFact:
+    def test_the_diff_names_the_expiry_and_its_reason(self) -> None:
+        session = Session(Policies(forgetting=ImportanceRecencyAccess(4, 4.0, 0.1)))
+        session.execute(WriteFact("promo", "sale", 0.3, expires_at=5))
+        session.execute(AdvanceClock(7))
+        lines = list(render_diff(diff_data(session.run.diff(1, 3), before=1, after=3)))
+        assert "fact 1 'promo' expired at t=7: its own expires_at, due at t=5" in lines

@@ -75,6 +75,7 @@ class TestContracts:
                     ["sleep-pass"],
                     ["sleep-pass", "--at", "3"],
                     [str(chat), "--at", "4"],
+                    [str(Path(__file__).parent.parent / "examples" / "session-notes.toml")],
                 )
             )
         )

@@ -25,6 +25,7 @@ from memtape.core.events import (
     EpisodeRecorded,
     Event,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     ProceduralRule,
@@ -32,6 +33,7 @@ from memtape.core.events import (
     SemanticFact,
     Superseded,
     TurnAdded,
+    ValidityClosed,
     WarmItem,
 )
 
@@ -46,6 +48,8 @@ EVENTS: list[Event] = [
     Evicted(4, 0.0707),
     EpisodeRecorded(1, "the user confirmed their name"),
     Consolidated((1, 2), (SemanticFact("k", "v", 0.5, 1),), (ProceduralRule("do it", 2),)),
+    Expired(1, "its own expires_at, due at t=6"),
+    ValidityClosed(1, 4.0, 2),
 ]
 
 COMMANDS: list[Command] = [
@@ -64,7 +68,7 @@ def _name(event: object) -> str:
 
 
 class TestEventTypes:
-    def test_the_ten_kernel_events_are_registered_by_class_name(self) -> None:
+    def test_the_kernel_events_are_registered_by_class_name(self) -> None:
         assert {
             "TurnAdded",
             "CompactionTriggered",
@@ -76,6 +80,8 @@ class TestEventTypes:
             "Evicted",
             "EpisodeRecorded",
             "Consolidated",
+            "Expired",
+            "ValidityClosed",
         } == set(EVENT_TYPES)
 
     def test_each_registered_name_is_its_class_name(self) -> None:
@@ -89,7 +95,13 @@ class TestEventTypes:
         """TurnAdded is at 2 (calls, answers, pinned), Consolidated at 3 (asked, then a
         call's cut), CompactionTriggered at 4 (what moves, not what stays, then a call's
         cut); every other type is at its first."""
-        versions = {TurnAdded: 2, Consolidated: 3, CompactionTriggered: 4}
+        versions = {
+            TurnAdded: 2,
+            Consolidated: 3,
+            CompactionTriggered: 4,
+            FactWritten: 3,
+            Queried: 2,
+        }
         assert versions.get(cls, 1) == cls.VERSION
 
     @pytest.mark.parametrize("cls", EVENT_TYPES.values(), ids=list(EVENT_TYPES))

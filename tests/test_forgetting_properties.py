@@ -14,7 +14,13 @@ from memtape.core.commands import Command, Query, WriteFact
 from memtape.core.errors import Rejected
 from memtape.core.events import Evicted, FactRead, Queried
 from memtape.core.state import State
-from memtape.policies.plumbing.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
+from memtape.policies.plumbing.promises import (
+    CAPACITY,
+    EVICTS_WEAKEST,
+    EXPIRES,
+    SUPERSEDES,
+    VALID_AS_OF,
+)
 from memtape.policies.session import Policies, Session
 from memtape.policies.store.rules import weakest
 from memtape.policies.zoo import FORGETTING
@@ -89,8 +95,8 @@ class TestEveryPolicy:
     @pytest.mark.parametrize(
         ("supersession", "promised"),
         [
-            ("key", {CAPACITY, EVICTS_WEAKEST, SUPERSEDES}),
-            ("add-only", {CAPACITY, EVICTS_WEAKEST}),
+            ("key", {CAPACITY, EVICTS_WEAKEST, EXPIRES, VALID_AS_OF, SUPERSEDES}),
+            ("add-only", {CAPACITY, EVICTS_WEAKEST, EXPIRES, VALID_AS_OF}),
         ],
     )
     def test_promises(self, name: str, supersession: str, promised: set[str]) -> None:

@@ -15,7 +15,13 @@ from memtape.core.commands import AdvanceClock, Command, Query, ReadFact, WriteF
 from memtape.core.errors import BadInput
 from memtape.core.events import Evicted, FactWritten, Queried
 from memtape.core.state import Fact
-from memtape.policies.plumbing.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
+from memtape.policies.plumbing.promises import (
+    CAPACITY,
+    EVICTS_WEAKEST,
+    EXPIRES,
+    SUPERSEDES,
+    VALID_AS_OF,
+)
 from memtape.policies.session import Policies, Session
 from memtape.policies.store.generative_agents import GenerativeAgents, min_max
 
@@ -208,8 +214,8 @@ class TestParameters:
     @pytest.mark.parametrize(
         ("supersession", "promises"),
         [
-            ("key", {CAPACITY, EVICTS_WEAKEST, SUPERSEDES}),
-            ("add-only", {CAPACITY, EVICTS_WEAKEST}),
+            ("key", {CAPACITY, EVICTS_WEAKEST, EXPIRES, SUPERSEDES, VALID_AS_OF}),
+            ("add-only", {CAPACITY, EVICTS_WEAKEST, EXPIRES, VALID_AS_OF}),
         ],
     )
     def test_promises(self, supersession: str, promises: Sequence[str]) -> None:

@@ -48,6 +48,7 @@ from memtape.core.events import (
     EpisodeRecorded,
     Event,
     Evicted,
+    Expired,
     FactWritten,
     Queried,
     Superseded,
@@ -504,7 +505,8 @@ class TestRedecide:
         run = run_of((WriteFact("a", "x", 0.5), (EpisodeRecorded(1, "x"),)))
         message = (
             "step 1 (WriteFact): the log has EpisodeRecorded(id=1, text='x'), "
-            "the policies decide FactWritten(id=1, key='a', text='x', importance=0.5)"
+            "the policies decide FactWritten(id=1, key='a', text='x', importance=0.5, "
+            "expires_at=None, ttl='', valid_from=None, valid_to=None)"
         )
         assert Violation(1, "re-decide", message) == redecide(run, forgetting(4))
 
@@ -667,6 +669,44 @@ class TestTokenTotalOfALongWindow:
     ) -> None:
         [violation] = self.miscounted(SHORT_HOT + 50, SHORT_HOT + 10, monkeypatch)
         assert SHORT_HOT + 50 == violation.position
+
+
+class TestExpiry:
+    def test_a_fact_left_active_past_its_time_is_caught(self) -> None:
+        """A clock move that leaves a due fact active: a query could rank and return it."""
+        command = WriteFact("promo", "sale", 0.5, expires_at=5)
+        written = FactWritten(1, "promo", "sale", 0.5, 5.0, "")
+        run = run_of((command, (written,)), (AdvanceClock(6), (ClockAdvanced(6.0),)))
+        message = "fact 1 ('promo') is still active at t=6, though it expires at t=5"
+        assert [Violation(2, "expires", message)] == check_run(run, forgetting(4))
+
+    def test_a_fact_that_left_at_its_time_keeps_the_promise(self) -> None:
+        command = WriteFact("promo", "sale", 0.5, expires_at=5)
+        written = FactWritten(1, "promo", "sale", 0.5, 5.0, "")
+        gone = Expired(1, "its own expires_at, due at t=5")
+        run = run_of((command, (written,)), (AdvanceClock(6), (ClockAdvanced(6.0), gone)))
+        assert [] == check_run(run, forgetting(4))
+
+
+class TestValidAsOf:
+    def test_a_bitemporal_query_returning_a_fact_not_yet_true_is_caught(self) -> None:
+        """A fact true from t=10, returned by a query as of t=5."""
+        command = WriteFact("address", "Oslo", 0.8, valid_from=10)
+        written = FactWritten(1, "address", "Oslo", 0.8, None, "", 10.0, None)
+        asked = Query("where", "address", 1, as_of=5)
+        answer = Queried("where", "address", 1, (1,), (0.8,), 5.0, None)
+        run = run_of((command, (written,)), (asked, (answer,)))
+        message = (
+            "the query as of t=5, as known at t=0, returned facts [1], not valid then as known then"
+        )
+        assert [Violation(2, "valid-as-of", message)] == check_run(run, forgetting(4))
+
+    def test_the_query_the_policy_decides_keeps_it(self) -> None:
+        session = Session(forgetting(4))
+        session.execute(WriteFact("address", "Oslo", 0.8, valid_from=10))
+        session.execute(Query("where", "address", 1, as_of=5))
+        session.execute(Query("where", "address", 1, as_of=11))
+        assert [] == check_run(session.run, session.policies)
 
 
 class TestSupersedes:

@@ -24,6 +24,10 @@ HEADER = {"scenario": "test", "policies": {}}
 QUERIES = str(Path(__file__).parent / "fixtures" / "dana-queries.toml")
 """A scenario with query steps, which no seed scenario has."""
 
+EXAMPLES = Path(__file__).parent.parent / "examples"
+FAMILIES = (str(EXAMPLES / "session-notes.toml"), str(EXAMPLES / "dana-moves.toml"))
+"""Scenarios whose facts expire, and whose facts say when they were true."""
+
 
 def _run(name: str) -> Run:
     scenario = load_scenario(name)
@@ -34,7 +38,7 @@ def _run(name: str) -> Run:
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, Run]:
-    return {name: _run(name) for name in (*SHIPPED, QUERIES)}
+    return {name: _run(name) for name in (*SHIPPED, QUERIES, *FAMILIES)}
 
 
 def _written(tmp_path: Path, run: Run, name: str = "run.jsonl") -> Path:

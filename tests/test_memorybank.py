@@ -13,7 +13,13 @@ import pytest
 from memtape.core.commands import AdvanceClock, Command, Query, ReadFact, WriteFact
 from memtape.core.errors import BadInput
 from memtape.core.events import Evicted, FactWritten
-from memtape.policies.plumbing.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
+from memtape.policies.plumbing.promises import (
+    CAPACITY,
+    EVICTS_WEAKEST,
+    EXPIRES,
+    SUPERSEDES,
+    VALID_AS_OF,
+)
 from memtape.policies.session import Policies, Session
 from memtape.policies.store.memorybank import MemoryBank
 
@@ -128,8 +134,8 @@ class TestParameters:
 
     def test_promises(self) -> None:
         assert (
-            frozenset({CAPACITY, EVICTS_WEAKEST, SUPERSEDES}),
-            frozenset({CAPACITY, EVICTS_WEAKEST}),
+            frozenset({CAPACITY, EVICTS_WEAKEST, EXPIRES, SUPERSEDES, VALID_AS_OF}),
+            frozenset({CAPACITY, EVICTS_WEAKEST, EXPIRES, VALID_AS_OF}),
         ) == (
             MemoryBank(2).promises,
             MemoryBank(2, "add-only").promises,

@@ -7,10 +7,12 @@ from memtape.policies.plumbing.promises import (
     BUDGET,
     CAPACITY,
     EVICTS_WEAKEST,
+    EXPIRES,
     PINNED,
     PROMISES,
     RECENT_VERBATIM,
     SUPERSEDES,
+    VALID_AS_OF,
     WELL_FORMED,
 )
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
@@ -20,7 +22,13 @@ from memtape.policies.window.tiered import TieredCompaction
 def test_the_shipped_policies_promise_known_invariants() -> None:
     """Each shipped policy promises what its design keeps, in the shared vocabulary."""
     assert TieredCompaction(40, 2).promises == {BUDGET, RECENT_VERBATIM, WELL_FORMED, PINNED}
-    assert ImportanceRecencyAccess(4, 4.0, 0.1).promises == {CAPACITY, EVICTS_WEAKEST, SUPERSEDES}
+    assert ImportanceRecencyAccess(4, 4.0, 0.1).promises == {
+        CAPACITY,
+        EVICTS_WEAKEST,
+        EXPIRES,
+        SUPERSEDES,
+        VALID_AS_OF,
+    }
     assert RuleConsolidation(()).promises == frozenset()
     assert TieredCompaction(40, 2).promises <= PROMISES
 

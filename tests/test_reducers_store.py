@@ -7,9 +7,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memtape.core.errors import CorruptLog
-from memtape.core.events import Evicted, FactRead, FactWritten, Queried, Superseded
+from memtape.core.events import (
+    Evicted,
+    Expired,
+    FactRead,
+    FactWritten,
+    Queried,
+    Superseded,
+    ValidityClosed,
+)
 from memtape.core.state import EMPTY_STORE, Fact, Store
-from memtape.reducers.store import evicted, fact_read, fact_written, queried, superseded
+from memtape.reducers.store import (
+    evicted,
+    expired,
+    fact_read,
+    fact_written,
+    queried,
+    superseded,
+    validity_closed,
+)
 from tests.suite_profile import examples
 
 
@@ -46,6 +62,73 @@ class TestFactWritten:
         fact_written(before, FactWritten(2, "b", "v", 0.5), 0.0)
 
         assert ([1], [1]) == (list(before.facts), list(before.active))
+
+
+class TestExpired:
+    def _expiring(self) -> Store:
+        return fact_written(EMPTY_STORE, FactWritten(1, "promo", "sale", 0.3, 5.0, "promo*"), 1.0)
+
+    def test_a_written_fact_keeps_when_it_expires_and_why(self) -> None:
+        fact = self._expiring().facts[1]
+        assert (5.0, "promo*") == (fact.expires_at, fact.ttl)
+
+    def test_a_read_keeps_the_expiry(self) -> None:
+        fact = fact_read(self._expiring(), FactRead(1), 2.0).facts[1]
+        assert (1, 5.0, "promo*") == (fact.reads, fact.expires_at, fact.ttl)
+
+    def test_an_expired_fact_is_kept_inactive_with_its_reason(self) -> None:
+        store = expired(self._expiring(), Expired(1, "due"), 7.0)
+        fact = store.facts[1]
+        assert ("expired", 7.0, "due", [], {}) == (
+            fact.status,
+            fact.ended_at,
+            fact.expired_reason,
+            list(store.active),
+            dict(store.by_key),
+        )
+
+    def test_an_expiry_before_the_facts_time_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match="cannot expire at t=4: it expires at t=5"):
+            expired(self._expiring(), Expired(1, "early"), 4.0)
+
+    def test_a_fact_that_never_expires_cannot_expire(self) -> None:
+        with pytest.raises(CorruptLog, match="it expires never"):
+            expired(_store("a"), Expired(1, "why"), 4.0)
+
+    def test_a_fact_written_to_expire_at_once_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match="which is not later"):
+            fact_written(EMPTY_STORE, FactWritten(1, "a", "x", 0.5, 3.0, ""), 3.0)
+
+
+class TestValidityClosed:
+    def test_a_closed_fact_keeps_its_status_and_learns_its_end(self) -> None:
+        store = validity_closed(_store("a", "a"), ValidityClosed(1, 4.0, 2), 6.0)
+        fact = store.facts[1]
+        assert ("active", 4.0, 6.0, 2) == (
+            fact.status,
+            fact.closed_to,
+            fact.closed_at,
+            fact.closed_by,
+        )
+
+    def test_a_close_by_an_earlier_fact_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match="not a later one"):
+            validity_closed(_store("a", "a"), ValidityClosed(2, 4.0, 1), 6.0)
+
+    def test_a_validity_that_ends_before_it_starts_is_corrupt(self) -> None:
+        with pytest.raises(CorruptLog, match="ends before it starts"):
+            fact_written(EMPTY_STORE, FactWritten(1, "a", "x", 0.5, None, "", 5.0, 5.0), 0.0)
+
+    def test_a_bitemporal_query_may_return_a_retired_fact_without_reading_it(self) -> None:
+        store = superseded(_store("a", "a"), Superseded(1, 2), 1.0)
+        event = Queried("", "", 2, (1, 2), (0.5, 0.5), 0.0, None)
+        after = queried(store, event, 3.0)
+        assert (0, 1) == (after.facts[1].reads, after.facts[2].reads)
+
+    def test_a_query_of_now_may_not_return_a_retired_fact(self) -> None:
+        store = superseded(_store("a", "a"), Superseded(1, 2), 1.0)
+        with pytest.raises(CorruptLog, match="fact 1 is not active"):
+            queried(store, Queried("", "", 1, (1,), (0.5,)), 3.0)
 
 
 class TestFactRead:

@@ -227,6 +227,13 @@ class TestSteps:
 
         assert (WriteFact("phone", "x", 1.0, "email"),) == parse_scenario(text, "s").steps
 
+    def test_a_write_step_may_name_when_it_expires(self) -> None:
+        text = FORGETTING + (
+            '[[step]]\nwrite = "promo"\ntext = "x"\nimportance = 1\nexpires_at = 1800\n'
+        )
+
+        assert (WriteFact("promo", "x", 1.0, None, 1800.0),) == parse_scenario(text, "s").steps
+
     def test_a_read_step_by_key(self) -> None:
         text = FORGETTING + '[[step]]\nread = "name"\n'
 
@@ -360,6 +367,10 @@ class TestMalformed:
             (
                 'write = "k"\ntext = "x"\nimportance = 0.5\nsupersedes = 3',
                 "supersedes must be a key",
+            ),
+            (
+                'write = "k"\ntext = "x"\nimportance = 0.5\nexpires_at = "soon"',
+                "expires_at must be a number in [0, inf), got 'soon'",
             ),
             ("read = true", "read must be a key (a string) or an id, got True"),
             ("read = 1.5", "read must be a key (a string) or an id, got 1.5"),

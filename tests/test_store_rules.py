@@ -13,6 +13,7 @@ from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import Evicted, FactRead, FactWritten, Queried, Superseded
 from memtape.core.state import Fact
 from memtape.policies.session import Policies, Session
+from memtape.policies.store.expiry import NO_TTL
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
 from memtape.policies.store.memorybank import MemoryBank
 from memtape.policies.store.rules import (
@@ -149,7 +150,7 @@ class TestSharedParameters:
         table = capacity_table("lru", 3, "add-only")
         assert {"policy": "lru", "capacity": 3, "supersession": "add-only"} == table
         rest = {key: value for key, value in table.items() if key != "policy"}
-        assert (3, "add-only") == capacity_only(rest, "f.toml")
+        assert (3, "add-only", NO_TTL) == capacity_only(rest, "f.toml")
 
     def test_another_parameter_is_refused(self) -> None:
         with pytest.raises(BadInput, match="half_life"):

@@ -18,6 +18,8 @@ from memtape.core.events import (
     Consolidated,
     Event,
     FactRead,
+    FactWritten,
+    Queried,
     TurnAdded,
     WarmItem,
 )
@@ -261,6 +263,73 @@ class TestTurnAddedV1:
                     line["event"].pop("answers"),
                 )
                 line["v"] = 1
+        old = tmp_path / "old.jsonl"
+        old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+        assert load_run(path).session.state == load_run(old).session.state
+
+
+class TestFactWrittenV1:
+    def test_a_version_1_fact_never_expires(self) -> None:
+        fields = {"id": 1, "key": "name", "text": "Dana", "importance": 0.9}
+        assert FactWritten(1, "name", "Dana", 0.9, None, "") == event_from_data(
+            "FactWritten", 1, fields
+        )
+
+    def test_a_version_2_fact_was_true_from_its_write(self) -> None:
+        fields = {"id": 1, "key": "name", "text": "Dana", "importance": 0.9, "expires_at": 4.0}
+        assert FactWritten(1, "name", "Dana", 0.9, 4.0, "", None, None) == event_from_data(
+            "FactWritten", 2, fields
+        )
+
+    def test_a_version_1_query_asked_about_now(self) -> None:
+        fields = {"text": "", "key": "a", "k": 1, "results": [1], "scores": [0.5]}
+        assert Queried("", "a", 1, (1,), (0.5,), None, None) == event_from_data(
+            "Queried", 1, fields
+        )
+
+    def test_a_fact_of_no_expiry_or_valid_time_leaves_those_fields_out(
+        self, tmp_path: Path
+    ) -> None:
+        path = tmp_path / "dana.jsonl"
+        assert 0 == main(["run", "dana-facts", "--out", str(path)])
+        lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+        written = [line for line in lines[1:] if line["type"] == "FactWritten"]
+        assert (3, set()) == (
+            written[0]["v"],
+            set().union(
+                *(
+                    set(line["event"]) & {"expires_at", "ttl", "valid_from", "valid_to"}
+                    for line in written
+                )
+            ),
+        )
+
+    def test_a_version_1_log_folds_to_the_state_it_always_did(self, tmp_path: Path) -> None:
+        """dana-facts written with version-1 writes (as memtape 0.1 wrote them) folds to
+        the same state as the current recording."""
+        path = tmp_path / "dana.jsonl"
+        assert 0 == main(["run", "dana-facts", "--out", str(path)])
+        lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+        for line in lines[1:]:
+            if line["type"] == "FactWritten":
+                line["v"] = 1
+        old = tmp_path / "old.jsonl"
+        old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
+        assert load_run(path).session.state == load_run(old).session.state
+
+
+class TestQueriedV1:
+    def test_a_version_1_log_of_queries_folds_to_the_state_it_always_did(
+        self, tmp_path: Path
+    ) -> None:
+        """A run with queries, its writes at version 2 and its queries at version 1 (as
+        memtape wrote them before bi-temporal queries), folds to the same state."""
+        path = tmp_path / "queries.jsonl"
+        assert 0 == main(["run", str(FIXTURES / "dana-queries.toml"), "--out", str(path)])
+        lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+        versions = {"Queried": 1, "FactWritten": 2}
+        for line in lines[1:]:
+            line["v"] = versions.get(line["type"], line["v"])
         old = tmp_path / "old.jsonl"
         old.write_text("".join(json.dumps(line) + "\n" for line in lines), "utf-8")
         assert load_run(path).session.state == load_run(old).session.state

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from memtape.core.commands import WriteFact
+from memtape.core.commands import AdvanceClock, WriteFact
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, TurnAdded
 from memtape.core.state import EMPTY_WINDOW, INITIAL_STATE, SHORT_HOT, Fact
 from memtape.policies.session import Policies, Session
@@ -282,3 +282,25 @@ class TestMemoryData:
             [f["episode"] for f in view["semantic"]],
             [r["episode"] for r in view["procedural"]],
         )
+
+
+class TestExpired:
+    def _session(self) -> Session:
+        session = Session(Policies(forgetting=ImportanceRecencyAccess(4, 4.0, 0.1)))
+        session.execute(WriteFact("promo", "sale", 0.3, expires_at=5))
+        return session
+
+    def test_no_expired_list_while_nothing_expired(self) -> None:
+        session = self._session()
+        store = store_data(session.state, session.policies.forgetting)
+        assert store is not None
+        assert "expired" not in store
+
+    def test_an_expired_fact_says_when_it_was_due_when_it_left_and_why(self) -> None:
+        session = self._session()
+        session.execute(AdvanceClock(7))
+        store = store_data(session.state, session.policies.forgetting)
+        assert store is not None
+        assert [(1, 5.0, 7.0, "its own expires_at, due at t=5")] == [
+            (f["id"], f["expires_at"], f["expired_at"], f["reason"]) for f in store["expired"]
+        ]

@@ -236,6 +236,17 @@ class TestSameAsShowJson:
         open_view(page, tmp_path, loaded)
         assert_same_views(loaded, page_views(page))
 
+    @pytest.mark.parametrize("name", ["session-notes", "dana-moves"])
+    def test_every_event_of_each_memory_family_example(
+        self, page: Page, tmp_path: Path, name: str
+    ) -> None:
+        """Facts that expire (listed once expired, with their reasons), and facts with a
+        valid time, closed and returned by queries of the past."""
+        examples = Path(__file__).parent.parent / "examples"
+        loaded = simulated(str(examples / f"{name}.toml"))
+        open_view(page, tmp_path, loaded)
+        assert_same_views(loaded, page_views(page))
+
     def test_every_event_of_a_long_mixed_forked_run(self, page: Page, tmp_path: Path) -> None:
         loaded = mixed_run()
         open_view(page, tmp_path, loaded)

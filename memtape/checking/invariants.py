@@ -29,9 +29,11 @@ from memtape.core.codec import event_data, event_from_data
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput, CorruptLog, Rejected
 from memtape.core.events import (
+    ClockAdvanced,
     CompactionTriggered,
     Event,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     Queried,
@@ -48,9 +50,11 @@ from memtape.policies.plumbing.promises import (
     BUDGET,
     CAPACITY,
     EVICTS_WEAKEST,
+    EXPIRES,
     PINNED,
     RECENT_VERBATIM,
     SUPERSEDES,
+    VALID_AS_OF,
     WELL_FORMED,
 )
 from memtape.policies.plumbing.protocols import (
@@ -60,13 +64,15 @@ from memtape.policies.plumbing.protocols import (
     is_verbatim,
 )
 from memtape.policies.session import Policies
+from memtape.policies.store import temporal
 from memtape.policies.window.tiered import TieredCompaction, gist_for
 from memtape.policies.window.trigger import Trigger
 from memtape.policies.window.turns import structure_error
 from memtape.policies.window.units import newest, recent_start, units
 from memtape.reducers import evolve, fold
 
-_STORE_EVENTS = (FactWritten, FactRead, Queried, Superseded, Evicted)
+_STORE_EVENTS = (FactWritten, FactRead, Queried, Superseded, Evicted, Expired, ClockAdvanced)
+"""The events after which the store's promises are checked (the clock: a fact may be due)."""
 
 
 @attrs.frozen
@@ -413,6 +419,20 @@ def check_supersedes(store: Store, *, at: int) -> list[Violation]:
     return []
 
 
+def check_expiry(store: Store, clock: float, *, at: int) -> list[Violation]:
+    """No active fact's time is at or before the clock: a due fact left as ``Expired``, so
+    nothing ranks, reads or returns it."""
+    for fact_id in store.active:
+        fact = store.facts[fact_id]
+        if fact.expires_at is not None and fact.expires_at <= clock:
+            message = (
+                f"fact {fact_id} ({fact.key!r}) is still active at t={clock:g}, "
+                f"though it expires at t={fact.expires_at:g}"
+            )
+            return [Violation(at, "expires", message)]
+    return []
+
+
 def check_eviction(
     forgetting: ForgettingPolicy, before: State, event: Evicted, *, at: int
 ) -> list[Violation]:
@@ -461,9 +481,24 @@ def check_query(
     """A query returns the first ``min(k, actives)`` facts of the policy's ranking for its
     text, best first, each with the score it ranked by: so at most ``k``, all active.
 
-    ``before`` is the state just before ``event``, which sits at position ``at``.
+    ``before`` is the state just before ``event``, which sits at position ``at``. A
+    bi-temporal query ranks the facts valid at its ``as_of`` as known at its ``known_at``
+    (``memtape.policies.store.temporal``), and under VALID_AS_OF returns no other.
     """
-    ranked = forgetting.rank(before.store, before.clock, event.text)[: event.k]
+    store = before.store
+    if event.as_of is not None or event.known_at is not None:
+        known_at = event.known_at if event.known_at is not None else before.clock
+        as_of = event.as_of if event.as_of is not None else known_at
+        store = temporal.store_as_of(before, as_of, known_at)
+        if VALID_AS_OF in forgetting.promises:
+            outside = [i for i in event.results if i not in store.active]
+            if outside:
+                message = (
+                    f"the query as of t={as_of:g}, as known at t={known_at:g}, returned "
+                    f"facts {outside}, not valid then as known then"
+                )
+                return [Violation(at, "valid-as-of", message)]
+    ranked = forgetting.rank(store, before.clock, event.text)[: event.k]
     expected = tuple(s.fact.id for s in ranked)
     if event.results != expected:
         message = (
@@ -625,6 +660,8 @@ def check_forgetting(
         violations.extend(check_capacity(store, forgetting.capacity, at=at, before=before))
     if SUPERSEDES in promises:
         violations.extend(check_supersedes(store, at=at))
+    if EXPIRES in promises:
+        violations.extend(check_expiry(store, state.clock, at=at))
     violations.extend(check_ranking(forgetting, store, state.clock, at=at))
     return violations
 

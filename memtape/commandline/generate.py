@@ -3,7 +3,9 @@
 import argparse
 
 from memtape.commandline.writing import write_scenario
+from memtape.lab.expiry_workload import expiry_workload
 from memtape.lab.generate import store_workload, support_session
+from memtape.lab.temporal_workload import temporal_workload
 
 
 def support(args: argparse.Namespace) -> int:
@@ -29,5 +31,25 @@ def store(args: argparse.Namespace) -> int:
             args.seed,
             customers=args.customers,
             capacity=args.capacity,
+        ),
+    )
+
+
+def expiry(args: argparse.Namespace) -> int:
+    """Write an expiry workload: durable facts, session notes under a TTL, promotions."""
+    return write_scenario(
+        args.out,
+        lambda: expiry_workload(
+            args.steps, args.seed, customers=args.customers, capacity=args.capacity
+        ),
+    )
+
+
+def temporal(args: argparse.Namespace) -> int:
+    """Write a bi-temporal workload: changes learned late, corrections, queries of the past."""
+    return write_scenario(
+        args.out,
+        lambda: temporal_workload(
+            args.steps, args.seed, customers=args.customers, capacity=args.capacity
         ),
     )

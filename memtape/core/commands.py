@@ -51,12 +51,22 @@ class AdvanceClock:
 
 @attrs.frozen
 class WriteFact:
-    """Write a fact; an active fact on ``key`` (or on ``supersedes``) is retired."""
+    """Write a fact; an active fact on ``key`` (or on ``supersedes``) is retired.
+
+    ``expires_at`` is the clock at which the fact leaves the store (None: when
+    the forgetting policy's TTL says, or never). ``valid_from`` and
+    ``valid_to`` say when the fact was true in the world (None: from the
+    write; open); a write naming ``valid_from`` closes the validity of the
+    facts it supersedes there.
+    """
 
     key: str
     text: str
     importance: float
     supersedes: str | None = None
+    expires_at: float | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
+    valid_from: float | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
+    valid_to: float | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen
@@ -74,11 +84,16 @@ class Query:
     ``text`` is what the query asks ("" for none; a policy with a relevance
     factor ranks by it); ``key`` is the key the query expects to find ("" for
     none), which the policy does not see: it is there to score the answer.
+    ``as_of`` (valid time) and ``known_at`` (record time, at most the clock)
+    make it bi-temporal: the facts true at ``as_of`` as the store knew them at
+    ``known_at`` (each defaulting to the other, then to the clock).
     """
 
     text: str = ""
     key: str = ""
     k: int = 3
+    as_of: float | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
+    known_at: float | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen

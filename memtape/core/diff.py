@@ -11,7 +11,7 @@ from memtape.core.state import Fact, State, Tier, Window
 
 T = TypeVar("T")
 
-FactChangeKind = Literal["added", "read", "retired", "evicted", "removed", "restored"]
+FactChangeKind = Literal["added", "read", "retired", "evicted", "expired", "removed", "restored"]
 """How a fact changed: the most telling change wins (a fact added and then
 evicted between the two points is ``evicted``, with ``before`` None).
 ``removed`` and ``restored`` appear only when ``after`` is the earlier point."""

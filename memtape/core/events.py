@@ -135,13 +135,29 @@ class ClockAdvanced:
 
 @attrs.frozen
 class FactWritten:
-    """A fact entered the store as active, at the current clock."""
+    """A fact entered the store as active, at the current clock.
 
-    VERSION: ClassVar[int] = 1
+    Version 2: a fact may expire. ``expires_at`` is the clock at which it
+    leaves the store (None: never); ``ttl`` names the forgetting policy's TTL
+    rule that set it (the key pattern, ``*`` for the default), or is ``""``
+    when the write named its own ``expires_at``. A version-1 fact never expires.
+
+    Version 3: a fact may say when it was true in the world (valid time),
+    apart from when the store learned it (the clock at the write, record
+    time): from ``valid_from`` (None: from its write) until ``valid_to``
+    (None: until a later write closes it, ``ValidityClosed``). A fact of the
+    versions before says neither.
+    """
+
+    VERSION: ClassVar[int] = 3
     id: int
     key: str
     text: str
     importance: float
+    expires_at: float | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
+    ttl: str = attrs.field(default="", metadata={OMITTED_WHEN_EMPTY: True})
+    valid_from: float | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
+    valid_to: float | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen
@@ -158,14 +174,22 @@ class Queried:
 
     ``scores`` holds each result's score as the policy ranked it; ``key`` is
     the key the query expected ("" for none).
+
+    Version 2: a bi-temporal query says the valid time it asked about
+    (``as_of``) and the record time it asked as of (``known_at``); either
+    set, its results are the facts valid then as the store knew them then,
+    retired ones included, and only the active ones count a read. A query of
+    version 1 asked about now.
     """
 
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     text: str
     key: str
     k: int
     results: tuple[int, ...]
     scores: tuple[float, ...]
+    as_of: float | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
+    known_at: float | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen
@@ -184,6 +208,30 @@ class Evicted:
     VERSION: ClassVar[int] = 1
     id: int
     score: float
+
+
+@attrs.frozen
+class Expired:
+    """An active fact left the store because its time ran out; it is kept, as ``expired``.
+
+    ``reason`` says which time it was (its own ``expires_at``, or the TTL rule
+    that set one at its write), in words a reader of ``why`` can use.
+    """
+
+    VERSION: ClassVar[int] = 1
+    id: int
+    reason: str
+
+
+@attrs.frozen
+class ValidityClosed:
+    """Fact ``id`` stopped being true at valid time ``to``, as fact ``by`` (a later write,
+    which names when it became true) says; it is kept, and true before ``to``."""
+
+    VERSION: ClassVar[int] = 1
+    id: int
+    to: float
+    by: int
 
 
 @attrs.frozen
@@ -240,6 +288,8 @@ Event = (
     | Evicted
     | EpisodeRecorded
     | Consolidated
+    | Expired
+    | ValidityClosed
 )
 """Any event of the kernel."""
 
@@ -256,6 +306,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Evicted,
         EpisodeRecorded,
         Consolidated,
+        Expired,
+        ValidityClosed,
     )
 }
 """Every event type by its class name, the name it carries in a log."""

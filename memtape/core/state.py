@@ -32,7 +32,7 @@ from memtape.core.seq import Seq
 Tier = Literal["hot", "warm", "cold", "dropped"]
 """Where a turn sits in (or outside) the window."""
 
-FactStatus = Literal["active", "retired", "evicted"]
+FactStatus = Literal["active", "retired", "evicted", "expired"]
 """A fact's standing in the store."""
 
 SHORT_HOT = 256
@@ -103,7 +103,12 @@ class Fact:
 
     ``written_at`` is the clock at the write; ``last_read_at`` the clock at
     the latest read. Which of them counts as the "last touch" is a policy's
-    business, not the store's.
+    business, not the store's. ``expires_at`` is the clock at which the fact
+    leaves as ``expired`` (None: never), and ``ttl`` the TTL rule that set it
+    (``""``: the write named it; see ``FactWritten``). ``valid_from`` and
+    ``valid_to`` are when the write said it was true (None: from its write;
+    open), and ``closed_to`` the valid time a later write (``closed_by``, at
+    the clock ``closed_at``) closed it at (``memtape.policies.store.temporal``).
     """
 
     id: int
@@ -117,6 +122,14 @@ class Fact:
     ended_at: float | None = None
     superseded_by: int | None = None
     evicted_score: float | None = None
+    expires_at: float | None = None
+    ttl: str = ""
+    expired_reason: str | None = None
+    valid_from: float | None = None
+    valid_to: float | None = None
+    closed_to: float | None = None
+    closed_at: float | None = None
+    closed_by: int | None = None
 
 
 _PAGE_BITS = 5

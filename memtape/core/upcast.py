@@ -74,6 +74,21 @@ def _never_cut(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "asked": [{**call, "cut": 0} for call in asked]}
 
 
+def _fact_written_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 fact never expires."""
+    return {**data, "expires_at": None, "ttl": ""}
+
+
+def _fact_written_v2_v3(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-2 fact was true from its write until a later write retired it."""
+    return {**data, "valid_from": None, "valid_to": None}
+
+
+def _queried_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 query asked about now."""
+    return {**data, "as_of": None, "known_at": None}
+
+
 UPCASTERS: Upcasters = {
     ("TurnAdded", 1): _turn_added_v1_v2,
     ("CompactionTriggered", 1): _compaction_triggered_v1_v2,
@@ -81,6 +96,9 @@ UPCASTERS: Upcasters = {
     ("CompactionTriggered", 3): _never_cut,
     ("Consolidated", 1): _consolidated_v1_v2,
     ("Consolidated", 2): _never_cut,
+    ("FactWritten", 1): _fact_written_v1_v2,
+    ("FactWritten", 2): _fact_written_v2_v3,
+    ("Queried", 1): _queried_v1_v2,
 }
 """The upcasters memtape ships, by (event type, the version each starts from)."""
 

@@ -43,6 +43,7 @@ from memtape.policies.settings import (
     choice_params,
     setting_value,
 )
+from memtape.policies.store.expiry import due
 from memtape.policies.zoo import AXES, LLM, SHARED
 from memtape.reducers import evolve, fold
 
@@ -236,7 +237,8 @@ class Policies:
         if isinstance(command, Query):
             return _require(self.forgetting, "a query", "forgetting").decide(state, command)
         if isinstance(command, AdvanceClock):
-            return (_advance(state, command),)
+            advanced = _advance(state, command)
+            return (advanced, *due(evolve(state, advanced)))
         if isinstance(command, RecordEpisode):
             return _require(self.consolidation, "an episode", "consolidation").decide(
                 state, command

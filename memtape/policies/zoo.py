@@ -68,7 +68,7 @@ AXES = {"compaction": COMPACTION, "forgetting": FORGETTING, "consolidation": CON
 
 SHARED: dict[str, tuple[str, ...]] = {
     "compaction": ("budget", "tokenizer"),
-    "forgetting": ("capacity",),
+    "forgetting": ("capacity", "ttl"),
     "consolidation": (),
 }
 """The parameters every policy of an axis takes: they carry over when ``--set`` changes

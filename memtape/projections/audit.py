@@ -21,11 +21,13 @@ from memtape.core.events import (
     Consolidated,
     EpisodeRecorded,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     Queried,
     Superseded,
     TurnAdded,
+    ValidityClosed,
     WarmItem,
 )
 from memtape.core.integers import bounded
@@ -71,8 +73,16 @@ _TURN = re.compile(r"turn:(.*)", re.DOTALL)
 _NUMBER = re.compile(r"[0-9]+")
 
 
+_FACT_KEY = "fact:"
+"""The prefix that names a fact by its key whatever it looks like (``fact:session.topic``,
+``fact:42`` for the key "42"); a key that itself begins so is ``fact:fact:...``."""
+
+
 def parse_target(text: str) -> Target:
-    """``turn:N`` is a turn, a bare integer a fact id, anything else a fact key."""
+    """``turn:N`` is a turn, ``fact:KEY`` a fact key, a bare integer a fact id, anything
+    else a fact key."""
+    if text.startswith(_FACT_KEY) and text[len(_FACT_KEY) :].strip():
+        return KeyTarget(text[len(_FACT_KEY) :])
     if not text.strip():
         raise BadInput("a target is turn:N, a fact id or a fact key, got an empty string")
     turn = _TURN.fullmatch(text)
@@ -355,7 +365,12 @@ def _fact_lives(
             episodes[event.id] = event.text
         elif isinstance(event, Consolidated):
             consolidation = (at, seeker.around(at).step, event)
-        if isinstance(event, FactWritten | FactRead | Superseded | Evicted) and event.id in wanted:
+        if (
+            isinstance(
+                event, FactWritten | FactRead | Superseded | Evicted | Expired | ValidityClosed
+            )
+            and event.id in wanted
+        ):
             forgetting = _forgetting(policies_at, at)
             step = _fact_step(seeker.around(at), forgetting, event)
             if isinstance(event, FactWritten) and consolidation is not None:
@@ -403,15 +418,24 @@ def _distilled(
 def _fact_step(
     moment: _Moment,
     forgetting: ForgettingPolicy,
-    event: FactWritten | FactRead | Superseded | Evicted,
+    event: FactWritten | FactRead | Superseded | Evicted | Expired | ValidityClosed,
 ) -> Step:
     after = moment.after
     clock = after.clock
     numbers: dict[str, Any]
     match event:
-        case FactWritten(importance=importance):
+        case FactWritten(importance=importance, expires_at=expires_at):
             numbers = {"importance": importance, "clock": clock}
             what = f"written at t={clock:g}, importance {importance:g}"
+            if expires_at is not None:
+                numbers["expires_at"] = expires_at
+                rule = f"by ttl {quoted(event.ttl)}" if event.ttl else "as the write asked"
+                what += f", to expire at t={expires_at:g} ({rule})"
+            if event.valid_from is not None or event.valid_to is not None:
+                start = clock if event.valid_from is None else event.valid_from
+                end = " on" if event.valid_to is None else f" to t={event.valid_to:g}"
+                numbers.update(valid_from=event.valid_from, valid_to=event.valid_to)
+                what += f", true from t={start:g}{end}"
         case FactRead(id=fact_id):
             scored = next(s for s in forgetting.rank(after.store, clock) if s.fact.id == fact_id)
             reads = scored.fact.reads
@@ -426,6 +450,15 @@ def _fact_step(
             )
         case Evicted():
             numbers, what = _eviction(forgetting, event, moment.before)
+        case ValidityClosed(to=to, by=by):
+            numbers = {"to": to, "by": by}
+            what = (
+                f"closed at t={clock:g} by fact {by}: true until t={to:g}, "
+                "kept for queries as of before"
+            )
+        case Expired(reason=reason):
+            numbers = {"reason": reason}
+            what = f"expired at t={clock:g}: {visible(reason)}; kept, never ranked again"
     return Step(moment.at, moment.step, type(event).__name__, clock, what, numbers)
 
 
@@ -436,6 +469,10 @@ def _query_step(moment: _Moment, event: Queried, fact_id: int) -> Step:
     score = event.scores[place]
     reads = moment.after.store.facts[fact_id].reads
     asked = f"query {quoted(event.text)}" if event.text else "a query"
+    if event.as_of is not None:
+        asked += f" as of t={event.as_of:g}"
+    if event.known_at is not None:
+        asked += f" as known at t={event.known_at:g}"
     what = (
         f"returned by {asked} at t={clock:g}, rank {place + 1} of {len(event.results)} "
         f"(top {event.k}), score {score:.4f}, {counted(reads, 'read')} now"
@@ -489,6 +526,12 @@ def _fact_now(forgetting: ForgettingPolicy, state: State, fact: Fact) -> Standin
     elif fact.status == "retired":
         numbers.update(ended_at=fact.ended_at, superseded_by=fact.superseded_by)
         what = f"now retired (since t={fact.ended_at:g}, superseded by fact {fact.superseded_by})"
+        if fact.closed_to is not None:
+            numbers.update(valid_to=fact.closed_to)
+            what += f"; true until t={fact.closed_to:g}"
+    elif fact.status == "expired":
+        numbers.update(ended_at=fact.ended_at, reason=fact.expired_reason)
+        what = f"now expired (since t={fact.ended_at:g}: {visible(fact.expired_reason or '')})"
     else:
         numbers.update(ended_at=fact.ended_at, score=fact.evicted_score)
         what = f"now evicted (since t={fact.ended_at:g}, with score {fact.evicted_score:.4f})"

@@ -135,7 +135,7 @@ def _fact_fields(fact: Fact | None) -> dict[str, Any] | None:
     """A fact's own fields and what the store knows of its life (None: not written)."""
     if fact is None:
         return None
-    return {
+    fields = {
         **fact_data(fact),
         "last_read_at": fact.last_read_at,
         "status": fact.status,
@@ -143,6 +143,12 @@ def _fact_fields(fact: Fact | None) -> dict[str, Any] | None:
         "superseded_by": fact.superseded_by,
         "evicted_score": fact.evicted_score,
     }
+    if fact.expires_at is not None:
+        # Only a fact that can expire says so: every other diff reads as it always did.
+        fields.update(expires_at=fact.expires_at, expired_reason=fact.expired_reason)
+    if fact.closed_to is not None:
+        fields.update(valid_to=fact.closed_to, closed_by=fact.closed_by)
+    return fields
 
 
 def render_diff(data: dict[str, Any], color: bool = False) -> Iterator[str]:
@@ -224,15 +230,17 @@ def _fact_line(change: dict[str, Any], there: str) -> str:
             return f"{head}: superseded by {after['superseded_by']} at t={after['ended_at']:g}"
         case "evicted":
             return f"{head} (score {after['evicted_score']:.4f}) at t={after['ended_at']:g}"
+        case "expired":
+            return f"{head} at t={after['ended_at']:g}: {visible(after['expired_reason'])}"
         case "removed":
             return f"{head}: not in the store at {there}"
         case "restored":
             return f"{head}: active again at {there}"
     # A read, or any other change of an active fact's fields: name each field.
     fields = ", ".join(
-        f"{name} {_value(before[name])} → {_value(value)}"
+        f"{name} {_value(before.get(name))} → {_value(value)}"
         for name, value in after.items()
-        if before[name] != value
+        if before.get(name) != value
     )
     return f"{head}: {fields}"
 

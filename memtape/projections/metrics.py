@@ -424,7 +424,9 @@ def forgetting_metrics(run: Run) -> ForgettingMetrics:
     """The store metrics of ``run``, from its writes, reads, queries and evictions.
 
     A query counts for hit@k and regret when it names the key it expects;
-    every fact a read or a query returns counts for stale reads.
+    every fact a read or a query returns counts for stale reads, except what a
+    bi-temporal query returns (it asks about the past: a fact valid then is
+    not stale for it).
     """
     newest: dict[str, int] = {}
     key_of: dict[int, str] = {}
@@ -439,7 +441,8 @@ def forgetting_metrics(run: Run) -> ForgettingMetrics:
             stale += newest[key_of[event.id]] != event.id
         elif isinstance(event, Queried):
             reads += len(event.results)
-            stale += sum(newest[key_of[found]] != found for found in event.results)
+            if event.as_of is None and event.known_at is None:
+                stale += sum(newest[key_of[found]] != found for found in event.results)
             if event.key:
                 queries += 1
                 hits += any(key_of[found] == event.key for found in event.results)

@@ -114,6 +114,11 @@ def _store_lines(store: dict[str, Any], clock: float) -> Iterator[str]:
             f"  evicted  {fact['id']} {quoted(fact['key'])}: {visible(fact['text'])}  "
             f"(score {fact['score']:.4f} at t={fact['evicted_at']:g})"
         )
+    for fact in store.get("expired", ()):
+        yield (
+            f"  expired  {fact['id']} {quoted(fact['key'])}: {visible(fact['text'])}  "
+            f"(at t={fact['expired_at']:g}: {visible(fact['reason'])})"
+        )
 
 
 def _score(score: float | None) -> str:

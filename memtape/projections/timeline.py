@@ -13,12 +13,14 @@ from memtape.core.events import (
     EpisodeRecorded,
     Event,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     ModelCall,
     Queried,
     Superseded,
     TurnAdded,
+    ValidityClosed,
 )
 from memtape.core.plural import counted
 from memtape.core.run import Run
@@ -106,6 +108,12 @@ def summarize(event: Event, before: State, after: State) -> str:
         case Evicted(id=fact_id, score=score):
             key = before.store.facts[fact_id].key
             return f"fact {fact_id} ({quoted(key)}) evicted over capacity, score {score:.4f}"
+        case ValidityClosed(id=fact_id, to=to, by=by):
+            key = before.store.facts[fact_id].key
+            return f"fact {fact_id} ({quoted(key)}) true until t={to:g}, as fact {by} says; kept"
+        case Expired(id=fact_id, reason=reason):
+            key = before.store.facts[fact_id].key
+            return f"fact {fact_id} ({quoted(key)}) expired: {visible(reason)}"
         case EpisodeRecorded(id=episode_id, text=text):
             return f"episode {episode_id} recorded: {visible(text)}"
         case Consolidated(episodes=episodes, semantic=semantic, procedural=procedural):
@@ -121,6 +129,10 @@ def summarize(event: Event, before: State, after: State) -> str:
 def describe_query(event: Queried, after: State) -> str:
     """A query in one line: what it asked, what it expected, what came back, best first."""
     asked = f"query {quoted(event.text)}" if event.text else "query"
+    if event.as_of is not None:
+        asked += f" as of t={event.as_of:g}"
+    if event.known_at is not None:
+        asked += f" as known at t={event.known_at:g}"
     if event.key:
         asked += f" expecting {quoted(event.key)}"
     facts = after.store.facts

@@ -6,7 +6,7 @@ Field names here are a contract (``memtape show --json``); numbers are exact.
 from typing import Any
 
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, TurnAdded
-from memtape.core.state import Fact, State, Window
+from memtape.core.state import Fact, State, Store, Window
 from memtape.policies.plumbing.protocols import CompactionPolicy, ForgettingPolicy, Scored
 from memtape.policies.plumbing.trust import NotImported
 from memtape.policies.session import Policies
@@ -86,6 +86,26 @@ def store_data(state: State, forgetting: ForgettingPolicy | None) -> dict[str, A
             {**fact_data(f), "score": f.evicted_score, "evicted_at": f.ended_at}
             for f in store.with_status("evicted")
         ],
+        **_expired(store),
+    }
+
+
+def _expired(store: Store) -> dict[str, Any]:
+    """The expired facts, under ``expired``; nothing while none has expired (so a store
+    that uses no expiry reads as it always did)."""
+    expired = store.with_status("expired")
+    if not expired:
+        return {}
+    return {
+        "expired": [
+            {
+                **fact_data(f),
+                "expires_at": f.expires_at,
+                "expired_at": f.ended_at,
+                "reason": f.expired_reason,
+            }
+            for f in expired
+        ]
     }
 
 

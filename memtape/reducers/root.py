@@ -12,11 +12,13 @@ from memtape.core.events import (
     EpisodeRecorded,
     Event,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     Queried,
     Superseded,
     TurnAdded,
+    ValidityClosed,
 )
 from memtape.core.state import INITIAL_STATE, State
 from memtape.reducers import memory, store, window
@@ -74,6 +76,21 @@ def _evicted(state: State, event: Evicted) -> State:
     )
 
 
+def _expired(state: State, event: Expired) -> State:
+    return State(
+        state.clock, state.window, store.expired(state.store, event, state.clock), state.memory
+    )
+
+
+def _validity_closed(state: State, event: ValidityClosed) -> State:
+    return State(
+        state.clock,
+        state.window,
+        store.validity_closed(state.store, event, state.clock),
+        state.memory,
+    )
+
+
 def _episode_recorded(state: State, event: EpisodeRecorded) -> State:
     return State(
         state.clock, state.window, state.store, memory.episode_recorded(state.memory, event)
@@ -93,6 +110,8 @@ _REDUCERS: dict[type, Callable[[State, Any], State]] = {
     Queried: _queried,
     Superseded: _superseded,
     Evicted: _evicted,
+    Expired: _expired,
+    ValidityClosed: _validity_closed,
     EpisodeRecorded: _episode_recorded,
     Consolidated: _consolidated,
 }

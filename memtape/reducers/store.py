@@ -1,9 +1,18 @@
-"""Folding store events: facts written, read (alone or by a query), superseded, evicted."""
+"""Folding store events: facts written, read (alone or by a query), superseded, evicted,
+expired."""
 
 import attrs
 
 from memtape.core.errors import CorruptLog
-from memtape.core.events import Evicted, FactRead, FactWritten, Queried, Superseded
+from memtape.core.events import (
+    Evicted,
+    Expired,
+    FactRead,
+    FactWritten,
+    Queried,
+    Superseded,
+    ValidityClosed,
+)
 from memtape.core.plural import counted
 from memtape.core.state import Fact, Store
 
@@ -12,7 +21,22 @@ def fact_written(store: Store, event: FactWritten, clock: float) -> Store:
     """Add the fact as active and make it the newest active fact on its key."""
     if event.id != len(store.facts) + 1:
         raise CorruptLog(f"fact {event.id} cannot follow fact {len(store.facts)}")
+    if event.expires_at is not None and event.expires_at <= clock:
+        raise CorruptLog(
+            f"fact {event.id} is written at t={clock:g} to expire at t={event.expires_at:g}, "
+            "which is not later"
+        )
     fact = Fact(event.id, event.key, event.text, event.importance, clock)
+    if event.expires_at is not None:
+        fact = attrs.evolve(fact, expires_at=event.expires_at, ttl=event.ttl)
+    if event.valid_from is not None or event.valid_to is not None:
+        start = clock if event.valid_from is None else event.valid_from
+        if event.valid_to is not None and event.valid_to <= start:
+            raise CorruptLog(
+                f"fact {event.id} is valid from t={start:g} to t={event.valid_to:g}, "
+                "which ends before it starts"
+            )
+        fact = attrs.evolve(fact, valid_from=event.valid_from, valid_to=event.valid_to)
     shared = store.shared
     if event.key in store.by_key:
         shared = shared.set(event.key, shared.get(event.key, 1) + 1)
@@ -42,13 +66,21 @@ def queried(store: Store, event: Queried, clock: float) -> Store:
     if len(set(event.results)) != len(event.results):
         raise CorruptLog(f"a query returned a fact twice: {list(event.results)}")
     facts = store.facts
+    bitemporal = event.as_of is not None or event.known_at is not None
     for fact_id in event.results:
+        if bitemporal and fact_id not in store.active:
+            # A fact of the past, valid then: returned, but not read now.
+            if fact_id not in store.facts:
+                raise CorruptLog(f"a query returned fact {fact_id}, which does not exist")
+            continue
         read = _touched(_active(store, fact_id), clock)
         facts = facts.set(fact_id, read)
     return Store(facts, store.active, store.by_key, store.shared)
 
 
 def _touched(fact: Fact, clock: float) -> Fact:
+    if fact.expires_at is not None or fact.valid_from is not None or fact.valid_to is not None:
+        return attrs.evolve(fact, reads=fact.reads + 1, last_read_at=clock)
     return Fact(
         fact.id,
         fact.key,
@@ -74,6 +106,27 @@ def evicted(store: Store, event: Evicted, clock: float) -> Store:
     fact = _active(store, event.id)
     gone = attrs.evolve(fact, status="evicted", ended_at=clock, evicted_score=event.score)
     return _deactivate(store, gone)
+
+
+def expired(store: Store, event: Expired, clock: float) -> Store:
+    """Mark an active fact expired, with the reason; only a fact whose time has come expires."""
+    fact = _active(store, event.id)
+    if fact.expires_at is None or fact.expires_at > clock:
+        when = "never" if fact.expires_at is None else f"at t={fact.expires_at:g}"
+        raise CorruptLog(f"fact {event.id} cannot expire at t={clock:g}: it expires {when}")
+    gone = attrs.evolve(fact, status="expired", ended_at=clock, expired_reason=event.reason)
+    return _deactivate(store, gone)
+
+
+def validity_closed(store: Store, event: ValidityClosed, clock: float) -> Store:
+    """Close a fact's validity at valid time ``to``, as a later fact says; its status stays."""
+    fact = store.facts.get(event.id)
+    if fact is None:
+        raise CorruptLog(f"fact {event.id} cannot be closed: it does not exist")
+    if event.by not in store.facts or event.by <= event.id:
+        raise CorruptLog(f"fact {event.id} is closed by fact {event.by}, which is not a later one")
+    closed = attrs.evolve(fact, closed_to=event.to, closed_at=clock, closed_by=event.by)
+    return Store(store.facts.set(fact.id, closed), store.active, store.by_key, store.shared)
 
 
 def _active(store: Store, fact_id: int) -> Fact:

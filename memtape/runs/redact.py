@@ -68,6 +68,7 @@ from memtape.core.events import (
     EpisodeRecorded,
     Event,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     ModelCall,
@@ -76,6 +77,7 @@ from memtape.core.events import (
     SemanticFact,
     Superseded,
     TurnAdded,
+    ValidityClosed,
     WarmItem,
 )
 from memtape.core.logfile import RecordedBatch, RunFile, write_run
@@ -353,11 +355,24 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         )
     if isinstance(event, FactWritten):
         return FactWritten(
-            event.id, masks.text(event.key), masks.text(event.text), event.importance
+            event.id,
+            masks.text(event.key),
+            masks.text(event.text),
+            event.importance,
+            event.expires_at,
+            masks.text(event.ttl) if event.ttl else "",
+            event.valid_from,
+            event.valid_to,
         )
     if isinstance(event, Queried):
         return Queried(
-            masks.text(event.text), masks.text(event.key), event.k, event.results, event.scores
+            masks.text(event.text),
+            masks.text(event.key),
+            event.k,
+            event.results,
+            event.scores,
+            event.as_of,
+            event.known_at,
         )
     if isinstance(event, EpisodeRecorded):
         return EpisodeRecorded(event.id, masks.text(event.text))
@@ -368,7 +383,9 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         )
         procedural = tuple(ProceduralRule(masks.text(r.text), r.episode) for r in event.procedural)
         return Consolidated(event.episodes, semantic, procedural, _asked(event.asked, masks))
-    if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted):
+    if isinstance(event, Expired):
+        return Expired(event.id, masks.text(event.reason))
+    if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted | ValidityClosed):
         return event
     assert_never(event)
 
@@ -405,11 +422,20 @@ def _command(command: Command, masks: Masks) -> Command:
             masks.text(command.text),
             command.importance,
             masks.optional(command.supersedes),
+            command.expires_at,
+            command.valid_from,
+            command.valid_to,
         )
     if isinstance(command, ReadFact):
         return ReadFact(masks.optional(command.key), command.id)
     if isinstance(command, Query):
-        return Query(masks.text(command.text), masks.text(command.key), command.k)
+        return Query(
+            masks.text(command.text),
+            masks.text(command.key),
+            command.k,
+            command.as_of,
+            command.known_at,
+        )
     if isinstance(command, RecordEpisode):
         return RecordEpisode(masks.text(command.text))
     if isinstance(command, AdvanceClock | Consolidate):

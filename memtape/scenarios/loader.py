@@ -24,9 +24,12 @@ model: ``memtape.scenarios.usage``; no policy reads it) and ``tokens = N``
 writes the provider's count; the policy's tokenizer then does not count it).
 
 The other steps: ``advance = 6`` (the clock), ``write = "key"`` with
-``text``, ``importance`` and optional ``supersedes``; ``read = "key"`` or
+``text``, ``importance`` and optional ``supersedes`` and ``expires_at`` (the
+clock at which the fact leaves the store), ``valid_from`` and ``valid_to``
+(when it was true in the world); ``read = "key"`` or
 ``read = 3`` (an id); ``query = "text"`` with optional ``expect = "key"`` and
-``k`` (default 3), or ``expect = "key"`` alone (a query without text);
+``k`` (default 3) and ``as_of`` / ``known_at`` (a bi-temporal query), or
+``expect = "key"`` alone (a query without text);
 ``episode = "text"``; ``consolidate = true``.
 
 A scenario may plant probes, strings that must stay visible in the window
@@ -54,6 +57,7 @@ priced as (``memtape.scenarios.cost``), data beside the steps too.
 """
 
 import json
+import math
 import tomllib
 from collections.abc import Mapping, Sequence
 from importlib import resources
@@ -377,12 +381,14 @@ def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
         supersedes = params.optional("supersedes")
         if supersedes is not None and not isinstance(supersedes, str):
             raise params.error("supersedes", f"must be a key (a string), got {supersedes!r}")
-        command = WriteFact(
-            params.text("write"),
-            params.text("text"),
-            params.number("importance", minimum=0.0, maximum=1.0),
-            supersedes,
+        key, text = params.text("write"), params.text("text")
+        importance = params.number("importance", minimum=0.0, maximum=1.0)
+        expires_at = params.number("expires_at", minimum=0.0) if "expires_at" in step else None
+        valid_from, valid_to = (
+            params.number(name, minimum=-math.inf) if name in step else None
+            for name in ("valid_from", "valid_to")
         )
+        command = WriteFact(key, text, importance, supersedes, expires_at, valid_from, valid_to)
     elif kind == "read":
         target = params.raw("read")
         if isinstance(target, str):
@@ -392,11 +398,13 @@ def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
         else:
             raise params.error("read", f"must be a key (a string) or an id, got {target!r}")
     elif kind == "query":
-        command = Query(
-            params.text("query", ""),
-            params.text("expect", ""),
-            params.integer("k", 3, minimum=1),
+        text, expect = params.text("query", ""), params.text("expect", "")
+        k = params.integer("k", 3, minimum=1)
+        as_of, known_at = (
+            params.number(name, minimum=-math.inf) if name in step else None
+            for name in ("as_of", "known_at")
         )
+        command = Query(text, expect, k, as_of, known_at)
     elif kind == "episode":
         command = RecordEpisode(params.text("episode"))
     else:

@@ -132,6 +132,12 @@ def step_fields(command: Command) -> dict[str, Any]:
         }
         if command.supersedes is not None:
             write["supersedes"] = command.supersedes
+        if command.expires_at is not None:
+            write["expires_at"] = command.expires_at
+        if command.valid_from is not None:
+            write["valid_from"] = command.valid_from
+        if command.valid_to is not None:
+            write["valid_to"] = command.valid_to
         return write
     if isinstance(command, ReadFact):
         return {"read": command.key if command.key is not None else command.id}
@@ -140,6 +146,10 @@ def step_fields(command: Command) -> dict[str, Any]:
         if command.key:
             query["expect"] = command.key
         query["k"] = command.k
+        if command.as_of is not None:
+            query["as_of"] = command.as_of
+        if command.known_at is not None:
+            query["known_at"] = command.known_at
         return query
     if isinstance(command, RecordEpisode):
         return {"episode": command.text}

@@ -28,12 +28,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+import attrs
+
 from memtape.checking.invariants import Violation
 from memtape.core.commands import (
     AddTurn,
     AdvanceClock,
     Command,
     Consolidate,
+    Query,
     ReadFact,
     RecordEpisode,
     WriteFact,
@@ -363,6 +366,28 @@ class PolicyMachine(RuleBasedStateMachine):
     def write(self, command: WriteFact) -> None:
         """A fact is written, on a small set of keys so writes collide."""
         self.step(command)
+
+    @precondition(lambda self: self.served != "compaction")
+    @rule(command=kit.write_facts(nan=False), lifetime=st.floats(0.0, 30.0))
+    def write_expiring(self, command: WriteFact, lifetime: float) -> None:
+        """A fact written to expire ``lifetime`` from now (0: at once, which is refused);
+        under EXPIRES no later command ranks, reads or returns it after its time."""
+        self.step(attrs.evolve(command, expires_at=self.state.clock + lifetime))
+
+    @precondition(lambda self: self.served != "compaction")
+    @rule(command=kit.write_facts(nan=False), start=st.floats(-30.0, 30.0))
+    def write_valid_from(self, command: WriteFact, start: float) -> None:
+        """A fact written as true from ``start`` away from now (before or after), which
+        closes the validity of what it supersedes there."""
+        self.step(attrs.evolve(command, valid_from=self.state.clock + start))
+
+    @precondition(lambda self: self.served != "compaction")
+    @rule(back=st.floats(0.0, 40.0), earlier=st.floats(0.0, 40.0), k=st.integers(1, 4))
+    def query_as_of(self, back: float, earlier: float, k: int) -> None:
+        """A bi-temporal query, as of a valid time, as known at a record time no later than
+        now; under VALID_AS_OF it returns no fact outside its validity."""
+        clock = self.state.clock
+        self.step(Query("", "", k, as_of=clock - back, known_at=max(0.0, clock - earlier)))
 
     @precondition(lambda self: self.served != "compaction")
     @rule(command=kit.read_facts())

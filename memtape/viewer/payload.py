@@ -51,11 +51,13 @@ from memtape.core.events import (
     EpisodeRecorded,
     Event,
     Evicted,
+    Expired,
     FactRead,
     FactWritten,
     Queried,
     Superseded,
     TurnAdded,
+    ValidityClosed,
 )
 from memtape.core.run import Run
 from memtape.core.state import Fact, Memory, State, Store, Window
@@ -79,6 +81,8 @@ FOLLOWED: frozenset[type[Event]] = frozenset(
         Queried,
         Superseded,
         Evicted,
+        Expired,
+        ValidityClosed,
     }
 )
 """Every event type the viewer follows (tests/test_payload.py holds it to ``EVENT_TYPES``)."""
@@ -352,7 +356,9 @@ def window_delta(event: Event, before: Window, after: Window) -> dict[str, Any]:
 
 def store_delta(event: Event, before: Store, after: Store) -> dict[str, Any]:
     """The facts the event touched: written, read (alone or by a query), retired or evicted."""
-    if not isinstance(event, FactWritten | FactRead | Queried | Superseded | Evicted):
+    if not isinstance(
+        event, FactWritten | FactRead | Queried | Superseded | Evicted | Expired | ValidityClosed
+    ):
         raise BadInput(f"the viewer cannot follow a store change by {type(event).__name__}")
     if isinstance(event, Queried):
         return {"r": [[i, after.facts[i].reads] for i in event.results]} if event.results else {}
@@ -369,7 +375,16 @@ def store_delta(event: Event, before: Store, after: Store) -> dict[str, Any]:
 
 
 def _ending(fact: Fact) -> list[Any]:
-    return [fact.id, fact.status, fact.ended_at, fact.superseded_by, fact.evicted_score]
+    ending: list[Any] = [
+        fact.id,
+        fact.status,
+        fact.ended_at,
+        fact.superseded_by,
+        fact.evicted_score,
+    ]
+    if fact.status == "expired":
+        ending += [fact.expires_at, fact.expired_reason]
+    return ending
 
 
 def memory_delta(event: Event, before: Memory, after: Memory) -> dict[str, Any]:

@@ -133,8 +133,9 @@
       this.readHistory.get(id).push([at, reads, "c" in frame ? frame.c : this.clock]);
     }
     if ("c" in frame) this.clock = frame.c;
-    for (const [id, status, endedAt, by, score] of frame.x || []) {
-      this.endings.set(id, { at: at, status: status, endedAt: endedAt, by: by, score: score });
+    // An expired fact's ending carries two more: when it was due, and why it expired.
+    for (const [id, status, endedAt, by, score, due, reason] of frame.x || []) {
+      this.endings.set(id, { at: at, status: status, endedAt: endedAt, by: by, score: score, due: due, reason: reason });
     }
   };
 
@@ -266,22 +267,28 @@
   Tape.prototype.storeView = function (state) {
     const retired = [];
     const evicted = [];
+    const expired = [];
     for (const [id, end] of this.endings) {
       if (end.at > state.at) continue;
       const fields = this.factFields(id, state.at);
       if (end.status === "retired") {
         retired.push(Object.assign(fields, { retired_at: end.endedAt, superseded_by: end.by }));
+      } else if (end.status === "expired") {
+        expired.push(Object.assign(fields, { expires_at: end.due, expired_at: end.endedAt, reason: end.reason }));
       } else {
         evicted.push(Object.assign(fields, { score: end.score, evicted_at: end.endedAt }));
       }
     }
     const byId = (a, b) => a.id - b.id;
-    return {
+    const view = {
       capacity: state.params.capacity,
       ranking: this.ranking(state),
       retired: retired.sort(byId),
       evicted: evicted.sort(byId),
     };
+    // As in Python: listed only once a fact has expired.
+    if (expired.length) view.expired = expired.sort(byId);
+    return view;
   };
 
   // As in Python (memtape/projections/view.py): a fact's own field wins over a factor of
@@ -560,6 +567,11 @@
     return `${fact.key}: ${fact.text} · retired at t=${when}, superseded by fact ${fact.superseded_by}`;
   }
 
+  function expiredText(fact) {
+    const when = number(fact.expired_at, 2);
+    return `${fact.key}: ${fact.text} · expired at t=${when}: ${fact.reason}`;
+  }
+
   function evictedText(fact) {
     const when = number(fact.evicted_at, 2);
     return `${fact.key}: ${fact.text} · evicted at t=${when} over capacity, score ${fact.score.toFixed(4)}`;
@@ -595,6 +607,7 @@
       listOf(store.retired, retiredText, "retired"),
       element("h3", "", `Evicted · ${store.evicted.length}`),
       listOf(store.evicted, evictedText, "evicted"),
+      ...(store.expired ? [element("h3", "", `Expired · ${store.expired.length}`), listOf(store.expired, expiredText, "expired")] : []),
     ]);
   };
 
@@ -1049,6 +1062,7 @@
     let why = "";
     if (now === "retired" || was === "retired") why = ` (superseded by fact ${end.by})`;
     if (now === "evicted" || was === "evicted") why = ` (score ${end.score.toFixed(4)})`;
+    if (now === "expired" || was === "expired") why = ` (${end.reason})`;
     return `fact ${id} '${key}': ${was || "not written"} → ${now || "not written"}${why}`;
   }
 

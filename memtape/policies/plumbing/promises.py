@@ -70,7 +70,25 @@ SUPERSEDES = "supersedes"
 """A write to a key retires the active fact on it: at most one active fact per key, so
 no read returns a stale fact."""
 
+EXPIRES = "expires"
+"""A fact whose ``expires_at`` has come is never ranked, read or returned: after each
+command no active fact's time is at or before the clock (it left as ``Expired``)."""
+
+VALID_AS_OF = "valid-as-of"
+"""A bi-temporal query (``as_of``, ``known_at``) returns only facts that were true at
+``as_of`` as the store knew them at ``known_at``, never one outside its validity."""
+
 PROMISES = frozenset(
-    {BUDGET, RECENT_VERBATIM, WELL_FORMED, PINNED, CAPACITY, EVICTS_WEAKEST, SUPERSEDES}
+    {
+        BUDGET,
+        RECENT_VERBATIM,
+        WELL_FORMED,
+        PINNED,
+        CAPACITY,
+        EVICTS_WEAKEST,
+        SUPERSEDES,
+        EXPIRES,
+        VALID_AS_OF,
+    }
 )
 """Every invariant a policy may promise."""

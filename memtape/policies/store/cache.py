@@ -16,6 +16,7 @@ from memtape.core.events import Event
 from memtape.core.state import Fact, State, Store
 from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.store import rules as store_rules
+from memtape.policies.store.expiry import NO_TTL, Ttl
 
 
 @attrs.frozen
@@ -26,6 +27,7 @@ class _OneNumber:
     factor: ClassVar[str]
     capacity: int
     supersession: str = "key"
+    ttl: Ttl = NO_TTL
 
     def __attrs_post_init__(self) -> None:
         store_rules.check_capacity(self.capacity)
@@ -43,7 +45,7 @@ class _OneNumber:
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
-        return store_rules.capacity_table(self.name, self.capacity, self.supersession)
+        return store_rules.capacity_table(self.name, self.capacity, self.supersession, self.ttl)
 
     def value(self, fact: Fact) -> float:
         """The one number this policy scores a fact by."""

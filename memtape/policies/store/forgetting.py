@@ -13,6 +13,7 @@ from memtape.core.state import Fact, State, Store
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.store import rules as store_rules
+from memtape.policies.store.expiry import NO_TTL, Ttl, read_ttl, with_ttl
 
 
 @attrs.frozen
@@ -32,6 +33,7 @@ class ImportanceRecencyAccess:
     half_life: float
     access_boost: float
     supersession: str = "key"
+    ttl: Ttl = NO_TTL
 
     def __attrs_post_init__(self) -> None:
         store_rules.check_capacity(self.capacity)
@@ -49,8 +51,9 @@ class ImportanceRecencyAccess:
         half_life = params.number("half_life", 4.0, minimum=0.0, exclusive_minimum=True)
         access_boost = params.number("access_boost", 0.1, minimum=0.0)
         supersession = store_rules.read_supersession(params)
+        ttl = read_ttl(params)
         params.done()
-        return cls(capacity, half_life, access_boost, supersession)
+        return cls(capacity, half_life, access_boost, supersession, ttl)
 
     @property
     def promises(self) -> frozenset[str]:
@@ -59,13 +62,14 @@ class ImportanceRecencyAccess:
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
-        return {
+        table = {
             "policy": self.name,
             "capacity": self.capacity,
             "half_life": self.half_life,
             "access_boost": self.access_boost,
             "supersession": self.supersession,
         }
+        return with_ttl(table, self.ttl)
 
     def score(self, fact: Fact, now: float) -> Scored:
         """The fact's score at time ``now``, with its three factors."""

@@ -20,6 +20,7 @@ from memtape.core.state import Fact, State, Store
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.store import rules as store_rules
+from memtape.policies.store.expiry import NO_TTL, Ttl, read_ttl, with_ttl
 from memtape.policies.store.relevance import RELEVANCE
 
 MAX_WEIGHT = 1e6
@@ -51,6 +52,7 @@ class GenerativeAgents:
     relevance_weight: float = 1.0
     relevance: str = "overlap"
     supersession: str = "key"
+    ttl: Ttl = NO_TTL
 
     def __attrs_post_init__(self) -> None:
         store_rules.check_capacity(self.capacity)
@@ -79,6 +81,7 @@ class GenerativeAgents:
             names = ", ".join(RELEVANCE)
             raise params.error("relevance", f"must be one of {names}, got {relevance!r}")
         supersession = store_rules.read_supersession(params)
+        ttl = read_ttl(params)
         params.done()
         return cls(
             capacity,
@@ -88,6 +91,7 @@ class GenerativeAgents:
             relevance_weight,
             relevance,
             supersession,
+            ttl,
         )
 
     @property
@@ -97,7 +101,7 @@ class GenerativeAgents:
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
-        return {
+        table = {
             "policy": self.name,
             "capacity": self.capacity,
             "decay": self.decay,
@@ -107,6 +111,7 @@ class GenerativeAgents:
             "relevance": self.relevance,
             "supersession": self.supersession,
         }
+        return with_ttl(table, self.ttl)
 
     def recency(self, fact: Fact, now: float) -> float:
         """``decay ** (now - last_access)``, before normalization."""

@@ -18,6 +18,7 @@ from memtape.core.events import Event
 from memtape.core.state import Fact, State, Store
 from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.store import rules as store_rules
+from memtape.policies.store.expiry import NO_TTL, Ttl
 
 
 @attrs.frozen
@@ -27,6 +28,7 @@ class MemoryBank:
     name: ClassVar[str] = "memorybank"
     capacity: int
     supersession: str = "key"
+    ttl: Ttl = NO_TTL
 
     def __attrs_post_init__(self) -> None:
         store_rules.check_capacity(self.capacity)
@@ -44,7 +46,7 @@ class MemoryBank:
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
-        return store_rules.capacity_table(self.name, self.capacity, self.supersession)
+        return store_rules.capacity_table(self.name, self.capacity, self.supersession, self.ttl)
 
     def score(self, fact: Fact, now: float) -> Scored:
         """The fact's retention at ``now``, with its strength and the time since its last recall."""

@@ -7,6 +7,7 @@ from memtape.core.errors import Rejected
 from memtape.core.events import Queried
 from memtape.core.state import State, Store
 from memtape.policies.plumbing.protocols import Scored
+from memtape.policies.store import temporal
 
 
 class Ranks(Protocol):
@@ -29,13 +30,28 @@ def check_query(command: Query) -> None:
 
 
 def answer_query(policy: Ranks, state: State, command: Query) -> Queried:
-    """The top ``k`` of the policy's ranking at the state's clock for the query's text."""
+    """The top ``k`` of the policy's ranking at the state's clock for the query's text;
+    a bi-temporal query (``as_of``, ``known_at``) ranks the facts valid then, as known
+    then (``memtape.policies.store.temporal``)."""
     check_query(command)
-    top = policy.rank(state.store, state.clock, command.text)[: command.k]
+    if command.as_of is None and command.known_at is None:
+        top = policy.rank(state.store, state.clock, command.text)[: command.k]
+        return Queried(
+            command.text,
+            command.key,
+            command.k,
+            tuple(s.fact.id for s in top),
+            tuple(float(s.score) for s in top),
+        )
+    as_of, known_at = temporal.times(command, state.clock)
+    then = temporal.store_as_of(state, as_of, known_at)
+    top = policy.rank(then, state.clock, command.text)[: command.k]
     return Queried(
         command.text,
         command.key,
         command.k,
         tuple(s.fact.id for s in top),
         tuple(float(s.score) for s in top),
+        None if command.as_of is None else as_of,
+        None if command.known_at is None else known_at,
     )

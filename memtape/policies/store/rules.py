@@ -16,9 +16,17 @@ from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import Event, Evicted, FactRead, FactWritten, Superseded
 from memtape.core.state import Fact, State, Store
 from memtape.policies.plumbing.params import Params
-from memtape.policies.plumbing.promises import CAPACITY, EVICTS_WEAKEST, SUPERSEDES
+from memtape.policies.plumbing.promises import (
+    CAPACITY,
+    EVICTS_WEAKEST,
+    EXPIRES,
+    SUPERSEDES,
+    VALID_AS_OF,
+)
 from memtape.policies.plumbing.protocols import Scored
+from memtape.policies.store.expiry import NO_TTL, Ttl, expiry_of, read_ttl, with_ttl
 from memtape.policies.store.querying import Ranks, answer_query
+from memtape.policies.store.temporal import check_validity, closes
 from memtape.reducers import store as store_reducers
 
 SUPERSESSIONS = ("key", "add-only")
@@ -63,18 +71,22 @@ def _must_be_one(value: object) -> str:
     return f"must be one of {', '.join(SUPERSESSIONS)}, got {value!r}"
 
 
-def capacity_only(data: Mapping[str, Any], where: str) -> tuple[int, str]:
-    """The capacity (required) and supersession of a ``[forgetting]`` table holding nothing else."""
+def capacity_only(data: Mapping[str, Any], where: str) -> tuple[int, str, Ttl]:
+    """The capacity (required), supersession and TTL of a ``[forgetting]`` table holding
+    nothing else."""
     params = Params(data, where)
     capacity = params.integer("capacity", minimum=1)
     supersession = read_supersession(params)
+    ttl = read_ttl(params)
     params.done()
-    return capacity, supersession
+    return capacity, supersession, ttl
 
 
-def capacity_table(name: str, capacity: int, supersession: str) -> dict[str, Any]:
+def capacity_table(
+    name: str, capacity: int, supersession: str, ttl: Ttl = NO_TTL
+) -> dict[str, Any]:
     """The scenario table of a forgetting policy whose only parameters are the shared ones."""
-    return {"policy": name, "capacity": capacity, "supersession": supersession}
+    return with_ttl({"policy": name, "capacity": capacity, "supersession": supersession}, ttl)
 
 
 def last_touch(fact: Fact) -> float:
@@ -87,8 +99,9 @@ def last_touch(fact: Fact) -> float:
 
 
 def promises_of(supersession: str) -> frozenset[str]:
-    """Capacity and eviction of the weakest; supersession only when writes supersede by key."""
-    promised = {CAPACITY, EVICTS_WEAKEST}
+    """Capacity, eviction of the weakest, expiry and bi-temporal queries; supersession only
+    when writes supersede by key."""
+    promised = {CAPACITY, EVICTS_WEAKEST, EXPIRES, VALID_AS_OF}
     if supersession == "key":
         promised.add(SUPERSEDES)
     return frozenset(promised)
@@ -130,9 +143,21 @@ def decide_write(policy: RankedStore, state: State, command: WriteFact) -> tuple
     same_key = store.by_key.get(command.key)
     if by_key and same_key is not None and same_key not in retire:
         retire.append(same_key)
-    written = FactWritten(len(store.facts) + 1, command.key, command.text, command.importance)
+    ttl = getattr(policy, "ttl", NO_TTL)
+    expires_at, pattern = expiry_of(ttl, command.key, command.expires_at, clock)
+    check_validity(command, clock)
+    written = FactWritten(
+        len(store.facts) + 1,
+        command.key,
+        command.text,
+        command.importance,
+        expires_at,
+        pattern,
+        None if command.valid_from is None else float(command.valid_from),
+        None if command.valid_to is None else float(command.valid_to),
+    )
     supersessions = [Superseded(old, written.id) for old in retire]
-    events: list[Event] = [written, *supersessions]
+    events: list[Event] = [written, *supersessions, *closes(store, retire, command, written.id)]
     if len(store.active) - len(retire) + 1 <= policy.capacity:
         return tuple(events)
     after = store_reducers.fact_written(store, written, clock)
