@@ -392,6 +392,29 @@ LIMITS = (
 the memory of an open run is its bytes an event."""
 
 
+LENGTH_MOST = 1.2
+"""The most a stretch of turns may cost after 100k or 1M turns against after 10k (issue 27)."""
+
+
+def length_targets(medians: dict[str, float]) -> list[Target]:
+    """A target for each policy and longer length ``test_length.py`` timed
+    (``length-{policy}-{size}``): the stretch after it, against the one after 10k."""
+    targets: list[Target] = []
+    for name in medians:
+        policy, _, size = name.removeprefix("length-").rpartition("-")
+        if name.startswith("length-") and size in ("100k", "1M"):
+            targets.append(
+                Target(
+                    f"{policy}, a turn after {size} turns / after 10k turns",
+                    slower=name,
+                    faster=f"length-{policy}-10k",
+                    most=LENGTH_MOST,
+                    issue=27,
+                )
+            )
+    return targets
+
+
 def seconds(value: float, width: int) -> str:
     """A median for the targets' table: in seconds, or in milliseconds below 10 ms."""
     if value >= 0.01:
@@ -417,7 +440,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     lines: list[str] = []
     missed = False
-    for target in TARGETS:
+    for target in (*TARGETS, *length_targets(medians)):
         header = f"issue {target.issue} targets, as ratios of median times:"
         if header not in lines:
             lines.append(header)
