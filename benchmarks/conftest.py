@@ -307,6 +307,20 @@ TARGETS = (
         issue=12,
     ),
     Target(
+        "bench of clear-tool-results, a cell per turn: 20k turns / 5k turns",
+        slower="bench-turn-20k",
+        faster="bench-turn-5k",
+        most=1.2,
+        issue=27,
+    ),
+    Target(
+        "bench of clear-tool-results, a cell per turn: 50k turns / 5k turns",
+        slower="bench-turn-50k",
+        faster="bench-turn-5k",
+        most=1.2,
+        issue=27,
+    ),
+    Target(
         "4 identical bench cells on 2 workers: slowest / fastest, per command",
         slower="cells-slowest",
         faster="cells-fastest",

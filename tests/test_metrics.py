@@ -354,6 +354,25 @@ def test_incremental_retention_equals_searching_every_window(
     assert tuple(expected) == compaction_metrics(session.run, probes).retention
 
 
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    turns=st.lists(st.text("ab$. ", min_size=1, max_size=12), min_size=1, max_size=12),
+    probes=st.lists(st.text("ab$.", min_size=1, max_size=3), min_size=1, max_size=6),
+)
+def test_probes_inside_or_across_one_another_are_each_found(
+    turns: list[str], probes: list[str]
+) -> None:
+    """Probes that begin, contain or overlap one another (``ab``, ``ab$``, ``b$.``) are each
+    found where they show, as a search of every window finds them."""
+    session = _played("clear-tool-results", [("tool", [text]) for text in turns], 8)
+    planted = [Probe(text, 1) for text in probes]
+    expected = []
+    for _, _, _, after in steps(session.run):
+        shown = [p for p in planted if visible(after.window, p.text)]
+        expected.append(len(shown) / len(planted))
+    assert tuple(expected) == compaction_metrics(session.run, planted).retention
+
+
 def _losses_by_searching_every_window(run: Run, probes: list[Probe]) -> list[ProbeLoss]:
     """Each loss as the metric defines it, found by searching every due probe at every turn."""
     seen = [False] * len(probes)

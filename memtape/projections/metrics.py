@@ -377,7 +377,25 @@ class _Tracker:
         self.followed = True
         """Whether the last batch was followed event by event (``lost_at`` knows its losses);
         not after an old log's compaction, followed by reading the window after it."""
-        self._any = re.compile("|".join(re.escape(text) for text in dict.fromkeys(texts)))
+        distinct = tuple(dict.fromkeys(texts))
+        either = _either(text for text in distinct if text)
+        self._any = re.compile(either or "")
+        self._starts = re.compile(f"(?=({either}))")
+        """At each place a probe starts, the longest probe starting there."""
+        self._everywhere = tuple(index for index, text in enumerate(texts) if not text)
+        """The probes whose text is empty, which every text holds."""
+        indices: dict[str, list[int]] = {}
+        for index, text in enumerate(texts):
+            indices.setdefault(text, []).append(index)
+        self._prefixes = {
+            text: tuple(
+                index
+                for length in range(1, len(text) + 1)
+                for index in indices.get(text[:length], ())
+            )
+            for text in distinct
+        }
+        """For each probe text, the probes whose text it begins with (itself among them)."""
 
     def visible(self, index: int) -> bool:
         """Whether probe ``index`` shows in the last window."""
@@ -480,11 +498,15 @@ class _Tracker:
             self._count(self._in_gist, 1)
 
     def _found(self, text: str) -> tuple[int, ...]:
-        # One scan for any probe first: most parts hold none, and then the cost
-        # is the text's length rather than the text's length times the probes.
+        # One scan for any probe first: most parts hold none. Then, at each place
+        # a probe starts, the longest probe starting there, and with it every probe
+        # it begins with: a part costs its text's length, however many probes.
         if self._any.search(text) is None:
             return ()
-        return tuple(index for index, probe in enumerate(self._texts) if probe in text)
+        found: set[int] = set(self._everywhere)
+        for match in self._starts.finditer(text):
+            found.update(self._prefixes[match.group(1)])
+        return tuple(sorted(found))
 
     def _count(self, indices: tuple[int, ...], delta: int) -> None:
         counts, was = self._counts, self._was
@@ -494,6 +516,41 @@ class _Tracker:
             if not counts[index] or counts[index] == -delta:
                 self._changed.add(index)
             counts[index] += delta
+
+
+def _either(texts: Iterable[str]) -> str:
+    """A pattern matching any of ``texts``, the longest one at a place where several start.
+
+    The texts are laid out as a trie (``$1|$12|$2`` as ``\\$(?:1(?:2)?|2)``): a regex
+    alternation of literal strings tries each at every place, so a search would cost
+    the probes' number, which grows with a generated session, at every part.
+    """
+    root: dict[str, Any] = {}
+    for text in texts:
+        node = root
+        for character in text:
+            node = node.setdefault(character, {})
+        node[""] = {}
+    return _branches(root)
+
+
+def _branches(node: dict[str, Any]) -> str:
+    """The pattern of the texts below ``node`` (a text ends where ``""`` is a key)."""
+    branches = []
+    for character, first in sorted(node.items()):
+        if not character:
+            continue
+        run, below = character, first
+        # A chain of single continuations is one literal: fewer groups to enter.
+        while len(below) == 1 and "" not in below:
+            ((following, below),) = below.items()
+            run += following
+        branches.append(re.escape(run) + _branches(below))
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    # Greedy: a longer text is tried before the one that ends here.
+    return f"(?:{body})?" if "" in node else body
 
 
 def forgetting_metrics(run: Run) -> ForgettingMetrics:
