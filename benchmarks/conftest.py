@@ -166,6 +166,12 @@ def _paused(target: Callable[..., T]) -> Callable[..., T]:
     return paused
 
 
+FROZEN_EVENTS_MOST = 1.9
+"""The most a 40 / hot_n 2 turn may cost against the naive loop's, paused or with the
+collector running: issue 14's 1.5x, restated by issue 27 for events that are frozen attrs
+classes (a turn builds two of them, and each field is set through ``object.__setattr__``)."""
+
+
 @attrs.frozen
 class Target:
     """A bound on the ratio of two recorded medians: ``slower / faster``."""
@@ -208,7 +214,8 @@ TARGETS = (
         "budget 40 / hot_n 2, 100k turns: memtape / yardstick",
         slower="memtape-40-2-100k",
         faster="yardstick-40-2-100k",
-        most=1.5,
+        most=FROZEN_EVENTS_MOST,
+        issue=27,
     ),
     Target(
         "budget 2000 / hot_n 8, memtape: 100k turns / 10k turns",
@@ -260,8 +267,8 @@ TARGETS = (
         "budget 40 / hot_n 2, 100k turns: memtape, collector running / yardstick",
         slower="memtape-40-2-100k-collector",
         faster="yardstick-40-2-100k",
-        most=1.5,
-        issue=14,
+        most=FROZEN_EVENTS_MOST,
+        issue=27,
     ),
     Target(
         "budget 2000 / hot_n 8, 100k turns: yardstick / memtape, collector running",
@@ -281,8 +288,8 @@ TARGETS = (
         "memtape show of a 15-event run / python -c 'import json', whole process",
         slower="startup-show",
         faster="startup-python",
-        most=3,
-        issue=14,
+        most=4.5,
+        issue=27,
     ),
     Target(
         "clear-tool-results / none, 20k chat turns, no tool turn: per command",
