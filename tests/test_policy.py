@@ -54,12 +54,16 @@ IMPORTED = [
     "memtape.core.seq",
     "memtape.core.state",
     "memtape.policies",
+    "memtape.policies.plumbing",
     "memtape.policies.plumbing.params",
     "memtape.policies.plumbing.promises",
     "memtape.policies.plumbing.protocols",
+    "memtape.policies.store",
     "memtape.policies.store.querying",
     "memtape.policies.store.rules",
+    "memtape.policies.text",
     "memtape.policies.text.tokenizers",
+    "memtape.policies.window",
     "memtape.policies.window.turns",
     "memtape.policies.window.units",
     "memtape.policy",
@@ -101,6 +105,10 @@ def _memtape_imports(path: Path) -> list[str]:
 class TestSurface:
     def test_every_name_is_there(self) -> None:
         assert [] == [name for name in memtape.policy.__all__ if not hasattr(memtape.policy, name)]
+
+    def test_the_types_of_a_windows_tiers_are_there(self) -> None:
+        """A policy that reads HOT or WARM names their types from here, not from core."""
+        assert {"Hot", "Warm", "Seq"} <= set(memtape.policy.__all__)
 
     def test_every_class_and_function_is_documented(self) -> None:
         """The API page is made from these docstrings."""
