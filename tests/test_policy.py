@@ -50,6 +50,7 @@ IMPORTED = [
     "memtape.core.commands",
     "memtape.core.errors",
     "memtape.core.events",
+    "memtape.core.packing",
     "memtape.core.plural",
     "memtape.core.seq",
     "memtape.core.state",
