@@ -25,7 +25,9 @@ class _OneNumber:
     name: ClassVar[str]
     factor: ClassVar[str]
     capacity: int
+    """The most active facts the store holds: a write past it evicts the lowest-ranked."""
     supersession: str = "key"
+    """``key``: a write to a key with an active fact supersedes it; ``add-only``: never."""
 
     def __attrs_post_init__(self) -> None:
         store_rules.check_capacity(self.capacity)

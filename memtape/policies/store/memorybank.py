@@ -26,7 +26,9 @@ class MemoryBank:
 
     name: ClassVar[str] = "memorybank"
     capacity: int
+    """The most active facts the store holds: a write past it evicts the lowest-ranked."""
     supersession: str = "key"
+    """``key``: a write to a key with an active fact supersedes it; ``add-only``: never."""
 
     def __attrs_post_init__(self) -> None:
         store_rules.check_capacity(self.capacity)
