@@ -36,8 +36,9 @@ from memtape.reducers import fold
 SIZES = {"10k": 10_000, "100k": 100_000, "1M": 1_000_000}
 """The lengths a timed stretch starts from, in turns, by the name the targets use."""
 
-TIMED_TURNS = 5_000
-"""The turns timed after each length (50 times fewer in a smoke run, as the lengths)."""
+TIMED_TURNS = 20_000
+"""The turns timed after each length (50 times fewer in a smoke run, as the lengths): long
+enough that a stretch under `none`, the cheapest policy, lasts a third of a second."""
 
 BUDGET = 2000
 """The budget of every policy: a support session is over it from turn ~200 on."""
