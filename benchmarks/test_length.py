@@ -11,7 +11,7 @@ with the collector paused. ``conftest.py`` checks each longer size against
 The long states are built cheaply: each decided and folded without a run (no
 history, no snapshots), the collector paused, and the 1M-turn one only for a
 policy whose window grows with the run (HOT and WARM hold over twice as many items at 100k
-turns than at 10k: ``none`` and ``clear-tool-results`` today). A policy that
+turns as at 10k: ``none`` and ``clear-tool-results`` today). A policy that
 compacts to its budget holds the same window at any length, and what else
 grows (COLD's and the dropped turns' numbers, the tool turns') is appended to
 in the same few steps at 100k as at 1M.
