@@ -309,6 +309,15 @@ def _unreadable(state: State) -> State:
     return state._replace(window=state.window._replace(hot=Unreadable(), warm=Unreadable()))
 
 
+class TestEmptyProbe:
+    def test_an_empty_probe_shows_everywhere_beside_one_that_shows_nowhere(self) -> None:
+        session = _session(10, 1, *(AddTurn("user", f"turn {n} here") for n in range(6)))
+
+        metrics = compaction_metrics(session.run, [Probe("", 1), Probe("zzz", 1)])
+
+        assert (0.5,) * 6 == metrics.retention
+
+
 class Unreadable(tuple[Any, ...]):
     """A window part that fails when read: the tracker must follow the events instead."""
 

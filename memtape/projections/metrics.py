@@ -502,7 +502,7 @@ class _Tracker:
         # a probe starts, the longest probe starting there, and with it every probe
         # it begins with: a part costs its text's length, however many probes.
         if self._any.search(text) is None:
-            return ()
+            return self._everywhere
         found: set[int] = set(self._everywhere)
         for match in self._starts.finditer(text):
             found.update(self._prefixes[match.group(1)])
