@@ -177,6 +177,19 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     _add_trust(diff)
     diff.set_defaults(handler=_command("diff"))
 
+    policies = commands.add_parser(
+        "policies",
+        help="list the policies memtape ships, or show one in full",
+        description=(
+            "List every policy with its axis, parameters (with defaults) and promises; "
+            "with NAME, show one in full: what it does, each parameter's default and "
+            "meaning, its promises and its upstream source."
+        ),
+    )
+    policies.add_argument("name", nargs="?", metavar="NAME", help="a policy's name")
+    policies.add_argument("--json", action="store_true", help="print JSON")
+    policies.set_defaults(handler=_command("policies"))
+
     runs = commands.add_parser(
         "runs",
         help="list the runs in a store (runs.db)",

@@ -96,6 +96,14 @@ class TestParsePolicy:
         expected = ("forgetting.capacity=3", "forgetting.half_life=2.5")
         assert expected == spec.settings
 
+    def test_a_policy_of_an_axis_bench_does_not_compare_is_named_as_such(self) -> None:
+        with pytest.raises(
+            BadInput,
+            match=r"^--policy 'rules': 'rules' is a consolidation policy, and bench compares "
+            r"compaction or forgetting policies$",
+        ):
+            parse_policy("rules")
+
     def test_an_unknown_policy_names_the_known_ones(self) -> None:
         with pytest.raises(BadInput, match=r"no policy 'nope' \(known: .*tiered"):
             parse_policy("nope")

@@ -102,6 +102,12 @@ def parse_policy(text: str) -> PolicySpec:
     name = name.strip()
     axes = [axis for axis in BENCHED_AXES if name in AXES[axis]]
     if not axes:
+        elsewhere = [axis for axis in AXES if axis not in BENCHED_AXES and name in AXES[axis]]
+        if elsewhere:
+            raise BadInput(
+                f"--policy {text!r}: {name!r} is a {elsewhere[0]} policy, and bench compares "
+                f"{' or '.join(BENCHED_AXES)} policies"
+            )
         names = sorted(n for axis in BENCHED_AXES for n in AXES[axis])
         hint = did_you_mean(name, names)
         raise BadInput(f"--policy {text!r}: no policy {name!r} (known: {', '.join(names)}){hint}")

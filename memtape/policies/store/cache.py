@@ -26,7 +26,9 @@ class _OneNumber:
     name: ClassVar[str]
     factor: ClassVar[str]
     capacity: int
+    """The most active facts the store holds: a write past it evicts the lowest-ranked."""
     supersession: str = "key"
+    """``key``: a write to a key with an active fact supersedes it; ``add-only``: never."""
     ttl: Ttl = NO_TTL
 
     def __attrs_post_init__(self) -> None:

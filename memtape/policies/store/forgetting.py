@@ -30,9 +30,13 @@ class ImportanceRecencyAccess:
 
     name: ClassVar[str] = "importance-recency-access"
     capacity: int
+    """The most active facts the store holds: a write past it evicts the lowest-ranked."""
     half_life: float
+    """The clock time over which a fact's recency halves."""
     access_boost: float
+    """What each read adds to the score's access factor (``1 + access_boost x reads``)."""
     supersession: str = "key"
+    """``key``: a write to a key with an active fact supersedes it; ``add-only``: never."""
     ttl: Ttl = NO_TTL
 
     def __attrs_post_init__(self) -> None:

@@ -46,12 +46,19 @@ class GenerativeAgents:
 
     name: ClassVar[str] = "generative-agents"
     capacity: int
+    """The most active facts the store holds: a write past it evicts the lowest-ranked."""
     decay: float = 0.995
+    """Recency's base: ``decay ** (now - last_access)``."""
     recency_weight: float = 1.0
+    """The weight of normalized recency in the score."""
     importance_weight: float = 1.0
+    """The weight of normalized importance in the score."""
     relevance_weight: float = 1.0
+    """The weight of normalized relevance in the score, for a query that carries text."""
     relevance: str = "overlap"
+    """How relevance to a query's text is measured: ``overlap`` or ``jaccard`` of words."""
     supersession: str = "key"
+    """``key``: a write to a key with an active fact supersedes it; ``add-only``: never."""
     ttl: Ttl = NO_TTL
 
     def __attrs_post_init__(self) -> None:

@@ -27,7 +27,9 @@ class MemoryBank:
 
     name: ClassVar[str] = "memorybank"
     capacity: int
+    """The most active facts the store holds: a write past it evicts the lowest-ranked."""
     supersession: str = "key"
+    """``key``: a write to a key with an active fact supersedes it; ``add-only``: never."""
     ttl: Ttl = NO_TTL
 
     def __attrs_post_init__(self) -> None:

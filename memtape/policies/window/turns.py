@@ -7,6 +7,7 @@ from typing import Any
 from memtape.core.commands import AddTurn, role_error
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import TurnAdded
+from memtape.core.packing import maker
 from memtape.core.state import Window
 from memtape.policies.plumbing.params import MAX_INT, Params
 from memtape.policies.text.tokenizers import TOKENIZERS, Tokenizer, WordCount, tokenizer_named
@@ -51,7 +52,12 @@ def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdde
         tokens = tokenizer.count(f"{role}: {text}")
     elif isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_INT:
         raise Rejected(f"a turn's tokens must be an integer in 0..{MAX_INT}, got {tokens!r}")
-    return TurnAdded(window.turns + 1, role, text, tokens, salient, calls, answers, command.pin)
+    return _TURN(window.turns + 1, role, text, tokens, salient, calls, answers, command.pin)
+
+
+_TURN = maker(TurnAdded)
+"""``TurnAdded(...)``, every field given, made through its slots (``maker``): every
+command of a run makes one."""
 
 
 def structure_error(window: Window, calls: tuple[str, ...], answers: tuple[str, ...]) -> str | None:
