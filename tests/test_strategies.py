@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from memtape.core.commands import AddTurn
 from memtape.core.state import EMPTY_WINDOW
+from memtape.core.values import MAX_TOKENS
 from memtape.scenarios import Scenario
 from memtape.testing.strategies import (
     add_turns,
@@ -46,6 +47,9 @@ class TestRecordedCounts:
     def test_a_count_drawn_against_a_budget_may_exceed_it(self) -> None:
         turn = drawn(add_turns(budget=20), lambda turn: (turn.tokens or 0) > 3 * 20)
         assert 61 == turn.tokens
+
+    def test_a_count_may_be_the_most_one_text_may_count(self) -> None:
+        assert MAX_TOKENS == drawn(add_turns(), lambda turn: (turn.tokens or 0) > 10**6).tokens
 
     def test_the_kit_draws_counted_turns(self) -> None:
         """``turns_for`` is what the kit's machine draws its turns from."""

@@ -33,6 +33,7 @@ from memtape.core.commands import (
     WriteFact,
 )
 from memtape.core.state import Window
+from memtape.core.values import MAX_TOKENS
 from memtape.policies.consolidation.rules import RuleConsolidation
 from memtape.policies.session import Policies, Session
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
@@ -190,9 +191,10 @@ def _sizes(budget: int) -> st.SearchStrategy[int]:
 @functools.lru_cache(maxsize=256)
 def recorded_counts(budget: int | None = None) -> st.SearchStrategy[int | None]:
     """A turn's ``tokens``: None (the policy's tokenizer counts it) most often, else a
-    recorded count, sized against ``budget`` when it is given (``_sizes``), zero included."""
+    recorded count, sized against ``budget`` when it is given (``_sizes``), zero included,
+    and now and then the most one text may count (``MAX_TOKENS``)."""
     counts = st.integers(0, 60) if budget is None else _sizes(budget)
-    return weighted((4, st.none()), (1, counts))
+    return weighted((12, st.none()), (3, counts), (1, st.just(MAX_TOKENS)))
 
 
 def _words(length: int, offset: int) -> str:
