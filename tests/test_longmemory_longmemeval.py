@@ -197,3 +197,25 @@ class TestCommandLine:
         assert 0 != main(["import", str(FILE), *options, "--out", str(out)])
         assert [f"memtape: error: {message}"] == capsys.readouterr().err.splitlines()
         assert not out.exists()
+
+    @pytest.mark.parametrize(
+        ("path", "options"),
+        [
+            (FILE, ["--format", "longmemeval", "--question", "q-move-city"]),
+            (fixture("locomo.json"), ["--format", "locomo", "--sample", "1"]),
+        ],
+    )
+    def test_recorded_counts_are_refused_as_none_recorded(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], path: Path, options: list[str]
+    ) -> None:
+        """The data sets' files hold no provider's usage: ``--tokenizer recorded`` says so,
+        rather than calling ``recorded`` an unknown tokenizer."""
+        out = tmp_path / "q.toml"
+        argv = ["import", str(path), *options, "--tokenizer", "recorded", "--out", str(out)]
+        assert 0 != main(argv)
+        expected = (
+            f"memtape: error: {path}: --tokenizer recorded: a {options[1]} file records no "
+            "token counts to measure its turns by (choose cl100k_base, o200k_base or words)"
+        )
+        assert [expected] == capsys.readouterr().err.splitlines()
+        assert not out.exists()

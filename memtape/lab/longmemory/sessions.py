@@ -23,8 +23,9 @@ from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.core.plural import counted
 from memtape.lab.choices import DATA_SETS, DEFAULT_BUDGET, DEFAULT_HOT_N
-from memtape.lab.importers.tokens import default_tokenizer
+from memtape.lab.importers.tokens import RECORDED, default_tokenizer
 from memtape.lab.scenario_file import check_tokenizer, header
+from memtape.policies.text.tokenizers import TOKENIZERS
 from memtape.scenarios.writer import scenario_file
 
 LONGMEMEVAL, LOCOMO = DATA_SETS
@@ -200,11 +201,17 @@ def import_benchmark(
     ``sample_id`` or its place, from 1)."""
     from memtape.lab.longmemory import locomo, longmemeval  # noqa: PLC0415 (a cycle)
 
-    if tokenizer is not None:
-        check_tokenizer(tokenizer)
     readers = {LONGMEMEVAL: longmemeval.read, LOCOMO: locomo.read}
     if format not in readers:
         raise BadInput(f"--format {format!r}: write one of {', '.join(BENCHMARKS)}")
+    if tokenizer == RECORDED:
+        known = sorted(TOKENIZERS)
+        raise BadInput(
+            f"{path}: --tokenizer {RECORDED}: a {format} file records no token counts to "
+            f"measure its turns by (choose {', '.join(known[:-1])} or {known[-1]})"
+        )
+    if tokenizer is not None:
+        check_tokenizer(tokenizer)
     benchmark = readers[format](path, item)
     return benchmark_scenario(
         benchmark,
