@@ -274,6 +274,8 @@ class TestCommand:
             (["--serve-only", "--", "true"], "runs no command"),
             ([], "needs a command"),
             (["--upstream-openai", "ftp://x", "--", "true"], "not an http"),
+            (["--port", "99999", "--", "true"], "--port 99999 is not a port"),
+            (["--port", "-1", "--", "true"], "--port -1 is not a port"),
         ],
     )
     def test_bad_usage_is_one_line_and_writes_nothing(

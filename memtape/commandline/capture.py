@@ -38,6 +38,8 @@ def run(args: argparse.Namespace) -> int:
         raise MemtapeError("record --serve-only runs no command: drop the command or the option")
     if not args.serve_only and not command:
         raise MemtapeError("record needs a command to run after --, or --serve-only")
+    if not 0 <= args.port <= 65535:
+        raise MemtapeError(f"--port {args.port} is not a port (0..65535)")
     openai = Upstream(args.upstream_openai or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT)
     anthropic = Upstream(
         args.upstream_anthropic or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT
