@@ -276,6 +276,7 @@ class TestCommand:
             (["--upstream-openai", "ftp://x", "--", "true"], "not an http"),
             (["--port", "99999", "--", "true"], "--port 99999 is not a port"),
             (["--port", "-1", "--", "true"], "--port -1 is not a port"),
+            (["--upstream-anthropic", "http://[::1", "--", "true"], "'http://[::1': not a URL"),
         ],
     )
     def test_bad_usage_is_one_line_and_writes_nothing(
