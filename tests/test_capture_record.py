@@ -299,6 +299,16 @@ class TestCommand:
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         assert (2, 1, False) == (result.returncode, len(result.stderr.splitlines()), out.exists())
 
+    def test_an_out_that_is_a_fifo_is_refused_at_once(self, tmp_path: Path) -> None:
+        out = tmp_path / "c.jsonl"
+        os.mkfifo(out)
+        command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
+        result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
+        assert (2, [f"memtape: error: {out}: cannot write it: it is a FIFO"]) == (
+            result.returncode,
+            result.stderr.splitlines(),
+        )
+
 
 def _wait_for(predicate: Any, what: str) -> None:
     deadline = time.monotonic() + 60

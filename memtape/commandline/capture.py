@@ -14,6 +14,7 @@ from memtape.capture.proxy import CaptureProxy, ProxyThread
 from memtape.capture.upstream import Upstream
 from memtape.capture.writer import CaptureWriter
 from memtape.core.errors import MemtapeError
+from memtape.core.paths import check_writable
 from memtape.core.plural import counted
 from memtape.core.visible import visible
 
@@ -45,10 +46,7 @@ def run(args: argparse.Namespace) -> int:
         args.upstream_anthropic or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT
     )
     out = Path(args.out)
-    if not out.parent.is_dir():
-        raise MemtapeError(f"{visible(str(out))}: no such directory {visible(str(out.parent))}")
-    if out.is_dir():
-        raise MemtapeError(f"{visible(str(out))}: a directory, not a capture file")
+    check_writable(out)
 
     capture: CaptureWriter | None = None
 
