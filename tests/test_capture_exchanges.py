@@ -85,6 +85,15 @@ class TestWrittenPath:
     def test_a_path_without_a_query_is_as_sent(self) -> None:
         assert "/v1/chat/completions" == written_path("/v1/chat/completions")
 
+    def test_a_bare_query_token_off_the_allow_list_is_redacted(self) -> None:
+        assert "/v1/models?REDACTED&limit=2" == written_path("/v1/models?sk-secret&limit=2")
+
+    def test_a_bare_allowed_parameter_is_kept(self) -> None:
+        assert "/v1/models?beta" == written_path("/v1/models?beta")
+
+    def test_a_fragment_is_never_written(self) -> None:
+        assert "/v1/models" == written_path("/v1/models#key=sk-secret")
+
 
 class TestCaptureLine:
     def test_a_json_response_is_read(self) -> None:
