@@ -190,6 +190,11 @@ class Result:
         return data
 
 
+MAX_REPLICATES = 1000
+"""The most ``--replicates`` a bench takes: each is a whole run of every cell, and the
+cells are planned up front, so a mistyped count would fill the memory before any ran."""
+
+
 def plan(
     scenarios: Sequence[str],
     policies: Sequence[str],
@@ -204,6 +209,10 @@ def plan(
     ``replicates``, each cell that many times, one after the other (``Cell.replicate``)."""
     if replicates is not None and replicates < 1:
         raise BadInput(f"--replicates must be at least 1, got {replicates}")
+    if replicates is not None and replicates > MAX_REPLICATES:
+        raise BadInput(
+            f"--replicates {replicates} is more than {MAX_REPLICATES:,}, the most a bench runs"
+        )
     if not scenarios:
         raise BadInput("bench needs at least one scenario")
     extra = () if probes is None else _file_probes(probes)
