@@ -326,6 +326,14 @@ class TestRefusals:
             ("{nope", "base.json: not JSON: "),
             ('{"results": 3}', "base.json: not the JSON of memtape bench: it holds no 'results'"),
             ('{"results": [{"scenario": 3}]}', "base.json: result 1: not a cell's result: "),
+            pytest.param(
+                '{"results": [{"scenario": "s", "policy": "p", "metrics": {}, "params": {"x": '
+                + "[" * 900
+                + "]" * 900
+                + "}}]}",
+                "base.json: cell 1: its parameters nest too deep to compare",
+                id="parameters-nested-900-deep",
+            ),
         ],
     )
     def test_a_malformed_json_baseline_is_named(

@@ -201,8 +201,14 @@ def prepare_gate(
             raise BadInput("--fail-if-missing needs --baseline FILE")
         return Gate(rules, None, {}, fail_if_missing)
     cells: dict[Key, list[Measured]] = defaultdict(list)
-    for cell in read_baseline(baseline):
-        cells[cell.key].append(cell)
+    for number, cell in enumerate(read_baseline(baseline), start=1):
+        try:
+            key = cell.key
+        except RecursionError:  # a crafted file's parameters, lists inside lists
+            raise BadInput(
+                f"{baseline}: cell {number}: its parameters nest too deep to compare"
+            ) from None
+        cells[key].append(cell)
     return Gate(rules, baseline, dict(cells), fail_if_missing)
 
 
