@@ -10,6 +10,7 @@ not apply (the table says so) has no figures, and is not held to the rules.
 """
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -271,8 +272,9 @@ def _one_null(cell: Measured, metric: str, value: Any, before: Any) -> str:
 
 
 def _number(value: Any) -> bool:
-    """Whether a rule can compare ``value`` (a boolean counts as 0 or 1)."""
-    return isinstance(value, int | float)
+    """Whether a rule can compare ``value`` (a boolean counts as 0 or 1): not NaN, which
+    every comparison calls false, so a rule against it would pass unseen, nor infinite."""
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _shown(value: Any) -> str:
