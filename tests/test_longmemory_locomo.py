@@ -90,6 +90,12 @@ class TestRefusals:
             caught.value
         )
 
+    @pytest.mark.parametrize("sample", ["9" * 5000, "\u0662"], ids=["5000-digits", "arabic-two"])
+    def test_a_place_is_ascii_digits_within_the_file(self, sample: str) -> None:
+        with pytest.raises(BadInput) as caught:
+            _scenario(sample)
+        assert str(caught.value).startswith(f"{FILE}: --sample {sample!r}: no such sample")
+
     def test_a_file_of_several_samples_needs_one_named(self) -> None:
         with pytest.raises(BadInput) as caught:
             _scenario(None)

@@ -234,7 +234,8 @@ def choose(
     for name, data in items:
         if name == item:
             return name, data
-    if item.isdigit() and 1 <= int(item) <= len(items):
+    # ASCII digits, few enough for int(): a place, not a 5,000-digit ValueError or "\u0662".
+    if item.isascii() and item.isdigit() and len(item) <= 18 and 1 <= int(item) <= len(items):
         return items[int(item) - 1]
     hint = did_you_mean(item, names)
     known = hint or f" (the file's: {_listed(names)})"
