@@ -59,7 +59,7 @@ from memtape.lab.importers.tokens import (
 from memtape.lab.importers.transcript import Compaction, Transcript, Turn
 from memtape.lab.importers.wrappers import unwrapped
 from memtape.lab.probes import planted
-from memtape.lab.scenario_file import check_count, check_tokenizer
+from memtape.lab.scenario_file import MAX_COUNT, check_count, check_tokenizer
 from memtape.policies.text.tokenizers import tokenizer_named
 
 READERS: dict[str, Callable[[Source], Transcript]] = {
@@ -217,6 +217,11 @@ def import_transcript(
     said: list[str] = []
     if budget is None:
         chosen = recorded_budget(transcript.turns)
+        if chosen is not None and chosen.budget > MAX_COUNT:
+            raise BadInput(
+                f"{path}: the largest prompt the provider's usage recorded ({chosen.peak:,} "
+                f"tokens) is past the largest budget ({MAX_COUNT:,}): give --budget"
+            )
         budget = DEFAULT_BUDGET if chosen is None else chosen.budget
         said += [] if chosen is None else [chosen.line()]
     if counts is not None:
