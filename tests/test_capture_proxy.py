@@ -208,6 +208,26 @@ class TestTrouble:
             answer = agent.recv(65536)
         assert (b"HTTP/1.1 400 ", before) == (answer[:13], len(provider.received))
 
+    @pytest.mark.parametrize(
+        "framing",
+        [
+            "Content-Length: \u00b2\r\n\r\nab",
+            "Content-Length: " + "9" * 5000 + "\r\n\r\n",
+            "Transfer-Encoding: chunked\r\n\r\n-1\r\n",
+            "Transfer-Encoding: chunked\r\n\r\n0x3\r\nabc\r\n0\r\n\r\n",
+        ],
+        ids=["superscript-digit-length", "5000-digit-length", "negative-chunk", "0x-chunk"],
+    )
+    def test_a_malformed_body_framing_is_a_400_and_nothing_is_forwarded(
+        self, proxy: Running, provider: Provider, framing: str
+    ) -> None:
+        before = len(provider.received)
+        request = f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n{framing}"
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=30) as agent:
+            agent.sendall(request.encode("latin-1"))
+            answer = agent.recv(65536)
+        assert (b"HTTP/1.1 400 ", before) == (answer[:13], len(provider.received))
+
     def test_a_capture_that_cannot_be_written_is_one_line_and_the_proxy_serves_on(
         self, provider: Provider, capsys: pytest.CaptureFixture[str]
     ) -> None:
