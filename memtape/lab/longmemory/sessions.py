@@ -23,8 +23,7 @@ from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.core.plural import counted
 from memtape.lab.choices import DATA_SETS, DEFAULT_BUDGET, DEFAULT_HOT_N
-from memtape.lab.importers.tokens import default_tokenizer
-from memtape.lab.scenario_file import check_tokenizer, header
+from memtape.lab.scenario_file import header
 from memtape.scenarios.writer import scenario_file
 
 LONGMEMEVAL, LOCOMO = DATA_SETS
@@ -184,36 +183,6 @@ def _name(name: str) -> str:
     them, the others made ``-``."""
     kept = "".join(char if char.isalnum() or char in "-_." else "-" for char in name)
     return kept.strip("-.") or "benchmark"
-
-
-def import_benchmark(
-    path: Path,
-    format: str,
-    *,
-    item: str | None = None,
-    budget: int | None = None,
-    hot_n: int = DEFAULT_HOT_N,
-    tokenizer: str | None = None,
-) -> str:
-    """The scenario file's text for one item of the data set file at ``path``: a LongMemEval
-    question (``item`` its ``question_id``) or a LoCoMo conversation (``item`` its
-    ``sample_id`` or its place, from 1)."""
-    from memtape.lab.longmemory import locomo, longmemeval  # noqa: PLC0415 (a cycle)
-
-    if tokenizer is not None:
-        check_tokenizer(tokenizer)
-    readers = {LONGMEMEVAL: longmemeval.read, LOCOMO: locomo.read}
-    if format not in readers:
-        raise BadInput(f"--format {format!r}: write one of {', '.join(BENCHMARKS)}")
-    benchmark = readers[format](path, item)
-    return benchmark_scenario(
-        benchmark,
-        path,
-        format,
-        budget=DEFAULT_BUDGET if budget is None else budget,
-        hot_n=hot_n,
-        tokenizer=default_tokenizer() if tokenizer is None else tokenizer,
-    )
 
 
 def choose(
