@@ -3,6 +3,8 @@ and query allow-lists, bodies."""
 
 import json
 
+import pytest
+
 from memtape.capture.exchanges import (
     RAW_LIMIT,
     Exchange,
@@ -127,6 +129,28 @@ class TestCaptureLine:
             line["stream"],
             line["response"]["choices"][0]["message"]["content"],
         )
+
+    @pytest.mark.parametrize(
+        ("endpoint", "event"),
+        [
+            ("openai.chat", {"choices": 1}),
+            ("openai.chat", {"choices": [{"index": 0, "delta": {"tool_calls": [1]}}]}),
+            ("openai.responses", {"type": "response.completed", "response": 1}),
+            ("anthropic.messages", {"type": "message_start", "message": {"content": 1}}),
+        ],
+    )
+    def test_a_stream_of_another_shape_is_kept_raw(
+        self, endpoint: str, event: dict[str, object]
+    ) -> None:
+        body = f"data: {json.dumps(event)}\n\n".encode()
+        exchange = _exchange(
+            endpoint,
+            status=200,
+            response_headers=[("Content-Type", "text/event-stream")],
+            response_body=bytearray(body),
+        )
+        line = capture_line(exchange)
+        assert (None, body.decode()) == (line["response"], line["raw_response"])
 
     def test_no_response_is_a_stream_when_the_request_asked_for_one(self) -> None:
         exchange = _exchange(request_body=b'{"stream": true}', error="upstream unreachable: x")
