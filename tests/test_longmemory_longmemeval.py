@@ -68,6 +68,18 @@ class TestQuestion:
         (probe,) = _scenario(None, path).probes
         assert (1, 2, 5, 6) == probe.evidence
 
+    def test_without_marks_an_answer_session_naming_no_session_is_counted(
+        self, tmp_path: Path
+    ) -> None:
+        entry = _question()
+        for session in entry["haystack_sessions"]:
+            for turn in session:
+                turn.pop("has_answer", None)
+        entry["answer_session_ids"] = [*entry["answer_session_ids"], "gone-1", "gone-2"]
+        path = write_json(tmp_path / "lme.json", [entry])
+        text = import_benchmark(path, "longmemeval", item=None, tokenizer="words")
+        assert "# 2 answer session ids naming no session left out\n" in text
+
     def test_the_import_table_names_the_item_and_counts_it(self) -> None:
         imported = _scenario().imported
         assert imported is not None
