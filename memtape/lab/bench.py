@@ -215,6 +215,11 @@ def plan(
         )
     if not scenarios:
         raise BadInput("bench needs at least one scenario")
+    if probes is not None and not probes.endswith((".toml", ".jsonl")):
+        raise BadInput(
+            f"--probes {probes}: bench takes a file ending in .toml ([[probe]] tables) or "
+            '.jsonl (one {"text", "from"} object a line); auto plants probes in import and audit'
+        )
     extra = () if probes is None else _file_probes(probes)
     if judge is not None:
         found = [*extra, *(probe for source in scenarios for probe in _scenario(source).probes)]
