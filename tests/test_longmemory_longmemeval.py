@@ -98,6 +98,14 @@ class TestQuestion:
 
 
 class TestRefusals:
+    def test_tokenizer_recorded_says_the_data_set_records_no_counts(self) -> None:
+        with pytest.raises(BadInput) as caught:
+            import_benchmark(FILE, "longmemeval", item="q-move-city", tokenizer="recorded")
+        assert (
+            "--tokenizer recorded: a longmemeval file records no provider's token counts to "
+            "measure by: name a tokenizer (cl100k_base, o200k_base, words)"
+        ) == str(caught.value)
+
     def test_a_file_of_several_questions_needs_one_named(self) -> None:
         with pytest.raises(BadInput) as caught:
             _scenario(None)

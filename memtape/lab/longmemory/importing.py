@@ -5,10 +5,11 @@ from pathlib import Path
 
 from memtape.core.errors import BadInput
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
-from memtape.lab.importers.tokens import default_tokenizer
+from memtape.lab.importers.tokens import RECORDED, default_tokenizer
 from memtape.lab.longmemory import locomo, longmemeval
 from memtape.lab.longmemory.sessions import BENCHMARKS, LOCOMO, LONGMEMEVAL, benchmark_scenario
 from memtape.lab.scenario_file import check_tokenizer
+from memtape.policies.text.tokenizers import TOKENIZERS
 
 
 def import_benchmark(
@@ -23,6 +24,11 @@ def import_benchmark(
     """The scenario file's text for one item of the data set file at ``path``: a LongMemEval
     question (``item`` its ``question_id``) or a LoCoMo conversation (``item`` its
     ``sample_id`` or its place, from 1)."""
+    if tokenizer == RECORDED:
+        raise BadInput(
+            f"--tokenizer {RECORDED}: a {format} file records no provider's token counts to "
+            f"measure by: name a tokenizer ({', '.join(sorted(TOKENIZERS))})"
+        )
     if tokenizer is not None:
         check_tokenizer(tokenizer)
     readers = {LONGMEMEVAL: longmemeval.read, LOCOMO: locomo.read}
