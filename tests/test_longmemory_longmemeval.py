@@ -33,6 +33,15 @@ def _question(**changes: Any) -> dict[str, Any]:
     return entry
 
 
+def _unmarked() -> dict[str, Any]:
+    """The first question with no turn marked has_answer."""
+    entry = _question()
+    for session in entry["haystack_sessions"]:
+        for turn in session:
+            turn.pop("has_answer", None)
+    return entry
+
+
 class TestQuestion:
     def test_the_sessions_are_turns_in_order(self) -> None:
         entry = _question()
@@ -60,10 +69,7 @@ class TestQuestion:
     def test_without_marks_the_evidence_is_every_turn_of_the_answer_sessions(
         self, tmp_path: Path
     ) -> None:
-        entry = _question()
-        for session in entry["haystack_sessions"]:
-            for turn in session:
-                turn.pop("has_answer", None)
+        entry = _unmarked()
         path = write_json(tmp_path / "lme.json", [entry])
         (probe,) = _scenario(None, path).probes
         assert (1, 2, 5, 6) == probe.evidence
@@ -71,10 +77,7 @@ class TestQuestion:
     def test_without_marks_an_answer_session_naming_no_session_is_counted(
         self, tmp_path: Path
     ) -> None:
-        entry = _question()
-        for session in entry["haystack_sessions"]:
-            for turn in session:
-                turn.pop("has_answer", None)
+        entry = _unmarked()
         entry["answer_session_ids"] = [*entry["answer_session_ids"], "gone-1", "gone-2"]
         path = write_json(tmp_path / "lme.json", [entry])
         text = import_benchmark(path, "longmemeval", item=None, tokenizer="words")
