@@ -299,6 +299,17 @@ class TestCommand:
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         assert (2, 1, False) == (result.returncode, len(result.stderr.splitlines()), out.exists())
 
+    def test_an_out_that_is_no_capture_is_refused_and_left_as_it_was(self, tmp_path: Path) -> None:
+        out = tmp_path / "run.jsonl"
+        out.write_text('{"format": "memtape-run"}\n')
+        command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
+        result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
+        assert (2, 1, '{"format": "memtape-run"}\n') == (
+            result.returncode,
+            len(result.stderr.splitlines()),
+            out.read_text(),
+        )
+
     def test_an_out_that_is_a_fifo_is_refused_at_once(self, tmp_path: Path) -> None:
         out = tmp_path / "c.jsonl"
         os.mkfifo(out)

@@ -77,3 +77,16 @@ class TestSpecialFiles:
     def test_a_directory_is_refused(self, tmp_path: Path) -> None:
         with pytest.raises(BadInput, match="cannot write it: it is a directory"):
             CaptureWriter(tmp_path)
+
+
+class TestOtherFiles:
+    def test_a_file_that_is_no_capture_is_refused_and_left_as_it_was(self, tmp_path: Path) -> None:
+        run = tmp_path / "run.jsonl"
+        run.write_text('{"format": "memtape-run", "version": 3}\n')
+        with pytest.raises(BadInput) as refused:
+            CaptureWriter(run)
+        assert (
+            f"{run}: not a capture file (its first line is no memtape_capture header): "
+            "name a new file, or one memtape record wrote",
+            '{"format": "memtape-run", "version": 3}\n',
+        ) == (str(refused.value), run.read_text())

@@ -74,17 +74,30 @@ class CaptureWriter:
 
 def _open_appending(path: Path) -> BinaryIO:
     """The regular file at ``path`` opened to append (made if missing); a FIFO, socket,
-    device or directory is refused (``BadInput``) rather than waited on or written into.
+    device or directory is refused (``BadInput``) rather than waited on or written into,
+    and so is a file with something other than a capture in it.
 
     Opened without blocking and checked again once open, so a FIFO put in its place
     after the check is refused, never waited on for a reader.
     """
     check_writable(path)
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC
     handle = os.open(path, flags, 0o666)
     mode = os.fstat(handle).st_mode
     if not stat.S_ISREG(mode):
         os.close(handle)
         raise BadInput(f"{path}: cannot write it: it is {kind(mode)}")
+    start = os.pread(handle, len(_HEADER_START), 0)
+    if not _HEADER_START.startswith(start):  # a header cut short is still one
+        os.close(handle)
+        raise BadInput(
+            f"{path}: not a capture file (its first line is no memtape_capture header): "
+            "name a new file, or one memtape record wrote"
+        )
     os.set_blocking(handle, True)
     return os.fdopen(handle, "ab", buffering=0)
+
+
+_HEADER_START = b'{"memtape_capture":'
+"""How every capture file begins (its header line, as ``orjson`` writes it): a file that
+begins otherwise (a run, a transcript) is never appended to."""

@@ -62,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
     size_before = out.stat().st_size if out.exists() else None
     try:
         capture = CaptureWriter(out)
+    except MemtapeError:
+        proxy.stop()
+        raise
     except OSError as error:
         proxy.stop()
         raise MemtapeError(f"{visible(str(out))}: {error.strerror or error}") from None
