@@ -77,10 +77,14 @@ class TestArriving:
             (AddTurn("user", "x", "yes"), "salient flag"),  # type: ignore[arg-type]
             (
                 AddTurn("user", "x", tokens=-1),
-                "tokens must be an integer in 0..9223372036854775807",
+                "tokens must be an integer in 0..1099511627776",
             ),
             (AddTurn("user", "x", tokens=True), "tokens must be an integer"),
             (AddTurn("user", "x", tokens=2**63), "tokens must be an integer"),
+            (
+                AddTurn("user", "x", tokens=2**40 + 1),
+                "tokens must be an integer in 0..1099511627776",
+            ),
         ],
     )
     def test_a_malformed_turn_is_rejected(self, command: AddTurn, problem: str) -> None:

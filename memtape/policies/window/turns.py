@@ -8,7 +8,8 @@ from memtape.core.commands import AddTurn, role_error
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import TurnAdded
 from memtape.core.state import Window
-from memtape.policies.plumbing.params import MAX_INT, Params
+from memtape.core.values import MAX_TOKENS
+from memtape.policies.plumbing.params import Params
 from memtape.policies.text.tokenizers import TOKENIZERS, Tokenizer, WordCount, tokenizer_named
 
 
@@ -49,8 +50,9 @@ def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdde
     tokens = command.tokens
     if tokens is None:
         tokens = tokenizer.count(f"{role}: {text}")
-    elif isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_INT:
-        raise Rejected(f"a turn's tokens must be an integer in 0..{MAX_INT}, got {tokens!r}")
+    elif isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_TOKENS:
+        # The bound every reader holds a TurnAdded to: a run past it could not be read.
+        raise Rejected(f"a turn's tokens must be an integer in 0..{MAX_TOKENS}, got {tokens!r}")
     return TurnAdded(window.turns + 1, role, text, tokens, salient, calls, answers, command.pin)
 
 
