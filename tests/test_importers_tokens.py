@@ -374,6 +374,17 @@ class TestBudgetFromThePeak:
             "tokens) is past the largest budget (10,000,000): give --budget"
         ) == str(refused.value)
 
+    def test_a_recorded_count_past_what_a_turn_may_cost_is_refused(self, tmp_path: Path) -> None:
+        path = tmp_path / "big.jsonl"
+        text = USAGE.read_text("utf-8")
+        path.write_text(re.sub(r'"output_tokens": *\d+', '"output_tokens": 2199023255552', text))
+        with pytest.raises(BadInput) as refused:
+            import_transcript(path, tokenizer="recorded", budget=1000)
+        assert (
+            f"{path}: --tokenizer recorded: turn 2 costs 2,199,023,255,552 tokens by the "
+            "provider's counts, past the most a turn may cost (1,099,511,627,776)"
+        ) == str(refused.value)
+
     @pytest.mark.parametrize(("peak", "budget"), [(14843, 14000), (402, 400), (7, 7), (100, 100)])
     def test_two_significant_digits(self, peak: int, budget: int) -> None:
         assert budget == RecordedBudget(peak).budget

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
+from memtape.core.values import MAX_TOKENS
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
 from memtape.lab.importers import (
     anthropic,
@@ -207,6 +208,15 @@ def import_transcript(
             raise BadInput(
                 f"{path}: --tokenizer {RECORDED}: the transcript recorded no token counts of "
                 "the provider's (usage) to measure its turns by"
+            )
+        past = next(
+            ((n, c) for n, c in enumerate(counts, start=1) if c is not None and c > MAX_TOKENS),
+            None,
+        )
+        if past is not None:
+            raise BadInput(
+                f"{path}: --tokenizer {RECORDED}: turn {past[0]} costs {past[1]:,} tokens by "
+                f"the provider's counts, past the most a turn may cost ({MAX_TOKENS:,})"
             )
     if ledger is not None and transcript.ledger is not None:
         ledger(transcript.ledger)
