@@ -199,6 +199,18 @@ class TestListening:
     def test_it_listens_on_loopback_only(self, proxy: Running) -> None:
         assert ("127.0.0.1", proxy.port) == proxy.thread.address
 
+    def test_a_browser_s_request_is_refused_unforwarded_and_unrecorded(
+        self, proxy: Running, provider: Provider
+    ) -> None:
+        before = len(provider.received)
+        status, _ = _post(
+            proxy.connection(),
+            "/v1/chat/completions",
+            CHAT,
+            {"Origin": "https://pages.example", "Content-Type": "text/plain"},
+        )
+        assert (403, before, []) == (status, len(provider.received), proxy.exchanges)
+
 
 class TestTrouble:
     def test_a_malformed_request_line_is_a_400(self, proxy: Running, provider: Provider) -> None:
