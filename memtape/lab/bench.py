@@ -221,6 +221,8 @@ def plan(
             '.jsonl (one {"text", "from"} object a line); auto plants probes in import and audit'
         )
     extra = () if probes is None else _file_probes(probes)
+    if judge is not None and not judge.strip():
+        raise BadInput(f"--judge {judge!r}: name the model that answers the questions")
     if judge is not None:
         found = [*extra, *(probe for source in scenarios for probe in _scenario(source).probes)]
         if not any(question_of(probe) is not None for probe in found):
