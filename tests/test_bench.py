@@ -558,6 +558,14 @@ class TestProbesFile:
         assert (2, "", 1) == (status, out, len(err.splitlines()))
         assert f"{extra}: probe 1" in err
 
+    def test_auto_is_refused_without_being_offered(self) -> None:
+        with pytest.raises(BadInput) as refused:
+            bench.plan(["refund-desk"], ["tiered"], probes="auto")
+        assert (
+            "--probes auto: bench takes a file ending in .toml ([[probe]] tables) or .jsonl "
+            '(one {"text", "from"} object a line); auto plants probes in import and audit'
+        ) == str(refused.value)
+
 
 class TestCost:
     """The cost metrics of a compaction cell, for the model the scenario or --set prices."""

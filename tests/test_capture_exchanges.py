@@ -3,6 +3,8 @@ and query allow-lists, bodies."""
 
 import json
 
+import pytest
+
 from memtape.capture.exchanges import (
     RAW_LIMIT,
     Exchange,
@@ -85,6 +87,15 @@ class TestWrittenPath:
     def test_a_path_without_a_query_is_as_sent(self) -> None:
         assert "/v1/chat/completions" == written_path("/v1/chat/completions")
 
+    def test_a_bare_query_token_off_the_allow_list_is_redacted(self) -> None:
+        assert "/v1/models?REDACTED&limit=2" == written_path("/v1/models?sk-secret&limit=2")
+
+    def test_a_bare_allowed_parameter_is_kept(self) -> None:
+        assert "/v1/models?beta" == written_path("/v1/models?beta")
+
+    def test_a_fragment_is_never_written(self) -> None:
+        assert "/v1/models" == written_path("/v1/models#key=sk-secret")
+
 
 class TestCaptureLine:
     def test_a_json_response_is_read(self) -> None:
@@ -118,6 +129,28 @@ class TestCaptureLine:
             line["stream"],
             line["response"]["choices"][0]["message"]["content"],
         )
+
+    @pytest.mark.parametrize(
+        ("endpoint", "event"),
+        [
+            ("openai.chat", {"choices": 1}),
+            ("openai.chat", {"choices": [{"index": 0, "delta": {"tool_calls": [1]}}]}),
+            ("openai.responses", {"type": "response.completed", "response": 1}),
+            ("anthropic.messages", {"type": "message_start", "message": {"content": 1}}),
+        ],
+    )
+    def test_a_stream_of_another_shape_is_kept_raw(
+        self, endpoint: str, event: dict[str, object]
+    ) -> None:
+        body = f"data: {json.dumps(event)}\n\n".encode()
+        exchange = _exchange(
+            endpoint,
+            status=200,
+            response_headers=[("Content-Type", "text/event-stream")],
+            response_body=bytearray(body),
+        )
+        line = capture_line(exchange)
+        assert (None, body.decode()) == (line["response"], line["raw_response"])
 
     def test_no_response_is_a_stream_when_the_request_asked_for_one(self) -> None:
         exchange = _exchange(request_body=b'{"stream": true}', error="upstream unreachable: x")

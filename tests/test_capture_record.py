@@ -275,6 +275,9 @@ class TestCommand:
             (["--serve-only", "--", "true"], "runs no command"),
             ([], "needs a command"),
             (["--upstream-openai", "ftp://x", "--", "true"], "not an http"),
+            (["--port", "99999", "--", "true"], "--port 99999 is not a port"),
+            (["--port", "-1", "--", "true"], "--port -1 is not a port"),
+            (["--upstream-anthropic", "http://[::1", "--", "true"], "'http://[::1': not a URL"),
         ],
     )
     def test_bad_usage_is_one_line_and_writes_nothing(
@@ -296,6 +299,27 @@ class TestCommand:
         command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         assert (2, 1, False) == (result.returncode, len(result.stderr.splitlines()), out.exists())
+
+    def test_an_out_that_is_no_capture_is_refused_and_left_as_it_was(self, tmp_path: Path) -> None:
+        out = tmp_path / "run.jsonl"
+        out.write_text('{"format": "memtape-run"}\n')
+        command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
+        result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
+        assert (2, 1, '{"format": "memtape-run"}\n') == (
+            result.returncode,
+            len(result.stderr.splitlines()),
+            out.read_text(),
+        )
+
+    def test_an_out_that_is_a_fifo_is_refused_at_once(self, tmp_path: Path) -> None:
+        out = tmp_path / "c.jsonl"
+        os.mkfifo(out)
+        command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
+        result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
+        assert (2, [f"memtape: error: {out}: cannot write it: it is a FIFO"]) == (
+            result.returncode,
+            result.stderr.splitlines(),
+        )
 
 
 def _wait_for(predicate: Any, what: str) -> None:

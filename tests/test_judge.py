@@ -229,6 +229,12 @@ class TestCommandLine:
         (row,) = [line for line in capsys.readouterr().out.splitlines() if "tiered" in line]
         assert ["2", "2"] == row.split()[-2:]
 
+    @pytest.mark.parametrize("model", ["", "  "])
+    def test_a_judge_without_a_model_name_is_refused(self, model: str) -> None:
+        with pytest.raises(BadInput) as refused:
+            plan(["refund-desk"], ["tiered"], judge=model)
+        assert f"--judge {model!r}: name the model that answers the questions" == str(refused.value)
+
     def test_a_judge_without_questions_is_refused(self) -> None:
         with pytest.raises(BadInput, match="--judge judge-model: no probe of these scenarios"):
             plan(["refund-desk"], ["tiered"], judge=MODEL)

@@ -33,6 +33,15 @@ def _question(**changes: Any) -> dict[str, Any]:
     return entry
 
 
+def _unmarked() -> dict[str, Any]:
+    """The first question with no turn marked has_answer."""
+    entry = _question()
+    for session in entry["haystack_sessions"]:
+        for turn in session:
+            turn.pop("has_answer", None)
+    return entry
+
+
 class TestQuestion:
     def test_the_sessions_are_turns_in_order(self) -> None:
         entry = _question()
@@ -60,13 +69,19 @@ class TestQuestion:
     def test_without_marks_the_evidence_is_every_turn_of_the_answer_sessions(
         self, tmp_path: Path
     ) -> None:
-        entry = _question()
-        for session in entry["haystack_sessions"]:
-            for turn in session:
-                turn.pop("has_answer", None)
+        entry = _unmarked()
         path = write_json(tmp_path / "lme.json", [entry])
         (probe,) = _scenario(None, path).probes
         assert (1, 2, 5, 6) == probe.evidence
+
+    def test_without_marks_an_answer_session_naming_no_session_is_counted(
+        self, tmp_path: Path
+    ) -> None:
+        entry = _unmarked()
+        entry["answer_session_ids"] = [*entry["answer_session_ids"], "gone-1", "gone-2"]
+        path = write_json(tmp_path / "lme.json", [entry])
+        text = import_benchmark(path, "longmemeval", item=None, tokenizer="words")
+        assert "# 2 answer session ids naming no session left out\n" in text
 
     def test_the_import_table_names_the_item_and_counts_it(self) -> None:
         imported = _scenario().imported
@@ -86,6 +101,14 @@ class TestQuestion:
 
 
 class TestRefusals:
+    def test_tokenizer_recorded_says_the_data_set_records_no_counts(self) -> None:
+        with pytest.raises(BadInput) as caught:
+            import_benchmark(FILE, "longmemeval", item="q-move-city", tokenizer="recorded")
+        assert (
+            "--tokenizer recorded: a longmemeval file records no provider's token counts to "
+            "measure by: name a tokenizer (cl100k_base, o200k_base, words)"
+        ) == str(caught.value)
+
     def test_a_file_of_several_questions_needs_one_named(self) -> None:
         with pytest.raises(BadInput) as caught:
             _scenario(None)

@@ -8,7 +8,7 @@ parameter's value, that no one has decided is safe is not written.
 import time
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import quote, unquote_plus, urlsplit
 
 import attrs
 import orjson
@@ -102,17 +102,24 @@ def allowed_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 
 def written_path(path: str) -> str:
-    """The path and query to write: the query's values kept only for parameters on the
-    allow-list."""
-    parts = urlsplit(path)
-    if not parts.query:
-        return path
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    query = "&".join(
-        f"{quote(name, safe='[]')}={quote(value) if name in ALLOWED_QUERY else 'REDACTED'}"
-        for name, value in pairs
-    )
-    return f"{parts.path}?{query}"
+    """The path and query to write: a query value kept only for a parameter on the
+    allow-list, a bare token (``?sk-...``, no ``=``) only when it is on it, and never a
+    fragment."""
+    route, _, query = path.partition("#")[0].partition("?")
+    if not query:
+        return route
+    fields = [_written_field(field) for field in query.split("&") if field]
+    return f"{route}?{'&'.join(fields)}"
+
+
+def _written_field(field: str) -> str:
+    raw_name, equals, raw_value = field.partition("=")
+    name = unquote_plus(raw_name)
+    allowed = name in ALLOWED_QUERY
+    if not equals:
+        return quote(name, safe="[]") if allowed else "REDACTED"
+    value = quote(unquote_plus(raw_value)) if allowed else "REDACTED"
+    return f"{quote(name, safe='[]')}={value}"
 
 
 def json_body(body: bytes | bytearray) -> Any:

@@ -52,6 +52,7 @@ def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdde
     if tokens is None:
         tokens = tokenizer.count(f"{role}: {text}")
     elif isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_TOKENS:
+        # The bound every reader holds a TurnAdded to: a run past it could not be read.
         raise Rejected(f"a turn's tokens must be an integer in 0..{MAX_TOKENS}, got {tokens!r}")
     return _TURN(window.turns + 1, role, text, tokens, salient, calls, answers, command.pin)
 
