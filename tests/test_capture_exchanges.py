@@ -156,3 +156,25 @@ class TestCaptureLine:
         exchange = _exchange(request_body=b'{"stream": true}', error="upstream unreachable: x")
         line = capture_line(exchange)
         assert (True, None, None) == (line["stream"], line["status"], line["response"])
+
+
+class TestWhoSentIt:
+    def test_user_fields_are_kept_as_digests_the_same_for_the_same_value(self) -> None:
+        body = {
+            "model": "m",
+            "user": "alice@example.com",
+            "safety_identifier": "acct-42",
+            "metadata": {"user_id": "user_9f_account_77_session_1", "other": "kept"},
+            "messages": [],
+        }
+        lines = [capture_line(_exchange(request_body=json.dumps(body).encode())) for _ in range(2)]
+        text = json.dumps(lines[0])
+        request = lines[0]["request"]
+        assert (False, False, False, "kept", True) == (
+            "alice@example.com" in text,
+            "acct-42" in text,
+            "account_77" in text,
+            request["metadata"]["other"],
+            lines[0]["request"] == lines[1]["request"],
+        )
+        assert ("sha256:", 23) == (request["user"][:7], len(request["user"]))
