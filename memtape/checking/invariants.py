@@ -36,6 +36,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     Queried,
     Superseded,
     TurnAdded,
@@ -51,6 +52,7 @@ from memtape.policies.plumbing.promises import (
     CAPACITY,
     EVICTS_WEAKEST,
     EXPIRES,
+    JUDGED,
     PINNED,
     RECENT_VERBATIM,
     SUPERSEDES,
@@ -71,7 +73,16 @@ from memtape.policies.window.turns import structure_error
 from memtape.policies.window.units import newest, recent_start, units
 from memtape.reducers import evolve, fold
 
-_STORE_EVENTS = (FactWritten, FactRead, Queried, Superseded, Evicted, Expired, ClockAdvanced)
+_STORE_EVENTS = (
+    FactWritten,
+    FactRead,
+    Queried,
+    Superseded,
+    Evicted,
+    Expired,
+    Judged,
+    ClockAdvanced,
+)
 """The events after which the store's promises are checked (the clock: a fact may be due)."""
 
 
@@ -531,6 +542,25 @@ def check_evictions(
 # -- the run ---------------------------------------------------------------------------------
 
 
+def check_judged(judged: Judged | None, event: Judged | Superseded, *, at: int) -> list[Violation]:
+    """JUDGED: a judgement names a target among its candidates, and a supersession after it
+    in the same batch (``judged``) retires only one of them."""
+    if isinstance(event, Judged):
+        judged, retired = event, event.target
+        if not retired:
+            return []
+    else:
+        retired = event.id
+    if judged is None or retired in judged.candidates:
+        return []
+    among = ", ".join(str(i) for i in judged.candidates) or "none"
+    message = (
+        f"a judged write on {judged.key!r} retires fact {retired}, which is not among its "
+        f"candidates ({among})"
+    )
+    return [Violation(at, JUDGED, message)]
+
+
 def check_replay(folded: State, recorded: State, *, at: int) -> list[Violation]:
     """The state folded from scratch equals the state the run holds for the same position."""
     if folded == recorded:
@@ -753,9 +783,10 @@ class StepChecker:
     After each event: the fold accepts it (``integrity``: the checker stops
     at the first event that does not fold), the codec round trip, the token
     total, for an eviction under EVICTS_WEAKEST, that the weakest fact
-    went, and for a query, that it returned the top of the ranking. After a
-    command that added a turn: ``check_compaction``, and under WELL_FORMED
-    that a recorded turn's structure was one the run allowed (``structure_error``)
+    went, under JUDGED that a judged write retired only its candidates, and
+    for a query, that it returned the top of the ranking. After a command
+    that added a turn: ``check_compaction``, and under WELL_FORMED that a
+    recorded turn's structure was one the run allowed (``structure_error``)
     and that the turns that arrived or left HOT did so with their partners;
     under PINNED that a compaction moved no pinned turn. After one that
     touched the store: ``check_forgetting``. A batch costs what it changed,
@@ -791,7 +822,7 @@ class StepChecker:
         """Fold ``events`` (which follow position ``start``), checking them under ``policies``;
         ``after_event(position, state)`` adds checks after each event."""
         compaction, forgetting = policies.compaction, policies.forgetting
-        weakest = forgetting is not None and EVICTS_WEAKEST in forgetting.promises
+        judged: Judged | None = None
         promised = compaction.promises if compaction is not None else frozenset()
         violations: list[Violation] = []
         touched_window = touched_store = compacted = False
@@ -825,10 +856,8 @@ class StepChecker:
                 leaving.extend(event.dropped)
             elif isinstance(event, _STORE_EVENTS):
                 touched_store = True
-                if isinstance(event, Evicted) and weakest and forgetting is not None:
-                    violations.extend(check_eviction(forgetting, state, event, at=position))
-                elif isinstance(event, Queried) and forgetting is not None and self._own_texts:
-                    violations.extend(check_query(forgetting, state, event, at=position))
+                judged = event if isinstance(event, Judged) else judged
+                violations.extend(self._store_event(forgetting, state, event, judged, position))
             state = after
             window = state.window
             if len(window.hot) + len(window.warm) <= SHORT_HOT:
@@ -857,6 +886,27 @@ class StepChecker:
                 check_forgetting(forgetting, state, at=end, before=len(initial.store.active))
             )
         return violations
+
+    def _store_event(
+        self,
+        forgetting: ForgettingPolicy | None,
+        state: State,
+        event: Event,
+        judged: Judged | None,
+        position: int,
+    ) -> list[Violation]:
+        """What a store event breaks of EVICTS_WEAKEST, JUDGED and the query's ranking,
+        ``state`` being the state before it and ``judged`` the batch's judgement so far."""
+        if forgetting is None:
+            return []
+        promises = forgetting.promises
+        if isinstance(event, Judged | Superseded) and JUDGED in promises:
+            return check_judged(judged, event, at=position)
+        if isinstance(event, Evicted) and EVICTS_WEAKEST in promises:
+            return check_eviction(forgetting, state, event, at=position)
+        if isinstance(event, Queried) and self._own_texts:
+            return check_query(forgetting, state, event, at=position)
+        return []
 
     def _moves(
         self,

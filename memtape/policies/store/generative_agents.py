@@ -21,6 +21,7 @@ from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.store import rules as store_rules
 from memtape.policies.store.expiry import NO_TTL, Ttl, read_ttl, with_ttl
+from memtape.policies.store.judged import Judge, read_judge, with_judge
 from memtape.policies.store.relevance import RELEVANCE
 
 MAX_WEIGHT = 1e6
@@ -53,6 +54,7 @@ class GenerativeAgents:
     relevance: str = "overlap"
     supersession: str = "key"
     ttl: Ttl = NO_TTL
+    judge: Judge | None = None
 
     def __attrs_post_init__(self) -> None:
         store_rules.check_capacity(self.capacity)
@@ -65,7 +67,7 @@ class GenerativeAgents:
         if self.relevance not in RELEVANCE:
             names = ", ".join(RELEVANCE)
             raise BadInput(f"relevance must be one of {names}, got {self.relevance!r}")
-        store_rules.check_supersession(self.supersession)
+        store_rules.check_supersession(self.supersession, self.judge)
 
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "GenerativeAgents":
@@ -81,6 +83,7 @@ class GenerativeAgents:
             names = ", ".join(RELEVANCE)
             raise params.error("relevance", f"must be one of {names}, got {relevance!r}")
         supersession = store_rules.read_supersession(params)
+        judge = read_judge(params, supersession, where)
         ttl = read_ttl(params)
         params.done()
         return cls(
@@ -92,6 +95,7 @@ class GenerativeAgents:
             relevance,
             supersession,
             ttl,
+            judge,
         )
 
     @property
@@ -111,7 +115,7 @@ class GenerativeAgents:
             "relevance": self.relevance,
             "supersession": self.supersession,
         }
-        return with_ttl(table, self.ttl)
+        return with_judge(with_ttl(table, self.ttl), self.judge)
 
     def recency(self, fact: Fact, now: float) -> float:
         """``decay ** (now - last_access)``, before normalization."""
