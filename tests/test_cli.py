@@ -1674,7 +1674,7 @@ class TestForgettingSettings:
         outcome = cli("run", "dana-facts", "--out", str(path), "--set", "forgetting.supersession=x")
 
         assert (2, 1, False) == (outcome.status, len(outcome.err.splitlines()), path.exists())
-        assert "supersession must be one of key, add-only, got 'x'" in outcome.err
+        assert "supersession must be one of key, add-only, llm, got 'x'" in outcome.err
 
 
 class TestForkCommand:

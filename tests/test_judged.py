@@ -21,6 +21,7 @@ from memtape.policies.store.forgetting import ImportanceRecencyAccess
 from memtape.policies.store.judged import Judge, Refused, candidates, judgement
 from memtape.reducers import fold
 from memtape.runs.files import load_run
+from memtape.viewer.payload import run_payload
 from tests.chained import lines_of
 from tests.llm_server import ChatServer
 
@@ -252,7 +253,7 @@ class TestThroughTheSdk:
         assert 0 == main(["check", str(out)])
         assert "re-decides to itself" in capsys.readouterr().out
         assert 0 == main(["timeline", str(out)])
-        assert "judged UPDATE fact 1 ('pet') among 1; asked judge" in capsys.readouterr().out
+        assert "judged UPDATE fact 1 ('pet'), candidates 1; asked judge" in capsys.readouterr().out
 
     def test_an_answer_naming_no_candidate_rejects_the_write_and_writes_nothing(
         self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
@@ -298,3 +299,75 @@ class TestThroughTheSdk:
         err = capsys.readouterr().err
         assert 1 == len(err.splitlines())
         assert 'supersession "llm" needs a model' in err
+
+
+@pytest.mark.usefixtures("llm_env")
+class TestRendering:
+    @pytest.fixture
+    def recorded(self, tmp_path: Path, chat_server: ChatServer) -> Path:
+        """The six writes, judged and recorded; the server stopped."""
+        chat_server.answerer = judge_by_text
+        out = tmp_path / "judged.jsonl"
+        path = scenario(tmp_path / "j.toml", chat_server.url)
+        assert 0 == main(["run", str(path), "--out", str(out)])
+        chat_server.stop()
+        return out
+
+    def test_why_shows_the_judgement_that_deleted_a_fact(
+        self, recorded: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        capsys.readouterr()
+        assert 0 == main(["why", str(recorded), "fact:city"])
+        lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
+
+        assert (
+            "8  step    4  Judged              deleted at t=0: model judge judged the write on "
+            "'home' a DELETE of it (candidates 2): retired, kept, never ranked"
+        ) in lines
+        assert "now retired (since t=0, deleted by a judged write)" == lines[-1]
+
+    def test_why_shows_the_judgement_a_write_came_in_by(
+        self, recorded: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        capsys.readouterr()
+        assert 0 == main(["why", str(recorded), "fact:pet"])
+        lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
+
+        assert (
+            "5  step    3  Judged              the write on 'pet' judged UPDATE by model judge, "
+            "candidates 1"
+        ) in lines
+        assert (
+            "9  step    5  Judged              a candidate of the write on 'pet', judged NOOP by "
+            "model judge: left as it was"
+        ) in lines
+
+    def test_why_json_carries_the_decision_and_candidates(
+        self, recorded: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        capsys.readouterr()
+        assert 0 == main(["why", str(recorded), "fact:city", "--json"])
+        data = json.loads(capsys.readouterr().out)
+        (subject,) = data["subjects"]
+        judged = [step for step in subject["steps"] if step["type"] == "Judged"]
+
+        assert "DELETE" == judged[-1]["numbers"]["decision"]
+        assert [2] == judged[-1]["numbers"]["candidates"]
+
+    def test_show_and_diff_say_a_deleted_fact_was_deleted(
+        self, recorded: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        capsys.readouterr()
+        assert 0 == main(["show", str(recorded)])
+        shown = capsys.readouterr().out
+        assert 0 == main(["diff", str(recorded), "6", "9"])
+        diffed = capsys.readouterr().out
+
+        assert "  retired  2 'city': Lives in Lyon.  (deleted by a judged write at t=0)" in shown
+        assert "fact 2 'city' retired: deleted by a judged write at t=0" in diffed
+
+    def test_the_viewer_follows_a_judged_run(self, recorded: Path) -> None:
+        session = load_run(recorded).session
+        data = run_payload(session.run, session.policies_at, "judged")
+
+        assert "Judged" in json.dumps(data)

@@ -81,9 +81,11 @@ def describe_judgement(event: Judged, before: State) -> str:
         target = before.store.facts.get(event.target)
         key = f" ({quoted(target.key)})" if target is not None else ""
         decision = f"{decision} fact {event.target}{key}"
-    among = _numbers(event.candidates) if event.candidates else "no candidate (not asked)"
+    if not event.candidates:
+        return f"write on {quoted(event.key)} added unasked: no active fact shares a word"
     asked = "".join(f"; {_asked(call)}" for call in event.asked)
-    return f"write on {quoted(event.key)} judged {decision} among {among}{asked}"
+    among = _numbers(event.candidates)
+    return f"write on {quoted(event.key)} judged {decision}, candidates {among}{asked}"
 
 
 def summarize(event: Event, before: State, after: State) -> str:
