@@ -61,18 +61,19 @@ nothing new, the last shares no word with a stored fact and is added unasked."""
 
 
 def judge_by_text(model: str, prompt: str) -> str:
-    """A model that reads the new fact: "now" updates, "no longer" deletes, "has a dog"
-    (said before) is nothing new, anything else is added; it names the first candidate."""
+    """A model that reads the new fact: one that ends in "now." updates, "no longer"
+    deletes, "has a dog" (said before) is nothing new, anything else is added; it names
+    the first candidate. ``examples/judged-facts.jsonl`` was recorded with it."""
     new = re.search(r"^New fact: (.*)$", prompt, re.MULTILINE)
     first = re.search(r"^\[(\d+)\]", prompt, re.MULTILINE)
     assert new is not None
     assert first is not None
-    said, target = new.group(1), int(first.group(1))
+    said, target = new.group(1).lower(), int(first.group(1))
     if said.endswith(" now."):
         return json.dumps({"decision": "UPDATE", "fact": target})
-    if "No longer" in said:
+    if "no longer" in said:
         return json.dumps({"decision": "DELETE", "fact": target})
-    if "Has a dog" in said:
+    if "has a dog" in said:
         return json.dumps({"decision": "NOOP"})
     return json.dumps({"decision": "ADD"})
 
@@ -371,3 +372,29 @@ class TestRendering:
         data = run_payload(session.run, session.policies_at, "judged")
 
         assert "Judged" in json.dumps(data)
+
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def _judgements(events: list[Event]) -> list[tuple[str, str, tuple[int, ...], int, list[str]]]:
+    return [
+        (e.key, e.decision, e.candidates, e.target, [call.output for call in e.asked])
+        for e in events
+        if isinstance(e, Judged)
+    ]
+
+
+@pytest.mark.usefixtures("llm_env")
+class TestExample:
+    def test_the_shipped_run_is_the_example_judged_by_the_test_judge(
+        self, tmp_path: Path, chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        chat_server.answerer = judge_by_text
+        monkeypatch.setenv("OPENAI_BASE_URL", chat_server.url)
+        out = tmp_path / "again.jsonl"
+
+        assert 0 == main(["run", str(EXAMPLES / "judged-facts.toml"), "--out", str(out)])
+        shipped = _events(EXAMPLES / "judged-facts.jsonl")
+        assert _judgements(shipped) == _judgements(_events(out))
+        assert [type(e) for e in shipped] == [type(e) for e in _events(out)]
