@@ -2,21 +2,25 @@
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+import contextlib
 import json
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memtape.checking.invariants import StepChecker
+from memtape.checking.invariants import StepChecker, check_run
 from memtape.cli import main
 from memtape.core.commands import WriteFact
-from memtape.core.errors import BadInput, CorruptLog
+from memtape.core.errors import BadInput, CorruptLog, Rejected
 from memtape.core.events import Event, FactWritten, Judged, ModelCall, Superseded
 from memtape.core.state import INITIAL_STATE
+from memtape.llm.answers import Question, answering
 from memtape.llm.config import ModelConfig
 from memtape.policies.plumbing.promises import JUDGED, SUPERSEDES
-from memtape.policies.session import Policies
+from memtape.policies.session import Policies, Session
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
 from memtape.policies.store.judged import Judge, Refused, candidates, judgement
 from memtape.reducers import fold
@@ -398,3 +402,54 @@ class TestExample:
         shipped = _events(EXAMPLES / "judged-facts.jsonl")
         assert _judgements(shipped) == _judgements(_events(out))
         assert [type(e) for e in shipped] == [type(e) for e in _events(out)]
+
+
+class Scripted:
+    """A model that gives ``outputs`` in turn (any text, JSON or not), whatever is asked."""
+
+    def __init__(self, outputs: list[str]) -> None:
+        self.outputs = iter(outputs)
+
+    def answer(self, question: Question) -> ModelCall:
+        """The next scripted output, as a call to the question's model."""
+        output = next(self.outputs, '{"decision": "ADD"}')
+        return ModelCall(output, question.model, question.prompt, 1, 1, 0.0, False)
+
+
+_DECISIONS = st.sampled_from(["ADD", "UPDATE", "DELETE", "NOOP", "MERGE", "update"])
+_OUTPUTS = st.one_of(
+    st.builds(
+        lambda decision, fact: json.dumps({"decision": decision, "fact": fact}),
+        _DECISIONS,
+        st.integers(0, 12),
+    ),
+    st.text(max_size=8),
+)
+_WRITES = st.builds(
+    WriteFact,
+    st.sampled_from(["pet", "home", "plan"]),
+    st.lists(st.sampled_from(["dog", "Rex", "Max", "Lyon", "Oslo", "pro", "no"]), max_size=4).map(
+        " ".join
+    ),
+    st.just(0.5),
+)
+
+
+class TestAnyAnswer:
+    @settings(max_examples=60, deadline=None)
+    @given(writes=st.lists(_WRITES, min_size=1, max_size=12), outputs=st.lists(_OUTPUTS))
+    def test_whatever_the_model_says_a_run_keeps_every_promise(
+        self, writes: list[WriteFact], outputs: list[str]
+    ) -> None:
+        """Any answer, out-of-candidate targets and garbage included: each write is judged
+        or rejected whole, and the run keeps JUDGED, CAPACITY and the rest."""
+        config = ModelConfig("m", max_retries=1)
+        policy = ImportanceRecencyAccess(3, 4.0, 0.1, "llm", judge=Judge(config, 2))
+        policies = Policies(None, policy, None)
+        session = Session(policies)
+        with answering(Scripted(outputs)):
+            for write in writes:
+                with contextlib.suppress(Rejected):
+                    session.execute(write)
+
+        assert [] == check_run(session.run, policies)
