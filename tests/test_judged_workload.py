@@ -91,3 +91,18 @@ class TestJudgedRun:
         about = Counter(".".join(store.facts[i].key.split(".")[:3]) for i in store.active)
         assert [] == [thing for thing, count in about.items() if count > 1]
         assert 0 < chat_server.requests
+
+    def test_a_judge_benches_beside_supersession_by_key(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        chat_server.answerer = judge_by_key
+        scenario = tmp_path / "w.toml"
+        scenario.write_text(judged_workload(60, 4), "utf-8")
+        judged = ["--set", "forgetting.supersession=llm", "--set", "llm.model=judge"]
+        server = ["--set", f"llm.base_url={chat_server.url}"]
+
+        bench = ["bench", str(scenario), "--policy", "lru", "-q", "--jobs", "1"]
+        assert 0 == main([*bench, *judged, *server])
+        rows = capsys.readouterr().out.splitlines()
+        assert "supersession=llm candidates=3" in rows[-1]
+        assert "llm calls" in rows[0]
