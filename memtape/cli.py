@@ -495,7 +495,10 @@ def _add_lab(commands: Any) -> None:
     temporal = _add_family_generator(
         kinds, "temporal", "a store workload of changes learned late, asked about the past", 8, 16
     )
-    for kind in (support, store, expiry, temporal):
+    judged = _add_family_generator(
+        kinds, "judged", "a store workload of facts restated under new keys, for a judge", 8, 16
+    )
+    for kind in (support, store, expiry, temporal, judged):
         kind.add_argument(
             "--seed", type=_integer, required=True, metavar="S", help="the same seed, the same file"
         )

@@ -43,6 +43,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     ModelCall,
     ProceduralRule,
     Queried,
@@ -98,6 +99,14 @@ EVENTS: list[Event] = [
     FactWritten(3, "address", "Oslo", 0.5, None, "", AWKWARD, 1e6 + AWKWARD),
     ValidityClosed(1, AWKWARD, 3),
     Queried("where", "address", 1, (1,), (AWKWARD,), -AWKWARD, AWKWARD),
+    Judged("pet", "NOOP", (3, 1)),
+    Judged(
+        "pet",
+        "DELETE",
+        (3,),
+        3,
+        (ModelCall('{"decision": "DELETE"}', "m", "ab", 2, 1, AWKWARD, True),),
+    ),
 ]
 
 COMMANDS: list[Command] = [

@@ -28,6 +28,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     ProceduralRule,
     Queried,
     SemanticFact,
@@ -50,6 +51,7 @@ EVENTS: list[Event] = [
     Consolidated((1, 2), (SemanticFact("k", "v", 0.5, 1),), (ProceduralRule("do it", 2),)),
     Expired(1, "its own expires_at, due at t=6"),
     ValidityClosed(1, 4.0, 2),
+    Judged("pet", "UPDATE", (1, 3), 3),
 ]
 
 COMMANDS: list[Command] = [
@@ -82,6 +84,7 @@ class TestEventTypes:
             "Consolidated",
             "Expired",
             "ValidityClosed",
+            "Judged",
         } == set(EVENT_TYPES)
 
     def test_each_registered_name_is_its_class_name(self) -> None:

@@ -15,6 +15,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     Queried,
     Superseded,
     TurnAdded,
@@ -91,6 +92,12 @@ def _validity_closed(state: State, event: ValidityClosed) -> State:
     )
 
 
+def _judged(state: State, event: Judged) -> State:
+    return State(
+        state.clock, state.window, store.judged(state.store, event, state.clock), state.memory
+    )
+
+
 def _episode_recorded(state: State, event: EpisodeRecorded) -> State:
     return State(
         state.clock, state.window, state.store, memory.episode_recorded(state.memory, event)
@@ -112,6 +119,7 @@ _REDUCERS: dict[type, Callable[[State, Any], State]] = {
     Evicted: _evicted,
     Expired: _expired,
     ValidityClosed: _validity_closed,
+    Judged: _judged,
     EpisodeRecorded: _episode_recorded,
     Consolidated: _consolidated,
 }

@@ -71,6 +71,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     ModelCall,
     ProceduralRule,
     Queried,
@@ -385,6 +386,14 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         return Consolidated(event.episodes, semantic, procedural, _asked(event.asked, masks))
     if isinstance(event, Expired):
         return Expired(event.id, masks.text(event.reason))
+    if isinstance(event, Judged):
+        return Judged(
+            masks.text(event.key),
+            event.decision,
+            event.candidates,
+            event.target,
+            _asked(event.asked, masks),
+        )
     if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted | ValidityClosed):
         return event
     assert_never(event)

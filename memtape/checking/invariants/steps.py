@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from memtape.checking.invariants.promises import check_compaction, check_forgetting
 from memtape.checking.invariants.replay import check_codec
-from memtape.checking.invariants.store import check_eviction, check_query
+from memtape.checking.invariants.store import check_eviction, check_judged, check_query
 from memtape.checking.invariants.violation import Violation
 from memtape.checking.invariants.window import _unpinned, check_token_total
 from memtape.core.errors import CorruptLog
@@ -17,6 +17,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     Queried,
     Superseded,
     TurnAdded,
@@ -25,14 +26,25 @@ from memtape.core.seq import bisect_left
 from memtape.core.state import SHORT_HOT, State, Window
 from memtape.policies.plumbing.promises import (
     EVICTS_WEAKEST,
+    JUDGED,
     PINNED,
     WELL_FORMED,
 )
+from memtape.policies.plumbing.protocols import ForgettingPolicy
 from memtape.policies.session import Policies
 from memtape.policies.window.turns import structure_error
 from memtape.reducers import evolve
 
-_STORE_EVENTS = (FactWritten, FactRead, Queried, Superseded, Evicted, Expired, ClockAdvanced)
+_STORE_EVENTS = (
+    FactWritten,
+    FactRead,
+    Queried,
+    Superseded,
+    Evicted,
+    Expired,
+    Judged,
+    ClockAdvanced,
+)
 """The events after which the store's promises are checked (the clock: a fact may be due)."""
 
 
@@ -118,9 +130,10 @@ class StepChecker:
     After each event: the fold accepts it (``integrity``: the checker stops
     at the first event that does not fold), the codec round trip, the token
     total, for an eviction under EVICTS_WEAKEST, that the weakest fact
-    went, and for a query, that it returned the top of the ranking. After a
-    command that added a turn: ``check_compaction``, and under WELL_FORMED
-    that a recorded turn's structure was one the run allowed (``structure_error``)
+    went, under JUDGED that a judged write retired only its candidates, and
+    for a query, that it returned the top of the ranking. After a command
+    that added a turn: ``check_compaction``, and under WELL_FORMED that a
+    recorded turn's structure was one the run allowed (``structure_error``)
     and that the turns that arrived or left HOT did so with their partners;
     under PINNED that a compaction moved no pinned turn. After one that
     touched the store: ``check_forgetting``. A batch costs what it changed,
@@ -156,7 +169,7 @@ class StepChecker:
         """Fold ``events`` (which follow position ``start``), checking them under ``policies``;
         ``after_event(position, state)`` adds checks after each event."""
         compaction, forgetting = policies.compaction, policies.forgetting
-        weakest = forgetting is not None and EVICTS_WEAKEST in forgetting.promises
+        judged: Judged | None = None
         promised = compaction.promises if compaction is not None else frozenset()
         violations: list[Violation] = []
         touched_window = touched_store = compacted = False
@@ -190,10 +203,8 @@ class StepChecker:
                 leaving.extend(event.dropped)
             elif isinstance(event, _STORE_EVENTS):
                 touched_store = True
-                if isinstance(event, Evicted) and weakest and forgetting is not None:
-                    violations.extend(check_eviction(forgetting, state, event, at=position))
-                elif isinstance(event, Queried) and forgetting is not None and self._own_texts:
-                    violations.extend(check_query(forgetting, state, event, at=position))
+                judged = event if isinstance(event, Judged) else judged
+                violations.extend(self._store_event(forgetting, state, event, judged, position))
             state = after
             window = state.window
             if len(window.hot) + len(window.warm) <= SHORT_HOT:
@@ -222,6 +233,27 @@ class StepChecker:
                 check_forgetting(forgetting, state, at=end, before=len(initial.store.active))
             )
         return violations
+
+    def _store_event(
+        self,
+        forgetting: ForgettingPolicy | None,
+        state: State,
+        event: Event,
+        judged: Judged | None,
+        position: int,
+    ) -> list[Violation]:
+        """What a store event breaks of EVICTS_WEAKEST, JUDGED and the query's ranking,
+        ``state`` being the state before it and ``judged`` the batch's judgement so far."""
+        if forgetting is None:
+            return []
+        promises = forgetting.promises
+        if isinstance(event, Judged | Superseded) and JUDGED in promises:
+            return check_judged(judged, event, at=position)
+        if isinstance(event, Evicted) and EVICTS_WEAKEST in promises:
+            return check_eviction(forgetting, state, event, at=position)
+        if isinstance(event, Queried) and self._own_texts:
+            return check_query(forgetting, state, event, at=position)
+        return []
 
     def _moves(
         self,

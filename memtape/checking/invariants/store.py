@@ -7,10 +7,12 @@ from memtape.checking.invariants.violation import Violation
 from memtape.core.events import (
     Event,
     Evicted,
+    Judged,
     Queried,
+    Superseded,
 )
 from memtape.core.state import State, Store
-from memtape.policies.plumbing.promises import VALID_AS_OF
+from memtape.policies.plumbing.promises import JUDGED, VALID_AS_OF
 from memtape.policies.plumbing.protocols import (
     ForgettingPolicy,
 )
@@ -189,3 +191,22 @@ def check_evictions(
             violations.extend(check_eviction(forgetting, state, event, at=position))
         state = evolve(state, event)
     return violations
+
+
+def check_judged(judged: Judged | None, event: Judged | Superseded, *, at: int) -> list[Violation]:
+    """JUDGED: a judgement names a target among its candidates, and a supersession after it
+    in the same batch (``judged``) retires only one of them."""
+    if isinstance(event, Judged):
+        judged, retired = event, event.target
+        if not retired:
+            return []
+    else:
+        retired = event.id
+    if judged is None or retired in judged.candidates:
+        return []
+    among = ", ".join(str(i) for i in judged.candidates) or "none"
+    message = (
+        f"a judged write on {judged.key!r} retires fact {retired}, which is not among its "
+        f"candidates ({among})"
+    )
+    return [Violation(at, JUDGED, message)]

@@ -78,6 +78,11 @@ VALID_AS_OF = "valid-as-of"
 """A bi-temporal query (``as_of``, ``known_at``) returns only facts that were true at
 ``as_of`` as the store knew them at ``known_at``, never one outside its validity."""
 
+JUDGED = "judged"
+"""A write a model judged (``Judged``) retires only facts among its candidates: its
+``UPDATE`` or ``DELETE`` names one of them, and no ``Superseded`` in its batch retires
+another."""
+
 PROMISES = frozenset(
     {
         BUDGET,
@@ -89,6 +94,7 @@ PROMISES = frozenset(
         SUPERSEDES,
         EXPIRES,
         VALID_AS_OF,
+        JUDGED,
     }
 )
 """Every invariant a policy may promise."""

@@ -21,6 +21,7 @@ from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.store import rules as store_rules
 from memtape.policies.store.expiry import NO_TTL, Ttl, read_ttl, with_ttl
+from memtape.policies.store.judged import Judge, read_judge, with_judge
 from memtape.policies.store.relevance import RELEVANCE
 
 MAX_WEIGHT = 1e6
@@ -60,6 +61,7 @@ class GenerativeAgents:
     supersession: str = "key"
     """``key``: a write to a key with an active fact supersedes it; ``add-only``: never."""
     ttl: Ttl = NO_TTL
+    judge: Judge | None = None
 
     def __attrs_post_init__(self) -> None:
         store_rules.check_capacity(self.capacity)
@@ -72,7 +74,7 @@ class GenerativeAgents:
         if self.relevance not in RELEVANCE:
             names = ", ".join(RELEVANCE)
             raise BadInput(f"relevance must be one of {names}, got {self.relevance!r}")
-        store_rules.check_supersession(self.supersession)
+        store_rules.check_supersession(self.supersession, self.judge)
 
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "GenerativeAgents":
@@ -88,6 +90,7 @@ class GenerativeAgents:
             names = ", ".join(RELEVANCE)
             raise params.error("relevance", f"must be one of {names}, got {relevance!r}")
         supersession = store_rules.read_supersession(params)
+        judge = read_judge(params, supersession, where)
         ttl = read_ttl(params)
         params.done()
         return cls(
@@ -99,6 +102,7 @@ class GenerativeAgents:
             relevance,
             supersession,
             ttl,
+            judge,
         )
 
     @property
@@ -118,7 +122,7 @@ class GenerativeAgents:
             "relevance": self.relevance,
             "supersession": self.supersession,
         }
-        return with_ttl(table, self.ttl)
+        return with_judge(with_ttl(table, self.ttl), self.judge)
 
     def recency(self, fact: Fact, now: float) -> float:
         """``decay ** (now - last_access)``, before normalization."""
