@@ -41,12 +41,14 @@ def _counted(turn: object) -> bool:
 
 
 class TestRecordedCounts:
+    # Each asks for an example of a kind (``find`` fails when there is none), not for the
+    # simplest one: how far a flatmapped choice shrinks is the search's, not the strategy's.
     def test_a_turn_may_say_what_it_costs(self) -> None:
-        assert 0 == drawn(add_turns(valid_only=True), _counted).tokens
+        assert 0 == drawn(add_turns(valid_only=True), lambda turn: turn.tokens == 0).tokens
 
     def test_a_count_drawn_against_a_budget_may_exceed_it(self) -> None:
-        turn = drawn(add_turns(budget=20), lambda turn: (turn.tokens or 0) > 3 * 20)
-        assert 61 == turn.tokens
+        turn = drawn(add_turns(budget=20), lambda t: 3 * 20 < (t.tokens or 0) < MAX_TOKENS)
+        assert 3 * 20 < (turn.tokens or 0) < MAX_TOKENS
 
     def test_a_count_may_be_the_most_one_text_may_count(self) -> None:
         assert MAX_TOKENS == drawn(add_turns(), lambda turn: (turn.tokens or 0) > 10**6).tokens
@@ -56,8 +58,9 @@ class TestRecordedCounts:
         assert _counted(drawn(turns_for(EMPTY_WINDOW, 30), _counted))
 
     def test_sessions_hold_counted_turns(self) -> None:
-        assert 1 == len(drawn(turn_sequences(30), lambda turns: any(map(_counted, turns))))
-        assert 1 == len(drawn(command_sequences(), lambda steps: any(map(_counted, steps))))
+        turns = drawn(turn_sequences(30), lambda turns: any(map(_counted, turns)))
+        steps = drawn(command_sequences(), lambda steps: any(map(_counted, steps)))
+        assert (True, True) == (any(map(_counted, turns)), any(map(_counted, steps)))
 
 
 class TestProbes:
