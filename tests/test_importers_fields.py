@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from memtape.core.errors import BadInput
-from memtape.lab.importers.fields import inclusive_usage, listed, token_count
+from memtape.lab.importers.fields import UnreadCount, inclusive_usage, listed, token_count
 from memtape.scenarios.usage import Usage
 
 
@@ -26,11 +26,22 @@ class TestListed:
 
 
 class TestTokenCount:
+    @pytest.mark.parametrize(("value", "count"), [(0, 0), (96, 96), (None, None)])
+    def test_an_integer_of_at_least_zero_or_nothing(self, value: Any, count: int | None) -> None:
+        assert count == token_count(value, "f:1: input_tokens")
+
     @pytest.mark.parametrize(
-        ("value", "count"), [(0, 0), (96, 96), (-1, None), (True, None), ("9", None), (1.0, None)]
+        ("value", "shown"), [(-1, "-1"), (True, "True"), ("9", "'9'"), (1.0, "1.0")]
     )
-    def test_an_integer_of_at_least_zero(self, value: Any, count: int | None) -> None:
-        assert count == token_count(value)
+    def test_anything_else_is_none_and_said_naming_the_entry_and_field(
+        self, value: Any, shown: str
+    ) -> None:
+        with pytest.warns(UnreadCount) as caught:
+            count = token_count(value, "f:1: input_tokens")
+        assert (None, [f"f:1: input_tokens: not a token count, read as none: {shown}"]) == (
+            count,
+            [str(warning.message) for warning in caught],
+        )
 
 
 class TestInclusiveUsage:

@@ -187,8 +187,8 @@ class _Reader:
             where,
             len(self.turns),
             trigger if isinstance(trigger, str) else None,
-            token_count(metadata.get("preTokens")),
-            token_count(metadata.get("postTokens")),
+            token_count(metadata.get("preTokens"), f"{where}: preTokens"),
+            token_count(metadata.get("postTokens"), f"{where}: postTokens"),
             kept,
         )
 
@@ -215,7 +215,7 @@ class _Reader:
             response = self.response = _Response(identity, where, [], [], [])
         response.entries.append(index)
         self.turns.asked(message.get("model"))
-        usage = _usage(message.get("usage"))
+        usage = _usage(message.get("usage"), where)
         if usage is not None:
             response.usage = usage
         for number, block in enumerate(content, start=1):
@@ -540,12 +540,13 @@ def _response_id(data: Mapping[str, Any]) -> object:
     return message.get("id") if isinstance(message, dict) else None
 
 
-def _usage(value: Any) -> Usage | None:
-    """A response's usage as Anthropic writes it, or None when it says nothing usable."""
+def _usage(value: Any, where: str) -> Usage | None:
+    """A response's usage as Anthropic writes it (the entry at ``where``), or None when it
+    says nothing usable."""
     if not isinstance(value, Mapping):
         return None
     counts = {
-        name: token_count(value.get(key))
+        name: token_count(value.get(key), f"{where}: usage.{key}")
         for name, key in (
             ("input", "input_tokens"),
             ("output", "output_tokens"),
