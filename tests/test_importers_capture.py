@@ -16,6 +16,7 @@ from memtape.capture.threads import ANTHROPIC, CHAT, RESPONSES
 from memtape.cli import main
 from memtape.core.errors import BadInput
 from memtape.lab.importers import Compaction, Thread, Transcript, read_transcript
+from memtape.lab.importers.fields import UnreadCount
 from memtape.lab.importers.records import UnfinishedLine
 from memtape.scenarios.usage import Usage
 from tests.captures import (
@@ -120,6 +121,20 @@ class TestTurns:
         turns = _read(path).turns
         assert Usage(100, 10, 100) == turns[4].usage
         assert [None, None, None, None] == [turns[i].usage for i in (0, 1, 3, 5)]
+
+    def test_a_usage_count_that_is_no_count_is_said_naming_the_exchange_and_field(
+        self, tmp_path: Path
+    ) -> None:
+        """A count past 64 bits is read by orjson as a float; it was dropped unsaid."""
+        lines = _extending()
+        lines[1]["response"]["usage"]["completion_tokens"] = 10**30
+        path = write_capture(tmp_path / "cap.jsonl", *lines)
+        with pytest.warns(UnreadCount) as caught:
+            turns = _read(path).turns
+        assert [
+            f"{path}:3: response.usage.completion_tokens: not a token count, read as none: 1e+30"
+        ] == [str(warning.message) for warning in caught]
+        assert Usage(100, None, 100) == turns[4].usage
 
     def test_an_exchange_without_a_response_adds_its_request_s_turns_only(
         self, tmp_path: Path
