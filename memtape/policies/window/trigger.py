@@ -215,3 +215,13 @@ def _bound_of(written: str, window: int) -> int:
     """The token count a percentage of ``window`` comes to (rounded down)."""
     value = _percent(written)
     return int(window * (value or 0) / 100)
+
+
+def calls_for_compaction(
+    trigger: Trigger | None, window: Window, turn: TurnAdded, budget: int
+) -> bool:
+    """Whether ``turn``, joining ``window``, calls for a compaction: when it takes the window
+    over ``budget`` with no trigger set, else when ``trigger`` fires."""
+    if trigger is None:
+        return window.tokens + turn.tokens > budget
+    return trigger.fires(window, turn, budget)
