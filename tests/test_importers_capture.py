@@ -482,6 +482,19 @@ class TestThreads:
         )
         assert "\n" not in str(refused.value)
 
+    @pytest.mark.parametrize("thread", ["\u0661", "9" * 5000, "01"])
+    def test_a_thread_number_is_ascii_digits_as_listed(self, tmp_path: Path, thread: str) -> None:
+        """An Arabic-Indic one picked thread 1 (str.isdigit), 5,000 digits were int()'s
+        ValueError traceback, and 01 is no number the list shows."""
+        path = write_capture(tmp_path / "cap.jsonl", *_extending())
+        heard, _ = self._listed(path)
+        with pytest.raises(BadInput) as refused:
+            read_transcript(path, thread=thread)
+        assert (
+            f"{path}: --thread {thread!r}: no such thread; the capture has 1 ({heard[0].key})"
+            == (str(refused.value))
+        )
+
     def test_responses_chained_by_previous_response_id_are_one_thread(self, tmp_path: Path) -> None:
         first = exchange(
             1, RESPONSES, responses(item("user", "hi")), response("resp_1", item("assistant", "yo"))
