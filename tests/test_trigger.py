@@ -88,6 +88,12 @@ class TestReading:
             ("85", "must be a token count"),
             ("0%", "must be a token count"),
             ("101%", "must be a token count"),
+            # float() reads other scripts' digits, underscores and blanks: a percentage is
+            # written in ASCII digits (the numbers-are-numbers guarantee).
+            ("\u0668\u0665%", "must be a token count"),
+            ("8_5%", "must be a token count"),
+            (" 85%", "must be a token count"),
+            ("1e1%", "must be a token count"),
             ({"tokens": 3}, "must be a token count"),
             ({"messages": 0}, "messages must be an integer >= 1"),
             (0, "must be a token count"),
