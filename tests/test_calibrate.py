@@ -100,11 +100,25 @@ class TestCommand:
         assert 0 == main([*argv, "--json", str(out)])
         lines = capsys.readouterr().out.splitlines()
         data = json.loads(out.read_text("utf-8"))["calibrations"][0]
-        expected = "  cache read             0       8,133       2,033.2    100.0%"
+        expected = "  cache read           0      8,133       2,033.2    100.0%"
         assert (expected, 4, 2_068) == (
             lines[3],
             len(data["per_turn"]),
             data["unseen_prompt_tokens"],
+        )
+
+    def test_the_lines_wrap_to_a_narrow_terminal(
+        self, session: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The table and the worst turn's and unseen prompt's lines ran past the narrowest
+        width (60) unbroken."""
+        monkeypatch.setenv("COLUMNS", "60")
+        argv = ["bench", session, "--calibrate", "--set", "cost.model=claude-sonnet-4-5"]
+        assert 0 == main(argv)
+        lines = capsys.readouterr().out.splitlines()
+        assert ([], True) == (
+            [line for line in lines if len(line) > 60],
+            any(line.startswith("  the agent sent") for line in lines),
         )
 
     def test_a_policy_beside_calibrate_is_refused(

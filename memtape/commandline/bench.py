@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memtape.commandline.output import terminal_width
+from memtape.commandline.output import print_lines, terminal_width
 from memtape.core.errors import BadInput
 from memtape.lab.files import output_path
 from memtape.lab.report import bench
@@ -87,8 +87,7 @@ def _calibrate(args: argparse.Namespace, prices: "PriceTable | None") -> int:
         check_writable(out)
     found = [calibrated(source, args.set, prices) for source in args.scenarios]
     for calibration in found:
-        for line in calibration_lines(calibration):
-            print(visible(line))
+        print_lines(visible(line) for line in calibration_lines(calibration))
     if out is not None:
         data = {"calibrations": [calibration.data() for calibration in found]}
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
