@@ -136,6 +136,16 @@ class TestTurns:
         ] == [str(warning.message) for warning in caught]
         assert Usage(100, None, 100) == turns[4].usage
 
+    def test_cached_tokens_past_the_prompt_keep_the_prompt_as_the_other_importers_do(
+        self, tmp_path: Path
+    ) -> None:
+        """fields.inclusive_usage reads them as counted apart; the capture's own copy of the
+        sum made the uncached prompt 0, so the same response billed apart per importer."""
+        lines = _extending()
+        lines[1]["response"]["usage"]["prompt_tokens_details"]["cached_tokens"] = 500
+        path = write_capture(tmp_path / "cap.jsonl", *lines)
+        assert Usage(200, 10, 500) == _read(path).turns[4].usage
+
     def test_an_exchange_without_a_response_adds_its_request_s_turns_only(
         self, tmp_path: Path
     ) -> None:

@@ -31,7 +31,7 @@ import orjson
 from memtape.capture.threads import ANTHROPIC, CHAT, RESPONSES
 from memtape.core.errors import BadInput
 from memtape.lab.importers import anthropic, openai_chat, openai_responses
-from memtape.lab.importers.fields import token_count
+from memtape.lab.importers.fields import inclusive_usage, token_count
 from memtape.lab.importers.texts import call_text, marked, named, noted
 from memtape.scenarios.usage import Usage
 
@@ -407,8 +407,7 @@ def usage(endpoint: str, response: Mapping[str, Any], where: str) -> Usage | Non
     )
     if prompt is None and output is None:
         return None
-    uncached = max(prompt - (cached or 0), 0) if prompt is not None else None
-    return Usage(uncached, output, cached)
+    return inclusive_usage(prompt, output, cached)
 
 
 def ids(endpoint: str, body: Mapping[str, Any] | None) -> tuple[list[str], list[str]]:
