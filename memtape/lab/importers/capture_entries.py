@@ -31,7 +31,7 @@ import orjson
 from memtape.capture.threads import ANTHROPIC, CHAT, RESPONSES
 from memtape.core.errors import BadInput
 from memtape.lab.importers import anthropic, openai_chat, openai_responses
-from memtape.lab.importers.fields import inclusive_usage, token_count
+from memtape.lab.importers.fields import anthropic_usage, inclusive_usage, token_count
 from memtape.lab.importers.texts import call_text, marked, named, noted
 from memtape.scenarios.usage import Usage
 
@@ -380,18 +380,7 @@ def usage(endpoint: str, response: Mapping[str, Any], where: str) -> Usage | Non
     if not isinstance(given, Mapping):
         return None
     if endpoint == ANTHROPIC:
-        counts = [
-            token_count(given.get(key), f"{where}.{key}")
-            for key in (
-                "input_tokens",
-                "output_tokens",
-                "cache_read_input_tokens",
-                "cache_creation_input_tokens",
-            )
-        ]
-        if all(count is None for count in counts):
-            return None
-        return Usage(*counts)
+        return anthropic_usage(given, where)
     prompt_key, output_key, details = (
         ("prompt_tokens", "completion_tokens", "prompt_tokens_details")
         if endpoint == CHAT

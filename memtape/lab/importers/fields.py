@@ -43,6 +43,27 @@ def token_count(value: Any, where: str) -> int | None:
     return None
 
 
+ANTHROPIC_USAGE = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+"""An Anthropic response's usage keys, in the order of ``Usage``'s fields: its input is the
+uncached prompt already."""
+
+
+def anthropic_usage(value: Any, where: str) -> Usage | None:
+    """A usage as Anthropic writes it (``where`` names it, as ``FILE:LINE: usage``), or None
+    when it is no object or gives no count; a count that is no count is warned of."""
+    if not isinstance(value, Mapping):
+        return None
+    counts = [token_count(value.get(key), f"{where}.{key}") for key in ANTHROPIC_USAGE]
+    if all(count is None for count in counts):
+        return None
+    return Usage(*counts)
+
+
 def inclusive_usage(
     prompt: int | None,
     output: int | None,
