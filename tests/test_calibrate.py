@@ -131,6 +131,30 @@ class TestCommand:
         )
         assert (2, expected) == (status, capsys.readouterr().err)
 
+    @pytest.mark.parametrize(
+        ("given", "flag"),
+        [
+            (["--fail-if", "usd > 1"], "--fail-if"),
+            (["--grid", "compaction.budget=1,2"], "--grid"),
+            (["--replicates", "3"], "--replicates"),
+            (["--results", "r.jsonl"], "--results"),
+            (["--judge", "m"], "--judge"),
+            (["--frontier"], "--frontier"),
+            (["--columns", "usd"], "--columns"),
+            (["--engine", "ray"], "--engine"),
+        ],
+    )
+    def test_an_option_calibrate_does_not_take_is_refused(
+        self, session: str, capsys: pytest.CaptureFixture[str], given: list[str], flag: str
+    ) -> None:
+        """Each was ignored in silence: --fail-if passed a CI gate it never held."""
+        status = main(["bench", session, "--calibrate", *given])
+        expected = (
+            f"memtape: error: --calibrate takes no {flag}: it replays each session as "
+            "recorded and compares its bill with the usage recorded, and gates nothing\n"
+        )
+        assert (2, expected) == (status, capsys.readouterr().err)
+
     def test_bench_without_calibrate_still_needs_a_policy(
         self, capsys: pytest.CaptureFixture[str]
     ) -> None:
