@@ -15,7 +15,8 @@ from memtape.core.run import Run
 from memtape.core.state import State
 from memtape.policies.session import Policies, Session
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
-from memtape.policies.window.recorded import CompactionRecord, RecordedCompaction
+from memtape.policies.window.compaction_records import CompactionRecord
+from memtape.policies.window.recorded import RecordedCompaction
 from memtape.policies.window.rolling_summary import RollingSummary
 from memtape.policies.window.tiered import TieredCompaction
 from memtape.projections import audit as audit_module

@@ -613,7 +613,7 @@ class TestCost:
             capsys, "refund-desk", "--policy", "tiered", "--prices", str(prices), "--json", str(out)
         )
         expected = (
-            f"memtape: error: {prices}: models.'m': input must be a number in [0, inf), "
+            f"memtape: error: {prices}: models.'m': input must be a number in [0, 1e+06], "
             "got 'cheap'\n"
         )
         assert (2, "", expected, False) == (status, printed, err, out.exists())

@@ -2492,6 +2492,44 @@ class TestImportOfAPlainChat:
         assert (0, "") == (outcome.status, outcome.err)
 
 
+class TestImportOfUnreadCounts:
+    def test_counts_that_are_no_counts_are_one_warning_naming_the_first(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        chat = tmp_path / "codex.jsonl"
+        usage = {"input_tokens": -5, "cached_input_tokens": 1.5, "output_tokens": "7"}
+        records = [
+            {
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": "Go."}],
+                },
+            },
+            {
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "Done."}],
+                },
+            },
+            {
+                "type": "event_msg",
+                "payload": {"type": "token_count", "info": {"last_token_usage": usage}},
+            },
+        ]
+        chat.write_text("".join(json.dumps(record) + "\n" for record in records))
+        outcome = cli("import", str(chat), "--format", "codex", "--out", str(tmp_path / "s.toml"))
+
+        assert 0 == outcome.status
+        assert [
+            f"memtape: warning: {chat}:3: input_tokens: not a token count, read as none: -5 "
+            "(and 2 more such counts)"
+        ] == [line for line in outcome.err.splitlines() if "token count" in line]
+
+
 class TestRunsListing:
     def test_the_columns_line_up_under_a_header(self, cli: Cli, tmp_path: Path) -> None:
         store = tmp_path / "runs.db"

@@ -31,7 +31,6 @@ from memtape.policies.window.sliding_window import SlidingWindow
 from memtape.policies.window.tiered import TieredCompaction
 from memtape.policies.window.tool_clearing import ClearToolResults
 from memtape.policies.zoo import COMPACTION
-from memtape.projections import metrics as metrics_module
 from memtape.projections.metrics import (
     ProbeLoss,
     WindowTally,
@@ -40,6 +39,7 @@ from memtape.projections.metrics import (
     steps,
     visible,
 )
+from memtape.projections.probe_parts import ProbeParts
 from memtape.reducers import evolve, fold
 from memtape.scenarios import load_scenario
 from tests.broken_policies import NeverCompacts
@@ -225,13 +225,13 @@ class TestProbes:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         checked: list[int] = []
-        shows = metrics_module._Tracker.visible
+        shows = ProbeParts.visible
 
-        def counted(tracker: metrics_module._Tracker, index: int) -> bool:
+        def counted(tracker: ProbeParts, index: int) -> bool:
             checked.append(index)
             return shows(tracker, index)
 
-        monkeypatch.setattr(metrics_module._Tracker, "visible", counted)
+        monkeypatch.setattr(ProbeParts, "visible", counted)
         session = Session(Policies(compaction=TieredCompaction(budget=10_000, hot_n=4)))
         tally = WindowTally([Probe(f"code-{n}", 1) for n in range(1000)])
         for number, text in enumerate(["code-7 here", "nothing", "still nothing"]):

@@ -795,7 +795,14 @@ class TestCost:
         ("change", "problem"),
         [
             ('"gpt-5"\nttl = "10m"', "ttl must be one of 5m, 1h, got '10m'"),
-            ('"gpt-5"\nprefix = -1', "prefix must be an integer >= 0, got -1"),
+            (
+                '"gpt-5"\nprefix = -1',
+                "prefix must be an integer in 0..1099511627776 (the most a text may count), got -1",
+            ),
+            (
+                '"gpt-5"\nprefix = 1099511627777',
+                "prefix must be at most 1099511627776 (the most a text may count)",
+            ),
             ('"gpt-5"\nmodle = "x"', "unknown parameter modle: did you mean model?"),
             ("3", "model must be a model's name, got 3"),
             ('"gpt-5"\nwarm = "yes"', "warm must be true or false, got 'yes'"),

@@ -42,8 +42,8 @@ from memtape.projections.metrics import (
     ProbeLoss,
     WindowTally,
     forgetting_metrics,
-    model_usage,
 )
+from memtape.projections.model_calls import model_usage
 from memtape.scenarios import SHIPPED, Probe, Scenario, load_scenario
 from memtape.scenarios.cost import Cost, is_cost_setting, with_cost_settings
 
@@ -77,7 +77,7 @@ any reason: the policy's floor (the turns it must keep), a policy that promises 
 budget (``none``), or a broken promise (``Result.over_budget`` says which; the
 table marks the peak with it); false otherwise, and null where ``peak_tokens`` is.
 The ``llm_*`` ones add up the model calls a cell's decisions made
-(``memtape.projections.metrics.model_usage``). ``answers_correct`` and ``answers_judged``
+(``memtape.projections.model_calls.model_usage``). ``answers_correct`` and ``answers_judged``
 count the questions a ``--judge`` model answered correctly and those a judge had to
 grade (``memtape.lab.judge``); null without ``--judge``. The cost ones
 (``memtape.projections.billing.tally.COST_METRICS``) bill a compaction cell's

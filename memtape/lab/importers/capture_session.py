@@ -124,7 +124,7 @@ class Builder:
         self.turns.asked(response.get("model"))
         entries, others = reader.response(response, exchange.where)
         self.choices += others
-        billed = usage(exchange.endpoint, response)
+        billed = usage(exchange.endpoint, response, exchange.where)
         self._edits(exchange, response, billed)
         for pending in self.pending[-1:]:
             if pending.where == exchange.where and billed is not None:
