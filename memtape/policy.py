@@ -54,6 +54,7 @@ from memtape.core.events import (
 from memtape.core.state import INITIAL_STATE, Fact, Memory, State, Store, Window
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.promises import (
+    BLOCK_LIMIT,
     BUDGET,
     CAPACITY,
     EVICTS_WEAKEST,
@@ -80,6 +81,7 @@ from memtape.policies.window.turns import arriving
 from memtape.policies.window.units import Newest, Unit, kept_tokens, newest, units
 
 __all__ = [
+    "BLOCK_LIMIT",
     "BUDGET",
     "CAPACITY",
     "EVICTS_WEAKEST",

@@ -29,6 +29,7 @@ from memtape.core.codec import event_data, event_from_data
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput, CorruptLog, Rejected
 from memtape.core.events import (
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Event,
@@ -47,6 +48,7 @@ from memtape.core.state import SHORT_HOT, State, Store, Window
 from memtape.llm.answers import Answers, Reask, Replay, answering, recorded_calls
 from memtape.llm.client import ModelUnavailable
 from memtape.policies.plumbing.promises import (
+    BLOCK_LIMIT,
     BUDGET,
     CAPACITY,
     EVICTS_WEAKEST,
@@ -93,14 +95,17 @@ class Violation:
 
 
 def check_token_total(window: Window, *, at: int) -> list[Violation]:
-    """The running token total equals the HOT, WARM and gist tokens counted from scratch."""
+    """The running token total equals the HOT, WARM, gist and block tokens counted from
+    scratch."""
     hot = sum(t.tokens for t in window.hot)
     warm = sum(w.tokens for w in window.warm)
-    if hot + warm + window.gist_tokens == window.tokens:
+    blocks = window.block_tokens
+    if hot + warm + window.gist_tokens + blocks == window.tokens:
         return []
+    named = f" + blocks {blocks}" if blocks else ""
     message = (
         f"the running total is {counted(window.tokens, 'token')}, but HOT {hot} + WARM {warm} "
-        f"+ gist {window.gist_tokens} make {hot + warm + window.gist_tokens}"
+        f"+ gist {window.gist_tokens}{named} make {hot + warm + window.gist_tokens + blocks}"
     )
     return [Violation(at, "token-total", message)]
 
@@ -162,6 +167,21 @@ def check_gist(window: Window, compaction: TieredCompaction, *, at: int) -> list
         costs = counted(tokens, "token")
         message = f"the gist {window.gist!r} costs {costs}, over gist_tokens {writer.tokens}"
         return [Violation(at, "gist", message)]
+    return []
+
+
+def check_blocks(window: Window, events: Sequence[Event], *, at: int) -> list[Violation]:
+    """BLOCK_LIMIT after ``events``: no memory block holds more characters than its limit
+    (looked at only when one of them edited a block)."""
+    if not any(type(event) is BlockEdited for event in events):
+        return []
+    for block in window.blocks:
+        if len(block.value) > block.limit:
+            message = (
+                f"block {block.label!r} holds {len(block.value)} characters at version "
+                f"{block.version}, over its limit of {block.limit}"
+            )
+            return [Violation(at, BLOCK_LIMIT, message)]
     return []
 
 
@@ -758,7 +778,8 @@ class StepChecker:
     that a recorded turn's structure was one the run allowed (``structure_error``)
     and that the turns that arrived or left HOT did so with their partners;
     under PINNED that a compaction moved no pinned turn. After one that
-    touched the store: ``check_forgetting``. A batch costs what it changed,
+    touched the store: ``check_forgetting``; after one that edited a memory block,
+    BLOCK_LIMIT (every session's, ``check_blocks``). A batch costs what it changed,
     and the size of the window while the window is short: the token total is
     counted from the tiers after each event only while HOT and WARM hold at
     most ``SHORT_HOT`` items (a ``none`` window keeps every turn), and
@@ -850,7 +871,11 @@ class StepChecker:
                 )
             )
         violations.extend(
-            self._moves(window, arrivals, leaving, promised, compacted=compacted, at=end)
+            [
+                *self._moves(window, arrivals, leaving, promised, compacted=compacted, at=end),
+                # A redacted copy's placeholders are not its blocks' lengths.
+                *check_blocks(window, events if self._own_texts else (), at=end),
+            ]
         )
         if touched_store and forgetting is not None:
             violations.extend(

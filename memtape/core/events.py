@@ -235,6 +235,26 @@ class ValidityClosed:
 
 
 @attrs.frozen
+class BlockEdited:
+    """Memory block ``label`` now reads ``value`` (``tokens`` by the compaction policy's
+    tokenizer, measured at the edit), as its ``version``.
+
+    Version 1 of a block creates it and carries its character ``limit``; a
+    later version leaves the limit out (None: the block's own). ``op`` says
+    what the edit was: ``create``, ``replace``, ``append`` or ``find-replace``.
+    A block is pinned in the window: its tokens count against the budget.
+    """
+
+    VERSION: ClassVar[int] = 1
+    label: str
+    version: int
+    op: str
+    value: str
+    tokens: int
+    limit: int | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
+
+
+@attrs.frozen
 class EpisodeRecorded:
     """A raw episode was recorded for a later consolidation pass."""
 
@@ -290,6 +310,7 @@ Event = (
     | Consolidated
     | Expired
     | ValidityClosed
+    | BlockEdited
 )
 """Any event of the kernel."""
 
@@ -308,6 +329,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Consolidated,
         Expired,
         ValidityClosed,
+        BlockEdited,
     )
 }
 """Every event type by its class name, the name it carries in a log."""
