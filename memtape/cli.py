@@ -279,7 +279,8 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     why.add_argument(
         "target",
         metavar="turn:N|KEY|ID",
-        help="a turn (turn:5), or a fact by its key (fact:KEY, or the bare key) or id",
+        help="a turn (turn:5), a fact by its key (fact:KEY, or the bare key) or id, "
+        "or a memory block (block:LABEL)",
     )
     why.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     _add_trust(why)
