@@ -483,11 +483,12 @@ def _add_lab(commands: Any) -> None:
     temporal = _add_family_generator(
         kinds, "temporal", "a store workload of changes learned late, asked about the past", 8, 16
     )
-    for kind in (support, store, expiry, temporal):
+    blocks = _add_blocks_generator(kinds)
+    for kind in (support, store, expiry, temporal, blocks):
         kind.add_argument(
             "--seed", type=_integer, required=True, metavar="S", help="the same seed, the same file"
         )
-        _add_header_options(kind, turns=kind is support)
+        _add_header_options(kind, turns=kind in (support, blocks))
     support.set_defaults(handler=_command("generate", "support"))
 
     chat = commands.add_parser(
@@ -680,6 +681,23 @@ def _add_lab_tail(bench: argparse.ArgumentParser) -> None:
         ),
     )
     bench.set_defaults(handler=_command("bench"))
+
+
+def _add_blocks_generator(kinds: Any) -> argparse.ArgumentParser:
+    """``generate blocks``: a support session whose agent notes each planted fact in a memory
+    block (memtape.lab.blocks_workload)."""
+    blocks: argparse.ArgumentParser = kinds.add_parser(
+        "blocks", help="a support session whose agent keeps notes in a memory block"
+    )
+    blocks.add_argument("--turns", type=_integer, required=True, metavar="N", help="turns to write")
+    blocks.add_argument(
+        "--probe-every", type=_integer, default=40, metavar="N", help="turns per probe (40)"
+    )
+    blocks.add_argument(
+        "--limit", type=_integer, default=200, metavar="N", help="the block's characters (200)"
+    )
+    blocks.set_defaults(handler=_command("generate", "blocks"))
+    return blocks
 
 
 def _add_family_generator(

@@ -4,7 +4,8 @@ Compaction: the tokens each turn sends (the window after that turn and any
 compaction it triggered, what the model would see), their peak and total,
 whether the peak went over the budget and why, the compactions, and probe
 retention: whether each planted string is still visible in the window (HOT
-text, WARM items or the gist) at every turn from the one it was planted at,
+text, WARM items, the gist or a memory block) at every turn from the one it
+was planted at,
 with the event that lost each lost one.
 
 Forgetting: stale reads (a returned fact that is not the newest write for
@@ -23,6 +24,7 @@ import attrs
 
 from memtape.core.commands import AddTurn, Command
 from memtape.core.events import (
+    BlockEdited,
     CompactionTriggered,
     Event,
     Evicted,
@@ -33,7 +35,7 @@ from memtape.core.events import (
     WarmItem,
 )
 from memtape.core.run import Run
-from memtape.core.state import INITIAL_STATE, State, Window
+from memtape.core.state import INITIAL_STATE, Block, State, Window
 from memtape.policies.plumbing.promises import BUDGET
 from memtape.policies.plumbing.protocols import CompactionPolicy, is_budgeted
 from memtape.reducers import evolve, fold
@@ -196,11 +198,13 @@ def steps(run: Run) -> Iterator[tuple[int, tuple[Event, ...], State, State]]:
 
 
 def visible(window: Window, text: str) -> bool:
-    """Whether ``text`` shows in the window: a HOT turn's text, a WARM item, or the gist."""
+    """Whether ``text`` shows in the window: a HOT turn's text, a WARM item, the gist, or a
+    memory block."""
     return (
         text in window.gist
         or any(text in turn.text for turn in window.hot)
         or any(text in item.text for item in window.warm)
+        or any(text in block.value for block in window.blocks)
     )
 
 
@@ -266,11 +270,11 @@ class WindowTally:
         and the states before and after them."""
         compactions = sum(1 for event in batch if isinstance(event, CompactionTriggered))
         tracker = self._tracker
-        if compactions:
-            self._compactions += compactions
+        self._compactions += compactions
+        if compactions or any(isinstance(event, BlockEdited) for event in batch):
             tracker.update(after.window)
         else:
-            # Without a compaction a step only adds turns: no part of the window leaves.
+            # Without a compaction or a block edit a step only adds turns: nothing leaves.
             tracker.add(event for event in batch if isinstance(event, TurnAdded))
         if not isinstance(command, AddTurn):
             return
@@ -358,7 +362,7 @@ class _Tracker:
     def __init__(self, texts: tuple[str, ...]) -> None:
         self._texts = texts
         self._holders: dict[int, tuple[int, ...]] = {}
-        self._parts: dict[int, TurnAdded | WarmItem] = {}
+        self._parts: dict[int, TurnAdded | WarmItem | Block] = {}
         self._counts = [0] * len(texts)
         self._gist = ""
         self._in_gist: tuple[int, ...] = ()
@@ -389,12 +393,15 @@ class _Tracker:
         """Follow the window to its next version."""
         if not self._texts:
             return
-        parts: dict[int, TurnAdded | WarmItem] = {id(part): part for part in window.hot}
+        parts: dict[int, TurnAdded | WarmItem | Block] = {id(part): part for part in window.hot}
         parts.update((id(item), item) for item in window.warm)
+        # A block is a new one at each edit: the old version leaves, the new one arrives.
+        parts.update((id(block), block) for block in window.blocks)
         for key in self._parts.keys() - parts.keys():
             self._count(self._holders.pop(key), -1)
         for key in parts.keys() - self._parts.keys():
-            found = self._found(parts[key].text)
+            part = parts[key]
+            found = self._found(part.value if isinstance(part, Block) else part.text)
             self._holders[key] = found
             self._count(found, 1)
         # The old parts stay referenced so that their ids are not reused while tracked.
