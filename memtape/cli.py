@@ -177,6 +177,19 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     _add_trust(diff)
     diff.set_defaults(handler=_command("diff"))
 
+    policies = commands.add_parser(
+        "policies",
+        help="list the policies memtape ships, or show one in full",
+        description=(
+            "List every policy with its axis, parameters (with defaults) and promises; "
+            "with NAME, show one in full: what it does, each parameter's default and "
+            "meaning, its promises and its upstream source."
+        ),
+    )
+    policies.add_argument("name", nargs="?", metavar="NAME", help="a policy's name")
+    policies.add_argument("--json", action="store_true", help="print JSON")
+    policies.set_defaults(handler=_command("policies"))
+
     runs = commands.add_parser(
         "runs",
         help="list the runs in a store (runs.db)",
@@ -377,7 +390,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentP
                 yield from _subcommands(command)
 
 
-def _add_lab(commands: Any) -> None:
+def _add_lab(commands: Any) -> None:  # noqa: PLR0915 (a list of registrations, one per kind)
     """The policy lab's commands, added to ``commands``."""
     bench = commands.add_parser(
         "bench",
@@ -483,8 +496,11 @@ def _add_lab(commands: Any) -> None:
     temporal = _add_family_generator(
         kinds, "temporal", "a store workload of changes learned late, asked about the past", 8, 16
     )
+    judged = _add_family_generator(
+        kinds, "judged", "a store workload of facts restated under new keys, for a judge", 8, 16
+    )
     blocks = _add_blocks_generator(kinds)
-    for kind in (support, store, expiry, temporal, blocks):
+    for kind in (support, store, expiry, temporal, judged, blocks):
         kind.add_argument(
             "--seed", type=_integer, required=True, metavar="S", help="the same seed, the same file"
         )

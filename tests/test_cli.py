@@ -1358,6 +1358,10 @@ INTEGER_OPTIONS = [
     ["generate", "temporal", "--steps", "5", "--out", "s.toml", "--seed"],
     ["generate", "temporal", "--steps", "5", "--seed", "1", "--out", "s.toml", "--customers"],
     ["generate", "temporal", "--steps", "5", "--seed", "1", "--out", "s.toml", "--capacity"],
+    ["generate", "judged", "--seed", "1", "--out", "s.toml", "--steps"],
+    ["generate", "judged", "--steps", "5", "--out", "s.toml", "--seed"],
+    ["generate", "judged", "--steps", "5", "--seed", "1", "--out", "s.toml", "--customers"],
+    ["generate", "judged", "--steps", "5", "--seed", "1", "--out", "s.toml", "--capacity"],
     ["import", "chat.jsonl", "--out", "s.toml", "--budget"],
     ["import", "chat.jsonl", "--out", "s.toml", "--hot-n"],
     ["serve", "refund-desk", "--port"],
@@ -1680,7 +1684,7 @@ class TestForgettingSettings:
         outcome = cli("run", "dana-facts", "--out", str(path), "--set", "forgetting.supersession=x")
 
         assert (2, 1, False) == (outcome.status, len(outcome.err.splitlines()), path.exists())
-        assert "supersession must be one of key, add-only, got 'x'" in outcome.err
+        assert "supersession must be one of key, add-only, llm, got 'x'" in outcome.err
 
 
 class TestForkCommand:

@@ -46,6 +46,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     ModelCall,
     ProceduralRule,
     Queried,
@@ -103,6 +104,14 @@ EVENTS: list[Event] = [
     Queried("where", "address", 1, (1,), (AWKWARD,), -AWKWARD, AWKWARD),
     BlockEdited("human × é", 1, "create", "Name: Dana.\n", 2, 200),
     BlockEdited("human × é", 2, "find-replace", "Name: Dana Ng.\n", 3),
+    Judged("pet", "NOOP", (3, 1)),
+    Judged(
+        "pet",
+        "DELETE",
+        (3,),
+        3,
+        (ModelCall('{"decision": "DELETE"}', "m", "ab", 2, 1, AWKWARD, True),),
+    ),
 ]
 
 COMMANDS: list[Command] = [

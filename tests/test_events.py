@@ -31,6 +31,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     ProceduralRule,
     Queried,
     SemanticFact,
@@ -54,6 +55,7 @@ EVENTS: list[Event] = [
     Expired(1, "its own expires_at, due at t=6"),
     ValidityClosed(1, 4.0, 2),
     BlockEdited("human", 1, "create", "Name: Dana.", 2, 200),
+    Judged("pet", "UPDATE", (1, 3), 3),
 ]
 
 COMMANDS: list[Command] = [
@@ -89,6 +91,7 @@ class TestEventTypes:
             "Expired",
             "ValidityClosed",
             "BlockEdited",
+            "Judged",
         } == set(EVENT_TYPES)
 
     def test_each_registered_name_is_its_class_name(self) -> None:

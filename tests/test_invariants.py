@@ -659,7 +659,7 @@ class TestTokenTotalOfALongWindow:
                 return after._replace(window=after.window._replace(tokens=after.window.tokens + 1))
             return after
 
-        monkeypatch.setattr("memtape.checking.invariants.evolve", off_by_one)
+        monkeypatch.setattr("memtape.checking.invariants.steps.evolve", off_by_one)
         return [v for v in check_run(session.run, session.policies) if v.invariant == "token-total"]
 
     def test_a_short_window_is_caught_at_the_event(self, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -50,6 +50,7 @@ IMPORTED = [
     "memtape.core.commands",
     "memtape.core.errors",
     "memtape.core.events",
+    "memtape.core.packing",
     "memtape.core.plural",
     "memtape.core.seq",
     "memtape.core.state",
@@ -108,6 +109,10 @@ def _memtape_imports(path: Path) -> list[str]:
 class TestSurface:
     def test_every_name_is_there(self) -> None:
         assert [] == [name for name in memtape.policy.__all__ if not hasattr(memtape.policy, name)]
+
+    def test_the_types_of_a_windows_tiers_are_there(self) -> None:
+        """A policy that reads HOT or WARM names their types from here, not from core."""
+        assert {"Hot", "Warm", "Seq"} <= set(memtape.policy.__all__)
 
     def test_every_class_and_function_is_documented(self) -> None:
         """The API page is made from these docstrings."""

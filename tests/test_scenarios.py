@@ -531,14 +531,12 @@ class TestMeasuredTurns:
     @pytest.mark.parametrize(
         ("tokens", "message"),
         [
-            ("-1", "p.toml: step 1: tokens must be an integer in 0..9223372036854775807, got -1"),
+            ("-1", "p.toml: step 1: tokens must be an integer in 0..1099511627776, got -1"),
+            ('"96"', "p.toml: step 1: tokens must be an integer in 0..1099511627776, got '96'"),
+            ("true", "p.toml: step 1: tokens must be an integer in 0..1099511627776, got True"),
             (
-                '"96"',
-                "p.toml: step 1: tokens must be an integer in 0..9223372036854775807, got '96'",
-            ),
-            (
-                "true",
-                "p.toml: step 1: tokens must be an integer in 0..9223372036854775807, got True",
+                str(2**40 + 1),
+                "p.toml: step 1: tokens must be an integer in 0..1099511627776, got 1099511627777",
             ),
         ],
     )

@@ -6,6 +6,7 @@ from memtape.commandline.writing import write_scenario
 from memtape.lab.blocks_workload import blocks_workload
 from memtape.lab.expiry_workload import expiry_workload
 from memtape.lab.generate import store_workload, support_session
+from memtape.lab.judged_workload import judged_workload
 from memtape.lab.temporal_workload import temporal_workload
 
 
@@ -51,6 +52,17 @@ def temporal(args: argparse.Namespace) -> int:
     return write_scenario(
         args.out,
         lambda: temporal_workload(
+            args.steps, args.seed, customers=args.customers, capacity=args.capacity
+        ),
+    )
+
+
+def judged(args: argparse.Namespace) -> int:
+    """Write a judged-supersession workload: facts restated under new keys, repeats,
+    retractions."""
+    return write_scenario(
+        args.out,
+        lambda: judged_workload(
             args.steps, args.seed, customers=args.customers, capacity=args.capacity
         ),
     )

@@ -255,6 +255,25 @@ class BlockEdited:
 
 
 @attrs.frozen
+class Judged:
+    """A model judged a write to ``key`` against ``candidates``, the active facts most like it
+    (ids, most alike first), and decided ``decision``: ``ADD`` (stored beside them),
+    ``UPDATE`` (stored, and fact ``target`` retired in its favour, ``Superseded`` after),
+    ``DELETE`` (fact ``target`` retired, the write not stored) or ``NOOP`` (nothing stored).
+
+    ``asked`` holds each model call the judgement made, a refused answer and its retries
+    included. ``target`` is 0 for ``ADD`` and ``NOOP``.
+    """
+
+    VERSION: ClassVar[int] = 1
+    key: str
+    decision: str
+    candidates: tuple[int, ...]
+    target: int = attrs.field(default=0, metadata={OMITTED_WHEN_EMPTY: True})
+    asked: tuple[ModelCall, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
+
+
+@attrs.frozen
 class EpisodeRecorded:
     """A raw episode was recorded for a later consolidation pass."""
 
@@ -311,6 +330,7 @@ Event = (
     | Expired
     | ValidityClosed
     | BlockEdited
+    | Judged
 )
 """Any event of the kernel."""
 
@@ -330,6 +350,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Expired,
         ValidityClosed,
         BlockEdited,
+        Judged,
     )
 }
 """Every event type by its class name, the name it carries in a log."""

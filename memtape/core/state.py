@@ -8,10 +8,10 @@ same at event ten and at event a million, and keeping many states
 and a ``Seq`` once it is long (``Hot``): a policy that compacts to its budget
 keeps it short, and a short tuple is quicker to copy, walk and rebuild at
 every step than a ``Seq``; ``none`` keeps every turn, and its HOT then grows
-by appends that cost the same at every length. WARM is a plain tuple, copied
-at each step: ``clear-tool-results`` keeps every turn (verbatim or as a
-placeholder), so under it a step's cost grows with the run (and its events
-name every turn that stays HOT).
+by appends that cost the same at every length. WARM follows the same rule
+(``Warm``): a tiered policy keeps it to a few items, while
+``clear-tool-results`` sends every lone tool result there as a placeholder
+and never cools one, so under it WARM grows with the run, by appends.
 
 ``Window`` and ``State`` are named tuples rather than frozen attrs classes:
 the fold builds a new one of each at nearly every event, and a tuple is
@@ -49,6 +49,10 @@ Which one depends only on the length, so equal windows hold equal HOTs (a
 tuple never equals a ``Seq``); the window reducer keeps to the rule. Read it
 as a sequence: iterate, index, slice (a slice of either is a tuple).
 """
+
+Warm = tuple[WarmItem, ...] | Seq[WarmItem]
+"""WARM's items, oldest first: as HOT, a tuple of at most ``SHORT_HOT`` items, else a
+``Seq``, by length alone (so equal windows hold equal WARMs). Read it as a sequence."""
 
 
 @attrs.frozen
@@ -89,7 +93,7 @@ class Window(NamedTuple):
     """
 
     hot: Hot
-    warm: tuple[WarmItem, ...]
+    warm: Warm
     cold: Seq[int]
     gist: str
     gist_tokens: int

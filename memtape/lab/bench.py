@@ -102,6 +102,12 @@ def parse_policy(text: str) -> PolicySpec:
     name = name.strip()
     axes = [axis for axis in BENCHED_AXES if name in AXES[axis]]
     if not axes:
+        elsewhere = [axis for axis in AXES if axis not in BENCHED_AXES and name in AXES[axis]]
+        if elsewhere:
+            raise BadInput(
+                f"--policy {text!r}: {name!r} is a {elsewhere[0]} policy, and bench compares "
+                f"{' or '.join(BENCHED_AXES)} policies"
+            )
         names = sorted(n for axis in BENCHED_AXES for n in AXES[axis])
         hint = did_you_mean(name, names)
         raise BadInput(f"--policy {text!r}: no policy {name!r} (known: {', '.join(names)}){hint}")
@@ -205,6 +211,11 @@ class Result:
         return data
 
 
+MAX_REPLICATES = 1000
+"""The most ``--replicates`` a bench takes: each is a whole run of every cell, and the
+cells are planned up front, so a mistyped count would fill the memory before any ran."""
+
+
 def plan(
     scenarios: Sequence[str],
     policies: Sequence[str],
@@ -221,9 +232,20 @@ def plan(
     that many times, one after the other (``Cell.replicate``)."""
     if replicates is not None and replicates < 1:
         raise BadInput(f"--replicates must be at least 1, got {replicates}")
+    if replicates is not None and replicates > MAX_REPLICATES:
+        raise BadInput(
+            f"--replicates {replicates} is more than {MAX_REPLICATES:,}, the most a bench runs"
+        )
     if not scenarios:
         raise BadInput("bench needs at least one scenario")
+    if probes is not None and not probes.endswith((".toml", ".jsonl")):
+        raise BadInput(
+            f"--probes {probes}: bench takes a file ending in .toml ([[probe]] tables) or "
+            '.jsonl (one {"text", "from"} object a line); auto plants probes in import and audit'
+        )
     extra = () if probes is None else _file_probes(probes)
+    if judge is not None and not judge.strip():
+        raise BadInput(f"--judge {judge!r}: name the model that answers the questions")
     if judge is not None:
         found = [*extra, *(probe for source in scenarios for probe in _scenario(source).probes)]
         if not any(question_of(probe) is not None for probe in found):

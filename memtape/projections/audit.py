@@ -25,6 +25,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     Queried,
     Superseded,
     TurnAdded,
@@ -418,6 +419,7 @@ def _fact_lives(
     steps: dict[int, list[Step]] = {i: [] for i in ids}
     episodes: dict[int, str] = {}
     consolidation: tuple[int, int, Consolidated] | None = None
+    judged: tuple[int, Judged] | None = None
     for at, event in enumerate(run.events, start=1):
         if isinstance(event, EpisodeRecorded):
             episodes[event.id] = event.text
@@ -430,10 +432,21 @@ def _fact_lives(
             and event.id in wanted
         ):
             forgetting = _forgetting(policies_at, at)
+            if (
+                isinstance(event, FactWritten)
+                and judged is not None
+                and run.step_of(judged[0]) == run.step_of(at)
+            ):
+                # The write a judgement let in: the judgement comes first in its batch.
+                steps[event.id].append(_judged_step(seeker.around(judged[0]), judged[1], None))
             step = _fact_step(seeker.around(at), forgetting, event)
             if isinstance(event, FactWritten) and consolidation is not None:
                 step = _distilled(step, event, consolidation, episodes)
             steps[event.id].append(step)
+        elif isinstance(event, Judged):
+            judged = (at, event)
+            for fact_id in sorted(wanted.intersection(event.candidates)):
+                steps[fact_id].append(_judged_step(seeker.around(at), event, fact_id))
         elif isinstance(event, Queried) and wanted.intersection(event.results):
             moment = seeker.around(at)
             for fact_id in sorted(wanted.intersection(event.results)):
@@ -520,6 +533,38 @@ def _fact_step(
     return Step(moment.at, moment.step, type(event).__name__, clock, what, numbers)
 
 
+def _judged_step(moment: _Moment, event: Judged, fact_id: int | None) -> Step:
+    """A model's judgement of a write, as it touched a fact: the write it let in
+    (``fact_id`` None), the candidate it retired, or a candidate it left as it was."""
+    clock = moment.after.clock
+    among = ", ".join(str(i) for i in event.candidates) or "no candidate"
+    calls = event.asked
+    model = f"model {visible(calls[-1].model)}" if calls else "no model"
+    numbers: dict[str, Any] = {
+        "key": event.key,
+        "decision": event.decision,
+        "candidates": list(event.candidates),
+        "target": event.target or None,
+        "asked": len(calls),
+        "answer": calls[-1].output if calls else None,
+    }
+    write = f"the write on {quoted(event.key)}"
+    if fact_id is None and not calls:
+        what = f"{write} added unasked: no active fact shares a word with it"
+    elif fact_id is None:
+        what = f"{write} judged {event.decision} by {model}, candidates {among}"
+    elif fact_id == event.target and event.decision == "DELETE":
+        what = (
+            f"deleted at t={clock:g}: {model} judged {write} a DELETE of it "
+            f"(candidates {among}): retired, kept, never ranked"
+        )
+    elif fact_id == event.target:
+        what = f"{model} judged {write} an UPDATE of it (candidates {among})"
+    else:
+        what = f"a candidate of {write}, judged {event.decision} by {model}: left as it was"
+    return Step(moment.at, moment.step, "Judged", clock, what, numbers)
+
+
 def _query_step(moment: _Moment, event: Queried, fact_id: int) -> Step:
     """A query that returned the fact: its place among the results, its score, its reads."""
     clock = moment.after.clock
@@ -583,7 +628,9 @@ def _fact_now(forgetting: ForgettingPolicy, state: State, fact: Fact) -> Standin
         )
     elif fact.status == "retired":
         numbers.update(ended_at=fact.ended_at, superseded_by=fact.superseded_by)
-        what = f"now retired (since t={fact.ended_at:g}, superseded by fact {fact.superseded_by})"
+        by = fact.superseded_by
+        why = "deleted by a judged write" if by is None else f"superseded by fact {by}"
+        what = f"now retired (since t={fact.ended_at:g}, {why})"
         if fact.closed_to is not None:
             numbers.update(valid_to=fact.closed_to)
             what += f"; true until t={fact.closed_to:g}"

@@ -264,7 +264,9 @@ def _fact_line(change: dict[str, Any], there: str) -> str:
         case "added":
             return f"{head}: {visible(after['text'])}  (importance {after['importance']:g})"
         case "retired":
-            return f"{head}: superseded by {after['superseded_by']} at t={after['ended_at']:g}"
+            by = after["superseded_by"]
+            why = "deleted by a judged write" if by is None else f"superseded by {by}"
+            return f"{head}: {why} at t={after['ended_at']:g}"
         case "evicted":
             return f"{head} (score {after['evicted_score']:.4f}) at t={after['ended_at']:g}"
         case "expired":

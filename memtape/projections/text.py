@@ -112,7 +112,7 @@ def _store_lines(store: dict[str, Any], clock: float) -> Iterator[str]:
     for fact in store["retired"]:
         yield (
             f"  retired  {fact['id']} {quoted(fact['key'])}: {visible(fact['text'])}  "
-            f"(superseded by {fact['superseded_by']} at t={fact['retired_at']:g})"
+            f"({_retired_by(fact['superseded_by'])} at t={fact['retired_at']:g})"
         )
     for fact in store["evicted"]:
         yield (
@@ -162,3 +162,10 @@ def render_timeline(rows: "Iterable[TimelineRow]", color: bool = False) -> Itera
             gauge = paint(gauge, "red" if row.meter.over else "green", color) + " "
         name = type(row.event).__name__
         yield f"{row.at:>5}  step {row.step:>4}  {name:<19} {gauge}{row.summary}"
+
+
+def _retired_by(superseded_by: int | None) -> str:
+    """Why a retired fact left: the fact that superseded it, or a judged write's DELETE."""
+    if superseded_by is None:
+        return "deleted by a judged write"
+    return f"superseded by {superseded_by}"

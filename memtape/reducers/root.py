@@ -16,6 +16,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     Queried,
     Superseded,
     TurnAdded,
@@ -96,6 +97,12 @@ def _block_edited(state: State, event: BlockEdited) -> State:
     return State(state.clock, blocks.block_edited(state.window, event), state.store, state.memory)
 
 
+def _judged(state: State, event: Judged) -> State:
+    return State(
+        state.clock, state.window, store.judged(state.store, event, state.clock), state.memory
+    )
+
+
 def _episode_recorded(state: State, event: EpisodeRecorded) -> State:
     return State(
         state.clock, state.window, state.store, memory.episode_recorded(state.memory, event)
@@ -117,6 +124,7 @@ _REDUCERS: dict[type, Callable[[State, Any], State]] = {
     Evicted: _evicted,
     Expired: _expired,
     ValidityClosed: _validity_closed,
+    Judged: _judged,
     EpisodeRecorded: _episode_recorded,
     Consolidated: _consolidated,
     BlockEdited: _block_edited,

@@ -76,6 +76,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     ModelCall,
     ProceduralRule,
     Queried,
@@ -398,6 +399,14 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
             masks.text(event.value),
             event.tokens,
             event.limit,
+        )
+    if isinstance(event, Judged):
+        return Judged(
+            masks.text(event.key),
+            event.decision,
+            event.candidates,
+            event.target,
+            _asked(event.asked, masks),
         )
     if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted | ValidityClosed):
         return event

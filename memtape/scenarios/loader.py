@@ -96,6 +96,7 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.core.spelling import did_you_mean
+from memtape.core.values import MAX_TOKENS
 from memtape.policies.plumbing.params import MAX_INT, Params
 from memtape.policies.session import Policies
 from memtape.policies.zoo import AXIS_OF
@@ -408,9 +409,9 @@ def _turn(params: Params) -> AddTurn:
         raise params.error("pin", f"must be true or false, got {pin!r}")
     tokens = params.optional("tokens")
     if tokens is not None and (
-        isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_INT
+        isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_TOKENS
     ):
-        raise params.error("tokens", f"must be an integer in 0..{MAX_INT}, got {tokens!r}")
+        raise params.error("tokens", f"must be an integer in 0..{MAX_TOKENS}, got {tokens!r}")
     return AddTurn(role, params.text("text"), salient, calls, answers, pin is True, tokens)
 
 

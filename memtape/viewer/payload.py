@@ -56,6 +56,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     Queried,
     Superseded,
     TurnAdded,
@@ -86,6 +87,7 @@ FOLLOWED: frozenset[type[Event]] = frozenset(
         Evicted,
         Expired,
         ValidityClosed,
+        Judged,
     }
 )
 """Every event type the viewer follows (tests/test_payload.py holds it to ``EVENT_TYPES``)."""
@@ -363,14 +365,17 @@ def window_delta(event: Event, before: Window, after: Window) -> dict[str, Any]:
 
 
 def store_delta(event: Event, before: Store, after: Store) -> dict[str, Any]:
-    """The facts the event touched: written, read (alone or by a query), retired or evicted."""
+    """The facts the event touched: written, read (alone or by a query), retired (a judged
+    DELETE's target too) or evicted."""
     if not isinstance(
-        event, FactWritten | FactRead | Queried | Superseded | Evicted | Expired | ValidityClosed
+        event,
+        FactWritten | FactRead | Queried | Superseded | Evicted | Expired | ValidityClosed | Judged,
     ):
         raise BadInput(f"the viewer cannot follow a store change by {type(event).__name__}")
     if isinstance(event, Queried):
         return {"r": [[i, after.facts[i].reads] for i in event.results]} if event.results else {}
-    fact, old = after.facts[event.id], before.facts.get(event.id)
+    fact_id = event.target if isinstance(event, Judged) else event.id
+    fact, old = after.facts[fact_id], before.facts.get(fact_id)
     delta: dict[str, Any] = {}
     if old is None:
         delta["f"] = [fact.id]

@@ -587,7 +587,8 @@
 
   function retiredText(fact) {
     const when = number(fact.retired_at, 2);
-    return `${fact.key}: ${fact.text} · retired at t=${when}, superseded by fact ${fact.superseded_by}`;
+    const why = fact.superseded_by === null ? "deleted by a judged write" : `superseded by fact ${fact.superseded_by}`;
+    return `${fact.key}: ${fact.text} · retired at t=${when}, ${why}`;
   }
 
   function expiredText(fact) {

@@ -119,6 +119,9 @@ class Builder:
             self.unanswered += 1
             self.previous = None
             return
+        # The model the request asked for, unless the response names the one that answered.
+        self.turns.asked(exchange.request.get("model"))
+        self.turns.asked(response.get("model"))
         entries, others = reader.response(response, exchange.where)
         self.choices += others
         billed = usage(exchange.endpoint, response)

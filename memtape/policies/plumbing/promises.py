@@ -86,6 +86,11 @@ Blocks are the session's, not a policy's (``memtape.policies.window.blocks``),
 so every session keeps this whatever its policies promise: the checks hold
 each run to it, and it is not one of ``PROMISES``."""
 
+JUDGED = "judged"
+"""A write a model judged (``Judged``) retires only facts among its candidates: its
+``UPDATE`` or ``DELETE`` names one of them, and no ``Superseded`` in its batch retires
+another."""
+
 PROMISES = frozenset(
     {
         BUDGET,
@@ -97,6 +102,7 @@ PROMISES = frozenset(
         SUPERSEDES,
         EXPIRES,
         VALID_AS_OF,
+        JUDGED,
     }
 )
 """Every invariant a policy may promise."""
