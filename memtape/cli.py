@@ -292,7 +292,8 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     why.add_argument(
         "target",
         metavar="turn:N|KEY|ID",
-        help="a turn (turn:5), or a fact by its key (fact:KEY, or the bare key) or id",
+        help="a turn (turn:5), a fact by its key (fact:KEY, or the bare key) or id, "
+        "or a memory block (block:LABEL)",
     )
     why.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     _add_trust(why)
@@ -389,7 +390,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentP
                 yield from _subcommands(command)
 
 
-def _add_lab(commands: Any) -> None:
+def _add_lab(commands: Any) -> None:  # noqa: PLR0915 (a list of registrations, one per kind)
     """The policy lab's commands, added to ``commands``."""
     bench = commands.add_parser(
         "bench",
@@ -498,11 +499,12 @@ def _add_lab(commands: Any) -> None:
     judged = _add_family_generator(
         kinds, "judged", "a store workload of facts restated under new keys, for a judge", 8, 16
     )
-    for kind in (support, store, expiry, temporal, judged):
+    blocks = _add_blocks_generator(kinds)
+    for kind in (support, store, expiry, temporal, judged, blocks):
         kind.add_argument(
             "--seed", type=_integer, required=True, metavar="S", help="the same seed, the same file"
         )
-        _add_header_options(kind, turns=kind is support)
+        _add_header_options(kind, turns=kind in (support, blocks))
     support.set_defaults(handler=_command("generate", "support"))
 
     chat = commands.add_parser(
@@ -695,6 +697,23 @@ def _add_lab_tail(bench: argparse.ArgumentParser) -> None:
         ),
     )
     bench.set_defaults(handler=_command("bench"))
+
+
+def _add_blocks_generator(kinds: Any) -> argparse.ArgumentParser:
+    """``generate blocks``: a support session whose agent notes each planted fact in a memory
+    block (memtape.lab.blocks_workload)."""
+    blocks: argparse.ArgumentParser = kinds.add_parser(
+        "blocks", help="a support session whose agent keeps notes in a memory block"
+    )
+    blocks.add_argument("--turns", type=_integer, required=True, metavar="N", help="turns to write")
+    blocks.add_argument(
+        "--probe-every", type=_integer, default=40, metavar="N", help="turns per probe (40)"
+    )
+    blocks.add_argument(
+        "--limit", type=_integer, default=200, metavar="N", help="the block's characters (200)"
+    )
+    blocks.set_defaults(handler=_command("generate", "blocks"))
+    return blocks
 
 
 def _add_family_generator(

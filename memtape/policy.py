@@ -56,6 +56,7 @@ from memtape.core.seq import Seq
 from memtape.core.state import INITIAL_STATE, Fact, Hot, Memory, State, Store, Warm, Window
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.promises import (
+    BLOCK_LIMIT,
     BUDGET,
     CAPACITY,
     EVICTS_WEAKEST,
@@ -83,6 +84,7 @@ from memtape.policies.window.turns import arriving
 from memtape.policies.window.units import Newest, Unit, kept_tokens, newest, units
 
 __all__ = [
+    "BLOCK_LIMIT",
     "BUDGET",
     "CAPACITY",
     "EVICTS_WEAKEST",

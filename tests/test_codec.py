@@ -25,6 +25,8 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     RecordEpisode,
@@ -34,6 +36,7 @@ from memtape.core.errors import BadInput
 from memtape.core.events import (
     EVENT_TYPES,
     OMITTED_WHEN_EMPTY,
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -99,6 +102,8 @@ EVENTS: list[Event] = [
     FactWritten(3, "address", "Oslo", 0.5, None, "", AWKWARD, 1e6 + AWKWARD),
     ValidityClosed(1, AWKWARD, 3),
     Queried("where", "address", 1, (1,), (AWKWARD,), -AWKWARD, AWKWARD),
+    BlockEdited("human × é", 1, "create", "Name: Dana.\n", 2, 200),
+    BlockEdited("human × é", 2, "find-replace", "Name: Dana Ng.\n", 3),
     Judged("pet", "NOOP", (3, 1)),
     Judged(
         "pet",
@@ -126,6 +131,9 @@ COMMANDS: list[Command] = [
     Query(),
     RecordEpisode("something happened"),
     Consolidate(),
+    CreateBlock("human", 200, "Name: Dana."),
+    EditBlock("human", "find-replace", "Dana Ng", "Dana"),
+    EditBlock("persona", "append", ""),
 ]
 
 

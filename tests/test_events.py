@@ -12,6 +12,8 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     RecordEpisode,
@@ -19,6 +21,7 @@ from memtape.core.commands import (
 )
 from memtape.core.events import (
     EVENT_TYPES,
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -51,6 +54,7 @@ EVENTS: list[Event] = [
     Consolidated((1, 2), (SemanticFact("k", "v", 0.5, 1),), (ProceduralRule("do it", 2),)),
     Expired(1, "its own expires_at, due at t=6"),
     ValidityClosed(1, 4.0, 2),
+    BlockEdited("human", 1, "create", "Name: Dana.", 2, 200),
     Judged("pet", "UPDATE", (1, 3), 3),
 ]
 
@@ -62,6 +66,8 @@ COMMANDS: list[Command] = [
     Query("what is the user called", "name", 2),
     RecordEpisode("something happened"),
     Consolidate(),
+    CreateBlock("human", 200, "Name: Dana."),
+    EditBlock("human", "append", "Lives in Porto."),
 ]
 
 
@@ -84,6 +90,7 @@ class TestEventTypes:
             "Consolidated",
             "Expired",
             "ValidityClosed",
+            "BlockEdited",
             "Judged",
         } == set(EVENT_TYPES)
 
@@ -153,9 +160,8 @@ class TestEventsAreImmutableValues:
 
 class TestCommands:
     def test_command_kinds_are_the_scenario_step_names(self) -> None:
-        assert ["turn", "advance", "write", "read", "query", "episode", "consolidate"] == list(
-            COMMAND_TYPES
-        )
+        kinds = ["turn", "advance", "write", "read", "query", "episode", "consolidate"]
+        assert [*kinds, "block", "edit"] == list(COMMAND_TYPES)
 
     def test_command_kinds_invert_command_types(self) -> None:
         assert {cls: kind for kind, cls in COMMAND_TYPES.items()} == COMMAND_KINDS

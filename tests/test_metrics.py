@@ -11,7 +11,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtape.core.commands import AddTurn, AdvanceClock, Command, Query, ReadFact, WriteFact
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Command,
+    CreateBlock,
+    EditBlock,
+    Query,
+    ReadFact,
+    WriteFact,
+)
 from memtape.core.events import (
     CompactionTriggered,
     Evicted,
@@ -42,6 +51,7 @@ from memtape.projections.metrics import (
 from memtape.projections.probe_parts import ProbeParts
 from memtape.reducers import evolve, fold
 from memtape.scenarios import load_scenario
+from tests.blocked import blocked_session
 from tests.broken_policies import NeverCompacts
 from tests.playing import OWN_PARAMS
 from tests.suite_profile import examples
@@ -511,3 +521,24 @@ class TestQueries:
         run.append(Query("t", "", 1), [Queried("t", "", 1, (1,), (0.5,))])
         metrics = forgetting_metrics(run)
         assert (1, None, None) == (metrics.reads, metrics.hit_at_k, metrics.regret)
+
+
+class TestBlocksShowProbes:
+    def test_a_memory_block_shows_its_text_in_the_window(self) -> None:
+        assert visible(blocked_session().state.window, "Lives in Porto")
+
+    def test_a_probe_noted_in_a_block_is_kept_after_its_turn_leaves(self) -> None:
+        session = Session(
+            Policies.from_params({"compaction": {"policy": "sliding-window", "budget": 12}})
+        )
+        session.execute_all(
+            [
+                CreateBlock("human", 60, ""),
+                AddTurn("user", "my account is ACC-1"),
+                EditBlock("human", "append", "ACC-1"),
+                AddTurn("user", "one two three four five six seven"),
+                AddTurn("user", "one two three four five six seven"),
+            ]
+        )
+        metrics = compaction_metrics(session.run, [Probe("ACC-1", 1)])
+        assert ((), 3) == (metrics.losses, metrics.probe_passes)

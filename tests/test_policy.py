@@ -73,6 +73,7 @@ IMPORTED = [
     "memtape.policies.window.units",
     "memtape.policy",
     "memtape.reducers",
+    "memtape.reducers.blocks",
     "memtape.reducers.memory",
     "memtape.reducers.root",
     "memtape.reducers.store",

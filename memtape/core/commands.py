@@ -108,7 +108,41 @@ class Consolidate:
     """Run a sleep-time consolidation pass over every recorded episode."""
 
 
-Command = AddTurn | AdvanceClock | WriteFact | ReadFact | Query | RecordEpisode | Consolidate
+@attrs.frozen
+class CreateBlock:
+    """Create memory block ``label``, holding ``value``, of at most ``limit`` characters."""
+
+    label: str
+    limit: int
+    value: str = ""
+
+
+BLOCK_OPS: tuple[str, ...] = ("replace", "append", "find-replace")
+"""What an ``EditBlock`` may do to a block, as Letta's memory tools do."""
+
+
+@attrs.frozen
+class EditBlock:
+    """Edit memory block ``label``: ``replace`` its value with ``text``, ``append`` ``text``
+    to it (on a new line), or ``find-replace`` the first ``find`` in it with ``text``."""
+
+    label: str
+    op: str
+    text: str
+    find: str = ""
+
+
+Command = (
+    AddTurn
+    | AdvanceClock
+    | WriteFact
+    | ReadFact
+    | Query
+    | RecordEpisode
+    | Consolidate
+    | CreateBlock
+    | EditBlock
+)
 """Any command of the kernel."""
 
 COMMAND_TYPES: dict[str, type[Command]] = {
@@ -119,6 +153,8 @@ COMMAND_TYPES: dict[str, type[Command]] = {
     "query": Query,
     "episode": RecordEpisode,
     "consolidate": Consolidate,
+    "block": CreateBlock,
+    "edit": EditBlock,
 }
 """Every command type by its kind, the name it carries in scenarios and logs."""
 

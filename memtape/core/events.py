@@ -235,6 +235,26 @@ class ValidityClosed:
 
 
 @attrs.frozen
+class BlockEdited:
+    """Memory block ``label`` now reads ``value`` (``tokens`` by the compaction policy's
+    tokenizer, measured at the edit), as its ``version``.
+
+    Version 1 of a block creates it and carries its character ``limit``; a
+    later version leaves the limit out (None: the block's own). ``op`` says
+    what the edit was: ``create``, ``replace``, ``append`` or ``find-replace``.
+    A block is pinned in the window: its tokens count against the budget.
+    """
+
+    VERSION: ClassVar[int] = 1
+    label: str
+    version: int
+    op: str
+    value: str
+    tokens: int
+    limit: int | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
+
+
+@attrs.frozen
 class Judged:
     """A model judged a write to ``key`` against ``candidates``, the active facts most like it
     (ids, most alike first), and decided ``decision``: ``ADD`` (stored beside them),
@@ -309,6 +329,7 @@ Event = (
     | Consolidated
     | Expired
     | ValidityClosed
+    | BlockEdited
     | Judged
 )
 """Any event of the kernel."""
@@ -328,6 +349,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Consolidated,
         Expired,
         ValidityClosed,
+        BlockEdited,
         Judged,
     )
 }

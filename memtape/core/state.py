@@ -55,6 +55,22 @@ Warm = tuple[WarmItem, ...] | Seq[WarmItem]
 ``Seq``, by length alone (so equal windows hold equal WARMs). Read it as a sequence."""
 
 
+@attrs.frozen
+class Block:
+    """A memory block: a labelled text of at most ``limit`` characters, pinned in the window.
+
+    ``tokens`` is what its value costs (the compaction policy's count, measured
+    at its latest edit) and ``version`` how many times it was written (1: as
+    created).
+    """
+
+    label: str
+    limit: int
+    value: str
+    tokens: int
+    version: int
+
+
 class Window(NamedTuple):
     """The context window the model sees: COLD gist, WARM items, HOT turns.
 
@@ -71,7 +87,9 @@ class Window(NamedTuple):
     a policy may decide as it did before units, at the same cost);
     ``tool_turns`` lists, in order, the number of every turn of role ``tool``
     that has arrived, wherever it now is (so a policy looking for tool results
-    finds them without walking HOT).
+    finds them without walking HOT). ``blocks`` holds the memory blocks in
+    the order they were created (a handful: a tuple): always in the window,
+    their tokens in ``tokens`` (``block_tokens``).
     """
 
     hot: Hot
@@ -87,6 +105,16 @@ class Window(NamedTuple):
     cleared: Seq[int] = Seq()
     structured: bool = False
     tool_turns: Seq[int] = Seq()
+    blocks: tuple[Block, ...] = ()
+
+    @property
+    def block_tokens(self) -> int:
+        """What the memory blocks cost, all of them: a part of ``tokens`` no policy moves."""
+        return sum(block.tokens for block in self.blocks)
+
+    def block(self, label: str) -> Block | None:
+        """The memory block ``label``, or None when there is none."""
+        return next((block for block in self.blocks if block.label == label), None)
 
     def tier_of(self, turn: int) -> Tier | None:
         """The tier that holds ``turn`` now, or None if it has not arrived yet."""
@@ -299,6 +327,7 @@ EMPTY_WINDOW = Window(
     cleared=Seq(),
     structured=False,
     tool_turns=Seq(),
+    blocks=(),
 )
 """The window before any turn."""
 

@@ -44,6 +44,7 @@ from memtape.policies.settings import (
     setting_value,
 )
 from memtape.policies.store.expiry import due
+from memtape.policies.window import blocks
 from memtape.policies.zoo import AXES, LLM, SHARED
 from memtape.reducers import evolve, fold
 
@@ -245,7 +246,7 @@ class Policies:
             )
         if isinstance(command, Consolidate):
             return self._consolidate(state, command)
-        raise Rejected(f"unknown command {command!r}")
+        return blocks.decide(self.compaction, state, command)
 
     def _consolidate(self, state: State, command: Consolidate) -> tuple[Event, ...]:
         policy = _require(self.consolidation, "a consolidation pass", "consolidation")

@@ -8,6 +8,8 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     RecordEpisode,
@@ -85,5 +87,7 @@ AXIS_OF: dict[type[Command], str | None] = {
     RecordEpisode: "consolidation",
     Consolidate: "consolidation",
     AdvanceClock: None,
+    CreateBlock: "compaction",
+    EditBlock: "compaction",
 }
 """The axis whose policy decides each command (None: the session itself)."""

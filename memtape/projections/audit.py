@@ -17,6 +17,7 @@ import attrs
 
 from memtape.core.errors import BadInput
 from memtape.core.events import (
+    BlockEdited,
     CompactionTriggered,
     Consolidated,
     EpisodeRecorded,
@@ -43,6 +44,7 @@ from memtape.policies.plumbing.protocols import (
     is_explained,
 )
 from memtape.policies.session import Policies
+from memtape.projections.timeline import BLOCK_VERBS
 from memtape.reducers import evolve, fold
 
 
@@ -67,7 +69,14 @@ class KeyTarget:
     key: str
 
 
-Target = TurnTarget | FactTarget | KeyTarget
+@attrs.frozen
+class BlockTarget:
+    """A memory block, by its label (``block:human``)."""
+
+    label: str
+
+
+Target = TurnTarget | FactTarget | KeyTarget | BlockTarget
 """What ``memtape why`` asks about."""
 
 _TURN = re.compile(r"turn:(.*)", re.DOTALL)
@@ -79,9 +88,15 @@ _FACT_KEY = "fact:"
 ``fact:42`` for the key "42"); a key that itself begins so is ``fact:fact:...``."""
 
 
+_BLOCK = "block:"
+"""The prefix that names a memory block by its label (``block:human``)."""
+
+
 def parse_target(text: str) -> Target:
-    """``turn:N`` is a turn, ``fact:KEY`` a fact key, a bare integer a fact id, anything
-    else a fact key."""
+    """``turn:N`` is a turn, ``fact:KEY`` a fact key, ``block:LABEL`` a memory block, a
+    bare integer a fact id, anything else a fact key."""
+    if text.startswith(_BLOCK) and text[len(_BLOCK) :].strip():
+        return BlockTarget(text[len(_BLOCK) :])
     if text.startswith(_FACT_KEY) and text[len(_FACT_KEY) :].strip():
         return KeyTarget(text[len(_FACT_KEY) :])
     if not text.strip():
@@ -124,9 +139,10 @@ class Standing:
 
 @attrs.frozen
 class Subject:
-    """The life of one turn or one fact: its steps, oldest first, and where it ends."""
+    """The life of one turn, fact or memory block (``id``: its place among the blocks,
+    1 for the first created): its steps, oldest first, and where it ends."""
 
-    kind: Literal["turn", "fact"]
+    kind: Literal["turn", "fact", "block"]
     id: int
     label: str
     steps: tuple[Step, ...]
@@ -186,6 +202,8 @@ def audit(run: Run, policies: Policies | Callable[[int], Policies], target: Targ
     policies_at = policies if callable(policies) else lambda _: policies
     if isinstance(target, TurnTarget):
         return Life(target, (_turn_life(run, policies_at, target.turn),))
+    if isinstance(target, BlockTarget):
+        return Life(target, (_block_life(run, target.label),))
     store = run.state.store
     if isinstance(target, FactTarget):
         if target.id not in store.facts:
@@ -241,6 +259,46 @@ def _turn_life(run: Run, policies_at: Callable[[int], Policies], turn: int) -> S
     role = visible(added.role)
     label = f"turn {turn} ({role}, {kind}): {role}: {visible(added.text)}"
     return Subject("turn", turn, label, tuple(steps), _turn_now(run.state, turn))
+
+
+def _block_life(run: Run, label: str) -> Subject:
+    """Every version of memory block ``label``: what each edit made it, at what cost to the
+    window (a refused edit left no event, so it has no step)."""
+    final = run.state.window
+    block = final.block(label)
+    if block is None:
+        known = ", ".join(repr(b.label) for b in final.blocks) or "none"
+        raise BadInput(f"no memory block is labelled {label!r} (blocks: {known})")
+    seeker = _Seeker(run)
+    steps: list[Step] = []
+    for at, event in enumerate(run.events, start=1):
+        if isinstance(event, BlockEdited) and event.label == label:
+            moment = seeker.around(at)
+            before, after = moment.before.window.tokens, moment.after.window.tokens
+            held = f"{len(event.value)}/{block.limit} characters, {counted(event.tokens, 'token')}"
+            what = (
+                f"{BLOCK_VERBS.get(event.op, visible(event.op))}, version {event.version}: "
+                f"{visible(event.value)}  ({held}; window {before} → {after})"
+            )
+            numbers = {
+                "op": event.op,
+                "version": event.version,
+                "chars": len(event.value),
+                "limit": block.limit,
+                "tokens": event.tokens,
+                "window_before": before,
+                "window_after": after,
+            }
+            steps.append(Step(at, moment.step, "BlockEdited", moment.after.clock, what, numbers))
+    place = next(n for n, b in enumerate(final.blocks, start=1) if b.label == label)
+    now = Standing(
+        "pinned",
+        f"now version {block.version}, pinned in the window: {counted(block.tokens, 'token')} "
+        f"of every turn's budget",
+        {"version": block.version, "tokens": block.tokens, "chars": len(block.value)},
+    )
+    label_line = f"block {quoted(label)} (at most {counted(block.limit, 'character')})"
+    return Subject("block", place, label_line, tuple(steps), now)
 
 
 def _arrival(moment: _Moment, event: TurnAdded, budget: int | None) -> Step:
@@ -624,6 +682,8 @@ def _target_data(target: Target) -> dict[str, Any]:
             return {"kind": "fact", "id": fact_id}
         case KeyTarget(key=key):
             return {"kind": "key", "key": key}
+        case BlockTarget(label=label):
+            return {"kind": "block", "label": label}
 
 
 def render_life(life: Life) -> Iterator[str]:

@@ -4,7 +4,8 @@ Compaction: the tokens each turn sends (the window after that turn and any
 compaction it triggered, what the model would see), their peak and total,
 whether the peak went over the budget and why, the compactions, and probe
 retention: whether each planted string is still visible in the window (HOT
-text, WARM items or the gist) at every turn from the one it was planted at,
+text, WARM items, the gist or a memory block) at every turn from the one it
+was planted at,
 with the event that lost each lost one.
 
 Forgetting: stale reads (a returned fact that is not the newest write for
@@ -22,6 +23,7 @@ import attrs
 
 from memtape.core.commands import AddTurn, Command
 from memtape.core.events import (
+    BlockEdited,
     CompactionTriggered,
     Event,
     Evicted,
@@ -195,11 +197,13 @@ def steps(run: Run) -> Iterator[tuple[int, tuple[Event, ...], State, State]]:
 
 
 def visible(window: Window, text: str) -> bool:
-    """Whether ``text`` shows in the window: a HOT turn's text, a WARM item, or the gist."""
+    """Whether ``text`` shows in the window: a HOT turn's text, a WARM item, the gist, or a
+    memory block."""
     return (
         text in window.gist
         or any(text in turn.text for turn in window.hot)
         or any(text in item.text for item in window.warm)
+        or any(text in block.value for block in window.blocks)
     )
 
 
@@ -266,11 +270,11 @@ class WindowTally:
         and the states before and after them."""
         compactions = sum(1 for event in batch if isinstance(event, CompactionTriggered))
         tracker = self._tracker
-        if compactions:
-            self._compactions += compactions
+        self._compactions += compactions
+        if compactions or any(isinstance(event, BlockEdited) for event in batch):
             tracker.follow(batch, after.window, offset)
         else:
-            # Without a compaction a step only adds turns: no part of the window leaves.
+            # Without a compaction or a block edit a step only adds turns: nothing leaves.
             tracker.add(event for event in batch if isinstance(event, TurnAdded))
         if not isinstance(command, AddTurn):
             return

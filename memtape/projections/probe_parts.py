@@ -10,19 +10,19 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from memtape.core.events import CompactionTriggered, Event, TurnAdded
+from memtape.core.events import BlockEdited, CompactionTriggered, Event, TurnAdded
 from memtape.core.state import Window
 
 
 class ProbeParts:
     """How many window parts show each probe, followed event by event.
 
-    A part is a HOT turn (by its number) or a WARM item (by its place in the
-    order WARM received items over the run), and only the parts that show
-    some probe are kept. A compaction names what it moves, drops, clears and
-    cools, so following one costs what it changes, not the window: a policy
-    that keeps a long HOT (clear-tool-results) costs the bench the same per
-    turn at any length.
+    A part is a HOT turn (by its number), a memory block (by its label) or a
+    WARM item (by its place in the order WARM received items over the run),
+    and only the parts that show some probe are kept. A compaction names what
+    it moves, drops, clears and cools, so following one costs what it changes,
+    not the window: a policy that keeps a long HOT (clear-tool-results) costs
+    the bench the same per turn at any length; a block edit costs the block.
     """
 
     def __init__(self, texts: tuple[str, ...]) -> None:
@@ -34,6 +34,8 @@ class ProbeParts:
         self._warm_first = 0
         """The place of WARM's oldest item; the next item to arrive takes ``_warm_next``."""
         self._warm_next = 0
+        self._blocks: dict[str, tuple[int, ...]] = {}
+        """The probes each memory block's value shows, by label."""
         self._counts = [0] * len(texts)
         self._gist = ""
         self._in_gist: tuple[int, ...] = ()
@@ -99,6 +101,8 @@ class ProbeParts:
         for position, event in enumerate(events, start=offset + 1):
             if isinstance(event, TurnAdded):
                 self._enter_hot(event.turn, event.text)
+            elif isinstance(event, BlockEdited):
+                self._see_block(event.label, event.value)
             elif isinstance(event, CompactionTriggered):
                 if event.kept is not None:
                     # An old log's compaction lists what stays rather than what goes.
@@ -135,9 +139,11 @@ class ProbeParts:
 
     def _rebuild(self, window: Window) -> None:
         """Follow the window to ``window`` by reading the whole of it."""
-        for found in (*self._hot.values(), *self._warm.values()):
+        for found in (*self._hot.values(), *self._warm.values(), *self._blocks.values()):
             self._count(found, -1)
-        self._hot, self._warm = {}, {}
+        self._hot, self._warm, self._blocks = {}, {}, {}
+        for block in window.blocks:
+            self._see_block(block.label, block.value)
         self._warm_first, self._warm_next = 0, 0
         for turn in window.hot:
             self._enter_hot(turn.turn, turn.text)
@@ -148,6 +154,13 @@ class ProbeParts:
                 self._count(found, 1)
             self._warm_next += 1
         self._see_gist(window.gist)
+
+    def _see_block(self, label: str, value: str) -> None:
+        self._count(self._blocks.pop(label, ()), -1)
+        found = self._found(value)
+        if found:
+            self._blocks[label] = found
+            self._count(found, 1)
 
     def _enter_hot(self, number: int, text: str) -> None:
         found = self._found(text)

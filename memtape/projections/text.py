@@ -66,6 +66,11 @@ def _window_lines(window: dict[str, Any], color: bool, width: int | None) -> Ite
     meter = Meter(window["tokens"], window["budget"])
     head = "window  "
     yield head + meter_line(meter, color, room=None if width is None else width - len(head))
+    for n, block in enumerate(window.get("blocks", ())):
+        tier = "BLOCK" if n == 0 else "     "
+        held = f"v{block['version']}, {block['chars']}/{block['limit']} chars"
+        said = f"{visible(block['label'])} ({held}): {visible(block['value'])}"
+        yield f"  {tier} {said}  ({block['tokens']})"
     cold = window["cold"]
     if cold["turns"]:
         held = f"{counted(cold['turns'], 'turn')}, {counted(cold['tokens'], 'token')}"

@@ -7,6 +7,7 @@ import attrs
 
 from memtape.core.codec import event_data
 from memtape.core.events import (
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -73,6 +74,15 @@ def timeline(run: Run, policies: Policies | Callable[[int], Policies]) -> Iterat
             yield TimelineRow(at, step, event, gauge, summarize(event, before, state))
 
 
+BLOCK_VERBS = {
+    "create": "created",
+    "replace": "replaced",
+    "append": "appended to",
+    "find-replace": "found and replaced in",
+}
+"""What a block edit's ``op`` did, as a timeline line (and ``why block:LABEL``) says it."""
+
+
 def describe_judgement(event: Judged, before: State) -> str:
     """A model's judgement of a write in one line: the decision, its target, the candidates
     and the calls it took."""
@@ -130,6 +140,13 @@ def summarize(event: Event, before: State, after: State) -> str:
         case Expired(id=fact_id, reason=reason):
             key = before.store.facts[fact_id].key
             return f"fact {fact_id} ({quoted(key)}) expired: {visible(reason)}"
+        case BlockEdited(label=label, version=version, op=op, value=value, tokens=tokens):
+            block = after.window.block(label)
+            limit = f"/{block.limit}" if block is not None else ""
+            return (
+                f"block {quoted(label)} {BLOCK_VERBS.get(op, visible(op))}, version {version}: "
+                f"{len(value)}{limit} characters, {counted(tokens, 'token')}"
+            )
         case Judged():
             return describe_judgement(event, before)
         case EpisodeRecorded(id=episode_id, text=text):

@@ -6,6 +6,7 @@ from typing import Any
 
 from memtape.core.errors import CorruptLog
 from memtape.core.events import (
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -22,7 +23,7 @@ from memtape.core.events import (
     ValidityClosed,
 )
 from memtape.core.state import INITIAL_STATE, State
-from memtape.reducers import memory, store, window
+from memtape.reducers import blocks, memory, store, window
 
 _STATE: Callable[[tuple[Any, ...]], State] = partial(tuple.__new__, State)
 """``State(*fields)`` in C (see ``window._WINDOW``)."""
@@ -92,6 +93,10 @@ def _validity_closed(state: State, event: ValidityClosed) -> State:
     )
 
 
+def _block_edited(state: State, event: BlockEdited) -> State:
+    return State(state.clock, blocks.block_edited(state.window, event), state.store, state.memory)
+
+
 def _judged(state: State, event: Judged) -> State:
     return State(
         state.clock, state.window, store.judged(state.store, event, state.clock), state.memory
@@ -122,6 +127,7 @@ _REDUCERS: dict[type, Callable[[State, Any], State]] = {
     Judged: _judged,
     EpisodeRecorded: _episode_recorded,
     Consolidated: _consolidated,
+    BlockEdited: _block_edited,
 }
 
 

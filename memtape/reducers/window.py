@@ -21,7 +21,7 @@ _SHORT = 16
 """The most kept turns looked up in a tuple rather than a set."""
 
 _WINDOW: Callable[[tuple[Any, ...]], Window] = partial(tuple.__new__, Window)
-"""``Window(*fields)``, all thirteen given, in C: a NamedTuple's ``__new__`` is a Python
+"""``Window(*fields)``, all fourteen given, in C: a NamedTuple's ``__new__`` is a Python
 function, and at a turn a step costs it more than the rest of the step's bookkeeping."""
 
 
@@ -61,6 +61,7 @@ def turn_added(window: Window, event: TurnAdded) -> Window:
             window.cleared,
             window.structured or _structured(event),
             _tool_turns_after(window.tool_turns, event),
+            window.blocks,
         )
     )
 
@@ -196,6 +197,7 @@ def _compact(
             cleared,
             structured,
             tool_turns,
+            window.blocks,
         )
     )
 

@@ -3,6 +3,8 @@
 A redacted copy can go into a bug report without the user's data. Every
 free text (turn texts, WARM items and cleared results, fact keys and texts,
 query texts and the keys they expect, episodes, distilled facts and rules,
+memory blocks' labels and values (a redacted copy's blocks are not held to
+their limits: a placeholder is not the text's length),
 model answers, and every string of the header but the names) becomes a
 placeholder; tool call ids become ``call.N``, in the order the run first
 names them; a model call's prompt hash is zeroed. What is not free text
@@ -54,6 +56,8 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     RecordEpisode,
@@ -62,6 +66,7 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import (
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -386,6 +391,15 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         return Consolidated(event.episodes, semantic, procedural, _asked(event.asked, masks))
     if isinstance(event, Expired):
         return Expired(event.id, masks.text(event.reason))
+    if isinstance(event, BlockEdited):
+        return BlockEdited(
+            masks.text(event.label),
+            event.version,
+            event.op,
+            masks.text(event.value),
+            event.tokens,
+            event.limit,
+        )
     if isinstance(event, Judged):
         return Judged(
             masks.text(event.key),
@@ -447,6 +461,11 @@ def _command(command: Command, masks: Masks) -> Command:
         )
     if isinstance(command, RecordEpisode):
         return RecordEpisode(masks.text(command.text))
+    if isinstance(command, CreateBlock):
+        return CreateBlock(masks.text(command.label), command.limit, masks.text(command.value))
+    if isinstance(command, EditBlock):
+        find = masks.text(command.find) if command.find else ""
+        return EditBlock(masks.text(command.label), command.op, masks.text(command.text), find)
     if isinstance(command, AdvanceClock | Consolidate):
         return command
     assert_never(command)

@@ -16,7 +16,8 @@ written; ``r`` ``[id, reads]`` of facts read; ``x`` ``[id, status, ended_at,
 superseded_by, score]`` of facts retired or evicted; ``e`` pending episodes as
 ``[shift, appended [id, text]]``; ``s`` semantic facts appended ``[key, text,
 importance, episode]``; ``p`` procedural rules appended ``[text, episode]``;
-``P`` the policy parameters, when they change (a fork); ``R``, only for a
+``b`` ``[label, value, tokens, version, limit]`` of a memory block created or
+edited; ``P`` the policy parameters, when they change (a fork); ``R``, only for a
 forgetting policy the page cannot score, ``[reset, rows]``: the ranking's
 ``[id, score, factors]`` rows that changed since the last ``R`` (all of
 them, the page's held scores first cleared, when ``reset`` is 1); a fact that
@@ -45,6 +46,7 @@ from typing import Any, TypeVar
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import (
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -76,6 +78,7 @@ FOLLOWED: frozenset[type[Event]] = frozenset(
         ClockAdvanced,
         EpisodeRecorded,
         Consolidated,
+        BlockEdited,
         # The store's events: store_delta ships what each changed, and refuses any other.
         FactWritten,
         FactRead,
@@ -329,7 +332,8 @@ def state_delta(event: Event, before: State, after: State) -> dict[str, Any]:
 
 
 def window_delta(event: Event, before: Window, after: Window) -> dict[str, Any]:
-    """Tokens, HOT, WARM, the gist, and the turns appended to COLD and dropped."""
+    """Tokens, HOT, WARM, the gist, the turns appended to COLD and dropped, and a memory
+    block edited."""
     delta: dict[str, Any] = {}
     if after.tokens != before.tokens:
         delta["t"] = after.tokens
@@ -353,6 +357,10 @@ def window_delta(event: Event, before: Window, after: Window) -> dict[str, Any]:
         delta["d"] = list(after.dropped[len(before.dropped) :])
     if isinstance(event, CompactionTriggered) and event.cleared:
         delta["z"] = [[item.turn, item.text, item.tokens] for item in event.cleared]
+    if isinstance(event, BlockEdited):
+        block = after.block(event.label)
+        limit = block.limit if block is not None else event.limit
+        delta["b"] = [event.label, event.value, event.tokens, event.version, limit]
     return delta
 
 

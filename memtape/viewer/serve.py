@@ -34,6 +34,8 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     RecordEpisode,
@@ -164,6 +166,10 @@ def next_label(command: Command) -> dict[str, str]:
             label = "Next step: record an episode"
         case Consolidate():
             label = "Next step: consolidate"
+        case CreateBlock(label=block):
+            label = f"Next step: create block {block!r}"
+        case EditBlock(label=block, op=op):
+            label = f"Next step: {op} in block {block!r}"
         case _:
             assert_never(command)  # mypy fails here when a command kind has no label
     return {"label": label}

@@ -47,6 +47,7 @@ from memtape.checking.invariants.store import (
 from memtape.checking.invariants.violation import Violation
 from memtape.checking.invariants.window import (
     budget_bound,
+    check_blocks,
     check_budget,
     check_gist,
     check_hot,
@@ -63,6 +64,7 @@ __all__ = [
     "StepChecker",
     "Violation",
     "budget_bound",
+    "check_blocks",
     "check_budget",
     "check_capacity",
     "check_codec",

@@ -7,7 +7,7 @@ from memtape.checking.invariants.promises import check_compaction, check_forgett
 from memtape.checking.invariants.replay import check_codec
 from memtape.checking.invariants.store import check_eviction, check_judged, check_query
 from memtape.checking.invariants.violation import Violation
-from memtape.checking.invariants.window import _unpinned, check_token_total
+from memtape.checking.invariants.window import _unpinned, check_blocks, check_token_total
 from memtape.core.errors import CorruptLog
 from memtape.core.events import (
     ClockAdvanced,
@@ -136,7 +136,8 @@ class StepChecker:
     recorded turn's structure was one the run allowed (``structure_error``)
     and that the turns that arrived or left HOT did so with their partners;
     under PINNED that a compaction moved no pinned turn. After one that
-    touched the store: ``check_forgetting``. A batch costs what it changed,
+    touched the store: ``check_forgetting``; after one that edited a memory block,
+    BLOCK_LIMIT (every session's, ``check_blocks``). A batch costs what it changed,
     and the size of the window while the window is short: the token total is
     counted from the tiers after each event only while HOT and WARM hold at
     most ``SHORT_HOT`` items (a ``none`` window keeps every turn), and
@@ -226,7 +227,11 @@ class StepChecker:
                 )
             )
         violations.extend(
-            self._moves(window, arrivals, leaving, promised, compacted=compacted, at=end)
+            [
+                *self._moves(window, arrivals, leaving, promised, compacted=compacted, at=end),
+                # A redacted copy's placeholders are not its blocks' lengths.
+                *check_blocks(window, events if self._own_texts else (), at=end),
+            ]
         )
         if touched_store and forgetting is not None:
             violations.extend(

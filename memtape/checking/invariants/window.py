@@ -1,28 +1,35 @@
 """The window's invariants: the running total, the tiers, the gist, the budget, HOT's
-newest turns verbatim and well formed, pinned turns in place."""
+newest turns verbatim and well formed, pinned turns in place, memory blocks within their
+limits."""
 
 from collections.abc import Mapping, Sequence
 
 from memtape.checking.invariants.violation import Violation
 from memtape.core.events import (
+    BlockEdited,
+    Event,
     TurnAdded,
 )
 from memtape.core.plural import counted
 from memtape.core.state import Window
+from memtape.policies.plumbing.promises import BLOCK_LIMIT
 from memtape.policies.window.tiered import TieredCompaction, gist_for
 from memtape.policies.window.trigger import Trigger
 from memtape.policies.window.units import newest, recent_start, units
 
 
 def check_token_total(window: Window, *, at: int) -> list[Violation]:
-    """The running token total equals the HOT, WARM and gist tokens counted from scratch."""
+    """The running token total equals the HOT, WARM, gist and block tokens counted from
+    scratch."""
     hot = sum(t.tokens for t in window.hot)
     warm = sum(w.tokens for w in window.warm)
-    if hot + warm + window.gist_tokens == window.tokens:
+    blocks = window.block_tokens
+    if hot + warm + window.gist_tokens + blocks == window.tokens:
         return []
+    named = f" + blocks {blocks}" if blocks else ""
     message = (
         f"the running total is {counted(window.tokens, 'token')}, but HOT {hot} + WARM {warm} "
-        f"+ gist {window.gist_tokens} make {hot + warm + window.gist_tokens}"
+        f"+ gist {window.gist_tokens}{named} make {hot + warm + window.gist_tokens + blocks}"
     )
     return [Violation(at, "token-total", message)]
 
@@ -55,6 +62,21 @@ def check_tiers(window: Window, *, at: int) -> list[Violation]:
         )
         violations.append(Violation(at, "tiers", message))
     return violations
+
+
+def check_blocks(window: Window, events: Sequence[Event], *, at: int) -> list[Violation]:
+    """BLOCK_LIMIT after ``events``: no memory block holds more characters than its limit
+    (looked at only when one of them edited a block)."""
+    if not any(type(event) is BlockEdited for event in events):
+        return []
+    for block in window.blocks:
+        if len(block.value) > block.limit:
+            message = (
+                f"block {block.label!r} holds {len(block.value)} characters at version "
+                f"{block.version}, over its limit of {block.limit}"
+            )
+            return [Violation(at, BLOCK_LIMIT, message)]
+    return []
 
 
 def check_gist(window: Window, compaction: TieredCompaction, *, at: int) -> list[Violation]:

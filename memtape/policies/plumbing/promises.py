@@ -78,6 +78,14 @@ VALID_AS_OF = "valid-as-of"
 """A bi-temporal query (``as_of``, ``known_at``) returns only facts that were true at
 ``as_of`` as the store knew them at ``known_at``, never one outside its validity."""
 
+BLOCK_LIMIT = "block-limit"
+"""A memory block is never over its limit: after each command every block holds at most
+its ``limit`` characters (an edit that would pass it is refused).
+
+Blocks are the session's, not a policy's (``memtape.policies.window.blocks``),
+so every session keeps this whatever its policies promise: the checks hold
+each run to it, and it is not one of ``PROMISES``."""
+
 JUDGED = "judged"
 """A write a model judged (``Judged``) retires only facts among its candidates: its
 ``UPDATE`` or ``DELETE`` names one of them, and no ``Superseded`` in its batch retires
