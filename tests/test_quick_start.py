@@ -45,6 +45,7 @@ SHOW_MODULES = sorted(
         *HELP_MODULES,
         "memtape.commandline.opening",
         "memtape.commandline.output",
+        "memtape.commandline.priced",
         "memtape.commandline.show",
         "memtape.core.chain",
         "memtape.core.codec",
@@ -80,6 +81,7 @@ SHOW_MODULES = sorted(
         "memtape.policies.text.tokenizers",
         "memtape.policies.plumbing.trust",
         "memtape.policies.window",
+        "memtape.policies.window.blocks",
         "memtape.policies.window.turns",
         "memtape.policies.window.units",
         "memtape.policies.zoo",
@@ -89,6 +91,7 @@ SHOW_MODULES = sorted(
         "memtape.projections.view",
         "memtape.projections.wrapping",
         "memtape.reducers",
+        "memtape.reducers.blocks",
         "memtape.reducers.memory",
         "memtape.reducers.root",
         "memtape.reducers.store",
@@ -198,7 +201,7 @@ class TestShow:
 
     def test_show_runs_its_command_only(self, loaded: list[str]) -> None:
         commands = [name for name in loaded if name.startswith("memtape.commandline.")]
-        expected = ["numbers", "opening", "output", "show"]
+        expected = ["numbers", "opening", "output", "priced", "show"]
         assert [f"memtape.commandline.{name}" for name in expected] == commands
 
     def test_show_imports_none_of_what_it_does_not_need(self, loaded: list[str]) -> None:
