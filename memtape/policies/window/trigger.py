@@ -16,7 +16,9 @@ clear-tool-results and the replicas) reads the same parameters beside its
   fires at 50% of the window and stops at a budget above it would do nothing).
 - ``clear_at_least``: compact nothing unless the compaction would take at
   least this many tokens out of the window (so a cached prefix is not broken
-  for little), as Anthropic's context editing does.
+  for little), as Anthropic's context editing does. A compaction whose
+  writing asked a model is made whatever it frees: the answers are recorded
+  in it, and nowhere else.
 - ``context_window``: the model's window, which a percentage is of.
 
 Left out, they change nothing: the budget triggers and the budget is the
@@ -113,8 +115,11 @@ class Trigger:
 
     def frees_enough(self, state: State, turn: TurnAdded, compaction: CompactionTriggered) -> bool:
         """Whether ``compaction`` takes at least ``clear_at_least`` tokens out of the window
-        ``state`` holds once ``turn`` is in (always, when ``clear_at_least`` is 0)."""
-        if not self.clear_at_least:
+        ``state`` holds once ``turn`` is in (always, when ``clear_at_least`` is 0, and when
+        deciding it asked a model)."""
+        if not self.clear_at_least or compaction.asked:
+            # A model's answers are recorded only in the compaction that uses them: one
+            # asked and then set aside could not be re-decided from its run.
             return True
         # Imported here: only a policy that sets clear_at_least folds its own decision.
         from memtape.reducers import evolve  # noqa: PLC0415
