@@ -27,6 +27,7 @@ from memtape.core.commands import (
     Consolidate,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
 )
@@ -46,6 +47,7 @@ from memtape.core.events import (
     ModelCall,
     ProceduralRule,
     Queried,
+    Recalled,
     SemanticFact,
     Superseded,
     TurnAdded,
@@ -98,6 +100,8 @@ EVENTS: list[Event] = [
     FactWritten(3, "address", "Oslo", 0.5, None, "", AWKWARD, 1e6 + AWKWARD),
     ValidityClosed(1, AWKWARD, 3),
     Queried("where", "address", 1, (1,), (AWKWARD,), -AWKWARD, AWKWARD),
+    Recalled("cracked screen", 2, (1, 4), (AWKWARD, 1 / 3), (WarmItem(1, "ORD-7731 cracked", 3),)),
+    Recalled("nothing matches", 3, (), (), ()),
 ]
 
 COMMANDS: list[Command] = [
@@ -115,6 +119,7 @@ COMMANDS: list[Command] = [
     ReadFact(id=3),
     Query("who is the user", "name", 2),
     Query(),
+    Recall("cracked screen", 2),
     RecordEpisode("something happened"),
     Consolidate(),
 ]

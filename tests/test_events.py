@@ -14,6 +14,7 @@ from memtape.core.commands import (
     Consolidate,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
 )
@@ -30,6 +31,7 @@ from memtape.core.events import (
     FactWritten,
     ProceduralRule,
     Queried,
+    Recalled,
     SemanticFact,
     Superseded,
     TurnAdded,
@@ -50,6 +52,7 @@ EVENTS: list[Event] = [
     Consolidated((1, 2), (SemanticFact("k", "v", 0.5, 1),), (ProceduralRule("do it", 2),)),
     Expired(1, "its own expires_at, due at t=6"),
     ValidityClosed(1, 4.0, 2),
+    Recalled("order", 2, (3, 1), (1.5, 0.25), (WarmItem(3, "order ORD-7731", 4),)),
 ]
 
 COMMANDS: list[Command] = [
@@ -60,6 +63,7 @@ COMMANDS: list[Command] = [
     Query("what is the user called", "name", 2),
     RecordEpisode("something happened"),
     Consolidate(),
+    Recall("order number", 2),
 ]
 
 
@@ -82,6 +86,7 @@ class TestEventTypes:
             "Consolidated",
             "Expired",
             "ValidityClosed",
+            "Recalled",
         } == set(EVENT_TYPES)
 
     def test_each_registered_name_is_its_class_name(self) -> None:
@@ -150,9 +155,8 @@ class TestEventsAreImmutableValues:
 
 class TestCommands:
     def test_command_kinds_are_the_scenario_step_names(self) -> None:
-        assert ["turn", "advance", "write", "read", "query", "episode", "consolidate"] == list(
-            COMMAND_TYPES
-        )
+        expected = ["turn", "advance", "write", "read", "query", "episode", "consolidate", "recall"]
+        assert expected == list(COMMAND_TYPES)
 
     def test_command_kinds_invert_command_types(self) -> None:
         assert {cls: kind for kind, cls in COMMAND_TYPES.items()} == COMMAND_KINDS

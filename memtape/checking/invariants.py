@@ -37,6 +37,7 @@ from memtape.core.events import (
     FactRead,
     FactWritten,
     Queried,
+    Recalled,
     Superseded,
     TurnAdded,
 )
@@ -52,6 +53,7 @@ from memtape.policies.plumbing.promises import (
     EVICTS_WEAKEST,
     EXPIRES,
     PINNED,
+    RECALL_BUDGET,
     RECENT_VERBATIM,
     SUPERSEDES,
     VALID_AS_OF,
@@ -65,6 +67,7 @@ from memtape.policies.plumbing.protocols import (
 )
 from memtape.policies.session import Policies
 from memtape.policies.store import temporal
+from memtape.policies.window.recall import limit as recall_limit
 from memtape.policies.window.tiered import TieredCompaction, gist_for
 from memtape.policies.window.trigger import Trigger
 from memtape.policies.window.turns import structure_error
@@ -93,14 +96,18 @@ class Violation:
 
 
 def check_token_total(window: Window, *, at: int) -> list[Violation]:
-    """The running token total equals the HOT, WARM and gist tokens counted from scratch."""
+    """The running token total equals the HOT, WARM, gist and recall-tier tokens counted
+    from scratch."""
     hot = sum(t.tokens for t in window.hot)
     warm = sum(w.tokens for w in window.warm)
-    if hot + warm + window.gist_tokens == window.tokens:
+    recalled = sum(r.tokens for r in window.recalled)
+    if hot + warm + window.gist_tokens + recalled == window.tokens:
         return []
+    made = hot + warm + window.gist_tokens + recalled
+    recall = f" + recalled {recalled}" if recalled else ""
     message = (
         f"the running total is {counted(window.tokens, 'token')}, but HOT {hot} + WARM {warm} "
-        f"+ gist {window.gist_tokens} make {hot + warm + window.gist_tokens}"
+        f"+ gist {window.gist_tokens}{recall} make {made}"
     )
     return [Violation(at, "token-total", message)]
 
@@ -179,6 +186,46 @@ def check_budget(window: Window, budget: int, *, floor: int, at: int) -> list[Vi
         f"though the policy could keep as few as {floor}"
     )
     return [Violation(at, "budget", message)]
+
+
+def check_recall(
+    compaction: CompactionPolicy, before: State, after: State, event: Recalled, *, at: int
+) -> list[Violation]:
+    """RECALL_BUDGET: a recall that brought turns back left the window within its limit
+    (``memtape.policies.window.recall.limit``), and brought back only turns that had left
+    HOT, verbatim (at the tokens they arrived with)."""
+    violations: list[Violation] = []
+    left = {turn.turn: turn for turn in before.window.left}
+    for item in event.brought:
+        turn = left.get(item.turn)
+        if turn is None:
+            message = f"a recall brought back turn {item.turn}, which had not left HOT"
+            violations.append(Violation(at, RECALL_BUDGET, message))
+        elif (turn.text, turn.tokens) != (item.text, item.tokens):
+            message = f"a recall brought back turn {item.turn}, but not as it arrived"
+            violations.append(Violation(at, RECALL_BUDGET, message))
+    bound = recall_limit(compaction)
+    if event.brought and after.window.tokens > bound:
+        message = (
+            f"a recall took the window to {counted(after.window.tokens, 'token')}, "
+            f"over its limit of {bound}"
+        )
+        violations.append(Violation(at, RECALL_BUDGET, message))
+    return violations
+
+
+def _each_event(
+    policies: Policies, before: State, after: State, event: Event, *, at: int
+) -> list[Violation]:
+    """The checks of one event alone: its codec round trip, and ``check_recall`` of a
+    recall when the session's recall promises RECALL_BUDGET."""
+    violations = check_codec(event, at=at)
+    recall, compaction = policies.recall, policies.compaction
+    if not isinstance(event, Recalled) or recall is None or compaction is None:
+        return violations
+    if RECALL_BUDGET in recall.promises:
+        violations.extend(check_recall(compaction, before, after, event, at=at))
+    return violations
 
 
 def budget_bound(compaction: object, *, compacted: bool) -> int | None:
@@ -805,7 +852,7 @@ class StepChecker:
                 self.broken = True
                 message = f"{type(event).__name__}: {error}"
                 return [*violations, Violation(position, "integrity", message)]
-            violations.extend(check_codec(event, at=position))
+            violations.extend(_each_event(policies, state, after, event, at=position))
             if isinstance(event, TurnAdded):
                 touched_window = True
                 arrivals.append(event)

@@ -108,7 +108,19 @@ class Consolidate:
     """Run a sleep-time consolidation pass over every recorded episode."""
 
 
-Command = AddTurn | AdvanceClock | WriteFact | ReadFact | Query | RecordEpisode | Consolidate
+@attrs.frozen
+class Recall:
+    """Search the turns that left the window for ``text`` and bring the ``k`` best back
+    into its recall tier (those that fit under the budget); it needs a compaction policy
+    with ``recall`` set."""
+
+    text: str
+    k: int = 3
+
+
+Command = (
+    AddTurn | AdvanceClock | WriteFact | ReadFact | Query | RecordEpisode | Consolidate | Recall
+)
 """Any command of the kernel."""
 
 COMMAND_TYPES: dict[str, type[Command]] = {
@@ -119,6 +131,7 @@ COMMAND_TYPES: dict[str, type[Command]] = {
     "query": Query,
     "episode": RecordEpisode,
     "consolidate": Consolidate,
+    "recall": Recall,
 }
 """Every command type by its kind, the name it carries in scenarios and logs."""
 

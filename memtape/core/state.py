@@ -68,6 +68,13 @@ class Window(NamedTuple):
     ``tool_turns`` lists, in order, the number of every turn of role ``tool``
     that has arrived, wherever it now is (so a policy looking for tool results
     finds them without walking HOT).
+
+    ``recalled`` is the recall tier: the turns the latest ``Recalled`` brought
+    back, verbatim, counted in ``tokens``; a compaction clears it. ``left``
+    holds every turn that left HOT by a drop or a fold, as it arrived, in the
+    order they left: what a recall searches (its index is built beside the
+    state from it, ``memtape.policies.window.recall``). Both are additions of
+    the recall family; a run without a recall has an empty tier.
     """
 
     hot: Hot
@@ -83,6 +90,8 @@ class Window(NamedTuple):
     cleared: Seq[int] = Seq()
     structured: bool = False
     tool_turns: Seq[int] = Seq()
+    recalled: tuple[WarmItem, ...] = ()
+    left: Seq[TurnAdded] = Seq()
 
     def tier_of(self, turn: int) -> Tier | None:
         """The tier that holds ``turn`` now, or None if it has not arrived yet."""
@@ -295,6 +304,8 @@ EMPTY_WINDOW = Window(
     cleared=Seq(),
     structured=False,
     tool_turns=Seq(),
+    recalled=(),
+    left=Seq(),
 )
 """The window before any turn."""
 

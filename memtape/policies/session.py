@@ -44,6 +44,7 @@ from memtape.policies.settings import (
     setting_value,
 )
 from memtape.policies.store.expiry import due
+from memtape.policies.window.recall import Bm25Recall, decide_recall, recall_params, with_recall
 from memtape.policies.zoo import AXES, LLM, SHARED
 from memtape.reducers import evolve, fold
 
@@ -57,13 +58,14 @@ P = TypeVar("P")
 
 @attrs.frozen
 class Policies:
-    """One policy per axis (any may be absent), the model they may ask (``llm``), and the
-    routing of commands to them."""
+    """One policy per axis (any may be absent), the model they may ask (``llm``), what a
+    ``Recall`` searches with (``recall``, from the compaction table), and the routing."""
 
     compaction: CompactionPolicy | None = None
     forgetting: ForgettingPolicy | None = None
     consolidation: ConsolidationPolicy | None = None
     llm: ModelConfig | None = None
+    recall: Bm25Recall | None = attrs.field(default=None, kw_only=True)
     imports: bool = attrs.field(default=True, eq=False, kw_only=True)
     """Whether names given by import path were imported (False: read from a run file, and
     stood in for); ``with_settings`` builds the changed policies the same way."""
@@ -114,7 +116,7 @@ class Policies:
     @classmethod
     def _axes(cls, tables: Mapping[str, Any], where: str, *, imports: bool) -> dict[str, Any]:
         """Each axis's policy, built from its table."""
-        built: dict[str, Any] = {}
+        tables, built = recall_params(tables, where)
         for axis, known in AXES.items():
             table = tables.get(axis)
             if table is None:
@@ -172,7 +174,7 @@ class Policies:
             tables[axis] = table
         if self.llm is not None:
             tables[LLM] = self.llm.table()
-        return tables
+        return with_recall(tables, self.recall)
 
     def with_settings(self, settings: Iterable[str]) -> "Policies":
         """These policies with ``AXIS.PARAM=VALUE`` settings applied, e.g. ``compaction.budget=60``.
@@ -245,7 +247,7 @@ class Policies:
             )
         if isinstance(command, Consolidate):
             return self._consolidate(state, command)
-        raise Rejected(f"unknown command {command!r}")
+        return decide_recall(self.recall, self.compaction, state, command)
 
     def _consolidate(self, state: State, command: Consolidate) -> tuple[Event, ...]:
         policy = _require(self.consolidation, "a consolidation pass", "consolidation")

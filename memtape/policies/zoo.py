@@ -10,6 +10,7 @@ from memtape.core.commands import (
     Consolidate,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
 )
@@ -67,7 +68,7 @@ AXES = {"compaction": COMPACTION, "forgetting": FORGETTING, "consolidation": CON
 """Each axis of memory and the policies that serve it."""
 
 SHARED: dict[str, tuple[str, ...]] = {
-    "compaction": ("budget", "tokenizer"),
+    "compaction": ("budget", "tokenizer", "recall"),
     "forgetting": ("capacity", "ttl"),
     "consolidation": (),
 }
@@ -85,5 +86,6 @@ AXIS_OF: dict[type[Command], str | None] = {
     RecordEpisode: "consolidation",
     Consolidate: "consolidation",
     AdvanceClock: None,
+    Recall: "compaction",
 }
 """The axis whose policy decides each command (None: the session itself)."""

@@ -196,11 +196,13 @@ def steps(run: Run) -> Iterator[tuple[int, tuple[Event, ...], State, State]]:
 
 
 def visible(window: Window, text: str) -> bool:
-    """Whether ``text`` shows in the window: a HOT turn's text, a WARM item, or the gist."""
+    """Whether ``text`` shows in the window: a HOT turn's text, a WARM item, the gist, or a
+    turn a recall brought back."""
     return (
         text in window.gist
         or any(text in turn.text for turn in window.hot)
         or any(text in item.text for item in window.warm)
+        or any(text in item.text for item in window.recalled)
     )
 
 
@@ -391,6 +393,7 @@ class _Tracker:
             return
         parts: dict[int, TurnAdded | WarmItem] = {id(part): part for part in window.hot}
         parts.update((id(item), item) for item in window.warm)
+        parts.update((id(item), item) for item in window.recalled)
         for key in self._parts.keys() - parts.keys():
             self._count(self._holders.pop(key), -1)
         for key in parts.keys() - self._parts.keys():

@@ -16,6 +16,7 @@ from memtape.core.events import (
     FactRead,
     FactWritten,
     Queried,
+    Recalled,
     Superseded,
     TurnAdded,
     ValidityClosed,
@@ -91,6 +92,10 @@ def _validity_closed(state: State, event: ValidityClosed) -> State:
     )
 
 
+def _recalled(state: State, event: Recalled) -> State:
+    return State(state.clock, window.recalled(state.window, event), state.store, state.memory)
+
+
 def _episode_recorded(state: State, event: EpisodeRecorded) -> State:
     return State(
         state.clock, state.window, state.store, memory.episode_recorded(state.memory, event)
@@ -114,6 +119,7 @@ _REDUCERS: dict[type, Callable[[State, Any], State]] = {
     ValidityClosed: _validity_closed,
     EpisodeRecorded: _episode_recorded,
     Consolidated: _consolidated,
+    Recalled: _recalled,
 }
 
 

@@ -56,6 +56,7 @@ from memtape.core.commands import (
     Consolidate,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
     role_error,
@@ -74,6 +75,7 @@ from memtape.core.events import (
     ModelCall,
     ProceduralRule,
     Queried,
+    Recalled,
     SemanticFact,
     Superseded,
     TurnAdded,
@@ -385,6 +387,10 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         return Consolidated(event.episodes, semantic, procedural, _asked(event.asked, masks))
     if isinstance(event, Expired):
         return Expired(event.id, masks.text(event.reason))
+    if isinstance(event, Recalled):
+        # A recalled turn is its turn's text, masked as the turn's own is.
+        brought = tuple(WarmItem(i.turn, masks.text(i.text), i.tokens) for i in event.brought)
+        return Recalled(masks.text(event.query), event.k, event.found, event.scores, brought)
     if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted | ValidityClosed):
         return event
     assert_never(event)
@@ -438,6 +444,8 @@ def _command(command: Command, masks: Masks) -> Command:
         )
     if isinstance(command, RecordEpisode):
         return RecordEpisode(masks.text(command.text))
+    if isinstance(command, Recall):
+        return Recall(masks.text(command.text), command.k)
     if isinstance(command, AdvanceClock | Consolidate):
         return command
     assert_never(command)

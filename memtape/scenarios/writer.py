@@ -21,6 +21,7 @@ from memtape.core.commands import (
     Consolidate,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
 )
@@ -153,6 +154,8 @@ def step_fields(command: Command) -> dict[str, Any]:
         return query
     if isinstance(command, RecordEpisode):
         return {"episode": command.text}
+    if isinstance(command, Recall):
+        return {"recall": command.text, "k": command.k}
     if isinstance(command, Consolidate):
         return {"consolidate": True}
     raise BadInput(f"no scenario step stands for {command!r}")

@@ -36,6 +36,7 @@ from memtape.core.commands import (
     Consolidate,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
 )
@@ -164,6 +165,8 @@ def next_label(command: Command) -> dict[str, str]:
             label = "Next step: record an episode"
         case Consolidate():
             label = "Next step: consolidate"
+        case Recall(text=text, k=k):
+            label = f"Next step: recall {text!r}, top {k}"
         case _:
             assert_never(command)  # mypy fails here when a command kind has no label
     return {"label": label}

@@ -1,0 +1,206 @@
+"""memtape.policies.window.recall: turns that left the window, searched and brought back."""
+
+# Tests read `assert expected == actual`, which SIM300 would turn around.
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memtape.checking.invariants import check_recall, check_run, check_token_total
+from memtape.core.commands import AddTurn, Recall
+from memtape.core.errors import BadInput, CorruptLog, Rejected
+from memtape.core.events import Recalled, WarmItem
+from memtape.policies.session import Policies, Session
+from memtape.projections.metrics import visible
+from memtape.reducers import evolve, fold
+from memtape.scenarios.loader import load_scenario
+
+TURNS = (
+    "My order ORD-7731 arrived with a cracked screen.",
+    "Sorry to hear that. I can arrange a replacement.",
+    "Please do, and send it to the office address.",
+    "Done. The replacement ships tomorrow.",
+    "Thanks. How long does the refund of the shipping fee take?",
+    "Three to five business days.",
+)
+
+
+def _policies(**compaction: Any) -> Policies:
+    table = {"policy": "tiered", "budget": 30, "hot_n": 2, "recall": "bm25", **compaction}
+    return Policies.from_params({"compaction": table})
+
+
+def _session(**compaction: Any) -> Session:
+    session = Session(_policies(**compaction))
+    for number, text in enumerate(TURNS):
+        session.execute(AddTurn("user" if number % 2 == 0 else "assistant", text))
+    return session
+
+
+class TestParameter:
+    def test_the_compaction_table_reads_back_with_its_recall(self) -> None:
+        assert "bm25" == _policies().params()["compaction"]["recall"]
+
+    def test_a_table_without_recall_has_none(self) -> None:
+        tables = {"compaction": {"policy": "tiered", "budget": 30, "hot_n": 2}}
+        assert None is Policies.from_params(tables).recall
+
+    def test_set_turns_recall_on_and_a_new_policy_keeps_it(self) -> None:
+        tables = {"compaction": {"policy": "tiered", "budget": 30, "hot_n": 2}}
+        policies = Policies.from_params(tables).with_settings(
+            ["compaction.recall=bm25", "compaction.policy=sliding-window"]
+        )
+        assert ("sliding-window", "bm25") == (
+            policies.params()["compaction"]["policy"],
+            policies.params()["compaction"]["recall"],
+        )
+
+    def test_an_unknown_recall_is_one_clear_line(self) -> None:
+        with pytest.raises(BadInput, match=r"^s: \[compaction\]: recall must be one of bm25, got"):
+            Policies.from_params(
+                {"compaction": {"policy": "tiered", "budget": 30, "recall": "bm52"}}, "s"
+            )
+
+
+class TestLeaving:
+    def test_each_turn_that_left_hot_joins_left_in_the_order_it_left(self) -> None:
+        window = _session().state.window
+        assert [1, 2, 3, 4] == [turn.turn for turn in window.left]
+
+    def test_a_folded_turn_joins_left_too(self) -> None:
+        session = Session(_policies())
+        for text in TURNS:
+            session.execute(AddTurn("tool", text))
+        window = session.state.window
+        folded = sorted([*(item.turn for item in window.warm), *window.cold])
+        assert ([1, 2, 3], [1, 2, 3]) == ([turn.turn for turn in window.left], folded)
+
+
+class TestRecall:
+    def test_the_best_match_comes_back_verbatim_with_its_score(self) -> None:
+        session = _session()
+        (event,) = session.execute(Recall("cracked screen order", 2))
+        assert isinstance(event, Recalled)
+        assert ((1,), (WarmItem(1, TURNS[0], 9),)) == (event.found, event.brought)
+
+    def test_the_recall_tier_is_counted_in_the_window(self) -> None:
+        session = _session()
+        before = session.state.window.tokens
+        session.execute(Recall("cracked screen", 1))
+        assert before + 9 == session.state.window.tokens
+
+    def test_a_recall_never_takes_the_window_over_budget(self) -> None:
+        session = _session(budget=30)
+        session.execute(Recall("the replacement order address refund", 4))
+        window = session.state.window
+        assert (True, True) == (window.tokens <= 30, len(window.recalled) < 4)
+
+    def test_what_does_not_fit_is_found_but_not_brought(self) -> None:
+        session = _session()
+        (event,) = session.execute(Recall("the replacement order address refund", 4))
+        assert isinstance(event, Recalled)
+        brought = {item.turn for item in event.brought}
+        assert (4, True) == (len(event.found), brought < set(event.found))
+
+    def test_the_next_recall_replaces_the_tier(self) -> None:
+        session = _session()
+        session.execute(Recall("cracked screen", 1))
+        session.execute(Recall("office address", 1))
+        assert [3] == [item.turn for item in session.state.window.recalled]
+
+    def test_the_next_compaction_clears_the_tier(self) -> None:
+        session = _session()
+        session.execute(Recall("cracked screen", 1))
+        session.execute(AddTurn("user", "One more question about my warranty."))
+        window = session.state.window
+        assert ((), []) == (window.recalled, check_token_total(window, at=0))
+
+    def test_a_recall_without_recall_set_is_rejected(self) -> None:
+        tables = {"compaction": {"policy": "tiered", "budget": 30, "hot_n": 2}}
+        session = Session(Policies.from_params(tables))
+        with pytest.raises(Rejected, match='recall = "bm25"'):
+            session.execute(Recall("order", 1))
+
+    def test_replay_never_searches(self) -> None:
+        session = _session()
+        session.execute(Recall("cracked screen", 1))
+        assert session.state == fold(session.run.events)
+
+    def test_a_seek_back_rebuilds_the_index_from_the_state(self) -> None:
+        session = _session()
+        policies = session.policies
+        assert policies.recall is not None
+        recall, compaction = policies.recall, policies.compaction
+        assert compaction is not None
+        query = Recall("the replacement", 1)
+        later = recall.decide(session.state, query, compaction)
+        earlier = recall.decide(session.run.state_at(4), query, compaction)
+        again = recall.decide(session.state, query, compaction)
+        assert ((4,), (), (4,)) == (later.found, earlier.found, again.found)
+
+    def test_a_probe_in_the_recall_tier_is_visible(self) -> None:
+        session = _session()
+        session.execute(Recall("cracked screen", 1))
+        assert visible(session.state.window, "ORD-7731")
+
+
+class TestFold:
+    def test_a_recall_of_a_turn_it_did_not_find_is_refused(self) -> None:
+        state = _session().state
+        with pytest.raises(CorruptLog, match="did not find"):
+            evolve(state, Recalled("x", 1, (2,), (1.0,), (WarmItem(1, "x", 1),)))
+
+    def test_found_and_scores_must_pair(self) -> None:
+        with pytest.raises(CorruptLog, match="scored"):
+            evolve(_session().state, Recalled("x", 1, (2,), (), ()))
+
+
+class TestPromise:
+    def test_a_recall_over_budget_breaks_the_promise(self) -> None:
+        session = _session()
+        policies = session.policies
+        assert policies.compaction is not None
+        before = session.state
+        left = before.window.left
+        items = tuple(WarmItem(turn.turn, turn.text, turn.tokens) for turn in left)
+        event = Recalled("x", 4, (1, 2, 3, 4), (1.0, 1.0, 1.0, 1.0), items)
+        after = evolve(before, event)
+        violations = check_recall(policies.compaction, before, after, event, at=9)
+        assert ["recall-budget"] == [v.invariant for v in violations]
+
+    def test_a_recall_of_a_turn_still_hot_breaks_the_promise(self) -> None:
+        session = _session()
+        policies = session.policies
+        assert policies.compaction is not None
+        before = session.state
+        event = Recalled("x", 1, (6,), (1.0,), (WarmItem(6, TURNS[5], 1),))
+        violations = check_recall(policies.compaction, before, evolve(before, event), event, at=9)
+        assert ["a recall brought back turn 6, which had not left HOT"] == [
+            v.message for v in violations
+        ]
+
+    def test_a_run_with_recalls_keeps_every_invariant(self) -> None:
+        session = _session()
+        session.execute(Recall("cracked screen order", 3))
+        session.execute(AddTurn("user", "One more question about my warranty."))
+        session.execute(Recall("shipping fee refund", 2))
+        assert [] == check_run(session.run, session.policies)
+
+
+class TestScenario:
+    def test_a_recall_step_reads_its_query_and_k(self, tmp_path: Path) -> None:
+        path = tmp_path / "s.toml"
+        path.write_text(
+            '[compaction]\npolicy = "tiered"\nbudget = 30\nrecall = "bm25"\n'
+            '[[step]]\nrecall = "cracked screen"\nk = 2\n'
+        )
+        assert [Recall("cracked screen", 2)] == list(load_scenario(str(path)).steps)
+
+    def test_a_recall_step_without_recall_set_names_the_step(self, tmp_path: Path) -> None:
+        path = tmp_path / "s.toml"
+        path.write_text(
+            '[compaction]\npolicy = "tiered"\nbudget = 30\n[[step]]\nrecall = "cracked screen"\n'
+        )
+        with pytest.raises(BadInput, match=r"step 1: a recall step needs recall = \"bm25\""):
+            load_scenario(str(path))
