@@ -12,7 +12,11 @@ from memtape.core.commands import AddTurn, Recall
 from memtape.core.errors import BadInput, CorruptLog, Rejected
 from memtape.core.events import Recalled, WarmItem
 from memtape.policies.session import Policies, Session
+from memtape.projections.audit import audit, parse_target
 from memtape.projections.metrics import visible
+from memtape.projections.text import render_view
+from memtape.projections.timeline import summarize
+from memtape.projections.view import view_data
 from memtape.reducers import evolve, fold
 from memtape.scenarios.loader import load_scenario
 
@@ -204,3 +208,38 @@ class TestScenario:
         )
         with pytest.raises(BadInput, match=r"step 1: a recall step needs recall = \"bm25\""):
             load_scenario(str(path))
+
+
+class TestRendering:
+    def _recalled(self) -> Session:
+        session = _session()
+        session.execute(Recall("cracked screen order", 2))
+        return session
+
+    def test_show_lists_the_recall_tier_after_hot(self) -> None:
+        session = self._recalled()
+        lines = list(render_view(view_data(session.state, len(session.run), session.policies)))
+        assert f"  RECALL  turn   1  {TURNS[0]}  (9)" in lines
+
+    def test_the_json_view_holds_the_recall_tier(self) -> None:
+        session = self._recalled()
+        window = view_data(session.state, len(session.run), session.policies)["window"]
+        assert [{"turn": 1, "text": TURNS[0], "tokens": 9}] == window["recalled"]
+
+    def test_why_a_turn_tells_the_recall_that_found_it(self) -> None:
+        session = self._recalled()
+        life = audit(session.run, session.policies, parse_target("turn:1"))
+        (subject,) = life.subjects
+        assert (
+            "found by recall 'cracked screen order', rank 1 of 1 (top 2), score 3.4362; "
+            "brought back verbatim (9 tokens): window 18 → 27",
+            "now DROPPED, and recalled; window 27 tokens",
+        ) == (subject.steps[-1].what, subject.now.what)
+
+    def test_the_timeline_names_what_was_found_and_brought(self) -> None:
+        session = self._recalled()
+        before, after = session.run.state_at(8), session.run.state_at(9)
+        event = session.run.events[8]
+        assert (
+            "recall of 'cracked screen order' found 1 (3.436); brought back 1, 9 tokens"
+        ) == summarize(event, before, after)
