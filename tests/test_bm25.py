@@ -4,6 +4,9 @@
 
 import math
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from memtape.policies.text.bm25 import K1, B, Bm25Index, terms
 
 
@@ -62,3 +65,37 @@ class TestScoring:
     def test_at_most_k_are_found(self) -> None:
         index = _index(*(f"order {n}" for n in range(10)))
         assert 4 == len(index.search("order", 4))
+
+
+def _full_pass(texts: list[str], query: str) -> dict[int, float]:
+    """BM25 of every document, term by term, as the formula reads (no pruning)."""
+    documents = [terms(text) for text in texts]
+    average = sum(map(len, documents)) / len(documents) or 1.0
+    scores: dict[int, float] = {}
+    for word in dict.fromkeys(terms(query)):
+        holding = [n for n, words in enumerate(documents) if word in words]
+        if not holding:
+            continue
+        idf = math.log(1 + (len(documents) - len(holding) + 0.5) / (len(holding) + 0.5))
+        for n in holding:
+            tf = documents[n].count(word)
+            norm = K1 * (1 - B + B * len(documents[n]) / average)
+            scores[n] = scores.get(n, 0.0) + idf * tf * (K1 + 1) / (tf + norm)
+    return scores
+
+
+class TestPruning:
+    @settings(deadline=None, max_examples=200)
+    @given(
+        st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=8), min_size=1, max_size=30),
+        st.lists(st.sampled_from("abcdefghz"), min_size=1, max_size=4),
+        st.integers(min_value=1, max_value=5),
+    )
+    def test_the_top_k_are_those_of_a_full_pass(
+        self, documents: list[list[str]], query: list[str], k: int
+    ) -> None:
+        texts = [" ".join(words) for words in documents]
+        full = _full_pass(texts, " ".join(query))
+        expected = sorted(full.items(), key=lambda item: (-round(item[1], 9), item[0]))[:k]
+        found = _index(*texts).search(" ".join(query), k)
+        assert [(n, round(s, 9)) for n, s in expected] == [(n, round(s, 9)) for n, s in found]

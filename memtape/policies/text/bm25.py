@@ -12,6 +12,7 @@ its matrices in one pass over a whole corpus and has no way to add to them
 
 import math
 import re
+from bisect import bisect_left
 from heapq import nlargest
 
 K1 = 1.2
@@ -62,30 +63,70 @@ class Bm25Index:
 
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """The ``k`` best documents for ``query`` (number, score), best first; ties go to the
-        earlier document, and a document that shares no term with the query is never found."""
+        earlier document, and a document that shares no term with the query is never found.
+
+        Terms are taken rarest first (highest idf). Once the most the remaining terms could
+        add to a document (``idf × (k1 + 1)`` each) is below the ``k``-th best score so far,
+        no document they alone hold can reach the top ``k``: they only add to the documents
+        already scored, each found in their postings by bisection (MaxScore pruning). So a
+        query that pairs a rare word with a common one costs the rare word's postings, not
+        the common one's; the answer is the one a full pass would give.
+        """
         count = len(self._lengths)
         if not count or k < 1:
             return []
-        lengths = self._lengths
-        average = self._total / count or 1.0
-        flat = K1 * (1 - B)
-        per_length = K1 * B / average
-        scores: dict[int, float] = {}
+        weighted = []
         for word in dict.fromkeys(terms(query)):
             found = self._postings.get(word)
-            if found is None:
-                continue
-            documents, counts = found
-            frequency = len(documents)
-            idf = math.log(1 + (count - frequency + 0.5) / (frequency + 0.5))
-            weight = idf * (K1 + 1)
-            get = scores.get
-            for document, repeats in zip(documents, counts, strict=True):
-                scores[document] = get(document, 0.0) + weight * repeats / (
-                    repeats + flat + per_length * lengths[document]
-                )
+            if found is not None:
+                frequency = len(found[0])
+                idf = math.log(1 + (count - frequency + 0.5) / (frequency + 0.5))
+                weighted.append((idf * (K1 + 1), word, found))
+        weighted.sort(key=lambda term: (-term[0], term[1]))
+        remaining = [0.0] * (len(weighted) + 1)
+        for at in range(len(weighted) - 1, -1, -1):
+            remaining[at] = remaining[at + 1] + weighted[at][0]
+        scores: dict[int, float] = {}
+        for at, (weight, _, (documents, counts)) in enumerate(weighted):
+            if len(scores) >= k and remaining[at] < nlargest(k, scores.values())[-1]:
+                for later, _, postings in weighted[at:]:
+                    self._add_to_scored(scores, later, postings)
+                break
+            self._add_all(scores, weight, documents, counts)
         best = nlargest(k, scores.items(), key=_rank)
         return [(document, score) for document, score in best]
+
+    def _norms(self) -> tuple[float, float]:
+        """The two terms of BM25's length normalization: ``k1 (1 - b)``, and the factor of
+        a document's length, ``k1 b / average``."""
+        average = self._total / len(self._lengths) or 1.0
+        return K1 * (1 - B), K1 * B / average
+
+    def _add_all(
+        self, scores: dict[int, float], weight: float, documents: list[int], counts: list[int]
+    ) -> None:
+        """Add one term's part to every document that holds it."""
+        flat, per_length = self._norms()
+        lengths = self._lengths
+        get = scores.get
+        for document, repeats in zip(documents, counts, strict=True):
+            scores[document] = get(document, 0.0) + weight * repeats / (
+                repeats + flat + per_length * lengths[document]
+            )
+
+    def _add_to_scored(
+        self, scores: dict[int, float], weight: float, postings: tuple[list[int], list[int]]
+    ) -> None:
+        """Add one term's part to the documents already scored that hold it."""
+        flat, per_length = self._norms()
+        documents, counts = postings
+        for document in scores:
+            at = bisect_left(documents, document)
+            if at < len(documents) and documents[at] == document:
+                repeats = counts[at]
+                scores[document] += (
+                    weight * repeats / (repeats + flat + per_length * self._lengths[document])
+                )
 
 
 def _rank(item: tuple[int, float]) -> tuple[float, int]:
