@@ -113,12 +113,22 @@ class TestRecall:
         session.execute(Recall("office address", 1))
         assert [3] == [item.turn for item in session.state.window.recalled]
 
-    def test_the_next_compaction_clears_the_tier(self) -> None:
+    def test_a_compaction_keeps_the_tier_and_makes_room_around_it(self) -> None:
         session = _session()
         session.execute(Recall("cracked screen", 1))
         session.execute(AddTurn("user", "One more question about my warranty."))
         window = session.state.window
-        assert ((), []) == (window.recalled, check_token_total(window, at=0))
+        assert ([1], [], True) == (
+            [item.turn for item in window.recalled],
+            check_token_total(window, at=0),
+            window.tokens <= 30,
+        )
+
+    def test_a_recall_that_finds_nothing_empties_the_tier(self) -> None:
+        session = _session()
+        session.execute(Recall("cracked screen", 1))
+        session.execute(Recall("zebra", 1))
+        assert () == session.state.window.recalled
 
     def test_a_recall_without_recall_set_is_rejected(self) -> None:
         tables = {"compaction": {"policy": "tiered", "budget": 30, "hot_n": 2}}
@@ -189,6 +199,8 @@ class TestPromise:
         session.execute(Recall("cracked screen order", 3))
         session.execute(AddTurn("user", "One more question about my warranty."))
         session.execute(Recall("shipping fee refund", 2))
+        for text in TURNS:
+            session.execute(AddTurn("tool", text))
         assert [] == check_run(session.run, session.policies)
 
 

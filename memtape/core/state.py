@@ -70,7 +70,8 @@ class Window(NamedTuple):
     finds them without walking HOT).
 
     ``recalled`` is the recall tier: the turns the latest ``Recalled`` brought
-    back, verbatim, counted in ``tokens``; a compaction clears it. ``left``
+    back, verbatim, counted in ``tokens``, until the next recall replaces it
+    (no compaction moves it: the policy keeps the rest within budget). ``left``
     holds every turn that left HOT by a drop or a fold, as it arrived, in the
     order they left: what a recall searches (its index is built beside the
     state from it, ``memtape.policies.window.recall``). Both are additions of

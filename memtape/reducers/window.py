@@ -158,9 +158,7 @@ def _compact(
         kept, tokens, leaving = _leave(hot, tokens, event)
     else:
         kept, tokens, leaving = _keep_listed(hot, tokens, event, event.kept)
-    # A compaction clears the recall tier; the turns that left HOT join what a recall searches.
-    for item in window.recalled:
-        tokens -= item.tokens
+    # The turns that left HOT join what a recall searches; the recall tier stays.
     left = window.left.extend(leaving) if leaving else window.left
     cleared = window.cleared
     if event.cleared:
@@ -200,7 +198,7 @@ def _compact(
             cleared,
             structured,
             tool_turns,
-            (),
+            window.recalled,
             left,
         )
     )

@@ -5,7 +5,12 @@ Every turn that leaves HOT by a drop or a fold joins ``Window.left``; a
 and brings the best back, verbatim, into the window's recall tier, best
 first, as many as fit under the compaction policy's budget (its trigger's
 goal, when it has one). The tier holds the latest recall's answer until the
-next compaction clears it or the next recall replaces it.
+next recall replaces it (a recall that finds nothing empties it). No
+compaction moves it: it sits in the window like a pinned turn, counted in
+its tokens, so a compaction makes room around it. (Cleared at the next
+compaction instead, it would be gone from every request after the first
+turn that compacted, which under a full window is the next one: the model
+would never answer with it.)
 
 The index is a projection beside the state, not part of it: the policy keeps
 one, grown by the turns that left since it last looked (a drop costs its own
