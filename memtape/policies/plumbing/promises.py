@@ -95,7 +95,7 @@ PROMISES = frozenset(
 
 RECALL_BUDGET = "recall-budget"
 """A recall never takes the window over budget: after each ``Recalled`` that brought a turn
-back, the window (its recall tier included) holds at most the compaction policy's budget, or
-its trigger's goal when it has one (``memtape.policies.window.recall.limit``); and it brings
-back only turns that had left HOT, verbatim. No compaction moves the recall tier, so
-``BUDGET``'s floor counts it, as it counts pinned turns."""
+back, the window (its recall tier included) holds at most the compaction policy's budget,
+or its trigger's lowest token count when lower (``memtape.policies.window.recall.limit``);
+and it brings back only turns that had left HOT, verbatim. No compaction moves the recall
+tier, so ``BUDGET``'s floor counts it, as it counts pinned turns."""

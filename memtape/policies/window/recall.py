@@ -3,8 +3,8 @@
 Every turn that leaves HOT by a drop or a fold joins ``Window.left``; a
 ``Recall`` command searches them with BM25 (``memtape.policies.text.bm25``)
 and brings the best back, verbatim, into the window's recall tier, best
-first, as many as fit under the compaction policy's budget (its trigger's
-goal, when it has one). The tier holds the latest recall's answer until the
+first, as many as fit under the compaction policy's budget (or its trigger's
+lowest token count, when lower: ``limit``). The tier holds the latest recall's answer until the
 next recall replaces it (a recall that finds nothing empties it). No
 compaction moves it: it sits in the window like a pinned turn, counted in
 its tokens, so a compaction makes room around it. (Cleared at the next
@@ -103,11 +103,13 @@ class Bm25Recall:
 
 
 def limit(compaction: CompactionPolicy) -> int:
-    """The most tokens a recall may fill the window to: the budget, or the trigger's goal
-    when the policy has a trigger (so the next turn does not find the window over it)."""
+    """The most tokens a recall may fill the window to: the budget, or the lowest token
+    count the policy's trigger fires over when that is lower. A policy that compacts to a
+    ``target`` below it leaves room there for what a recall brings back."""
     trigger = getattr(compaction, "trigger", None)
     budget = compaction.budget
-    return trigger.goal(budget) if isinstance(trigger, Trigger) else budget
+    bound = trigger.bound(budget) if isinstance(trigger, Trigger) else None
+    return budget if bound is None else min(budget, bound)
 
 
 def recall_from(value: object, where: str) -> Bm25Recall:
