@@ -25,8 +25,12 @@ QUERIES = str(Path(__file__).parent / "fixtures" / "dana-queries.toml")
 """A scenario with query steps, which no seed scenario has."""
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
-FAMILIES = (str(EXAMPLES / "session-notes.toml"), str(EXAMPLES / "dana-moves.toml"))
-"""Scenarios whose facts expire, and whose facts say when they were true."""
+FAMILIES = (
+    str(EXAMPLES / "session-notes.toml"),
+    str(EXAMPLES / "dana-moves.toml"),
+    str(EXAMPLES / "order-recall.toml"),
+)
+"""Scenarios whose facts expire, whose facts say when they were true, and that recall."""
 
 
 def _run(name: str) -> Run:

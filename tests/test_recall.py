@@ -14,6 +14,7 @@ from memtape.core.events import Recalled, WarmItem
 from memtape.policies.session import Policies, Session
 from memtape.projections.audit import audit, parse_target
 from memtape.projections.metrics import visible
+from memtape.projections.request import chat_messages
 from memtape.projections.text import render_view
 from memtape.projections.timeline import summarize
 from memtape.projections.view import view_data
@@ -255,3 +256,11 @@ class TestRendering:
         assert (
             "recall of 'cracked screen order' found 1 (3.436); brought back 1, 9 tokens"
         ) == summarize(event, before, after)
+
+
+class TestRequest:
+    def test_the_recalled_turns_are_sent_after_hot(self) -> None:
+        session = _session()
+        session.execute(Recall("cracked screen", 1))
+        last = chat_messages(session.state.window)[-1]
+        assert {"role": "system", "content": f"Earlier turns, recalled:\n{TURNS[0]}"} == last

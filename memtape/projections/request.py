@@ -2,11 +2,12 @@
 
 The COLD gist and the WARM items come first, as one system message each
 (what the model is told of the turns it no longer sees verbatim), then each
-HOT turn as a message of its role. A ``tool`` turn becomes a ``user``
-message that says it is a tool's result: the window keeps a call's id but
-not the call's arguments in the form the Chat Completions API pairs with a
-``tool`` message, and a request with a ``tool`` message whose call it cannot
-see is refused by the major servers.
+HOT turn as a message of its role, then the recall tier (the turns a recall
+brought back, verbatim) as one system message, while it holds any. A
+``tool`` turn becomes a ``user`` message that says it is a tool's result: the
+window keeps a call's id but not the call's arguments in the form the Chat
+Completions API pairs with a ``tool`` message, and a request with a ``tool``
+message whose call it cannot see is refused by the major servers.
 """
 
 from memtape.core.state import Window
@@ -17,6 +18,7 @@ Message = dict[str, str]
 GIST_HEADING = "Earlier turns, summarized:"
 WARM_HEADING = "Earlier turns, in short:"
 TOOL_PREFIX = "Tool result: "
+RECALL_HEADING = "Earlier turns, recalled:"
 
 
 def chat_messages(window: Window) -> list[Message]:
@@ -32,4 +34,7 @@ def chat_messages(window: Window) -> list[Message]:
             messages.append({"role": "user", "content": f"{TOOL_PREFIX}{turn.text}"})
         else:
             messages.append({"role": turn.role, "content": turn.text})
+    if window.recalled:
+        items = "\n".join(item.text for item in window.recalled)
+        messages.append({"role": "system", "content": f"{RECALL_HEADING}\n{items}"})
     return messages
