@@ -78,6 +78,13 @@ VALID_AS_OF = "valid-as-of"
 """A bi-temporal query (``as_of``, ``known_at``) returns only facts that were true at
 ``as_of`` as the store knew them at ``known_at``, never one outside its validity."""
 
+RECALL_BUDGET = "recall-budget"
+"""A recall never takes the window over budget: after each ``Recalled`` that brought a turn
+back, the window (its recall tier included) holds at most the compaction policy's budget,
+or its trigger's lowest token count when lower (``memtape.policies.window.recall.limit``);
+and it brings back only turns that had left HOT, verbatim. No compaction moves the recall
+tier, so ``BUDGET``'s floor counts it, as it counts pinned turns."""
+
 PROMISES = frozenset(
     {
         BUDGET,
@@ -89,13 +96,7 @@ PROMISES = frozenset(
         SUPERSEDES,
         EXPIRES,
         VALID_AS_OF,
+        RECALL_BUDGET,
     }
 )
 """Every invariant a policy may promise."""
-
-RECALL_BUDGET = "recall-budget"
-"""A recall never takes the window over budget: after each ``Recalled`` that brought a turn
-back, the window (its recall tier included) holds at most the compaction policy's budget,
-or its trigger's lowest token count when lower (``memtape.policies.window.recall.limit``);
-and it brings back only turns that had left HOT, verbatim. No compaction moves the recall
-tier, so ``BUDGET``'s floor counts it, as it counts pinned turns."""
