@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from memtape.checking.check import check_file
 from memtape.checking.invariants import check_recall, check_run, check_token_total
 from memtape.core.commands import AddTurn, Recall
 from memtape.core.errors import BadInput, CorruptLog, Rejected
@@ -19,6 +20,8 @@ from memtape.projections.text import render_view
 from memtape.projections.timeline import summarize
 from memtape.projections.view import view_data
 from memtape.reducers import evolve, fold
+from memtape.runs.files import save_run
+from memtape.runs.redact import export_redacted
 from memtape.scenarios.loader import load_scenario
 
 TURNS = (
@@ -264,3 +267,17 @@ class TestRequest:
         session.execute(Recall("cracked screen", 1))
         last = chat_messages(session.state.window)[-1]
         assert {"role": "system", "content": f"Earlier turns, recalled:\n{TURNS[0]}"} == last
+
+
+class TestRedaction:
+    def test_a_redacted_copy_keeps_no_recalled_text_and_checks_clean(self, tmp_path: Path) -> None:
+        session = _session()
+        session.execute(Recall("cracked screen order", 2))
+        source, out = tmp_path / "run.jsonl", tmp_path / "copy.jsonl"
+        save_run(session, source, "order-recall")
+        export_redacted(source, out)
+        copied = out.read_text("utf-8")
+        assert ([], True) == (
+            [word for word in ("ORD-7731", "cracked", "screen") if word in copied],
+            check_file(out).ok,
+        )

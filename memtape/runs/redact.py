@@ -102,10 +102,21 @@ _WRITER_OWNED = frozenset({"memtape", "format", "version", "events", "steps", HE
 """Header entries ``write_run`` writes itself (the copy is chained afresh)."""
 
 _NAMES = frozenset(
-    {"policy", "tokenizer", "summarizer", "warm", "gist", "supersession", "relevance", "model"}
+    {
+        "policy",
+        "tokenizer",
+        "summarizer",
+        "warm",
+        "gist",
+        "supersession",
+        "relevance",
+        "model",
+        "recall",
+    }
 )
 """Header entries whose strings name a policy, a tokenizer, a summarizer, what writes
-tiered's WARM items and gist, a rule of one or the model asked, kept so the copy loads."""
+tiered's WARM items and gist, a rule of one, the model asked or how a recall searches,
+kept so the copy loads."""
 
 _UNKNOWN_PROMPT = "0" * PROMPT_HASH_HEX
 """The prompt hash of a model call in a redacted copy: the real one is not kept."""
