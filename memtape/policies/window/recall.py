@@ -22,7 +22,7 @@ seek and show never search.
 
 import threading
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -33,8 +33,9 @@ from memtape.core.seq import Seq
 from memtape.core.state import State
 from memtape.policies.plumbing.promises import RECALL_BUDGET
 from memtape.policies.plumbing.protocols import CompactionPolicy
-from memtape.policies.text.bm25 import Bm25Index
-from memtape.policies.window.trigger import Trigger
+
+if TYPE_CHECKING:
+    from memtape.policies.text.bm25 import Bm25Index
 
 RECALLS = ("bm25",)
 """What a compaction policy's ``recall`` may name."""
@@ -44,7 +45,7 @@ class _Projection:
     """The BM25 index of one history's turns that left, and the last turn it indexed."""
 
     def __init__(self) -> None:
-        self.index = Bm25Index()
+        self.index: Bm25Index | None = None
         self.turns: list[TurnAdded] = []
         self.lock = threading.Lock()
 
@@ -55,12 +56,25 @@ class _Projection:
     def follow(self, left: Seq[TurnAdded]) -> None:
         """Index the turns of ``left`` not indexed yet, first starting again when ``left``
         is not a continuation of what was indexed."""
+        from memtape.policies.text.bm25 import Bm25Index  # noqa: PLC0415 (show never recalls)
+
         indexed = len(self.turns)
-        if indexed > len(left) or (indexed and left[indexed - 1] is not self.turns[-1]):
+        if (
+            self.index is None
+            or indexed > len(left)
+            or (indexed and left[indexed - 1] is not self.turns[-1])
+        ):
             self.index, self.turns, indexed = Bm25Index(), [], 0
+        index = self.index
         for turn in left[indexed:]:
-            self.index.add(turn.text)
+            index.add(turn.text)
             self.turns.append(turn)
+
+    def search(self, text: str, k: int) -> list[tuple[TurnAdded, float]]:
+        """The ``k`` best turns for ``text``, with their scores, best first."""
+        if self.index is None:
+            return []
+        return [(self.turns[n], score) for n, score in self.index.search(text, k)]
 
 
 @attrs.frozen
@@ -90,7 +104,7 @@ class Bm25Recall:
         projection = self._projection
         with projection.lock:
             projection.follow(window.left)
-            hits = [(projection.turns[n], score) for n, score in projection.index.search(text, k)]
+            hits = projection.search(text, k)
         room = limit(compaction) - window.tokens + sum(item.tokens for item in window.recalled)
         brought: list[WarmItem] = []
         for turn, _ in hits:
@@ -106,6 +120,8 @@ def limit(compaction: CompactionPolicy) -> int:
     """The most tokens a recall may fill the window to: the budget, or the lowest token
     count the policy's trigger fires over when that is lower. A policy that compacts to a
     ``target`` below it leaves room there for what a recall brings back."""
+    from memtape.policies.window.trigger import Trigger  # noqa: PLC0415 (show never recalls)
+
     trigger = getattr(compaction, "trigger", None)
     budget = compaction.budget
     bound = trigger.bound(budget) if isinstance(trigger, Trigger) else None
