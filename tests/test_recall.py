@@ -11,9 +11,10 @@ from memtape.checking.check import check_file
 from memtape.checking.invariants import check_recall, check_run, check_token_total
 from memtape.core.commands import AddTurn, Recall
 from memtape.core.errors import BadInput, CorruptLog, Rejected
-from memtape.core.events import Recalled, WarmItem
+from memtape.core.events import Recalled, TurnAdded, WarmItem
 from memtape.policies.session import Policies, Session
 from memtape.projections.audit import audit, parse_target
+from memtape.projections.billing.prompt import PromptTracker
 from memtape.projections.metrics import visible
 from memtape.projections.request import chat_messages
 from memtape.projections.text import render_view
@@ -262,11 +263,23 @@ class TestRendering:
 
 
 class TestRequest:
-    def test_the_recalled_turns_are_sent_after_hot(self) -> None:
+    def test_the_recalled_turns_are_sent_before_hot(self) -> None:
         session = _session()
         session.execute(Recall("cracked screen", 1))
-        last = chat_messages(session.state.window)[-1]
-        assert {"role": "system", "content": f"Earlier turns, recalled:\n{TURNS[0]}"} == last
+        first = chat_messages(session.state.window)[0]
+        assert {"role": "system", "content": f"Earlier turns, recalled:\n{TURNS[0]}"} == first
+
+    def test_the_prompt_counts_the_recall_tier(self) -> None:
+        session = _session()
+        tracker = PromptTracker()
+        tracker.added(e for e in session.run.events if isinstance(e, TurnAdded))
+        tracker.compacted()
+        session.execute(Recall("cracked screen", 1))
+        tracker.compacted()
+        session.execute(AddTurn("user", "Any news?"))
+        tracker.added(e for e in session.run.events[-2:] if isinstance(e, TurnAdded))
+        window = session.state.window
+        assert window.tokens == tracker.prompt(window).tokens
 
 
 class TestRedaction:
