@@ -35,6 +35,18 @@ if TYPE_CHECKING:
     from memtape.policies.text.llm_summary import LlmSummarizer
     from memtape.policies.window.no_compaction import NoCompaction
     from memtape.policies.window.recorded import RecordedCompaction
+    from memtape.policies.window.replicas.masking import (
+        AnthropicClearToolUses,
+        ObservationMasking,
+    )
+    from memtape.policies.window.replicas.summarizing import (
+        AnthropicCompaction,
+        ClaudeCode,
+        Codex,
+        LangChainSummarization,
+        MaskingThenSummary,
+    )
+    from memtape.policies.window.replicas.thinking import AnthropicClearThinking
     from memtape.policies.window.rolling_summary import RollingSummary
     from memtape.policies.window.sliding_window import SlidingWindow
     from memtape.policies.window.tiered import TieredCompaction
@@ -66,6 +78,15 @@ _HOMES = {
     "memtape.policies.store.memorybank": ("MemoryBank",),
     "memtape.policies.window.no_compaction": ("NoCompaction",),
     "memtape.policies.window.recorded": ("RecordedCompaction",),
+    "memtape.policies.window.replicas.masking": ("AnthropicClearToolUses", "ObservationMasking"),
+    "memtape.policies.window.replicas.summarizing": (
+        "AnthropicCompaction",
+        "ClaudeCode",
+        "Codex",
+        "LangChainSummarization",
+        "MaskingThenSummary",
+    ),
+    "memtape.policies.window.replicas.thinking": ("AnthropicClearThinking",),
     "memtape.policies.window.rolling_summary": ("RollingSummary",),
     "memtape.policies.session": ("Policies", "Session"),
     "memtape.policies.window.sliding_window": ("SlidingWindow",),
@@ -81,21 +102,29 @@ _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 __all__ = [
     "AddTurn",
     "AdvanceClock",
+    "AnthropicClearThinking",
+    "AnthropicClearToolUses",
+    "AnthropicCompaction",
     "BadInput",
+    "ClaudeCode",
     "ClearToolResults",
+    "Codex",
     "Command",
     "Consolidate",
     "CorruptLog",
     "FirstInFirstOut",
     "GenerativeAgents",
     "ImportanceRecencyAccess",
+    "LangChainSummarization",
     "LeastFrequentlyUsed",
     "LeastRecentlyUsed",
     "LlmConsolidation",
     "LlmSummarizer",
+    "MaskingThenSummary",
     "MemoryBank",
     "MemtapeError",
     "NoCompaction",
+    "ObservationMasking",
     "Policies",
     "Query",
     "ReadFact",

@@ -177,6 +177,19 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     _add_trust(diff)
     diff.set_defaults(handler=_command("diff"))
 
+    policies = commands.add_parser(
+        "policies",
+        help="list the policies memtape ships, or show one in full",
+        description=(
+            "List every policy with its axis, parameters (with defaults) and promises; "
+            "with NAME, show one in full: what it does, each parameter's default and "
+            "meaning, its promises and its upstream source."
+        ),
+    )
+    policies.add_argument("name", nargs="?", metavar="NAME", help="a policy's name")
+    policies.add_argument("--json", action="store_true", help="print JSON")
+    policies.set_defaults(handler=_command("policies"))
+
     runs = commands.add_parser(
         "runs",
         help="list the runs in a store (runs.db)",
@@ -279,7 +292,8 @@ def _parser() -> argparse.ArgumentParser:  # noqa: PLR0915 (a list of registrati
     why.add_argument(
         "target",
         metavar="turn:N|KEY|ID",
-        help="a turn (turn:5), or a fact by its key (fact:KEY, or the bare key) or id",
+        help="a turn (turn:5), a fact by its key (fact:KEY, or the bare key) or id, "
+        "or a memory block (block:LABEL)",
     )
     why.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
     _add_trust(why)
@@ -376,7 +390,7 @@ def _subcommands(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentP
                 yield from _subcommands(command)
 
 
-def _add_lab(commands: Any) -> None:
+def _add_lab(commands: Any) -> None:  # noqa: PLR0915 (a list of registrations, one per kind)
     """The policy lab's commands, added to ``commands``."""
     bench = commands.add_parser(
         "bench",
@@ -482,12 +496,16 @@ def _add_lab(commands: Any) -> None:
     temporal = _add_family_generator(
         kinds, "temporal", "a store workload of changes learned late, asked about the past", 8, 16
     )
+    judged = _add_family_generator(
+        kinds, "judged", "a store workload of facts restated under new keys, for a judge", 8, 16
+    )
+    blocks = _add_blocks_generator(kinds)
     recall = _add_recall_generator(kinds)
-    for kind in (support, store, expiry, temporal, recall):
+    for kind in (support, store, expiry, temporal, judged, blocks, recall):
         kind.add_argument(
             "--seed", type=_integer, required=True, metavar="S", help="the same seed, the same file"
         )
-        _add_header_options(kind, turns=kind in (support, recall))
+        _add_header_options(kind, turns=kind in (support, blocks, recall))
     support.set_defaults(handler=_command("generate", "support"))
 
     chat = commands.add_parser(
@@ -702,6 +720,23 @@ def _add_recall_generator(kinds: Any) -> argparse.ArgumentParser:
         )
     kind.set_defaults(handler=_command("generate", "recall"))
     return kind
+
+
+def _add_blocks_generator(kinds: Any) -> argparse.ArgumentParser:
+    """``generate blocks``: a support session whose agent notes each planted fact in a memory
+    block (memtape.lab.blocks_workload)."""
+    blocks: argparse.ArgumentParser = kinds.add_parser(
+        "blocks", help="a support session whose agent keeps notes in a memory block"
+    )
+    blocks.add_argument("--turns", type=_integer, required=True, metavar="N", help="turns to write")
+    blocks.add_argument(
+        "--probe-every", type=_integer, default=40, metavar="N", help="turns per probe (40)"
+    )
+    blocks.add_argument(
+        "--limit", type=_integer, default=200, metavar="N", help="the block's characters (200)"
+    )
+    blocks.set_defaults(handler=_command("generate", "blocks"))
+    return blocks
 
 
 def _add_family_generator(

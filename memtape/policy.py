@@ -3,7 +3,8 @@
 A policy is a decider: ``decide(state, command)`` returns the events that
 record its decision, or raises ``Rejected`` saying why not. This module
 holds everything such a class touches: the commands it decides on, the
-events it emits, the state it reads, the errors it raises, ``Params`` to
+events it emits, the state it reads (with the types of a window's tiers:
+``Hot``, ``Warm`` and the ``Seq`` a long tier is), the errors it raises, ``Params`` to
 build itself from a scenario table, the promises it may declare and the
 protocol of each axis, the tokenizers, and the rules the shipped policies
 share (``arriving``: an arriving turn checked, measured and its salience
@@ -51,13 +52,16 @@ from memtape.core.events import (
     TurnAdded,
     WarmItem,
 )
-from memtape.core.state import INITIAL_STATE, Fact, Memory, State, Store, Window
+from memtape.core.seq import Seq
+from memtape.core.state import INITIAL_STATE, Fact, Hot, Memory, State, Store, Warm, Window
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.promises import (
+    BLOCK_LIMIT,
     BUDGET,
     CAPACITY,
     EVICTS_WEAKEST,
     EXPIRES,
+    JUDGED,
     PINNED,
     PROMISES,
     RECALL_BUDGET,
@@ -81,11 +85,13 @@ from memtape.policies.window.turns import arriving
 from memtape.policies.window.units import Newest, Unit, kept_tokens, newest, units
 
 __all__ = [
+    "BLOCK_LIMIT",
     "BUDGET",
     "CAPACITY",
     "EVICTS_WEAKEST",
     "EXPIRES",
     "INITIAL_STATE",
+    "JUDGED",
     "PINNED",
     "PROMISES",
     "RECALL_BUDGET",
@@ -112,6 +118,7 @@ __all__ = [
     "FactRead",
     "FactWritten",
     "ForgettingPolicy",
+    "Hot",
     "Memory",
     "ModelCall",
     "Newest",
@@ -125,6 +132,7 @@ __all__ = [
     "Rejected",
     "Scored",
     "SemanticFact",
+    "Seq",
     "State",
     "Store",
     "Superseded",
@@ -132,6 +140,7 @@ __all__ = [
     "TurnAdded",
     "Unit",
     "VerbatimCompaction",
+    "Warm",
     "WarmItem",
     "Window",
     "WordCount",

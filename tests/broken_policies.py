@@ -220,3 +220,15 @@ class ChatterByDesign(ToolsAsChatter):
     """``ToolsAsChatter``, saying its salience is constant by design."""
 
     salience_may_be_constant: ClassVar[bool] = True
+
+
+@attrs.frozen
+class FloorWithoutBlocks(SlidingWindow):
+    """The sliding window, with a floor that leaves the memory blocks out: once a block
+    fills the window, the floor it claims is less than what it must keep."""
+
+    axis: ClassVar[str] = "compaction"
+
+    def floor(self, window: Window) -> int:
+        """The sliding window's floor without the blocks' tokens."""
+        return super().floor(window) - window.block_tokens

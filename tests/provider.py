@@ -212,6 +212,10 @@ def responses_answer(body: dict[str, Any]) -> tuple[bytes, list[bytes]]:
     return json.dumps(response).encode(), _sse(list(events))
 
 
+COMPACTION_BLOCK = {"type": "compaction", "content": "Summary: ORD-9 refunded, ORD-10 pending."}
+"""The block a message asked of model ``compact`` starts with (not streamed)."""
+
+
 def messages_answer(body: dict[str, Any]) -> tuple[bytes, list[bytes]]:
     """An Anthropic ``message`` (its JSON) and the events that stream it."""
     tool = bool(body.get("tools"))
@@ -221,12 +225,14 @@ def messages_answer(body: dict[str, Any]) -> tuple[bytes, list[bytes]]:
         else {"type": "text", "text": "Paris."}
     )
     stop = "tool_use" if tool else "end_turn"
+    # As Anthropic's server-side compaction answers: a compaction block before the reply.
+    compacted = [COMPACTION_BLOCK] if body.get("model") == "compact" else []
     message = {
         "id": "msg_01",
         "type": "message",
         "role": "assistant",
         "model": body.get("model", "c"),
-        "content": [block],
+        "content": [*compacted, block],
         "stop_reason": stop,
         "stop_sequence": None,
         "usage": USAGE_ANTHROPIC,

@@ -15,11 +15,13 @@ from memtape.core.run import Run
 from memtape.core.state import State
 from memtape.policies.session import Policies, Session
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
-from memtape.policies.window.recorded import CompactionRecord, RecordedCompaction
+from memtape.policies.window.compaction_records import CompactionRecord
+from memtape.policies.window.recorded import RecordedCompaction
 from memtape.policies.window.rolling_summary import RollingSummary
 from memtape.policies.window.tiered import TieredCompaction
 from memtape.projections import audit as audit_module
 from memtape.projections.audit import (
+    BlockTarget,
     FactTarget,
     KeyTarget,
     Life,
@@ -31,6 +33,7 @@ from memtape.projections.audit import (
 )
 from memtape.reducers import fold
 from memtape.scenarios import load_scenario, parse_scenario
+from tests.blocked import blocked_session
 
 
 def _session(name: str) -> Session:
@@ -619,3 +622,36 @@ advance = 4000
             subject.now.status,
             subject.now.numbers["reason"],
         )
+
+
+class TestWhyBlock:
+    def test_block_label_parses_as_a_block(self) -> None:
+        assert BlockTarget("human") == parse_target("block:human")
+
+    def test_each_version_is_a_step_with_what_it_cost_the_window(self) -> None:
+        life = _why(blocked_session(), "block:human")
+        expected = [
+            "created, version 1: Name: Dana.  (11/60 characters, 2 tokens; window 0 → 2)",
+            "appended to, version 2: Name: Dana.\\nLives in Lisbon.  "
+            "(28/60 characters, 5 tokens; window 15 → 18)",
+            "found and replaced in, version 3: Name: Dana.\\nLives in Porto.  "
+            "(27/60 characters, 5 tokens; window 18 → 18)",
+        ]
+        assert expected == [step.what for step in life.subjects[0].steps]
+
+    def test_it_ends_pinned_in_the_window(self) -> None:
+        now = _why(blocked_session(), "block:human").subjects[0].now
+        assert ("pinned", {"version": 3, "tokens": 5, "chars": 27}) == (now.status, now.numbers)
+
+    def test_the_json_names_the_target_by_its_label(self) -> None:
+        data = life_data(_why(blocked_session(), "block:human"))
+        assert ({"kind": "block", "label": "human"}, "block") == (
+            data["target"],
+            data["subjects"][0]["kind"],
+        )
+
+    def test_an_unknown_label_is_one_line_naming_the_blocks(self) -> None:
+        with pytest.raises(
+            BadInput, match=r"no memory block is labelled 'persona' \(blocks: 'human'\)"
+        ):
+            _why(blocked_session(), "block:persona")

@@ -96,6 +96,14 @@ class TestParsePolicy:
         expected = ("forgetting.capacity=3", "forgetting.half_life=2.5")
         assert expected == spec.settings
 
+    def test_a_policy_of_an_axis_bench_does_not_compare_is_named_as_such(self) -> None:
+        with pytest.raises(
+            BadInput,
+            match=r"^--policy 'rules': 'rules' is a consolidation policy, and bench compares "
+            r"compaction or forgetting policies$",
+        ):
+            parse_policy("rules")
+
     def test_an_unknown_policy_names_the_known_ones(self) -> None:
         with pytest.raises(BadInput, match=r"no policy 'nope' \(known: .*tiered"):
             parse_policy("nope")
@@ -550,6 +558,14 @@ class TestProbesFile:
         assert (2, "", 1) == (status, out, len(err.splitlines()))
         assert f"{extra}: probe 1" in err
 
+    def test_auto_is_refused_without_being_offered(self) -> None:
+        with pytest.raises(BadInput) as refused:
+            bench.plan(["refund-desk"], ["tiered"], probes="auto")
+        assert (
+            "--probes auto: bench takes a file ending in .toml ([[probe]] tables) or .jsonl "
+            '(one {"text", "from"} object a line); auto plants probes in import and audit'
+        ) == str(refused.value)
+
 
 class TestCost:
     """The cost metrics of a compaction cell, for the model the scenario or --set prices."""
@@ -597,7 +613,7 @@ class TestCost:
             capsys, "refund-desk", "--policy", "tiered", "--prices", str(prices), "--json", str(out)
         )
         expected = (
-            f"memtape: error: {prices}: models.'m': input must be a number in [0, inf), "
+            f"memtape: error: {prices}: models.'m': input must be a number in [0, 1e+06], "
             "got 'cheap'\n"
         )
         assert (2, "", expected, False) == (status, printed, err, out.exists())

@@ -64,7 +64,17 @@ class TestPriceFile:
             ),
             (
                 ("input = 1.0", "input = -1.0"),
-                "p.toml: models.'my-model': input must be a number in [0, inf), got -1.0",
+                "p.toml: models.'my-model': input must be a number in [0, 1e+06], got -1.0",
+            ),
+            (
+                # Priced at 1e308 a bill overflowed to inf, which --json wrote as Infinity
+                # and the gate passed as not a number.
+                ("input = 1.0", "input = 1e308"),
+                "p.toml: models.'my-model': input must be a number in [0, 1e+06], got 1e+308",
+            ),
+            (
+                ("output = 2.0", "output = 1000000.5"),
+                "p.toml: models.'my-model': output must be a number in [0, 1e+06], got 1000000.5",
             ),
             (
                 ("input = 1.0", "input = 1.0\ninputt = 2"),

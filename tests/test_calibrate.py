@@ -100,11 +100,25 @@ class TestCommand:
         assert 0 == main([*argv, "--json", str(out)])
         lines = capsys.readouterr().out.splitlines()
         data = json.loads(out.read_text("utf-8"))["calibrations"][0]
-        expected = "  cache read             0       8,133       2,033.2    100.0%"
+        expected = "  cache read           0      8,133       2,033.2    100.0%"
         assert (expected, 4, 2_068) == (
             lines[3],
             len(data["per_turn"]),
             data["unseen_prompt_tokens"],
+        )
+
+    def test_the_lines_wrap_to_a_narrow_terminal(
+        self, session: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The table and the worst turn's and unseen prompt's lines ran past the narrowest
+        width (60) unbroken."""
+        monkeypatch.setenv("COLUMNS", "60")
+        argv = ["bench", session, "--calibrate", "--set", "cost.model=claude-sonnet-4-5"]
+        assert 0 == main(argv)
+        lines = capsys.readouterr().out.splitlines()
+        assert ([], True) == (
+            [line for line in lines if len(line) > 60],
+            any(line.startswith("  the agent sent") for line in lines),
         )
 
     def test_a_policy_beside_calibrate_is_refused(
@@ -114,6 +128,30 @@ class TestCommand:
         expected = (
             "memtape: error: --calibrate replays each session as its agent ran it: "
             "give no --policy\n"
+        )
+        assert (2, expected) == (status, capsys.readouterr().err)
+
+    @pytest.mark.parametrize(
+        ("given", "flag"),
+        [
+            (["--fail-if", "usd > 1"], "--fail-if"),
+            (["--grid", "compaction.budget=1,2"], "--grid"),
+            (["--replicates", "3"], "--replicates"),
+            (["--results", "r.jsonl"], "--results"),
+            (["--judge", "m"], "--judge"),
+            (["--frontier"], "--frontier"),
+            (["--columns", "usd"], "--columns"),
+            (["--engine", "ray"], "--engine"),
+        ],
+    )
+    def test_an_option_calibrate_does_not_take_is_refused(
+        self, session: str, capsys: pytest.CaptureFixture[str], given: list[str], flag: str
+    ) -> None:
+        """Each was ignored in silence: --fail-if passed a CI gate it never held."""
+        status = main(["bench", session, "--calibrate", *given])
+        expected = (
+            f"memtape: error: --calibrate takes no {flag}: it replays each session as "
+            "recorded and compares its bill with the usage recorded, and gates nothing\n"
         )
         assert (2, expected) == (status, capsys.readouterr().err)
 

@@ -3,6 +3,8 @@ and query allow-lists, bodies."""
 
 import json
 
+import pytest
+
 from memtape.capture.exchanges import (
     RAW_LIMIT,
     Exchange,
@@ -85,6 +87,15 @@ class TestWrittenPath:
     def test_a_path_without_a_query_is_as_sent(self) -> None:
         assert "/v1/chat/completions" == written_path("/v1/chat/completions")
 
+    def test_a_bare_query_token_off_the_allow_list_is_redacted(self) -> None:
+        assert "/v1/models?REDACTED&limit=2" == written_path("/v1/models?sk-secret&limit=2")
+
+    def test_a_bare_allowed_parameter_is_kept(self) -> None:
+        assert "/v1/models?beta" == written_path("/v1/models?beta")
+
+    def test_a_fragment_is_never_written(self) -> None:
+        assert "/v1/models" == written_path("/v1/models#key=sk-secret")
+
 
 class TestCaptureLine:
     def test_a_json_response_is_read(self) -> None:
@@ -119,7 +130,51 @@ class TestCaptureLine:
             line["response"]["choices"][0]["message"]["content"],
         )
 
+    @pytest.mark.parametrize(
+        ("endpoint", "event"),
+        [
+            ("openai.chat", {"choices": 1}),
+            ("openai.chat", {"choices": [{"index": 0, "delta": {"tool_calls": [1]}}]}),
+            ("openai.responses", {"type": "response.completed", "response": 1}),
+            ("anthropic.messages", {"type": "message_start", "message": {"content": 1}}),
+        ],
+    )
+    def test_a_stream_of_another_shape_is_kept_raw(
+        self, endpoint: str, event: dict[str, object]
+    ) -> None:
+        body = f"data: {json.dumps(event)}\n\n".encode()
+        exchange = _exchange(
+            endpoint,
+            status=200,
+            response_headers=[("Content-Type", "text/event-stream")],
+            response_body=bytearray(body),
+        )
+        line = capture_line(exchange)
+        assert (None, body.decode()) == (line["response"], line["raw_response"])
+
     def test_no_response_is_a_stream_when_the_request_asked_for_one(self) -> None:
         exchange = _exchange(request_body=b'{"stream": true}', error="upstream unreachable: x")
         line = capture_line(exchange)
         assert (True, None, None) == (line["stream"], line["status"], line["response"])
+
+
+class TestWhoSentIt:
+    def test_user_fields_are_kept_as_digests_the_same_for_the_same_value(self) -> None:
+        body = {
+            "model": "m",
+            "user": "alice@example.com",
+            "safety_identifier": "acct-42",
+            "metadata": {"user_id": "user_9f_account_77_session_1", "other": "kept"},
+            "messages": [],
+        }
+        lines = [capture_line(_exchange(request_body=json.dumps(body).encode())) for _ in range(2)]
+        text = json.dumps(lines[0])
+        request = lines[0]["request"]
+        assert (False, False, False, "kept", True) == (
+            "alice@example.com" in text,
+            "acct-42" in text,
+            "account_77" in text,
+            request["metadata"]["other"],
+            lines[0]["request"] == lines[1]["request"],
+        )
+        assert ("sha256:", 23) == (request["user"][:7], len(request["user"]))

@@ -199,12 +199,44 @@ class TestListening:
     def test_it_listens_on_loopback_only(self, proxy: Running) -> None:
         assert ("127.0.0.1", proxy.port) == proxy.thread.address
 
+    def test_a_browser_s_request_is_refused_unforwarded_and_unrecorded(
+        self, proxy: Running, provider: Provider
+    ) -> None:
+        before = len(provider.received)
+        status, _ = _post(
+            proxy.connection(),
+            "/v1/chat/completions",
+            CHAT,
+            {"Origin": "https://pages.example", "Content-Type": "text/plain"},
+        )
+        assert (403, before, []) == (status, len(provider.received), proxy.exchanges)
+
 
 class TestTrouble:
     def test_a_malformed_request_line_is_a_400(self, proxy: Running, provider: Provider) -> None:
         before = len(provider.received)
         with socket.create_connection(("127.0.0.1", proxy.port), timeout=30) as agent:
             agent.sendall(b"NOT A REQUEST LINE\r\nHost: x\r\n\r\n")
+            answer = agent.recv(65536)
+        assert (b"HTTP/1.1 400 ", before) == (answer[:13], len(provider.received))
+
+    @pytest.mark.parametrize(
+        "framing",
+        [
+            "Content-Length: \u00b2\r\n\r\nab",
+            "Content-Length: " + "9" * 5000 + "\r\n\r\n",
+            "Transfer-Encoding: chunked\r\n\r\n-1\r\n",
+            "Transfer-Encoding: chunked\r\n\r\n0x3\r\nabc\r\n0\r\n\r\n",
+        ],
+        ids=["superscript-digit-length", "5000-digit-length", "negative-chunk", "0x-chunk"],
+    )
+    def test_a_malformed_body_framing_is_a_400_and_nothing_is_forwarded(
+        self, proxy: Running, provider: Provider, framing: str
+    ) -> None:
+        before = len(provider.received)
+        request = f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n{framing}"
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=30) as agent:
+            agent.sendall(request.encode("latin-1"))
             answer = agent.recv(65536)
         assert (b"HTTP/1.1 400 ", before) == (answer[:13], len(provider.received))
 

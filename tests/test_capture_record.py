@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from memtape.lab.importers import read_transcript
 from tests.capture_agent import CALLS, CANARY, SOURCE, TYPED
 from tests.provider import ANSWERS, Provider
 
@@ -274,6 +275,9 @@ class TestCommand:
             (["--serve-only", "--", "true"], "runs no command"),
             ([], "needs a command"),
             (["--upstream-openai", "ftp://x", "--", "true"], "not an http"),
+            (["--port", "99999", "--", "true"], "--port 99999 is not a port"),
+            (["--port", "-1", "--", "true"], "--port -1 is not a port"),
+            (["--upstream-anthropic", "http://[::1", "--", "true"], "'http://[::1': not a URL"),
         ],
     )
     def test_bad_usage_is_one_line_and_writes_nothing(
@@ -295,6 +299,27 @@ class TestCommand:
         command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         assert (2, 1, False) == (result.returncode, len(result.stderr.splitlines()), out.exists())
+
+    def test_an_out_that_is_no_capture_is_refused_and_left_as_it_was(self, tmp_path: Path) -> None:
+        out = tmp_path / "run.jsonl"
+        out.write_text('{"format": "memtape-run"}\n')
+        command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
+        result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
+        assert (2, 1, '{"format": "memtape-run"}\n') == (
+            result.returncode,
+            len(result.stderr.splitlines()),
+            out.read_text(),
+        )
+
+    def test_an_out_that_is_a_fifo_is_refused_at_once(self, tmp_path: Path) -> None:
+        out = tmp_path / "c.jsonl"
+        os.mkfifo(out)
+        command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
+        result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=60)
+        assert (2, [f"memtape: error: {out}: cannot write it: it is a FIFO"]) == (
+            result.returncode,
+            result.stderr.splitlines(),
+        )
 
 
 def _wait_for(predicate: Any, what: str) -> None:
@@ -371,3 +396,84 @@ class TestKilled:
             os.kill(int(pid_file.read_text()), signal.SIGKILL)
         lines = [json.loads(line) for line in out.read_text().splitlines()]
         assert [None, 1, 2] == [line.get("exchange") for line in lines]
+
+
+DETECTING_AGENT = """
+import json
+import sys
+
+import anthropic
+
+client = anthropic.Anthropic(api_key="sk-e2e-key")
+SYSTEM = "You help with refunds."
+
+
+def user(text):
+    return {"role": "user", "content": text}
+
+
+def said(text):
+    return {"role": "assistant", "content": text}
+
+
+def ask(messages, model="claude-test", **more):
+    raw = client.messages.with_raw_response.create(
+        model=model, max_tokens=64, system=SYSTEM, metadata={"user_id": "e2e"},
+        messages=messages, **more,
+    )
+    return raw.http_response.json()
+
+
+TOOLS = [{"name": "lookup", "input_schema": {"type": "object", "properties": {}}}]
+m = [user("Refund ORD-9 please")]
+reply = ask(m)                                                      # 1
+m += [said("Paris."), user("And ORD-10?")]
+ask(m)                                                              # 2: extends
+m += [said("Paris."), user("Look ORD-10 up")]
+call = ask(m, tools=TOOLS)["content"][0]                            # 3: a tool call
+result = {"type": "tool_result", "tool_use_id": call["id"], "content": "ORD-10: pending, 40 EUR"}
+m += [{"role": "assistant", "content": [call]}, {"role": "user", "content": [result]}]
+ask(m)                                                              # 4
+m[-1] = {"role": "user", "content": [{**result, "content": "[cleared]"}]}
+m += [said("Paris."), user("Thanks")]
+ask(m)                                                              # 5: a clearing
+m = m[2:] + [said("Paris."), user("Next one")]
+ask(m)                                                              # 6: a truncation
+m = [user("Summary of the talk so far: ORD-9 refunded."), user("What next?")]
+ask(m)                                                              # 7: a summary
+m += [said("Paris."), user("Compact, then go on")]
+compacted = ask(m, model="compact")                                 # 8: provider compaction
+m += [{"role": "assistant", "content": compacted["content"]}, user("Then?")]
+ask(m)                                                              # 9
+"""
+"""An agent, on the real ``anthropic`` SDK, that does to its own context each thing the
+importer detects: a tool result cleared in place (request 5), a dropped prefix (6), earlier
+turns replaced by a summary (7), and the provider's compaction (its block in reply 8)."""
+
+
+class TestDetectedThroughTheProxy:
+    def test_each_change_the_agent_made_is_found_at_the_request_it_made_it(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        agent = tmp_path / "agent.py"
+        agent.write_text(DETECTING_AGENT)
+        out = tmp_path / "capture.jsonl"
+        result = subprocess.run(
+            _record(provider, out, sys.executable, str(agent)),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert (0, "Traceback" in result.stderr) == (result.returncode, False), result.stderr
+        transcript = read_transcript(out)
+        found = [
+            ((compaction.label or "").split(",")[0], compaction.trigger)
+            for compaction in transcript.compactions
+        ]
+        assert [
+            ("exchange 5", "clearing"),
+            ("exchange 6", "truncation"),
+            ("exchange 7", "summary"),
+            ("exchange 8", "compaction block"),
+        ] == found

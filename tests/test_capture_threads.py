@@ -2,7 +2,7 @@
 
 import hashlib
 
-from memtape.capture.threads import content_text, thread_key
+from memtape.capture.threads import OTHER, content_text, thread_key
 
 
 def _digest(text: str) -> str:
@@ -50,8 +50,11 @@ class TestFingerprint:
             "anthropic.messages", sub, headers={}, seen={}
         )
 
-    def test_no_body_is_the_empty_fingerprint(self) -> None:
-        assert "f-" + _digest("\x00") == thread_key("other", None, headers={}, seen={})
+    def test_another_endpoint_or_no_body_is_the_thread_of_others(self) -> None:
+        assert [OTHER, OTHER] == [
+            thread_key("other", {"messages": []}, headers={}, seen={}),
+            thread_key("openai.chat", None, headers={}, seen={}),
+        ]
 
 
 class TestSessionKey:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from memtape.capture import wrap
+from memtape.capture.writer import CaptureWriter
 from memtape.core.errors import MemtapeError
 from tests.capture_agent import CANARY
 from tests.provider import Provider
@@ -100,6 +101,26 @@ class TestSync:
         chat.chat.completions.create(model="m", messages=CHAT)
         messages.messages.create(model="c", max_tokens=10, messages=CHAT)
         assert [None, 1, 2] == [line.get("exchange") for line in _lines(out)]
+
+    def test_a_capture_that_cannot_be_written_is_one_line_and_the_call_answers(
+        self,
+        provider: Provider,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        client = wrap(openai.OpenAI(api_key="k", base_url=provider.url + "/v1"), out=tmp_path / "c")
+
+        def full(self: CaptureWriter, line: dict[str, Any]) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(CaptureWriter, "_write", full)
+        stream = client.chat.completions.create(model="m", messages=CHAT, stream=True)
+        streamed = "".join(chunk.choices[0].delta.content or "" for chunk in stream)
+        assert ("Paris.", [f"memtape wrap: {tmp_path / 'c'}: No space left on device"]) == (
+            streamed,
+            capsys.readouterr().err.splitlines(),
+        )
 
     def test_something_else_is_refused(self, tmp_path: Path) -> None:
         with pytest.raises(MemtapeError, match="not an openai or anthropic client"):

@@ -2,11 +2,15 @@
 threads that follow previous_response_id, appends."""
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memtape.capture.exchanges import Exchange
 from memtape.capture.writer import CaptureWriter
+from memtape.core.errors import BadInput
 
 
 def _responses(request: dict[str, Any], response_id: str) -> Exchange:
@@ -61,3 +65,28 @@ class TestCaptureWriter:
         writer.record(_responses({"input": "a"}, "r1"))
         writer.close()
         assert "sk-canary" not in (tmp_path / "c.jsonl").read_text()
+
+
+class TestSpecialFiles:
+    def test_a_fifo_is_refused_without_waiting_for_a_reader(self, tmp_path: Path) -> None:
+        fifo = tmp_path / "c.jsonl"
+        os.mkfifo(fifo)
+        with pytest.raises(BadInput, match="cannot write it: it is a FIFO"):
+            CaptureWriter(fifo)
+
+    def test_a_directory_is_refused(self, tmp_path: Path) -> None:
+        with pytest.raises(BadInput, match="cannot write it: it is a directory"):
+            CaptureWriter(tmp_path)
+
+
+class TestOtherFiles:
+    def test_a_file_that_is_no_capture_is_refused_and_left_as_it_was(self, tmp_path: Path) -> None:
+        run = tmp_path / "run.jsonl"
+        run.write_text('{"format": "memtape-run", "version": 3}\n')
+        with pytest.raises(BadInput) as refused:
+            CaptureWriter(run)
+        assert (
+            f"{run}: not a capture file (its first line is no memtape_capture header): "
+            "name a new file, or one memtape record wrote",
+            '{"format": "memtape-run", "version": 3}\n',
+        ) == (str(refused.value), run.read_text())

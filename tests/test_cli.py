@@ -1344,6 +1344,12 @@ INTEGER_OPTIONS = [
     ["generate", "store", "--steps", "5", "--out", "s.toml", "--seed"],
     ["generate", "store", "--steps", "5", "--seed", "1", "--out", "s.toml", "--customers"],
     ["generate", "store", "--steps", "5", "--seed", "1", "--out", "s.toml", "--capacity"],
+    ["generate", "blocks", "--seed", "1", "--out", "s.toml", "--turns"],
+    ["generate", "blocks", "--turns", "5", "--seed", "1", "--out", "s.toml", "--limit"],
+    ["generate", "blocks", "--turns", "5", "--out", "s.toml", "--seed"],
+    ["generate", "blocks", "--turns", "5", "--seed", "1", "--out", "s.toml", "--probe-every"],
+    ["generate", "blocks", "--turns", "5", "--seed", "1", "--out", "s.toml", "--budget"],
+    ["generate", "blocks", "--turns", "5", "--seed", "1", "--out", "s.toml", "--hot-n"],
     ["generate", "expiry", "--seed", "1", "--out", "s.toml", "--steps"],
     ["generate", "expiry", "--steps", "5", "--out", "s.toml", "--seed"],
     ["generate", "expiry", "--steps", "5", "--seed", "1", "--out", "s.toml", "--customers"],
@@ -1358,6 +1364,10 @@ INTEGER_OPTIONS = [
     ["generate", "recall", "--turns", "5", "--seed", "1", "--out", "s.toml", "--recall-after"],
     ["generate", "recall", "--turns", "5", "--seed", "1", "--out", "s.toml", "--budget"],
     ["generate", "recall", "--turns", "5", "--seed", "1", "--out", "s.toml", "--hot-n"],
+    ["generate", "judged", "--seed", "1", "--out", "s.toml", "--steps"],
+    ["generate", "judged", "--steps", "5", "--out", "s.toml", "--seed"],
+    ["generate", "judged", "--steps", "5", "--seed", "1", "--out", "s.toml", "--customers"],
+    ["generate", "judged", "--steps", "5", "--seed", "1", "--out", "s.toml", "--capacity"],
     ["import", "chat.jsonl", "--out", "s.toml", "--budget"],
     ["import", "chat.jsonl", "--out", "s.toml", "--hot-n"],
     ["serve", "refund-desk", "--port"],
@@ -1680,7 +1690,7 @@ class TestForgettingSettings:
         outcome = cli("run", "dana-facts", "--out", str(path), "--set", "forgetting.supersession=x")
 
         assert (2, 1, False) == (outcome.status, len(outcome.err.splitlines()), path.exists())
-        assert "supersession must be one of key, add-only, got 'x'" in outcome.err
+        assert "supersession must be one of key, add-only, llm, got 'x'" in outcome.err
 
 
 class TestForkCommand:
@@ -2492,6 +2502,44 @@ class TestImportOfAPlainChat:
         outcome = cli("import", str(chat), "--out", str(tmp_path / "s.toml"))
 
         assert (0, "") == (outcome.status, outcome.err)
+
+
+class TestImportOfUnreadCounts:
+    def test_counts_that_are_no_counts_are_one_warning_naming_the_first(
+        self, cli: Cli, tmp_path: Path
+    ) -> None:
+        chat = tmp_path / "codex.jsonl"
+        usage = {"input_tokens": -5, "cached_input_tokens": 1.5, "output_tokens": "7"}
+        records = [
+            {
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": "Go."}],
+                },
+            },
+            {
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "Done."}],
+                },
+            },
+            {
+                "type": "event_msg",
+                "payload": {"type": "token_count", "info": {"last_token_usage": usage}},
+            },
+        ]
+        chat.write_text("".join(json.dumps(record) + "\n" for record in records))
+        outcome = cli("import", str(chat), "--format", "codex", "--out", str(tmp_path / "s.toml"))
+
+        assert 0 == outcome.status
+        assert [
+            f"memtape: warning: {chat}:3: input_tokens: not a token count, read as none: -5 "
+            "(and 2 more such counts)"
+        ] == [line for line in outcome.err.splitlines() if "token count" in line]
 
 
 class TestRunsListing:

@@ -103,6 +103,16 @@ class TestRefusals:
         assert (2, "", 1) == (status, out, len(err.splitlines()))
         assert said in err
 
+    def test_a_policy_with_nothing_to_apply_names_the_policy_not_set(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status, _, err = _audit(capsys, "refund-desk", "--policy", "recorded")
+        assert (
+            2,
+            "memtape: error: refund-desk: --policy recorded: nothing to apply: the scenario "
+            "recorded no compaction\n",
+        ) == (status, err)
+
     def test_a_session_without_a_compaction_policy_is_refused(
         self, capsys: pytest.CaptureFixture[str]
     ) -> None:

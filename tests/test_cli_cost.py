@@ -60,6 +60,31 @@ class TestRun:
         )
         assert (2, expected, False) == (status, capsys.readouterr().err, out.exists())
 
+    @pytest.mark.parametrize(
+        ("value", "problem"),
+        [
+            (
+                "\u00b2",
+                "must be an integer in 0..1099511627776 (the most a text may count), got '\u00b2'",
+            ),
+            (
+                "\u0663",
+                "must be an integer in 0..1099511627776 (the most a text may count), got '\u0663'",
+            ),
+            ("1099511627777", "must be at most 1099511627776 (the most a text may count)"),
+            ("9" * 5000, "must be at most 1099511627776 (the most a text may count)"),
+        ],
+    )
+    def test_a_prefix_not_a_count_is_one_line_and_nothing_written(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, problem: str
+    ) -> None:
+        """A superscript or 5,000 digits were int()'s ValueError traceback, an Arabic-Indic
+        three a prefix of 3, and 10**22 tokens a bill of 10**17 dollars."""
+        out = tmp_path / "run.jsonl"
+        status = main(["run", "cache-breaker", "--set", f"cost.prefix={value}", "--out", str(out)])
+        expected = f"memtape: error: --set: [cost]: prefix {problem}\n"
+        assert (2, expected, False) == (status, capsys.readouterr().err, out.exists())
+
     def test_a_fork_keeps_the_cost_table(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -25,6 +25,8 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     Recall,
@@ -35,6 +37,7 @@ from memtape.core.errors import BadInput
 from memtape.core.events import (
     EVENT_TYPES,
     OMITTED_WHEN_EMPTY,
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -44,6 +47,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     ModelCall,
     ProceduralRule,
     Queried,
@@ -102,6 +106,16 @@ EVENTS: list[Event] = [
     Queried("where", "address", 1, (1,), (AWKWARD,), -AWKWARD, AWKWARD),
     Recalled("cracked screen", 2, (1, 4), (AWKWARD, 1 / 3), (WarmItem(1, "ORD-7731 cracked", 3),)),
     Recalled("nothing matches", 3, (), (), ()),
+    BlockEdited("human × é", 1, "create", "Name: Dana.\n", 2, 200),
+    BlockEdited("human × é", 2, "find-replace", "Name: Dana Ng.\n", 3),
+    Judged("pet", "NOOP", (3, 1)),
+    Judged(
+        "pet",
+        "DELETE",
+        (3,),
+        3,
+        (ModelCall('{"decision": "DELETE"}', "m", "ab", 2, 1, AWKWARD, True),),
+    ),
 ]
 
 COMMANDS: list[Command] = [
@@ -122,6 +136,9 @@ COMMANDS: list[Command] = [
     Recall("cracked screen", 2),
     RecordEpisode("something happened"),
     Consolidate(),
+    CreateBlock("human", 200, "Name: Dana."),
+    EditBlock("human", "find-replace", "Dana Ng", "Dana"),
+    EditBlock("persona", "append", ""),
 ]
 
 

@@ -23,6 +23,7 @@ from memtape.projections.diffs import (
     step_diff_data,
 )
 from memtape.scenarios import load_scenario
+from tests.blocked import blocked_session
 
 ESC = "\033["
 RED = "\033[31m"
@@ -602,3 +603,32 @@ class TestExpiredFact:
         session.execute(AdvanceClock(7))
         lines = list(render_diff(diff_data(session.run.diff(1, 3), before=1, after=3)))
         assert "fact 1 'promo' expired at t=7: its own expires_at, due at t=5" in lines
+
+
+class TestBlocks:
+    def test_a_block_edited_between_the_points_is_listed_at_both(self) -> None:
+        session = blocked_session()
+        (change,) = _data(session, 2, 4)["blocks"]
+        assert (1, 3, "Name: Dana.\nLives in Porto.") == (
+            change["before"]["version"],
+            change["after"]["version"],
+            change["after"]["value"],
+        )
+
+    def test_a_block_not_created_yet_is_none_on_that_side(self) -> None:
+        (change,) = _data(blocked_session(), 0, 1)["blocks"]
+        assert (None, 1) == (change["before"], change["after"]["version"])
+
+    def test_no_block_changed_means_no_blocks_key(self) -> None:
+        assert "blocks" not in _data(blocked_session(), 4, 5)
+
+    def test_the_text_says_the_versions_and_what_it_holds(self) -> None:
+        expected = (
+            "block 'human': version 1 → version 3: Name: Dana.\\nLives in Porto.  "
+            "(27/60 characters, 5 tokens)"
+        )
+        assert expected in _lines(blocked_session(), 2, 4)
+
+    def test_a_diff_of_only_a_block_edit_is_not_empty(self) -> None:
+        session = blocked_session()
+        assert not diff_states(session.run.state_at(3), session.run.state_at(4)).is_empty()

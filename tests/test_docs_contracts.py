@@ -76,6 +76,7 @@ class TestContracts:
                     ["sleep-pass", "--at", "3"],
                     [str(chat), "--at", "4"],
                     [str(Path(__file__).parent.parent / "examples" / "session-notes.toml")],
+                    [str(Path(__file__).parent.parent / "examples" / "core-memory.toml")],
                 )
             )
         )

@@ -12,6 +12,8 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     Recall,
@@ -20,6 +22,7 @@ from memtape.core.commands import (
 )
 from memtape.core.events import (
     EVENT_TYPES,
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -29,6 +32,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     ProceduralRule,
     Queried,
     Recalled,
@@ -53,6 +57,8 @@ EVENTS: list[Event] = [
     Expired(1, "its own expires_at, due at t=6"),
     ValidityClosed(1, 4.0, 2),
     Recalled("order", 2, (3, 1), (1.5, 0.25), (WarmItem(3, "order ORD-7731", 4),)),
+    BlockEdited("human", 1, "create", "Name: Dana.", 2, 200),
+    Judged("pet", "UPDATE", (1, 3), 3),
 ]
 
 COMMANDS: list[Command] = [
@@ -64,6 +70,8 @@ COMMANDS: list[Command] = [
     RecordEpisode("something happened"),
     Consolidate(),
     Recall("order number", 2),
+    CreateBlock("human", 200, "Name: Dana."),
+    EditBlock("human", "append", "Lives in Porto."),
 ]
 
 
@@ -87,6 +95,8 @@ class TestEventTypes:
             "Expired",
             "ValidityClosed",
             "Recalled",
+            "BlockEdited",
+            "Judged",
         } == set(EVENT_TYPES)
 
     def test_each_registered_name_is_its_class_name(self) -> None:
@@ -155,8 +165,8 @@ class TestEventsAreImmutableValues:
 
 class TestCommands:
     def test_command_kinds_are_the_scenario_step_names(self) -> None:
-        expected = ["turn", "advance", "write", "read", "query", "episode", "consolidate", "recall"]
-        assert expected == list(COMMAND_TYPES)
+        kinds = ["turn", "advance", "write", "read", "query", "episode", "consolidate"]
+        assert [*kinds, "recall", "block", "edit"] == list(COMMAND_TYPES)
 
     def test_command_kinds_invert_command_types(self) -> None:
         assert {cls: kind for kind, cls in COMMAND_TYPES.items()} == COMMAND_KINDS

@@ -95,6 +95,20 @@ class TestWriting:
             session.execute(WriteFact("promo", "sale", 0.3, expires_at=expires_at))
         assert 1 == len(session.run)
 
+    def test_a_ttl_that_runs_past_the_largest_time_is_refused_and_nothing_written(
+        self,
+    ) -> None:
+        """clock + ttl overflowed to inf: the run file held Infinity, which no reader takes."""
+        session = _session(ttl={"session.*": 1e308})
+        session.execute(AdvanceClock(1e308))
+        with pytest.raises(Rejected) as caught:
+            session.execute(WriteFact("session.note", "a note", 0.5))
+        assert (
+            "a fact written at t=1e+308 under ttl 1e+308 for keys 'session.*' would expire "
+            "past the largest time there is",
+            1,
+        ) == (str(caught.value), len(session.run))
+
 
 class TestExpiring:
     def test_a_fact_leaves_at_the_first_command_at_its_time(self) -> None:

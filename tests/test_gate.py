@@ -236,6 +236,23 @@ class TestNulls:
             f"gate: passed: no cell breaks a rule (1 cell, 1 rule, against {base})",
         ] == lines
 
+    def test_a_metric_not_finite_in_the_baseline_is_said_not_compared(
+        self, capsys: pytest.CaptureFixture[str], desk: Path
+    ) -> None:
+        base = _baseline(capsys, desk, "base.json")
+        _edit(base, lambda result: result["metrics"].update(probe_retention=float("nan")))
+
+        status, lines = _bench(
+            capsys, str(desk), "--policy", "tiered", "--jobs", "1", "-q", "--baseline", str(base),
+            "--fail-if", "probe_retention < baseline",
+        )  # fmt: skip
+
+        assert 0 == status
+        assert [
+            "not compared: refund-desk, tiered budget=40: probe_retention is not a number",
+            f"gate: passed: no cell breaks a rule (1 cell, 1 rule, against {base})",
+        ] == lines
+
     def test_a_metric_null_here_is_said_not_compared(
         self, capsys: pytest.CaptureFixture[str], tmp_path: Path
     ) -> None:
@@ -326,6 +343,14 @@ class TestRefusals:
             ("{nope", "base.json: not JSON: "),
             ('{"results": 3}', "base.json: not the JSON of memtape bench: it holds no 'results'"),
             ('{"results": [{"scenario": 3}]}', "base.json: result 1: not a cell's result: "),
+            pytest.param(
+                '{"results": [{"scenario": "s", "policy": "p", "metrics": {}, "params": {"x": '
+                + "[" * 900
+                + "]" * 900
+                + "}}]}",
+                "base.json: cell 1: its parameters nest too deep to compare",
+                id="parameters-nested-900-deep",
+            ),
         ],
     )
     def test_a_malformed_json_baseline_is_named(

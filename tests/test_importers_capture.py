@@ -16,6 +16,7 @@ from memtape.capture.threads import ANTHROPIC, CHAT, RESPONSES
 from memtape.cli import main
 from memtape.core.errors import BadInput
 from memtape.lab.importers import Compaction, Thread, Transcript, read_transcript
+from memtape.lab.importers.fields import UnreadCount
 from memtape.lab.importers.records import UnfinishedLine
 from memtape.scenarios.usage import Usage
 from tests.captures import (
@@ -120,6 +121,30 @@ class TestTurns:
         turns = _read(path).turns
         assert Usage(100, 10, 100) == turns[4].usage
         assert [None, None, None, None] == [turns[i].usage for i in (0, 1, 3, 5)]
+
+    def test_a_usage_count_that_is_no_count_is_said_naming_the_exchange_and_field(
+        self, tmp_path: Path
+    ) -> None:
+        """A count past 64 bits is read by orjson as a float; it was dropped unsaid."""
+        lines = _extending()
+        lines[1]["response"]["usage"]["completion_tokens"] = 10**30
+        path = write_capture(tmp_path / "cap.jsonl", *lines)
+        with pytest.warns(UnreadCount) as caught:
+            turns = _read(path).turns
+        assert [
+            f"{path}:3: response.usage.completion_tokens: not a token count, read as none: 1e+30"
+        ] == [str(warning.message) for warning in caught]
+        assert Usage(100, None, 100) == turns[4].usage
+
+    def test_cached_tokens_past_the_prompt_keep_the_prompt_as_the_other_importers_do(
+        self, tmp_path: Path
+    ) -> None:
+        """fields.inclusive_usage reads them as counted apart; the capture's own copy of the
+        sum made the uncached prompt 0, so the same response billed apart per importer."""
+        lines = _extending()
+        lines[1]["response"]["usage"]["prompt_tokens_details"]["cached_tokens"] = 500
+        path = write_capture(tmp_path / "cap.jsonl", *lines)
+        assert Usage(200, 10, 500) == _read(path).turns[4].usage
 
     def test_an_exchange_without_a_response_adds_its_request_s_turns_only(
         self, tmp_path: Path
@@ -466,6 +491,19 @@ class TestThreads:
             refused.value
         )
         assert "\n" not in str(refused.value)
+
+    @pytest.mark.parametrize("thread", ["\u0661", "9" * 5000, "01"])
+    def test_a_thread_number_is_ascii_digits_as_listed(self, tmp_path: Path, thread: str) -> None:
+        """An Arabic-Indic one picked thread 1 (str.isdigit), 5,000 digits were int()'s
+        ValueError traceback, and 01 is no number the list shows."""
+        path = write_capture(tmp_path / "cap.jsonl", *_extending())
+        heard, _ = self._listed(path)
+        with pytest.raises(BadInput) as refused:
+            read_transcript(path, thread=thread)
+        assert (
+            f"{path}: --thread {thread!r}: no such thread; the capture has 1 ({heard[0].key})"
+            == (str(refused.value))
+        )
 
     def test_responses_chained_by_previous_response_id_are_one_thread(self, tmp_path: Path) -> None:
         first = exchange(

@@ -10,6 +10,7 @@ import pytest
 
 from memtape.core.errors import BadInput
 from memtape.lab.importers import Compaction, claude_code, import_transcript, read_transcript
+from memtape.lab.importers.fields import UnreadCount
 from memtape.lab.importers.ledger import LeftOut
 from memtape.lab.importers.records import SkippedLine, UnfinishedLine
 from memtape.policies.session import Session
@@ -479,6 +480,23 @@ class TestTolerance:
         (skipped,) = transcript.ledger.skipped_lines
         assert skipped.startswith(f"{path}:17: not a JSON object")
         assert "Good, do it." not in [turn.text for turn in transcript.turns]
+
+
+class TestUnreadCounts:
+    def test_a_negative_usage_count_is_said_naming_the_entry_and_read_as_absent(
+        self, tmp_path: Path
+    ) -> None:
+        reply = _assistant("a1", "u1", "Done.")
+        reply["message"]["usage"] = {"input_tokens": -5, "output_tokens": 7}
+        path = write_lines(tmp_path / "s.jsonl", _user("u1", None, "Go."), reply)
+        with pytest.warns(UnreadCount) as caught:
+            transcript = read_transcript(path)
+        assert [f"{path}:2: usage.input_tokens: not a token count, read as none: -5"] == [
+            str(warning.message) for warning in caught
+        ]
+        assert [Usage(None, 7, None, None)] == [
+            turn.usage for turn in transcript.turns if turn.usage is not None
+        ]
 
 
 class TestCounts:

@@ -18,6 +18,15 @@ class TestModel:
     def test_an_otel_trace_is_priced_as_its_calls_model(self) -> None:
         assert Cost("claude-sonnet-4-6") == imported(fixture("otel-trace.json")).cost
 
+    def test_a_capture_is_priced_as_its_responses_model(self, tmp_path: Path) -> None:
+        text = fixture("capture-session.jsonl").read_text("utf-8")
+        path = tmp_path / "capture.jsonl"
+        path.write_text(text.replace('"claude-test"', '"claude-sonnet-4-5"'), "utf-8")
+        assert (Cost("claude-sonnet-4-5"), Cost()) == (
+            imported(path).cost,
+            imported(fixture("capture-session.jsonl")).cost,
+        )
+
     def test_a_transcript_naming_no_model_is_not_priced(self) -> None:
         assert Cost() == imported(fixture("openai-chat.json")).cost
 

@@ -7,7 +7,13 @@ from typing import Any
 import pytest
 
 from memtape.core.errors import BadInput
-from memtape.lab.importers.fields import inclusive_usage, listed, token_count
+from memtape.lab.importers.fields import (
+    UnreadCount,
+    anthropic_usage,
+    inclusive_usage,
+    listed,
+    token_count,
+)
 from memtape.scenarios.usage import Usage
 
 
@@ -26,11 +32,48 @@ class TestListed:
 
 
 class TestTokenCount:
+    @pytest.mark.parametrize(("value", "count"), [(0, 0), (96, 96), (None, None)])
+    def test_an_integer_of_at_least_zero_or_nothing(self, value: Any, count: int | None) -> None:
+        assert count == token_count(value, "f:1: input_tokens")
+
     @pytest.mark.parametrize(
-        ("value", "count"), [(0, 0), (96, 96), (-1, None), (True, None), ("9", None), (1.0, None)]
+        ("value", "shown"), [(-1, "-1"), (True, "True"), ("9", "'9'"), (1.0, "1.0")]
     )
-    def test_an_integer_of_at_least_zero(self, value: Any, count: int | None) -> None:
-        assert count == token_count(value)
+    def test_anything_else_is_none_and_said_naming_the_entry_and_field(
+        self, value: Any, shown: str
+    ) -> None:
+        with pytest.warns(UnreadCount) as caught:
+            count = token_count(value, "f:1: input_tokens")
+        assert (None, [f"f:1: input_tokens: not a token count, read as none: {shown}"]) == (
+            count,
+            [str(warning.message) for warning in caught],
+        )
+
+
+class TestAnthropicUsage:
+    def test_its_four_counts_in_order(self) -> None:
+        usage = {
+            "input_tokens": 4,
+            "output_tokens": 96,
+            "cache_read_input_tokens": 13027,
+            "cache_creation_input_tokens": 1812,
+        }
+        assert Usage(4, 96, 13027, 1812) == anthropic_usage(usage, "f:1: usage")
+
+    @pytest.mark.parametrize("value", [None, "x", {}, {"service_tier": "standard"}])
+    def test_no_count_is_no_usage(self, value: Any) -> None:
+        assert None is anthropic_usage(value, "f:1: usage")
+
+    def test_a_count_that_is_none_is_said_naming_its_key(self) -> None:
+        with pytest.warns(UnreadCount) as caught:
+            usage = anthropic_usage({"input_tokens": -1, "output_tokens": 3}, "f:1: usage")
+        assert (
+            Usage(None, 3),
+            ["f:1: usage.input_tokens: not a token count, read as none: -1"],
+        ) == (
+            usage,
+            [str(warning.message) for warning in caught],
+        )
 
 
 class TestInclusiveUsage:

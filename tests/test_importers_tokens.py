@@ -3,6 +3,7 @@ count beside the provider's."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 
 from memtape.cli import main
 from memtape.core.commands import AddTurn
+from memtape.core.errors import BadInput
 from memtape.core.events import TurnAdded
 from memtape.core.extras import install_hint
 from memtape.lab.importers import import_transcript, read_transcript
@@ -359,6 +361,29 @@ class TestBudgetFromThePeak:
         compaction = parse_scenario(import_transcript(PROSE), "s.toml").policies.compaction
         assert compaction is not None
         assert 2000 == compaction.params()["budget"]
+
+    def test_a_peak_past_the_most_a_budget_may_be_names_the_peak(self, tmp_path: Path) -> None:
+        path = tmp_path / "big.jsonl"
+        text = USAGE.read_text("utf-8")
+        path.write_text(re.sub(r'"input_tokens": *\d+', '"input_tokens": 2199023255552', text))
+        with pytest.raises(BadInput) as refused:
+            import_transcript(path)
+        # The peak is the prompt with its cache reads and writes: 2,199,023,258,982.
+        assert (
+            f"{path}: the largest prompt the provider's usage recorded (2,199,023,258,982 "
+            "tokens) is past the largest budget (10,000,000): give --budget"
+        ) == str(refused.value)
+
+    def test_a_recorded_count_past_what_a_turn_may_cost_is_refused(self, tmp_path: Path) -> None:
+        path = tmp_path / "big.jsonl"
+        text = USAGE.read_text("utf-8")
+        path.write_text(re.sub(r'"output_tokens": *\d+', '"output_tokens": 2199023255552', text))
+        with pytest.raises(BadInput) as refused:
+            import_transcript(path, tokenizer="recorded", budget=1000)
+        assert (
+            f"{path}: --tokenizer recorded: turn 2 costs 2,199,023,255,552 tokens by the "
+            "provider's counts, past the most a turn may cost (1,099,511,627,776)"
+        ) == str(refused.value)
 
     @pytest.mark.parametrize(("peak", "budget"), [(14843, 14000), (402, 400), (7, 7), (100, 100)])
     def test_two_significant_digits(self, peak: int, budget: int) -> None:

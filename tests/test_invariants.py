@@ -15,6 +15,7 @@ from immutables import Map
 from memtape.checking.invariants import (
     StepChecker,
     Violation,
+    check_blocks,
     check_codec,
     check_compaction,
     check_determinism,
@@ -43,6 +44,7 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput
 from memtape.core.events import (
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     EpisodeRecorded,
@@ -657,7 +659,7 @@ class TestTokenTotalOfALongWindow:
                 return after._replace(window=after.window._replace(tokens=after.window.tokens + 1))
             return after
 
-        monkeypatch.setattr("memtape.checking.invariants.evolve", off_by_one)
+        monkeypatch.setattr("memtape.checking.invariants.steps.evolve", off_by_one)
         return [v for v in check_run(session.run, session.policies) if v.invariant == "token-total"]
 
     def test_a_short_window_is_caught_at_the_event(self, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -1016,3 +1018,35 @@ def test_the_step_checker_and_the_whole_window_check_agree(data: st.DataObject) 
         if whole and first_whole is None:
             first_whole = number
     assert first_step == first_whole
+
+
+class TestBlocks:
+    OVER = BlockEdited("human", 1, "create", "Name: Dana.", 2, 4)
+
+    def test_a_block_over_its_limit_is_caught(self) -> None:
+        window = fold([self.OVER]).window
+        expected = [
+            Violation(
+                5,
+                "block-limit",
+                "block 'human' holds 11 characters at version 1, over its limit of 4",
+            )
+        ]
+        assert expected == check_blocks(window, [self.OVER], at=5)
+
+    def test_only_a_batch_that_edited_a_block_is_looked_at(self) -> None:
+        assert [] == check_blocks(fold([self.OVER]).window, [ClockAdvanced(1.0)], at=5)
+
+    def test_the_step_checker_holds_every_session_to_it(self) -> None:
+        checker = StepChecker(INITIAL_STATE)
+        found = checker.check(Policies(), [self.OVER], start=0)
+        assert ["block-limit"] == [violation.invariant for violation in found]
+
+    def test_a_redacted_copy_is_not_held_to_it(self) -> None:
+        checker = StepChecker(INITIAL_STATE, own_texts=False)
+        assert [] == checker.check(Policies(), [self.OVER], start=0)
+
+    def test_the_token_total_counts_the_blocks(self) -> None:
+        window = fold([self.OVER, TurnAdded(1, "user", "hi", 2, False)]).window
+        assert [] == check_token_total(window._replace(tokens=4), at=2)
+        assert "+ blocks 2 make 4" in check_token_total(window._replace(tokens=3), at=2)[0].message

@@ -3,8 +3,9 @@ turn, through a loopback server and the real ``openai`` SDK, recorded and replay
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+import json
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import attrs
 import pytest
@@ -129,6 +130,52 @@ class TestReplay:
         assert all(call.cached for verdict in again.verdicts for call in verdict.asked)
         assert not any(call.cached for verdict in first.verdicts for call in verdict.asked)
 
+    def test_a_judged_bench_run_twice_asks_once_and_writes_the_same_answers(
+        self,
+        chat_server: ChatServer,
+        llm_env: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """The whole command: the first run asks the server once for each call its --json
+        says was not cached; the second, the server stopped, prints the same table and
+        writes the same answers, every call read from the cache."""
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        monkeypatch.setattr(bench, "_file_probes", lambda path: QUESTIONS)
+        chat_server.answerer = _answerer
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--policy", "sliding-window"]
+        argv += ["--judge", MODEL, "--probes", "q.toml", "--jobs", "1", "-q"]
+        argv += ["--columns", "probe_retention,answers_correct,answers_judged"]
+        assert 0 == main([*argv, "--json", "first.json"])
+        table = capsys.readouterr().out.replace("first.json", "again.json")
+        chat_server.stop()
+        assert 0 == main([*argv, "--json", "again.json"])
+        first, again = _calls(Path("first.json")), _calls(Path("again.json"))
+        assert chat_server.requests == sum(not call["cached"] for call in first)
+        assert (table, True) == (capsys.readouterr().out, all(c["cached"] for c in again))
+        assert _without_cached(first) == _without_cached(again)
+
+
+def _calls(path: Path) -> list[dict[str, Any]]:
+    """The model calls of every answer of a bench --json file, each beside its answer's
+    question, reply and verdict, in order."""
+    return [
+        {
+            **call,
+            "question": answer["question"],
+            "reply": answer["reply"],
+            "correct": answer["correct"],
+        }
+        for result in json.loads(path.read_text("utf-8"))["results"]
+        for answer in result["answers"]
+        for call in answer["asked"]
+    ]
+
+
+def _without_cached(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``calls`` without what a replay changes: whether the cache answered, and the time."""
+    return [{k: v for k, v in call.items() if k not in ("cached", "seconds")} for call in calls]
+
 
 class TestCommandLine:
     def test_a_server_that_fails_is_one_line(
@@ -181,6 +228,12 @@ class TestCommandLine:
         )
         (row,) = [line for line in capsys.readouterr().out.splitlines() if "tiered" in line]
         assert ["2", "2"] == row.split()[-2:]
+
+    @pytest.mark.parametrize("model", ["", "  "])
+    def test_a_judge_without_a_model_name_is_refused(self, model: str) -> None:
+        with pytest.raises(BadInput) as refused:
+            plan(["refund-desk"], ["tiered"], judge=model)
+        assert f"--judge {model!r}: name the model that answers the questions" == str(refused.value)
 
     def test_a_judge_without_questions_is_refused(self) -> None:
         with pytest.raises(BadInput, match="--judge judge-model: no probe of these scenarios"):

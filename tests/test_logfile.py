@@ -15,6 +15,7 @@ from memtape.core.events import EVENT_TYPES
 from memtape.core.logfile import FORMAT, read_run, verify_run, write_run
 from memtape.core.run import Run
 from memtape.policies.session import Session
+from memtape.runs.files import load_run
 from memtape.scenarios import SHIPPED, load_scenario
 from tests.chained import forged_past_head, lines_of, unchained, write_lines
 from tests.loaded import strings_shared
@@ -29,8 +30,10 @@ FAMILIES = (
     str(EXAMPLES / "session-notes.toml"),
     str(EXAMPLES / "dana-moves.toml"),
     str(EXAMPLES / "order-recall.toml"),
+    str(EXAMPLES / "core-memory.toml"),
 )
-"""Scenarios whose facts expire, whose facts say when they were true, and that recall."""
+"""Scenarios whose facts expire, whose facts say when they were true, that recall, and that
+keep memory blocks."""
 
 
 def _run(name: str) -> Run:
@@ -42,7 +45,8 @@ def _run(name: str) -> Run:
 
 @pytest.fixture(scope="module")
 def runs() -> dict[str, Run]:
-    return {name: _run(name) for name in (*SHIPPED, QUERIES, *FAMILIES)}
+    judged = load_run(EXAMPLES / "judged-facts.jsonl").session.run  # recorded: asks no model
+    return {**{name: _run(name) for name in (*SHIPPED, QUERIES, *FAMILIES)}, "judged": judged}
 
 
 def _written(tmp_path: Path, run: Run, name: str = "run.jsonl") -> Path:

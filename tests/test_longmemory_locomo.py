@@ -82,6 +82,31 @@ class TestConversation:
         assert ((2,),) == tuple(p.evidence for p in parse_scenario(text, "l.toml").probes)
 
 
+class TestSessionKeys:
+    def _turns(self, tmp_path: Path, conversation: dict[str, Any]) -> list[str]:
+        path = write_json(tmp_path / "locomo.json", [_sample(conversation=conversation)])
+        return [s.text for s in _scenario(None, path).steps if isinstance(s, AddTurn)]
+
+    def test_a_session_numbered_with_a_leading_zero_is_read(self, tmp_path: Path) -> None:
+        conversation = _sample()["conversation"]
+        conversation["session_01"] = conversation.pop("session_1")
+        conversation["session_01_date_time"] = conversation.pop("session_1_date_time")
+        assert 8 == len(self._turns(tmp_path, conversation))
+
+    def test_two_keys_of_one_number_are_both_read_once(self, tmp_path: Path) -> None:
+        conversation = _sample()["conversation"]
+        conversation["session_01"] = [{"speaker": "Ines", "dia_id": "D0:1", "text": "Also."}]
+        turns = self._turns(tmp_path, conversation)
+        assert (9, 1) == (len(turns), turns.count("Ines: Also."))
+
+    def test_a_session_number_of_5000_digits_comes_last(self, tmp_path: Path) -> None:
+        conversation = _sample()["conversation"]
+        key = "session_" + "9" * 5000
+        conversation[key] = [{"speaker": "Ines", "dia_id": "D9:1", "text": "Bye."}]
+        conversation[f"{key}_date_time"] = "1:00 pm on 1 May, 2024"
+        assert "Ines: Bye." == self._turns(tmp_path, conversation)[-1]
+
+
 class TestRefusals:
     def test_an_unknown_sample_gets_the_list(self) -> None:
         with pytest.raises(BadInput) as caught:
@@ -89,6 +114,12 @@ class TestRefusals:
         assert f"{FILE}: --sample 'zzz': no such sample (the file's: conv-1, conv-2)" == str(
             caught.value
         )
+
+    @pytest.mark.parametrize("sample", ["9" * 5000, "\u0662"], ids=["5000-digits", "arabic-two"])
+    def test_a_place_is_ascii_digits_within_the_file(self, sample: str) -> None:
+        with pytest.raises(BadInput) as caught:
+            _scenario(sample)
+        assert str(caught.value).startswith(f"{FILE}: --sample {sample!r}: no such sample")
 
     def test_a_file_of_several_samples_needs_one_named(self) -> None:
         with pytest.raises(BadInput) as caught:

@@ -33,6 +33,15 @@ def _question(**changes: Any) -> dict[str, Any]:
     return entry
 
 
+def _unmarked() -> dict[str, Any]:
+    """The first question with no turn marked has_answer."""
+    entry = _question()
+    for session in entry["haystack_sessions"]:
+        for turn in session:
+            turn.pop("has_answer", None)
+    return entry
+
+
 class TestQuestion:
     def test_the_sessions_are_turns_in_order(self) -> None:
         entry = _question()
@@ -60,13 +69,19 @@ class TestQuestion:
     def test_without_marks_the_evidence_is_every_turn_of_the_answer_sessions(
         self, tmp_path: Path
     ) -> None:
-        entry = _question()
-        for session in entry["haystack_sessions"]:
-            for turn in session:
-                turn.pop("has_answer", None)
+        entry = _unmarked()
         path = write_json(tmp_path / "lme.json", [entry])
         (probe,) = _scenario(None, path).probes
         assert (1, 2, 5, 6) == probe.evidence
+
+    def test_without_marks_an_answer_session_naming_no_session_is_counted(
+        self, tmp_path: Path
+    ) -> None:
+        entry = _unmarked()
+        entry["answer_session_ids"] = [*entry["answer_session_ids"], "gone-1", "gone-2"]
+        path = write_json(tmp_path / "lme.json", [entry])
+        text = import_benchmark(path, "longmemeval", item=None, tokenizer="words")
+        assert "# 2 answer session ids naming no session left out\n" in text
 
     def test_the_import_table_names_the_item_and_counts_it(self) -> None:
         imported = _scenario().imported
@@ -86,6 +101,14 @@ class TestQuestion:
 
 
 class TestRefusals:
+    def test_tokenizer_recorded_says_the_data_set_records_no_counts(self) -> None:
+        with pytest.raises(BadInput) as caught:
+            import_benchmark(FILE, "longmemeval", item="q-move-city", tokenizer="recorded")
+        assert (
+            "--tokenizer recorded: a longmemeval file records no provider's token counts to "
+            "measure by: name a tokenizer (cl100k_base, o200k_base, words)"
+        ) == str(caught.value)
+
     def test_a_file_of_several_questions_needs_one_named(self) -> None:
         with pytest.raises(BadInput) as caught:
             _scenario(None)
@@ -196,4 +219,26 @@ class TestCommandLine:
         out = tmp_path / "q.toml"
         assert 0 != main(["import", str(FILE), *options, "--out", str(out)])
         assert [f"memtape: error: {message}"] == capsys.readouterr().err.splitlines()
+        assert not out.exists()
+
+    @pytest.mark.parametrize(
+        ("path", "options"),
+        [
+            (FILE, ["--format", "longmemeval", "--question", "q-move-city"]),
+            (fixture("locomo.json"), ["--format", "locomo", "--sample", "1"]),
+        ],
+    )
+    def test_recorded_counts_are_refused_as_none_recorded(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], path: Path, options: list[str]
+    ) -> None:
+        """The data sets' files hold no provider's usage: ``--tokenizer recorded`` says so,
+        rather than calling ``recorded`` an unknown tokenizer."""
+        out = tmp_path / "q.toml"
+        argv = ["import", str(path), *options, "--tokenizer", "recorded", "--out", str(out)]
+        assert 0 != main(argv)
+        expected = (
+            f"memtape: error: {path}: --tokenizer recorded: a {options[1]} file records no "
+            "token counts to measure its turns by (choose cl100k_base, o200k_base or words)"
+        )
+        assert [expected] == capsys.readouterr().err.splitlines()
         assert not out.exists()

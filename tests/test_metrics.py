@@ -2,24 +2,44 @@
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memtape.core.commands import AddTurn, AdvanceClock, Command, Query, ReadFact, WriteFact
-from memtape.core.events import CompactionTriggered, Evicted, FactRead, FactWritten, Queried
+from memtape.core.commands import (
+    AddTurn,
+    AdvanceClock,
+    Command,
+    CreateBlock,
+    EditBlock,
+    Query,
+    ReadFact,
+    WriteFact,
+)
+from memtape.core.events import (
+    CompactionTriggered,
+    Evicted,
+    FactRead,
+    FactWritten,
+    Queried,
+    TurnAdded,
+    WarmItem,
+)
 from memtape.core.run import Run
+from memtape.core.state import State
 from memtape.policies.plumbing.protocols import CompactionPolicy
 from memtape.policies.session import Policies, Session
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
 from memtape.policies.window.no_compaction import NoCompaction
 from memtape.policies.window.sliding_window import SlidingWindow
 from memtape.policies.window.tiered import TieredCompaction
+from memtape.policies.window.tool_clearing import ClearToolResults
 from memtape.policies.zoo import COMPACTION
-from memtape.projections import metrics as metrics_module
 from memtape.projections.metrics import (
     ProbeLoss,
     WindowTally,
@@ -28,8 +48,10 @@ from memtape.projections.metrics import (
     steps,
     visible,
 )
+from memtape.projections.probe_parts import ProbeParts
 from memtape.reducers import evolve, fold
 from memtape.scenarios import load_scenario
+from tests.blocked import blocked_session
 from tests.broken_policies import NeverCompacts
 from tests.playing import OWN_PARAMS
 from tests.suite_profile import examples
@@ -213,13 +235,13 @@ class TestProbes:
         self, monkeypatch: pytest.MonkeyPatch
     ) -> None:
         checked: list[int] = []
-        shows = metrics_module._Tracker.visible
+        shows = ProbeParts.visible
 
-        def counted(tracker: metrics_module._Tracker, index: int) -> bool:
+        def counted(tracker: ProbeParts, index: int) -> bool:
             checked.append(index)
             return shows(tracker, index)
 
-        monkeypatch.setattr(metrics_module._Tracker, "visible", counted)
+        monkeypatch.setattr(ProbeParts, "visible", counted)
         session = Session(Policies(compaction=TieredCompaction(budget=10_000, hot_n=4)))
         tally = WindowTally([Probe(f"code-{n}", 1) for n in range(1000)])
         for number, text in enumerate(["code-7 here", "nothing", "still nothing"]):
@@ -231,6 +253,89 @@ class TestProbes:
                 checked.clear()
         assert [] == checked
         assert (0.001, 0.001, 0.001) == tally.metrics().retention
+
+
+class TestFollowingTheWindow:
+    """The probe tracker follows a compaction through what its event names, never reading
+    the whole window: a policy that keeps a long HOT costs the bench the same per turn
+    at any length."""
+
+    def test_a_compaction_and_the_probe_it_loses_are_followed_without_reading_a_window(
+        self,
+    ) -> None:
+        session = Session(Policies(compaction=ClearToolResults(budget=20, keep=1)))
+        tally = WindowTally([Probe("code-7", 1), Probe("refund", 2)])
+        commands = [
+            AddTurn("tool", "lookup: code-7 is the order"),
+            AddTurn("user", "and the refund please"),
+            AddTurn("tool", "refund: thirty days from the purchase date"),
+            AddTurn("tool", "status: shipped and delivered on the fifth"),
+        ]
+        for offset, command in enumerate(commands):
+            before = session.state
+            events = session.execute(command)
+            after = session.state
+            if any(isinstance(event, CompactionTriggered) for event in events):
+                before, after = _unreadable(before), _unreadable(after)
+            tally.step(command, events, before, after, offset)
+
+        assert (1.0, 1.0, 1.0, 0.5) == tally.metrics().retention
+        assert [("code-7", 4)] == [(loss.probe, loss.turn) for loss in tally.metrics().losses]
+
+    def test_a_result_cleared_in_place_stops_showing_its_probe(self) -> None:
+        session = Session(Policies(compaction=ClearToolResults(budget=25, keep=1)))
+        session.execute_all(
+            [
+                AddTurn("assistant", "looking it up", calls=("a",)),
+                AddTurn("tool", "lookup: code-7 is the order", answers=("a",)),
+                AddTurn("assistant", "and the policy", calls=("b",)),
+                AddTurn("tool", "policy: thirty days from the purchase date", answers=("b",)),
+                AddTurn("user", "thanks, code-7 it is then"),
+            ]
+        )
+        probes = [Probe("code-7", 2), Probe("lookup", 2), Probe("thirty", 4)]
+        metrics = compaction_metrics(session.run, probes)
+
+        cleared = session.state.window.cleared
+        assert ([2], (1.0, 1.0, 1.0, 2 / 3)) == (list(cleared), metrics.retention[1:])
+        assert _losses_by_searching_every_window(session.run, probes) == list(metrics.losses)
+
+    def test_an_old_compaction_listing_what_stays_is_followed_as_the_window_went(self) -> None:
+        turns = [TurnAdded(n, "user", f"turn {n} says code-{n}", 4, False) for n in (1, 2, 3)]
+        listed = CompactionTriggered(40, (WarmItem(2, "code-2 in short", 3),), (1,), 0, "", 0)
+        listed = attrs.evolve(listed, kept=(3,))
+        tally = WindowTally([Probe("code-1", 1), Probe("code-2", 2), Probe("code-3", 3)])
+        state = fold(())
+        for offset, batch in enumerate([(turns[0],), (turns[1],), (turns[2], listed)]):
+            after = fold(batch, state)
+            tally.step(AddTurn("user", "x"), batch, state, after, offset)
+            state = after
+
+        assert (1.0, 1.0, 2 / 3) == tally.metrics().retention
+
+
+def _unreadable(state: State) -> State:
+    """``state`` with a window whose HOT and WARM fail when read."""
+    return state._replace(window=state.window._replace(hot=Unreadable(), warm=Unreadable()))
+
+
+class TestEmptyProbe:
+    def test_an_empty_probe_shows_everywhere_beside_one_that_shows_nowhere(self) -> None:
+        session = _session(10, 1, *(AddTurn("user", f"turn {n} here") for n in range(6)))
+
+        metrics = compaction_metrics(session.run, [Probe("", 1), Probe("zzz", 1)])
+
+        assert (0.5,) * 6 == metrics.retention
+
+
+class Unreadable(tuple[Any, ...]):
+    """A window part that fails when read: the tracker must follow the events instead."""
+
+    def __iter__(self) -> Iterator[Any]:
+        raise AssertionError("the tracker read the whole window")
+
+    def __len__(self) -> int:
+        raise AssertionError("the tracker read the whole window")
 
 
 texts = st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "x"]), min_size=1, max_size=6)
@@ -266,6 +371,25 @@ def test_incremental_retention_equals_searching_every_window(
         shown = [p for p in due if visible(after.window, p.text)]
         expected.append(len(shown) / len(due) if due else None)
     assert tuple(expected) == compaction_metrics(session.run, probes).retention
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    turns=st.lists(st.text("ab$. ", min_size=1, max_size=12), min_size=1, max_size=12),
+    probes=st.lists(st.text("ab$.", min_size=1, max_size=3), min_size=1, max_size=6),
+)
+def test_probes_inside_or_across_one_another_are_each_found(
+    turns: list[str], probes: list[str]
+) -> None:
+    """Probes that begin, contain or overlap one another (``ab``, ``ab$``, ``b$.``) are each
+    found where they show, as a search of every window finds them."""
+    session = _played("clear-tool-results", [("tool", [text]) for text in turns], 8)
+    planted = [Probe(text, 1) for text in probes]
+    expected = []
+    for _, _, _, after in steps(session.run):
+        shown = [p for p in planted if visible(after.window, p.text)]
+        expected.append(len(shown) / len(planted))
+    assert tuple(expected) == compaction_metrics(session.run, planted).retention
 
 
 def _losses_by_searching_every_window(run: Run, probes: list[Probe]) -> list[ProbeLoss]:
@@ -397,3 +521,24 @@ class TestQueries:
         run.append(Query("t", "", 1), [Queried("t", "", 1, (1,), (0.5,))])
         metrics = forgetting_metrics(run)
         assert (1, None, None) == (metrics.reads, metrics.hit_at_k, metrics.regret)
+
+
+class TestBlocksShowProbes:
+    def test_a_memory_block_shows_its_text_in_the_window(self) -> None:
+        assert visible(blocked_session().state.window, "Lives in Porto")
+
+    def test_a_probe_noted_in_a_block_is_kept_after_its_turn_leaves(self) -> None:
+        session = Session(
+            Policies.from_params({"compaction": {"policy": "sliding-window", "budget": 12}})
+        )
+        session.execute_all(
+            [
+                CreateBlock("human", 60, ""),
+                AddTurn("user", "my account is ACC-1"),
+                EditBlock("human", "append", "ACC-1"),
+                AddTurn("user", "one two three four five six seven"),
+                AddTurn("user", "one two three four five six seven"),
+            ]
+        )
+        metrics = compaction_metrics(session.run, [Probe("ACC-1", 1)])
+        assert ((), 3) == (metrics.losses, metrics.probe_passes)

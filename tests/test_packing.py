@@ -19,7 +19,15 @@ from memtape.core.events import (
     TurnAdded,
     WarmItem,
 )
-from memtape.core.packing import RECORD_TYPES, Unpackable, _plain_slots, build, pack, pack_all
+from memtape.core.packing import (
+    RECORD_TYPES,
+    Unpackable,
+    _plain_slots,
+    build,
+    maker,
+    pack,
+    pack_all,
+)
 
 records: st.SearchStrategy[Any] = st.sampled_from(RECORD_TYPES).flatmap(st.from_type)
 """Any record a row may hold, its fields of any value their types allow (NaN, -0.0,
@@ -109,6 +117,35 @@ class TestRefused:
                 pass
 
         assert (False, False, True) == tuple(map(_plain_slots, (Checked, Hooked, TurnAdded)))
+
+
+class TestMaker:
+    """``maker``: a record made through its slots, as the arriving turn of every command is."""
+
+    @given(
+        turn=st.integers(min_value=1),
+        text=st.text(),
+        tokens=st.integers(min_value=0),
+        flags=st.tuples(st.booleans(), st.booleans()),
+    )
+    def test_a_made_turn_equals_the_one_its_class_makes(
+        self, turn: int, text: str, tokens: int, flags: tuple[bool, bool]
+    ) -> None:
+        salient, pinned = flags
+        fields = (turn, "tool", text, tokens, salient, ("c1",), (), pinned)
+
+        made = maker(TurnAdded)(*fields)
+
+        assert (TurnAdded(*fields), hash(TurnAdded(*fields))) == (made, hash(made))
+        assert TurnAdded is type(made)
+
+    def test_a_type_whose_init_does_more_than_set_its_slots_has_no_maker(self) -> None:
+        @attrs.frozen
+        class Checked:
+            x: int = attrs.field(validator=attrs.validators.gt(0))
+
+        with pytest.raises(TypeError, match="Checked is more than its fields' slots"):
+            maker(Checked)
 
 
 class Score(float):

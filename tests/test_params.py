@@ -100,6 +100,15 @@ class TestNumber:
             f"{WHERE}: half_life must be a number in [0, inf), got"
         )
 
+    @pytest.mark.parametrize("value", [-math.inf, math.nan, "x"], ids=repr)
+    def test_without_bounds_a_number_is_asked_to_be_finite(self, value: Any) -> None:
+        """'[-inf, inf)' refused -inf while naming it as within the range."""
+        params = Params({"as_of": value}, WHERE)
+
+        assert f"{WHERE}: as_of must be a finite number, got {value!r}" == _refusal(
+            params.number, "as_of", minimum=-math.inf
+        )
+
     @pytest.mark.parametrize("value", NOT_NUMBERS, ids=repr)
     def test_a_value_that_is_not_a_number_is_refused_naming_the_parameter(self, value: Any) -> None:
         params = Params({"half_life": value}, WHERE)

@@ -35,6 +35,7 @@ from memtape.viewer.payload import (
     state_delta,
 )
 from tests.agent_session import TURNS
+from tests.blocked import blocked_session
 
 QUERIES = Path(__file__).parent / "fixtures" / "dana-queries.toml"
 
@@ -401,3 +402,15 @@ class TestProbes:
         held = [change for change in whole["changes"] if change[1] <= middle]
         assert len(held) == chunk["from"]["changes"]
         assert whole["changes"] == held + chunk["changes"]
+
+
+class TestBlocks:
+    def test_each_block_edit_ships_the_block_whole(self) -> None:
+        session = blocked_session()
+        frames = run_payload(session.run, session.policies_at, "blocked")["frames"]
+        expected = [
+            ["human", "Name: Dana.", 2, 1, 60],
+            ["human", "Name: Dana.\nLives in Lisbon.", 5, 2, 60],
+            ["human", "Name: Dana.\nLives in Porto.", 5, 3, 60],
+        ]
+        assert expected == [frame["b"] for frame in frames if "b" in frame]

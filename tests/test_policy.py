@@ -50,9 +50,12 @@ IMPORTED = [
     "memtape.core.commands",
     "memtape.core.errors",
     "memtape.core.events",
+    "memtape.core.integers",
+    "memtape.core.packing",
     "memtape.core.plural",
     "memtape.core.seq",
     "memtape.core.state",
+    "memtape.core.values",
     "memtape.policies",
     "memtape.policies.plumbing",
     "memtape.policies.plumbing.params",
@@ -70,6 +73,7 @@ IMPORTED = [
     "memtape.policies.window.units",
     "memtape.policy",
     "memtape.reducers",
+    "memtape.reducers.blocks",
     "memtape.reducers.memory",
     "memtape.reducers.root",
     "memtape.reducers.store",
@@ -107,6 +111,10 @@ def _memtape_imports(path: Path) -> list[str]:
 class TestSurface:
     def test_every_name_is_there(self) -> None:
         assert [] == [name for name in memtape.policy.__all__ if not hasattr(memtape.policy, name)]
+
+    def test_the_types_of_a_windows_tiers_are_there(self) -> None:
+        """A policy that reads HOT or WARM names their types from here, not from core."""
+        assert {"Hot", "Warm", "Seq"} <= set(memtape.policy.__all__)
 
     def test_every_class_and_function_is_documented(self) -> None:
         """The API page is made from these docstrings."""

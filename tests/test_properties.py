@@ -384,16 +384,18 @@ class TestCompaction:
         assert not any(turns[n].salient for n in window.dropped)
 
     @given(policy_params(), command_sequences())
-    def test_a_turn_costs_the_words_of_role_and_text(
+    def test_a_turn_costs_its_recorded_count_else_the_words_of_role_and_text(
         self, params: PolicyParams, commands: list[Command]
     ) -> None:
-        """A turn's tokens are the word count of ``"{role}: {text}"``; salient defaults to tool."""
+        """A turn's tokens are its recorded count (``tokens = N``) when it has one, else the
+        word count of ``"{role}: {text}"``; salient defaults to tool."""
         _, steps = record(params, commands)
         for step, events in accepted(steps):
             command, turn = step.command, events[0]
             if isinstance(command, AddTurn):
                 assert isinstance(turn, TurnAdded)
-                assert len(f"{command.role}: {command.text}".split()) == turn.tokens
+                words = len(f"{command.role}: {command.text}".split())
+                assert (words if command.tokens is None else command.tokens) == turn.tokens
                 salient = command.role == "tool" if command.salient is None else command.salient
                 assert (command.role, command.text, salient) == (turn.role, turn.text, turn.salient)
                 assert step.before.window.turns + 1 == turn.turn

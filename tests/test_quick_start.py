@@ -45,6 +45,7 @@ SHOW_MODULES = sorted(
         *HELP_MODULES,
         "memtape.commandline.opening",
         "memtape.commandline.output",
+        "memtape.commandline.priced",
         "memtape.commandline.show",
         "memtape.core.chain",
         "memtape.core.codec",
@@ -66,6 +67,7 @@ SHOW_MODULES = sorted(
         "memtape.policies.plumbing",
         "memtape.policies.plumbing.building",
         "memtape.policies.window.tiered",
+        "memtape.policies.window.trigger",
         "memtape.policies.plumbing.imports",
         "memtape.policies.plumbing.params",
         "memtape.policies.plumbing.promises",
@@ -73,10 +75,14 @@ SHOW_MODULES = sorted(
         "memtape.policies.plumbing.registry",
         "memtape.policies.session",
         "memtape.policies.settings",
+        "memtape.policies.store",
+        "memtape.policies.store.expiry",
         "memtape.policies.text",
         "memtape.policies.text.tokenizers",
         "memtape.policies.plumbing.trust",
         "memtape.policies.window",
+        "memtape.policies.window.blocks",
+        "memtape.policies.window.recall",
         "memtape.policies.window.turns",
         "memtape.policies.window.units",
         "memtape.policies.zoo",
@@ -86,6 +92,7 @@ SHOW_MODULES = sorted(
         "memtape.projections.view",
         "memtape.projections.wrapping",
         "memtape.reducers",
+        "memtape.reducers.blocks",
         "memtape.reducers.memory",
         "memtape.reducers.root",
         "memtape.reducers.store",
@@ -195,7 +202,7 @@ class TestShow:
 
     def test_show_runs_its_command_only(self, loaded: list[str]) -> None:
         commands = [name for name in loaded if name.startswith("memtape.commandline.")]
-        expected = ["numbers", "opening", "output", "show"]
+        expected = ["numbers", "opening", "output", "priced", "show"]
         assert [f"memtape.commandline.{name}" for name in expected] == commands
 
     def test_show_imports_none_of_what_it_does_not_need(self, loaded: list[str]) -> None:

@@ -17,7 +17,8 @@ from memtape.lab.bench import Cell, parse_policy, run_cell
 from memtape.policies.plumbing.promises import PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.session import Policies, Session
 from memtape.policies.text.tokenizers import O200kBase, WordCount
-from memtape.policies.window.recorded import CompactionRecord, RecordedCompaction
+from memtape.policies.window.compaction_records import CompactionRecord
+from memtape.policies.window.recorded import RecordedCompaction
 from memtape.runs.files import load_run
 from tests.playing import answering, calling, compaction, play, tool, user
 from tests.transcripts import fixture

@@ -19,6 +19,7 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
     Query,
     RecordEpisode,
     WriteFact,
@@ -46,6 +47,7 @@ from memtape.runs.redact import REDACTED, Masks, export_redacted, redact
 from memtape.scenarios import SHIPPED, Scenario, load_scenario, parse_scenario
 from memtape.viewer.payload import run_payload
 from tests.agent_session import TURNS
+from tests.blocked import blocked_session
 from tests.chained import lines_of, rechained, write_lines
 
 TAG = re.compile(r"[0-9a-f]{8,64}")
@@ -825,3 +827,28 @@ class TestClearedResults:
             "placeholder_tokens" in compaction,
             words(compaction["placeholder"]),
         )
+
+
+class TestBlocks:
+    def _copy(self, tmp_path: Path) -> Path:
+        source = tmp_path / "blocked.jsonl"
+        save_run(blocked_session(), source, "blocked")
+        out = tmp_path / "blocked.redacted.jsonl"
+        export_redacted(source, out)
+        return out
+
+    def test_labels_and_values_are_masked(self, tmp_path: Path) -> None:
+        text = self._copy(tmp_path).read_text("utf-8")
+        assert ("human" in text, "Porto" in text, "Dana" in text) == (False, False, False)
+
+    def test_the_copy_checks_clean_though_its_placeholders_pass_a_limit(
+        self, tmp_path: Path
+    ) -> None:
+        session = Session(
+            Policies.from_params({"compaction": {"policy": "sliding-window", "budget": 40}})
+        )
+        session.execute(CreateBlock("tight", 11, "a b c d e f"))
+        source, out = tmp_path / "tight.jsonl", tmp_path / "tight.redacted.jsonl"
+        save_run(session, source, "tight")
+        export_redacted(source, out)
+        assert () == check_file(out).problems

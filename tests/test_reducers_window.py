@@ -140,6 +140,50 @@ class TestLongHot:
         assert _recount(after) == after.tokens
 
 
+class TestLongWarm:
+    """Past ``SHORT_HOT`` items WARM is a ``Seq``, which a compaction extends without copying
+    it: clear-tool-results sends every lone tool result there and never cools one."""
+
+    @staticmethod
+    def _warmed(items: int) -> Window:
+        """A window whose first ``items`` turns went WARM, one compaction each."""
+        window = _window(*(_turn(n) for n in range(1, items + 11)))
+        for n in range(1, items + 1):
+            warm = (WarmItem(n, "[cleared]", 1),)
+            window = compaction_triggered(window, CompactionTriggered(40, warm, (), 0, "", 0))
+        return window
+
+    def test_warm_is_a_tuple_up_to_short_hot_items_and_a_seq_beyond(self) -> None:
+        short, longer = self._warmed(SHORT_HOT), self._warmed(SHORT_HOT + 1)
+
+        assert (tuple, Seq) == (type(short.warm), type(longer.warm))
+        assert list(range(1, SHORT_HOT + 2)) == [item.turn for item in longer.warm]
+        assert _recount(longer) == longer.tokens
+
+    def test_a_compaction_keeps_the_leaves_of_a_long_warm(self) -> None:
+        window = self._warmed(SHORT_HOT + 40)
+        event = CompactionTriggered(40, (WarmItem(SHORT_HOT + 41, "[cleared]", 1),), (), 0, "", 0)
+
+        after = compaction_triggered(window, event)
+
+        assert isinstance(window.warm, Seq)
+        assert isinstance(after.warm, Seq)
+        assert window.warm._leaf(0) is after.warm._leaf(0)
+        assert list(range(1, SHORT_HOT + 42)) == [item.turn for item in after.warm]
+
+    @pytest.mark.parametrize(("cooling", "kind"), [(40, tuple), (39, Seq)])
+    def test_what_stays_warm_after_cooling_is_a_tuple_or_a_seq_by_its_length(
+        self, cooling: int, kind: type
+    ) -> None:
+        """The form depends on the length alone, so equal windows hold equal WARMs."""
+        window = self._warmed(SHORT_HOT + 40)
+
+        after = compaction_triggered(window, CompactionTriggered(40, (), (), cooling, "g", 1))
+
+        assert kind is type(after.warm)
+        assert _recount(after) == after.tokens
+
+
 class TestCompactionTriggered:
     def test_the_named_hot_turns_stay_hot(self) -> None:
         assert [3, 4] == [t.turn for t in compaction_triggered(_window(*FOUR), FIRST).hot]

@@ -64,6 +64,10 @@ class TestPlan:
         with pytest.raises(BadInput, match="--replicates must be at least 1, got 0"):
             plan(["refund-desk"], ["tiered"], replicates=0)
 
+    def test_more_replicates_than_the_most_is_refused_before_any_cell_is_made(self) -> None:
+        with pytest.raises(BadInput, match="--replicates 1000000000 is more than 1,000"):
+            plan(["refund-desk"], ["tiered"], replicates=1_000_000_000)
+
 
 class TestSeeds:
     def test_the_model_and_a_policy_that_samples_get_the_replicate_s_seed(

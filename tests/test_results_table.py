@@ -10,6 +10,7 @@ from typing import Any
 
 import attrs
 import duckdb
+import pyarrow
 import pyarrow.parquet as pq
 import pytest
 
@@ -223,3 +224,19 @@ class TestFromTheCommandLine:
 
         with pytest.raises(BadInput, match=r"old\.parquet: not a Parquet table: "):
             read_table(table)
+
+
+class TestUnsafeReaders:
+    def test_a_pyarrow_that_may_unpickle_a_file_s_types_is_refused_before_reading(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        _, _, table = _bench(tmp_path)
+        monkeypatch.setattr(pyarrow, "__version__", "14.0.0")
+
+        with pytest.raises(BadInput) as refused:
+            read_table(table)
+
+        assert (
+            f"{table}: pyarrow 14.0.0 may run code a Parquet file holds (CVE-2023-47248): "
+            "install pyarrow 14.0.1 or later"
+        ) == str(refused.value)

@@ -100,6 +100,8 @@ class TestRefusals:
                 "did you mean 'baseline'?",
             ),
             ("usd > baseline / 0", "it divides by zero"),
+            ("usd > \u0663", "column 7: baseline or a number is wanted, found '\u0663'"),
+            ("usd > baseline * \uff11", "column 18: a number after '*' is wanted, found '\uff11'"),
             ("usd > 2 * baseline", "column 9: the rule ends after 'usd > 2', found '*'"),
         ],
     )

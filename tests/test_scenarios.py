@@ -11,6 +11,8 @@ from memtape.core.commands import (
     AddTurn,
     AdvanceClock,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     RecordEpisode,
@@ -34,6 +36,7 @@ from memtape.scenarios import SHIPPED, Probe, is_scenario, load_scenario, parse_
 from memtape.scenarios.cost import Cost
 from memtape.scenarios.loader import with_settings
 from memtape.scenarios.usage import Usage
+from memtape.scenarios.writer import scenario_text
 
 COMPACTION = '[compaction]\npolicy = "tiered"\nbudget = 40\n'
 FORGETTING = '[forgetting]\npolicy = "importance-recency-access"\ncapacity = 4\n'
@@ -341,7 +344,7 @@ class TestMalformed:
 
         assert (
             f"{path}: step 2: name exactly one of turn, advance, write, read, query, "
-            "episode, consolidate, recall, found ['turn', 'advance']"
+            "episode, consolidate, recall, block, edit, found ['turn', 'advance']"
         ) == message
 
     def test_an_unknown_field_is_named(self, tmp_path: Path) -> None:
@@ -528,14 +531,12 @@ class TestMeasuredTurns:
     @pytest.mark.parametrize(
         ("tokens", "message"),
         [
-            ("-1", "p.toml: step 1: tokens must be an integer in 0..9223372036854775807, got -1"),
+            ("-1", "p.toml: step 1: tokens must be an integer in 0..1099511627776, got -1"),
+            ('"96"', "p.toml: step 1: tokens must be an integer in 0..1099511627776, got '96'"),
+            ("true", "p.toml: step 1: tokens must be an integer in 0..1099511627776, got True"),
             (
-                '"96"',
-                "p.toml: step 1: tokens must be an integer in 0..9223372036854775807, got '96'",
-            ),
-            (
-                "true",
-                "p.toml: step 1: tokens must be an integer in 0..9223372036854775807, got True",
+                str(2**40 + 1),
+                "p.toml: step 1: tokens must be an integer in 0..1099511627776, got 1099511627777",
             ),
         ],
     )
@@ -797,7 +798,14 @@ class TestCost:
         ("change", "problem"),
         [
             ('"gpt-5"\nttl = "10m"', "ttl must be one of 5m, 1h, got '10m'"),
-            ('"gpt-5"\nprefix = -1', "prefix must be an integer >= 0, got -1"),
+            (
+                '"gpt-5"\nprefix = -1',
+                "prefix must be an integer in 0..1099511627776 (the most a text may count), got -1",
+            ),
+            (
+                '"gpt-5"\nprefix = 1099511627777',
+                "prefix must be at most 1099511627776 (the most a text may count)",
+            ),
             ('"gpt-5"\nmodle = "x"', "unknown parameter modle: did you mean model?"),
             ("3", "model must be a model's name, got 3"),
             ('"gpt-5"\nwarm = "yes"', "warm must be true or false, got 'yes'"),
@@ -812,3 +820,63 @@ class TestCost:
     def test_set_cost_model_prices_a_scenario_without_a_cost_table(self) -> None:
         scenario = with_settings(load_scenario("refund-desk"), ["cost.model=gpt-5"])
         assert Cost("gpt-5") == scenario.cost
+
+
+BLOCK = '[[block]]\nlabel = "human"\nlimit = 40\nvalue = "Name: Dana."\n'
+
+
+class TestBlocks:
+    def test_block_tables_are_created_before_the_first_step(self, tmp_path: Path) -> None:
+        scenario = load_scenario(str(_file(tmp_path, COMPACTION + BLOCK + TURN)))
+        assert CreateBlock("human", 40, "Name: Dana.") == scenario.steps[0]
+
+    def test_an_edit_step_reads_its_op_text_and_find(self, tmp_path: Path) -> None:
+        step = '[[step]]\nedit = "human"\nop = "find-replace"\nfind = "Dana"\ntext = "Ana"\n'
+        scenario = load_scenario(str(_file(tmp_path, COMPACTION + BLOCK + step)))
+        assert EditBlock("human", "find-replace", "Ana", "Dana") == scenario.steps[1]
+
+    def test_a_block_step_creates_one_mid_session(self, tmp_path: Path) -> None:
+        step = '[[step]]\nblock = "persona"\nlimit = 9\n'
+        scenario = load_scenario(str(_file(tmp_path, COMPACTION + TURN + step)))
+        assert CreateBlock("persona", 9, "") == scenario.steps[1]
+
+    @pytest.mark.parametrize(
+        ("text", "problem"),
+        [
+            (BLOCK.replace("40", "5"), "block 1: value is 11 characters, over the limit of 5"),
+            (BLOCK + BLOCK, "block 2: label 'human' names an earlier block too"),
+            (BLOCK.replace("40", "0"), "block 1: limit must be an integer >= 1, got 0"),
+            (BLOCK.replace('"human"', '""'), "block 1: label must not be empty"),
+            ('block = "human"\n', "memory blocks are written as [[block]] tables"),
+        ],
+    )
+    def test_a_bad_block_table_is_one_line_naming_it(
+        self, tmp_path: Path, text: str, problem: str
+    ) -> None:
+        path, message = _refusal(tmp_path, text + COMPACTION + TURN)
+        assert f"{path}: {problem}" == message
+
+    def test_a_block_needs_a_compaction_policy(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, FORGETTING + BLOCK + TURN)
+        assert f"{path}: block 1: a memory block needs a [compaction] policy" == message
+
+    @pytest.mark.parametrize(
+        ("step", "problem"),
+        [
+            ('op = "insert"\ntext = "x"\n', "op must be one of replace, append, find-replace"),
+            ('op = "find-replace"\ntext = "x"\n', "find a find-replace needs the text to find"),
+            ('op = "append"\ntext = "x"\nfind = "y"\n', "unknown parameter find"),
+        ],
+    )
+    def test_a_bad_edit_step_is_one_line_naming_it(
+        self, tmp_path: Path, step: str, problem: str
+    ) -> None:
+        text = COMPACTION + BLOCK + f'[[step]]\nedit = "human"\n{step}'
+        path, message = _refusal(tmp_path, text)
+        assert message.startswith(f"{path}: step 1: {problem}")
+
+    def test_the_writer_writes_block_steps_that_load_back(self, tmp_path: Path) -> None:
+        step = '[[step]]\nedit = "human"\nop = "find-replace"\nfind = "Dana"\ntext = "Ana"\n'
+        scenario = load_scenario(str(_file(tmp_path, COMPACTION + BLOCK + step)))
+        text = scenario_text("again", "", scenario.policies.params(), scenario.steps)
+        assert scenario.steps == load_scenario(str(_file(tmp_path, text, "again.toml"))).steps

@@ -113,8 +113,10 @@ class TestSupersessionAgainstAddOnly:
 
         assert [1, 2] == sorted(session.state.store.active)
 
-    def test_only_key_and_add_only_are_rules(self) -> None:
-        with pytest.raises(BadInput, match="supersession must be one of key, add-only, got 'x'"):
+    def test_only_key_add_only_and_llm_are_rules(self) -> None:
+        with pytest.raises(
+            BadInput, match="supersession must be one of key, add-only, llm, got 'x'"
+        ):
             check_supersession("x")
 
 
@@ -150,7 +152,7 @@ class TestSharedParameters:
         table = capacity_table("lru", 3, "add-only")
         assert {"policy": "lru", "capacity": 3, "supersession": "add-only"} == table
         rest = {key: value for key, value in table.items() if key != "policy"}
-        assert (3, "add-only", NO_TTL) == capacity_only(rest, "f.toml")
+        assert (3, "add-only", NO_TTL, None) == capacity_only(rest, "f.toml")
 
     def test_another_parameter_is_refused(self) -> None:
         with pytest.raises(BadInput, match="half_life"):

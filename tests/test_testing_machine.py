@@ -62,6 +62,7 @@ class TestBrokenPolicies:
             ("tests.broken_policies:MovesPinned", "pinned", 3),
             ("tests.broken_policies:TakesAnyAnswer", "well-formed", 1),
             ("tests.broken_policies:OvershootsOnHugeTurns", "budget", 3),
+            ("tests.broken_policies:FloorWithoutBlocks", "budget", 3),
         ],
     )
     def test_each_is_caught_with_a_minimal_scenario_naming_the_invariant(

@@ -4,7 +4,7 @@ import pytest
 
 from memtape.core.codec import event_data
 from memtape.core.commands import AddTurn, Query, WriteFact
-from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
+from memtape.core.events import BlockEdited, CompactionTriggered, TurnAdded, WarmItem
 from memtape.core.run import Run
 from memtape.policies.session import Policies, Session
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
@@ -13,6 +13,7 @@ from memtape.projections.meter import Meter
 from memtape.projections.timeline import TimelineRow, summarize, timeline
 from memtape.reducers import evolve, fold
 from memtape.scenarios import SHIPPED, load_scenario
+from tests.blocked import blocked_session
 
 
 def _session(name: str) -> Session:
@@ -235,3 +236,15 @@ def test_a_turn_of_one_token_says_token() -> None:
     before = fold([])
 
     assert "turn 1 (user, chatter) adds 1 token" == summarize(event, before, evolve(before, event))
+
+
+class TestBlocks:
+    def test_each_block_edit_says_what_it_did_its_size_and_tokens(self) -> None:
+        session = blocked_session()
+        rows = list(timeline(session.run, session.policies_at))
+        expected = [
+            "block 'human' created, version 1: 11/60 characters, 2 tokens",
+            "block 'human' appended to, version 2: 28/60 characters, 5 tokens",
+            "block 'human' found and replaced in, version 3: 27/60 characters, 5 tokens",
+        ]
+        assert expected == [row.summary for row in rows if isinstance(row.event, BlockEdited)]

@@ -23,7 +23,7 @@ from memtape.policies.text.tokenizers import (
     WordCount,
     tokenizer_named,
 )
-from memtape.policies.window.recorded import CompactionRecord
+from memtape.policies.window.compaction_records import CompactionRecord
 from memtape.policies.window.sliding_window import SlidingWindow
 from memtape.policies.zoo import COMPACTION
 

@@ -18,7 +18,7 @@ from memtape.policies.window.rolling_summary import RollingSummary
 from memtape.policies.window.sliding_window import SlidingWindow
 from memtape.policies.window.tiered import TieredCompaction
 from memtape.policies.window.tool_clearing import ClearToolResults
-from memtape.policies.window.trigger import Trigger, trigger_from
+from memtape.policies.window.trigger import Trigger, calls_for_compaction, trigger_from
 from tests.playing import play, tool, user
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -88,6 +88,12 @@ class TestReading:
             ("85", "must be a token count"),
             ("0%", "must be a token count"),
             ("101%", "must be a token count"),
+            # float() reads other scripts' digits, underscores and blanks: a percentage is
+            # written in ASCII digits (the numbers-are-numbers guarantee).
+            ("\u0668\u0665%", "must be a token count"),
+            ("8_5%", "must be a token count"),
+            (" 85%", "must be a token count"),
+            ("1e1%", "must be a token count"),
             ({"tokens": 3}, "must be a token count"),
             ({"messages": 0}, "messages must be an integer >= 1"),
             (0, "must be a token count"),
@@ -130,6 +136,22 @@ class TestFiring:
         at = TurnAdded(2, "user", "five", 5, False)
         over = TurnAdded(2, "user", "six", 6, False)
         assert [False, True] == [trigger.fires(state.window, t, 100) for t in (at, over)]
+
+    def test_with_no_trigger_the_budget_calls_for_compaction_past_it(self) -> None:
+        state, _ = play(TieredCompaction(100, 2), user(9))  # 10 tokens
+        at = TurnAdded(2, "user", "five", 5, False)
+        over = TurnAdded(2, "user", "six", 6, False)
+        assert [False, True] == [
+            calls_for_compaction(None, state.window, t, 15) for t in (at, over)
+        ]
+
+    def test_a_trigger_set_calls_for_compaction_when_it_fires_whatever_the_budget(self) -> None:
+        state, _ = play(TieredCompaction(100, 2), user(9))
+        turn = TurnAdded(2, "user", "two", 2, False)
+        assert [True, False] == [
+            calls_for_compaction(trigger, state.window, turn, 1000)
+            for trigger in (Trigger(every=2), Trigger(every=3))
+        ]
 
     def test_messages_fire_once_hot_holds_that_many(self) -> None:
         policy = TieredCompaction(1000, 1, trigger=Trigger(messages=3))

@@ -12,6 +12,7 @@ from memtape.policies.session import Policies, Session
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
 from memtape.policies.store.generative_agents import GenerativeAgents
 from memtape.policies.window.no_compaction import NoCompaction
+from memtape.projections.text import render_view
 from memtape.projections.view import (
     episode_data,
     fact_data,
@@ -24,6 +25,7 @@ from memtape.projections.view import (
 )
 from memtape.reducers import fold
 from memtape.scenarios import SHIPPED, load_scenario
+from tests.blocked import blocked_session
 
 
 def _session(name: str) -> Session:
@@ -305,3 +307,26 @@ class TestExpired:
         assert [(1, 5.0, 7.0, "its own expires_at, due at t=5")] == [
             (f["id"], f["expires_at"], f["expired_at"], f["reason"]) for f in store["expired"]
         ]
+
+
+class TestBlocks:
+    def test_the_window_lists_each_block_with_its_size_and_version(self) -> None:
+        session = blocked_session()
+        window = view_data(session.state, len(session.run), session.policies)["window"]
+        expected = {
+            "label": "human",
+            "value": "Name: Dana.\nLives in Porto.",
+            "chars": 27,
+            "limit": 60,
+            "tokens": 5,
+            "version": 3,
+        }
+        assert [expected] == window["blocks"]
+
+    def test_a_window_without_blocks_has_no_blocks_key(self) -> None:
+        assert "blocks" not in (window_data(EMPTY_WINDOW, NoCompaction(10)) or {})
+
+    def test_show_prints_a_block_line_above_the_tiers(self) -> None:
+        session = blocked_session()
+        lines = list(render_view(view_data(session.state, 5, session.policies)))
+        assert "  BLOCK human (v3, 27/60 chars): Name: Dana.\\nLives in Porto.  (5)" == lines[2]

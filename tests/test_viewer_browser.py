@@ -236,12 +236,12 @@ class TestSameAsShowJson:
         open_view(page, tmp_path, loaded)
         assert_same_views(loaded, page_views(page))
 
-    @pytest.mark.parametrize("name", ["session-notes", "dana-moves", "order-recall"])
+    @pytest.mark.parametrize("name", ["session-notes", "dana-moves", "order-recall", "core-memory"])
     def test_every_event_of_each_memory_family_example(
         self, page: Page, tmp_path: Path, name: str
     ) -> None:
-        """Facts that expire (listed once expired, with their reasons), and facts with a
-        valid time, closed and returned by queries of the past."""
+        """Facts that expire (listed once expired, with their reasons), facts with a valid
+        time, closed and returned by queries of the past, and memory blocks edited."""
         examples = Path(__file__).parent.parent / "examples"
         loaded = simulated(str(examples / f"{name}.toml"))
         open_view(page, tmp_path, loaded)

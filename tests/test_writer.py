@@ -17,6 +17,7 @@ from memtape.scenarios.writer import (
     probe_fields,
     scenario_file,
     scenario_text,
+    step_fields,
     toml_string,
     toml_value,
 )
@@ -30,13 +31,21 @@ writable = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 class TestRoundTrip:
     @settings(max_examples=examples(60), deadline=None)
     @given(scenarios())
-    def test_a_written_scenario_loads_back_to_its_policies_and_steps(
+    def test_a_written_scenario_loads_back_to_its_policies_steps_and_probes(
         self, scenario: Scenario
     ) -> None:
-        """Whatever policies and (loadable) commands go in, the same come out."""
-        text = scenario_text("s", "about", scenario.policies.params(), scenario.steps)
+        """Whatever policies, (loadable) commands and probes go in, the same come out: a
+        turn's recorded count and a question's answer and evidence among them."""
+        info = {"name": "s", "about": "about"}
+        steps = [step_fields(command) for command in scenario.steps]
+        probes = [probe_fields(probe) for probe in scenario.probes]
+        text = scenario_file("", info, scenario.policies.params(), steps, probes)
         loaded = parse_scenario(text, "s.toml")
-        assert (scenario.policies, scenario.steps) == (loaded.policies, loaded.steps)
+        assert (scenario.policies, scenario.steps, scenario.probes) == (
+            loaded.policies,
+            loaded.steps,
+            loaded.probes,
+        )
 
     def test_the_comment_heads_the_file(self) -> None:
         """Each line of the comment becomes a TOML comment line, before the header."""

@@ -5,10 +5,11 @@ What is written is chosen by allow-lists, never deny-lists: a header, or a query
 parameter's value, that no one has decided is safe is not written.
 """
 
+import hashlib
 import time
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlsplit
+from urllib.parse import quote, unquote_plus, urlsplit
 
 import attrs
 import orjson
@@ -41,6 +42,11 @@ ALLOWED_HEADER_PREFIXES = ("x-stainless-",)
 ALLOWED_QUERY = frozenset({"api-version", "beta", "limit", "after", "before", "order"})
 """Query parameters whose values a capture keeps; any other's value is written as
 ``REDACTED`` (some providers take a key in the query string, ``?key=...``)."""
+
+IDENTIFYING_FIELDS = ("user", "safety_identifier")
+"""Top-level request fields that name the person or account behind a request (OpenAI's
+``user`` and ``safety_identifier``; Anthropic's is ``metadata.user_id``): a capture keeps a
+digest of each, never the value."""
 
 RAW_LIMIT = 64 * 1024
 """The most of a non-JSON body a capture keeps (``raw_response``), in bytes."""
@@ -102,17 +108,24 @@ def allowed_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
 
 
 def written_path(path: str) -> str:
-    """The path and query to write: the query's values kept only for parameters on the
-    allow-list."""
-    parts = urlsplit(path)
-    if not parts.query:
-        return path
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    query = "&".join(
-        f"{quote(name, safe='[]')}={quote(value) if name in ALLOWED_QUERY else 'REDACTED'}"
-        for name, value in pairs
-    )
-    return f"{parts.path}?{query}"
+    """The path and query to write: a query value kept only for a parameter on the
+    allow-list, a bare token (``?sk-...``, no ``=``) only when it is on it, and never a
+    fragment."""
+    route, _, query = path.partition("#")[0].partition("?")
+    if not query:
+        return route
+    fields = [_written_field(field) for field in query.split("&") if field]
+    return f"{route}?{'&'.join(fields)}"
+
+
+def _written_field(field: str) -> str:
+    raw_name, equals, raw_value = field.partition("=")
+    name = unquote_plus(raw_name)
+    allowed = name in ALLOWED_QUERY
+    if not equals:
+        return quote(name, safe="[]") if allowed else "REDACTED"
+    value = quote(unquote_plus(raw_value)) if allowed else "REDACTED"
+    return f"{quote(name, safe='[]')}={value}"
 
 
 def json_body(body: bytes | bytearray) -> Any:
@@ -121,6 +134,27 @@ def json_body(body: bytes | bytearray) -> Any:
         return orjson.loads(body) if body else None
     except orjson.JSONDecodeError:
         return None
+
+
+def pseudonymous(request: Any) -> Any:
+    """``request`` with each field that names a user or account (``IDENTIFYING_FIELDS``,
+    ``metadata.user_id``) replaced by ``sha256:`` and the first 16 hex digits of its digest:
+    the same value gives the same digest, so threads keyed by it stay together, and the
+    capture says nothing of who sent it."""
+    if not isinstance(request, dict):
+        return request
+    masked = dict(request)
+    for name in IDENTIFYING_FIELDS:
+        if isinstance(masked.get(name), str):
+            masked[name] = _digest(masked[name])
+    metadata = masked.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("user_id"), str):
+        masked["metadata"] = {**metadata, "user_id": _digest(metadata["user_id"])}
+    return masked
+
+
+def _digest(value: str) -> str:
+    return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def is_stream(exchange: Exchange) -> bool:
@@ -153,7 +187,7 @@ def capture_line(exchange: Exchange) -> JsonObject:
         },
         "request_headers": allowed_headers(exchange.request_headers),
         "response_headers": allowed_headers(exchange.response_headers),
-        "request": json_body(exchange.request_body) if known else None,
+        "request": pseudonymous(json_body(exchange.request_body)) if known else None,
         "response": None,
     }
     if not known or not exchange.response_body:

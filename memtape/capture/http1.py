@@ -4,6 +4,7 @@ upstream's body read piece by piece as it arrives (by ``Content-Length``, chunke
 until the connection closes)."""
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 
 import attrs
@@ -25,6 +26,15 @@ HOP_BY_HOP = frozenset(
 
 HEAD_LIMIT = 256 * 1024
 """The longest request or response head read, in bytes."""
+
+
+_DECIMAL = re.compile(r"[0-9]{1,18}")
+"""A ``Content-Length``: ASCII digits only (``isdigit`` takes ``\u00b2`` too, which ``int``
+refuses), few enough to be a length (``int`` refuses 5,000 of them)."""
+
+_HEXADECIMAL = re.compile(rb"[0-9A-Fa-f]{1,15}")
+"""A chunk's size: hexadecimal digits only (``int(..., 16)`` also takes ``0x3``, ``-1``
+and ``1_0``)."""
 
 
 class HttpError(Exception):
@@ -87,7 +97,7 @@ def content_length(head: Head) -> int | None:
     value = head.header("content-length")
     if value is None:
         return None
-    if not value.strip().isdigit():
+    if _DECIMAL.fullmatch(value.strip()) is None:
         raise HttpError(f"a malformed Content-Length: {value[:40]!r}")
     return int(value)
 
@@ -135,10 +145,9 @@ async def _chunks(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
     while True:
         line = await reader.readuntil(b"\r\n")
         size_text = line.split(b";", 1)[0].strip()
-        try:
-            size = int(size_text, 16)
-        except ValueError:
-            raise HttpError(f"a malformed chunk size: {size_text[:20]!r}") from None
+        if _HEXADECIMAL.fullmatch(size_text) is None:
+            raise HttpError(f"a malformed chunk size: {size_text[:20]!r}")
+        size = int(size_text, 16)
         if size == 0:
             while (await reader.readuntil(b"\r\n")) != b"\r\n":
                 pass

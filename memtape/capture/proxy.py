@@ -41,6 +41,8 @@ taken off before the upstream's own base path is put on."""
 _NOT_FORWARDED = HOP_BY_HOP | {"host", "content-length", "accept-encoding", "expect"}
 _NOT_RELAYED = HOP_BY_HOP | {"content-length"}
 
+_REFUSED = [("Content-Length", "0"), ("Connection", "close")]
+
 Recorder = Callable[[Exchange], None]
 """What the proxy hands each exchange that ended (the capture writer's ``record``)."""
 
@@ -107,6 +109,12 @@ class CaptureProxy:
         method, path, version = parts
         if path.startswith(("http://", "https://")):
             path = "/" + path.split("/", 3)[3] if path.count("/") >= 3 else "/"
+        if head.header("origin") is not None:
+            # A browser's request (a page the user has open posting to 127.0.0.1): an agent
+            # or an SDK sends no Origin. Never forwarded, never in the capture.
+            writer.write(head_bytes("HTTP/1.1 403 Forbidden", _REFUSED))
+            await writer.drain()
+            return False
         if "100-continue" in head.tokens("expect"):
             writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         body = await read_request_body(reader, head)

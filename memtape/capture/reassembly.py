@@ -234,8 +234,15 @@ REASSEMBLERS: dict[str, Callable[[Sequence[ServerSentEvent]], JsonObject | None]
 
 def reassembled(endpoint: str, body: bytes) -> JsonObject | None:
     """The unstreamed shape of ``endpoint``'s streamed ``body``; None for an endpoint
-    with no reassembly, or a body that holds none of its events."""
+    with no reassembly, a body that holds none of its events, or one whose events are not
+    of the shapes the endpoint's reference gives (a compatible server's own): the capture
+    then keeps the body raw, and the agent, or the SDK a wrapper tees, never sees an error
+    of the recording's."""
     reassemble = REASSEMBLERS.get(endpoint)
     if reassemble is None:
         return None
-    return reassemble(sse_events(body))
+    try:
+        whole = reassemble(sse_events(body))
+    except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+        return None
+    return whole if isinstance(whole, dict) else None

@@ -28,7 +28,10 @@ class Upstream:
     """A provider's base URL, and a pool of idle connections to its origin."""
 
     def __init__(self, url: str) -> None:
-        parts = urlsplit(url)
+        try:
+            parts = urlsplit(url)
+        except ValueError as error:  # an unclosed IPv6 bracket, say
+            raise MemtapeError(f"upstream {url!r}: not a URL ({error})") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise MemtapeError(f"upstream {url!r}: not an http:// or https:// URL")
         self.url = url

@@ -10,6 +10,7 @@ responses are asked for unencoded (``Accept-Encoding: identity``), so the captur
 reads what the SDK read.
 """
 
+import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -23,6 +24,7 @@ from memtape.capture.proxy import Recorder
 from memtape.capture.reassembly import stream_ended
 from memtape.capture.writer import CaptureWriter
 from memtape.core.errors import MemtapeError
+from memtape.core.visible import visible
 
 Client = TypeVar("Client")
 
@@ -42,7 +44,7 @@ def wrap(client: Client, *, out: str | Path) -> Client:
             "(no HTTP client of its own to wrap)"
         )
     anthropic = type(client).__module__.split(".")[0] == "anthropic"
-    record = _writer(Path(out)).record
+    record = _unfailing(_writer(Path(out)))
     if isinstance(http, httpx2.Client):
         http._transport = _Tee(http._transport, record, anthropic=anthropic)
         http._mounts = {
@@ -67,6 +69,20 @@ def _writer(out: Path) -> CaptureWriter:
             except OSError as error:
                 raise MemtapeError(f"{out}: {error.strerror or error}") from None
         return _writers[key]
+
+
+def _unfailing(writer: CaptureWriter) -> Recorder:
+    """The writer's ``record``, a write it cannot make (a full disk) said in one line on
+    stderr: the recording fails, never the program's call, as with the proxy."""
+
+    def record(exchange: Exchange) -> None:
+        try:
+            writer.record(exchange)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            print(f"memtape wrap: {visible(str(writer.path))}: {reason}", file=sys.stderr)
+
+    return record
 
 
 def _exchange(request: httpx2.Request, *, anthropic: bool) -> Exchange:

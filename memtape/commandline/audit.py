@@ -15,7 +15,7 @@ from pathlib import Path
 from memtape.commandline.opening import open_run
 from memtape.commandline.output import print_json, print_lines
 from memtape.core.commands import AddTurn
-from memtape.core.errors import BadInput, Rejected
+from memtape.core.errors import BadInput, NothingToApply, Rejected
 from memtape.core.plural import counted
 from memtape.core.run import Run
 from memtape.lab.bench import Cell, parse_policy, policies_for
@@ -100,7 +100,13 @@ def _probes(
 
 def _decided(scenario: Scenario, cell: Cell) -> Run:
     """The scenario's steps decided again under the cell's policy."""
-    policies = policies_for(scenario, cell)
+    try:
+        policies = policies_for(scenario, cell)
+    except NothingToApply as error:
+        reason = str(error).rpartition("nothing to apply")[2]
+        raise BadInput(
+            f"{scenario.source}: --policy {cell.spec.label}: nothing to apply{reason}"
+        ) from None
     if policies is None:
         raise BadInput(f"{scenario.source}: no compaction policy to replace with {cell.spec.label}")
     return _executed(scenario, policies, cell.label)

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memtape.commandline.output import terminal_width
+from memtape.commandline.output import print_lines, terminal_width
 from memtape.core.errors import BadInput
 from memtape.lab.files import output_path
 from memtape.lab.report import bench
@@ -72,6 +72,28 @@ def _results(texts: Sequence[str]) -> tuple[Path | None, Path | None]:
     return found.get(False), found.get(True)
 
 
+_NOT_CALIBRATING: dict[str, object] = {
+    "grid": [],
+    "plot": None,
+    "jobs": None,
+    "engine": "process",
+    "address": None,
+    "results": None,
+    "resume": False,
+    "baseline": None,
+    "fail_if": [],
+    "fail_if_missing": False,
+    "losses": False,
+    "replicates": None,
+    "probes": None,
+    "judge": None,
+    "frontier": False,
+    "columns": None,
+}
+"""The bench options --calibrate does not take, each with its value when not given: given,
+each is refused rather than ignored (a --fail-if ignored passes a gate it never held)."""
+
+
 def _calibrate(args: argparse.Namespace, prices: "PriceTable | None") -> int:
     """``bench --calibrate``: each scenario's calibration, then the JSON if asked for."""
     import json  # noqa: PLC0415
@@ -82,13 +104,18 @@ def _calibrate(args: argparse.Namespace, prices: "PriceTable | None") -> int:
 
     if args.policy:
         raise BadInput("--calibrate replays each session as its agent ran it: give no --policy")
+    for name, unset in _NOT_CALIBRATING.items():
+        if getattr(args, name) != unset:
+            raise BadInput(
+                f"--calibrate takes no --{name.replace('_', '-')}: it replays each session as "
+                "recorded and compares its bill with the usage recorded, and gates nothing"
+            )
     out = None if args.json is None else output_path(args.json)
     if out is not None:
         check_writable(out)
     found = [calibrated(source, args.set, prices) for source in args.scenarios]
     for calibration in found:
-        for line in calibration_lines(calibration):
-            print(visible(line))
+        print_lines(visible(line) for line in calibration_lines(calibration))
     if out is not None:
         data = {"calibrations": [calibration.data() for calibration in found]}
         text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"

@@ -14,6 +14,7 @@ from memtape.capture.proxy import CaptureProxy, ProxyThread
 from memtape.capture.upstream import Upstream
 from memtape.capture.writer import CaptureWriter
 from memtape.core.errors import MemtapeError
+from memtape.core.paths import check_writable
 from memtape.core.plural import counted
 from memtape.core.visible import visible
 
@@ -38,15 +39,14 @@ def run(args: argparse.Namespace) -> int:
         raise MemtapeError("record --serve-only runs no command: drop the command or the option")
     if not args.serve_only and not command:
         raise MemtapeError("record needs a command to run after --, or --serve-only")
+    if not 0 <= args.port <= 65535:
+        raise MemtapeError(f"--port {args.port} is not a port (0..65535)")
     openai = Upstream(args.upstream_openai or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT)
     anthropic = Upstream(
         args.upstream_anthropic or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT
     )
     out = Path(args.out)
-    if not out.parent.is_dir():
-        raise MemtapeError(f"{visible(str(out))}: no such directory {visible(str(out.parent))}")
-    if out.is_dir():
-        raise MemtapeError(f"{visible(str(out))}: a directory, not a capture file")
+    check_writable(out)
 
     capture: CaptureWriter | None = None
 
@@ -62,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
     size_before = out.stat().st_size if out.exists() else None
     try:
         capture = CaptureWriter(out)
+    except MemtapeError:
+        proxy.stop()
+        raise
     except OSError as error:
         proxy.stop()
         raise MemtapeError(f"{visible(str(out))}: {error.strerror or error}") from None

@@ -3,8 +3,10 @@
 import argparse
 
 from memtape.commandline.writing import write_scenario
+from memtape.lab.blocks_workload import blocks_workload
 from memtape.lab.expiry_workload import expiry_workload
 from memtape.lab.generate import store_workload, support_session
+from memtape.lab.judged_workload import judged_workload
 from memtape.lab.recall_workload import recall_workload
 from memtape.lab.temporal_workload import temporal_workload
 
@@ -67,5 +69,31 @@ def recall(args: argparse.Namespace) -> int:
             hot_n=args.hot_n,
             probe_every=args.probe_every,
             recall_after=args.recall_after,
+        ),
+    )
+
+
+def judged(args: argparse.Namespace) -> int:
+    """Write a judged-supersession workload: facts restated under new keys, repeats,
+    retractions."""
+    return write_scenario(
+        args.out,
+        lambda: judged_workload(
+            args.steps, args.seed, customers=args.customers, capacity=args.capacity
+        ),
+    )
+
+
+def blocks(args: argparse.Namespace) -> int:
+    """Write a support session whose agent notes each planted fact in a memory block."""
+    return write_scenario(
+        args.out,
+        lambda: blocks_workload(
+            args.turns,
+            args.seed,
+            budget=args.budget,
+            hot_n=args.hot_n,
+            probe_every=args.probe_every,
+            limit=args.limit,
         ),
     )

@@ -6,6 +6,7 @@ from typing import Any
 from memtape.commandline.numbers import within
 from memtape.commandline.opening import open_run
 from memtape.commandline.output import emit, terminal_width
+from memtape.commandline.priced import run_price
 from memtape.projections.text import render_view
 from memtape.projections.view import view_data
 from memtape.runs.files import LoadedRun
@@ -39,17 +40,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _billed(loaded: LoadedRun, at: int, where: str) -> dict[str, Any] | None:
     """The run's bill up to event ``at`` (its cost metrics and the model), when priced."""
-    if loaded.cost is None:
+    priced = run_price(loaded, where)
+    if priced is None:
         return None
-    # Only a priced run pays for these imports.
-    from memtape.projections.billing.prices import shipped_prices  # noqa: PLC0415
+    # Only a priced run pays for this import.
     from memtape.projections.billing.tally import bill_run  # noqa: PLC0415
-    from memtape.scenarios.cost import read_cost  # noqa: PLC0415
 
-    cost = read_cost(loaded.cost, f"{where}: line 1: cost")
-    if cost.model is None:
-        return None
-    price = shipped_prices().price(cost.model, f"{where}: [cost] model")
+    cost, price = priced
     run = loaded.session.run
     tally = bill_run(run, price, cost.ttl, cost.prefix, until=at, warm=cost.warm)
     return {"model": price.model, **tally.metrics().data()}

@@ -11,6 +11,7 @@ from memtape.core.visible import visible
 from memtape.lab.choices import AUTO, DATA_SETS
 from memtape.lab.importers import Ledger, import_transcript
 from memtape.lab.importers.capture import Thread
+from memtape.lab.importers.fields import UnreadCount
 from memtape.lab.importers.records import SkippedLine, UnfinishedLine
 from memtape.lab.importers.scenario import NothingSalient
 from memtape.lab.importers.tokens import Comparison, TokenizerWarning
@@ -49,6 +50,7 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
         warnings.simplefilter("always", UnfinishedLine)
         warnings.simplefilter("always", SkippedLine)
         warnings.simplefilter("always", TokenizerWarning)
+        warnings.simplefilter("always", UnreadCount)
         if args.format in DATA_SETS or args.question is not None or args.sample is not None:
             return write_scenario(args.out, lambda: _data_set(args), reads)
         status = write_scenario(
@@ -80,6 +82,12 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
             warning.message, NothingSalient | UnfinishedLine | SkippedLine | TokenizerWarning
         ):
             print(f"memtape: warning: {visible(str(warning.message), 'message')}", file=sys.stderr)
+    unread = [
+        str(warning.message) for warning in caught if isinstance(warning.message, UnreadCount)
+    ]
+    if unread:
+        more = f" (and {len(unread) - 1} more such counts)" if len(unread) > 1 else ""
+        print(f"memtape: warning: {visible(unread[0], 'message')}{more}", file=sys.stderr)
     width = terminal_width()
     for thread in threads:
         print(_cut(visible(thread.line(), "message"), width))

@@ -5,6 +5,7 @@ from typing import Any
 
 from memtape.commandline.opening import open_run
 from memtape.commandline.output import emit
+from memtape.commandline.priced import run_price
 from memtape.core.errors import MemtapeError
 from memtape.projections.audit import TurnTarget, audit, life_data, parse_target, render_life
 from memtape.runs.files import LoadedRun
@@ -37,17 +38,13 @@ def run(args: argparse.Namespace) -> int:
 
 def _billed(loaded: LoadedRun, turn: int, where: str) -> tuple[str, dict[str, Any]] | None:
     """The model and the ``cost`` data of turn ``turn``'s request, when the run is priced."""
-    if loaded.cost is None:
+    priced = run_price(loaded, where)
+    if priced is None:
         return None
     # Only a priced run pays for these imports.
     from memtape.projections.billing.blame import blame_data, turn_request  # noqa: PLC0415
-    from memtape.projections.billing.prices import shipped_prices  # noqa: PLC0415
-    from memtape.scenarios.cost import read_cost  # noqa: PLC0415
 
-    cost = read_cost(loaded.cost, f"{where}: line 1: cost")
-    if cost.model is None:
-        return None
-    price = shipped_prices().price(cost.model, f"{where}: [cost] model")
+    cost, price = priced
     run = loaded.session.run
     request = turn_request(run, turn, price, cost.ttl, cost.prefix, warm=cost.warm)
     session = loaded.session

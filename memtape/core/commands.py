@@ -109,6 +109,30 @@ class Consolidate:
 
 
 @attrs.frozen
+class CreateBlock:
+    """Create memory block ``label``, holding ``value``, of at most ``limit`` characters."""
+
+    label: str
+    limit: int
+    value: str = ""
+
+
+BLOCK_OPS: tuple[str, ...] = ("replace", "append", "find-replace")
+"""What an ``EditBlock`` may do to a block, as Letta's memory tools do."""
+
+
+@attrs.frozen
+class EditBlock:
+    """Edit memory block ``label``: ``replace`` its value with ``text``, ``append`` ``text``
+    to it (on a new line), or ``find-replace`` the first ``find`` in it with ``text``."""
+
+    label: str
+    op: str
+    text: str
+    find: str = ""
+
+
+@attrs.frozen
 class Recall:
     """Search the turns that left the window for ``text`` and bring the ``k`` best back
     into its recall tier (those that fit under the budget); it needs a compaction policy
@@ -119,7 +143,16 @@ class Recall:
 
 
 Command = (
-    AddTurn | AdvanceClock | WriteFact | ReadFact | Query | RecordEpisode | Consolidate | Recall
+    AddTurn
+    | AdvanceClock
+    | WriteFact
+    | ReadFact
+    | Query
+    | RecordEpisode
+    | Consolidate
+    | CreateBlock
+    | EditBlock
+    | Recall
 )
 """Any command of the kernel."""
 
@@ -132,6 +165,8 @@ COMMAND_TYPES: dict[str, type[Command]] = {
     "episode": RecordEpisode,
     "consolidate": Consolidate,
     "recall": Recall,
+    "block": CreateBlock,
+    "edit": EditBlock,
 }
 """Every command type by its kind, the name it carries in scenarios and logs."""
 

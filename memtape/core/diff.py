@@ -1,5 +1,6 @@
 """What changed between two states: turns that moved between tiers, facts
-added, read, retired or evicted, episodes, the clock and the window's tokens."""
+added, read, retired or evicted, memory blocks edited, episodes, the clock and
+the window's tokens."""
 
 from collections.abc import Sequence
 from typing import Literal, TypeVar
@@ -7,7 +8,7 @@ from typing import Literal, TypeVar
 import attrs
 
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact
-from memtape.core.state import Fact, State, Tier, Window
+from memtape.core.state import Block, Fact, State, Tier, Window
 
 T = TypeVar("T")
 
@@ -37,6 +38,15 @@ class FactChange:
 
 
 @attrs.frozen
+class BlockChange:
+    """A memory block that differs between the two points (``None``: not created yet)."""
+
+    label: str
+    before: Block | None
+    after: Block | None
+
+
+@attrs.frozen
 class StateDiff:
     """Everything that differs between two states, ``before`` and ``after``."""
 
@@ -49,6 +59,7 @@ class StateDiff:
     semantic: tuple[SemanticFact, ...]
     procedural: tuple[ProceduralRule, ...]
     """Distilled facts and rules held at one point and not the other."""
+    blocks: tuple[BlockChange, ...] = ()
 
     def is_empty(self) -> bool:
         """Whether the two states are the same in every respect the diff reports."""
@@ -57,6 +68,7 @@ class StateDiff:
             and self.tokens[0] == self.tokens[1]
             and not (self.turns or self.facts or self.episodes_recorded)
             and not (self.episodes_consumed or self.semantic or self.procedural)
+            and not self.blocks
         )
 
 
@@ -85,7 +97,16 @@ def diff_states(before: State, after: State) -> StateDiff:
         episodes_consumed=tuple(e for e in before.memory.episodes if e.id not in new_pending),
         semantic=_distilled(before.memory.semantic, after.memory.semantic),
         procedural=_distilled(before.memory.procedural, after.memory.procedural),
+        blocks=_blocks(before.window, after.window),
     )
+
+
+def _blocks(before: Window, after: Window) -> tuple[BlockChange, ...]:
+    """The memory blocks that differ, in the order they were created (either point's)."""
+    labels = [b.label for b in before.blocks]
+    labels += [b.label for b in after.blocks if b.label not in labels]
+    changes = (BlockChange(label, before.block(label), after.block(label)) for label in labels)
+    return tuple(change for change in changes if change.before != change.after)
 
 
 def _distilled(before: Sequence[T], after: Sequence[T]) -> tuple[T, ...]:

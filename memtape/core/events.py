@@ -235,6 +235,45 @@ class ValidityClosed:
 
 
 @attrs.frozen
+class BlockEdited:
+    """Memory block ``label`` now reads ``value`` (``tokens`` by the compaction policy's
+    tokenizer, measured at the edit), as its ``version``.
+
+    Version 1 of a block creates it and carries its character ``limit``; a
+    later version leaves the limit out (None: the block's own). ``op`` says
+    what the edit was: ``create``, ``replace``, ``append`` or ``find-replace``.
+    A block is pinned in the window: its tokens count against the budget.
+    """
+
+    VERSION: ClassVar[int] = 1
+    label: str
+    version: int
+    op: str
+    value: str
+    tokens: int
+    limit: int | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
+
+
+@attrs.frozen
+class Judged:
+    """A model judged a write to ``key`` against ``candidates``, the active facts most like it
+    (ids, most alike first), and decided ``decision``: ``ADD`` (stored beside them),
+    ``UPDATE`` (stored, and fact ``target`` retired in its favour, ``Superseded`` after),
+    ``DELETE`` (fact ``target`` retired, the write not stored) or ``NOOP`` (nothing stored).
+
+    ``asked`` holds each model call the judgement made, a refused answer and its retries
+    included. ``target`` is 0 for ``ADD`` and ``NOOP``.
+    """
+
+    VERSION: ClassVar[int] = 1
+    key: str
+    decision: str
+    candidates: tuple[int, ...]
+    target: int = attrs.field(default=0, metadata={OMITTED_WHEN_EMPTY: True})
+    asked: tuple[ModelCall, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
+
+
+@attrs.frozen
 class EpisodeRecorded:
     """A raw episode was recorded for a later consolidation pass."""
 
@@ -311,6 +350,8 @@ Event = (
     | Expired
     | ValidityClosed
     | Recalled
+    | BlockEdited
+    | Judged
 )
 """Any event of the kernel."""
 
@@ -330,6 +371,8 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Expired,
         ValidityClosed,
         Recalled,
+        BlockEdited,
+        Judged,
     )
 }
 """Every event type by its class name, the name it carries in a log."""

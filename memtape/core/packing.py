@@ -19,7 +19,7 @@ block, which then stays as it was).
 import typing
 from collections.abc import Callable, Iterable
 from types import MemberDescriptorType
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -31,6 +31,8 @@ from memtape.core.events import (
     SemanticFact,
     WarmItem,
 )
+
+T = TypeVar("T")
 
 Row = tuple[Any, ...]
 """A record packed: its type's index in ``RECORD_TYPES``, then its fields in order."""
@@ -131,6 +133,31 @@ def _generated(cls: type) -> tuple[Callable[[Any], Row], Callable[[Row], Any]]:
     ]
     exec(compile("\n".join(lines), f"<memtape rows of {cls.__name__}>", "exec"), namespace)
     return namespace["packer"], namespace["builder"]
+
+
+def maker(cls: type[T]) -> Callable[..., T]:
+    """A function that makes a ``cls`` from every one of its fields, in order, as
+    ``cls(...)`` would (``cls`` must be made of its slots alone: ``_plain_slots``).
+
+    A frozen attrs class's ``__init__`` sets each field through ``object.__setattr__``;
+    this sets each slot through its descriptor, on an object from ``object.__new__``,
+    which costs a third less: the turn a policy makes at every command is made so.
+    """
+    record_type: type = cls
+    if not _plain_slots(record_type):
+        raise TypeError(f"{cls.__name__} is more than its fields' slots")
+    names = [field.name for field in attrs.fields(record_type)]
+    namespace: dict[str, Any] = {"_cls": cls, "_new": object.__new__}
+    namespace.update({f"_set{i}": getattr(cls, name).__set__ for i, name in enumerate(names)})
+    lines = [
+        f"def make({', '.join(names)}):",
+        "    record = _new(_cls)",
+        *(f"    _set{i}(record, {name})" for i, name in enumerate(names)),
+        "    return record",
+    ]
+    exec(compile("\n".join(lines), f"<memtape maker of {cls.__name__}>", "exec"), namespace)
+    made: Callable[..., T] = namespace["make"]
+    return made
 
 
 def _plain_slots(cls: type) -> bool:

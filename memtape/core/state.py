@@ -8,10 +8,10 @@ same at event ten and at event a million, and keeping many states
 and a ``Seq`` once it is long (``Hot``): a policy that compacts to its budget
 keeps it short, and a short tuple is quicker to copy, walk and rebuild at
 every step than a ``Seq``; ``none`` keeps every turn, and its HOT then grows
-by appends that cost the same at every length. WARM is a plain tuple, copied
-at each step: ``clear-tool-results`` keeps every turn (verbatim or as a
-placeholder), so under it a step's cost grows with the run (and its events
-name every turn that stays HOT).
+by appends that cost the same at every length. WARM follows the same rule
+(``Warm``): a tiered policy keeps it to a few items, while
+``clear-tool-results`` sends every lone tool result there as a placeholder
+and never cools one, so under it WARM grows with the run, by appends.
 
 ``Window`` and ``State`` are named tuples rather than frozen attrs classes:
 the fold builds a new one of each at nearly every event, and a tuple is
@@ -50,6 +50,26 @@ tuple never equals a ``Seq``); the window reducer keeps to the rule. Read it
 as a sequence: iterate, index, slice (a slice of either is a tuple).
 """
 
+Warm = tuple[WarmItem, ...] | Seq[WarmItem]
+"""WARM's items, oldest first: as HOT, a tuple of at most ``SHORT_HOT`` items, else a
+``Seq``, by length alone (so equal windows hold equal WARMs). Read it as a sequence."""
+
+
+@attrs.frozen
+class Block:
+    """A memory block: a labelled text of at most ``limit`` characters, pinned in the window.
+
+    ``tokens`` is what its value costs (the compaction policy's count, measured
+    at its latest edit) and ``version`` how many times it was written (1: as
+    created).
+    """
+
+    label: str
+    limit: int
+    value: str
+    tokens: int
+    version: int
+
 
 class Window(NamedTuple):
     """The context window the model sees: COLD gist, WARM items, HOT turns.
@@ -67,7 +87,9 @@ class Window(NamedTuple):
     a policy may decide as it did before units, at the same cost);
     ``tool_turns`` lists, in order, the number of every turn of role ``tool``
     that has arrived, wherever it now is (so a policy looking for tool results
-    finds them without walking HOT).
+    finds them without walking HOT). ``blocks`` holds the memory blocks in
+    the order they were created (a handful: a tuple): always in the window,
+    their tokens in ``tokens`` (``block_tokens``).
 
     ``recalled`` is the recall tier: the turns the latest ``Recalled`` brought
     back, verbatim, counted in ``tokens``, until the next recall replaces it
@@ -79,7 +101,7 @@ class Window(NamedTuple):
     """
 
     hot: Hot
-    warm: tuple[WarmItem, ...]
+    warm: Warm
     cold: Seq[int]
     gist: str
     gist_tokens: int
@@ -93,6 +115,16 @@ class Window(NamedTuple):
     tool_turns: Seq[int] = Seq()
     recalled: tuple[WarmItem, ...] = ()
     left: Seq[TurnAdded] = Seq()
+    blocks: tuple[Block, ...] = ()
+
+    @property
+    def block_tokens(self) -> int:
+        """What the memory blocks cost, all of them: a part of ``tokens`` no policy moves."""
+        return sum(block.tokens for block in self.blocks)
+
+    def block(self, label: str) -> Block | None:
+        """The memory block ``label``, or None when there is none."""
+        return next((block for block in self.blocks if block.label == label), None)
 
     def tier_of(self, turn: int) -> Tier | None:
         """The tier that holds ``turn`` now, or None if it has not arrived yet."""
@@ -307,6 +339,7 @@ EMPTY_WINDOW = Window(
     tool_turns=Seq(),
     recalled=(),
     left=Seq(),
+    blocks=(),
 )
 """The window before any turn."""
 

@@ -42,8 +42,8 @@ from memtape.projections.metrics import (
     ProbeLoss,
     WindowTally,
     forgetting_metrics,
-    model_usage,
 )
+from memtape.projections.model_calls import model_usage
 from memtape.scenarios import SHIPPED, Probe, Scenario, load_scenario
 from memtape.scenarios.cost import Cost, is_cost_setting, with_cost_settings
 
@@ -77,7 +77,7 @@ any reason: the policy's floor (the turns it must keep), a policy that promises 
 budget (``none``), or a broken promise (``Result.over_budget`` says which; the
 table marks the peak with it); false otherwise, and null where ``peak_tokens`` is.
 The ``llm_*`` ones add up the model calls a cell's decisions made
-(``memtape.projections.metrics.model_usage``). ``answers_correct`` and ``answers_judged``
+(``memtape.projections.model_calls.model_usage``). ``answers_correct`` and ``answers_judged``
 count the questions a ``--judge`` model answered correctly and those a judge had to
 grade (``memtape.lab.judge``); null without ``--judge``. The cost ones
 (``memtape.projections.billing.tally.COST_METRICS``) bill a compaction cell's
@@ -102,6 +102,12 @@ def parse_policy(text: str) -> PolicySpec:
     name = name.strip()
     axes = [axis for axis in BENCHED_AXES if name in AXES[axis]]
     if not axes:
+        elsewhere = [axis for axis in AXES if axis not in BENCHED_AXES and name in AXES[axis]]
+        if elsewhere:
+            raise BadInput(
+                f"--policy {text!r}: {name!r} is a {elsewhere[0]} policy, and bench compares "
+                f"{' or '.join(BENCHED_AXES)} policies"
+            )
         names = sorted(n for axis in BENCHED_AXES for n in AXES[axis])
         hint = did_you_mean(name, names)
         raise BadInput(f"--policy {text!r}: no policy {name!r} (known: {', '.join(names)}){hint}")
@@ -205,6 +211,11 @@ class Result:
         return data
 
 
+MAX_REPLICATES = 1000
+"""The most ``--replicates`` a bench takes: each is a whole run of every cell, and the
+cells are planned up front, so a mistyped count would fill the memory before any ran."""
+
+
 def plan(
     scenarios: Sequence[str],
     policies: Sequence[str],
@@ -221,9 +232,20 @@ def plan(
     that many times, one after the other (``Cell.replicate``)."""
     if replicates is not None and replicates < 1:
         raise BadInput(f"--replicates must be at least 1, got {replicates}")
+    if replicates is not None and replicates > MAX_REPLICATES:
+        raise BadInput(
+            f"--replicates {replicates} is more than {MAX_REPLICATES:,}, the most a bench runs"
+        )
     if not scenarios:
         raise BadInput("bench needs at least one scenario")
+    if probes is not None and not probes.endswith((".toml", ".jsonl")):
+        raise BadInput(
+            f"--probes {probes}: bench takes a file ending in .toml ([[probe]] tables) or "
+            '.jsonl (one {"text", "from"} object a line); auto plants probes in import and audit'
+        )
     extra = () if probes is None else _file_probes(probes)
+    if judge is not None and not judge.strip():
+        raise BadInput(f"--judge {judge!r}: name the model that answers the questions")
     if judge is not None:
         found = [*extra, *(probe for source in scenarios for probe in _scenario(source).probes)]
         if not any(question_of(probe) is not None for probe in found):

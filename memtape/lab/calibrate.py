@@ -85,25 +85,26 @@ def _as_recorded(scenario: Scenario) -> tuple[Policies, str]:
 
 
 def calibration_lines(calibrated: Calibrated) -> list[str]:
-    """The report of one calibration, a line each: the kinds, the errors, the worst turn."""
+    """The report of one calibration, a line each: the kinds, the errors, the worst turn
+    (the table 59 cells wide, within the narrowest terminal the commands write for)."""
     found = calibrated.calibration
     lines = [
         f"{calibrated.scenario}: {calibrated.policy} priced as {calibrated.model}, "
         f"{len(found.turns)} turns with recorded usage",
-        f"  {'':<12}{'simulated':>12}{'recorded':>12}{'mean |error|':>14}{'relative':>10}",
+        f"  {'':<11}{'simulated':>11}{'recorded':>11}{'mean |error|':>14}{'relative':>10}",
     ]
     for kind in KINDS:
         mean = found.mean_absolute(kind)
         relative = found.relative(kind)
         lines.append(
-            f"  {LABELS[kind]:<12}{found.total(kind, simulated=True):>12,}"
-            f"{found.total(kind, simulated=False):>12,}"
+            f"  {LABELS[kind]:<11}{found.total(kind, simulated=True):>11,}"
+            f"{found.total(kind, simulated=False):>11,}"
             f"{'-' if mean is None else f'{mean:,.1f}':>14}"
             f"{'-' if relative is None else f'{relative:.1%}':>10}"
         )
     error = found.usd_error
     lines.append(
-        f"  {'prompt USD':<12}{found.usd(simulated=True):>12.4f}{found.usd(simulated=False):>12.4f}"
+        f"  {'prompt USD':<11}{found.usd(simulated=True):>11.4f}{found.usd(simulated=False):>11.4f}"
         f"{'':>14}{'-' if error is None else f'{error:+.1%}':>10}"
     )
     worst = found.worst

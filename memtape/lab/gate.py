@@ -10,6 +10,7 @@ not apply (the table says so) has no figures, and is not held to the rules.
 """
 
 import json
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -201,8 +202,14 @@ def prepare_gate(
             raise BadInput("--fail-if-missing needs --baseline FILE")
         return Gate(rules, None, {}, fail_if_missing)
     cells: dict[Key, list[Measured]] = defaultdict(list)
-    for cell in read_baseline(baseline):
-        cells[cell.key].append(cell)
+    for number, cell in enumerate(read_baseline(baseline), start=1):
+        try:
+            key = cell.key
+        except RecursionError:  # a crafted file's parameters, lists inside lists
+            raise BadInput(
+                f"{baseline}: cell {number}: its parameters nest too deep to compare"
+            ) from None
+        cells[key].append(cell)
     return Gate(rules, baseline, dict(cells), fail_if_missing)
 
 
@@ -265,8 +272,9 @@ def _one_null(cell: Measured, metric: str, value: Any, before: Any) -> str:
 
 
 def _number(value: Any) -> bool:
-    """Whether a rule can compare ``value`` (a boolean counts as 0 or 1)."""
-    return isinstance(value, int | float)
+    """Whether a rule can compare ``value`` (a boolean counts as 0 or 1): not NaN, which
+    every comparison calls false, so a rule against it would pass unseen, nor infinite."""
+    return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
 
 
 def _shown(value: Any) -> str:

@@ -14,6 +14,7 @@ back. pyarrow is the ``results`` extra, imported only when a table is written or
 """
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -114,7 +115,7 @@ def read_table(path: Path) -> list[dict[str, Any]]:
     """The rows of the table at ``path``, JSON columns read back into values; refused as bad
     input when it is no regular file, no Parquet file, or has no ``scenario`` or ``policy``
     column."""
-    pa = _arrow(f"{path}")
+    pa = _arrow(f"{path}", reading=True)
     import pyarrow.parquet as pq  # noqa: PLC0415 (the extra, checked above)
 
     data = read_regular(path, "Parquet table")
@@ -160,8 +161,9 @@ def _decoded(path: Path, row: int, name: str, text: Any) -> Any:
         raise BadInput(f"{path}: row {row}, column {name}: not JSON text") from None
 
 
-def _arrow(option: str) -> Any:
-    """pyarrow, or a refusal naming ``option`` and the extra that installs it."""
+def _arrow(option: str, *, reading: bool = False) -> Any:
+    """pyarrow, or a refusal naming ``option`` and the extra that installs it; to read a
+    table, one whose Parquet reader builds no type the file names by pickle."""
     try:
         import pyarrow  # noqa: PLC0415 (an extra: only for a table)
     except ImportError:
@@ -171,7 +173,28 @@ def _arrow(option: str) -> Any:
             f"{option}: a Parquet table needs pyarrow, which is not installed: "
             f"{install_hint(EXTRA)}"
         ) from None
+    version = str(pyarrow.__version__)
+    if reading and _release(version) < SAFE_READER:
+        raise BadInput(
+            f"{option}: pyarrow {version} may run code a Parquet file holds (CVE-2023-47248): "
+            "install pyarrow 14.0.1 or later"
+        )
     return pyarrow
+
+
+SAFE_READER = (14, 0, 1)
+"""The first pyarrow whose Parquet reader does not unpickle the extension types a file
+names (CVE-2023-47248): a baseline is a received file, read as data."""
+
+
+def _release(version: str) -> tuple[int, int, int]:
+    """The first three numbers of a version (``15.0.0.dev12`` gives 15, 0, 0); zeros when it
+    does not start with them."""
+    found = re.match(r"(\d+)\.(\d+)\.(\d+)", version, re.ASCII)
+    if found is None:
+        return (0, 0, 0)
+    major, minor, micro = (int(number) for number in found.groups())
+    return (major, minor, micro)
 
 
 def parameters(row: Mapping[str, Any]) -> dict[str, Any]:

@@ -42,7 +42,8 @@ EXAMPLE = "probe_retention < baseline - 0.02"
 """A rule, as a refusal shows one."""
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+# ASCII digits only: \d alone takes any script's digits (float reads "\u0663" as 3).
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?", re.ASCII)
 
 
 @attrs.frozen

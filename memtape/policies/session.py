@@ -20,6 +20,7 @@ from memtape.core.commands import (
     Consolidate,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
 )
@@ -37,13 +38,9 @@ from memtape.policies.plumbing.protocols import (
     ConsolidationPolicy,
     ForgettingPolicy,
 )
-from memtape.policies.settings import (
-    CHOICES,
-    check_user_url,
-    choice_params,
-    setting_value,
-)
+from memtape.policies.settings import CHOICES, check_user_url, choice_params, setting_value
 from memtape.policies.store.expiry import due
+from memtape.policies.window import blocks
 from memtape.policies.window.recall import Bm25Recall, decide_recall, recall_params, with_recall
 from memtape.policies.zoo import AXES, LLM, SHARED
 from memtape.reducers import evolve, fold
@@ -247,7 +244,9 @@ class Policies:
             )
         if isinstance(command, Consolidate):
             return self._consolidate(state, command)
-        return decide_recall(self.recall, self.compaction, state, command)
+        if isinstance(command, Recall):
+            return decide_recall(self.recall, self.compaction, state, command)
+        return blocks.decide(self.compaction, state, command)
 
     def _consolidate(self, state: State, command: Consolidate) -> tuple[Event, ...]:
         policy = _require(self.consolidation, "a consolidation pass", "consolidation")

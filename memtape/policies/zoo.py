@@ -8,6 +8,8 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     Recall,
@@ -87,5 +89,7 @@ AXIS_OF: dict[type[Command], str | None] = {
     Consolidate: "consolidation",
     AdvanceClock: None,
     Recall: "compaction",
+    CreateBlock: "compaction",
+    EditBlock: "compaction",
 }
 """The axis whose policy decides each command (None: the session itself)."""

@@ -17,6 +17,7 @@ import attrs
 
 from memtape.core.errors import BadInput
 from memtape.core.events import (
+    BlockEdited,
     CompactionTriggered,
     Consolidated,
     EpisodeRecorded,
@@ -24,6 +25,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     Queried,
     Recalled,
     Superseded,
@@ -43,6 +45,7 @@ from memtape.policies.plumbing.protocols import (
     is_explained,
 )
 from memtape.policies.session import Policies
+from memtape.projections.timeline import BLOCK_VERBS
 from memtape.reducers import evolve, fold
 
 
@@ -67,7 +70,14 @@ class KeyTarget:
     key: str
 
 
-Target = TurnTarget | FactTarget | KeyTarget
+@attrs.frozen
+class BlockTarget:
+    """A memory block, by its label (``block:human``)."""
+
+    label: str
+
+
+Target = TurnTarget | FactTarget | KeyTarget | BlockTarget
 """What ``memtape why`` asks about."""
 
 _TURN = re.compile(r"turn:(.*)", re.DOTALL)
@@ -79,9 +89,15 @@ _FACT_KEY = "fact:"
 ``fact:42`` for the key "42"); a key that itself begins so is ``fact:fact:...``."""
 
 
+_BLOCK = "block:"
+"""The prefix that names a memory block by its label (``block:human``)."""
+
+
 def parse_target(text: str) -> Target:
-    """``turn:N`` is a turn, ``fact:KEY`` a fact key, a bare integer a fact id, anything
-    else a fact key."""
+    """``turn:N`` is a turn, ``fact:KEY`` a fact key, ``block:LABEL`` a memory block, a
+    bare integer a fact id, anything else a fact key."""
+    if text.startswith(_BLOCK) and text[len(_BLOCK) :].strip():
+        return BlockTarget(text[len(_BLOCK) :])
     if text.startswith(_FACT_KEY) and text[len(_FACT_KEY) :].strip():
         return KeyTarget(text[len(_FACT_KEY) :])
     if not text.strip():
@@ -124,9 +140,10 @@ class Standing:
 
 @attrs.frozen
 class Subject:
-    """The life of one turn or one fact: its steps, oldest first, and where it ends."""
+    """The life of one turn, fact or memory block (``id``: its place among the blocks,
+    1 for the first created): its steps, oldest first, and where it ends."""
 
-    kind: Literal["turn", "fact"]
+    kind: Literal["turn", "fact", "block"]
     id: int
     label: str
     steps: tuple[Step, ...]
@@ -186,6 +203,8 @@ def audit(run: Run, policies: Policies | Callable[[int], Policies], target: Targ
     policies_at = policies if callable(policies) else lambda _: policies
     if isinstance(target, TurnTarget):
         return Life(target, (_turn_life(run, policies_at, target.turn),))
+    if isinstance(target, BlockTarget):
+        return Life(target, (_block_life(run, target.label),))
     store = run.state.store
     if isinstance(target, FactTarget):
         if target.id not in store.facts:
@@ -269,6 +288,46 @@ def _recall_step(moment: _Moment, event: Recalled, turn: int) -> Step:
         "window_after": after,
     }
     return Step(moment.at, moment.step, "Recalled", moment.after.clock, what, numbers)
+
+
+def _block_life(run: Run, label: str) -> Subject:
+    """Every version of memory block ``label``: what each edit made it, at what cost to the
+    window (a refused edit left no event, so it has no step)."""
+    final = run.state.window
+    block = final.block(label)
+    if block is None:
+        known = ", ".join(repr(b.label) for b in final.blocks) or "none"
+        raise BadInput(f"no memory block is labelled {label!r} (blocks: {known})")
+    seeker = _Seeker(run)
+    steps: list[Step] = []
+    for at, event in enumerate(run.events, start=1):
+        if isinstance(event, BlockEdited) and event.label == label:
+            moment = seeker.around(at)
+            before, after = moment.before.window.tokens, moment.after.window.tokens
+            held = f"{len(event.value)}/{block.limit} characters, {counted(event.tokens, 'token')}"
+            what = (
+                f"{BLOCK_VERBS.get(event.op, visible(event.op))}, version {event.version}: "
+                f"{visible(event.value)}  ({held}; window {before} → {after})"
+            )
+            numbers = {
+                "op": event.op,
+                "version": event.version,
+                "chars": len(event.value),
+                "limit": block.limit,
+                "tokens": event.tokens,
+                "window_before": before,
+                "window_after": after,
+            }
+            steps.append(Step(at, moment.step, "BlockEdited", moment.after.clock, what, numbers))
+    place = next(n for n, b in enumerate(final.blocks, start=1) if b.label == label)
+    now = Standing(
+        "pinned",
+        f"now version {block.version}, pinned in the window: {counted(block.tokens, 'token')} "
+        f"of every turn's budget",
+        {"version": block.version, "tokens": block.tokens, "chars": len(block.value)},
+    )
+    label_line = f"block {quoted(label)} (at most {counted(block.limit, 'character')})"
+    return Subject("block", place, label_line, tuple(steps), now)
 
 
 def _arrival(moment: _Moment, event: TurnAdded, budget: int | None) -> Step:
@@ -392,6 +451,7 @@ def _fact_lives(
     steps: dict[int, list[Step]] = {i: [] for i in ids}
     episodes: dict[int, str] = {}
     consolidation: tuple[int, int, Consolidated] | None = None
+    judged: tuple[int, Judged] | None = None
     for at, event in enumerate(run.events, start=1):
         if isinstance(event, EpisodeRecorded):
             episodes[event.id] = event.text
@@ -404,10 +464,21 @@ def _fact_lives(
             and event.id in wanted
         ):
             forgetting = _forgetting(policies_at, at)
+            if (
+                isinstance(event, FactWritten)
+                and judged is not None
+                and run.step_of(judged[0]) == run.step_of(at)
+            ):
+                # The write a judgement let in: the judgement comes first in its batch.
+                steps[event.id].append(_judged_step(seeker.around(judged[0]), judged[1], None))
             step = _fact_step(seeker.around(at), forgetting, event)
             if isinstance(event, FactWritten) and consolidation is not None:
                 step = _distilled(step, event, consolidation, episodes)
             steps[event.id].append(step)
+        elif isinstance(event, Judged):
+            judged = (at, event)
+            for fact_id in sorted(wanted.intersection(event.candidates)):
+                steps[fact_id].append(_judged_step(seeker.around(at), event, fact_id))
         elif isinstance(event, Queried) and wanted.intersection(event.results):
             moment = seeker.around(at)
             for fact_id in sorted(wanted.intersection(event.results)):
@@ -494,6 +565,38 @@ def _fact_step(
     return Step(moment.at, moment.step, type(event).__name__, clock, what, numbers)
 
 
+def _judged_step(moment: _Moment, event: Judged, fact_id: int | None) -> Step:
+    """A model's judgement of a write, as it touched a fact: the write it let in
+    (``fact_id`` None), the candidate it retired, or a candidate it left as it was."""
+    clock = moment.after.clock
+    among = ", ".join(str(i) for i in event.candidates) or "no candidate"
+    calls = event.asked
+    model = f"model {visible(calls[-1].model)}" if calls else "no model"
+    numbers: dict[str, Any] = {
+        "key": event.key,
+        "decision": event.decision,
+        "candidates": list(event.candidates),
+        "target": event.target or None,
+        "asked": len(calls),
+        "answer": calls[-1].output if calls else None,
+    }
+    write = f"the write on {quoted(event.key)}"
+    if fact_id is None and not calls:
+        what = f"{write} added unasked: no active fact shares a word with it"
+    elif fact_id is None:
+        what = f"{write} judged {event.decision} by {model}, candidates {among}"
+    elif fact_id == event.target and event.decision == "DELETE":
+        what = (
+            f"deleted at t={clock:g}: {model} judged {write} a DELETE of it "
+            f"(candidates {among}): retired, kept, never ranked"
+        )
+    elif fact_id == event.target:
+        what = f"{model} judged {write} an UPDATE of it (candidates {among})"
+    else:
+        what = f"a candidate of {write}, judged {event.decision} by {model}: left as it was"
+    return Step(moment.at, moment.step, "Judged", clock, what, numbers)
+
+
 def _query_step(moment: _Moment, event: Queried, fact_id: int) -> Step:
     """A query that returned the fact: its place among the results, its score, its reads."""
     clock = moment.after.clock
@@ -557,7 +660,9 @@ def _fact_now(forgetting: ForgettingPolicy, state: State, fact: Fact) -> Standin
         )
     elif fact.status == "retired":
         numbers.update(ended_at=fact.ended_at, superseded_by=fact.superseded_by)
-        what = f"now retired (since t={fact.ended_at:g}, superseded by fact {fact.superseded_by})"
+        by = fact.superseded_by
+        why = "deleted by a judged write" if by is None else f"superseded by fact {by}"
+        what = f"now retired (since t={fact.ended_at:g}, {why})"
         if fact.closed_to is not None:
             numbers.update(valid_to=fact.closed_to)
             what += f"; true until t={fact.closed_to:g}"
@@ -609,6 +714,8 @@ def _target_data(target: Target) -> dict[str, Any]:
             return {"kind": "fact", "id": fact_id}
         case KeyTarget(key=key):
             return {"kind": "key", "key": key}
+        case BlockTarget(label=label):
+            return {"kind": "block", "label": label}
 
 
 def render_life(life: Life) -> Iterator[str]:

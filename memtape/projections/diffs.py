@@ -13,6 +13,7 @@ import attrs
 
 from memtape.core.diff import FactChange, StateDiff, diff_states
 from memtape.core.errors import BadInput
+from memtape.core.plural import counted
 from memtape.core.run import Run
 from memtape.core.state import Fact
 from memtape.core.visible import quoted, visible
@@ -91,6 +92,25 @@ def diff_data(
         },
         "semantic": [semantic_data(f) for f in diff.semantic],
         "procedural": [procedural_data(r) for r in diff.procedural],
+        **_block_changes(diff),
+    }
+
+
+def _block_changes(diff: StateDiff) -> dict[str, Any]:
+    """The memory blocks that changed, under ``blocks``, each with its fields at both
+    points (None: not created there); nothing while none did (so a run without blocks
+    diffs as it always did)."""
+    if not diff.blocks:
+        return {}
+    return {
+        "blocks": [
+            {
+                "label": change.label,
+                "before": None if change.before is None else attrs.asdict(change.before),
+                "after": None if change.after is None else attrs.asdict(change.after),
+            }
+            for change in diff.blocks
+        ]
     }
 
 
@@ -173,6 +193,7 @@ def render_diff(data: dict[str, Any], color: bool = False) -> Iterator[str]:
         or data["episodes"]["consumed"]
         or data["semantic"]
         or data["procedural"]
+        or data.get("blocks")
     )
     if not changed:
         yield "no change"
@@ -183,6 +204,8 @@ def render_diff(data: dict[str, Any], color: bool = False) -> Iterator[str]:
         yield f"window {_gauge(meter['before'], color)} → {_gauge(meter['after'], color)}"
     for move in data["turns"]:
         yield f"turn {move['turn']}: {_tier(move['before'], 'new')} → {_tier(move['after'])}"
+    for change in data.get("blocks", ()):
+        yield _block_line(change)
     for change in data["facts"]:
         yield _fact_line(change, there)
     for episode in data["episodes"]["recorded"]:
@@ -218,6 +241,20 @@ def _tier(tier: str | None, absent: str = "not arrived") -> str:
     return "dropped" if tier == "dropped" else tier.upper()
 
 
+def _block_line(change: dict[str, Any]) -> str:
+    """One changed memory block: its versions at both points, and what it holds at the
+    second."""
+    before, after = change["before"], change["after"]
+    was = "new" if before is None else f"version {before['version']}"
+    if after is None:
+        return f"block {quoted(change['label'])}: {was} → not created"
+    held = f"{len(after['value'])}/{after['limit']} characters, {counted(after['tokens'], 'token')}"
+    return (
+        f"block {quoted(change['label'])}: {was} → version {after['version']}: "
+        f"{visible(after['value'])}  ({held})"
+    )
+
+
 def _fact_line(change: dict[str, Any], there: str) -> str:
     """One changed fact; ``there`` names the second point (``event 7``, ``B``)."""
     kind = change["change"]
@@ -227,7 +264,9 @@ def _fact_line(change: dict[str, Any], there: str) -> str:
         case "added":
             return f"{head}: {visible(after['text'])}  (importance {after['importance']:g})"
         case "retired":
-            return f"{head}: superseded by {after['superseded_by']} at t={after['ended_at']:g}"
+            by = after["superseded_by"]
+            why = "deleted by a judged write" if by is None else f"superseded by {by}"
+            return f"{head}: {why} at t={after['ended_at']:g}"
         case "evicted":
             return f"{head} (score {after['evicted_score']:.4f}) at t={after['ended_at']:g}"
         case "expired":

@@ -4,7 +4,8 @@ Compaction: the tokens each turn sends (the window after that turn and any
 compaction it triggered, what the model would see), their peak and total,
 whether the peak went over the budget and why, the compactions, and probe
 retention: whether each planted string is still visible in the window (HOT
-text, WARM items or the gist) at every turn from the one it was planted at,
+text, WARM items, the gist or a memory block) at every turn from the one it
+was planted at,
 with the event that lost each lost one.
 
 Forgetting: stale reads (a returned fact that is not the newest write for
@@ -15,27 +16,28 @@ key whose newest fact had been evicted).
 A metric that does not apply to a run is None.
 """
 
-import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
 import attrs
 
 from memtape.core.commands import AddTurn, Command
 from memtape.core.events import (
+    BlockEdited,
     CompactionTriggered,
     Event,
     Evicted,
     FactRead,
     FactWritten,
     Queried,
+    Recalled,
     TurnAdded,
-    WarmItem,
 )
 from memtape.core.run import Run
 from memtape.core.state import INITIAL_STATE, State, Window
 from memtape.policies.plumbing.promises import BUDGET
 from memtape.policies.plumbing.protocols import CompactionPolicy, is_budgeted
+from memtape.projections.probe_parts import ProbeParts
 from memtape.reducers import evolve, fold
 
 OVER_BUDGET_CAUSES = ("floor", "unbounded", "unexplained")
@@ -196,12 +198,13 @@ def steps(run: Run) -> Iterator[tuple[int, tuple[Event, ...], State, State]]:
 
 
 def visible(window: Window, text: str) -> bool:
-    """Whether ``text`` shows in the window: a HOT turn's text, a WARM item, the gist, or a
-    turn a recall brought back."""
+    """Whether ``text`` shows in the window: a HOT turn's text, a WARM item, the gist, a
+    memory block, or a turn a recall brought back."""
     return (
         text in window.gist
         or any(text in turn.text for turn in window.hot)
         or any(text in item.text for item in window.warm)
+        or any(text in block.value for block in window.blocks)
         or any(text in item.text for item in window.recalled)
     )
 
@@ -222,11 +225,12 @@ class WindowTally:
     """The window metrics, gathered step by step as a run is made or replayed.
 
     Visibility is tracked incrementally: only the HOT turns and WARM items
-    that are new at a step are searched, and the whole window is compared
-    only at a compaction (which costs the window's size in the fold too);
-    a turn checks only the probes that come due then or began or stopped
-    showing since the last turn. So a turn that compacts nothing costs the
-    same at turn 10 and turn 10,000, however many probes are already due.
+    that are new at a step are searched, and a compaction is followed through
+    what its event names (the turns it moves, drops or clears, the WARM items it
+    cools, the gist), not by reading the whole window; a turn checks only the
+    probes that come due then or began or stopped showing since the last turn.
+    So a turn costs the same at turn 10 and turn 1,000,000, however long the
+    window and however many probes are already due.
 
     Given the compaction ``policy`` that makes the run, it also says whether the
     peak went over the policy's budget and why: only the peak's window is kept
@@ -241,7 +245,7 @@ class WindowTally:
         """The window of the first turn that sent the most tokens so far."""
         probes = looked_for(probes)
         self._probes = probes
-        self._tracker = _Tracker(tuple(probe.text or "" for probe in probes))
+        self._tracker = ProbeParts(tuple(probe.text or "" for probe in probes))
         self._seen = [False] * len(probes)
         """Whether each probe was visible at the last check (False until it is due)."""
         self._by_start = sorted(range(len(probes)), key=lambda index: probes[index].start)
@@ -268,11 +272,12 @@ class WindowTally:
         and the states before and after them."""
         compactions = sum(1 for event in batch if isinstance(event, CompactionTriggered))
         tracker = self._tracker
-        if compactions:
-            self._compactions += compactions
-            tracker.update(after.window)
+        self._compactions += compactions
+        if compactions or any(isinstance(event, BlockEdited | Recalled) for event in batch):
+            tracker.follow(batch, after.window, offset)
         else:
-            # Without a compaction a step only adds turns: no part of the window leaves.
+            # Without a compaction, a block edit or a recall a step only adds turns: nothing
+            # leaves.
             tracker.add(event for event in batch if isinstance(event, TurnAdded))
         if not isinstance(command, AddTurn):
             return
@@ -295,7 +300,9 @@ class WindowTally:
                 self._seen[index] = True
             elif self._seen[index] or probe.start == turn:
                 text = probe.text or ""
-                position = _lost_at(before, batch, offset, text)
+                position = tracker.lost_at(index)
+                if position is None and not tracker.followed:
+                    position = _lost_at(before, batch, offset, text)
                 event = None if position is None else type(batch[position - offset - 1]).__name__
                 self._losses.append(ProbeLoss(text, turn, position, event, probe.kind))
                 lost_at = offset + len(batch) if position is None else position
@@ -354,75 +361,6 @@ def _lost_at(before: State, batch: Sequence[Event], offset: int, text: str) -> i
     return None
 
 
-class _Tracker:
-    """How many window parts show each probe, updated from one window to the next."""
-
-    def __init__(self, texts: tuple[str, ...]) -> None:
-        self._texts = texts
-        self._holders: dict[int, tuple[int, ...]] = {}
-        self._parts: dict[int, TurnAdded | WarmItem] = {}
-        self._counts = [0] * len(texts)
-        self._gist = ""
-        self._in_gist: tuple[int, ...] = ()
-        self._changed: set[int] = set()
-        self._any = re.compile("|".join(re.escape(text) for text in dict.fromkeys(texts)))
-
-    def visible(self, index: int) -> bool:
-        """Whether probe ``index`` shows in the last window."""
-        return self._counts[index] > 0
-
-    def changed(self) -> set[int]:
-        """The probes that began or stopped showing since the last call (some may have
-        changed back)."""
-        changed, self._changed = self._changed, set()
-        return changed
-
-    def add(self, turns: Iterable[TurnAdded]) -> None:
-        """Follow the window as it gains ``turns`` and loses nothing."""
-        if not self._texts:
-            return
-        for turn in turns:
-            found = self._found(turn.text)
-            self._holders[id(turn)] = found
-            self._parts[id(turn)] = turn
-            self._count(found, 1)
-
-    def update(self, window: Window) -> None:
-        """Follow the window to its next version."""
-        if not self._texts:
-            return
-        parts: dict[int, TurnAdded | WarmItem] = {id(part): part for part in window.hot}
-        parts.update((id(item), item) for item in window.warm)
-        parts.update((id(item), item) for item in window.recalled)
-        for key in self._parts.keys() - parts.keys():
-            self._count(self._holders.pop(key), -1)
-        for key in parts.keys() - self._parts.keys():
-            found = self._found(parts[key].text)
-            self._holders[key] = found
-            self._count(found, 1)
-        # The old parts stay referenced so that their ids are not reused while tracked.
-        self._parts = parts
-        if window.gist != self._gist:
-            self._count(self._in_gist, -1)
-            self._gist = window.gist
-            self._in_gist = self._found(window.gist)
-            self._count(self._in_gist, 1)
-
-    def _found(self, text: str) -> tuple[int, ...]:
-        # One scan for any probe first: most parts hold none, and then the cost
-        # is the text's length rather than the text's length times the probes.
-        if self._any.search(text) is None:
-            return ()
-        return tuple(index for index, probe in enumerate(self._texts) if probe in text)
-
-    def _count(self, indices: tuple[int, ...], delta: int) -> None:
-        counts = self._counts
-        for index in indices:
-            if not counts[index] or counts[index] == -delta:
-                self._changed.add(index)
-            counts[index] += delta
-
-
 def forgetting_metrics(run: Run) -> ForgettingMetrics:
     """The store metrics of ``run``, from its writes, reads, queries and evictions.
 
@@ -453,40 +391,3 @@ def forgetting_metrics(run: Run) -> ForgettingMetrics:
         elif isinstance(event, Evicted):
             evicted.add(event.id)
     return ForgettingMetrics(reads, stale, len(evicted), queries, hits, regret if queries else None)
-
-
-@attrs.frozen
-class ModelUsage:
-    """What a run's decisions asked of models: the calls, those the cache answered, the
-    tokens the servers counted, and the seconds spent waiting (on calls not cached)."""
-
-    calls: int
-    cache_hits: int
-    prompt_tokens: int
-    completion_tokens: int
-    seconds: float
-
-    def data(self) -> dict[str, int | float]:
-        """The usage as the bench's ``llm_*`` metrics."""
-        return {
-            "llm_calls": self.calls,
-            "llm_cache_hits": self.cache_hits,
-            "llm_prompt_tokens": self.prompt_tokens,
-            "llm_completion_tokens": self.completion_tokens,
-            "llm_seconds": self.seconds,
-        }
-
-
-def model_usage(events: Iterable[Event]) -> ModelUsage:
-    """The model calls ``events`` recorded, added up."""
-    calls = hits = prompt = completion = 0
-    seconds = 0.0
-    for event in events:
-        for call in getattr(event, "asked", ()):
-            calls += 1
-            hits += call.cached
-            prompt += call.prompt_tokens
-            completion += call.completion_tokens
-            if not call.cached:
-                seconds += call.seconds
-    return ModelUsage(calls, hits, prompt, completion, seconds)

@@ -66,6 +66,11 @@ def _window_lines(window: dict[str, Any], color: bool, width: int | None) -> Ite
     meter = Meter(window["tokens"], window["budget"])
     head = "window  "
     yield head + meter_line(meter, color, room=None if width is None else width - len(head))
+    for n, block in enumerate(window.get("blocks", ())):
+        tier = "BLOCK" if n == 0 else "     "
+        held = f"v{block['version']}, {block['chars']}/{block['limit']} chars"
+        said = f"{visible(block['label'])} ({held}): {visible(block['value'])}"
+        yield f"  {tier} {said}  ({block['tokens']})"
     cold = window["cold"]
     if cold["turns"]:
         held = f"{counted(cold['turns'], 'turn')}, {counted(cold['tokens'], 'token')}"
@@ -111,7 +116,7 @@ def _store_lines(store: dict[str, Any], clock: float) -> Iterator[str]:
     for fact in store["retired"]:
         yield (
             f"  retired  {fact['id']} {quoted(fact['key'])}: {visible(fact['text'])}  "
-            f"(superseded by {fact['superseded_by']} at t={fact['retired_at']:g})"
+            f"({_retired_by(fact['superseded_by'])} at t={fact['retired_at']:g})"
         )
     for fact in store["evicted"]:
         yield (
@@ -161,3 +166,10 @@ def render_timeline(rows: "Iterable[TimelineRow]", color: bool = False) -> Itera
             gauge = paint(gauge, "red" if row.meter.over else "green", color) + " "
         name = type(row.event).__name__
         yield f"{row.at:>5}  step {row.step:>4}  {name:<19} {gauge}{row.summary}"
+
+
+def _retired_by(superseded_by: int | None) -> str:
+    """Why a retired fact left: the fact that superseded it, or a judged write's DELETE."""
+    if superseded_by is None:
+        return "deleted by a judged write"
+    return f"superseded by {superseded_by}"

@@ -7,6 +7,7 @@ import attrs
 
 from memtape.core.codec import event_data
 from memtape.core.events import (
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -16,6 +17,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     ModelCall,
     Queried,
     Recalled,
@@ -73,6 +75,30 @@ def timeline(run: Run, policies: Policies | Callable[[int], Policies]) -> Iterat
             yield TimelineRow(at, step, event, gauge, summarize(event, before, state))
 
 
+BLOCK_VERBS = {
+    "create": "created",
+    "replace": "replaced",
+    "append": "appended to",
+    "find-replace": "found and replaced in",
+}
+"""What a block edit's ``op`` did, as a timeline line (and ``why block:LABEL``) says it."""
+
+
+def describe_judgement(event: Judged, before: State) -> str:
+    """A model's judgement of a write in one line: the decision, its target, the candidates
+    and the calls it took."""
+    decision = event.decision
+    if event.target:
+        target = before.store.facts.get(event.target)
+        key = f" ({quoted(target.key)})" if target is not None else ""
+        decision = f"{decision} fact {event.target}{key}"
+    if not event.candidates:
+        return f"write on {quoted(event.key)} added unasked: no active fact shares a word"
+    asked = "".join(f"; {_asked(call)}" for call in event.asked)
+    among = _numbers(event.candidates)
+    return f"write on {quoted(event.key)} judged {decision}, candidates {among}{asked}"
+
+
 def summarize(event: Event, before: State, after: State) -> str:
     """What the event did, in one line of plain words; the run's texts in it are
     ``visible`` (a key quoted), so the line is safe to print as it is."""
@@ -124,6 +150,15 @@ def summarize(event: Event, before: State, after: State) -> str:
                 f"recall of {quoted(query)} found {hits or 'nothing'}; "
                 f"brought back {back}, {counted(sum(i.tokens for i in brought), 'token')}"
             )
+        case BlockEdited(label=label, version=version, op=op, value=value, tokens=tokens):
+            block = after.window.block(label)
+            limit = f"/{block.limit}" if block is not None else ""
+            return (
+                f"block {quoted(label)} {BLOCK_VERBS.get(op, visible(op))}, version {version}: "
+                f"{len(value)}{limit} characters, {counted(tokens, 'token')}"
+            )
+        case Judged():
+            return describe_judgement(event, before)
         case EpisodeRecorded(id=episode_id, text=text):
             return f"episode {episode_id} recorded: {visible(text)}"
         case Consolidated(episodes=episodes, semantic=semantic, procedural=procedural):

@@ -29,8 +29,9 @@ def view_data(state: State, at: int, policies: Policies) -> dict[str, Any]:
 
 
 def window_data(window: Window, compaction: CompactionPolicy | None) -> dict[str, Any] | None:
-    """The meter and the tiers: HOT turns, WARM items, the COLD gist, dropped turns, and the
-    recall tier (the turns the latest recall brought back, verbatim)."""
+    """The meter and the tiers: HOT turns, WARM items, the COLD gist, dropped turns, the
+    recall tier (the turns the latest recall brought back, verbatim), and the memory blocks,
+    pinned beside them."""
     gauge = meter(window, compaction)
     if gauge is None:
         return None
@@ -41,6 +42,27 @@ def window_data(window: Window, compaction: CompactionPolicy | None) -> dict[str
         "cold": {"turns": len(window.cold), "gist": window.gist, "tokens": window.gist_tokens},
         "dropped": list(window.dropped),
         "recalled": [{"turn": i.turn, "text": i.text, "tokens": i.tokens} for i in window.recalled],
+        **blocks_data(window),
+    }
+
+
+def blocks_data(window: Window) -> dict[str, Any]:
+    """The memory blocks, in the order they were created, under ``blocks``; nothing while
+    there is none (so a window without blocks reads as it always did)."""
+    if not window.blocks:
+        return {}
+    return {
+        "blocks": [
+            {
+                "label": block.label,
+                "value": block.value,
+                "chars": len(block.value),
+                "limit": block.limit,
+                "tokens": block.tokens,
+                "version": block.version,
+            }
+            for block in window.blocks
+        ]
     }
 
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from memtape.core.errors import CorruptLog
 from memtape.core.events import (
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -15,6 +16,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     Queried,
     Recalled,
     Superseded,
@@ -22,7 +24,7 @@ from memtape.core.events import (
     ValidityClosed,
 )
 from memtape.core.state import INITIAL_STATE, State
-from memtape.reducers import memory, store, window
+from memtape.reducers import blocks, memory, store, window
 
 _STATE: Callable[[tuple[Any, ...]], State] = partial(tuple.__new__, State)
 """``State(*fields)`` in C (see ``window._WINDOW``)."""
@@ -96,6 +98,16 @@ def _recalled(state: State, event: Recalled) -> State:
     return State(state.clock, window.recalled(state.window, event), state.store, state.memory)
 
 
+def _block_edited(state: State, event: BlockEdited) -> State:
+    return State(state.clock, blocks.block_edited(state.window, event), state.store, state.memory)
+
+
+def _judged(state: State, event: Judged) -> State:
+    return State(
+        state.clock, state.window, store.judged(state.store, event, state.clock), state.memory
+    )
+
+
 def _episode_recorded(state: State, event: EpisodeRecorded) -> State:
     return State(
         state.clock, state.window, state.store, memory.episode_recorded(state.memory, event)
@@ -117,9 +129,11 @@ _REDUCERS: dict[type, Callable[[State, Any], State]] = {
     Evicted: _evicted,
     Expired: _expired,
     ValidityClosed: _validity_closed,
+    Judged: _judged,
     EpisodeRecorded: _episode_recorded,
     Consolidated: _consolidated,
     Recalled: _recalled,
+    BlockEdited: _block_edited,
 }
 
 

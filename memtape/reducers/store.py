@@ -1,5 +1,5 @@
 """Folding store events: facts written, read (alone or by a query), superseded, evicted,
-expired."""
+expired, judged."""
 
 import attrs
 
@@ -9,6 +9,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     Queried,
     Superseded,
     ValidityClosed,
@@ -127,6 +128,28 @@ def validity_closed(store: Store, event: ValidityClosed, clock: float) -> Store:
         raise CorruptLog(f"fact {event.id} is closed by fact {event.by}, which is not a later one")
     closed = attrs.evolve(fact, closed_to=event.to, closed_at=clock, closed_by=event.by)
     return Store(store.facts.set(fact.id, closed), store.active, store.by_key, store.shared)
+
+
+JUDGEMENTS = ("ADD", "UPDATE", "DELETE", "NOOP")
+"""What a judged write may decide; ``UPDATE`` and ``DELETE`` name a target."""
+
+
+def judged(store: Store, event: Judged, clock: float) -> Store:
+    """Fold a model's judgement of a write: a ``DELETE`` retires its target (kept, with no
+    successor); the others change nothing here (an ``UPDATE``'s write and supersession
+    follow as their own events)."""
+    if event.decision not in JUDGEMENTS:
+        raise CorruptLog(f"a judged write decided {event.decision!r}, not one of {JUDGEMENTS}")
+    named = event.decision in ("UPDATE", "DELETE")
+    if named != bool(event.target):
+        which = "names" if named else "cannot name"
+        raise CorruptLog(f"a judged {event.decision} {which} a target fact, got {event.target}")
+    if event.decision != "DELETE":
+        if named:
+            _active(store, event.target)
+        return store
+    fact = _active(store, event.target)
+    return _deactivate(store, attrs.evolve(fact, status="retired", ended_at=clock))
 
 
 def _active(store: Store, fact_id: int) -> Fact:

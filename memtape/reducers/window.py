@@ -2,7 +2,7 @@
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from immutables import Map
 
@@ -10,7 +10,9 @@ from memtape.core.errors import CorruptLog
 from memtape.core.events import CompactionTriggered, Recalled, TurnAdded, WarmItem
 from memtape.core.plural import counted
 from memtape.core.seq import Seq, bisect_left
-from memtape.core.state import SHORT_HOT, Hot, Window
+from memtape.core.state import SHORT_HOT, Hot, Warm, Window
+
+T = TypeVar("T")
 
 TOOL = "tool"
 """The role of a tool result (``memtape.core.commands.ROLES``)."""
@@ -19,7 +21,7 @@ _SHORT = 16
 """The most kept turns looked up in a tuple rather than a set."""
 
 _WINDOW: Callable[[tuple[Any, ...]], Window] = partial(tuple.__new__, Window)
-"""``Window(*fields)``, all fifteen given, in C: a NamedTuple's ``__new__`` is a Python
+"""``Window(*fields)``, all sixteen given, in C: a NamedTuple's ``__new__`` is a Python
 function, and at a turn a step costs it more than the rest of the step's bookkeeping."""
 
 
@@ -61,6 +63,7 @@ def turn_added(window: Window, event: TurnAdded) -> Window:
             _tool_turns_after(window.tool_turns, event),
             window.recalled,
             window.left,
+            window.blocks,
         )
     )
 
@@ -171,7 +174,7 @@ def _compact(
             raise CorruptLog(f"warm item of turn {item.turn} has {counted(item.tokens, 'token')}")
     if event.gist_tokens < 0:
         raise CorruptLog(f"the gist has {counted(event.gist_tokens, 'token')}")
-    warm = window.warm + event.warm if event.warm else window.warm
+    warm = _warm_after(window.warm, event.warm) if event.warm else window.warm
     cooling = event.cold
     if not 0 <= cooling <= len(warm):
         raise CorruptLog(f"compaction sends {cooling} warm items cold but WARM holds {len(warm)}")
@@ -181,7 +184,7 @@ def _compact(
         cold = cold.extend([item.turn for item in going])
         for item in going:
             tokens -= item.tokens
-        warm = warm[cooling:]
+        warm = _by_length(warm[cooling:])
     dropped = window.dropped.extend(event.dropped) if event.dropped else window.dropped
     return _WINDOW(
         (
@@ -200,6 +203,7 @@ def _compact(
             tool_turns,
             window.recalled,
             left,
+            window.blocks,
         )
     )
 
@@ -225,9 +229,24 @@ def recalled(window: Window, event: Recalled) -> Window:
 
 def _hot(turns: Sequence[TurnAdded]) -> Hot:
     """``turns`` as a HOT: a short tuple or a ``Seq`` by length alone (see ``Hot``)."""
-    if type(turns) is Seq:
-        return turns if len(turns) > SHORT_HOT else tuple(turns)
-    return tuple(turns) if len(turns) <= SHORT_HOT else Seq(turns)
+    return _by_length(turns)
+
+
+def _by_length(items: Sequence[T]) -> tuple[T, ...] | Seq[T]:
+    """``items`` as a tier holds them: a short tuple or a ``Seq`` by length alone (see
+    ``Hot`` and ``Warm``)."""
+    if type(items) is Seq:
+        return items if len(items) > SHORT_HOT else tuple(items)
+    return tuple(items) if len(items) <= SHORT_HOT else Seq(items)
+
+
+def _warm_after(warm: Warm, arriving: tuple[WarmItem, ...]) -> Warm:
+    """WARM with ``arriving`` at its end: a long WARM is a ``Seq``, appended to, so a
+    policy that never cools WARM (clear-tool-results) pays for the items that arrive,
+    not for the ones already there."""
+    if type(warm) is Seq:
+        return warm.extend(arriving)
+    return _by_length(warm + arriving)
 
 
 def _leave(

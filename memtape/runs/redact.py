@@ -3,6 +3,8 @@
 A redacted copy can go into a bug report without the user's data. Every
 free text (turn texts, WARM items and cleared results, fact keys and texts,
 query texts and the keys they expect, episodes, distilled facts and rules,
+memory blocks' labels and values (a redacted copy's blocks are not held to
+their limits: a placeholder is not the text's length),
 model answers, and every string of the header but the names) becomes a
 placeholder; tool call ids become ``call.N``, in the order the run first
 names them; a model call's prompt hash is zeroed. What is not free text
@@ -54,6 +56,8 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     Recall,
@@ -63,6 +67,7 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import (
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -72,6 +77,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     ModelCall,
     ProceduralRule,
     Queried,
@@ -402,6 +408,23 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         # A recalled turn is its turn's text, masked as the turn's own is.
         brought = tuple(WarmItem(i.turn, masks.text(i.text), i.tokens) for i in event.brought)
         return Recalled(masks.text(event.query), event.k, event.found, event.scores, brought)
+    if isinstance(event, BlockEdited):
+        return BlockEdited(
+            masks.text(event.label),
+            event.version,
+            event.op,
+            masks.text(event.value),
+            event.tokens,
+            event.limit,
+        )
+    if isinstance(event, Judged):
+        return Judged(
+            masks.text(event.key),
+            event.decision,
+            event.candidates,
+            event.target,
+            _asked(event.asked, masks),
+        )
     if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted | ValidityClosed):
         return event
     assert_never(event)
@@ -457,6 +480,11 @@ def _command(command: Command, masks: Masks) -> Command:
         return RecordEpisode(masks.text(command.text))
     if isinstance(command, Recall):
         return Recall(masks.text(command.text), command.k)
+    if isinstance(command, CreateBlock):
+        return CreateBlock(masks.text(command.label), command.limit, masks.text(command.value))
+    if isinstance(command, EditBlock):
+        find = masks.text(command.find) if command.find else ""
+        return EditBlock(masks.text(command.label), command.op, masks.text(command.text), find)
     if isinstance(command, AdvanceClock | Consolidate):
         return command
     assert_never(command)

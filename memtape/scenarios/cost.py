@@ -25,6 +25,8 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput
+from memtape.core.integers import is_digits
+from memtape.core.values import MAX_TOKENS
 from memtape.policies.plumbing.params import Params
 
 AXIS = "cost"
@@ -68,11 +70,7 @@ def read_cost(value: Any, where: str) -> Cost:
     ttl = params.text("ttl", "5m")
     if ttl not in TTLS:
         raise params.error("ttl", f"must be one of {', '.join(TTLS)}, got {ttl!r}")
-    prefix = params.raw("prefix", 0)
-    if isinstance(prefix, str) and prefix.strip().isdigit():
-        prefix = int(prefix)  # a --set value is text
-    if isinstance(prefix, bool) or not isinstance(prefix, int) or prefix < 0:
-        raise params.error("prefix", f"must be an integer >= 0, got {prefix!r}")
+    prefix = _prefix(params)
     warm = params.raw("warm", False)
     if warm in ("true", "false"):
         warm = warm == "true"  # a --set value is text
@@ -80,6 +78,26 @@ def read_cost(value: Any, where: str) -> Cost:
         raise params.error("warm", f"must be true or false, got {warm!r}")
     params.done()
     return Cost(model, ttl, prefix, warm)
+
+
+def _prefix(params: Params) -> int:
+    """The ``prefix`` tokens: a whole number (ASCII digits in a ``--set`` value, which is
+    text) no larger than one text may count, checked before ``int`` makes it."""
+    prefix = params.raw("prefix", 0)
+    if isinstance(prefix, str) and is_digits(prefix.strip()):
+        digits = prefix.strip().lstrip("0") or "0"
+        # Past MAX_TOKENS's digits is too large: int() is spared thousands of them.
+        prefix = int(digits) if len(digits) <= len(str(MAX_TOKENS)) else MAX_TOKENS + 1
+    if isinstance(prefix, bool) or not isinstance(prefix, int) or prefix < 0:
+        raise params.error(
+            "prefix", f"must be an integer in 0..{MAX_TOKENS} ({_MOST}), got {prefix!r}"
+        )
+    if prefix > MAX_TOKENS:
+        raise params.error("prefix", f"must be at most {MAX_TOKENS} ({_MOST})")
+    return prefix
+
+
+_MOST = "the most a text may count"
 
 
 def is_cost_setting(setting: str) -> bool:

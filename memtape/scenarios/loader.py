@@ -30,7 +30,18 @@ clock at which the fact leaves the store), ``valid_from`` and ``valid_to``
 ``read = 3`` (an id); ``query = "text"`` with optional ``expect = "key"`` and
 ``k`` (default 3) and ``as_of`` / ``known_at`` (a bi-temporal query), or
 ``expect = "key"`` alone (a query without text);
-``episode = "text"``; ``consolidate = true``.
+``episode = "text"``; ``consolidate = true``; ``edit = "label"`` with ``op``
+(``replace``, ``append`` or ``find-replace``), ``text`` and, for a
+find-and-replace, ``find`` (a memory block edited); ``block = "label"`` with
+``limit`` and optional ``value`` (a block created mid-session).
+
+Memory blocks, pinned in the window (``memtape.policies.window.blocks``), are
+created before the first step by ``[[block]]`` tables::
+
+    [[block]]
+    label = "human"
+    limit = 200               # characters; an edit past it is refused
+    value = "Name: Dana."
 
 A scenario may plant probes, strings that must stay visible in the window
 (HOT text, WARM items or the gist) from a given turn on::
@@ -68,11 +79,14 @@ import attrs
 from immutables import Map
 
 from memtape.core.commands import (
+    BLOCK_OPS,
     COMMAND_TYPES,
     AddTurn,
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     Recall,
@@ -83,6 +97,7 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.core.spelling import did_you_mean
+from memtape.core.values import MAX_TOKENS
 from memtape.policies.plumbing.params import MAX_INT, Params
 from memtape.policies.session import Policies
 from memtape.policies.zoo import AXIS_OF
@@ -222,12 +237,13 @@ def parse_scenario(text: str, source: str) -> Scenario:
     if not isinstance(steps, list):
         raise BadInput(f"{source}: steps are written as [[step]] tables")
     probes = _probes(data.pop("probe", []), source)
+    blocks = data.pop("block", [])
     imported = data.pop("import", None)
     if imported is not None and not isinstance(imported, dict):
         raise BadInput(f"{source}: [import] must be a table")
     cost = read_cost(data.pop(COST), source) if COST in data else Cost()
     policies = Policies.from_params(data, source)
-    commands = []
+    commands: list[Command] = list(_blocks(blocks, source, policies))
     usage: dict[int, Usage] = {}
     turns = 0
     for number, step in enumerate(steps, start=1):
@@ -257,6 +273,53 @@ def parse_scenario(text: str, source: str) -> Scenario:
     return Scenario(
         name, about, policies, tuple(commands), source, probes, Map(usage), imported, cost
     )
+
+
+def _blocks(tables: Any, source: str, policies: Policies) -> tuple[CreateBlock, ...]:
+    """The ``[[block]]`` tables, each a block created before the first step: a label not
+    taken by another, a limit of at least 1, a value within it (and a [compaction] policy
+    to count them)."""
+    if not isinstance(tables, list):
+        raise BadInput(f"{source}: memory blocks are written as [[block]] tables")
+    if tables and policies.compaction is None:
+        raise BadInput(f"{source}: block 1: a memory block needs a [compaction] policy")
+    created: list[CreateBlock] = []
+    for number, table in enumerate(tables, start=1):
+        where = f"{source}: block {number}"
+        if not isinstance(table, dict):
+            raise BadInput(f"{where}: must be a table")
+        params = Params(table, where)
+        block = _block(params, params.text("label"))
+        params.done()
+        if any(made.label == block.label for made in created):
+            raise params.error("label", f"{block.label!r} names an earlier block too")
+        created.append(block)
+    return tuple(created)
+
+
+def _block(params: Params, label: str) -> CreateBlock:
+    """A block's label, limit and value, read and checked (the limit holds the value)."""
+    if not label.strip():
+        raise params.error("label", "must not be empty")
+    limit = params.integer("limit", minimum=1)
+    value = params.text("value", "")
+    if len(value) > limit:
+        raise params.error("value", f"is {len(value)} characters, over the limit of {limit}")
+    return CreateBlock(label, limit, value)
+
+
+def _block_step(kind: str, params: Params) -> CreateBlock | EditBlock:
+    """A ``block`` step (a block created) or an ``edit`` step (one edited: its op, text and,
+    for a find-replace, the text to find)."""
+    if kind == "block":
+        return _block(params, params.text("block"))
+    op = params.text("op")
+    if op not in BLOCK_OPS:
+        raise params.error("op", f"must be one of {', '.join(BLOCK_OPS)}, got {op!r}")
+    find = params.text("find", "") if op == "find-replace" else ""
+    if op == "find-replace" and not find:
+        raise params.error("find", "a find-replace needs the text to find")
+    return EditBlock(params.text("edit"), op, params.text("text"), find)
 
 
 def _probes(tables: Any, source: str) -> tuple[Probe, ...]:
@@ -345,9 +408,9 @@ def _turn(params: Params) -> AddTurn:
         raise params.error("pin", f"must be true or false, got {pin!r}")
     tokens = params.optional("tokens")
     if tokens is not None and (
-        isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_INT
+        isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_TOKENS
     ):
-        raise params.error("tokens", f"must be an integer in 0..{MAX_INT}, got {tokens!r}")
+        raise params.error("tokens", f"must be an integer in 0..{MAX_TOKENS}, got {tokens!r}")
     return AddTurn(role, params.text("text"), salient, calls, answers, pin is True, tokens)
 
 
@@ -413,6 +476,8 @@ def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
             for name in ("as_of", "known_at")
         )
         command = Query(text, expect, k, as_of, known_at)
+    elif kind in ("block", "edit"):
+        command = _block_step(kind, params)
     elif kind == "episode":
         command = RecordEpisode(params.text("episode"))
     elif kind == "recall":

@@ -19,6 +19,8 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     Recall,
@@ -158,6 +160,13 @@ def step_fields(command: Command) -> dict[str, Any]:
         return {"recall": command.text, "k": command.k}
     if isinstance(command, Consolidate):
         return {"consolidate": True}
+    if isinstance(command, CreateBlock):
+        return {"block": command.label, "limit": command.limit, "value": command.value}
+    if isinstance(command, EditBlock):
+        edit: dict[str, Any] = {"edit": command.label, "op": command.op, "text": command.text}
+        if command.op == "find-replace":
+            edit["find"] = command.find
+        return edit
     raise BadInput(f"no scenario step stands for {command!r}")
 
 

@@ -32,10 +32,13 @@ import attrs
 
 from memtape.checking.invariants import Violation
 from memtape.core.commands import (
+    BLOCK_OPS,
     AddTurn,
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     Recall,
@@ -71,6 +74,12 @@ except ImportError as error:  # pragma: no cover (the test extra installs it)
 
 COUNTEREXAMPLES = Path(".memtape") / "counterexamples"
 """Where counterexamples go by default (``$MEMTAPE_COUNTEREXAMPLES`` overrides it)."""
+
+BLOCK_LABELS = ("human", "persona")
+"""The labels the kit's memory blocks take: few, so creations collide and edits find one."""
+
+BLOCK_TEXT = st.characters(codec="utf-8")
+"""The characters of the kit's block texts."""
 
 PROMPT = "You are the refund desk: refunds within 30 days, a 10% fee after that."
 """The pinned system prompt a compaction session starts with, half the time."""
@@ -373,6 +382,36 @@ class PolicyMachine(RuleBasedStateMachine):
     def advance(self, move: kit.ClockStep) -> None:
         """The clock moves on (or, now and then, back or to infinity, which is refused)."""
         self.step(AdvanceClock(self.state.clock + move.delta))
+
+    @precondition(lambda self: self.served == "compaction")
+    @rule(
+        label=st.sampled_from(BLOCK_LABELS),
+        limit=st.integers(0, 120),
+        value=st.text(BLOCK_TEXT, max_size=60),
+    )
+    def create_block(self, label: str, limit: int, value: str) -> None:
+        """A memory block is created (a label taken, a limit below 1 or a value past it is
+        refused); its tokens count against the budget from now on."""
+        self.step(CreateBlock(label, limit, value))
+
+    @precondition(lambda self: self.served == "compaction")
+    @rule(
+        label=st.sampled_from(BLOCK_LABELS),
+        op=st.sampled_from((*BLOCK_OPS, "insert")),
+        text=st.text(BLOCK_TEXT, max_size=80),
+        data=st.data(),
+    )
+    def edit_block(self, label: str, op: str, text: str, data: st.DataObject) -> None:
+        """A memory block is edited, replaced, appended to or found-and-replaced in (an edit
+        past its limit, of no block, or finding nothing is refused); under BLOCK_LIMIT no
+        block is ever over its limit."""
+        block = self.state.window.block(label)
+        find = ""
+        if op == "find-replace":
+            value = block.value if block is not None else ""
+            start = data.draw(st.integers(0, len(value)), label="find start")
+            find = value[start : start + data.draw(st.integers(0, 8), label="find length")]
+        self.step(EditBlock(label, op, text, find))
 
     @precondition(lambda self: self.served != "compaction")
     @rule(command=kit.write_facts(nan=False))

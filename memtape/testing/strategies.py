@@ -8,7 +8,10 @@ something a person reads at a glance. Turns for a session under way
 (``turns_for``, ``turn_sequences``) carry tool-call structure (calls, the
 results that answer them, in any order, some never answered; pinned turns)
 and, given the budget, are sized against it, up to single turns over three
-times it (``sized_texts``).
+times it (``sized_texts``). Now and then a turn says what it costs (``tokens = N``,
+a provider's recorded count, ``recorded_counts``), which the policy takes instead
+of its tokenizer's count; and a scenario (``scenarios``) sometimes carries probes,
+plain ones and questions with their answer and evidence turns (``probe_sets``).
 """
 
 import functools
@@ -30,11 +33,13 @@ from memtape.core.commands import (
     WriteFact,
 )
 from memtape.core.state import Window
+from memtape.core.values import MAX_TOKENS
 from memtape.policies.consolidation.rules import RuleConsolidation
 from memtape.policies.session import Policies, Session
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
 from memtape.policies.window.tiered import TieredCompaction
-from memtape.scenarios import Scenario
+from memtape.scenarios import Probe, Scenario
+from memtape.scenarios.loader import PROBE_KINDS
 from memtape.testing.requires import hypothesis_missing
 
 try:
@@ -168,14 +173,28 @@ def sized_texts(budget: int) -> st.SearchStrategy[str]:
     tokenizer counts): a few words most often, then a fair share of the budget, about the
     whole of it, and now and then a single text over three times it, the turn a policy
     that lets its window overshoot is caught on."""
+    return st.builds(_words, _sizes(budget), st.integers(0, len(WORDS) - 1))
+
+
+def _sizes(budget: int) -> st.SearchStrategy[int]:
+    """Sizes drawn against ``budget``: a few most often, then a fair share of it, about the
+    whole of it, and now and then over three times it."""
     budget = max(budget, 1)
-    lengths = weighted(
+    return weighted(
         (6, st.integers(0, 4)),
         (3, st.integers(max(budget // 8, 1), max(budget // 3, 1))),
         (2, st.integers(max(budget // 2, 1), budget + 1)),
         (1, st.integers(3 * budget + 1, 3 * budget + 6)),
     )
-    return st.builds(_words, lengths, st.integers(0, len(WORDS) - 1))
+
+
+@functools.lru_cache(maxsize=256)
+def recorded_counts(budget: int | None = None) -> st.SearchStrategy[int | None]:
+    """A turn's ``tokens``: None (the policy's tokenizer counts it) most often, else a
+    recorded count, sized against ``budget`` when it is given (``_sizes``), zero included,
+    and now and then the most one text may count (``MAX_TOKENS``)."""
+    counts = st.integers(0, 60) if budget is None else _sizes(budget)
+    return weighted((12, st.none()), (3, counts), (1, st.just(MAX_TOKENS)))
 
 
 def _words(length: int, offset: int) -> str:
@@ -185,14 +204,16 @@ def _words(length: int, offset: int) -> str:
 
 
 def add_turns(*, valid_only: bool = False, budget: int | None = None) -> st.SearchStrategy[AddTurn]:
-    """Turns with random roles and texts, salient, chatter or left to the role; given a
-    ``budget``, texts are sized against it as well (``sized_texts``)."""
+    """Turns with random roles and texts, salient, chatter or left to the role, some with a
+    recorded count (``recorded_counts``); given a ``budget``, texts and counts are sized
+    against it as well (``sized_texts``)."""
     text = texts() if budget is None else weighted((1, texts()), (3, sized_texts(budget)))
     return st.builds(
         AddTurn,
         role=roles(valid_only=valid_only),
         text=text,
         salient=st.one_of(st.none(), st.booleans()),
+        tokens=recorded_counts(budget),
     )
 
 
@@ -232,12 +253,14 @@ def _turn(
 ) -> st.SearchStrategy[AddTurn]:
     text = texts() if budget is None else weighted((1, texts()), (3, sized_texts(budget)))
     pin = weighted((9, st.just(False)), (1, st.just(True)))
+    tokens = recorded_counts(budget)
     plain = st.builds(
         AddTurn,
         role=roles(valid_only=valid_only),
         text=text,
         salient=st.one_of(st.none(), st.booleans()),
         pin=pin,
+        tokens=tokens,
     )
     calls = st.integers(1, 3).map(lambda n: tuple(call_id(number, i) for i in range(n)))
     calling = st.builds(
@@ -246,12 +269,14 @@ def _turn(
         text=text,
         calls=calls,
         pin=pin,
+        tokens=tokens,
     )
     system = st.builds(
         AddTurn,
         role=st.just("system"),
         text=text,
         pin=weighted((1, st.just(False)), (3, st.just(True))),
+        tokens=tokens,
     )
     branches: list[tuple[int, st.SearchStrategy[AddTurn]]] = [
         (5, plain),
@@ -269,6 +294,7 @@ def _turn(
             answers=answers,
             pin=pin,
             salient=st.one_of(st.none(), st.booleans()),
+            tokens=tokens,
         )
         branches.append((8, answering))
     if not valid_only:
@@ -481,15 +507,40 @@ def _sequences(step: st.SearchStrategy[T], max_size: int) -> st.SearchStrategy[l
     )
 
 
-def scenarios(*, max_size: int = 30) -> st.SearchStrategy[Scenario]:
-    """Whole scenarios: all three seed policies under random parameters, and a session of
-    commands that mostly succeed (what ``scenario_text`` writes and ``memtape run`` runs)."""
-    return st.builds(
-        lambda params, steps: Scenario("generated", "", params.policies(), tuple(steps), "-"),
-        policy_params(),
-        # A scenario without steps does not load: it has nothing to run.
-        valid_command_sequences(max_size=max_size).filter(len),
+@st.composite
+def scenarios(draw: st.DrawFn, *, max_size: int = 30) -> Scenario:
+    """Whole scenarios: all three seed policies under random parameters, a session of
+    commands that mostly succeed (what ``scenario_text`` writes and ``memtape run`` runs),
+    and now and then probes (``probe_sets``) on its turns."""
+    params = draw(policy_params())
+    # A scenario without steps does not load: it has nothing to run.
+    steps = draw(valid_command_sequences(max_size=max_size).filter(len))
+    turns = sum(isinstance(step, AddTurn) for step in steps)
+    probes = draw(weighted((2, st.just(())), (1, probe_sets(turns))))
+    return Scenario("generated", "", params.policies(), tuple(steps), "-", probes)
+
+
+def probe_sets(turns: int, *, max_size: int = 4) -> st.SearchStrategy[tuple[Probe, ...]]:
+    """Probes for a scenario of ``turns`` turns: plain ones (a text that must stay visible,
+    of a kind or none) and questions (a question and its answer, with or without a text,
+    their evidence distinct turns of the scenario), each from a turn of at least 1."""
+    words = texts().filter(str.strip)
+    start = st.integers(1, max(turns, 1) + 2)
+    kind = st.one_of(st.none(), st.sampled_from(PROBE_KINDS))
+    plain = st.builds(Probe, words, start, kind)
+    evidence: st.SearchStrategy[tuple[int, ...]] = st.just(())
+    if turns:
+        evidence = st.lists(st.integers(1, turns), max_size=3, unique=True).map(tuple)
+    question = st.builds(
+        Probe,
+        st.one_of(st.none(), words),
+        start,
+        kind,
+        question=words,
+        answer=words,
+        evidence=evidence,
     )
+    return st.lists(weighted((1, plain), (1, question)), max_size=max_size).map(tuple)
 
 
 def budgets() -> st.SearchStrategy[int]:

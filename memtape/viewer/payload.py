@@ -17,7 +17,8 @@ written; ``r`` ``[id, reads]`` of facts read; ``x`` ``[id, status, ended_at,
 superseded_by, score]`` of facts retired or evicted; ``e`` pending episodes as
 ``[shift, appended [id, text]]``; ``s`` semantic facts appended ``[key, text,
 importance, episode]``; ``p`` procedural rules appended ``[text, episode]``;
-``P`` the policy parameters, when they change (a fork); ``R``, only for a
+``b`` ``[label, value, tokens, version, limit]`` of a memory block created or
+edited; ``P`` the policy parameters, when they change (a fork); ``R``, only for a
 forgetting policy the page cannot score, ``[reset, rows]``: the ranking's
 ``[id, score, factors]`` rows that changed since the last ``R`` (all of
 them, the page's held scores first cleared, when ``reset`` is 1); a fact that
@@ -46,6 +47,7 @@ from typing import Any, TypeVar
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import (
+    BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
     Consolidated,
@@ -55,6 +57,7 @@ from memtape.core.events import (
     Expired,
     FactRead,
     FactWritten,
+    Judged,
     Queried,
     Recalled,
     Superseded,
@@ -77,6 +80,7 @@ FOLLOWED: frozenset[type[Event]] = frozenset(
         ClockAdvanced,
         EpisodeRecorded,
         Consolidated,
+        BlockEdited,
         # The store's events: store_delta ships what each changed, and refuses any other.
         FactWritten,
         FactRead,
@@ -86,6 +90,7 @@ FOLLOWED: frozenset[type[Event]] = frozenset(
         Expired,
         ValidityClosed,
         Recalled,
+        Judged,
     }
 )
 """Every event type the viewer follows (tests/test_payload.py holds it to ``EVENT_TYPES``)."""
@@ -330,7 +335,8 @@ def state_delta(event: Event, before: State, after: State) -> dict[str, Any]:
 
 
 def window_delta(event: Event, before: Window, after: Window) -> dict[str, Any]:
-    """Tokens, HOT, WARM, the gist, and the turns appended to COLD and dropped."""
+    """Tokens, HOT, WARM, the gist, the turns appended to COLD and dropped, and a memory
+    block edited."""
     delta: dict[str, Any] = {}
     if after.tokens != before.tokens:
         delta["t"] = after.tokens
@@ -356,18 +362,25 @@ def window_delta(event: Event, before: Window, after: Window) -> dict[str, Any]:
         delta["q"] = [[item.turn, item.text, item.tokens] for item in after.recalled]
     if isinstance(event, CompactionTriggered) and event.cleared:
         delta["z"] = [[item.turn, item.text, item.tokens] for item in event.cleared]
+    if isinstance(event, BlockEdited):
+        block = after.block(event.label)
+        limit = block.limit if block is not None else event.limit
+        delta["b"] = [event.label, event.value, event.tokens, event.version, limit]
     return delta
 
 
 def store_delta(event: Event, before: Store, after: Store) -> dict[str, Any]:
-    """The facts the event touched: written, read (alone or by a query), retired or evicted."""
+    """The facts the event touched: written, read (alone or by a query), retired (a judged
+    DELETE's target too) or evicted."""
     if not isinstance(
-        event, FactWritten | FactRead | Queried | Superseded | Evicted | Expired | ValidityClosed
+        event,
+        FactWritten | FactRead | Queried | Superseded | Evicted | Expired | ValidityClosed | Judged,
     ):
         raise BadInput(f"the viewer cannot follow a store change by {type(event).__name__}")
     if isinstance(event, Queried):
         return {"r": [[i, after.facts[i].reads] for i in event.results]} if event.results else {}
-    fact, old = after.facts[event.id], before.facts.get(event.id)
+    fact_id = event.target if isinstance(event, Judged) else event.id
+    fact, old = after.facts[fact_id], before.facts.get(fact_id)
     delta: dict[str, Any] = {}
     if old is None:
         delta["f"] = [fact.id]

@@ -34,6 +34,8 @@ from memtape.core.commands import (
     AdvanceClock,
     Command,
     Consolidate,
+    CreateBlock,
+    EditBlock,
     Query,
     ReadFact,
     Recall,
@@ -167,6 +169,10 @@ def next_label(command: Command) -> dict[str, str]:
             label = "Next step: consolidate"
         case Recall(text=text, k=k):
             label = f"Next step: recall {text!r}, top {k}"
+        case CreateBlock(label=block):
+            label = f"Next step: create block {block!r}"
+        case EditBlock(label=block, op=op):
+            label = f"Next step: {op} in block {block!r}"
         case _:
             assert_never(command)  # mypy fails here when a command kind has no label
     return {"label": label}

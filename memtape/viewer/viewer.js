@@ -70,7 +70,7 @@
   Tape.prototype.initial = function (params) {
     return {
       at: 0, clock: 0, tokens: 0, params: params, hot: [], warm: [], recalled: [], gist: "", gistTokens: 0,
-      turns: 0, coldLen: 0, droppedLen: 0, active: [], episodes: [], semLen: 0, procLen: 0,
+      turns: 0, coldLen: 0, droppedLen: 0, active: [], episodes: [], semLen: 0, procLen: 0, blocks: [],
       scores: new Map(),
     };
   };
@@ -154,6 +154,7 @@
     if ("w" in frame) next.warm = shifted(state.warm, frame.w);
     if ("q" in frame) next.recalled = frame.q;
     if ("g" in frame) { next.gist = frame.g[0]; next.gistTokens = frame.g[1]; }
+    if ("b" in frame) next.blocks = withBlock(state.blocks, frame.b);
     if ("k" in frame) next.coldLen = state.coldLen + frame.k.length;
     if ("d" in frame) next.droppedLen = state.droppedLen + frame.d.length;
     if ("f" in frame) next.active = state.active.concat(frame.f);
@@ -166,6 +167,16 @@
     if ("p" in frame) next.procLen = state.procLen + frame.p.length;
     if ("P" in frame) next.params = frame.P;
     if ("R" in frame || ("x" in frame && state.scores.size)) next.scores = heldScores(state.scores, frame);
+    return next;
+  }
+
+  // The memory blocks with one created or rewritten: [label, value, tokens, version, limit],
+  // in the order they were created (as memtape.core.state.Window.blocks).
+  function withBlock(blocks, block) {
+    const at = blocks.findIndex((held) => held[0] === block[0]);
+    if (at < 0) return blocks.concat([block]);
+    const next = blocks.slice();
+    next[at] = block;
     return next;
   }
 
@@ -263,8 +274,19 @@
       cold: { turns: state.coldLen, gist: state.gist, tokens: state.gistTokens },
       dropped: this.dropped.slice(0, state.droppedLen),
       recalled: state.recalled.map((r) => ({ turn: r[0], text: r[1], tokens: r[2] })),
+      // As in Python (memtape/projections/view.py): listed only once a block exists;
+      // its characters are code points, as Python counts them.
+      ...(state.blocks.length ? { blocks: state.blocks.map(blockView) } : {}),
     };
   };
+
+  function blockView(b) {
+    return { label: b[0], value: b[1], chars: [...b[1]].length, limit: b[4], tokens: b[2], version: b[3] };
+  }
+
+  function blockText(b) {
+    return `${b.label} (v${b.version}, ${b.chars}/${b.limit} chars, ${counted(b.tokens, "token")}): ${b.value}`;
+  }
 
   Tape.prototype.storeView = function (state) {
     const retired = [];
@@ -485,6 +507,7 @@
       ? [section("tier recall", `RECALL · ${counted(window_.recalled.length, "turn")}, verbatim`, listOf(window_.recalled, warmText))]
       : [];
     fill(this.tiers, [
+      ...(window_.blocks ? [section("tier blocks", `BLOCKS · ${counted(window_.blocks.length, "block")}, pinned`, listOf(window_.blocks, blockText))] : []),
       section("tier cold", `COLD · ${counted(cold.turns, "turn")} · ${counted(cold.tokens, "token")}`,
         element("p", "gist", cold.gist || "(empty)")),
       section("tier warm", `WARM · ${counted(window_.warm.length, "item")}`, listOf(window_.warm, warmText)),
@@ -571,7 +594,8 @@
 
   function retiredText(fact) {
     const when = number(fact.retired_at, 2);
-    return `${fact.key}: ${fact.text} · retired at t=${when}, superseded by fact ${fact.superseded_by}`;
+    const why = fact.superseded_by === null ? "deleted by a judged write" : `superseded by fact ${fact.superseded_by}`;
+    return `${fact.key}: ${fact.text} · retired at t=${when}, ${why}`;
   }
 
   function expiredText(fact) {

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
+from memtape.core.values import MAX_TOKENS
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
 from memtape.lab.importers import (
     anthropic,
@@ -61,7 +62,7 @@ from memtape.lab.importers.tokens import (
 from memtape.lab.importers.transcript import Compaction, Transcript, Turn
 from memtape.lab.importers.wrappers import unwrapped
 from memtape.lab.probes import planted
-from memtape.lab.scenario_file import check_count, check_tokenizer
+from memtape.lab.scenario_file import MAX_COUNT, check_count, check_tokenizer
 from memtape.policies.text.tokenizers import tokenizer_named
 
 READERS: dict[str, Callable[[Source], Transcript]] = {
@@ -226,6 +227,15 @@ def import_transcript(
                 f"{path}: --tokenizer {RECORDED}: the transcript recorded no token counts of "
                 "the provider's (usage) to measure its turns by"
             )
+        past = next(
+            ((n, c) for n, c in enumerate(counts, start=1) if c is not None and c > MAX_TOKENS),
+            None,
+        )
+        if past is not None:
+            raise BadInput(
+                f"{path}: --tokenizer {RECORDED}: turn {past[0]} costs {past[1]:,} tokens by "
+                f"the provider's counts, past the most a turn may cost ({MAX_TOKENS:,})"
+            )
     if ledger is not None and transcript.ledger is not None:
         ledger(transcript.ledger)
     if tokenizer is None:
@@ -235,6 +245,11 @@ def import_transcript(
     said: list[str] = []
     if budget is None:
         chosen = recorded_budget(transcript.turns)
+        if chosen is not None and chosen.budget > MAX_COUNT:
+            raise BadInput(
+                f"{path}: the largest prompt the provider's usage recorded ({chosen.peak:,} "
+                f"tokens) is past the largest budget ({MAX_COUNT:,}): give --budget"
+            )
         budget = DEFAULT_BUDGET if chosen is None else chosen.budget
         said += [] if chosen is None else [chosen.line()]
     if counts is not None:

@@ -253,8 +253,11 @@ def _chosen(thread: str | None, names: list[str], built: list[Builder], source: 
         return max(range(len(built)), key=lambda i: (len(built[i].turns), -i))
     if thread in names:
         return names.index(thread)
-    if thread.isdigit() and 1 <= int(thread) <= len(names):
-        return int(thread) - 1
+    # A number as the list writes it (1, 2...): no int() of what the user typed, which took
+    # other scripts' digits and raised past 4,300 of them.
+    numbers = [str(n) for n in range(1, len(names) + 1)]
+    if thread in numbers:
+        return numbers.index(thread)
     there = ", ".join(f"{n} ({name})" for n, name in enumerate(names, start=1))
     raise BadInput(f"{source.path}: --thread {thread!r}: no such thread; the capture has {there}")
 

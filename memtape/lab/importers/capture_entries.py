@@ -31,6 +31,7 @@ import orjson
 from memtape.capture.threads import ANTHROPIC, CHAT, RESPONSES
 from memtape.core.errors import BadInput
 from memtape.lab.importers import anthropic, openai_chat, openai_responses
+from memtape.lab.importers.fields import anthropic_usage, inclusive_usage, token_count
 from memtape.lab.importers.texts import call_text, marked, named, noted
 from memtape.scenarios.usage import Usage
 
@@ -370,43 +371,32 @@ def _call_id(item: Mapping[str, Any], where: str) -> str:
     return call
 
 
-def usage(endpoint: str, response: Mapping[str, Any]) -> Usage | None:
-    """What a response says it was billed, as a turn's usage (``input`` the uncached
-    prompt); None when it says nothing."""
+def usage(endpoint: str, response: Mapping[str, Any], where: str) -> Usage | None:
+    """What a response (of the exchange at ``where``) says it was billed, as a turn's usage
+    (``input`` the uncached prompt); None when it says nothing. A count that is no count
+    is warned of (``fields.token_count``)."""
+    where = f"{where}: response.usage"
     given = response.get("usage")
     if not isinstance(given, Mapping):
         return None
     if endpoint == ANTHROPIC:
-        counts = [
-            _count(given.get(key))
-            for key in (
-                "input_tokens",
-                "output_tokens",
-                "cache_read_input_tokens",
-                "cache_creation_input_tokens",
-            )
-        ]
-        if all(count is None for count in counts):
-            return None
-        return Usage(*counts)
+        return anthropic_usage(given, where)
     prompt_key, output_key, details = (
         ("prompt_tokens", "completion_tokens", "prompt_tokens_details")
         if endpoint == CHAT
         else ("input_tokens", "output_tokens", "input_tokens_details")
     )
-    prompt, output = _count(given.get(prompt_key)), _count(given.get(output_key))
+    prompt = token_count(given.get(prompt_key), f"{where}.{prompt_key}")
+    output = token_count(given.get(output_key), f"{where}.{output_key}")
     detail = given.get(details)
-    cached = _count(detail.get("cached_tokens")) if isinstance(detail, Mapping) else None
+    cached = (
+        token_count(detail.get("cached_tokens"), f"{where}.{details}.cached_tokens")
+        if isinstance(detail, Mapping)
+        else None
+    )
     if prompt is None and output is None:
         return None
-    uncached = max(prompt - (cached or 0), 0) if prompt is not None else None
-    return Usage(uncached, output, cached)
-
-
-def _count(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
-    return None
+    return inclusive_usage(prompt, output, cached)
 
 
 def ids(endpoint: str, body: Mapping[str, Any] | None) -> tuple[list[str], list[str]]:

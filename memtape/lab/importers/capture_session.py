@@ -119,9 +119,12 @@ class Builder:
             self.unanswered += 1
             self.previous = None
             return
+        # The model the request asked for, unless the response names the one that answered.
+        self.turns.asked(exchange.request.get("model"))
+        self.turns.asked(response.get("model"))
         entries, others = reader.response(response, exchange.where)
         self.choices += others
-        billed = usage(exchange.endpoint, response)
+        billed = usage(exchange.endpoint, response, exchange.where)
         self._edits(exchange, response, billed)
         for pending in self.pending[-1:]:
             if pending.where == exchange.where and billed is not None:

@@ -63,7 +63,7 @@ import attrs
 
 from memtape.core.errors import BadInput
 from memtape.lab.importers import anthropic
-from memtape.lab.importers.fields import token_count
+from memtape.lab.importers.fields import anthropic_usage, token_count
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.records import Record, Source
 from memtape.lab.importers.transcript import Compaction, Transcript, Turns
@@ -187,8 +187,8 @@ class _Reader:
             where,
             len(self.turns),
             trigger if isinstance(trigger, str) else None,
-            token_count(metadata.get("preTokens")),
-            token_count(metadata.get("postTokens")),
+            token_count(metadata.get("preTokens"), f"{where}: preTokens"),
+            token_count(metadata.get("postTokens"), f"{where}: postTokens"),
             kept,
         )
 
@@ -215,7 +215,7 @@ class _Reader:
             response = self.response = _Response(identity, where, [], [], [])
         response.entries.append(index)
         self.turns.asked(message.get("model"))
-        usage = _usage(message.get("usage"))
+        usage = anthropic_usage(message.get("usage"), f"{where}: usage")
         if usage is not None:
             response.usage = usage
         for number, block in enumerate(content, start=1):
@@ -538,24 +538,6 @@ def _holds_results(content: Any) -> bool:
 def _response_id(data: Mapping[str, Any]) -> object:
     message = data.get("message")
     return message.get("id") if isinstance(message, dict) else None
-
-
-def _usage(value: Any) -> Usage | None:
-    """A response's usage as Anthropic writes it, or None when it says nothing usable."""
-    if not isinstance(value, Mapping):
-        return None
-    counts = {
-        name: token_count(value.get(key))
-        for name, key in (
-            ("input", "input_tokens"),
-            ("output", "output_tokens"),
-            ("cache_read", "cache_read_input_tokens"),
-            ("cache_write", "cache_creation_input_tokens"),
-        )
-    }
-    if all(count is None for count in counts.values()):
-        return None
-    return Usage(**counts)
 
 
 def _is_message(data: Mapping[str, Any]) -> bool:

@@ -144,20 +144,20 @@ class _Reader:
             self._compacted(payload, where)
             return None
         if kind == "event_msg":
-            return self._event(payload)
+            return self._event(payload, where)
         if kind == "turn_context":
             self.turns.asked(payload.get("model"))
         return kind
 
-    def _event(self, payload: Mapping[str, Any]) -> str:
+    def _event(self, payload: Mapping[str, Any], where: str) -> str:
         event = payload.get("type")
         if event == "token_count":
             info = payload.get("info")
             usage = info.get("last_token_usage") if isinstance(info, Mapping) else None
             total = usage.get("total_tokens") if isinstance(usage, Mapping) else None
-            if token_count(total) is not None:
+            if token_count(total, f"{where}: total_tokens") is not None:
                 self.context_tokens = total
-            self._bill(_usage(usage))
+            self._bill(_usage(usage, where))
         return _kind("event_msg", event)
 
     def _bill(self, usage: Usage | None) -> None:
@@ -317,13 +317,13 @@ def _bare(data: Mapping[str, Any]) -> bool:
     return data.get("type") not in RECORDS and "payload" not in data
 
 
-def _usage(usage: Any) -> Usage | None:
-    """A token count's ``last_token_usage`` as a turn's usage (``input_tokens`` counts the
-    cached prompt too); None when it says nothing."""
+def _usage(usage: Any, where: str) -> Usage | None:
+    """A token count's ``last_token_usage`` (at ``where``) as a turn's usage
+    (``input_tokens`` counts the cached prompt too); None when it says nothing."""
     if not isinstance(usage, Mapping):
         return None
     prompt, cached, output = (
-        token_count(usage.get(key))
+        token_count(usage.get(key), f"{where}: {key}")
         for key in ("input_tokens", "cached_input_tokens", "output_tokens")
     )
     if prompt is None and output is None:

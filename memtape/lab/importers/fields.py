@@ -5,6 +5,7 @@ Each format names its fields its own way; how a field of a given kind is
 read, and refused, is the same in every reader, so it is written once here.
 """
 
+import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,11 +24,44 @@ def listed(data: Any, key: str, where: str) -> list[Any]:
     return value
 
 
-def token_count(value: Any) -> int | None:
-    """A token count the file gives (an integer of at least 0), or None when it is not one."""
+class UnreadCount(UserWarning):
+    """A token count a file gives is no count (negative, a fraction, text): it was read as
+    absent, and the warning names the file, the entry and the field."""
+
+
+def token_count(value: Any, where: str) -> int | None:
+    """A token count the file gives (an integer of at least 0), or None when it is not one;
+    a value that is there (not null) but no count is said in an ``UnreadCount`` warning
+    naming ``where`` (the entry and its field), rather than dropped unsaid."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
+    if value is not None:
+        warnings.warn(
+            UnreadCount(f"{where}: not a token count, read as none: {_shown(value)}"),
+            stacklevel=2,
+        )
     return None
+
+
+ANTHROPIC_USAGE = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+"""An Anthropic response's usage keys, in the order of ``Usage``'s fields: its input is the
+uncached prompt already."""
+
+
+def anthropic_usage(value: Any, where: str) -> Usage | None:
+    """A usage as Anthropic writes it (``where`` names it, as ``FILE:LINE: usage``), or None
+    when it is no object or gives no count; a count that is no count is warned of."""
+    if not isinstance(value, Mapping):
+        return None
+    counts = [token_count(value.get(key), f"{where}.{key}") for key in ANTHROPIC_USAGE]
+    if all(count is None for count in counts):
+        return None
+    return Usage(*counts)
 
 
 def inclusive_usage(

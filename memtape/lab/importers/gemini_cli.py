@@ -175,7 +175,7 @@ def _gemini(data: Mapping[str, Any], where: str, turns: Turns) -> int:
             raise BadInput(f"{place}: a tool call needs an id, got {identity!r}")
         ids.append(identity)
         parts.append(call_text(call.get("name"), call.get("args"), place))
-    turns.add("assistant", parts, where, calls=ids, usage=_usage(data.get("tokens")))
+    turns.add("assistant", parts, where, calls=ids, usage=_usage(data.get("tokens"), where))
     unanswered = 0
     for number, call in enumerate(calls):
         place = f"{where}: toolCalls[{number}]"
@@ -208,13 +208,14 @@ def _result(call: Mapping[str, Any], where: str) -> str | None:
     return text
 
 
-def _usage(tokens: Any) -> Usage | None:
+def _usage(tokens: Any, where: str) -> Usage | None:
     """What a gemini message's response was billed for: its ``tokens`` (``input`` counts the
     cached prompt too, and the thoughts are billed as output); None when it says nothing."""
     if not isinstance(tokens, Mapping):
         return None
     prompt, output, cached, thoughts = (
-        token_count(tokens.get(key)) for key in ("input", "output", "cached", "thoughts")
+        token_count(tokens.get(key), f"{where}: tokens.{key}")
+        for key in ("input", "output", "cached", "thoughts")
     )
     if prompt is None and output is None:
         return None

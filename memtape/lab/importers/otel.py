@@ -512,10 +512,11 @@ def _message_text(message: Message) -> str:
     )
 
 
-def _count(attributes: Mapping[str, Any], keys: tuple[str, str]) -> int | None:
-    """The first token count under ``keys`` (GenAI's name, then OpenInference's)."""
+def _count(attributes: Mapping[str, Any], keys: tuple[str, str], where: str) -> int | None:
+    """The first token count under ``keys`` (GenAI's name, then OpenInference's), of the
+    span at ``where``."""
     for key in keys:
-        given = token_count(attributes.get(key))
+        given = token_count(attributes.get(key), f"{where}: {key}")
         if given is not None:
             return given
     return None
@@ -523,12 +524,14 @@ def _count(attributes: Mapping[str, Any], keys: tuple[str, str]) -> int | None:
 
 def _usage(call: _Call) -> Usage | None:
     """The usage a call reported, its input counted without the cached tokens."""
-    given, output, read, written = (_count(call.span.attributes, keys) for keys in USAGE_KEYS)
+    given, output, read, written = (
+        _count(call.span.attributes, keys, call.span.where) for keys in USAGE_KEYS
+    )
     return inclusive_usage(given, output, read, written)
 
 
 def _context_tokens(call: _Call) -> int | None:
     """What a call's context came to, by its own count: its input and output tokens."""
-    given = _count(call.span.attributes, USAGE_KEYS[0])
-    output = _count(call.span.attributes, USAGE_KEYS[1])
+    given = _count(call.span.attributes, USAGE_KEYS[0], call.span.where)
+    output = _count(call.span.attributes, USAGE_KEYS[1], call.span.where)
     return given + output if given is not None and output is not None else None

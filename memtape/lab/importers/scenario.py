@@ -39,7 +39,8 @@ from memtape.lab.importers.transcript import Transcript, Turn
 from memtape.lab.progress import EVERY
 from memtape.lab.scenario_file import header
 from memtape.policies.text.tokenizers import WordCount, tokenizer_named
-from memtape.policies.window.recorded import CompactionRecord, RecordedCompaction
+from memtape.policies.window.compaction_records import CompactionRecord
+from memtape.policies.window.recorded import RecordedCompaction
 from memtape.projections.billing.prices import shipped_prices
 from memtape.scenarios.writer import Value, scenario_file
 

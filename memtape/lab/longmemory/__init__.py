@@ -10,13 +10,13 @@ answers and evidence turns. Nothing is downloaded and nothing of the data
 sets ships with memtape.
 """
 
+from memtape.lab.longmemory.importing import import_benchmark
 from memtape.lab.longmemory.sessions import (
     BENCHMARKS,
     Benchmark,
     Question,
     Session,
     benchmark_scenario,
-    import_benchmark,
 )
 
 __all__ = [

@@ -36,7 +36,7 @@ from memtape.lab.longmemory.sessions import (
 FORMAT = "locomo"
 """The name ``--format`` gives this data set."""
 
-_SESSION = re.compile(r"session_(\d+)")
+_SESSION = re.compile(r"session_(\d+)", re.ASCII)
 """A session's key in a conversation."""
 
 _DATE = re.compile(r"\s*(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})\s*", re.I)
@@ -76,14 +76,8 @@ def _benchmark(entry: Mapping[str, Any], where: str, name: str) -> Benchmark:
     if not isinstance(conversation, Mapping):
         raise BadInput(f"{where}: conversation must be an object, got {described(conversation)}")
     speaker_a = field_text(conversation, "speaker_a", f"{where}: conversation")
-    numbers = sorted(
-        int(match.group(1))
-        for key in conversation
-        if (match := _SESSION.fullmatch(str(key))) is not None
-    )
     sessions = []
-    for number in numbers:
-        key = f"session_{number}"
+    for key in _session_keys(conversation):
         place = f"{where}: {key}"
         turns = field_list(conversation, key, f"{where}: conversation")
         pairs, names = [], []
@@ -130,6 +124,19 @@ def _benchmark(entry: Mapping[str, Any], where: str, name: str) -> Benchmark:
         tuple(questions),
         notes=tuple(notes),
     )
+
+
+def _session_keys(conversation: Mapping[str, Any]) -> list[str]:
+    """The conversation's session keys in the order of their numbers, each key as the file
+    writes it (``session_01`` and ``session_1`` are both read), compared as digits: a
+    number too long for ``int()`` is still a number."""
+    found = [
+        (match.group(1).lstrip("0"), key)
+        for key in map(str, conversation)
+        if (match := _SESSION.fullmatch(key)) is not None
+    ]
+    found.sort(key=lambda pair: (len(pair[0]), pair[0], pair[1]))
+    return [key for _, key in found]
 
 
 def _date(value: Any, where: str) -> datetime:

@@ -7,7 +7,8 @@ A file is a JSON list of questions. Each is one scenario, chosen with
 (Sat) 02:21``) and named by ``haystack_session_ids``; its ``question`` and
 ``answer`` are one probe asked at ``question_date``, after the last turn. The
 evidence is the turns marked ``has_answer``; when none is marked, every turn
-of the ``answer_session_ids`` sessions. An abstention question (its id ends
+of the ``answer_session_ids`` sessions (an id naming no session is counted in
+the scenario's comment). An abstention question (its id ends
 in ``_abs``) has none. Its ``question_type`` is said in the scenario's about.
 """
 
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memtape.core.errors import BadInput
+from memtape.core.plural import counted
 from memtape.lab.longmemory.sessions import (
     Benchmark,
     Question,
@@ -82,6 +84,9 @@ def _benchmark(entry: Mapping[str, Any], where: str, name: str) -> Benchmark:
         read_sessions.append(
             Session(_date(date, f"{where}: haystack_dates[{number}]"), tuple(pairs), tuple(names))
         )
+    # Without marks, the answer sessions are the evidence: one the haystack lacks is said.
+    unplaced = 0 if marked else len(answer_sessions - {str(identity) for identity in ids})
+    notes = [f"{counted(unplaced, 'answer session id')} naming no session left out"]
     asked = entry.get("question_date")
     kind = entry.get("question_type")
     about = f"LongMemEval question {name}" + (f" ({kind})" if isinstance(kind, str) else "")
@@ -96,6 +101,7 @@ def _benchmark(entry: Mapping[str, Any], where: str, name: str) -> Benchmark:
         tuple(read_sessions),
         (question,),
         None if asked is None else _date(asked, f"{where}: question_date"),
+        tuple(notes) if unplaced else (),
     )
 
 

@@ -23,8 +23,7 @@ from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.core.plural import counted
 from memtape.lab.choices import DATA_SETS, DEFAULT_BUDGET, DEFAULT_HOT_N
-from memtape.lab.importers.tokens import default_tokenizer
-from memtape.lab.scenario_file import check_tokenizer, header
+from memtape.lab.scenario_file import header
 from memtape.scenarios.writer import scenario_file
 
 LONGMEMEVAL, LOCOMO = DATA_SETS
@@ -186,36 +185,6 @@ def _name(name: str) -> str:
     return kept.strip("-.") or "benchmark"
 
 
-def import_benchmark(
-    path: Path,
-    format: str,
-    *,
-    item: str | None = None,
-    budget: int | None = None,
-    hot_n: int = DEFAULT_HOT_N,
-    tokenizer: str | None = None,
-) -> str:
-    """The scenario file's text for one item of the data set file at ``path``: a LongMemEval
-    question (``item`` its ``question_id``) or a LoCoMo conversation (``item`` its
-    ``sample_id`` or its place, from 1)."""
-    from memtape.lab.longmemory import locomo, longmemeval  # noqa: PLC0415 (a cycle)
-
-    if tokenizer is not None:
-        check_tokenizer(tokenizer)
-    readers = {LONGMEMEVAL: longmemeval.read, LOCOMO: locomo.read}
-    if format not in readers:
-        raise BadInput(f"--format {format!r}: write one of {', '.join(BENCHMARKS)}")
-    benchmark = readers[format](path, item)
-    return benchmark_scenario(
-        benchmark,
-        path,
-        format,
-        budget=DEFAULT_BUDGET if budget is None else budget,
-        hot_n=hot_n,
-        tokenizer=default_tokenizer() if tokenizer is None else tokenizer,
-    )
-
-
 def choose(
     items: Sequence[tuple[str, Any]], item: str | None, path: Path, what: str, option: str
 ) -> tuple[str, Any]:
@@ -234,7 +203,8 @@ def choose(
     for name, data in items:
         if name == item:
             return name, data
-    if item.isdigit() and 1 <= int(item) <= len(items):
+    # ASCII digits, few enough for int(): a place, not a 5,000-digit ValueError or "\u0662".
+    if item.isascii() and item.isdigit() and len(item) <= 18 and 1 <= int(item) <= len(items):
         return items[int(item) - 1]
     hint = did_you_mean(item, names)
     known = hint or f" (the file's: {_listed(names)})"

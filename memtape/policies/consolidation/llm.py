@@ -148,7 +148,9 @@ class LlmConsolidation:
 
     name: ClassVar[str] = "llm"
     config: ModelConfig
+    """The model asked (the scenario's ``[llm]`` table)."""
     prompt: str = DEFAULT_PROMPT
+    """What the model is asked, the pending episodes put in for ``{episodes}``."""
 
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "LlmConsolidation":

@@ -50,6 +50,8 @@ class Params:
             or (value <= minimum if exclusive_minimum else value < minimum)
             or value > maximum
         ):
+            if math.isinf(minimum) and math.isinf(maximum):
+                raise self.error(name, f"must be a finite number, got {value!r}")
             low = "(" if exclusive_minimum else "["
             high = f"{maximum:g}]" if math.isfinite(maximum) else "inf)"
             raise self.error(name, f"must be a number in {low}{minimum:g}, {high}, got {value!r}")

@@ -84,6 +84,18 @@ back, the window (its recall tier included) holds at most the compaction policy'
 or its trigger's lowest token count when lower (``memtape.policies.window.recall.limit``);
 and it brings back only turns that had left HOT, verbatim. No compaction moves the recall
 tier, so ``BUDGET``'s floor counts it, as it counts pinned turns."""
+BLOCK_LIMIT = "block-limit"
+"""A memory block is never over its limit: after each command every block holds at most
+its ``limit`` characters (an edit that would pass it is refused).
+
+Blocks are the session's, not a policy's (``memtape.policies.window.blocks``),
+so every session keeps this whatever its policies promise: the checks hold
+each run to it, and it is not one of ``PROMISES``."""
+
+JUDGED = "judged"
+"""A write a model judged (``Judged``) retires only facts among its candidates: its
+``UPDATE`` or ``DELETE`` names one of them, and no ``Superseded`` in its batch retires
+another."""
 
 PROMISES = frozenset(
     {
@@ -97,6 +109,7 @@ PROMISES = frozenset(
         EXPIRES,
         VALID_AS_OF,
         RECALL_BUDGET,
+        JUDGED,
     }
 )
 """Every invariant a policy may promise."""

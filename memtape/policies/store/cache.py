@@ -17,6 +17,7 @@ from memtape.core.state import Fact, State, Store
 from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.store import rules as store_rules
 from memtape.policies.store.expiry import NO_TTL, Ttl
+from memtape.policies.store.judged import Judge
 
 
 @attrs.frozen
@@ -26,12 +27,15 @@ class _OneNumber:
     name: ClassVar[str]
     factor: ClassVar[str]
     capacity: int
+    """The most active facts the store holds: a write past it evicts the lowest-ranked."""
     supersession: str = "key"
+    """``key``: a write to a key with an active fact supersedes it; ``add-only``: never."""
     ttl: Ttl = NO_TTL
+    judge: Judge | None = None
 
     def __attrs_post_init__(self) -> None:
         store_rules.check_capacity(self.capacity)
-        store_rules.check_supersession(self.supersession)
+        store_rules.check_supersession(self.supersession, self.judge)
 
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> Self:
@@ -45,7 +49,9 @@ class _OneNumber:
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
-        return store_rules.capacity_table(self.name, self.capacity, self.supersession, self.ttl)
+        return store_rules.capacity_table(
+            self.name, self.capacity, self.supersession, self.ttl, self.judge
+        )
 
     def value(self, fact: Fact) -> float:
         """The one number this policy scores a fact by."""

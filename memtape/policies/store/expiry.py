@@ -98,7 +98,8 @@ def expiry_of(
     """When a fact written now on ``key`` expires, and the TTL pattern that said so.
 
     A write's own ``expires_at`` wins (pattern ``""``); it must be later than
-    the clock, or the write is ``Rejected``.
+    the clock, or the write is ``Rejected``, as is one whose TTL would take it past the
+    largest float.
     """
     if expires_at is not None:
         if (
@@ -116,7 +117,14 @@ def expiry_of(
     if rule is None:
         return None, ""
     pattern, seconds = rule
-    return clock + seconds, pattern
+    expires_at = clock + seconds
+    if not math.isfinite(expires_at):
+        # A run file holds finite numbers only: inf would be written as Infinity, no JSON.
+        raise Rejected(
+            f"a fact written at t={clock:g} under ttl {seconds:g} for keys {pattern!r} "
+            "would expire past the largest time there is"
+        )
+    return expires_at, pattern
 
 
 def reason(fact: Fact) -> str:

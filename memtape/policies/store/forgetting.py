@@ -14,6 +14,7 @@ from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.store import rules as store_rules
 from memtape.policies.store.expiry import NO_TTL, Ttl, read_ttl, with_ttl
+from memtape.policies.store.judged import Judge, read_judge, with_judge
 
 
 @attrs.frozen
@@ -23,17 +24,23 @@ class ImportanceRecencyAccess:
     ``score = importance x 0.5 ** ((now - last_touch) / half_life) x (1 +
     access_boost x reads)``, where the last touch is the write (a read counts
     but does not touch). A write to a key with an active fact supersedes it
-    (unless ``supersession`` is ``add-only``); a write that takes the store
+    (unless ``supersession`` is ``add-only``, or ``llm``: a model judges each write,
+    ``memtape.policies.store.judged``); a write that takes the store
     over ``capacity`` active facts evicts the lowest score (the new fact
     included), ties to the oldest write, then the lowest id.
     """
 
     name: ClassVar[str] = "importance-recency-access"
     capacity: int
+    """The most active facts the store holds: a write past it evicts the lowest-ranked."""
     half_life: float
+    """The clock time over which a fact's recency halves."""
     access_boost: float
+    """What each read adds to the score's access factor (``1 + access_boost x reads``)."""
     supersession: str = "key"
+    """``key``: a write to a key with an active fact supersedes it; ``add-only``: never."""
     ttl: Ttl = NO_TTL
+    judge: Judge | None = None
 
     def __attrs_post_init__(self) -> None:
         store_rules.check_capacity(self.capacity)
@@ -41,7 +48,7 @@ class ImportanceRecencyAccess:
             raise BadInput(f"half_life must be a positive number, got {self.half_life!r}")
         if not (math.isfinite(self.access_boost) and self.access_boost >= 0):
             raise BadInput(f"access_boost must be a number >= 0, got {self.access_boost!r}")
-        store_rules.check_supersession(self.supersession)
+        store_rules.check_supersession(self.supersession, self.judge)
 
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "ImportanceRecencyAccess":
@@ -51,9 +58,10 @@ class ImportanceRecencyAccess:
         half_life = params.number("half_life", 4.0, minimum=0.0, exclusive_minimum=True)
         access_boost = params.number("access_boost", 0.1, minimum=0.0)
         supersession = store_rules.read_supersession(params)
+        judge = read_judge(params, supersession, where)
         ttl = read_ttl(params)
         params.done()
-        return cls(capacity, half_life, access_boost, supersession, ttl)
+        return cls(capacity, half_life, access_boost, supersession, ttl, judge)
 
     @property
     def promises(self) -> frozenset[str]:
@@ -69,7 +77,7 @@ class ImportanceRecencyAccess:
             "access_boost": self.access_boost,
             "supersession": self.supersession,
         }
-        return with_ttl(table, self.ttl)
+        return with_judge(with_ttl(table, self.ttl), self.judge)
 
     def score(self, fact: Fact, now: float) -> Scored:
         """The fact's score at time ``now``, with its three factors."""

@@ -21,6 +21,7 @@ from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.store import rules as store_rules
 from memtape.policies.store.expiry import NO_TTL, Ttl, read_ttl, with_ttl
+from memtape.policies.store.judged import Judge, read_judge, with_judge
 from memtape.policies.store.relevance import RELEVANCE
 
 MAX_WEIGHT = 1e6
@@ -46,13 +47,21 @@ class GenerativeAgents:
 
     name: ClassVar[str] = "generative-agents"
     capacity: int
+    """The most active facts the store holds: a write past it evicts the lowest-ranked."""
     decay: float = 0.995
+    """Recency's base: ``decay ** (now - last_access)``."""
     recency_weight: float = 1.0
+    """The weight of normalized recency in the score."""
     importance_weight: float = 1.0
+    """The weight of normalized importance in the score."""
     relevance_weight: float = 1.0
+    """The weight of normalized relevance in the score, for a query that carries text."""
     relevance: str = "overlap"
+    """How relevance to a query's text is measured: ``overlap`` or ``jaccard`` of words."""
     supersession: str = "key"
+    """``key``: a write to a key with an active fact supersedes it; ``add-only``: never."""
     ttl: Ttl = NO_TTL
+    judge: Judge | None = None
 
     def __attrs_post_init__(self) -> None:
         store_rules.check_capacity(self.capacity)
@@ -65,7 +74,7 @@ class GenerativeAgents:
         if self.relevance not in RELEVANCE:
             names = ", ".join(RELEVANCE)
             raise BadInput(f"relevance must be one of {names}, got {self.relevance!r}")
-        store_rules.check_supersession(self.supersession)
+        store_rules.check_supersession(self.supersession, self.judge)
 
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "GenerativeAgents":
@@ -81,6 +90,7 @@ class GenerativeAgents:
             names = ", ".join(RELEVANCE)
             raise params.error("relevance", f"must be one of {names}, got {relevance!r}")
         supersession = store_rules.read_supersession(params)
+        judge = read_judge(params, supersession, where)
         ttl = read_ttl(params)
         params.done()
         return cls(
@@ -92,6 +102,7 @@ class GenerativeAgents:
             relevance,
             supersession,
             ttl,
+            judge,
         )
 
     @property
@@ -111,7 +122,7 @@ class GenerativeAgents:
             "relevance": self.relevance,
             "supersession": self.supersession,
         }
-        return with_ttl(table, self.ttl)
+        return with_judge(with_ttl(table, self.ttl), self.judge)
 
     def recency(self, fact: Fact, now: float) -> float:
         """``decay ** (now - last_access)``, before normalization."""

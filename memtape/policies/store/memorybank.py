@@ -19,6 +19,7 @@ from memtape.core.state import Fact, State, Store
 from memtape.policies.plumbing.protocols import Scored
 from memtape.policies.store import rules as store_rules
 from memtape.policies.store.expiry import NO_TTL, Ttl
+from memtape.policies.store.judged import Judge
 
 
 @attrs.frozen
@@ -27,12 +28,15 @@ class MemoryBank:
 
     name: ClassVar[str] = "memorybank"
     capacity: int
+    """The most active facts the store holds: a write past it evicts the lowest-ranked."""
     supersession: str = "key"
+    """``key``: a write to a key with an active fact supersedes it; ``add-only``: never."""
     ttl: Ttl = NO_TTL
+    judge: Judge | None = None
 
     def __attrs_post_init__(self) -> None:
         store_rules.check_capacity(self.capacity)
-        store_rules.check_supersession(self.supersession)
+        store_rules.check_supersession(self.supersession, self.judge)
 
     @classmethod
     def from_params(cls, data: Mapping[str, Any], where: str) -> "MemoryBank":
@@ -46,7 +50,9 @@ class MemoryBank:
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table would write them."""
-        return store_rules.capacity_table(self.name, self.capacity, self.supersession, self.ttl)
+        return store_rules.capacity_table(
+            self.name, self.capacity, self.supersession, self.ttl, self.judge
+        )
 
     def score(self, fact: Fact, now: float) -> Scored:
         """The fact's retention at ``now``, with its strength and the time since its last recall."""

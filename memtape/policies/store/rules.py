@@ -9,17 +9,18 @@ the authority).
 """
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memtape.core.commands import Query, ReadFact, WriteFact
 from memtape.core.errors import BadInput, Rejected
-from memtape.core.events import Event, Evicted, FactRead, FactWritten, Superseded
+from memtape.core.events import Event, Evicted, FactRead, FactWritten, Judged, Superseded
 from memtape.core.state import Fact, State, Store
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.promises import (
     CAPACITY,
     EVICTS_WEAKEST,
     EXPIRES,
+    JUDGED,
     SUPERSEDES,
     VALID_AS_OF,
 )
@@ -29,8 +30,12 @@ from memtape.policies.store.querying import Ranks, answer_query
 from memtape.policies.store.temporal import check_validity, closes
 from memtape.reducers import store as store_reducers
 
-SUPERSESSIONS = ("key", "add-only")
-"""How a write treats an active fact on its key: ``key`` retires it, ``add-only`` keeps both."""
+if TYPE_CHECKING:
+    from memtape.policies.store.judged import Judge
+
+SUPERSESSIONS = ("key", "add-only", "llm")
+"""How a write treats an active fact on its key: ``key`` retires it, ``add-only`` keeps both,
+``llm`` asks a model, against the most similar facts (``memtape.policies.store.judged``)."""
 
 
 class RankedStore(Ranks, Protocol):
@@ -53,10 +58,12 @@ def check_capacity(capacity: object) -> None:
         raise BadInput(f"capacity must be an integer >= 1, got {capacity!r}")
 
 
-def check_supersession(supersession: object) -> None:
-    """Refuse a supersession rule other than ``key`` and ``add-only``."""
+def check_supersession(supersession: object, judge: object = None) -> None:
+    """Refuse a supersession rule not in ``SUPERSESSIONS``, and ``llm`` without a judge."""
     if supersession not in SUPERSESSIONS:
         raise BadInput(f"supersession {_must_be_one(supersession)}")
+    if (supersession == "llm") != (judge is not None):
+        raise BadInput('a judge (a model) goes with supersession "llm", and only with it')
 
 
 def read_supersession(params: Params) -> str:
@@ -71,22 +78,28 @@ def _must_be_one(value: object) -> str:
     return f"must be one of {', '.join(SUPERSESSIONS)}, got {value!r}"
 
 
-def capacity_only(data: Mapping[str, Any], where: str) -> tuple[int, str, Ttl]:
-    """The capacity (required), supersession and TTL of a ``[forgetting]`` table holding
-    nothing else."""
+def capacity_only(data: Mapping[str, Any], where: str) -> tuple[int, str, Ttl, "Judge | None"]:
+    """The capacity (required), supersession, TTL and judge of a ``[forgetting]`` table
+    holding nothing else."""
     params = Params(data, where)
     capacity = params.integer("capacity", minimum=1)
     supersession = read_supersession(params)
+    # Imported here: the judge brings the model client, which ``memtape.policy`` (which
+    # imports these rules) must not load.
+    from memtape.policies.store.judged import read_judge  # noqa: PLC0415
+
+    judge = read_judge(params, supersession, where)
     ttl = read_ttl(params)
     params.done()
-    return capacity, supersession, ttl
+    return capacity, supersession, ttl, judge
 
 
 def capacity_table(
-    name: str, capacity: int, supersession: str, ttl: Ttl = NO_TTL
+    name: str, capacity: int, supersession: str, ttl: Ttl = NO_TTL, judge: "Judge | None" = None
 ) -> dict[str, Any]:
     """The scenario table of a forgetting policy whose only parameters are the shared ones."""
-    return with_ttl({"policy": name, "capacity": capacity, "supersession": supersession}, ttl)
+    table = with_ttl({"policy": name, "capacity": capacity, "supersession": supersession}, ttl)
+    return table if judge is None else {**table, "candidates": judge.k}
 
 
 def last_touch(fact: Fact) -> float:
@@ -100,10 +113,12 @@ def last_touch(fact: Fact) -> float:
 
 def promises_of(supersession: str) -> frozenset[str]:
     """Capacity, eviction of the weakest, expiry and bi-temporal queries; supersession only
-    when writes supersede by key."""
+    when writes supersede by key, judged writes only when a model judges them."""
     promised = {CAPACITY, EVICTS_WEAKEST, EXPIRES, VALID_AS_OF}
     if supersession == "key":
         promised.add(SUPERSEDES)
+    if supersession == "llm":
+        promised.add(JUDGED)
     return frozenset(promised)
 
 
@@ -129,7 +144,9 @@ def decide(
 
 
 def decide_write(policy: RankedStore, state: State, command: WriteFact) -> tuple[Event, ...]:
-    """The write, the facts it supersedes (none if ``add-only``), and any evictions."""
+    """The write, the facts it supersedes (none if ``add-only``; the one a model's UPDATE
+    names if ``llm``, after its ``Judged``, or no write at all for a DELETE or NOOP), and
+    any evictions."""
     check_write(command)
     by_key = policy.supersession == "key"
     store, clock = state.store, state.clock
@@ -146,6 +163,16 @@ def decide_write(policy: RankedStore, state: State, command: WriteFact) -> tuple
     ttl = getattr(policy, "ttl", NO_TTL)
     expires_at, pattern = expiry_of(ttl, command.key, command.expires_at, clock)
     check_validity(command, clock)
+    judge: Judge | None = getattr(policy, "judge", None)
+    judged: tuple[Judged, ...] = ()
+    if policy.supersession == "llm" and judge is not None:
+        # Asked last, once the write is known to be sound: a rejected write asks nothing.
+        verdict = judge.judge(store, command)
+        if verdict.decision in ("DELETE", "NOOP"):
+            return (verdict,)
+        judged = (verdict,)
+        if verdict.decision == "UPDATE":
+            retire.insert(0, verdict.target)
     written = FactWritten(
         len(store.facts) + 1,
         command.key,
@@ -157,7 +184,8 @@ def decide_write(policy: RankedStore, state: State, command: WriteFact) -> tuple
         None if command.valid_to is None else float(command.valid_to),
     )
     supersessions = [Superseded(old, written.id) for old in retire]
-    events: list[Event] = [written, *supersessions, *closes(store, retire, command, written.id)]
+    closed = closes(store, retire, command, written.id)
+    events: list[Event] = [*judged, written, *supersessions, *closed]
     if len(store.active) - len(retire) + 1 <= policy.capacity:
         return tuple(events)
     after = store_reducers.fact_written(store, written, clock)

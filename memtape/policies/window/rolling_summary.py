@@ -37,7 +37,7 @@ from memtape.policies.text.summarizers import (
     summarizer_params,
 )
 from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
-from memtape.policies.window.trigger import Trigger, trigger_from
+from memtape.policies.window.trigger import Trigger, calls_for_compaction, trigger_from
 from memtape.policies.window.turns import arriving, check_count, check_shared, shared_params
 from memtape.policies.window.units import Group, kept_tokens, older_units
 
@@ -135,10 +135,7 @@ class RollingSummary:
         window = state.window
         turn = arriving(window, command, self.tokenizer)
         trigger = self.trigger
-        if trigger is None:
-            if window.tokens + turn.tokens <= self.budget:
-                return (turn,)
-        elif not trigger.fires(window, turn, self.budget):
+        if not calls_for_compaction(trigger, window, turn, self.budget):
             return (turn,)
         hot = (*window.hot, turn)
         if len(hot) <= self.keep:

@@ -92,10 +92,11 @@ class SlidingWindow:
 
     def floor(self, window: Window) -> int:
         """The least this policy may keep: the newest turn's unit, the units it keeps for
-        themselves (pinned, the leading system turn), and any gist it inherited."""
+        themselves (pinned, the leading system turn), the memory blocks, and any gist it
+        inherited."""
         hot, last = window.hot, newest(window)
         start = recent_start(hot, last, 1)
-        tokens = window.gist_tokens + sum(turn.tokens for turn in hot[start:])
+        tokens = window.gist_tokens + window.block_tokens + sum(t.tokens for t in hot[start:])
         held = [unit for unit in units(hot[:start], last) if self._holds(unit)]
         return tokens + sum(unit.tokens for unit in held)
 

@@ -38,7 +38,7 @@ from memtape.core.state import State, Window
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
 from memtape.policies.text.tokenizers import Tokenizer, WordCount, as_tokenizer
-from memtape.policies.window.trigger import Trigger, trigger_from
+from memtape.policies.window.trigger import Trigger, calls_for_compaction, trigger_from
 from memtape.policies.window.turns import arriving, check_count, check_shared, shared_params
 from memtape.policies.window.units import newest, newest_with
 
@@ -171,10 +171,7 @@ class ClearToolResults:
         window = state.window
         turn = arriving(window, command, self.tokenizer)
         trigger = self.trigger
-        if trigger is None:
-            if window.tokens + turn.tokens <= self.budget:
-                return (turn,)
-        elif not trigger.fires(window, turn, self.budget):
+        if not calls_for_compaction(trigger, window, turn, self.budget):
             return (turn,)
         cost = self.cost
         found = self._since_last_clearing(window, turn, cost)

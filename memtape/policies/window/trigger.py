@@ -23,6 +23,7 @@ Left out, they change nothing: the budget triggers and the budget is the
 target, and the table a run's header records is the one it always was.
 """
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -200,14 +201,16 @@ def _whole(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_PERCENT = re.compile(r"[0-9]+(?:\.[0-9]+)?%")
+"""A percentage as a trigger writes it: ``85%``, ``92.5%``."""
+
+
 def _percent(written: str) -> float | None:
     """The percentage ``"85%"`` says (in (0, 100]), or None when it says none."""
-    if not written.endswith("%"):
+    # ASCII digits and a point only: float() alone reads "٨٥", "8_5", " 85" and "1e1".
+    if _PERCENT.fullmatch(written) is None:
         return None
-    try:
-        value = float(written[:-1])
-    except ValueError:
-        return None
+    value = float(written[:-1])
     return value if 0 < value <= 100 else None
 
 
@@ -215,3 +218,13 @@ def _bound_of(written: str, window: int) -> int:
     """The token count a percentage of ``window`` comes to (rounded down)."""
     value = _percent(written)
     return int(window * (value or 0) / 100)
+
+
+def calls_for_compaction(
+    trigger: Trigger | None, window: Window, turn: TurnAdded, budget: int
+) -> bool:
+    """Whether ``turn``, joining ``window``, calls for a compaction: when it takes the window
+    over ``budget`` with no trigger set, else when ``trigger`` fires."""
+    if trigger is None:
+        return window.tokens + turn.tokens > budget
+    return trigger.fires(window, turn, budget)

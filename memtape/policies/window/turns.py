@@ -7,8 +7,10 @@ from typing import Any
 from memtape.core.commands import AddTurn, role_error
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import TurnAdded
+from memtape.core.packing import maker
 from memtape.core.state import Window
-from memtape.policies.plumbing.params import MAX_INT, Params
+from memtape.core.values import MAX_TOKENS
+from memtape.policies.plumbing.params import Params
 from memtape.policies.text.tokenizers import TOKENIZERS, Tokenizer, WordCount, tokenizer_named
 
 
@@ -16,11 +18,11 @@ def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdde
     """The turn ``command`` adds to ``window``: numbered, measured, its salience settled.
 
     A turn costs the tokens of ``"{role}: {text}"``, unless the command says what it
-    costs (``AddTurn.tokens``, an integer >= 0); a turn whose salience is
-    not given is salient when its role is ``tool``. A malformed turn (a role
-    outside ``ROLES``, a text that is not a string...) is ``Rejected``, and
-    so is one whose tool-call structure is not what the run allows
-    (``structure_error``).
+    costs (``AddTurn.tokens``, an integer in 0..``MAX_TOKENS``, what a run's readers take
+    for one text); a turn whose salience is not given is salient when its role is
+    ``tool``. A malformed turn (a role outside ``ROLES``, a text that is not a
+    string...) is ``Rejected``, and so is one whose tool-call structure is not what the
+    run allows (``structure_error``).
     """
     role, text, salient = command.role, command.text, command.salient
     wrong = role_error(role)
@@ -49,9 +51,15 @@ def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdde
     tokens = command.tokens
     if tokens is None:
         tokens = tokenizer.count(f"{role}: {text}")
-    elif isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_INT:
-        raise Rejected(f"a turn's tokens must be an integer in 0..{MAX_INT}, got {tokens!r}")
-    return TurnAdded(window.turns + 1, role, text, tokens, salient, calls, answers, command.pin)
+    elif isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_TOKENS:
+        # The bound every reader holds a TurnAdded to: a run past it could not be read.
+        raise Rejected(f"a turn's tokens must be an integer in 0..{MAX_TOKENS}, got {tokens!r}")
+    return _TURN(window.turns + 1, role, text, tokens, salient, calls, answers, command.pin)
+
+
+_TURN = maker(TurnAdded)
+"""``TurnAdded(...)``, every field given, made through its slots (``maker``): every
+command of a run makes one."""
 
 
 def structure_error(window: Window, calls: tuple[str, ...], answers: tuple[str, ...]) -> str | None:

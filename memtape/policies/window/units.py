@@ -177,11 +177,12 @@ def older_units(
 
 
 def kept_tokens(window: Window, count: int) -> int:
-    """What the HOT turns cost that a policy keeping the last ``count`` turns verbatim may
-    not let go: those turns and the pinned ones, each with the rest of its unit."""
+    """What a policy keeping the last ``count`` turns verbatim may not let go: those turns
+    and the pinned ones, each with the rest of its unit, and the memory blocks (pinned in
+    the window as well)."""
     hot, last = window.hot, newest(window)
     recent = recent_start(hot, last, count)
-    tokens = sum(turn.tokens for turn in hot[recent:])
+    tokens = window.block_tokens + sum(turn.tokens for turn in hot[recent:])
     before = hot[:recent]
     if any(turn.pinned for turn in before):
         tokens += sum(unit.tokens for unit in units(before, last) if unit.pinned)

@@ -39,6 +39,11 @@ DEFAULT_MINIMUM = {"anthropic": 1024, "openai": 1024, "google": 1024}
 """The fewest tokens a cached prefix holds when a row does not say (each provider's
 smallest documented minimum)."""
 
+MOST = 1_000_000.0
+"""The highest price a row may give, USD per million tokens (a dollar a token, far past any
+model's): a bill at it stays finite, where 1e308 summed to inf, which the gate cannot compare
+and JSON cannot hold."""
+
 SHIPPED = "prices.toml"
 """The shipped table's file, in this package."""
 
@@ -141,10 +146,14 @@ def _price(name: str, table: Any, source: str) -> Price:
             "provider", f"must be one of {', '.join(PROVIDERS)}, got {provider!r}{hint}"
         )
     prices = {
-        key: params.number(key, minimum=0.0)
+        key: params.number(key, minimum=0.0, maximum=MOST)
         for key in ("input", "output", "cache_read", "cache_write")
     }
-    hourly = params.number("cache_write_1h", minimum=0.0) if "cache_write_1h" in table else None
+    hourly = (
+        params.number("cache_write_1h", minimum=0.0, maximum=MOST)
+        if "cache_write_1h" in table
+        else None
+    )
     least = params.integer("cache_minimum", minimum=0) if "cache_minimum" in table else None
     source_page = params.optional("source")
     read_on = params.optional("read_on")
