@@ -9,13 +9,14 @@ import pytest
 
 from memtape.checking.check import check_file
 from memtape.checking.invariants import check_recall, check_run, check_token_total
-from memtape.core.commands import AddTurn, Recall
+from memtape.core.commands import AddTurn, CreateBlock, EditBlock, Recall
 from memtape.core.errors import BadInput, CorruptLog, Rejected
 from memtape.core.events import Recalled, TurnAdded, WarmItem
 from memtape.policies.session import Policies, Session
 from memtape.projections.audit import audit, parse_target
 from memtape.projections.billing.prompt import PromptTracker
-from memtape.projections.metrics import visible
+from memtape.projections.metrics import steps, visible
+from memtape.projections.probe_parts import ProbeParts
 from memtape.projections.request import chat_messages
 from memtape.projections.text import render_view
 from memtape.projections.timeline import summarize
@@ -207,6 +208,41 @@ class TestPromise:
         for text in TURNS:
             session.execute(AddTurn("tool", text))
         assert [] == check_run(session.run, session.policies)
+
+
+class TestWithBlocks:
+    def _session(self) -> Session:
+        session = Session(_policies(budget=40))
+        session.execute(CreateBlock("human", 60, "Name: Dana."))
+        for number, text in enumerate(TURNS):
+            session.execute(AddTurn("user" if number % 2 == 0 else "assistant", text))
+        session.execute(EditBlock("human", "append", "Order ORD-7731."))
+        session.execute(Recall("cracked screen order", 2))
+        session.execute(AddTurn("user", "One more question about my warranty."))
+        session.execute(Recall("shipping fee refund", 2))
+        return session
+
+    def test_the_window_counts_its_blocks_and_its_recall_tier(self) -> None:
+        window = self._session().state.window
+        hot = sum(t.tokens for t in window.hot) + sum(w.tokens for w in window.warm)
+        recalled = sum(item.tokens for item in window.recalled)
+        assert (True, hot + window.gist_tokens + window.block_tokens + recalled) == (
+            bool(window.blocks and window.recalled),
+            window.tokens,
+        )
+
+    def test_a_run_with_blocks_and_recalls_keeps_every_invariant(self) -> None:
+        session = self._session()
+        assert [] == check_run(session.run, session.policies)
+
+    def test_the_probe_tracker_sees_the_recall_tier_at_every_step(self) -> None:
+        run = self._session().run
+        texts = ("cracked screen", "shipping fee", "office address")
+        tracker = ProbeParts(texts)
+        for step, batch, _, after in steps(run):
+            tracker.follow(batch, after.window, run.batch(step)[0])
+            expected = [visible(after.window, text) for text in texts]
+            assert expected == [tracker.visible(index) for index in range(len(texts))]
 
 
 class TestScenario:
