@@ -500,11 +500,12 @@ def _add_lab(commands: Any) -> None:  # noqa: PLR0915 (a list of registrations, 
         kinds, "judged", "a store workload of facts restated under new keys, for a judge", 8, 16
     )
     blocks = _add_blocks_generator(kinds)
-    for kind in (support, store, expiry, temporal, judged, blocks):
+    recall = _add_recall_generator(kinds)
+    for kind in (support, store, expiry, temporal, judged, blocks, recall):
         kind.add_argument(
             "--seed", type=_integer, required=True, metavar="S", help="the same seed, the same file"
         )
-        _add_header_options(kind, turns=kind in (support, blocks))
+        _add_header_options(kind, turns=kind in (support, blocks, recall))
     support.set_defaults(handler=_command("generate", "support"))
 
     chat = commands.add_parser(
@@ -697,6 +698,28 @@ def _add_lab_tail(bench: argparse.ArgumentParser) -> None:
         ),
     )
     bench.set_defaults(handler=_command("bench"))
+
+
+def _add_recall_generator(kinds: Any) -> argparse.ArgumentParser:
+    """``generate recall``: a support session that recalls each probe after it left the window
+    (memtape.lab.recall_workload)."""
+    kind: argparse.ArgumentParser = kinds.add_parser(
+        "recall", help="a support session that recalls each probe after it left the window"
+    )
+    kind.add_argument("--turns", type=_integer, required=True, metavar="N", help="turns to write")
+    for option, default, about in (
+        ("--probe-every", 40, "turns per probe"),
+        ("--recall-after", 20, "turns from a probe to its recall"),
+    ):
+        kind.add_argument(
+            option,
+            type=_integer,
+            default=default,
+            metavar="N",
+            help=f"{about} (default: {default})",
+        )
+    kind.set_defaults(handler=_command("generate", "recall"))
+    return kind
 
 
 def _add_blocks_generator(kinds: Any) -> argparse.ArgumentParser:

@@ -16,6 +16,7 @@ from memtape.core.commands import (
     EditBlock,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
 )
@@ -34,6 +35,7 @@ from memtape.core.events import (
     Judged,
     ProceduralRule,
     Queried,
+    Recalled,
     SemanticFact,
     Superseded,
     TurnAdded,
@@ -54,6 +56,7 @@ EVENTS: list[Event] = [
     Consolidated((1, 2), (SemanticFact("k", "v", 0.5, 1),), (ProceduralRule("do it", 2),)),
     Expired(1, "its own expires_at, due at t=6"),
     ValidityClosed(1, 4.0, 2),
+    Recalled("order", 2, (3, 1), (1.5, 0.25), (WarmItem(3, "order ORD-7731", 4),)),
     BlockEdited("human", 1, "create", "Name: Dana.", 2, 200),
     Judged("pet", "UPDATE", (1, 3), 3),
 ]
@@ -66,6 +69,7 @@ COMMANDS: list[Command] = [
     Query("what is the user called", "name", 2),
     RecordEpisode("something happened"),
     Consolidate(),
+    Recall("order number", 2),
     CreateBlock("human", 200, "Name: Dana."),
     EditBlock("human", "append", "Lives in Porto."),
 ]
@@ -90,6 +94,7 @@ class TestEventTypes:
             "Consolidated",
             "Expired",
             "ValidityClosed",
+            "Recalled",
             "BlockEdited",
             "Judged",
         } == set(EVENT_TYPES)
@@ -161,7 +166,7 @@ class TestEventsAreImmutableValues:
 class TestCommands:
     def test_command_kinds_are_the_scenario_step_names(self) -> None:
         kinds = ["turn", "advance", "write", "read", "query", "episode", "consolidate"]
-        assert [*kinds, "block", "edit"] == list(COMMAND_TYPES)
+        assert [*kinds, "recall", "block", "edit"] == list(COMMAND_TYPES)
 
     def test_command_kinds_invert_command_types(self) -> None:
         assert {cls: kind for kind, cls in COMMAND_TYPES.items()} == COMMAND_KINDS

@@ -26,8 +26,14 @@ QUERIES = str(Path(__file__).parent / "fixtures" / "dana-queries.toml")
 """A scenario with query steps, which no seed scenario has."""
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
-FAMILIES = (str(EXAMPLES / "session-notes.toml"), str(EXAMPLES / "dana-moves.toml"))
-"""Scenarios whose facts expire, and whose facts say when they were true."""
+FAMILIES = (
+    str(EXAMPLES / "session-notes.toml"),
+    str(EXAMPLES / "dana-moves.toml"),
+    str(EXAMPLES / "order-recall.toml"),
+    str(EXAMPLES / "core-memory.toml"),
+)
+"""Scenarios whose facts expire, whose facts say when they were true, that recall, and that
+keep memory blocks."""
 
 
 def _run(name: str) -> Run:

@@ -82,6 +82,7 @@ SHOW_MODULES = sorted(
         "memtape.policies.plumbing.trust",
         "memtape.policies.window",
         "memtape.policies.window.blocks",
+        "memtape.policies.window.recall",
         "memtape.policies.window.turns",
         "memtape.policies.window.units",
         "memtape.policies.zoo",

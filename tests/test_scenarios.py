@@ -344,7 +344,7 @@ class TestMalformed:
 
         assert (
             f"{path}: step 2: name exactly one of turn, advance, write, read, query, "
-            "episode, consolidate, block, edit, found ['turn', 'advance']"
+            "episode, consolidate, recall, block, edit, found ['turn', 'advance']"
         ) == message
 
     def test_an_unknown_field_is_named(self, tmp_path: Path) -> None:

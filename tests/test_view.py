@@ -114,6 +114,7 @@ class TestWindowData:
             "warm": [],
             "cold": {"turns": 0, "gist": "", "tokens": 0},
             "dropped": [],
+            "recalled": [],
         } == window_data(EMPTY_WINDOW, compaction)
 
     def test_warm_items_name_the_turn_they_came_from(self, sessions: dict[str, Session]) -> None:

@@ -7,6 +7,7 @@ from memtape.lab.blocks_workload import blocks_workload
 from memtape.lab.expiry_workload import expiry_workload
 from memtape.lab.generate import store_workload, support_session
 from memtape.lab.judged_workload import judged_workload
+from memtape.lab.recall_workload import recall_workload
 from memtape.lab.temporal_workload import temporal_workload
 
 
@@ -53,6 +54,21 @@ def temporal(args: argparse.Namespace) -> int:
         args.out,
         lambda: temporal_workload(
             args.steps, args.seed, customers=args.customers, capacity=args.capacity
+        ),
+    )
+
+
+def recall(args: argparse.Namespace) -> int:
+    """Write a recall session: the support session, recalling each probe once it left."""
+    return write_scenario(
+        args.out,
+        lambda: recall_workload(
+            args.turns,
+            args.seed,
+            budget=args.budget,
+            hot_n=args.hot_n,
+            probe_every=args.probe_every,
+            recall_after=args.recall_after,
         ),
     )
 

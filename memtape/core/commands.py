@@ -132,6 +132,16 @@ class EditBlock:
     find: str = ""
 
 
+@attrs.frozen
+class Recall:
+    """Search the turns that left the window for ``text`` and bring the ``k`` best back
+    into its recall tier (those that fit under the budget); it needs a compaction policy
+    with ``recall`` set."""
+
+    text: str
+    k: int = 3
+
+
 Command = (
     AddTurn
     | AdvanceClock
@@ -142,6 +152,7 @@ Command = (
     | Consolidate
     | CreateBlock
     | EditBlock
+    | Recall
 )
 """Any command of the kernel."""
 
@@ -153,6 +164,7 @@ COMMAND_TYPES: dict[str, type[Command]] = {
     "query": Query,
     "episode": RecordEpisode,
     "consolidate": Consolidate,
+    "recall": Recall,
     "block": CreateBlock,
     "edit": EditBlock,
 }

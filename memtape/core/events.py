@@ -316,6 +316,26 @@ class Consolidated:
     asked: tuple[ModelCall, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
 
 
+@attrs.frozen
+class Recalled:
+    """A recall searched the turns that had left the window (dropped or folded) for
+    ``query`` and brought the best of them back, verbatim, into the window's recall tier.
+
+    ``found`` holds the turn numbers of the ``k`` best matches, best first, and
+    ``scores`` each one's BM25 score; ``brought`` the items that entered the tier
+    (each a found turn's text at its own tokens), in the same order: those that
+    fit under the budget. The fold replaces the tier with ``brought`` and never
+    searches: what was found is here, so replay is the same without an index.
+    """
+
+    VERSION: ClassVar[int] = 1
+    query: str
+    k: int
+    found: tuple[int, ...]
+    scores: tuple[float, ...]
+    brought: tuple[WarmItem, ...]
+
+
 Event = (
     TurnAdded
     | CompactionTriggered
@@ -329,6 +349,7 @@ Event = (
     | Consolidated
     | Expired
     | ValidityClosed
+    | Recalled
     | BlockEdited
     | Judged
 )
@@ -349,6 +370,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Consolidated,
         Expired,
         ValidityClosed,
+        Recalled,
         BlockEdited,
         Judged,
     )

@@ -90,6 +90,14 @@ class Window(NamedTuple):
     finds them without walking HOT). ``blocks`` holds the memory blocks in
     the order they were created (a handful: a tuple): always in the window,
     their tokens in ``tokens`` (``block_tokens``).
+
+    ``recalled`` is the recall tier: the turns the latest ``Recalled`` brought
+    back, verbatim, counted in ``tokens``, until the next recall replaces it
+    (no compaction moves it: the policy keeps the rest within budget). ``left``
+    holds every turn that left HOT by a drop or a fold, as it arrived, in the
+    order they left: what a recall searches (its index is built beside the
+    state from it, ``memtape.policies.window.recall``). Both are additions of
+    the recall family; a run without a recall has an empty tier.
     """
 
     hot: Hot
@@ -105,6 +113,8 @@ class Window(NamedTuple):
     cleared: Seq[int] = Seq()
     structured: bool = False
     tool_turns: Seq[int] = Seq()
+    recalled: tuple[WarmItem, ...] = ()
+    left: Seq[TurnAdded] = Seq()
     blocks: tuple[Block, ...] = ()
 
     @property
@@ -327,6 +337,8 @@ EMPTY_WINDOW = Window(
     cleared=Seq(),
     structured=False,
     tool_turns=Seq(),
+    recalled=(),
+    left=Seq(),
     blocks=(),
 )
 """The window before any turn."""

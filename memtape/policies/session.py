@@ -20,6 +20,7 @@ from memtape.core.commands import (
     Consolidate,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
 )
@@ -37,14 +38,10 @@ from memtape.policies.plumbing.protocols import (
     ConsolidationPolicy,
     ForgettingPolicy,
 )
-from memtape.policies.settings import (
-    CHOICES,
-    check_user_url,
-    choice_params,
-    setting_value,
-)
+from memtape.policies.settings import CHOICES, check_user_url, choice_params, setting_value
 from memtape.policies.store.expiry import due
 from memtape.policies.window import blocks
+from memtape.policies.window.recall import Bm25Recall, decide_recall, recall_params, with_recall
 from memtape.policies.zoo import AXES, LLM, SHARED
 from memtape.reducers import evolve, fold
 
@@ -58,13 +55,14 @@ P = TypeVar("P")
 
 @attrs.frozen
 class Policies:
-    """One policy per axis (any may be absent), the model they may ask (``llm``), and the
-    routing of commands to them."""
+    """One policy per axis (any may be absent), the model they may ask (``llm``), what a
+    ``Recall`` searches with (``recall``, from the compaction table), and the routing."""
 
     compaction: CompactionPolicy | None = None
     forgetting: ForgettingPolicy | None = None
     consolidation: ConsolidationPolicy | None = None
     llm: ModelConfig | None = None
+    recall: Bm25Recall | None = attrs.field(default=None, kw_only=True)
     imports: bool = attrs.field(default=True, eq=False, kw_only=True)
     """Whether names given by import path were imported (False: read from a run file, and
     stood in for); ``with_settings`` builds the changed policies the same way."""
@@ -115,7 +113,7 @@ class Policies:
     @classmethod
     def _axes(cls, tables: Mapping[str, Any], where: str, *, imports: bool) -> dict[str, Any]:
         """Each axis's policy, built from its table."""
-        built: dict[str, Any] = {}
+        tables, built = recall_params(tables, where)
         for axis, known in AXES.items():
             table = tables.get(axis)
             if table is None:
@@ -173,7 +171,7 @@ class Policies:
             tables[axis] = table
         if self.llm is not None:
             tables[LLM] = self.llm.table()
-        return tables
+        return with_recall(tables, self.recall)
 
     def with_settings(self, settings: Iterable[str]) -> "Policies":
         """These policies with ``AXIS.PARAM=VALUE`` settings applied, e.g. ``compaction.budget=60``.
@@ -246,6 +244,8 @@ class Policies:
             )
         if isinstance(command, Consolidate):
             return self._consolidate(state, command)
+        if isinstance(command, Recall):
+            return decide_recall(self.recall, self.compaction, state, command)
         return blocks.decide(self.compaction, state, command)
 
     def _consolidate(self, state: State, command: Consolidate) -> tuple[Event, ...]:

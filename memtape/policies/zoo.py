@@ -12,6 +12,7 @@ from memtape.core.commands import (
     EditBlock,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
 )
@@ -69,7 +70,7 @@ AXES = {"compaction": COMPACTION, "forgetting": FORGETTING, "consolidation": CON
 """Each axis of memory and the policies that serve it."""
 
 SHARED: dict[str, tuple[str, ...]] = {
-    "compaction": ("budget", "tokenizer"),
+    "compaction": ("budget", "tokenizer", "recall"),
     "forgetting": ("capacity", "ttl"),
     "consolidation": (),
 }
@@ -87,6 +88,7 @@ AXIS_OF: dict[type[Command], str | None] = {
     RecordEpisode: "consolidation",
     Consolidate: "consolidation",
     AdvanceClock: None,
+    Recall: "compaction",
     CreateBlock: "compaction",
     EditBlock: "compaction",
 }

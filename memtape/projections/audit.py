@@ -27,6 +27,7 @@ from memtape.core.events import (
     FactWritten,
     Judged,
     Queried,
+    Recalled,
     Superseded,
     TurnAdded,
     ValidityClosed,
@@ -252,13 +253,41 @@ def _turn_life(run: Run, policies_at: Callable[[int], Policies], turn: int) -> S
             reason = _reason(policies_at(at).compaction, moment.after.window.turns)
             steps.append(_compaction(moment, event, turn, tier, moved, reason=reason))
             tier = moved
-        if tier in ("cold", "dropped"):
+        elif isinstance(event, Recalled) and turn in event.found:
+            steps.append(_recall_step(seeker.around(at), event, turn))
+        if tier in ("cold", "dropped") and policies_at(at).recall is None:
             break
     assert added is not None, f"turn {turn} is in the window but never arrived"
     kind = "salient" if added.salient else "chatter"
     role = visible(added.role)
     label = f"turn {turn} ({role}, {kind}): {role}: {visible(added.text)}"
     return Subject("turn", turn, label, tuple(steps), _turn_now(run.state, turn))
+
+
+def _recall_step(moment: _Moment, event: Recalled, turn: int) -> Step:
+    """A recall that found the turn: its rank and score, and whether it came back."""
+    place = event.found.index(turn)
+    score = event.scores[place]
+    brought = next((item for item in event.brought if item.turn == turn), None)
+    before, after = moment.before.window.tokens, moment.after.window.tokens
+    found = (
+        f"found by recall {quoted(event.query)}, rank {place + 1} of {len(event.found)} "
+        f"(top {event.k}), score {score:.4f}"
+    )
+    if brought is None:
+        what = f"{found}; not brought back: it did not fit under the budget"
+    else:
+        tokens = counted(brought.tokens, "token")
+        what = f"{found}; brought back verbatim ({tokens}): window {before} → {after}"
+    numbers = {
+        "rank": place + 1,
+        "score": score,
+        "k": event.k,
+        "brought": brought is not None,
+        "window_before": before,
+        "window_after": after,
+    }
+    return Step(moment.at, moment.step, "Recalled", moment.after.clock, what, numbers)
 
 
 def _block_life(run: Run, label: str) -> Subject:
@@ -408,6 +437,9 @@ def _turn_now(state: State, turn: int) -> Standing:
         what = f"COLD (gist {quoted(window.gist)})" if window.gist else "COLD (no gist)"
     else:
         what = tier.upper()
+    if any(item.turn == turn for item in window.recalled):
+        numbers["recalled"] = True
+        what += ", and recalled"
     return Standing(tier, f"now {what}; window {counted(window.tokens, 'token')}", numbers)
 
 

@@ -30,6 +30,7 @@ from memtape.core.events import (
     FactRead,
     FactWritten,
     Queried,
+    Recalled,
     TurnAdded,
 )
 from memtape.core.run import Run
@@ -197,13 +198,14 @@ def steps(run: Run) -> Iterator[tuple[int, tuple[Event, ...], State, State]]:
 
 
 def visible(window: Window, text: str) -> bool:
-    """Whether ``text`` shows in the window: a HOT turn's text, a WARM item, the gist, or a
-    memory block."""
+    """Whether ``text`` shows in the window: a HOT turn's text, a WARM item, the gist, a
+    memory block, or a turn a recall brought back."""
     return (
         text in window.gist
         or any(text in turn.text for turn in window.hot)
         or any(text in item.text for item in window.warm)
         or any(text in block.value for block in window.blocks)
+        or any(text in item.text for item in window.recalled)
     )
 
 
@@ -271,10 +273,11 @@ class WindowTally:
         compactions = sum(1 for event in batch if isinstance(event, CompactionTriggered))
         tracker = self._tracker
         self._compactions += compactions
-        if compactions or any(isinstance(event, BlockEdited) for event in batch):
+        if compactions or any(isinstance(event, BlockEdited | Recalled) for event in batch):
             tracker.follow(batch, after.window, offset)
         else:
-            # Without a compaction or a block edit a step only adds turns: nothing leaves.
+            # Without a compaction, a block edit or a recall a step only adds turns: nothing
+            # leaves.
             tracker.add(event for event in batch if isinstance(event, TurnAdded))
         if not isinstance(command, AddTurn):
             return

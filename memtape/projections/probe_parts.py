@@ -10,19 +10,27 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from memtape.core.events import BlockEdited, CompactionTriggered, Event, TurnAdded
+from memtape.core.events import (
+    BlockEdited,
+    CompactionTriggered,
+    Event,
+    Recalled,
+    TurnAdded,
+    WarmItem,
+)
 from memtape.core.state import Window
 
 
 class ProbeParts:
     """How many window parts show each probe, followed event by event.
 
-    A part is a HOT turn (by its number), a memory block (by its label) or a
-    WARM item (by its place in the order WARM received items over the run),
-    and only the parts that show some probe are kept. A compaction names what
-    it moves, drops, clears and cools, so following one costs what it changes,
-    not the window: a policy that keeps a long HOT (clear-tool-results) costs
-    the bench the same per turn at any length; a block edit costs the block.
+    A part is a HOT turn (by its number), a memory block (by its label), a
+    WARM item (by its place in the order WARM received items over the run) or
+    a turn of the recall tier, and only the parts that show some probe are
+    kept. A compaction names what it moves, drops, clears and cools, so
+    following one costs what it changes, not the window: a policy that keeps a
+    long HOT (clear-tool-results) costs the bench the same per turn at any
+    length; a block edit costs the block, a recall the tier.
     """
 
     def __init__(self, texts: tuple[str, ...]) -> None:
@@ -36,6 +44,8 @@ class ProbeParts:
         self._warm_next = 0
         self._blocks: dict[str, tuple[int, ...]] = {}
         """The probes each memory block's value shows, by label."""
+        self._recalled: tuple[tuple[int, ...], ...] = ()
+        """The probes each turn of the recall tier shows (the tier is replaced whole)."""
         self._counts = [0] * len(texts)
         self._gist = ""
         self._in_gist: tuple[int, ...] = ()
@@ -103,6 +113,8 @@ class ProbeParts:
                 self._enter_hot(event.turn, event.text)
             elif isinstance(event, BlockEdited):
                 self._see_block(event.label, event.value)
+            elif isinstance(event, Recalled):
+                self._see_recalled(event.brought)
             elif isinstance(event, CompactionTriggered):
                 if event.kept is not None:
                     # An old log's compaction lists what stays rather than what goes.
@@ -144,6 +156,7 @@ class ProbeParts:
         self._hot, self._warm, self._blocks = {}, {}, {}
         for block in window.blocks:
             self._see_block(block.label, block.value)
+        self._see_recalled(window.recalled)
         self._warm_first, self._warm_next = 0, 0
         for turn in window.hot:
             self._enter_hot(turn.turn, turn.text)
@@ -160,6 +173,13 @@ class ProbeParts:
         found = self._found(value)
         if found:
             self._blocks[label] = found
+            self._count(found, 1)
+
+    def _see_recalled(self, items: tuple[WarmItem, ...]) -> None:
+        for found in self._recalled:
+            self._count(found, -1)
+        self._recalled = tuple(self._found(item.text) for item in items)
+        for found in self._recalled:
             self._count(found, 1)
 
     def _enter_hot(self, number: int, text: str) -> None:

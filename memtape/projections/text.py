@@ -88,6 +88,10 @@ def _window_lines(window: dict[str, Any], color: bool, width: int | None) -> Ite
         yield f"  {tier}  turn {turn['turn']:>3}  {said}  ({turn['tokens']})"
     if not window["hot"]:
         yield "  HOT   (empty)"
+    # Shown only while it holds something: most runs never recall.
+    for n, item in enumerate(window.get("recalled", ())):
+        tier = "RECALL" if n == 0 else "      "
+        yield f"  {tier}  turn {item['turn']:>3}  {visible(item['text'])}  ({item['tokens']})"
     dropped = ", ".join(str(t) for t in window["dropped"]) or "none"
     yield paint(f"  dropped turns: {dropped}", "dim", color)
 

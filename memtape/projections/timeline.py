@@ -20,6 +20,7 @@ from memtape.core.events import (
     Judged,
     ModelCall,
     Queried,
+    Recalled,
     Superseded,
     TurnAdded,
     ValidityClosed,
@@ -140,6 +141,15 @@ def summarize(event: Event, before: State, after: State) -> str:
         case Expired(id=fact_id, reason=reason):
             key = before.store.facts[fact_id].key
             return f"fact {fact_id} ({quoted(key)}) expired: {visible(reason)}"
+        case Recalled(query=query, found=found, scores=scores, brought=brought):
+            hits = ", ".join(
+                f"{turn} ({score:.3f})" for turn, score in zip(found, scores, strict=True)
+            )
+            back = _numbers(item.turn for item in brought)
+            return (
+                f"recall of {quoted(query)} found {hits or 'nothing'}; "
+                f"brought back {back}, {counted(sum(i.tokens for i in brought), 'token')}"
+            )
         case BlockEdited(label=label, version=version, op=op, value=value, tokens=tokens):
             block = after.window.block(label)
             limit = f"/{block.limit}" if block is not None else ""

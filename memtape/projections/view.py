@@ -29,8 +29,9 @@ def view_data(state: State, at: int, policies: Policies) -> dict[str, Any]:
 
 
 def window_data(window: Window, compaction: CompactionPolicy | None) -> dict[str, Any] | None:
-    """The meter and the tiers: HOT turns, WARM items, the COLD gist, dropped turns, and
-    the memory blocks, pinned beside them."""
+    """The meter and the tiers: HOT turns, WARM items, the COLD gist, dropped turns, the
+    recall tier (the turns the latest recall brought back, verbatim), and the memory blocks,
+    pinned beside them."""
     gauge = meter(window, compaction)
     if gauge is None:
         return None
@@ -40,6 +41,7 @@ def window_data(window: Window, compaction: CompactionPolicy | None) -> dict[str
         "warm": [{"turn": i.turn, "text": i.text, "tokens": i.tokens} for i in window.warm],
         "cold": {"turns": len(window.cold), "gist": window.gist, "tokens": window.gist_tokens},
         "dropped": list(window.dropped),
+        "recalled": [{"turn": i.turn, "text": i.text, "tokens": i.tokens} for i in window.recalled],
         **blocks_data(window),
     }
 

@@ -18,6 +18,7 @@ from memtape.core.events import (
     FactWritten,
     Judged,
     Queried,
+    Recalled,
     Superseded,
     TurnAdded,
     ValidityClosed,
@@ -93,6 +94,10 @@ def _validity_closed(state: State, event: ValidityClosed) -> State:
     )
 
 
+def _recalled(state: State, event: Recalled) -> State:
+    return State(state.clock, window.recalled(state.window, event), state.store, state.memory)
+
+
 def _block_edited(state: State, event: BlockEdited) -> State:
     return State(state.clock, blocks.block_edited(state.window, event), state.store, state.memory)
 
@@ -127,6 +132,7 @@ _REDUCERS: dict[type, Callable[[State, Any], State]] = {
     Judged: _judged,
     EpisodeRecorded: _episode_recorded,
     Consolidated: _consolidated,
+    Recalled: _recalled,
     BlockEdited: _block_edited,
 }
 

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 from immutables import Map
 
 from memtape.core.errors import CorruptLog
-from memtape.core.events import CompactionTriggered, TurnAdded, WarmItem
+from memtape.core.events import CompactionTriggered, Recalled, TurnAdded, WarmItem
 from memtape.core.plural import counted
 from memtape.core.seq import Seq, bisect_left
 from memtape.core.state import SHORT_HOT, Hot, Warm, Window
@@ -21,7 +21,7 @@ _SHORT = 16
 """The most kept turns looked up in a tuple rather than a set."""
 
 _WINDOW: Callable[[tuple[Any, ...]], Window] = partial(tuple.__new__, Window)
-"""``Window(*fields)``, all fourteen given, in C: a NamedTuple's ``__new__`` is a Python
+"""``Window(*fields)``, all sixteen given, in C: a NamedTuple's ``__new__`` is a Python
 function, and at a turn a step costs it more than the rest of the step's bookkeeping."""
 
 
@@ -61,6 +61,8 @@ def turn_added(window: Window, event: TurnAdded) -> Window:
             window.cleared,
             window.structured or _structured(event),
             _tool_turns_after(window.tool_turns, event),
+            window.recalled,
+            window.left,
             window.blocks,
         )
     )
@@ -156,9 +158,11 @@ def _compact(
     tool_turns: Seq[int],
 ) -> Window:
     if event.kept is None:
-        kept, tokens = _leave(hot, tokens, event)
+        kept, tokens, leaving = _leave(hot, tokens, event)
     else:
-        kept, tokens = _keep_listed(hot, tokens, event, event.kept)
+        kept, tokens, leaving = _keep_listed(hot, tokens, event, event.kept)
+    # The turns that left HOT join what a recall searches; the recall tier stays.
+    left = window.left.extend(leaving) if leaving else window.left
     cleared = window.cleared
     if event.cleared:
         kept, tokens = _clear(kept, tokens, event)
@@ -197,9 +201,30 @@ def _compact(
             cleared,
             structured,
             tool_turns,
+            window.recalled,
+            left,
             window.blocks,
         )
     )
+
+
+def recalled(window: Window, event: Recalled) -> Window:
+    """Replace the recall tier with the items ``event`` brought back, and the running total
+    with it; which turns were found, and why, is the policy's (the fold never searches)."""
+    if len(event.found) != len(event.scores):
+        raise CorruptLog(
+            f"a recall found {counted(len(event.found), 'turn')} but scored {len(event.scores)}"
+        )
+    tokens = window.tokens
+    for item in window.recalled:
+        tokens -= item.tokens
+    for item in event.brought:
+        if item.tokens < 0:
+            raise CorruptLog(f"recalled turn {item.turn} has {counted(item.tokens, 'token')}")
+        if item.turn not in event.found:
+            raise CorruptLog(f"a recall brings back turn {item.turn}, which it did not find")
+        tokens += item.tokens
+    return window._replace(tokens=tokens, recalled=event.brought)
 
 
 def _hot(turns: Sequence[TurnAdded]) -> Hot:
@@ -226,8 +251,9 @@ def _warm_after(warm: Warm, arriving: tuple[WarmItem, ...]) -> Warm:
 
 def _leave(
     hot: Sequence[TurnAdded], tokens: int, event: CompactionTriggered
-) -> tuple[Sequence[TurnAdded], int]:
-    """HOT without the turns ``event`` moves to WARM or drops, and the total without them.
+) -> tuple[Sequence[TurnAdded], int, list[TurnAdded]]:
+    """HOT without the turns ``event`` moves to WARM or drops, the total without them, and
+    the turns that left, in turn order.
 
     Each is found by its number (HOT is in turn order), so the step costs the
     turns that move, and a copy of HOT only when some do (at C speed).
@@ -238,11 +264,11 @@ def _leave(
         number = warm[0].turn if warm else dropped[0]
         oldest = hot[0]
         if oldest.turn == number:
-            return hot[1:], tokens - oldest.tokens
+            return hot[1:], tokens - oldest.tokens, [oldest]
     leaving = [item.turn for item in warm]
     leaving.extend(dropped)
     if not leaving:
-        return hot, tokens
+        return hot, tokens, []
     leaving.sort()
     positions: list[int] = []
     previous = None
@@ -257,12 +283,13 @@ def _leave(
             )
         positions.append(at)
         tokens -= hot[at].tokens
+    left = [hot[at] for at in positions]
     if positions[-1] == len(positions) - 1:
-        return hot[len(positions) :], tokens
+        return hot[len(positions) :], tokens, left
     first = positions[0]
     gone = set(positions)
     rest = [turn for at, turn in enumerate(hot[first:], first) if at not in gone]
-    return _spliced(hot, first, rest), tokens
+    return _spliced(hot, first, rest), tokens, left
 
 
 def _spliced(hot: Sequence[TurnAdded], first: int, rest: list[TurnAdded]) -> Sequence[TurnAdded]:
@@ -276,17 +303,20 @@ def _spliced(hot: Sequence[TurnAdded], first: int, rest: list[TurnAdded]) -> Seq
 
 def _keep_listed(
     hot: Sequence[TurnAdded], tokens: int, event: CompactionTriggered, listed: tuple[int, ...]
-) -> tuple[list[TurnAdded], int]:
+) -> tuple[list[TurnAdded], int, list[TurnAdded]]:
     """HOT split as a version-1 or -2 compaction listed it: the turns ``listed`` stay,
-    and ``listed``, ``warm`` and ``dropped`` must name each HOT turn once."""
+    and ``listed``, ``warm`` and ``dropped`` must name each HOT turn once; with the total
+    and the turns that left."""
     # For the few turns a tiered policy keeps, a tuple is the quicker lookup; a long
     # list (a sliding window keeps all it can) needs a set, or a step costs HOT squared.
     staying = listed if len(listed) <= _SHORT else frozenset(listed)
     kept: list[TurnAdded] = []
+    left: list[TurnAdded] = []
     for turn in hot:
         if turn.turn in staying:
             kept.append(turn)
         else:
+            left.append(turn)
             tokens -= turn.tokens
     named = [*listed, *event.dropped, *(item.turn for item in event.warm)]
     # A split that names a turn twice, or misses one, would lose or duplicate
@@ -296,7 +326,7 @@ def _keep_listed(
         raise CorruptLog(
             f"compaction names turns {named} but HOT holds {[turn.turn for turn in hot]}"
         )
-    return kept, tokens
+    return kept, tokens, left
 
 
 def _span(hot: Sequence[TurnAdded]) -> str:

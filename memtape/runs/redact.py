@@ -60,6 +60,7 @@ from memtape.core.commands import (
     EditBlock,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
     role_error,
@@ -80,6 +81,7 @@ from memtape.core.events import (
     ModelCall,
     ProceduralRule,
     Queried,
+    Recalled,
     SemanticFact,
     Superseded,
     TurnAdded,
@@ -106,10 +108,21 @@ _WRITER_OWNED = frozenset({"memtape", "format", "version", "events", "steps", HE
 """Header entries ``write_run`` writes itself (the copy is chained afresh)."""
 
 _NAMES = frozenset(
-    {"policy", "tokenizer", "summarizer", "warm", "gist", "supersession", "relevance", "model"}
+    {
+        "policy",
+        "tokenizer",
+        "summarizer",
+        "warm",
+        "gist",
+        "supersession",
+        "relevance",
+        "model",
+        "recall",
+    }
 )
 """Header entries whose strings name a policy, a tokenizer, a summarizer, what writes
-tiered's WARM items and gist, a rule of one or the model asked, kept so the copy loads."""
+tiered's WARM items and gist, a rule of one, the model asked or how a recall searches,
+kept so the copy loads."""
 
 _UNKNOWN_PROMPT = "0" * PROMPT_HASH_HEX
 """The prompt hash of a model call in a redacted copy: the real one is not kept."""
@@ -391,6 +404,10 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
         return Consolidated(event.episodes, semantic, procedural, _asked(event.asked, masks))
     if isinstance(event, Expired):
         return Expired(event.id, masks.text(event.reason))
+    if isinstance(event, Recalled):
+        # A recalled turn is its turn's text, masked as the turn's own is.
+        brought = tuple(WarmItem(i.turn, masks.text(i.text), i.tokens) for i in event.brought)
+        return Recalled(masks.text(event.query), event.k, event.found, event.scores, brought)
     if isinstance(event, BlockEdited):
         return BlockEdited(
             masks.text(event.label),
@@ -461,6 +478,8 @@ def _command(command: Command, masks: Masks) -> Command:
         )
     if isinstance(command, RecordEpisode):
         return RecordEpisode(masks.text(command.text))
+    if isinstance(command, Recall):
+        return Recall(masks.text(command.text), command.k)
     if isinstance(command, CreateBlock):
         return CreateBlock(masks.text(command.label), command.limit, masks.text(command.value))
     if isinstance(command, EditBlock):

@@ -89,6 +89,7 @@ from memtape.core.commands import (
     EditBlock,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
     role_error,
@@ -259,9 +260,7 @@ def parse_scenario(text: str, source: str) -> Scenario:
             turns += 1
             if billed is not None:
                 usage[turns] = read_usage(billed, where)
-        axis = AXIS_OF[type(command)]
-        if axis is not None and getattr(policies, axis) is None:
-            raise BadInput(f"{where}: a {kind} step needs a [{axis}] policy in the header")
+        _check_decider(command, kind, policies, where)
         commands.append(command)
     _check_evidence(probes, turns, source)
     if probes and policies.compaction is None:
@@ -427,6 +426,15 @@ def _ids(params: Params, name: str) -> tuple[str, ...]:
     return tuple(ids)
 
 
+def _check_decider(command: Command, kind: str, policies: Policies, where: str) -> None:
+    """Refuse a step no policy of the header would decide."""
+    axis = AXIS_OF[type(command)]
+    if axis is not None and getattr(policies, axis) is None:
+        raise BadInput(f"{where}: a {kind} step needs a [{axis}] policy in the header")
+    if isinstance(command, Recall) and policies.recall is None:
+        raise BadInput(f'{where}: a recall step needs recall = "bm25" in the [compaction] table')
+
+
 def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
     kinds = [kind for kind in _KINDS if kind in step]
     if not kinds and "expect" in step:
@@ -472,6 +480,8 @@ def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
         command = _block_step(kind, params)
     elif kind == "episode":
         command = RecordEpisode(params.text("episode"))
+    elif kind == "recall":
+        command = Recall(params.text("recall"), params.integer("k", 3, minimum=1))
     else:
         if params.raw("consolidate") is not True:
             raise params.error("consolidate", "must be true")

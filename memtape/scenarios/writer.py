@@ -23,6 +23,7 @@ from memtape.core.commands import (
     EditBlock,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
 )
@@ -155,6 +156,8 @@ def step_fields(command: Command) -> dict[str, Any]:
         return query
     if isinstance(command, RecordEpisode):
         return {"episode": command.text}
+    if isinstance(command, Recall):
+        return {"recall": command.text, "k": command.k}
     if isinstance(command, Consolidate):
         return {"consolidate": True}
     if isinstance(command, CreateBlock):

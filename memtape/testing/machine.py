@@ -41,6 +41,7 @@ from memtape.core.commands import (
     EditBlock,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
 )
@@ -303,8 +304,10 @@ class PolicyMachine(RuleBasedStateMachine):
         """A fresh session under the policy, with a drawn budget or capacity; a compaction
         session starts half the time with a pinned system prompt. A compaction policy that
         takes a trigger and a target (``memtape.policies.window.trigger``) gets drawn ones
-        half the time."""
+        half the time, and recall (``recall = "bm25"``) half the time."""
         tables = self.tables(budget, capacity)
+        if self.served == "compaction" and data.draw(st.booleans(), label="recall"):
+            tables[self.served] = {**tables[self.served], "recall": "bm25"}
         where = f"{self.name} built by the kit"
         policies = Policies.from_params(tables, where)
         if self.served == "compaction" and hasattr(policies.compaction, "trigger"):
@@ -363,6 +366,16 @@ class PolicyMachine(RuleBasedStateMachine):
         self.step(command)
         if command.salient is None and self.judges_salience:
             type(self).drawn.record(self.checked.decided)
+
+    @precondition(lambda self: self.checked.policies.recall is not None)
+    @rule(data=st.data(), k=st.integers(1, 4))
+    def recall(self, data: st.DataObject, k: int) -> None:
+        """A recall asking with a few words of a recent turn that left the window (or of
+        none yet); under RECALL_BUDGET it never takes the window over budget."""
+        left = list(self.state.window.left)[-20:]
+        texts = [turn.text for turn in left] or ["refund"]
+        text = data.draw(st.sampled_from(texts), label="recalled from")
+        self.step(Recall(" ".join(text.split()[:3]), k))
 
     @precondition(lambda self: self.served != "compaction")
     @rule(move=kit.clock_steps(nan=False))

@@ -11,7 +11,8 @@ Delta keys (all optional; an absent key means "unchanged"):
 ``c`` clock; ``t`` window tokens; ``h`` HOT as ``[shift, appended turn numbers]``;
 ``w`` WARM as ``[shift, appended [turn, text, tokens]]``; ``g`` ``[gist, tokens]``;
 ``k`` turns appended to COLD; ``d`` turns appended to dropped; ``z`` HOT turns
-cleared in place, as ``[turn, text, tokens]`` (the text each reads from then on); ``f`` fact ids
+cleared in place, as ``[turn, text, tokens]`` (the text each reads from then on); ``q`` the
+recall tier, whole, as ``[turn, text, tokens]`` items (``[]`` once cleared); ``f`` fact ids
 written; ``r`` ``[id, reads]`` of facts read; ``x`` ``[id, status, ended_at,
 superseded_by, score]`` of facts retired or evicted; ``e`` pending episodes as
 ``[shift, appended [id, text]]``; ``s`` semantic facts appended ``[key, text,
@@ -58,6 +59,7 @@ from memtape.core.events import (
     FactWritten,
     Judged,
     Queried,
+    Recalled,
     Superseded,
     TurnAdded,
     ValidityClosed,
@@ -87,6 +89,7 @@ FOLLOWED: frozenset[type[Event]] = frozenset(
         Evicted,
         Expired,
         ValidityClosed,
+        Recalled,
         Judged,
     }
 )
@@ -355,6 +358,8 @@ def window_delta(event: Event, before: Window, after: Window) -> dict[str, Any]:
         delta["k"] = list(after.cold[len(before.cold) :])
     if len(after.dropped) != len(before.dropped):
         delta["d"] = list(after.dropped[len(before.dropped) :])
+    if after.recalled != before.recalled:
+        delta["q"] = [[item.turn, item.text, item.tokens] for item in after.recalled]
     if isinstance(event, CompactionTriggered) and event.cleared:
         delta["z"] = [[item.turn, item.text, item.tokens] for item in event.cleared]
     if isinstance(event, BlockEdited):

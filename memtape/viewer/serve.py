@@ -38,6 +38,7 @@ from memtape.core.commands import (
     EditBlock,
     Query,
     ReadFact,
+    Recall,
     RecordEpisode,
     WriteFact,
 )
@@ -166,6 +167,8 @@ def next_label(command: Command) -> dict[str, str]:
             label = "Next step: record an episode"
         case Consolidate():
             label = "Next step: consolidate"
+        case Recall(text=text, k=k):
+            label = f"Next step: recall {text!r}, top {k}"
         case CreateBlock(label=block):
             label = f"Next step: create block {block!r}"
         case EditBlock(label=block, op=op):

@@ -69,7 +69,7 @@
 
   Tape.prototype.initial = function (params) {
     return {
-      at: 0, clock: 0, tokens: 0, params: params, hot: [], warm: [], gist: "", gistTokens: 0,
+      at: 0, clock: 0, tokens: 0, params: params, hot: [], warm: [], recalled: [], gist: "", gistTokens: 0,
       turns: 0, coldLen: 0, droppedLen: 0, active: [], episodes: [], semLen: 0, procLen: 0, blocks: [],
       scores: new Map(),
     };
@@ -152,6 +152,7 @@
     if ("t" in frame) next.tokens = frame.t;
     if ("h" in frame) next.hot = shifted(state.hot, frame.h);
     if ("w" in frame) next.warm = shifted(state.warm, frame.w);
+    if ("q" in frame) next.recalled = frame.q;
     if ("g" in frame) { next.gist = frame.g[0]; next.gistTokens = frame.g[1]; }
     if ("b" in frame) next.blocks = withBlock(state.blocks, frame.b);
     if ("k" in frame) next.coldLen = state.coldLen + frame.k.length;
@@ -272,6 +273,7 @@
       warm: state.warm.map((w) => ({ turn: w[0], text: w[1], tokens: w[2] })),
       cold: { turns: state.coldLen, gist: state.gist, tokens: state.gistTokens },
       dropped: this.dropped.slice(0, state.droppedLen),
+      recalled: state.recalled.map((r) => ({ turn: r[0], text: r[1], tokens: r[2] })),
       // As in Python (memtape/projections/view.py): listed only once a block exists;
       // its characters are code points, as Python counts them.
       ...(state.blocks.length ? { blocks: state.blocks.map(blockView) } : {}),
@@ -500,12 +502,17 @@
     this.tiers.hidden = window_ === null;
     if (window_ === null) return;
     const cold = window_.cold;
+    // The recall tier is shown only while it holds something, as show does.
+    const recalled = window_.recalled.length
+      ? [section("tier recall", `RECALL · ${counted(window_.recalled.length, "turn")}, verbatim`, listOf(window_.recalled, warmText))]
+      : [];
     fill(this.tiers, [
       ...(window_.blocks ? [section("tier blocks", `BLOCKS · ${counted(window_.blocks.length, "block")}, pinned`, listOf(window_.blocks, blockText))] : []),
       section("tier cold", `COLD · ${counted(cold.turns, "turn")} · ${counted(cold.tokens, "token")}`,
         element("p", "gist", cold.gist || "(empty)")),
       section("tier warm", `WARM · ${counted(window_.warm.length, "item")}`, listOf(window_.warm, warmText)),
       section("tier hot", `HOT · ${counted(window_.hot.length, "turn")}, verbatim`, listOf(window_.hot, hotText)),
+      ...recalled,
       section("tier dropped", `dropped · ${counted(window_.dropped.length, "turn")}`, this.droppedTurns(window_.dropped)),
     ]);
   };

@@ -65,7 +65,7 @@ def check_compaction(
     violations: list[Violation] = []
     if BUDGET in promises:
         if is_budgeted(compaction):
-            floor = compaction.floor(window)
+            floor = compaction.floor(window) + sum(item.tokens for item in window.recalled)
             bound = budget_bound(compaction, compacted=compacted)
             if bound is not None:
                 violations.extend(check_budget(window, bound, floor=floor, at=at))

@@ -7,7 +7,12 @@ from memtape.checking.invariants.promises import check_compaction, check_forgett
 from memtape.checking.invariants.replay import check_codec
 from memtape.checking.invariants.store import check_eviction, check_judged, check_query
 from memtape.checking.invariants.violation import Violation
-from memtape.checking.invariants.window import _unpinned, check_blocks, check_token_total
+from memtape.checking.invariants.window import (
+    _unpinned,
+    check_blocks,
+    check_recall,
+    check_token_total,
+)
 from memtape.core.errors import CorruptLog
 from memtape.core.events import (
     ClockAdvanced,
@@ -19,6 +24,7 @@ from memtape.core.events import (
     FactWritten,
     Judged,
     Queried,
+    Recalled,
     Superseded,
     TurnAdded,
 )
@@ -28,6 +34,7 @@ from memtape.policies.plumbing.promises import (
     EVICTS_WEAKEST,
     JUDGED,
     PINNED,
+    RECALL_BUDGET,
     WELL_FORMED,
 )
 from memtape.policies.plumbing.protocols import ForgettingPolicy
@@ -184,7 +191,7 @@ class StepChecker:
                 self.broken = True
                 message = f"{type(event).__name__}: {error}"
                 return [*violations, Violation(position, "integrity", message)]
-            violations.extend(check_codec(event, at=position))
+            violations.extend(_each_event(policies, state, after, event, at=position))
             if isinstance(event, TurnAdded):
                 touched_window = True
                 arrivals.append(event)
@@ -296,3 +303,17 @@ class StepChecker:
         if PINNED in promised:
             violations.extend(_unpinned(window, self.pinned, now, at))
         return violations[:1]
+
+
+def _each_event(
+    policies: Policies, before: State, after: State, event: Event, *, at: int
+) -> list[Violation]:
+    """The checks of one event alone: its codec round trip, and ``check_recall`` of a
+    recall when the session's recall promises RECALL_BUDGET."""
+    violations = check_codec(event, at=at)
+    recall, compaction = policies.recall, policies.compaction
+    if not isinstance(event, Recalled) or recall is None or compaction is None:
+        return violations
+    if RECALL_BUDGET in recall.promises:
+        violations.extend(check_recall(compaction, before, after, event, at=at))
+    return violations

@@ -1,6 +1,6 @@
 """The window's invariants: the running total, the tiers, the gist, the budget, HOT's
 newest turns verbatim and well formed, pinned turns in place, memory blocks within their
-limits."""
+limits, a recall within its own."""
 
 from collections.abc import Mapping, Sequence
 
@@ -8,30 +8,62 @@ from memtape.checking.invariants.violation import Violation
 from memtape.core.events import (
     BlockEdited,
     Event,
+    Recalled,
     TurnAdded,
 )
 from memtape.core.plural import counted
-from memtape.core.state import Window
-from memtape.policies.plumbing.promises import BLOCK_LIMIT
+from memtape.core.state import State, Window
+from memtape.policies.plumbing.promises import BLOCK_LIMIT, RECALL_BUDGET
+from memtape.policies.plumbing.protocols import CompactionPolicy
+from memtape.policies.window.recall import limit as recall_limit
 from memtape.policies.window.tiered import TieredCompaction, gist_for
 from memtape.policies.window.trigger import Trigger
 from memtape.policies.window.units import newest, recent_start, units
 
 
 def check_token_total(window: Window, *, at: int) -> list[Violation]:
-    """The running token total equals the HOT, WARM, gist and block tokens counted from
-    scratch."""
+    """The running token total equals the HOT, WARM, gist, block and recall-tier tokens
+    counted from scratch."""
     hot = sum(t.tokens for t in window.hot)
     warm = sum(w.tokens for w in window.warm)
     blocks = window.block_tokens
-    if hot + warm + window.gist_tokens + blocks == window.tokens:
+    recalled = sum(r.tokens for r in window.recalled)
+    made = hot + warm + window.gist_tokens + blocks + recalled
+    if made == window.tokens:
         return []
     named = f" + blocks {blocks}" if blocks else ""
+    named += f" + recalled {recalled}" if recalled else ""
     message = (
         f"the running total is {counted(window.tokens, 'token')}, but HOT {hot} + WARM {warm} "
-        f"+ gist {window.gist_tokens}{named} make {hot + warm + window.gist_tokens + blocks}"
+        f"+ gist {window.gist_tokens}{named} make {made}"
     )
     return [Violation(at, "token-total", message)]
+
+
+def check_recall(
+    compaction: CompactionPolicy, before: State, after: State, event: Recalled, *, at: int
+) -> list[Violation]:
+    """RECALL_BUDGET: a recall that brought turns back left the window within its limit
+    (``memtape.policies.window.recall.limit``), and brought back only turns that had left
+    HOT, verbatim (at the tokens they arrived with)."""
+    violations: list[Violation] = []
+    left = {turn.turn: turn for turn in before.window.left}
+    for item in event.brought:
+        turn = left.get(item.turn)
+        if turn is None:
+            message = f"a recall brought back turn {item.turn}, which had not left HOT"
+            violations.append(Violation(at, RECALL_BUDGET, message))
+        elif (turn.text, turn.tokens) != (item.text, item.tokens):
+            message = f"a recall brought back turn {item.turn}, but not as it arrived"
+            violations.append(Violation(at, RECALL_BUDGET, message))
+    bound = recall_limit(compaction)
+    if event.brought and after.window.tokens > bound:
+        message = (
+            f"a recall took the window to {counted(after.window.tokens, 'token')}, "
+            f"over its limit of {bound}"
+        )
+        violations.append(Violation(at, RECALL_BUDGET, message))
+    return violations
 
 
 def check_tiers(window: Window, *, at: int) -> list[Violation]:

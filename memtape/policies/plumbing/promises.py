@@ -78,6 +78,12 @@ VALID_AS_OF = "valid-as-of"
 """A bi-temporal query (``as_of``, ``known_at``) returns only facts that were true at
 ``as_of`` as the store knew them at ``known_at``, never one outside its validity."""
 
+RECALL_BUDGET = "recall-budget"
+"""A recall never takes the window over budget: after each ``Recalled`` that brought a turn
+back, the window (its recall tier included) holds at most the compaction policy's budget,
+or its trigger's lowest token count when lower (``memtape.policies.window.recall.limit``);
+and it brings back only turns that had left HOT, verbatim. No compaction moves the recall
+tier, so ``BUDGET``'s floor counts it, as it counts pinned turns."""
 BLOCK_LIMIT = "block-limit"
 """A memory block is never over its limit: after each command every block holds at most
 its ``limit`` characters (an edit that would pass it is refused).
@@ -102,6 +108,7 @@ PROMISES = frozenset(
         SUPERSEDES,
         EXPIRES,
         VALID_AS_OF,
+        RECALL_BUDGET,
         JUDGED,
     }
 )

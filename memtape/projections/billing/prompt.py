@@ -95,6 +95,7 @@ class PromptTracker:
         if window.gist:
             ordered.append((window.gist, window.gist_tokens))
         ordered.extend(window.warm)
+        ordered.extend(window.recalled)
         ordered.extend(turn for turn in window.hot if not turn.pinned)
         shared = 0
         for before, now in zip(old, ordered, strict=False):

@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from memtape.core.commands import AddTurn, Command
-from memtape.core.events import CompactionTriggered, Event, TurnAdded
+from memtape.core.events import CompactionTriggered, Event, Recalled, TurnAdded
 from memtape.core.run import Run
 from memtape.core.state import State
 from memtape.projections.billing.caches import Bill, cache_for
@@ -148,6 +148,8 @@ class CostTally:
                 self._prompts.compacted()
                 if self._compaction is None:
                     self._compaction = position
+            elif isinstance(event, Recalled):
+                self._prompts.compacted()  # the recall tier, before HOT, changed
         self._prompts.added(turns)
         if not isinstance(command, AddTurn):
             return

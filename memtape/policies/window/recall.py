@@ -1,0 +1,172 @@
+"""Recall of what left the window: a compaction policy's ``recall = "bm25"``.
+
+Every turn that leaves HOT by a drop or a fold joins ``Window.left``; a
+``Recall`` command searches them with BM25 (``memtape.policies.text.bm25``)
+and brings the best back, verbatim, into the window's recall tier, best
+first, as many as fit under the compaction policy's budget (or its trigger's
+lowest token count, when lower: ``limit``). The tier holds the latest recall's answer until the
+next recall replaces it (a recall that finds nothing empties it). No
+compaction moves it: it sits in the window like a pinned turn, counted in
+its tokens, so a compaction makes room around it. (Cleared at the next
+compaction instead, it would be gone from every request after the first
+turn that compacted, which under a full window is the next one: the model
+would never answer with it.)
+
+The index is a projection beside the state, not part of it: the policy keeps
+one, grown by the turns that left since it last looked (a drop costs its own
+turn), and builds it again from ``Window.left`` when it is shown a state that
+does not continue the one it indexed (a seek back, a fork, another run).
+The ``Recalled`` event records what was found and its scores, so replay,
+seek and show never search.
+"""
+
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import attrs
+
+from memtape.core.commands import Recall
+from memtape.core.errors import BadInput, Rejected
+from memtape.core.events import Event, Recalled, TurnAdded, WarmItem
+from memtape.core.seq import Seq
+from memtape.core.state import State
+from memtape.policies.plumbing.promises import RECALL_BUDGET
+from memtape.policies.plumbing.protocols import CompactionPolicy
+
+if TYPE_CHECKING:
+    from memtape.policies.text.bm25 import Bm25Index
+
+RECALLS = ("bm25",)
+"""What a compaction policy's ``recall`` may name."""
+
+
+class _Projection:
+    """The BM25 index of one history's turns that left, and the last turn it indexed."""
+
+    def __init__(self) -> None:
+        self.index: Bm25Index | None = None
+        self.turns: list[TurnAdded] = []
+        self.lock = threading.Lock()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copy (for a process pool) starts empty: the index is rebuilt from the state.
+        return (_Projection, ())
+
+    def follow(self, left: Seq[TurnAdded]) -> None:
+        """Index the turns of ``left`` not indexed yet, first starting again when ``left``
+        is not a continuation of what was indexed."""
+        from memtape.policies.text.bm25 import Bm25Index  # noqa: PLC0415 (show never recalls)
+
+        indexed = len(self.turns)
+        if (
+            self.index is None
+            or indexed > len(left)
+            or (indexed and left[indexed - 1] is not self.turns[-1])
+        ):
+            self.index, self.turns, indexed = Bm25Index(), [], 0
+        index = self.index
+        for turn in left[indexed:]:
+            index.add(turn.text)
+            self.turns.append(turn)
+
+    def search(self, text: str, k: int) -> list[tuple[TurnAdded, float]]:
+        """The ``k`` best turns for ``text``, with their scores, best first."""
+        if self.index is None:
+            return []
+        return [(self.turns[n], score) for n, score in self.index.search(text, k)]
+
+
+@attrs.frozen
+class Bm25Recall:
+    """Recall by BM25 over the turns that left the window (``recall = "bm25"``)."""
+
+    name: ClassVar[str] = "bm25"
+    _projection: _Projection = attrs.field(
+        factory=_Projection, init=False, eq=False, repr=False, alias="_projection"
+    )
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """A recall never takes the window over budget."""
+        return frozenset({RECALL_BUDGET})
+
+    def decide(self, state: State, command: Recall, compaction: CompactionPolicy) -> Recalled:
+        """What ``command`` finds among the turns that left, and what of it fits: the
+        window without its current recall tier, plus the brought turns, stays within
+        ``limit(compaction)``."""
+        text, k = command.text, command.k
+        if not isinstance(text, str):
+            raise Rejected(f"a recall's query is text, got {text!r}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise Rejected(f"a recall's k is a whole number of at least 1, got {k!r}")
+        window = state.window
+        projection = self._projection
+        with projection.lock:
+            projection.follow(window.left)
+            hits = projection.search(text, k)
+        room = limit(compaction) - window.tokens + sum(item.tokens for item in window.recalled)
+        brought: list[WarmItem] = []
+        for turn, _ in hits:
+            if turn.tokens <= room:
+                brought.append(WarmItem(turn.turn, turn.text, turn.tokens))
+                room -= turn.tokens
+        found = tuple(turn.turn for turn, _ in hits)
+        scores = tuple(score for _, score in hits)
+        return Recalled(text, k, found, scores, tuple(brought))
+
+
+def limit(compaction: CompactionPolicy) -> int:
+    """The most tokens a recall may fill the window to: the budget, or the lowest token
+    count the policy's trigger fires over when that is lower. A policy that compacts to a
+    ``target`` below it leaves room there for what a recall brings back."""
+    from memtape.policies.window.trigger import Trigger  # noqa: PLC0415 (show never recalls)
+
+    trigger = getattr(compaction, "trigger", None)
+    budget = compaction.budget
+    bound = trigger.bound(budget) if isinstance(trigger, Trigger) else None
+    return budget if bound is None else min(budget, bound)
+
+
+def recall_from(value: object, where: str) -> Bm25Recall:
+    """The recall a ``[compaction]`` table's ``recall`` names, or one clear error."""
+    if value == Bm25Recall.name:
+        return Bm25Recall()
+    from memtape.core.spelling import did_you_mean  # noqa: PLC0415 (a refusal only)
+
+    hint = did_you_mean(value, RECALLS) if isinstance(value, str) else ""
+    raise BadInput(f"{where}: recall must be one of {', '.join(RECALLS)}, got {value!r}{hint}")
+
+
+def recall_params(
+    tables: Mapping[str, Any], where: str
+) -> tuple[Mapping[str, Any], dict[str, Any]]:
+    """A session's policy tables without the ``[compaction]`` table's ``recall``, and the
+    ``Policies`` arguments it sets (``{"recall": ...}``, or none when it names none)."""
+    compaction = tables.get("compaction")
+    if not isinstance(compaction, Mapping) or "recall" not in compaction:
+        return tables, {}
+    rest = dict(compaction)
+    recall = recall_from(rest.pop("recall"), f"{where}: [compaction]")
+    return {**tables, "compaction": rest}, {"recall": recall}
+
+
+def with_recall(
+    tables: dict[str, dict[str, Any]], recall: Bm25Recall | None
+) -> dict[str, dict[str, Any]]:
+    """A session's parameter tables with its ``recall`` named in the compaction table."""
+    if recall is not None and "compaction" in tables:
+        tables["compaction"]["recall"] = recall.name
+    return tables
+
+
+def decide_recall(
+    recall: Bm25Recall | None, compaction: CompactionPolicy | None, state: State, command: object
+) -> tuple[Event, ...]:
+    """The events of a ``Recall`` (the last command a session routes), or ``Rejected``: for
+    a recall in a session with none, or for a command no policy knows."""
+    if not isinstance(command, Recall):
+        raise Rejected(f"unknown command {command!r}")
+    if compaction is None or recall is None:
+        raise Rejected('a recall needs recall = "bm25" in the [compaction] table')
+    return (recall.decide(state, command, compaction),)
