@@ -60,9 +60,10 @@ class KeepLast:
         return self.keep
 
     def floor(self, window: Window) -> int:
-        """The least this policy keeps: the newest ``keep`` turns."""
+        """The least this policy keeps: the newest ``keep`` turns, the gist and the memory
+        blocks (pinned in the window; no policy moves them)."""
         kept = window.hot[-self.keep :] if self.keep else ()
-        return sum(turn.tokens for turn in kept) + window.gist_tokens
+        return sum(turn.tokens for turn in kept) + window.gist_tokens + window.block_tokens
 
     def params(self) -> dict[str, Any]:
         """The parameters, as a scenario table writes them."""

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from memtape.capture.exchanges import pseudonymous
 from memtape.lab.importers import read_transcript
 from tests.capture_agent import CALLS, CANARY, SOURCE, TYPED
 from tests.provider import ANSWERS, Provider
@@ -152,8 +153,11 @@ class TestCapture:
         ]
         assert expected == [session.lines[i]["response"] for i in streamed]
 
-    def test_the_request_is_the_body_as_sent(self, session: Session) -> None:
-        assert [r.body for r in session.received] == [line["request"] for line in session.lines]
+    def test_the_request_is_the_body_as_sent_but_for_who_sent_it(self, session: Session) -> None:
+        """As sent, the fields that name the user kept as their digests
+        (``memtape.capture.exchanges.pseudonymous``)."""
+        sent = [pseudonymous(r.body) for r in session.received]
+        assert sent == [line["request"] for line in session.lines]
 
     def test_an_upstream_error_is_recorded_with_its_body(self, session: Session) -> None:
         failed = session.lines[9]

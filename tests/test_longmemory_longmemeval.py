@@ -105,8 +105,8 @@ class TestRefusals:
         with pytest.raises(BadInput) as caught:
             import_benchmark(FILE, "longmemeval", item="q-move-city", tokenizer="recorded")
         assert (
-            "--tokenizer recorded: a longmemeval file records no provider's token counts to "
-            "measure by: name a tokenizer (cl100k_base, o200k_base, words)"
+            f"{FILE}: --tokenizer recorded: a longmemeval file records no token counts to "
+            "measure its turns by (choose cl100k_base, o200k_base or words)"
         ) == str(caught.value)
 
     def test_a_file_of_several_questions_needs_one_named(self) -> None:

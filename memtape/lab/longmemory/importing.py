@@ -25,9 +25,10 @@ def import_benchmark(
     question (``item`` its ``question_id``) or a LoCoMo conversation (``item`` its
     ``sample_id`` or its place, from 1)."""
     if tokenizer == RECORDED:
+        *others, last = sorted(TOKENIZERS)
         raise BadInput(
-            f"--tokenizer {RECORDED}: a {format} file records no provider's token counts to "
-            f"measure by: name a tokenizer ({', '.join(sorted(TOKENIZERS))})"
+            f"{path}: --tokenizer {RECORDED}: a {format} file records no token counts to "
+            f"measure its turns by (choose {', '.join(others)} or {last})"
         )
     if tokenizer is not None:
         check_tokenizer(tokenizer)
