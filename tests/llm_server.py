@@ -20,12 +20,12 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import attrs
 
-from tests.serving import POLL
+from tests.serving import POLL, KeepingServer
 
 PATH = "/v1/chat/completions"
 
@@ -62,7 +62,7 @@ class ChatServer:
         self._troubles: list[Trouble] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: KeepingServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
@@ -100,8 +100,7 @@ class ChatServer:
             def log_message(self, format: str, *args: Any) -> None:
                 """Quiet: the tests read the counters, not a log."""
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = KeepingServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": POLL}, daemon=True
         )
@@ -116,6 +115,8 @@ class ChatServer:
             self._httpd.server_close()
         if self._thread is not None:
             self._thread.join(5)
+        if self._httpd is not None:
+            assert [] == self._httpd.errors
 
     def _trouble(self) -> Trouble | None:
         with self._lock:

@@ -16,11 +16,13 @@ import socket
 import ssl
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import attrs
+
+from tests.serving import KeepingServer
 
 USAGE_CHAT = {
     "prompt_tokens": 12,
@@ -52,7 +54,7 @@ class Provider:
         self.sent: list[bytes] = []
         self.received: list[Received] = []
         self.lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
+        self._httpd: KeepingServer | None = None
         self._tls = False
 
     @property
@@ -70,8 +72,7 @@ class Provider:
         class Handler(_Handler):
             owner = provider
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
+        self._httpd = KeepingServer(("127.0.0.1", 0), Handler)
         self._tls = tls is not None
         if tls is not None:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -81,10 +82,12 @@ class Provider:
         return self
 
     def stop(self) -> None:
-        """Stop answering and close the socket."""
+        """Stop answering and close the socket; what went wrong in a request, if
+        anything did, fails the test that stops it."""
         assert self._httpd is not None
         self._httpd.shutdown()
         self._httpd.server_close()
+        assert [] == self._httpd.errors
 
 
 def _sse(events: list[tuple[str | None, Any]]) -> list[bytes]:
