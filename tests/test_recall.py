@@ -76,7 +76,7 @@ class TestParameter:
 class TestLeaving:
     def test_each_turn_that_left_hot_joins_left_in_the_order_it_left(self) -> None:
         window = _session().state.window
-        assert [1, 2, 3, 4] == [turn.turn for turn in window.left]
+        assert [1, 2, 3, 4] == [number for number, _, _ in window.left]
 
     def test_a_folded_turn_joins_left_too(self) -> None:
         session = Session(_policies())
@@ -84,7 +84,7 @@ class TestLeaving:
             session.execute(AddTurn("tool", text))
         window = session.state.window
         folded = sorted([*(item.turn for item in window.warm), *window.cold])
-        assert ([1, 2, 3], [1, 2, 3]) == ([turn.turn for turn in window.left], folded)
+        assert ([1, 2, 3], [1, 2, 3]) == ([number for number, _, _ in window.left], folded)
 
 
 class TestRecall:
@@ -183,7 +183,7 @@ class TestPromise:
         assert policies.compaction is not None
         before = session.state
         left = before.window.left
-        items = tuple(WarmItem(turn.turn, turn.text, turn.tokens) for turn in left)
+        items = tuple(WarmItem(*turn) for turn in left)
         event = Recalled("x", 4, (1, 2, 3, 4), (1.0, 1.0, 1.0, 1.0), items)
         after = evolve(before, event)
         violations = check_recall(policies.compaction, before, after, event, at=9)

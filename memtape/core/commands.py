@@ -17,6 +17,11 @@ def role_error(role: object) -> str | None:
     """Why ``role`` is not a turn's role, or None when it is one of ``ROLES``."""
     if isinstance(role, str) and role in ROLES:
         return None
+    return role_refused(role)
+
+
+def role_refused(role: object) -> str:
+    """What is said of ``role`` when it is not one of ``ROLES``."""
     return f"a turn's role is one of {', '.join(ROLES)}, got {role!r}"
 
 

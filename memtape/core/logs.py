@@ -43,8 +43,9 @@ def debug_enabled() -> bool:
 
     Until something imports ``logging``, no logger can have been set to show them.
     """
-    logger = _standard_logger()
-    return logger is not None and bool(logger.isEnabledFor(_DEBUG))
+    # Called at every command: the logger, once found, is read without a call.
+    logger = _standard_logger() if _LOGGER is None else _LOGGER
+    return logger is not None and logger.isEnabledFor(_DEBUG)
 
 
 def _standard_logger() -> "logging.Logger | None":

@@ -52,7 +52,14 @@ class Seq(Sequence[T]):
         """This sequence with ``item`` at the end."""
         count, tail = self._count, self._tail
         if len(tail) < _WIDTH:
-            return _seq(count + 1, self._shift, self._root, (*tail, item))
+            # Nearly every append: the new version built here, not through ``_seq`` (a
+            # call costs a third of an append, and a run's window makes several a turn).
+            seq: Seq[T] = _NEW(Seq)
+            seq._count = count + 1
+            seq._shift = self._shift
+            seq._root = self._root
+            seq._tail = (*tail, item)
+            return seq
         shift, root = self._shift, self._root
         if (count >> _BITS) > (1 << shift):
             root, shift = (root, _path(shift, tail)), shift + _BITS
@@ -67,7 +74,12 @@ class Seq(Sequence[T]):
             # The commonest case, a few items that fit in the tail: one copy of it.
             if not more:
                 return self
-            return _seq(self._count + len(more), self._shift, self._root, self._tail + more)
+            seq: Seq[T] = _NEW(Seq)
+            seq._count = self._count + len(more)
+            seq._shift = self._shift
+            seq._root = self._root
+            seq._tail = self._tail + more
+            return seq
         seq = self
         for item in more:
             seq = seq.append(item)
@@ -215,8 +227,12 @@ def bisect_right(items: Sequence[T], x: Any, key: Callable[[T], Any] | None = No
     return bisect.bisect_right(items, x, key=key)
 
 
+_NEW = object.__new__
+"""``Seq.__new__``: a ``Seq`` is its four slots, set by whoever makes it."""
+
+
 def _seq(count: int, shift: int, root: Node, tail: tuple[T, ...]) -> Seq[T]:
-    seq: Seq[T] = Seq.__new__(Seq)
+    seq: Seq[T] = _NEW(Seq)
     seq._count, seq._shift, seq._root, seq._tail = count, shift, root, tail
     return seq
 

@@ -50,6 +50,14 @@ tuple never equals a ``Seq``); the window reducer keeps to the rule. Read it
 as a sequence: iterate, index, slice (a slice of either is a tuple).
 """
 
+Left = tuple[int, str, int]
+"""A turn that left HOT, as a recall searches it: ``(turn, text, tokens)``, as it arrived.
+
+A plain tuple of a number, a text and a number, which the cyclic collector
+stops walking once it has seen it: a long run keeps every turn that left, and
+kept as records (tracked objects), they were walked whole by each full
+collection."""
+
 Warm = tuple[WarmItem, ...] | Seq[WarmItem]
 """WARM's items, oldest first: as HOT, a tuple of at most ``SHORT_HOT`` items, else a
 ``Seq``, by length alone (so equal windows hold equal WARMs). Read it as a sequence."""
@@ -94,7 +102,7 @@ class Window(NamedTuple):
     ``recalled`` is the recall tier: the turns the latest ``Recalled`` brought
     back, verbatim, counted in ``tokens``, until the next recall replaces it
     (no compaction moves it: the policy keeps the rest within budget). ``left``
-    holds every turn that left HOT by a drop or a fold, as it arrived, in the
+    holds every turn that left HOT by a drop or a fold, as it arrived (``Left``), in the
     order they left: what a recall searches (its index is built beside the
     state from it, ``memtape.policies.window.recall``). Both are additions of
     the recall family; a run without a recall has an empty tier.
@@ -114,7 +122,7 @@ class Window(NamedTuple):
     structured: bool = False
     tool_turns: Seq[int] = Seq()
     recalled: tuple[WarmItem, ...] = ()
-    left: Seq[TurnAdded] = Seq()
+    left: Seq[Left] = Seq()
     blocks: tuple[Block, ...] = ()
 
     @property

@@ -10,7 +10,7 @@ from memtape.core.errors import CorruptLog
 from memtape.core.events import CompactionTriggered, Recalled, TurnAdded, WarmItem
 from memtape.core.plural import counted
 from memtape.core.seq import Seq, bisect_left
-from memtape.core.state import SHORT_HOT, Hot, Warm, Window
+from memtape.core.state import SHORT_HOT, Warm, Window
 
 T = TypeVar("T")
 
@@ -157,12 +157,26 @@ def _compact(
     structured: bool,
     tool_turns: Seq[int],
 ) -> Window:
-    if event.kept is None:
+    goes, drops = event.warm, event.dropped
+    oldest = hot[0] if hot else None
+    if (
+        oldest is not None
+        and len(goes) + len(drops) == 1
+        and (goes[0].turn if goes else drops[0]) == oldest.turn
+        and event.kept is None
+    ):
+        # The commonest compaction moves one turn, HOT's oldest (``_leave``, without a call).
+        kept, tokens, leaving = hot[1:], tokens - oldest.tokens, [oldest]
+    elif event.kept is None:
         kept, tokens, leaving = _leave(hot, tokens, event)
     else:
         kept, tokens, leaving = _keep_listed(hot, tokens, event, event.kept)
     # The turns that left HOT join what a recall searches; the recall tier stays.
-    left = window.left.extend(leaving) if leaving else window.left
+    if len(leaving) == 1:
+        turn = leaving[0]
+        left = window.left.append((turn.turn, turn.text, turn.tokens))
+    else:
+        left = window.left.extend([(turn.turn, turn.text, turn.tokens) for turn in leaving])
     cleared = window.cleared
     if event.cleared:
         kept, tokens = _clear(kept, tokens, event)
@@ -188,7 +202,7 @@ def _compact(
     dropped = window.dropped.extend(event.dropped) if event.dropped else window.dropped
     return _WINDOW(
         (
-            _hot(kept),
+            _by_length(kept),  # HOT, as long as it is (see ``Hot``)
             warm,
             cold,
             event.gist,
@@ -227,11 +241,6 @@ def recalled(window: Window, event: Recalled) -> Window:
     return window._replace(tokens=tokens, recalled=event.brought)
 
 
-def _hot(turns: Sequence[TurnAdded]) -> Hot:
-    """``turns`` as a HOT: a short tuple or a ``Seq`` by length alone (see ``Hot``)."""
-    return _by_length(turns)
-
-
 def _by_length(items: Sequence[T]) -> tuple[T, ...] | Seq[T]:
     """``items`` as a tier holds them: a short tuple or a ``Seq`` by length alone (see
     ``Hot`` and ``Warm``)."""
@@ -259,12 +268,6 @@ def _leave(
     turns that move, and a copy of HOT only when some do (at C speed).
     """
     warm, dropped = event.warm, event.dropped
-    if len(warm) + len(dropped) == 1 and hot:
-        # The commonest compaction moves one turn, HOT's oldest: checked in a few steps.
-        number = warm[0].turn if warm else dropped[0]
-        oldest = hot[0]
-        if oldest.turn == number:
-            return hot[1:], tokens - oldest.tokens, [oldest]
     leaving = [item.turn for item in warm]
     leaving.extend(dropped)
     if not leaving:

@@ -373,7 +373,7 @@ class PolicyMachine(RuleBasedStateMachine):
         """A recall asking with a few words of a recent turn that left the window (or of
         none yet); under RECALL_BUDGET it never takes the window over budget."""
         left = list(self.state.window.left)[-20:]
-        texts = [turn.text for turn in left] or ["refund"]
+        texts = [text for _, text, _ in left] or ["refund"]
         text = data.draw(st.sampled_from(texts), label="recalled from")
         self.step(Recall(" ".join(text.split()[:3]), k))
 

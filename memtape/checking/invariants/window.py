@@ -47,13 +47,13 @@ def check_recall(
     (``memtape.policies.window.recall.limit``), and brought back only turns that had left
     HOT, verbatim (at the tokens they arrived with)."""
     violations: list[Violation] = []
-    left = {turn.turn: turn for turn in before.window.left}
+    left = {number: (text, tokens) for number, text, tokens in before.window.left}
     for item in event.brought:
-        turn = left.get(item.turn)
-        if turn is None:
+        arrived = left.get(item.turn)
+        if arrived is None:
             message = f"a recall brought back turn {item.turn}, which had not left HOT"
             violations.append(Violation(at, RECALL_BUDGET, message))
-        elif (turn.text, turn.tokens) != (item.text, item.tokens):
+        elif arrived != (item.text, item.tokens):
             message = f"a recall brought back turn {item.turn}, but not as it arrived"
             violations.append(Violation(at, RECALL_BUDGET, message))
     bound = recall_limit(compaction)

@@ -28,9 +28,9 @@ import attrs
 
 from memtape.core.commands import Recall
 from memtape.core.errors import BadInput, Rejected
-from memtape.core.events import Event, Recalled, TurnAdded, WarmItem
+from memtape.core.events import Event, Recalled, WarmItem
 from memtape.core.seq import Seq
-from memtape.core.state import State
+from memtape.core.state import Left, State
 from memtape.policies.plumbing.promises import RECALL_BUDGET
 from memtape.policies.plumbing.protocols import CompactionPolicy
 
@@ -46,14 +46,14 @@ class _Projection:
 
     def __init__(self) -> None:
         self.index: Bm25Index | None = None
-        self.turns: list[TurnAdded] = []
+        self.turns: list[Left] = []
         self.lock = threading.Lock()
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A copy (for a process pool) starts empty: the index is rebuilt from the state.
         return (_Projection, ())
 
-    def follow(self, left: Seq[TurnAdded]) -> None:
+    def follow(self, left: Seq[Left]) -> None:
         """Index the turns of ``left`` not indexed yet, first starting again when ``left``
         is not a continuation of what was indexed."""
         from memtape.policies.text.bm25 import Bm25Index  # noqa: PLC0415 (show never recalls)
@@ -67,10 +67,10 @@ class _Projection:
             self.index, self.turns, indexed = Bm25Index(), [], 0
         index = self.index
         for turn in left[indexed:]:
-            index.add(turn.text)
+            index.add(turn[1])
             self.turns.append(turn)
 
-    def search(self, text: str, k: int) -> list[tuple[TurnAdded, float]]:
+    def search(self, text: str, k: int) -> list[tuple[Left, float]]:
         """The ``k`` best turns for ``text``, with their scores, best first."""
         if self.index is None:
             return []
@@ -107,11 +107,11 @@ class Bm25Recall:
             hits = projection.search(text, k)
         room = limit(compaction) - window.tokens + sum(item.tokens for item in window.recalled)
         brought: list[WarmItem] = []
-        for turn, _ in hits:
-            if turn.tokens <= room:
-                brought.append(WarmItem(turn.turn, turn.text, turn.tokens))
-                room -= turn.tokens
-        found = tuple(turn.turn for turn, _ in hits)
+        for (number, found_text, tokens), _ in hits:
+            if tokens <= room:
+                brought.append(WarmItem(number, found_text, tokens))
+                room -= tokens
+        found = tuple(number for (number, _, _), _ in hits)
         scores = tuple(score for _, score in hits)
         return Recalled(text, k, found, scores, tuple(brought))
 

@@ -13,6 +13,7 @@ import attrs
 
 from memtape.core.commands import AddTurn
 from memtape.core.events import CompactionTriggered, Event, ModelCall, TurnAdded, WarmItem
+from memtape.core.packing import maker
 from memtape.core.state import State, Window
 from memtape.policies.plumbing.params import Params
 from memtape.policies.plumbing.promises import BUDGET, PINNED, RECENT_VERBATIM, WELL_FORMED
@@ -182,7 +183,7 @@ class TieredCompaction:
                 else:
                     dropped.append(old.turn)
         cold, gist, gist_tokens = self._push(window, warm, tokens, asked)
-        return CompactionTriggered(
+        return _COMPACTION(
             self.budget,
             tuple(warm),
             tuple(dropped),
@@ -190,6 +191,8 @@ class TieredCompaction:
             gist,
             gist_tokens,
             tuple(asked),
+            (),
+            None,
         )
 
     def _push(
@@ -260,3 +263,8 @@ class TieredCompaction:
         call = writer(previous, pushed, cold)
         asked.append(call)
         return cap(" ".join(call.output.split()), writer.tokens, self.tokenizer.count)
+
+
+_COMPACTION = maker(CompactionTriggered)
+"""``CompactionTriggered(...)``, every field given, made through its slots (``maker``):
+most turns of a full window make one."""

@@ -4,7 +4,7 @@ and reading the parameters common to them all (``budget``, ``tokenizer``)."""
 from collections.abc import Mapping
 from typing import Any
 
-from memtape.core.commands import AddTurn, role_error
+from memtape.core.commands import ROLES, AddTurn, role_refused
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import TurnAdded
 from memtape.core.packing import maker
@@ -25,9 +25,8 @@ def arriving(window: Window, command: AddTurn, tokenizer: Tokenizer) -> TurnAdde
     run allows (``structure_error``).
     """
     role, text, salient = command.role, command.text, command.salient
-    wrong = role_error(role)
-    if wrong is not None:
-        raise Rejected(wrong)
+    if role not in ROLES or not isinstance(role, str):  # role_error, without its call
+        raise Rejected(role_refused(role))
     if not isinstance(text, str):
         raise Rejected(f"a turn's text must be a string, got {text!r}")
     if salient is not None and not isinstance(salient, bool):
