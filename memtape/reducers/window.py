@@ -119,12 +119,16 @@ def turn_then_compaction(
     Equal to ``compaction_triggered(turn_added(window, turn), compaction)``
     without building the window in between, which nothing reads.
     """
-    _check_next(window, turn)
+    # Most turns of a long run pass here: the checks and helpers of ``turn_added`` are
+    # written out, each helper called only when it has something to do.
+    if turn.turn != window.turns + 1 or turn.tokens < 0:
+        _check_next(window, turn)
     # A long HOT grows by an append that shares its trie, not a copy of every turn.
     hot: Sequence[TurnAdded] = (
         window.hot.append(turn) if type(window.hot) is Seq else (*window.hot, turn)
     )
-    waiting = _waiting_after(window.waiting, turn) if turn.calls or turn.answers else window.waiting
+    calls, answers = turn.calls, turn.answers
+    waiting = _waiting_after(window.waiting, turn) if calls or answers else window.waiting
     return _compact(
         window,
         hot,
@@ -133,8 +137,10 @@ def turn_then_compaction(
         compaction,
         waiting=waiting,
         unit_length=window.unit_length + 1 if window.waiting else 1,
-        structured=window.structured or _structured(turn),
-        tool_turns=_tool_turns_after(window.tool_turns, turn),
+        structured=window.structured or bool(calls or answers or turn.pinned),  # _structured
+        tool_turns=(
+            window.tool_turns.append(turn.turn) if turn.role == TOOL else window.tool_turns
+        ),
     )
 
 
