@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from memtape.core.commands import AddTurn, AdvanceClock, Command, Consolidate, ReadFact
 from memtape.scenarios import Probe, Scenario
-from memtape.scenarios.loader import PROBE_KINDS
+from memtape.scenarios.probes import PROBE_KINDS
 from memtape.testing.strategies.facts import (
     keys,
     queries,
