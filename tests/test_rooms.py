@@ -178,7 +178,6 @@ LONG_MODULES = {
     "memtape/projections/audit.py",
     # Not split yet.
     "memtape/core/codec.py",
-    "memtape/lab/importers/codex.py",
     "memtape/lab/probes.py",
     "memtape/lab/table.py",
     "memtape/runs/redact.py",
