@@ -2,6 +2,8 @@
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+import argparse
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,12 @@ from memtape.cli import main
 from memtape.commandline import generate
 from memtape.core.commands import AddTurn, AdvanceClock, Query, WriteFact
 from memtape.core.errors import BadInput
+from memtape.lab.blocks_workload import blocks_workload
+from memtape.lab.expiry_workload import expiry_workload
 from memtape.lab.generate import store_workload, support_session
+from memtape.lab.judged_workload import judged_workload
+from memtape.lab.recall_workload import recall_workload
+from memtape.lab.temporal_workload import temporal_workload
 from memtape.policies.session import Session
 from memtape.projections.metrics import compaction_metrics, forgetting_metrics
 from memtape.scenarios import parse_scenario
@@ -172,3 +179,47 @@ class TestStore:
         assert 0 == main(argv)
         assert store_workload(50, 3) == out.read_text("utf-8")
         assert f"wrote {out}\n" == capsys.readouterr().out
+
+
+_OPTIONS = {
+    "budget": 300,
+    "hot_n": 3,
+    "probe_every": 10,
+    "recall_after": 5,
+    "limit": 120,
+    "customers": 4,
+    "capacity": 3,
+}
+_SESSION = {"budget": 300, "hot_n": 3, "probe_every": 10}
+_WORKLOAD = {"customers": 4, "capacity": 3}
+
+
+class TestKinds:
+    def test_every_kind_has_a_row_and_a_handler_of_its_name(self) -> None:
+        names = ["blocks", "expiry", "judged", "recall", "store", "support", "temporal"]
+
+        assert (names, names) == (
+            sorted(generate.KINDS),
+            sorted(getattr(generate, name).__name__ for name in generate.KINDS),
+        )
+
+    @pytest.mark.parametrize(
+        ("name", "expected"),
+        [
+            ("support", lambda: support_session(30, 5, **_SESSION)),
+            ("store", lambda: store_workload(30, 5, **_WORKLOAD)),
+            ("expiry", lambda: expiry_workload(30, 5, **_WORKLOAD)),
+            ("temporal", lambda: temporal_workload(30, 5, **_WORKLOAD)),
+            ("judged", lambda: judged_workload(30, 5, **_WORKLOAD)),
+            ("recall", lambda: recall_workload(30, 5, **_SESSION, recall_after=5)),
+            ("blocks", lambda: blocks_workload(30, 5, **_SESSION, limit=120)),
+        ],
+    )
+    def test_a_kinds_handler_writes_its_generators_file_with_every_option(
+        self, tmp_path: Path, name: str, expected: Callable[[], str]
+    ) -> None:
+        out = tmp_path / f"{name}.toml"
+        args = argparse.Namespace(out=str(out), seed=5, turns=30, steps=30, **_OPTIONS)
+
+        assert 0 == getattr(generate, name)(args)
+        assert expected() == out.read_text("utf-8")

@@ -9,7 +9,12 @@ from typing import Any
 import pytest
 
 from memtape.core.errors import BadInput
-from memtape.lab.importers import Compaction, claude_code, import_transcript, read_transcript
+from memtape.lab.importers import (
+    Compaction,
+    claude_code_thread,
+    import_transcript,
+    read_transcript,
+)
 from memtape.lab.importers.fields import UnreadCount
 from memtape.lab.importers.ledger import LeftOut
 from memtape.lab.importers.records import SkippedLine, UnfinishedLine
@@ -346,7 +351,7 @@ class TestParallelCalls:
     ) -> None:
         """The walk memtape did before: the spine only. The ledger names the first result
         it would lose, and nothing imports."""
-        monkeypatch.setattr(claude_code._Graph, "thread", lambda self, spine: set(spine))
+        monkeypatch.setattr(claude_code_thread.Graph, "thread", lambda self, spine: set(spine))
         with pytest.raises(BadInput) as caught:
             read_transcript(PARALLEL)
         assert (

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from memtape.core.errors import BadInput
-from memtape.lab.importers import Compaction, otel, read_transcript
+from memtape.lab.importers import Compaction, otel_turns, read_transcript
 from memtape.scenarios.usage import Usage
 from tests.transcripts import fixture, imported, turns_of, unpaired, write_json
 
@@ -347,14 +347,14 @@ class TestLedger:
     ) -> None:
         """The ledger counts the ids each span's own messages hold, not the messages the
         reader took as new: a reader that wrongly skips the tool results is refused."""
-        difference = otel._Reader._difference
+        difference = otel_turns.Reader._difference
 
         def losing(self: Any, context: Any, call: Any, pre_tokens: Any) -> Any:
             new, kept = difference(self, context, call, pre_tokens)
             results = [m for m in new if m.role == "tool"]
             return [m for m in new if m not in results], kept
 
-        monkeypatch.setattr(otel._Reader, "_difference", losing)
+        monkeypatch.setattr(otel_turns.Reader, "_difference", losing)
         with pytest.raises(BadInput) as caught:
             read_transcript(TRACE)
         expected = (

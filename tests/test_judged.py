@@ -19,10 +19,11 @@ from memtape.core.events import Event, FactWritten, Judged, ModelCall, Supersede
 from memtape.core.state import INITIAL_STATE
 from memtape.llm.answers import Question, answering
 from memtape.llm.config import ModelConfig
+from memtape.llm.usable import Refused
 from memtape.policies.plumbing.promises import JUDGED, SUPERSEDES
 from memtape.policies.session import Policies, Session
 from memtape.policies.store.forgetting import ImportanceRecencyAccess
-from memtape.policies.store.judged import Judge, Refused, candidates, judgement
+from memtape.policies.store.judged import Judge, candidates, judgement
 from memtape.reducers import fold
 from memtape.runs.files import load_run
 from memtape.viewer.payload import run_payload

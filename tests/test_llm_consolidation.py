@@ -16,7 +16,8 @@ from memtape.core.events import (
     ProceduralRule,
     SemanticFact,
 )
-from memtape.policies.consolidation.llm import DEFAULT_PROMPT, Refused, distilled
+from memtape.llm.usable import Refused
+from memtape.policies.consolidation.llm import DEFAULT_PROMPT, distilled
 from memtape.runs.files import load_run
 from tests.chained import lines_of
 from tests.llm_server import ChatServer

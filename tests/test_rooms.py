@@ -171,6 +171,42 @@ def test_no_invariants_module_is_over_400_lines() -> None:
     assert [] == long
 
 
+LONG_MODULES = {
+    # Being split by others right now; the lead removes each once its split is merged.
+    "memtape/cli.py",
+    "memtape/lab/bench.py",
+    "memtape/projections/audit.py",
+    # Not split yet.
+    "memtape/core/codec.py",
+    "memtape/lab/probes.py",
+    "memtape/lab/table.py",
+    "memtape/runs/redact.py",
+    "memtape/storage/sqlite.py",
+    "memtape/viewer/payload.py",
+    "memtape/viewer/serve.py",
+}
+"""The modules still over 400 lines: the list only shrinks."""
+
+
+def _long_modules() -> list[str]:
+    """Every module of ``memtape/`` over 400 lines, as ``memtape/PATH``."""
+    return sorted(
+        path.relative_to(PACKAGE.parent).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if len(path.read_text("utf-8").splitlines()) > 400
+    )
+
+
+def test_no_module_is_over_400_lines_but_the_listed_ones() -> None:
+    """A module says one job in a few hundred lines; a longer one is split by job."""
+    assert [] == [path for path in _long_modules() if path not in LONG_MODULES]
+
+
+def test_every_listed_module_is_still_over_400_lines() -> None:
+    """A module split under the bound leaves the list, so the list only shrinks."""
+    assert [] == sorted(LONG_MODULES - set(_long_modules()))
+
+
 def test_an_import_beside_a_policy_room_is_seen(tmp_path: Path) -> None:
     """The inner check reads two names deep (it can fail)."""
     module = tmp_path / "m.py"

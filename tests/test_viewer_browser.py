@@ -40,7 +40,7 @@ from memtape.policies.zoo import COMPACTION, FORGETTING
 from memtape.projections.view import view_data
 from memtape.runs.files import LoadedRun
 from memtape.scenarios import load_scenario
-from memtape.scenarios.loader import Probe
+from memtape.scenarios.probes import Probe
 from memtape.viewer import payload
 from memtape.viewer.page import view_page
 from memtape.viewer.payload import run_payload

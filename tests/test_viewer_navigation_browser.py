@@ -16,7 +16,7 @@ from memtape.policies.window.tiered import TieredCompaction
 from memtape.projections.metrics import compaction_metrics
 from memtape.runs.files import LoadedRun
 from memtape.scenarios import load_scenario
-from memtape.scenarios.loader import Probe
+from memtape.scenarios.probes import Probe
 from memtape.viewer.page import view_page
 from memtape.viewer.serve import live_source, make_server
 from tests.serving import start, stop

@@ -1,6 +1,14 @@
-"""``memtape generate``: a seeded scenario file (a support session, or a store workload)."""
+"""``memtape generate``: a seeded scenario file (a support session, or a store workload).
+
+Each kind is a row of ``KINDS``: the generator that writes it, the option giving its size
+(``--turns`` or ``--steps``) and the options it passes on by name. A kind's handler (the
+name the parser gives it, ``support``, ``store``...) writes that row's file.
+"""
 
 import argparse
+from collections.abc import Callable
+
+import attrs
 
 from memtape.commandline.writing import write_scenario
 from memtape.lab.blocks_workload import blocks_workload
@@ -11,89 +19,90 @@ from memtape.lab.recall_workload import recall_workload
 from memtape.lab.temporal_workload import temporal_workload
 
 
-def support(args: argparse.Namespace) -> int:
-    """Write a support session with planted probes."""
+@attrs.frozen
+class Kind:
+    """One kind of generated file: ``make(size, seed, **options)`` writes it."""
+
+    make: Callable[..., str]
+    size: str
+    """The option that sizes it: ``turns`` or ``steps``."""
+    options: tuple[str, ...]
+    """The options passed to ``make`` by their names."""
+    about: str
+    """What it is, as its handler's docstring says."""
+
+
+_SESSION = ("budget", "hot_n", "probe_every")
+_WORKLOAD = ("customers", "capacity")
+
+KINDS = {
+    "support": Kind(support_session, "turns", _SESSION, "a support session with planted probes"),
+    "store": Kind(
+        store_workload, "steps", _WORKLOAD, "a store workload: writes, rewrites and queries"
+    ),
+    "expiry": Kind(
+        expiry_workload,
+        "steps",
+        _WORKLOAD,
+        "an expiry workload: durable facts, session notes under a TTL, promotions",
+    ),
+    "temporal": Kind(
+        temporal_workload,
+        "steps",
+        _WORKLOAD,
+        "a bi-temporal workload: changes learned late, corrections, queries of the past",
+    ),
+    "judged": Kind(
+        judged_workload,
+        "steps",
+        _WORKLOAD,
+        "a judged-supersession workload: facts restated under new keys, repeats, retractions",
+    ),
+    "recall": Kind(
+        recall_workload,
+        "turns",
+        (*_SESSION, "recall_after"),
+        "a recall session: the support session, recalling each probe once it left",
+    ),
+    "blocks": Kind(
+        blocks_workload,
+        "turns",
+        (*_SESSION, "limit"),
+        "a support session whose agent notes each planted fact in a memory block",
+    ),
+}
+"""Every kind ``memtape generate`` writes, by name."""
+
+
+def write(name: str, args: argparse.Namespace) -> int:
+    """Write the file of kind ``name`` that ``args`` ask for."""
+    kind = KINDS[name]
     return write_scenario(
         args.out,
-        lambda: support_session(
-            args.turns,
+        lambda: kind.make(
+            getattr(args, kind.size),
             args.seed,
-            budget=args.budget,
-            hot_n=args.hot_n,
-            probe_every=args.probe_every,
+            **{option: getattr(args, option) for option in kind.options},
         ),
     )
 
 
-def store(args: argparse.Namespace) -> int:
-    """Write a store workload: writes, rewrites and queries."""
-    return write_scenario(
-        args.out,
-        lambda: store_workload(
-            args.steps,
-            args.seed,
-            customers=args.customers,
-            capacity=args.capacity,
-        ),
-    )
+def _handler(name: str) -> Callable[[argparse.Namespace], int]:
+    """The handler of ``generate NAME``, the parser's name for it."""
+
+    def handler(args: argparse.Namespace) -> int:
+        return write(name, args)
+
+    handler.__name__ = handler.__qualname__ = name
+    handler.__doc__ = f"Write {KINDS[name].about}."
+    return handler
 
 
-def expiry(args: argparse.Namespace) -> int:
-    """Write an expiry workload: durable facts, session notes under a TTL, promotions."""
-    return write_scenario(
-        args.out,
-        lambda: expiry_workload(
-            args.steps, args.seed, customers=args.customers, capacity=args.capacity
-        ),
-    )
-
-
-def temporal(args: argparse.Namespace) -> int:
-    """Write a bi-temporal workload: changes learned late, corrections, queries of the past."""
-    return write_scenario(
-        args.out,
-        lambda: temporal_workload(
-            args.steps, args.seed, customers=args.customers, capacity=args.capacity
-        ),
-    )
-
-
-def recall(args: argparse.Namespace) -> int:
-    """Write a recall session: the support session, recalling each probe once it left."""
-    return write_scenario(
-        args.out,
-        lambda: recall_workload(
-            args.turns,
-            args.seed,
-            budget=args.budget,
-            hot_n=args.hot_n,
-            probe_every=args.probe_every,
-            recall_after=args.recall_after,
-        ),
-    )
-
-
-def judged(args: argparse.Namespace) -> int:
-    """Write a judged-supersession workload: facts restated under new keys, repeats,
-    retractions."""
-    return write_scenario(
-        args.out,
-        lambda: judged_workload(
-            args.steps, args.seed, customers=args.customers, capacity=args.capacity
-        ),
-    )
-
-
-def blocks(args: argparse.Namespace) -> int:
-    """Write a support session whose agent notes each planted fact in a memory block."""
-    return write_scenario(
-        args.out,
-        lambda: blocks_workload(
-            args.turns,
-            args.seed,
-            budget=args.budget,
-            hot_n=args.hot_n,
-            probe_every=args.probe_every,
-            limit=args.limit,
-        ),
-    )
+# The parser names each kind's handler by its kind (``_command("generate", "store")``).
+support = _handler("support")
+store = _handler("store")
+expiry = _handler("expiry")
+temporal = _handler("temporal")
+judged = _handler("judged")
+recall = _handler("recall")
+blocks = _handler("blocks")

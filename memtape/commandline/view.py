@@ -21,7 +21,7 @@ from memtape.viewer.page import page_run, run_digest, scenario_probes, view_page
 
 if TYPE_CHECKING:
     from memtape.projections.metrics import Planted
-    from memtape.scenarios.loader import Probe
+    from memtape.scenarios.probes import Probe
 
 PAGE_HEAD = 4096
 """How much of an existing page is read for the run it names (its head holds the tag)."""

@@ -15,7 +15,7 @@ import attrs
 from memtape.core.plural import counted
 from memtape.core.visible import quoted, visible
 from memtape.projections.losses import UNTYPED, KindCount, LossAudit
-from memtape.scenarios.loader import PROBE_KINDS
+from memtape.scenarios.probes import PROBE_KINDS
 
 ALL = "all"
 """The row that adds up every kind."""

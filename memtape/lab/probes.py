@@ -13,7 +13,7 @@ the patterns below, and every ``system`` turn and pinned turn for
 constraints, and every ``user`` and ``assistant`` turn for decisions. Each
 probe it plants is typed: its ``kind`` is one of ``path``, ``command``,
 ``number``, ``identifier``, ``url``, ``constraint``, ``decision``
-(``memtape.scenarios.loader.PROBE_KINDS``).
+(``memtape.scenarios.probes.PROBE_KINDS``).
 
 The patterns are Python regular expressions in which ``NUMBER`` stands for
 ``\d+(?:[.,]\d+)*``, ``CODES`` for ``USD|EUR|GBP|JPY|CHF|CAD|AUD|INR``,
@@ -158,7 +158,7 @@ from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.lab.choices import AUTO
-from memtape.scenarios.loader import Probe, read_probe
+from memtape.scenarios.probes import Probe, read_probe
 from memtape.scenarios.writer import probe_fields
 
 Turn = tuple[str, str] | AddTurn

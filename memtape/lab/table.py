@@ -18,7 +18,7 @@ from memtape.core.plural import counted
 from memtape.core.visible import quoted, visible
 from memtape.lab.bench import Result
 from memtape.projections.metrics import ProbeLoss
-from memtape.scenarios.loader import PROBE_KINDS
+from memtape.scenarios.probes import PROBE_KINDS
 
 COLUMNS = (
     ("peak_tokens", "peak"),

@@ -83,7 +83,7 @@ class ProbeLoss:
     at: int | None
     event: str | None
     kind: str | None = None
-    """The probe's kind (``memtape.scenarios.loader.PROBE_KINDS``), None when untyped."""
+    """The probe's kind (``memtape.scenarios.probes.PROBE_KINDS``), None when untyped."""
 
     def data(self) -> dict[str, Any]:
         """The loss as ``bench --json`` writes it."""

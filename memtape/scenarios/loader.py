@@ -68,7 +68,6 @@ priced as (``memtape.scenarios.cost``), data beside the steps too.
 """
 
 import json
-import math
 import tomllib
 from collections.abc import Mapping, Sequence
 from importlib import resources
@@ -78,56 +77,18 @@ from typing import Any
 import attrs
 from immutables import Map
 
-from memtape.core.commands import (
-    BLOCK_OPS,
-    COMMAND_TYPES,
-    AddTurn,
-    AdvanceClock,
-    Command,
-    Consolidate,
-    CreateBlock,
-    EditBlock,
-    Query,
-    ReadFact,
-    Recall,
-    RecordEpisode,
-    WriteFact,
-    role_error,
-)
+from memtape.core.commands import AddTurn, Command
 from memtape.core.errors import BadInput
 from memtape.core.paths import read_regular
 from memtape.core.spelling import did_you_mean
-from memtape.core.values import MAX_TOKENS
-from memtape.policies.plumbing.params import MAX_INT, Params
+from memtape.policies.plumbing.params import Params
 from memtape.policies.session import Policies
-from memtape.policies.zoo import AXIS_OF
 from memtape.scenarios.cost import AXIS as COST
 from memtape.scenarios.cost import Cost, is_cost_setting, read_cost, with_cost_settings
+from memtape.scenarios.probes import Probe, check_evidence, read_probes
 from memtape.scenarios.shipped import SHIPPED
+from memtape.scenarios.steps import check_decider, read_blocks, read_step
 from memtape.scenarios.usage import Usage, read_usage
-
-_KINDS = tuple(COMMAND_TYPES)
-
-PROBE_KINDS = ("path", "command", "number", "identifier", "url", "constraint", "decision")
-"""What a probe may say it is (``memtape.lab.probes`` says how ``--probes auto`` tells)."""
-
-
-@attrs.frozen
-class Probe:
-    """A string that must stay visible in the window from turn ``start`` on; ``kind``
-    (one of ``PROBE_KINDS``, or None when the file did not say) is what the string is.
-
-    A judged probe also carries a ``question`` asked at turn ``start`` and its expected
-    ``answer`` (both or neither), and ``evidence``, the turns (numbered from 1) that
-    hold what answers it. A question probe may have no ``text``: nothing is looked for
-    in the window, and what it keeps is its evidence turns."""
-
-    text: str | None
-    start: int
-    kind: str | None = None
-    question: str | None = None
-    answer: str | None = None
-    evidence: tuple[int, ...] = ()
 
 
 @attrs.frozen
@@ -236,14 +197,14 @@ def parse_scenario(text: str, source: str) -> Scenario:
     steps = data.pop("step", [])
     if not isinstance(steps, list):
         raise BadInput(f"{source}: steps are written as [[step]] tables")
-    probes = _probes(data.pop("probe", []), source)
+    probes = read_probes(data.pop("probe", []), source)
     blocks = data.pop("block", [])
     imported = data.pop("import", None)
     if imported is not None and not isinstance(imported, dict):
         raise BadInput(f"{source}: [import] must be a table")
     cost = read_cost(data.pop(COST), source) if COST in data else Cost()
     policies = Policies.from_params(data, source)
-    commands: list[Command] = list(_blocks(blocks, source, policies))
+    commands: list[Command] = list(read_blocks(blocks, source, policies))
     usage: dict[int, Usage] = {}
     turns = 0
     for number, step in enumerate(steps, start=1):
@@ -255,14 +216,14 @@ def parse_scenario(text: str, source: str) -> Scenario:
             raise BadInput(f"{where}: usage belongs to a turn step")
         if billed is not None:
             step = {key: value for key, value in step.items() if key != "usage"}  # noqa: PLW2901
-        kind, command = _command(step, where)
+        kind, command = read_step(step, where)
         if isinstance(command, AddTurn):
             turns += 1
             if billed is not None:
                 usage[turns] = read_usage(billed, where)
-        _check_decider(command, kind, policies, where)
+        check_decider(command, kind, policies, where)
         commands.append(command)
-    _check_evidence(probes, turns, source)
+    check_evidence(probes, turns, source)
     if probes and policies.compaction is None:
         raise BadInput(
             f"{source}: probe 1: a probe is checked in the window, "
@@ -273,218 +234,3 @@ def parse_scenario(text: str, source: str) -> Scenario:
     return Scenario(
         name, about, policies, tuple(commands), source, probes, Map(usage), imported, cost
     )
-
-
-def _blocks(tables: Any, source: str, policies: Policies) -> tuple[CreateBlock, ...]:
-    """The ``[[block]]`` tables, each a block created before the first step: a label not
-    taken by another, a limit of at least 1, a value within it (and a [compaction] policy
-    to count them)."""
-    if not isinstance(tables, list):
-        raise BadInput(f"{source}: memory blocks are written as [[block]] tables")
-    if tables and policies.compaction is None:
-        raise BadInput(f"{source}: block 1: a memory block needs a [compaction] policy")
-    created: list[CreateBlock] = []
-    for number, table in enumerate(tables, start=1):
-        where = f"{source}: block {number}"
-        if not isinstance(table, dict):
-            raise BadInput(f"{where}: must be a table")
-        params = Params(table, where)
-        block = _block(params, params.text("label"))
-        params.done()
-        if any(made.label == block.label for made in created):
-            raise params.error("label", f"{block.label!r} names an earlier block too")
-        created.append(block)
-    return tuple(created)
-
-
-def _block(params: Params, label: str) -> CreateBlock:
-    """A block's label, limit and value, read and checked (the limit holds the value)."""
-    if not label.strip():
-        raise params.error("label", "must not be empty")
-    limit = params.integer("limit", minimum=1)
-    value = params.text("value", "")
-    if len(value) > limit:
-        raise params.error("value", f"is {len(value)} characters, over the limit of {limit}")
-    return CreateBlock(label, limit, value)
-
-
-def _block_step(kind: str, params: Params) -> CreateBlock | EditBlock:
-    """A ``block`` step (a block created) or an ``edit`` step (one edited: its op, text and,
-    for a find-replace, the text to find)."""
-    if kind == "block":
-        return _block(params, params.text("block"))
-    op = params.text("op")
-    if op not in BLOCK_OPS:
-        raise params.error("op", f"must be one of {', '.join(BLOCK_OPS)}, got {op!r}")
-    find = params.text("find", "") if op == "find-replace" else ""
-    if op == "find-replace" and not find:
-        raise params.error("find", "a find-replace needs the text to find")
-    return EditBlock(params.text("edit"), op, params.text("text"), find)
-
-
-def _probes(tables: Any, source: str) -> tuple[Probe, ...]:
-    if not isinstance(tables, list):
-        raise BadInput(f"{source}: probes are written as [[probe]] tables")
-    probes = []
-    for number, table in enumerate(tables, start=1):
-        probes.append(read_probe(table, f"{source}: probe {number}"))
-    return tuple(probes)
-
-
-def _check_evidence(probes: tuple[Probe, ...], turns: int, source: str) -> None:
-    """Refuse an evidence turn past the scenario's last turn, naming the probe."""
-    for number, probe in enumerate(probes, start=1):
-        late = [turn for turn in probe.evidence if turn > turns]
-        if late:
-            raise BadInput(
-                f"{source}: probe {number}: evidence turn {late[0]} is past the last turn ({turns})"
-            )
-
-
-def read_probe(table: Any, where: str) -> Probe:
-    """One probe's table ``{text, from, kind, question, answer, evidence}``: a non-empty
-    string, a turn number of at least 1, optionally one of ``PROBE_KINDS``, a non-empty
-    question and answer (both or neither; with them ``text`` may be left out) and a list
-    of distinct turn numbers of at least 1; nothing else. A refusal names ``where`` and
-    the field."""
-    if not isinstance(table, dict):
-        raise BadInput(f"{where}: must be a table")
-    params = Params(table, where)
-    question, answer = _words(params, "question"), _words(params, "answer")
-    if (question is None) != (answer is None):
-        given, missing = ("question", "answer") if answer is None else ("answer", "question")
-        raise BadInput(f"{where}: {given} needs its {missing} (both or neither)")
-    text = params.text("text") if question is None else _words(params, "text")
-    if text == "":
-        raise params.error("text", "must not be empty")
-    start = params.integer("from", minimum=1)
-    kind = params.optional("kind")
-    if kind is not None and kind not in PROBE_KINDS:
-        raise params.error("kind", f"must be one of {', '.join(PROBE_KINDS)}, got {kind!r}")
-    evidence = _evidence(params)
-    params.done()
-    return Probe(text, start, kind, question, answer, evidence)
-
-
-def _words(params: Params, name: str) -> str | None:
-    """An optional string field: None when absent, refused when empty or not a string."""
-    value = params.optional(name)
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise params.error(name, f"must be a string, got {value!r}")
-    if name != "text" and not value.strip():
-        raise params.error(name, "must not be empty")
-    return value
-
-
-def _evidence(params: Params) -> tuple[int, ...]:
-    """A probe's evidence turns: distinct turn numbers of at least 1 (absent: none)."""
-    turns = params.optional("evidence")
-    if turns is None:
-        return ()
-    if not isinstance(turns, list) or not all(
-        isinstance(turn, int) and not isinstance(turn, bool) and 1 <= turn <= MAX_INT
-        for turn in turns
-    ):
-        raise params.error("evidence", f"must be a list of turn numbers >= 1, got {turns!r}")
-    if len(set(turns)) != len(turns):
-        raise params.error("evidence", f"names a turn twice: {turns!r}")
-    return tuple(turns)
-
-
-def _turn(params: Params) -> AddTurn:
-    """A turn step: its role, text, salience, the calls it makes and answers, its pin."""
-    salient = params.optional("salient")
-    if salient is not None and not isinstance(salient, bool):
-        raise params.error("salient", f"must be true or false, got {salient!r}")
-    role = params.text("turn")
-    wrong = role_error(role)
-    if wrong is not None:
-        raise params.error("turn", wrong)
-    calls, answers = _ids(params, "calls"), _ids(params, "answers")
-    pin = params.optional("pin")
-    if pin is not None and not isinstance(pin, bool):
-        raise params.error("pin", f"must be true or false, got {pin!r}")
-    tokens = params.optional("tokens")
-    if tokens is not None and (
-        isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= MAX_TOKENS
-    ):
-        raise params.error("tokens", f"must be an integer in 0..{MAX_TOKENS}, got {tokens!r}")
-    return AddTurn(role, params.text("text"), salient, calls, answers, pin is True, tokens)
-
-
-def _ids(params: Params, name: str) -> tuple[str, ...]:
-    """A list of distinct, non-empty tool call ids (absent: none)."""
-    ids = params.optional(name)
-    if ids is None:
-        return ()
-    if not isinstance(ids, list) or not all(isinstance(i, str) and i for i in ids):
-        raise params.error(name, f"must be a list of non-empty ids (strings), got {ids!r}")
-    if len(set(ids)) != len(ids):
-        raise params.error(name, f"names an id twice: {ids!r}")
-    return tuple(ids)
-
-
-def _check_decider(command: Command, kind: str, policies: Policies, where: str) -> None:
-    """Refuse a step no policy of the header would decide."""
-    axis = AXIS_OF[type(command)]
-    if axis is not None and getattr(policies, axis) is None:
-        raise BadInput(f"{where}: a {kind} step needs a [{axis}] policy in the header")
-    if isinstance(command, Recall) and policies.recall is None:
-        raise BadInput(f'{where}: a recall step needs recall = "bm25" in the [compaction] table')
-
-
-def _command(step: Mapping[str, Any], where: str) -> tuple[str, Command]:
-    kinds = [kind for kind in _KINDS if kind in step]
-    if not kinds and "expect" in step:
-        kinds = ["query"]  # a query may name only the key it expects
-    if len(kinds) != 1:
-        raise BadInput(f"{where}: name exactly one of {', '.join(_KINDS)}, found {kinds or 'none'}")
-    kind = kinds[0]
-    params = Params(step, where)
-    command: Command
-    if kind == "turn":
-        command = _turn(params)
-    elif kind == "advance":
-        command = AdvanceClock(params.number("advance", minimum=0.0))
-    elif kind == "write":
-        supersedes = params.optional("supersedes")
-        if supersedes is not None and not isinstance(supersedes, str):
-            raise params.error("supersedes", f"must be a key (a string), got {supersedes!r}")
-        key, text = params.text("write"), params.text("text")
-        importance = params.number("importance", minimum=0.0, maximum=1.0)
-        expires_at = params.number("expires_at", minimum=0.0) if "expires_at" in step else None
-        valid_from, valid_to = (
-            params.number(name, minimum=-math.inf) if name in step else None
-            for name in ("valid_from", "valid_to")
-        )
-        command = WriteFact(key, text, importance, supersedes, expires_at, valid_from, valid_to)
-    elif kind == "read":
-        target = params.raw("read")
-        if isinstance(target, str):
-            command = ReadFact(key=target)
-        elif isinstance(target, int) and not isinstance(target, bool):
-            command = ReadFact(id=target)
-        else:
-            raise params.error("read", f"must be a key (a string) or an id, got {target!r}")
-    elif kind == "query":
-        text, expect = params.text("query", ""), params.text("expect", "")
-        k = params.integer("k", 3, minimum=1)
-        as_of, known_at = (
-            params.number(name, minimum=-math.inf) if name in step else None
-            for name in ("as_of", "known_at")
-        )
-        command = Query(text, expect, k, as_of, known_at)
-    elif kind in ("block", "edit"):
-        command = _block_step(kind, params)
-    elif kind == "episode":
-        command = RecordEpisode(params.text("episode"))
-    elif kind == "recall":
-        command = Recall(params.text("recall"), params.integer("k", 3, minimum=1))
-    else:
-        if params.raw("consolidate") is not True:
-            raise params.error("consolidate", "must be true")
-        command = Consolidate()
-    params.done()
-    return kind, command

@@ -31,7 +31,7 @@ from memtape.core.errors import BadInput
 from memtape.core.visible import visible
 
 if TYPE_CHECKING:
-    from memtape.scenarios.loader import Probe
+    from memtape.scenarios.probes import Probe
 
 Value = str | int | float | bool
 """A scalar value a scenario file holds."""

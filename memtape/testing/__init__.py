@@ -14,24 +14,21 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memtape.testing.machine import (
-        InvariantBroken,
-        PolicyMachine,
-        axis_of,
-        kit_settings,
-        policy_name,
-        run_kit,
-    )
+    from memtape.testing.case import run_kit
+    from memtape.testing.counterexamples import InvariantBroken
+    from memtape.testing.machine import PolicyMachine
+    from memtape.testing.profiles import kit_settings
     from memtape.testing.salience import SalienceNeverVaries
+    from memtape.testing.under_test import axis_of, policy_name
 
 _HOME_OF = {
-    "InvariantBroken": "memtape.testing.machine",
+    "InvariantBroken": "memtape.testing.counterexamples",
     "PolicyMachine": "memtape.testing.machine",
     "SalienceNeverVaries": "memtape.testing.salience",
-    "axis_of": "memtape.testing.machine",
-    "kit_settings": "memtape.testing.machine",
-    "policy_name": "memtape.testing.machine",
-    "run_kit": "memtape.testing.machine",
+    "axis_of": "memtape.testing.under_test",
+    "kit_settings": "memtape.testing.profiles",
+    "policy_name": "memtape.testing.under_test",
+    "run_kit": "memtape.testing.case",
 }
 """The module each public name is defined in (hypothesis only when the machine is asked for)."""
 

@@ -20,10 +20,6 @@ session has run, a compaction policy that marked every drawn turn alike
 ``SalienceNeverVaries`` (``memtape.testing.salience``).
 """
 
-import functools
-import os
-import re
-import unittest
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -47,17 +43,16 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput
 from memtape.core.state import State
-from memtape.policies.plumbing.imports import import_path, is_import_path, policy_class
 from memtape.policies.session import Policies
-from memtape.policies.zoo import AXES
-from memtape.scenarios.writer import scenario_text
 from memtape.testing import strategies as kit
+from memtape.testing.case import MachineCase
 from memtape.testing.checked import CheckedSession, shortest
+from memtape.testing.counterexamples import InvariantBroken, save_counterexample
 from memtape.testing.requires import hypothesis_missing
 from memtape.testing.salience import OPT_OUT, DrawnSalience
+from memtape.testing.under_test import axis_of, policy_name
 
 try:
-    from hypothesis import HealthCheck, Phase, settings
     from hypothesis import strategies as st
     from hypothesis.control import current_build_context
     from hypothesis.errors import InvalidArgument
@@ -67,13 +62,9 @@ try:
         invariant,
         precondition,
         rule,
-        run_state_machine_as_test,
     )
 except ImportError as error:  # pragma: no cover (the test extra installs it)
     raise ImportError(hypothesis_missing()) from error
-
-COUNTEREXAMPLES = Path(".memtape") / "counterexamples"
-"""Where counterexamples go by default (``$MEMTAPE_COUNTEREXAMPLES`` overrides it)."""
 
 BLOCK_LABELS = ("human", "persona")
 """The labels the kit's memory blocks take: few, so creations collide and edits find one."""
@@ -87,111 +78,6 @@ PROMPT = "You are the refund desk: refunds within 30 days, a 10% fee after that.
 COMPANION_FORGETTING = "importance-recency-access"
 """The forgetting policy beside a consolidation policy under test (distilled facts need one)."""
 
-# No explain phase: it re-runs a failing session hundreds of times to name
-# lines of code, where the saved scenario already says what broke.
-_PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
-
-settings.register_profile(
-    "memtape",
-    max_examples=50,
-    stateful_step_count=30,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    phases=_PHASES,
-)
-settings.register_profile(
-    "memtape-ci",
-    max_examples=50,
-    stateful_step_count=30,
-    deadline=None,
-    derandomize=True,
-    database=None,
-    suppress_health_check=list(HealthCheck),
-    phases=_PHASES,
-)
-settings.register_profile(
-    "memtape-thorough",
-    max_examples=1000,
-    stateful_step_count=80,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    phases=_PHASES,
-)
-
-
-def kit_settings() -> settings:
-    """The settings a machine runs under: the profile ``$MEMTAPE_KIT_PROFILE`` names
-    (``memtape``, ``memtape-ci`` or ``memtape-thorough``; ``memtape`` by default)."""
-    name = os.environ.get("MEMTAPE_KIT_PROFILE", "memtape")
-    try:
-        return settings.get_profile(name)
-    except InvalidArgument:
-        raise BadInput(
-            f"MEMTAPE_KIT_PROFILE={name!r} names no hypothesis profile "
-            "(memtape, memtape-ci or memtape-thorough)"
-        ) from None
-
-
-class InvariantBroken(AssertionError):
-    """A policy broke an invariant; ``path`` holds the session that shows it, as a scenario."""
-
-    def __init__(
-        self, policy: str, violation: Violation, path: Path | None, steps: int, why: str = ""
-    ) -> None:
-        self.policy = policy
-        self.violation = violation
-        self.path = path
-        self.steps = steps
-        lines = [f"{policy} breaks {violation.invariant}: {violation}"]
-        if path is not None:
-            lines.append(f"counterexample ({steps} step{'' if steps == 1 else 's'}): {path}")
-            lines.append(f"replay it: memtape run {path} --out run.jsonl")
-        elif why:
-            lines.append(f"the counterexample could not be saved: {why}")
-        super().__init__("\n".join(lines))
-
-
-def policy_name(policy: Any, axis: str | None = None) -> str:
-    """The name a scenario gives ``policy`` (a class, an import path or a registered name)."""
-    if isinstance(policy, str) and policy:
-        return policy
-    if isinstance(policy, type):
-        name = str(getattr(policy, "name", ""))
-        registries = [AXES[axis]] if axis in AXES else list(AXES.values())
-        if any(known.get(name) is policy for known in registries):
-            return name
-        return import_path(policy)
-    raise BadInput(f"name the policy to test (a class or mypkg.module:Policy), got {policy!r}")
-
-
-def axis_of(policy: Any, declared: str | None = None) -> str:
-    """The axis ``policy`` serves: as declared (on the machine or as the class's ``axis``),
-    or the registry it is registered in."""
-    if declared is None:
-        cls = policy
-        if isinstance(policy, str) and is_import_path(policy):
-            cls = policy_class(policy, "the policy under test")
-        declared = getattr(cls, "axis", None)
-        if declared is None:
-            found = [
-                axis
-                for axis, known in AXES.items()
-                if policy in known or any(cls is registered for registered in known.values())
-            ]
-            if isinstance(policy, str) and not found:
-                names = ", ".join(sorted({name for known in AXES.values() for name in known}))
-                raise BadInput(
-                    f"no policy is registered as {policy!r} (registered: {names}); "
-                    "name your own class as mypkg.module:Policy"
-                )
-            declared = found[0] if len(found) == 1 else None
-    if declared not in AXES:
-        raise BadInput(
-            f"say which axis {policy_name(policy)} serves: axis = 'compaction', 'forgetting' "
-            "or 'consolidation' on the policy class (or on the machine)"
-        )
-    return str(declared)
-
 
 def _final() -> bool:
     """Whether this run is the one hypothesis reports (or runs outside hypothesis at all)."""
@@ -199,61 +85,6 @@ def _final() -> bool:
         return current_build_context().is_final
     except InvalidArgument:
         return True
-
-
-class _KitCase(unittest.TestCase):
-    """The kit on ``machine``'s policy as a unittest case: ``run_kit`` under ``settings``."""
-
-    machine: ClassVar["type[PolicyMachine]"]
-    settings: ClassVar[settings]
-
-    def runTest(self) -> None:  # noqa: N802 (unittest's name)
-        """Run the kit."""
-        run_kit(self.machine, self.settings)
-
-
-# So hypothesis's pytest plugin treats it as the hypothesis test it runs.
-_KitCase.runTest.is_hypothesis_test = True  # type: ignore[attr-defined]
-
-
-@functools.cache
-def _case_of(machine: "type[PolicyMachine]") -> type[_KitCase]:
-    """``machine``'s test case, made once (so its ``settings`` may be set)."""
-    attributes = {
-        "machine": machine,
-        "settings": kit_settings(),
-        "__qualname__": f"{machine.__qualname__}.TestCase",
-    }
-    return type(f"{machine.__name__}.TestCase", (_KitCase,), attributes)
-
-
-class _TestCaseOf:
-    """``PolicyMachine.TestCase``: the test case of the machine it is read from, whose test
-    is ``run_kit`` (hypothesis's own would run the sessions without the verdict after)."""
-
-    def __get__(
-        self, machine: "PolicyMachine | None", owner: "type[PolicyMachine] | None" = None
-    ) -> type[_KitCase]:
-        cls = type(machine) if machine is not None else owner
-        assert cls is not None
-        return _case_of(cls)
-
-
-def run_kit(machine: "type[PolicyMachine]", settings: settings | None = None) -> None:
-    """Run the kit on ``machine``'s policy, as its ``TestCase`` does.
-
-    Every session hypothesis draws is checked after every step (a broken
-    invariant raises ``InvariantBroken``); then, for a compaction policy,
-    what it decided of the salience left to it across all of them
-    (``SalienceNeverVaries`` when it never varied). ``settings`` default to
-    the machine's ``TestCase.settings``: the kit's profile.
-    """
-    machine.drawn = DrawnSalience()
-    chosen = settings if settings is not None else machine.TestCase.settings
-    run_state_machine_as_test(machine, settings=chosen)
-    failure = machine.drawn.verdict(policy_name(machine.policy, machine.axis))
-    if failure is not None:
-        raise failure
 
 
 class PolicyMachine(RuleBasedStateMachine):
@@ -280,7 +111,7 @@ class PolicyMachine(RuleBasedStateMachine):
     """The salience the policy decided for the drawn turns left to it, in this run so far."""
 
     # hypothesis types TestCase as its own private case class; ours is a unittest case too.
-    TestCase = _TestCaseOf()  # type: ignore[assignment]
+    TestCase = MachineCase()  # type: ignore[assignment]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -501,25 +332,6 @@ class PolicyMachine(RuleBasedStateMachine):
 
     def save(self, violation: Violation, steps: Sequence[Command]) -> Path:
         """Write the session as a scenario file that ``memtape run`` replays; its path."""
-        configured = type(self).counterexamples
-        folder = Path(
-            configured
-            if configured is not None
-            else os.environ.get("MEMTAPE_COUNTEREXAMPLES", COUNTEREXAMPLES)
+        return save_counterexample(
+            type(self).counterexamples, self.name, self.checked.policies, violation, steps
         )
-        slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", self.name).strip("-.") or "policy"
-        comment = (
-            f"A counterexample found by memtape.testing: {self.name} breaks {violation.invariant}."
-            f"\n{violation}\nReplay it: memtape run FILE --out run.jsonl"
-        )
-        text = scenario_text(
-            slug,
-            f"{self.name} breaks {violation.invariant} at event {violation.position}",
-            self.checked.policies.params(),
-            steps,
-            comment=comment,
-        )
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / f"{slug}.toml"
-        path.write_text(text, "utf-8")
-        return path

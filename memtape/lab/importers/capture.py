@@ -56,7 +56,7 @@ import attrs
 from memtape.capture import threads as keys
 from memtape.core.errors import BadInput
 from memtape.core.plural import counted
-from memtape.lab.importers.capture_entries import Reader
+from memtape.lab.importers.capture_reader import Reader
 from memtape.lab.importers.capture_session import FORMAT, Builder, Exchange, build
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.records import Record, Source

@@ -17,23 +17,18 @@ another request, maybe spelled otherwise: a string or text parts) is the
 same entry. Its ``slot`` is what stays the same when the agent rewrites a
 message in place: a tool result's call id, an assistant message's call ids.
 
-A message seen once is read once: each request resends the conversation,
-so the entries of a message are kept by its canonical JSON, and a long
-capture costs what its distinct messages cost.
+The requests and responses of a capture are read into entries by
+``memtape.lab.importers.capture_reader``.
 """
 
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
-import orjson
 
-from memtape.capture.threads import ANTHROPIC, CHAT, RESPONSES
 from memtape.core.errors import BadInput
 from memtape.lab.importers import anthropic, openai_chat, openai_responses
-from memtape.lab.importers.fields import anthropic_usage, inclusive_usage, token_count
 from memtape.lab.importers.texts import call_text, marked, named, noted
-from memtape.scenarios.usage import Usage
 
 COMPACTION = "compaction"
 """The role of a provider's compaction among the entries (no turn)."""
@@ -88,138 +83,8 @@ class Placed:
     at: str
 
 
-class Reader:
-    """Reads the requests and responses of one endpoint into entries, each distinct message
-    once."""
-
-    def __init__(self, endpoint: str) -> None:
-        if endpoint not in (ANTHROPIC, CHAT, RESPONSES):
-            raise ValueError(endpoint)
-        self.endpoint = endpoint
-        self._read: dict[bytes, tuple[Entry, ...]] = {}
-        self._ids: dict[bytes, tuple[list[str], list[str]]] = {}
-        # A request's messages are read for their entries, then for the ledger's ids: the
-        # canonical JSON is made once, under the message object's id (the source holds every
-        # body while it is read, so no id is reused meanwhile).
-        self._raw: dict[int, bytes] = {}
-
-    def ids(self, body: Mapping[str, Any] | None) -> tuple[list[str], list[str]]:
-        """``ids`` of a request or response body, each distinct message read once."""
-        if not isinstance(body, Mapping):
-            return [], []
-        field = "input" if self.endpoint == RESPONSES else "messages"
-        listed = body.get(field)
-        if not isinstance(listed, list):
-            return ids(self.endpoint, body)
-        calls: list[str] = []
-        results: list[str] = []
-        for message in listed:
-            raw = self._raw.get(id(message)) or orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
-            found = self._ids.get(raw)
-            if found is None:
-                found = self._ids[raw] = ids(self.endpoint, {field: [message]})
-            calls.extend(found[0])
-            results.extend(found[1])
-        return calls, results
-
-    def request(self, request: Mapping[str, Any], where: str) -> list[Placed]:
-        """The entries of a request, in order: its system prompt (when given beside the
-        messages), then its messages'."""
-        placed: list[Placed] = []
-        if self.endpoint == ANTHROPIC:
-            if request.get("system") is not None:
-                texts = anthropic.system_parts(request["system"], f"{where}: system")
-                placed.append(Placed(Entry("system", tuple(texts), head=True), "system"))
-            self._messages(request.get("messages"), "messages", where, placed)
-        elif self.endpoint == CHAT:
-            self._messages(request.get("messages"), "messages", where, placed)
-        else:
-            instructions = request.get("instructions")
-            if instructions is not None:
-                if not isinstance(instructions, str):
-                    raise BadInput(f"{where}: instructions must be a string")
-                placed.append(Placed(Entry("system", (instructions,), head=True), "instructions"))
-            given = request.get("input")
-            if isinstance(given, str):
-                placed.append(Placed(Entry("user", (given,)), "input"))
-            else:
-                self._items(given, "input", where, placed)
-        return placed
-
-    def response(self, response: Mapping[str, Any], where: str) -> tuple[list[Placed], int]:
-        """The entries of a response, and how many of its choices were not read (a Chat
-        response's other choices)."""
-        placed: list[Placed] = []
-        if self.endpoint == ANTHROPIC:
-            content = response.get("content")
-            message = {"role": "assistant", "content": content if content is not None else []}
-            self._message(message, "content", where, placed)
-            return placed, 0
-        if self.endpoint == CHAT:
-            choices = response.get("choices")
-            if not isinstance(choices, list) or not choices:
-                raise BadInput(f"{where}: response: a chat completion needs its choices")
-            first = choices[0]
-            chosen = first.get("message") if isinstance(first, Mapping) else None
-            if not isinstance(chosen, Mapping):
-                raise BadInput(f"{where}: response: choices[0] needs its message")
-            self._message(chosen, "choices[0].message", where, placed)
-            return placed, len(choices) - 1
-        self._items(response.get("output"), "output", where, placed)
-        return placed, 0
-
-    def _messages(self, given: Any, field: str, where: str, placed: list[Placed]) -> None:
-        if given is None:
-            return
-        if not isinstance(given, list):
-            raise BadInput(f"{where}: request: {field} must be a list")
-        for index, message in enumerate(given):
-            self._message(message, f"{field}[{index}]", where, placed)
-
-    def _message(self, message: Any, at: str, where: str, placed: list[Placed]) -> None:
-        raw = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
-        self._raw[id(message)] = raw
-        entries = self._read.get(raw)
-        if entries is None:
-            place = f"{where}: {at}"
-            if self.endpoint == ANTHROPIC:
-                entries = _anthropic(message, place)
-            else:
-                entries = (_chat(message, place),)
-            self._read[raw] = entries
-        placed.extend(Placed(entry, at) for entry in entries)
-
-    def _items(self, given: Any, field: str, where: str, placed: list[Placed]) -> None:
-        """Responses items: one response's consecutive assistant-side items are one entry."""
-        if given is None:
-            return
-        if not isinstance(given, list):
-            raise BadInput(f"{where}: {field} must be a list of items")
-        run: list[Entry] = []
-        run_at = ""
-        for index, item in enumerate(given):
-            at = f"{field}[{index}]"
-            raw = orjson.dumps(item, option=orjson.OPT_SORT_KEYS)
-            self._raw[id(item)] = raw
-            entries = self._read.get(raw)
-            if entries is None:
-                entries = (_item(item, f"{where}: {at}"),)
-                self._read[raw] = entries
-            entry = entries[0]
-            if entry.role == "assistant":
-                if not run:
-                    run_at = at
-                run.append(entry)
-                continue
-            if run:
-                placed.append(Placed(_joined(run), run_at))
-                run = []
-            placed.append(Placed(entry, at))
-        if run:
-            placed.append(Placed(_joined(run), run_at))
-
-
-def _joined(run: Sequence[Entry]) -> Entry:
+def joined(run: Sequence[Entry]) -> Entry:
+    """A run of one response's assistant-side entries (Responses items) as one entry."""
     if len(run) == 1:
         return run[0]
     parts = tuple(part for entry in run for part in entry.parts)
@@ -227,7 +92,7 @@ def _joined(run: Sequence[Entry]) -> Entry:
     return Entry("assistant", parts, calls)
 
 
-def _anthropic(message: Any, where: str) -> tuple[Entry, ...]:
+def anthropic_entries(message: Any, where: str) -> tuple[Entry, ...]:
     """An Anthropic message's entries (see the module's docstring)."""
     if not isinstance(message, Mapping):
         raise BadInput(f"{where}: a message is an object with role and content")
@@ -279,7 +144,7 @@ def _anthropic(message: Any, where: str) -> tuple[Entry, ...]:
     return tuple(entries)
 
 
-def _chat(message: Any, where: str) -> Entry:
+def chat_entry(message: Any, where: str) -> Entry:
     """A Chat Completions message's entry."""
     if not isinstance(message, Mapping):
         raise BadInput(f"{where}: a message is an object with role and content")
@@ -314,7 +179,7 @@ def _chat(message: Any, where: str) -> Entry:
     return Entry(role, tuple(parts), tuple(calls), answers)
 
 
-def _item(item: Any, where: str) -> Entry:
+def responses_entry(item: Any, where: str) -> Entry:
     """A Responses item's entry (an assistant-side one is joined with its run's)."""
     if not isinstance(item, Mapping):
         raise BadInput(f"{where}: an item is an object with a type")
@@ -369,76 +234,3 @@ def _call_id(item: Mapping[str, Any], where: str) -> str:
     if not isinstance(call, str) or not call:
         raise BadInput(f"{where}: a {item.get('type')} item needs a call_id, got {call!r}")
     return call
-
-
-def usage(endpoint: str, response: Mapping[str, Any], where: str) -> Usage | None:
-    """What a response (of the exchange at ``where``) says it was billed, as a turn's usage
-    (``input`` the uncached prompt); None when it says nothing. A count that is no count
-    is warned of (``fields.token_count``)."""
-    where = f"{where}: response.usage"
-    given = response.get("usage")
-    if not isinstance(given, Mapping):
-        return None
-    if endpoint == ANTHROPIC:
-        return anthropic_usage(given, where)
-    prompt_key, output_key, details = (
-        ("prompt_tokens", "completion_tokens", "prompt_tokens_details")
-        if endpoint == CHAT
-        else ("input_tokens", "output_tokens", "input_tokens_details")
-    )
-    prompt = token_count(given.get(prompt_key), f"{where}.{prompt_key}")
-    output = token_count(given.get(output_key), f"{where}.{output_key}")
-    detail = given.get(details)
-    cached = (
-        token_count(detail.get("cached_tokens"), f"{where}.{details}.cached_tokens")
-        if isinstance(detail, Mapping)
-        else None
-    )
-    if prompt is None and output is None:
-        return None
-    return inclusive_usage(prompt, output, cached)
-
-
-def ids(endpoint: str, body: Mapping[str, Any] | None) -> tuple[list[str], list[str]]:
-    """The ids of the tool calls a request or response body holds, and of the calls its
-    results answer, read from the raw body (the ledger's count, apart from the entries)."""
-    calls: list[str] = []
-    results: list[str] = []
-    if not isinstance(body, Mapping):
-        return calls, results
-    if endpoint == RESPONSES:
-        for field in ("input", "output"):
-            items = body.get(field)
-            for item in items if isinstance(items, list) else ():
-                kind = item.get("type") if isinstance(item, Mapping) else None
-                if not isinstance(kind, str):
-                    continue
-                if kind in openai_responses.CALLS:
-                    calls.append(str(item.get("call_id")))
-                elif kind in openai_responses.OUTPUTS:
-                    results.append(str(item.get("call_id")))
-        return calls, results
-    if endpoint == CHAT:
-        messages = body.get("messages")
-        if not isinstance(messages, list):
-            choices = body.get("choices")
-            first = choices[0] if isinstance(choices, list) and choices else None
-            message = first.get("message") if isinstance(first, Mapping) else None
-            messages = [message] if isinstance(message, Mapping) else []
-        for message in messages:
-            if not isinstance(message, Mapping):
-                continue
-            for call in message.get("tool_calls") or ():
-                if isinstance(call, Mapping):
-                    calls.append(str(call.get("id")))
-            if message.get("role") == "tool":
-                results.append(str(message.get("tool_call_id")))
-        return calls, results
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        messages = [{"content": body.get("content")}]
-    for message in messages:
-        found_calls, found_results = anthropic.ids(message)
-        calls.extend(found_calls)
-        results.extend(found_results)
-    return calls, results

@@ -20,7 +20,9 @@ from memtape.capture import threads as keys
 from memtape.core.errors import BadInput
 from memtape.core.plural import counted
 from memtape.lab.importers.capture_changes import compare
-from memtape.lab.importers.capture_entries import COMPACTION, Entry, Placed, Reader, usage
+from memtape.lab.importers.capture_counts import usage
+from memtape.lab.importers.capture_entries import COMPACTION, Entry, Placed
+from memtape.lab.importers.capture_reader import Reader
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.records import Source
 from memtape.lab.importers.transcript import Compaction, Transcript, Turns

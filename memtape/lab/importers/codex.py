@@ -52,11 +52,24 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.codex_items import (
+    CALLS,
+    OUTPUTS,
+    ROLES,
+    UNNAMED,
+    call_id,
+    call_name,
+    history_text,
+    message_role,
+    output_texts,
+    tools_found,
+    web_search,
+)
 from memtape.lab.importers.fields import inclusive_usage, token_count
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.openai_responses import content_texts, reasoning_text
 from memtape.lab.importers.records import Source
-from memtape.lab.importers.texts import call_text, json_text, marked, noted
+from memtape.lab.importers.texts import call_text, noted
 from memtape.lab.importers.transcript import Compaction, Transcript, Turns
 from memtape.scenarios.usage import Usage
 
@@ -65,26 +78,6 @@ FORMAT = "codex"
 
 RECORDS = ("session_meta", "response_item", "compacted", "turn_context", "event_msg")
 """The record types a rollout holds (others, newer, are left out and counted)."""
-
-ROLES = {"user": "user", "developer": "system", "system": "system", "assistant": "assistant"}
-"""Each message role and the turn role it becomes."""
-
-CALLS = {
-    "function_call": "arguments",
-    "custom_tool_call": "input",
-    "local_shell_call": "action",
-    "tool_search_call": "arguments",
-}
-"""The call items, and the field that holds each one's arguments."""
-
-OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
-"""The items that carry a call's result."""
-
-NAMED = {"local_shell_call": "local_shell", "tool_search_call": "tool_search"}
-"""The call items that name no tool, and the name their call reads with."""
-
-UNNAMED = ("tool_search_call", "tool_search_output")
-"""The call and output items that may have no ``call_id``: without one, they are left out."""
 
 
 @attrs.define
@@ -176,7 +169,7 @@ class _Reader:
         kind = item.get("type", "message" if "role" in item else None)
         if not isinstance(kind, str):
             raise BadInput(f"{where}: an item's type must be a string, got {kind!r}")
-        if kind == "message" and _role(item, where) == "assistant":
+        if kind == "message" and message_role(item, where) == "assistant":
             self._gather(where).parts.extend(content_texts(item.get("content"), where, "content"))
         elif kind == "reasoning":
             self._gather(where).parts.append(reasoning_text(item, where))
@@ -184,19 +177,21 @@ class _Reader:
             return _kind("response_item", kind)
         elif kind in CALLS:
             response = self._gather(where)
-            response.calls.append(_call_id(item, where))
-            response.parts.append(call_text(_call_name(item), item.get(CALLS[kind]), where))
+            response.calls.append(call_id(item, where))
+            response.parts.append(call_text(call_name(item), item.get(CALLS[kind]), where))
         elif kind == "web_search_call":
-            self._gather(where).parts.append(_web_search(item))
+            self._gather(where).parts.append(web_search(item))
         elif kind == "image_generation_call":
             self._gather(where).parts.append(noted("image generation", item.get("revised_prompt")))
         elif kind == "tool_search_output":
-            found = _tools(item.get("tools"))
-            self._turn("tool", [found], where, (_call_id(item, where),))
+            found = tools_found(item.get("tools"))
+            self._turn("tool", [found], where, (call_id(item, where),))
         elif kind in OUTPUTS:
-            self._turn("tool", _output(item.get("output"), where), where, (_call_id(item, where),))
+            self._turn(
+                "tool", output_texts(item.get("output"), where), where, (call_id(item, where),)
+            )
         elif kind == "message":
-            role = ROLES[_role(item, where)]
+            role = ROLES[message_role(item, where)]
             self._turn(role, content_texts(item.get("content"), where, "content"), where)
         else:
             return _kind("response_item", kind)
@@ -236,7 +231,7 @@ class _Reader:
             summary = message
         elif isinstance(history, list):
             summary = "\n".join(
-                _history_text(item, f"{where}: replacement_history[{i}]")
+                history_text(item, f"{where}: replacement_history[{i}]")
                 for i, item in enumerate(history)
             )
         else:
@@ -334,71 +329,3 @@ def _usage(usage: Any, where: str) -> Usage | None:
 def _kind(record: str, kind: Any) -> str:
     """The kind a left-out record is counted as: its record type, and its payload's type."""
     return f"{record} ({kind})" if isinstance(kind, str) else record
-
-
-def _role(item: Mapping[str, Any], where: str) -> str:
-    role = item.get("role")
-    if not isinstance(role, str) or role not in ROLES:
-        raise BadInput(f"{where}: a message's role is one of {', '.join(ROLES)}, got {role!r}")
-    return str(role)
-
-
-def _call_id(item: Mapping[str, Any], where: str) -> str:
-    call = item.get("call_id")
-    if call is None and item.get("type") == "local_shell_call":
-        call = item.get("id")
-    if not isinstance(call, str) or not call:
-        raise BadInput(f"{where}: a {item.get('type')} item needs a call_id, got {call!r}")
-    return call
-
-
-def _call_name(item: Mapping[str, Any]) -> Any:
-    kind = item.get("type")
-    return NAMED[kind] if kind in NAMED else item.get("name")
-
-
-def _tools(tools: Any) -> str:
-    """A tool search's result: the names of the tools it found."""
-    if not isinstance(tools, list):
-        return json_text(tools)
-    names = [t.get("name") if isinstance(t, Mapping) else None for t in tools]
-    if all(isinstance(name, str) for name in names):
-        return f"{len(names)} tools found: {', '.join(str(name) for name in names)}"
-    return json_text(tools)
-
-
-def _web_search(item: Mapping[str, Any]) -> str:
-    action = item.get("action")
-    if not isinstance(action, Mapping):
-        return marked("web search", "")
-    detail = action.get("query") or action.get("url") or action.get("pattern")
-    return marked("web search", json_text(detail))
-
-
-def _output(output: Any, where: str) -> list[str]:
-    """A call's output: a string, a list of parts, or ``{"content", "success"}``."""
-    if isinstance(output, Mapping) and isinstance(output.get("content"), str):
-        text = output["content"]
-        return [marked("error", text) if output.get("success") is False else text]
-    return content_texts(output, where, "output")
-
-
-def _history_text(item: Any, where: str) -> str:
-    """One item of a compaction's replacement history, as the summary's text shows it: as a
-    turn would show it, but with no call made or answered (the summary only mentions them)."""
-    if not isinstance(item, Mapping):
-        raise BadInput(f"{where}: an item is an object with a type")
-    kind = item.get("type", "message" if "role" in item else None)
-    if not isinstance(kind, str):
-        raise BadInput(f"{where}: an item's type must be a string, got {kind!r}")
-    if kind == "message":
-        return "\n".join(content_texts(item.get("content"), where, "content"))
-    if kind == "compaction":
-        return noted("compaction", "encrypted")
-    if kind == "reasoning":
-        return reasoning_text(item, where)
-    if kind in CALLS:
-        return call_text(_call_name(item), item.get(CALLS[kind]), where)
-    if kind in OUTPUTS:
-        return "\n".join(_output(item.get("output"), where))
-    return noted(str(kind))

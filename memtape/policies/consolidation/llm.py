@@ -20,9 +20,7 @@ the pending episodes one a line as ``[3] text``; ``DEFAULT_PROMPT`` asks
 for the shape above.
 """
 
-import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -34,14 +32,12 @@ from memtape.core.events import (
     Consolidated,
     EpisodeRecorded,
     Event,
-    ModelCall,
     ProceduralRule,
     SemanticFact,
 )
 from memtape.core.state import State
-from memtape.llm.answers import Question, answer
-from memtape.llm.asking import ask, prompt_hash
 from memtape.llm.config import ModelConfig
+from memtape.llm.usable import Refused, ask_until_usable, json_object
 from memtape.policies.plumbing.building import build_settings
 from memtape.policies.plumbing.params import Params
 from memtape.policies.text.prompts import prompt_param
@@ -61,16 +57,6 @@ Episodes:
 """
 """The prompt of ``policy = "llm"`` unless the table gives its own."""
 
-RETRY = "\n\nYour answer {tries} was refused: {reason}. Answer again, with the JSON object only."
-"""What a retry adds to the prompt: why the last answer was refused, and how many came
-before (so that each retry is a new prompt, which no cache answers with the refused one)."""
-
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
-
-
-class Refused(ValueError):
-    """A model's answer that does not parse or breaks the contract, and why."""
-
 
 def render_episodes(episodes: Sequence[EpisodeRecorded]) -> str:
     """The pending episodes as the prompt lists them: ``[id] text``, one a line."""
@@ -81,14 +67,7 @@ def distilled(
     output: str, episodes: Sequence[EpisodeRecorded]
 ) -> tuple[tuple[SemanticFact, ...], tuple[ProceduralRule, ...]]:
     """The facts and rules a model's ``output`` gives, or ``Refused`` saying why none."""
-    match = _FENCE.match(output)
-    text = match.group(1) if match else output
-    try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise Refused(f"it is not JSON ({error})") from None
-    if not isinstance(data, dict):
-        raise Refused("it is not a JSON object")
+    data = json_object(output)
     pending = {episode.id for episode in episodes}
     semantic = tuple(
         _fact(item, n, pending) for n, item in enumerate(_list(data, "semantic"), start=1)
@@ -192,29 +171,8 @@ class LlmConsolidation:
         ids = tuple(episode.id for episode in episodes)
         if not episodes:
             return (Consolidated(ids, (), ()),)
-        base = self.prompt.replace("{episodes}", render_episodes(episodes))
-        asked: list[ModelCall] = []
-        reason = ""
-        for tries in range(self.config.max_retries + 1):
-            text = base + (RETRY.format(tries=tries, reason=reason) if reason else "")
-            call = self._ask(text)
-            asked.append(call)
-            try:
-                semantic, procedural = distilled(call.output, episodes)
-            except Refused as refused:
-                reason = str(refused)
-                continue
-            return (Consolidated(ids, semantic, procedural, tuple(asked)),)
-        tries = len(asked)
-        raise Rejected(
-            f"model {self.config.model!r} gave no usable consolidation in {tries} "
-            f"{'try' if tries == 1 else 'tries'}: the last answer was refused: {reason}"
+        prompt = self.prompt.replace("{episodes}", render_episodes(episodes))
+        (semantic, procedural), asked = ask_until_usable(
+            self.config, prompt, lambda output: distilled(output, episodes), "consolidation"
         )
-
-    def _ask(self, text: str) -> ModelCall:
-        messages = ({"role": "user", "content": text},)
-        hashed = prompt_hash(text)
-        config = self.config
-        return answer(
-            Question(config.model, hashed, lambda: ask(config, messages, hashed, json_object=True))
-        )
+        return (Consolidated(ids, semantic, procedural, asked),)

@@ -18,20 +18,17 @@ is added without asking. The decision, its candidates and every call made
 are recorded in a ``Judged`` event, so replay never asks.
 """
 
-import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
 import attrs
 
 from memtape.core.commands import WriteFact
-from memtape.core.errors import BadInput, Rejected
-from memtape.core.events import Judged, ModelCall
+from memtape.core.errors import BadInput
+from memtape.core.events import Judged
 from memtape.core.state import Fact, Store
-from memtape.llm.answers import Question, answer
-from memtape.llm.asking import ask, prompt_hash
 from memtape.llm.config import ModelConfig
+from memtape.llm.usable import Refused, ask_until_usable, json_object
 from memtape.policies.plumbing.building import build_settings
 from memtape.policies.plumbing.params import Params
 from memtape.policies.store.relevance import fact_words, words
@@ -56,16 +53,6 @@ Stored facts:
 """
 """What the model is asked; ``{key}``, ``{text}`` and ``{candidates}`` are filled in."""
 
-RETRY = "\n\nYour answer {tries} was refused: {reason}. Answer again, with the JSON object only."
-"""What a retry adds to the prompt (each retry is a new prompt, which no cache answers with
-the refused one)."""
-
-_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
-
-
-class Refused(ValueError):
-    """A model's judgement that does not parse or names no candidate, and why."""
-
 
 def candidates(store: Store, command: WriteFact, k: int) -> tuple[Fact, ...]:
     """The ``k`` active facts most like the write (Jaccard index of their words, above 0),
@@ -89,14 +76,7 @@ def render_candidates(facts: Sequence[Fact]) -> str:
 
 def judgement(output: str, among: Sequence[int]) -> tuple[str, int]:
     """The decision and target (0 for none) a model's ``output`` gives, or ``Refused``."""
-    match = _FENCE.match(output)
-    text = match.group(1) if match else output
-    try:
-        data = json.loads(text)
-    except ValueError as error:
-        raise Refused(f"it is not JSON ({error})") from None
-    if not isinstance(data, dict):
-        raise Refused("it is not a JSON object")
+    data = json_object(output)
     decision = data.get("decision")
     if not isinstance(decision, str) or decision.upper() not in JUDGEMENTS:
         raise Refused(f"it decides {decision!r}, not one of {', '.join(JUDGEMENTS)}")
@@ -123,35 +103,16 @@ class Judge:
         ids = tuple(fact.id for fact in found)
         if not found:
             return Judged(command.key, "ADD", ids)
-        base = DEFAULT_PROMPT.format(
+        prompt = DEFAULT_PROMPT.format(
             key=command.key, text=command.text, candidates=render_candidates(found)
         )
-        asked: list[ModelCall] = []
-        reason = ""
-        for tries in range(self.config.max_retries + 1):
-            text = base + (RETRY.format(tries=tries, reason=reason) if reason else "")
-            call = self._ask(text)
-            asked.append(call)
-            try:
-                decision, target = judgement(call.output, ids)
-            except Refused as refused:
-                reason = str(refused)
-                continue
-            return Judged(command.key, decision, ids, target, tuple(asked))
-        tries = len(asked)
-        raise Rejected(
-            f"model {self.config.model!r} gave no usable judgement of the write to "
-            f"{command.key!r} in {tries} {'try' if tries == 1 else 'tries'}: "
-            f"the last answer was refused: {reason}"
+        (decision, target), asked = ask_until_usable(
+            self.config,
+            prompt,
+            lambda output: judgement(output, ids),
+            f"judgement of the write to {command.key!r}",
         )
-
-    def _ask(self, text: str) -> ModelCall:
-        messages = ({"role": "user", "content": text},)
-        hashed = prompt_hash(text)
-        config = self.config
-        return answer(
-            Question(config.model, hashed, lambda: ask(config, messages, hashed, json_object=True))
-        )
+        return Judged(command.key, decision, ids, target, asked)
 
 
 def read_judge(params: Params, supersession: str, where: str) -> Judge | None:

@@ -1,0 +1,112 @@
+"""The spans of an OpenTelemetry trace that are LLM calls, their conversations, and the usage
+each reported (``memtape.lab.importers.otel`` says how a trace imports)."""
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from memtape.lab.importers.fields import inclusive_usage, token_count
+from memtape.lab.importers.otel_messages import Message, recorded
+from memtape.lab.importers.otlp import Span
+from memtape.scenarios.usage import Usage
+
+LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
+"""The ``gen_ai.operation.name`` values of a call to a model."""
+
+OPERATION = "gen_ai.operation.name"
+OPENINFERENCE_KIND = "openinference.span.kind"
+CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
+"""The attributes naming a span's conversation: GenAI's, then OpenInference's."""
+
+USAGE_KEYS = (
+    ("gen_ai.usage.input_tokens", "llm.token_count.prompt"),
+    ("gen_ai.usage.output_tokens", "llm.token_count.completion"),
+    ("gen_ai.usage.cache_read.input_tokens", "llm.token_count.prompt_details.cache_read"),
+    ("gen_ai.usage.cache_creation.input_tokens", "llm.token_count.prompt_details.cache_write"),
+)
+"""The usage attributes (GenAI's, OpenInference's) of input, output, cache read, cache write."""
+
+
+@attrs.frozen
+class Call:
+    """One LLM call's span and what it sent and got."""
+
+    span: Span
+    instructions: Message | None
+    inputs: list[Message]
+    outputs: list[Message]
+
+    @property
+    def sent(self) -> list[Message]:
+        """The whole context the call sent: its instructions, then its input messages."""
+        return ([self.instructions] if self.instructions else []) + self.inputs
+
+
+def span_kind(span: Span) -> str | None:
+    """What a span is left out as, or None for an LLM call that records its messages."""
+    attributes = span.attributes
+    operation = attributes.get(OPERATION)
+    kind = attributes.get(OPENINFERENCE_KIND)
+    if operation in LLM_OPERATIONS or kind == "LLM":
+        return None if recorded(attributes) else "LLM call without messages"
+    if isinstance(operation, str) and operation:
+        return f"{operation} span"
+    if isinstance(kind, str) and kind:
+        return f"{kind} span"
+    return "other span"
+
+
+def conversations(calls: list[Call], found: list[Span]) -> list[tuple[str, list[Call]]]:
+    """The calls by conversation, each in order of start time, the conversations in order of
+    their first call."""
+    by_id = {(span.trace, span.id): span for span in found}
+    order = {span.where: index for index, span in enumerate(found)}
+    groups: dict[str, list[Call]] = {}
+    for call in calls:
+        groups.setdefault(_conversation(call.span, by_id), []).append(call)
+    for group in groups.values():
+        group.sort(key=lambda call: (call.span.start, order[call.span.where]))
+    return sorted(
+        groups.items(), key=lambda item: (item[1][0].span.start, order[item[1][0].span.where])
+    )
+
+
+def _conversation(span: Span, by_id: Mapping[tuple[str, str], Span]) -> str:
+    """A span's conversation id, its nearest ancestor's, or its trace's."""
+    seen: set[str] = set()
+    current: Span | None = span
+    while current is not None and current.id not in seen:
+        seen.add(current.id)
+        for key in CONVERSATION_KEYS:
+            given = current.attributes.get(key)
+            if isinstance(given, str) and given:
+                return given
+        parent = current.parent
+        current = by_id.get((span.trace, parent)) if parent is not None else None
+    return f"trace {span.trace}"
+
+
+def _count(attributes: Mapping[str, Any], keys: tuple[str, str], where: str) -> int | None:
+    """The first token count under ``keys`` (GenAI's name, then OpenInference's), of the
+    span at ``where``."""
+    for key in keys:
+        given = token_count(attributes.get(key), f"{where}: {key}")
+        if given is not None:
+            return given
+    return None
+
+
+def call_usage(call: Call) -> Usage | None:
+    """The usage a call reported, its input counted without the cached tokens."""
+    given, output, read, written = (
+        _count(call.span.attributes, keys, call.span.where) for keys in USAGE_KEYS
+    )
+    return inclusive_usage(given, output, read, written)
+
+
+def context_tokens(call: Call) -> int | None:
+    """What a call's context came to, by its own count: its input and output tokens."""
+    given = _count(call.span.attributes, USAGE_KEYS[0], call.span.where)
+    output = _count(call.span.attributes, USAGE_KEYS[1], call.span.where)
+    return given + output if given is not None and output is not None else None
