@@ -13,7 +13,7 @@ import time
 
 from benchmarks.conftest import Bench
 from memtape.core.commands import Recall
-from memtape.core.events import TurnAdded
+
 from memtape.core.seq import Seq
 from memtape.core.state import INITIAL_STATE, State
 from memtape.policies.session import Policies
@@ -31,21 +31,21 @@ def _words(count: int) -> list[str]:
     return [f"w{n}" for n in range(count)]
 
 
-def _left(turns: int) -> Seq[TurnAdded]:
+def _left(turns: int) -> Seq[Left]:
     """``turns`` turns of 12 words each: four common words and eight from the vocabulary."""
     draw = random.Random(30)
     vocabulary = _words(5_000)
     made = []
     for number in range(1, turns + 1):
         words = [*draw.choices(COMMON, k=4), *draw.choices(vocabulary, k=8)]
-        made.append(TurnAdded(number, "user", " ".join(words), 14, salient=False))
+        made.append((number, " ".join(words), 14))
     return Seq(made)
 
 
 def test_a_recall_over_100k_dropped_turns(bench: Bench) -> None:
     turns = bench.size(TURNS)
     left = _left(turns)
-    window = INITIAL_STATE.window._replace(left=left, dropped=Seq(t.turn for t in left))
+    window = INITIAL_STATE.window._replace(left=left, dropped=Seq(number for number, _, _ in left))
     state = State(0.0, window, INITIAL_STATE.store, INITIAL_STATE.memory)
     policies = Policies.from_params(
         {"compaction": {"policy": "tiered", "budget": 400, "hot_n": 2, "recall": "bm25"}}
