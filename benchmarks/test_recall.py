@@ -13,9 +13,8 @@ import time
 
 from benchmarks.conftest import Bench
 from memtape.core.commands import Recall
-
 from memtape.core.seq import Seq
-from memtape.core.state import INITIAL_STATE, State
+from memtape.core.state import INITIAL_STATE, Left, State
 from memtape.policies.session import Policies
 
 TURNS = 100_000
