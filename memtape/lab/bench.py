@@ -21,20 +21,20 @@ from typing import Any
 
 import attrs
 
-from memtape.core.commands import AddTurn
+from memtape.core.commands import AddTurn, Ask
 from memtape.core.errors import BadInput, NothingToApply, Rejected
-from memtape.core.events import Event
+from memtape.core.events import Answered, Event
 from memtape.core.spelling import did_you_mean
 from memtape.core.state import State
-from memtape.lab.judge import Judge, Verdict, answer_metrics, question_of
+from memtape.lab.judge import asks, question_of
 from memtape.lab.progress import EVERY
 from memtape.lab.spread import Replicated
 from memtape.llm.cache import cache_setting, caching, use_cache
-from memtape.llm.config import ModelConfig
 from memtape.policies.session import Policies, Session
 from memtape.policies.text.summarizers import SUMMARIZER_PARAMS
 from memtape.policies.text.tier_writers import WRITER_PROMPTS
 from memtape.policies.zoo import AXES, AXIS_OF, LLM
+from memtape.projections.answers import Verdict, answer_metrics, verdicts
 from memtape.projections.billing.prices import Price, PriceTable, shipped_prices
 from memtape.projections.billing.tally import COST_METRICS, CostTally
 from memtape.projections.metrics import (
@@ -77,9 +77,10 @@ any reason: the policy's floor (the turns it must keep), a policy that promises 
 budget (``none``), or a broken promise (``Result.over_budget`` says which; the
 table marks the peak with it); false otherwise, and null where ``peak_tokens`` is.
 The ``llm_*`` ones add up the model calls a cell's decisions made
-(``memtape.projections.model_calls.model_usage``). ``answers_correct`` and ``answers_judged``
-count the questions a ``--judge`` model answered correctly and those a judge had to
-grade (``memtape.lab.judge``); null without ``--judge``. The cost ones
+(``memtape.projections.model_calls.model_usage``; a judge's calls are not among them).
+``answers_correct`` and ``answers_judged`` count the questions a ``--judge`` model answered
+correctly and those a judge had to grade, read from the cell's ``Answered`` events
+(``memtape.lab.judge``); null without ``--judge``. The cost ones
 (``memtape.projections.billing.tally.COST_METRICS``) bill a compaction cell's
 requests at the price of the scenario's ``[cost] model`` (or ``--set
 cost.model=NAME``), and are null without one.
@@ -397,9 +398,12 @@ def run_cell(
     cell: Cell,
     scenario: Scenario | None = None,
     on_commands: Callable[[int, int], None] | None = None,
+    kept: Callable[[Session], None] | None = None,
 ) -> Result:
     """Run one cell in a fresh session and measure it on the cell's axis; ``on_commands``
-    (done, total) hears how far the cell got every ``EVERY`` commands.
+    (done, total) hears how far the cell got every ``EVERY`` commands, and ``kept`` is
+    given the session once it has run (its run records every decision, a ``--judge``'s
+    answers among them).
 
     A compaction policy is measured on the window, a forgetting policy on the
     store; the other axis's metrics are None, since they measure the
@@ -422,8 +426,8 @@ def run_cell(
         # Each replicate asks afresh: the cache would make every one the first's.
         with caching(None):
             seeded = policies.with_settings(replicate_settings(policies, axis, cell.replicate))
-            return _measured(cell, scenario, seeded, on_commands)
-    return _measured(cell, scenario, policies, on_commands)
+            return _measured(cell, scenario, seeded, on_commands, kept)
+    return _measured(cell, scenario, policies, on_commands, kept)
 
 
 def _measured(
@@ -431,6 +435,7 @@ def _measured(
     scenario: Scenario,
     policies: Policies,
     on_commands: Callable[[int, int], None] | None,
+    kept: Callable[[Session], None] | None = None,
 ) -> Result:
     """Run the cell's scenario under ``policies`` (the cell's, built) and measure it."""
     axis = cell.spec.axis
@@ -439,11 +444,8 @@ def _measured(
     probes = (*scenario.probes, *([] if cell.probes is None else _file_probes(cell.probes)))
     window = WindowTally(probes, policies.compaction) if axis == "compaction" else None
     bill = _bill(scenario, cell) if window is not None else None
-    judge = None
-    if cell.judge is not None and window is not None:
-        judge = Judge(ModelConfig(cell.judge, seed=cell.replicate))
+    judge = cell.judge if window is not None else None
     asked = [probe for probe in probes if question_of(probe) is not None]
-    verdicts: list[Verdict] = []
     _warm()
     _ready(policies)
     clock = _clock
@@ -463,13 +465,17 @@ def _measured(
         if window is not None:
             # Measured as the run is made, on the states the session folded anyway.
             window.step(command, events, before, session.state, len(session.run) - len(events))
-            if judge is not None and isinstance(command, AddTurn):
-                now = session.state.window
-                verdicts.extend(judge.verdicts(now, now.turns, asked))
         if bill is not None:
             bill.step(command, events, before, session.state, len(session.run) - len(events))
+        if judge is not None and window is not None and isinstance(command, AddTurn):
+            _ask(session, window, asks(asked, session.state.window.turns, judge, cell.replicate))
+    if kept is not None:
+        kept(session)
     metrics["decide_us_per_command"] = spent / len(scenario.steps) / 1000
-    metrics.update(model_usage(session.run.events).data())
+    # The judge's calls measure the policy: they are no calls of its decisions.
+    decided = (event for event in session.run.events if not isinstance(event, Answered))
+    metrics.update(model_usage(decided).data())
+    found = verdicts(session.run.events) if judge is not None else ()
     budget = None
     sent: tuple[int, ...] = ()
     retention: tuple[float | None, ...] = ()
@@ -480,7 +486,7 @@ def _measured(
         budget = policies.compaction.budget
         sent, retention, losses = tally.sent, tally.retention, tally.losses
         over_budget = tally.over_budget
-        metrics.update(_window_metrics(tally, bill, None if judge is None else verdicts))
+        metrics.update(_window_metrics(tally, bill, None if judge is None else found))
     else:
         store = forgetting_metrics(session.run)
         metrics.update(
@@ -503,8 +509,17 @@ def _measured(
         _notable(axis, cell.spec.name, params),
         losses,
         over_budget,
-        verdicts=tuple(verdicts),
+        verdicts=found,
     )
+
+
+def _ask(session: Session, window: WindowTally, questions: Sequence[Ask]) -> None:
+    """Give the session each of ``questions`` and the tally each one's step; untimed, and no
+    request of the agent's to bill (each asks the judge's model)."""
+    for question in questions:
+        before = session.state
+        answered = session.execute(question)
+        window.step(question, answered, before, session.state, len(session.run) - 1)
 
 
 def _bill(scenario: Scenario, cell: Cell) -> CostTally | None:
@@ -517,7 +532,7 @@ def _bill(scenario: Scenario, cell: Cell) -> CostTally | None:
 
 
 def _window_metrics(
-    tally: CompactionMetrics, bill: CostTally | None, verdicts: list[Verdict] | None
+    tally: CompactionMetrics, bill: CostTally | None, verdicts: Sequence[Verdict] | None
 ) -> dict[str, Any]:
     """A compaction cell's metrics: the window's, the bill's when priced, the answers' when
     judged."""

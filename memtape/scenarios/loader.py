@@ -80,7 +80,7 @@ from immutables import Map
 
 from memtape.core.commands import (
     BLOCK_OPS,
-    COMMAND_TYPES,
+    STEP_KINDS,
     AddTurn,
     AdvanceClock,
     Command,
@@ -106,7 +106,7 @@ from memtape.scenarios.cost import Cost, is_cost_setting, read_cost, with_cost_s
 from memtape.scenarios.shipped import SHIPPED
 from memtape.scenarios.usage import Usage, read_usage
 
-_KINDS = tuple(COMMAND_TYPES)
+_KINDS = STEP_KINDS
 
 PROBE_KINDS = ("path", "command", "number", "identifier", "url", "constraint", "decision")
 """What a probe may say it is (``memtape.lab.probes`` says how ``--probes auto`` tells)."""
