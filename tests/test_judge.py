@@ -244,6 +244,29 @@ class TestRecordedInEvents:
         words = ("restocking", "Which order", "The fee is", "I do not know", "ORD-3300")
         assert ([], True) == ([w for w in words if w in copied], check_file(Path("copy.jsonl")).ok)
 
+    def test_a_fork_of_a_received_run_asks_no_model_it_names(
+        self,
+        chat_server: ChatServer,
+        llm_env: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """Re-deciding the questions live would send the user's key to the model the file
+        names: without --trust it is one line, and nothing is sent."""
+        sessions: list[Session] = []
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        chat_server.answerer = _answerer
+        cell = Cell("refund-desk", parse_policy("tiered"), (), (), judge=MODEL)
+        run_cell(cell, scenario=_desk(), kept=sessions.append)
+        save_run(sessions[0], Path("judged.jsonl"), "refund-desk")
+        before = chat_server.requests
+        with caching(None):
+            status = main(["fork", "judged.jsonl", "--at", "0", "--out", "f.jsonl"])
+        err = capsys.readouterr().err.splitlines()
+        assert (2, 1, before) == (status, len(err), chat_server.requests)
+        assert f"ask steps name model {MODEL!r}" in err[0]
+        assert not Path("f.jsonl").exists()
+
     def test_the_judges_calls_are_not_the_policys(
         self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

@@ -250,7 +250,7 @@ class Policies:
         if isinstance(command, Ask):
             from memtape.policies.text.answering import decide_ask  # noqa: PLC0415 (a model's client)
 
-            return decide_ask(state, command)
+            return decide_ask(state, command, chosen=self.imports)
         return blocks.decide(self.compaction, state, command)
 
     def _consolidate(self, state: State, command: Consolidate) -> tuple[Event, ...]:

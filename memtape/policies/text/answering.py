@@ -23,6 +23,7 @@ from memtape.core.events import Answered, ModelCall
 from memtape.core.state import State
 from memtape.llm.answers import Question, answer
 from memtape.llm.asking import ask, prompt_hash
+from memtape.llm.client import NotChosen
 from memtape.llm.config import ModelConfig
 from memtape.policies.text.request import Message, chat_messages
 
@@ -58,24 +59,36 @@ def matches(reply: str, answer: str) -> bool:
     return reply.strip() == answer.strip() or normalized(reply) == normalized(answer)
 
 
-def decide_ask(state: State, command: Ask) -> tuple[Answered]:
-    """Ask the command's question against ``state``'s window and score the reply."""
+def decide_ask(state: State, command: Ask, *, chosen: bool = True) -> tuple[Answered]:
+    """Ask the command's question against ``state``'s window and score the reply; unless
+    the user ``chosen`` the model (an ``Ask`` read from an untrusted run file names one),
+    only recorded answers answer it (``memtape.llm.answers.Replay``), and a live question
+    is refused before anything is sent."""
     config = ModelConfig(command.model, seed=command.seed)
     asking = [
         *chat_messages(state.window),
         {"role": "user", "content": QUESTION_PROMPT.format(question=command.question)},
     ]
-    replied = _ask(config, asking)
+    replied = _ask(config, asking, chosen)
     reply = replied.output
     if matches(reply, command.answer):
         return (Answered(command.question, command.answer, reply, True, False, (replied,)),)
     grading = JUDGE_PROMPT.format(question=command.question, answer=command.answer, reply=reply)
-    judged = _ask(config, [{"role": "user", "content": grading}])
+    judged = _ask(config, [{"role": "user", "content": grading}], chosen)
     correct = normalized(judged.output).startswith("yes")
     return (Answered(command.question, command.answer, reply, correct, True, (replied, judged)),)
 
 
-def _ask(config: ModelConfig, messages: Sequence[Message]) -> ModelCall:
+def _ask(config: ModelConfig, messages: Sequence[Message], chosen: bool) -> ModelCall:
     """One call, put to the answers in force, recorded with the hash of its messages."""
     prompt = prompt_hash(json.dumps(list(messages), ensure_ascii=False, sort_keys=True))
-    return answer(Question(config.model, prompt, partial(ask, config, messages, prompt)))
+    live = partial(ask, config, messages, prompt) if chosen else partial(_refused, config)
+    return answer(Question(config.model, prompt, live))
+
+
+def _refused(config: ModelConfig) -> ModelCall:
+    """What a live question of a model a file named gets: a refusal, nothing sent."""
+    raise NotChosen(
+        f"the run's ask steps name model {config.model!r}; a file never chooses the model "
+        "your key goes to, so nothing was sent: trust the run (--trust, or MEMTAPE_TRUST=1)"
+    )
