@@ -690,6 +690,11 @@ def _add_lab_tail(bench: argparse.ArgumentParser) -> None:
         ),
     )
     bench.add_argument(
+        "--frontier-on",
+        metavar="GAIN",
+        help="--frontier, ranked on GAIN: answers_correct, probe_retention or harmful_losses",
+    )
+    bench.add_argument(
         "--columns",
         metavar="NAME,...",
         help=(

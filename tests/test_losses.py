@@ -17,6 +17,7 @@ from memtape.projections.losses import (
     EvidenceCheck,
     KindCount,
     LossAudit,
+    harmful_losses,
     loss_audit,
 )
 from memtape.projections.metrics import ProbeLoss, compaction_metrics
@@ -159,3 +160,28 @@ class TestEvidence:
 
     def test_a_probe_without_evidence_is_not_checked(self) -> None:
         assert () == _ledger().evidence
+
+
+class TestHarmfulCount:
+    def test_the_bench_counts_the_audits_harmful_losses(self) -> None:
+        """The ledger fixture: one harmful loss (the path, asked about at turn 8)."""
+        scenario = load_scenario(str(LEDGER))
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        losses = compaction_metrics(session.run, scenario.probes).losses
+        audited = sum(count.harmful for count in _ledger().by_kind().values())
+        assert (1, 1) == (audited, harmful_losses(session.run, losses))
+
+    def test_only_a_turn_after_the_loss_makes_it_harmful(self) -> None:
+        scenario = load_scenario(str(LEDGER))
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        last = session.state.window.hot[-1]
+        turns = (last.turn - 1, last.turn)
+        made = [ProbeLoss(last.text, turn, 9, "CompactionTriggered") for turn in turns]
+        assert [1, 0] == [harmful_losses(session.run, [loss]) for loss in made]
+
+    def test_a_loss_no_compaction_made_is_not_counted(self) -> None:
+        session = Session(Policies(TieredCompaction(budget=100, hot_n=2)))
+        session.execute_all([AddTurn("user", "a"), AddTurn("user", "a")])
+        assert 0 == harmful_losses(session.run, [ProbeLoss("a", 1, None, None)])

@@ -24,6 +24,7 @@ import attrs
 from memtape.core.commands import AddTurn, Ask
 from memtape.core.errors import BadInput, NothingToApply, Rejected
 from memtape.core.events import Answered, Event
+from memtape.core.run import Run
 from memtape.core.spelling import did_you_mean
 from memtape.core.state import State
 from memtape.lab.judge import asks, question_of
@@ -37,6 +38,7 @@ from memtape.policies.zoo import AXES, AXIS_OF, LLM
 from memtape.projections.answers import Verdict, answer_metrics, verdicts
 from memtape.projections.billing.prices import Price, PriceTable, shipped_prices
 from memtape.projections.billing.tally import COST_METRICS, CostTally
+from memtape.projections.losses import harmful_losses
 from memtape.projections.metrics import (
     CompactionMetrics,
     ProbeLoss,
@@ -56,6 +58,7 @@ METRICS = (
     "tokens_resent",
     "compactions",
     "probe_retention",
+    "harmful_losses",
     "hit_at_k",
     "stale_reads",
     "evictions",
@@ -76,6 +79,8 @@ METRICS = (
 any reason: the policy's floor (the turns it must keep), a policy that promises no
 budget (``none``), or a broken promise (``Result.over_budget`` says which; the
 table marks the peak with it); false otherwise, and null where ``peak_tokens`` is.
+``harmful_losses`` counts the probes a compaction lost that a later turn mentioned again
+(``memtape audit``'s harmful losses; ``memtape.projections.losses.harmful_losses``).
 The ``llm_*`` ones add up the model calls a cell's decisions made
 (``memtape.projections.model_calls.model_usage``; a judge's calls are not among them).
 ``answers_correct`` and ``answers_judged`` count the questions a ``--judge`` model answered
@@ -486,7 +491,7 @@ def _measured(
         budget = policies.compaction.budget
         sent, retention, losses = tally.sent, tally.retention, tally.losses
         over_budget = tally.over_budget
-        metrics.update(_window_metrics(tally, bill, None if judge is None else found))
+        metrics.update(_window_metrics(tally, session.run, bill, None if judge is None else found))
     else:
         store = forgetting_metrics(session.run)
         metrics.update(
@@ -532,16 +537,20 @@ def _bill(scenario: Scenario, cell: Cell) -> CostTally | None:
 
 
 def _window_metrics(
-    tally: CompactionMetrics, bill: CostTally | None, verdicts: Sequence[Verdict] | None
+    tally: CompactionMetrics,
+    run: Run,
+    bill: CostTally | None,
+    verdicts: Sequence[Verdict] | None,
 ) -> dict[str, Any]:
-    """A compaction cell's metrics: the window's, the bill's when priced, the answers' when
-    judged."""
+    """A compaction cell's metrics (its ``run``'s): the window's, the bill's when priced,
+    the answers' when judged."""
     metrics: dict[str, Any] = {
         "peak_tokens": tally.peak_tokens,
         "peak_over_budget": tally.peak_over_budget,
         "tokens_resent": tally.tokens_resent,
         "compactions": tally.compactions,
         "probe_retention": tally.probe_retention,
+        "harmful_losses": harmful_losses(run, tally.losses),
     }
     if bill is not None:
         metrics.update(bill.metrics().data())

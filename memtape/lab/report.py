@@ -74,6 +74,7 @@ def bench(
     judge: str | None = None,
     probes: str | None = None,
     frontier: bool = False,
+    frontier_on: str | None = None,
     verbose: bool = False,
     width: int | None = None,
     out: TextIO | None = None,
@@ -104,8 +105,9 @@ def bench(
     file) adds its probes to every scenario; ``judge`` (a model) answers the probes'
     questions (``memtape.lab.judge``). With ``frontier``, each scenario's cost frontier is
     said under the table, written in the JSON and drawn in the plot
-    (``memtape.lab.frontier``). ``prices`` (``--prices``) bills the cells' runs in place
-    of the shipped price table."""
+    (``memtape.lab.frontier``), ranked on ``frontier_on`` when it names a gain
+    (``harmful_losses`` among them; ``memtape.lab.frontier.check_gain``). ``prices``
+    (``--prices``) bills the cells' runs in place of the shipped price table."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     gate = prepare_gate(fail_if, baseline, fail_if_missing=fail_if_missing)
@@ -148,7 +150,7 @@ def bench(
     fitted = comparison_table(results, width=console.width, columns=columns)
     console.print(fitted.table)
     notes = _notes(fitted, results, columns, losses=losses)
-    found = frontiers(results) if frontier else []
+    found = frontiers(results, frontier_on) if frontier else []
     notes.extend(frontier_lines(found))
     fit = console.width if width is not None or out.isatty() else None
     for line in wrapped((note for note in notes if note is not None), fit):
