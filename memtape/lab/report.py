@@ -34,7 +34,7 @@ from memtape.lab.frontier import frontier_lines, frontiers
 from memtape.lab.gate import prepare_gate
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
 from memtape.lab.progress import Progress, progress_mode
-from memtape.lab.replicates import folded
+from memtape.lab.replicates import folded, once
 from memtape.lab.results_file import ResultsFile, cell_key
 from memtape.lab.results_table import check_tables, write_table
 from memtape.lab.table import (
@@ -112,7 +112,6 @@ def bench(
     err = sys.stderr if err is None else err
     gate = prepare_gate(fail_if, baseline, fail_if_missing=fail_if_missing)
     _check_outputs(json_out, plot_out, (results_out, table_out), baseline)
-    _refuse_results_of_extended((results_out, table_out), replicates, judge, probes)
     cells = plan(
         scenarios, policies, settings, grid, replicates, judge=judge, probes=probes, prices=prices
     )
@@ -142,8 +141,9 @@ def bench(
     with Progress("bench", len(cells), mode=mode, err=err, unit="cells", clock=clock) as bar:
         shown = bar
         results = _run(cells, todo, run, store, bar if mode != "off" else None)
+    rows = cells
     if replicates is not None:
-        results = folded(cells, results)
+        rows, results = once(cells), folded(cells, results)
     # Wide enough for every column (the model ones too) when not on a terminal.
     wide = None if out.isatty() else 260
     console = Console(file=out, width=wide if width is None else width, highlight=False)
@@ -164,7 +164,7 @@ def bench(
         png, svg = write_plot(results, plot_out, found)
         print(f"wrote {png} and {svg}", file=out)
     if table_out is not None:
-        write_table(table_out, cells, results)
+        write_table(table_out, rows, results)
         print(f"wrote {table_out}", file=out)
     if gate is None:
         return 0
@@ -172,21 +172,6 @@ def bench(
     for line in wrapped(verdict.lines, fit):
         print(line, file=out)
     return 1 if verdict.failed else 0
-
-
-def _refuse_results_of_extended(
-    results: tuple[Path | None, Path | None],
-    replicates: int | None,
-    judge: str | None,
-    probes: str | None,
-) -> None:
-    """A results file keys a cell by scenario, policy and parameters: a replicate, a judged
-    answer or an added probe has no place in it yet."""
-    if replicates is None and judge is None and not probes:
-        return
-    for given in results:
-        if given is not None:
-            raise BadInput(f"--results {given}: not with --replicates, --judge or --probes (yet)")
 
 
 def _check_outputs(
