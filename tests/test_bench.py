@@ -28,6 +28,7 @@ from memtape.lab.bench import (
     run_cell,
     run_cells,
 )
+from memtape.lab.bench import cells as running
 from memtape.lab.generate import support_session
 from memtape.policies.session import Session
 from memtape.policies.text.tokenizers import WordCount
@@ -305,9 +306,9 @@ class TestWarmUp:
             order.append("clock")
             return len(order)
 
-        monkeypatch.setattr(bench, "_warmed_in", None)
-        monkeypatch.setattr(bench, "warm_up", lambda: order.append("warm"))
-        monkeypatch.setattr(bench, "_clock", clock)
+        monkeypatch.setattr(running, "_warmed_in", None)
+        monkeypatch.setattr(running, "warm_up", lambda: order.append("warm"))
+        monkeypatch.setattr(running, "_clock", clock)
         return order
 
     def test_a_process_warms_up_before_its_first_command_is_timed(self, order: list[str]) -> None:
@@ -336,7 +337,7 @@ class TestWarmUp:
         self, order: list[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """A forked worker inherits its parent's flag, not its parent's warmth."""
-        monkeypatch.setattr(bench, "_warmed_in", os.getpid() + 1)
+        monkeypatch.setattr(running, "_warmed_in", os.getpid() + 1)
         bench.run_cell(plan(["refund-desk"], ["tiered"])[0])
 
         assert ["warm", "clock"] == order[:2]
@@ -356,9 +357,9 @@ class TestWarmUp:
             noted("clock")
             return 0
 
-        monkeypatch.setattr(bench, "_warmed_in", None)
-        monkeypatch.setattr(bench, "warm_up", lambda: noted("warm"))
-        monkeypatch.setattr(bench, "_clock", clock)
+        monkeypatch.setattr(running, "_warmed_in", None)
+        monkeypatch.setattr(running, "warm_up", lambda: noted("warm"))
+        monkeypatch.setattr(running, "_clock", clock)
         run_cells(plan(["refund-desk"], ["tiered"] * 4), jobs=2)
 
         workers = [path.read_text("utf-8").split() for path in tmp_path.iterdir()]

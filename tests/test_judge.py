@@ -16,8 +16,7 @@ from memtape.cli import main
 from memtape.core.commands import Ask
 from memtape.core.errors import BadInput
 from memtape.core.events import Answered
-from memtape.lab import bench
-from memtape.lab.bench import Cell, Result, parse_policy, plan, run_cell
+from memtape.lab.bench import Cell, Result, parse_policy, plan, planning, run_cell
 from memtape.llm.cache import caching
 from memtape.llm.config import BASE_URL_ENV
 from memtape.policies.session import Session
@@ -149,7 +148,7 @@ class TestReplay:
         says was not cached; the second, the server stopped, prints the same table and
         writes the same answers, every call read from the cache."""
         monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
-        monkeypatch.setattr(bench, "_file_probes", lambda path: QUESTIONS)
+        monkeypatch.setattr(planning, "file_probes", lambda path: QUESTIONS)
         chat_server.answerer = _answerer
         argv = ["bench", "refund-desk", "--policy", "tiered", "--policy", "sliding-window"]
         argv += ["--judge", MODEL, "--probes", "q.toml", "--jobs", "1", "-q"]
@@ -282,7 +281,7 @@ class TestCommandLine:
         capsys: pytest.CaptureFixture[str],
     ) -> None:
         monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
-        monkeypatch.setattr(bench, "_file_probes", lambda path: QUESTIONS)
+        monkeypatch.setattr(planning, "file_probes", lambda path: QUESTIONS)
         chat_server.fail(500, times=10)
         argv = [
             "bench",
@@ -307,7 +306,7 @@ class TestCommandLine:
         capsys: pytest.CaptureFixture[str],
     ) -> None:
         monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
-        monkeypatch.setattr(bench, "_file_probes", lambda path: QUESTIONS)
+        monkeypatch.setattr(planning, "file_probes", lambda path: QUESTIONS)
         chat_server.answerer = _answerer
         argv = [
             "bench",
