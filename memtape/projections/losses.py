@@ -239,27 +239,6 @@ def _evidence(probe: Planted) -> tuple[int, ...]:
     return tuple(turn for turn in turns if isinstance(turn, int) and not isinstance(turn, bool))
 
 
-def harmful_losses(run: Run, losses: Sequence[ProbeLoss]) -> int:
-    """How many of ``losses`` (the bench's, on ``run``) a compaction made and a later turn
-    mentioned again: the audit's harmful losses, counted (``LossAudit.by_kind``)."""
-    made = [loss for loss in losses if loss.event == CompactionTriggered.__name__]
-    if not made:
-        return 0
-    texts = [event.text for event in run.events if isinstance(event, TurnAdded)]
-    joined = _PARTS.join(texts)
-    starts = [0]
-    for text in texts:
-        starts.append(starts[-1] + len(text) + len(_PARTS))
-    harmful = 0
-    for loss in made:
-        if _PARTS in loss.probe:
-            harmful += _mentioned(texts, loss) is not None
-        elif loss.turn < len(texts):
-            # One search of every later turn at once: no probe holds the joint.
-            harmful += joined.find(loss.probe, starts[loss.turn]) != -1
-    return harmful
-
-
 def _mentioned(texts: Sequence[str], loss: ProbeLoss) -> int | None:
     """The first turn after ``loss.turn`` whose text holds the lost probe (1-based)."""
     for number in range(loss.turn + 1, len(texts) + 1):

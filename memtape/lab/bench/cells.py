@@ -11,7 +11,6 @@ from typing import Any
 from memtape.core.commands import AddTurn, Ask
 from memtape.core.errors import NothingToApply, Rejected
 from memtape.core.events import Answered, Event
-from memtape.core.run import Run
 from memtape.core.state import State
 from memtape.lab.bench import planning
 from memtape.lab.bench.planning import (
@@ -32,7 +31,6 @@ from memtape.policies.text.summarizers import SUMMARIZER_PARAMS
 from memtape.policies.text.tier_writers import WRITER_PROMPTS
 from memtape.projections.answers import Verdict, answer_metrics, verdicts
 from memtape.projections.billing.tally import CostTally
-from memtape.projections.losses import harmful_losses
 from memtape.projections.metrics import (
     CompactionMetrics,
     ProbeLoss,
@@ -135,7 +133,7 @@ def _measured(
         budget = policies.compaction.budget
         sent, retention, losses = tally.sent, tally.retention, tally.losses
         over_budget = tally.over_budget
-        metrics.update(_window_metrics(tally, session.run, bill, None if judge is None else found))
+        metrics.update(_window_metrics(tally, bill, None if judge is None else found))
     else:
         store = forgetting_metrics(session.run)
         metrics.update(
@@ -188,20 +186,17 @@ def _bill(scenario: Scenario, cell: Cell) -> CostTally | None:
 
 
 def _window_metrics(
-    tally: CompactionMetrics,
-    run: Run,
-    bill: CostTally | None,
-    verdicts: Sequence[Verdict] | None,
+    tally: CompactionMetrics, bill: CostTally | None, verdicts: Sequence[Verdict] | None
 ) -> dict[str, Any]:
-    """A compaction cell's metrics (its ``run``'s): the window's, the bill's when priced,
-    the answers' when judged."""
+    """A compaction cell's metrics: the window's, the bill's when priced, the answers' when
+    judged."""
     metrics: dict[str, Any] = {
         "peak_tokens": tally.peak_tokens,
         "peak_over_budget": tally.peak_over_budget,
         "tokens_resent": tally.tokens_resent,
         "compactions": tally.compactions,
         "probe_retention": tally.probe_retention,
-        "harmful_losses": harmful_losses(run, tally.losses),
+        "harmful_losses": tally.harmful_losses,
     }
     if bill is not None:
         metrics.update(bill.metrics().data())

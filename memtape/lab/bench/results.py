@@ -38,7 +38,7 @@ any reason: the policy's floor (the turns it must keep), a policy that promises 
 budget (``none``), or a broken promise (``Result.over_budget`` says which; the
 table marks the peak with it); false otherwise, and null where ``peak_tokens`` is.
 ``harmful_losses`` counts the probes a compaction lost that a later turn mentioned again
-(``memtape audit``'s harmful losses; ``memtape.projections.losses.harmful_losses``).
+(``memtape audit``'s harmful losses; ``CompactionMetrics.harmful_losses``).
 The ``llm_*`` ones add up the model calls a cell's decisions made
 (``memtape.projections.model_calls.model_usage``; a judge's calls are not among them).
 ``answers_correct`` and ``answers_judged`` count the questions a ``--judge`` model answered
