@@ -266,6 +266,28 @@ class TestRecordedInEvents:
         assert f"ask steps name model {MODEL!r}" in err[0]
         assert not Path("f.jsonl").exists()
 
+    def test_timeline_show_and_view_read_a_judged_run_with_the_server_stopped(
+        self,
+        chat_server: ChatServer,
+        llm_env: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        sessions: list[Session] = []
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        chat_server.answerer = _answerer
+        cell = Cell("refund-desk", parse_policy("tiered"), (), (), judge=MODEL)
+        run_cell(cell, scenario=_desk(), kept=sessions.append)
+        save_run(sessions[0], Path("judged.jsonl"), "refund-desk")
+        chat_server.stop()
+        capsys.readouterr()
+        assert 0 == main(["timeline", "judged.jsonl"])
+        said = [line for line in capsys.readouterr().out.splitlines() if "Answered" in line]
+        assert 3 == len(said)
+        assert "asked 'Which order is it?': replied 'ORD-3300', correct; asked" in said[0]
+        assert "replied 'I do not know.', wrong, as a judge said" in said[2]
+        assert (0, 0) == (main(["show", "judged.jsonl"]), main(["view", "judged.jsonl"]))
+
     def test_the_judges_calls_are_not_the_policys(
         self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
