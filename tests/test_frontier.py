@@ -152,6 +152,15 @@ class TestBench:
         assert (1, False) == (len(err), out.exists())
         assert "--frontier-on 'usd': rank on one of" in err[0]
 
+    def test_frontier_on_answers_without_a_judge_is_one_line(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--policy", "sliding-window"]
+        assert 2 == main([*argv, "--frontier-on", "answers_correct", "-q"])
+        assert [
+            "memtape: error: --frontier-on answers_correct: give --judge MODEL, which answers them"
+        ] == capsys.readouterr().err.splitlines()
+
     def test_the_plot_draws_the_harmful_frontier(self, tmp_path: Path) -> None:
         pytest.importorskip("matplotlib")
         results = [

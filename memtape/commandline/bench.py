@@ -28,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
     columns = None if args.columns is None else column_names(args.columns)
     results_out, table_out = _results(args.results or ())
     gain = None if args.frontier_on is None else check_gain(args.frontier_on)
+    if gain == "answers_correct" and args.judge is None:
+        raise BadInput("--frontier-on answers_correct: give --judge MODEL, which answers them")
     return bench(
         args.scenarios,
         args.policy,
