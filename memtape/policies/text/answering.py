@@ -60,10 +60,10 @@ def matches(reply: str, answer: str) -> bool:
 
 
 def decide_ask(state: State, command: Ask, *, chosen: bool = True) -> tuple[Answered]:
-    """Ask the command's question against ``state``'s window and score the reply; unless
-    the user ``chosen`` the model (an ``Ask`` read from an untrusted run file names one),
-    only recorded answers answer it (``memtape.llm.answers.Replay``), and a live question
-    is refused before anything is sent."""
+    """Ask the command's question against ``state``'s window and score the reply. When the
+    user has not ``chosen`` the model (an ``Ask`` read from an untrusted run file names its
+    own), only recorded answers answer it (``memtape.llm.answers.Replay``), and a live
+    question is refused before anything is sent."""
     config = ModelConfig(command.model, seed=command.seed)
     asking = [
         *chat_messages(state.window),
