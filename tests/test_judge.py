@@ -288,6 +288,31 @@ class TestRecordedInEvents:
         assert "replied 'I do not know.', wrong, as a judge said" in said[2]
         assert (0, 0) == (main(["show", "judged.jsonl"]), main(["view", "judged.jsonl"]))
 
+    def test_bench_runs_writes_the_run_check_reads_with_the_server_stopped(
+        self,
+        chat_server: ChatServer,
+        llm_env: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        monkeypatch.setattr(planning, "file_probes", lambda path: QUESTIONS)
+        chat_server.answerer = _answerer
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--judge", MODEL]
+        argv += ["--probes", "q.toml", "--runs", "runs", "--jobs", "1", "-q", "--json", "o.json"]
+        assert 0 == main(argv)
+        (path,) = Path("runs").iterdir()
+        chat_server.stop()
+        capsys.readouterr()
+        with caching(None):
+            assert 0 == main(["check", str(path)])
+        (result,) = json.loads(Path("o.json").read_text("utf-8"))["results"]
+        counted = answer_metrics(verdicts(load_run(path).session.run.events))
+        assert (True, result["metrics"]["answers_correct"]) == (
+            ": ok: " in capsys.readouterr().out,
+            counted["answers_correct"],
+        )
+
     def test_the_judges_calls_are_not_the_policys(
         self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:

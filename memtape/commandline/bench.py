@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
         probes=args.probes,
         frontier=args.frontier or gain is not None,
         frontier_on=gain,
+        runs=None if args.runs is None else Path(args.runs),
         verbose=args.verbose,
         width=terminal_width(),
         prices=prices,
@@ -94,6 +95,7 @@ _NOT_CALIBRATING: dict[str, object] = {
     "judge": None,
     "frontier": False,
     "frontier_on": None,
+    "runs": None,
     "columns": None,
 }
 """The bench options --calibrate does not take, each with its value when not given: given,

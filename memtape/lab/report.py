@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+import attrs
 from rich.console import Console
 
 from memtape.core.errors import BadInput
@@ -75,6 +76,7 @@ def bench(
     probes: str | None = None,
     frontier: bool = False,
     frontier_on: str | None = None,
+    runs: Path | None = None,
     verbose: bool = False,
     width: int | None = None,
     out: TextIO | None = None,
@@ -107,7 +109,8 @@ def bench(
     said under the table, written in the JSON and drawn in the plot
     (``memtape.lab.frontier``), ranked on ``frontier_on`` when it names a gain
     (``harmful_losses`` among them; ``memtape.lab.frontier.check_gain``). ``prices``
-    (``--prices``) bills the cells' runs in place of the shipped price table."""
+    (``--prices``) bills the cells' runs in place of the shipped price table. With ``runs``
+    (a new or empty directory), each cell run writes its run there (``Cell.run_name``)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     gate = prepare_gate(fail_if, baseline, fail_if_missing=fail_if_missing)
@@ -115,17 +118,12 @@ def bench(
     cells = plan(
         scenarios, policies, settings, grid, replicates, judge=judge, probes=probes, prices=prices
     )
-    if plot_out is not None and not any(has_meter(cell) for cell in cells):
-        raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
-    if not any(applies(cell) for cell in cells):
-        raise BadInput(
-            "nothing to compare: no --policy applies to these scenarios (a compaction "
-            "policy needs turns, a forgetting policy writes, reads or queries)"
-        )
+    _check_cells(cells, plot_out)
     if resume and results_out is None:
         raise BadInput("--resume needs --results FILE.jsonl, the file of the sweep to go on with")
     # Nothing is written until the store opens, after every option has been checked.
     store = None if results_out is None else ResultsFile(results_out, cells, resume=resume)
+    cells = _recorded(cells, runs)
     todo = cells if store is None else _unfinished(cells, store)
     before = len(cells) - len(todo)
     mode = progress_mode(err, verbose=verbose, quiet=quiet)
@@ -172,6 +170,33 @@ def bench(
     for line in wrapped(verdict.lines, fit):
         print(line, file=out)
     return 1 if verdict.failed else 0
+
+
+def _check_cells(cells: Sequence[Cell], plot_out: Path | None) -> None:
+    """Refuse a bench where no policy applies, or a plot with no meter to draw."""
+    if plot_out is not None and not any(has_meter(cell) for cell in cells):
+        raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
+    if not any(applies(cell) for cell in cells):
+        raise BadInput(
+            "nothing to compare: no --policy applies to these scenarios (a compaction "
+            "policy needs turns, a forgetting policy writes, reads or queries)"
+        )
+
+
+def _recorded(cells: list[Cell], runs: Path | None) -> list[Cell]:
+    """``cells``, each told to write its run to ``runs`` (made now, when it is not there)
+    when given; a directory that holds anything, or no directory, is refused."""
+    if runs is None:
+        return cells
+    if runs.exists() and not runs.is_dir():
+        raise BadInput(f"--runs {runs}: not a directory")
+    if runs.is_dir() and any(runs.iterdir()):
+        raise BadInput(f"--runs {runs}: it holds files already: name a new or empty directory")
+    try:
+        runs.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BadInput(f"--runs {runs}: cannot make it: {error.strerror}") from None
+    return [attrs.evolve(cell, runs=str(runs)) for cell in cells]
 
 
 def _check_outputs(

@@ -6,6 +6,7 @@ import gc
 import os
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from memtape.core.commands import AddTurn, Ask
@@ -38,6 +39,7 @@ from memtape.projections.metrics import (
     forgetting_metrics,
 )
 from memtape.projections.model_calls import model_usage
+from memtape.runs.files import save_run
 from memtape.scenarios import Probe, Scenario, load_scenario
 
 
@@ -116,8 +118,7 @@ def _measured(
             bill.step(command, events, before, session.state, len(session.run) - len(events))
         if judge is not None and window is not None and isinstance(command, AddTurn):
             _ask(session, window, asks(asked, session.state.window.turns, judge, cell.replicate))
-    if kept is not None:
-        kept(session)
+    _keep(cell, scenario, session, kept)
     metrics["decide_us_per_command"] = spent / len(scenario.steps) / 1000
     # The judge's calls measure the policy: they are no calls of its decisions.
     decided = (event for event in session.run.events if not isinstance(event, Answered))
@@ -158,6 +159,19 @@ def _measured(
         over_budget,
         verdicts=found,
     )
+
+
+def _keep(
+    cell: Cell, scenario: Scenario, session: Session, kept: Callable[[Session], None] | None
+) -> None:
+    """Give ``kept`` the session that ran, and write its run to the cell's ``--runs``
+    directory (priced as the cell is)."""
+    if kept is not None:
+        kept(session)
+    if cell.runs is not None:
+        priced = price_for(scenario, cell)
+        cost = None if priced is None else priced[1].table()
+        save_run(session, Path(cell.runs) / cell.run_name, scenario.name, cost=cost)
 
 
 def _probes(scenario: Scenario, cell: Cell) -> tuple[Probe, ...]:

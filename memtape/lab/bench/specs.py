@@ -1,8 +1,12 @@
 """What a bench runs: the policies compared (``--policy``), the grid's points and the cells
 they make, one scenario under one policy with one set of settings."""
 
+import hashlib
 import itertools
+import json
+import re
 from collections.abc import Sequence
+from pathlib import Path
 
 import attrs
 
@@ -86,8 +90,25 @@ class Cell:
     (``replicate_settings``); None for a cell run once, the cache in force."""
     prices: PriceTable | None = None
     """The price table its run is billed at (``--prices``); None: the shipped one."""
+    runs: str | None = None
+    """The directory its run is written to (``bench --runs``), or None."""
 
     @property
     def label(self) -> str:
         """The policy and its grid point, as tables and plots show it."""
         return " ".join((self.spec.label, *self.point))
+
+    @property
+    def run_name(self) -> str:
+        """The name of its run's file under ``--runs``: the scenario's name, its label and
+        replicate in safe characters, and a digest of the cell that keeps any two apart."""
+        key = [self.scenario, self.spec.label, list(self.settings), self.replicate]
+        digest = hashlib.sha256(json.dumps(key, ensure_ascii=False).encode("utf-8"))
+        again = "" if self.replicate is None else f" r{self.replicate}"
+        named = f"{Path(self.scenario).stem} {self.label}{again}"
+        return f"{_UNSAFE.sub('-', named).strip('-')}-{digest.hexdigest()[:8]}.jsonl"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._]+")
+"""What a run file's name writes as one dash: anything but ASCII letters, digits, dots and
+underscores."""
