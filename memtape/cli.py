@@ -690,6 +690,16 @@ def _add_lab_tail(bench: argparse.ArgumentParser) -> None:
         ),
     )
     bench.add_argument(
+        "--runs",
+        metavar="DIR",
+        help="write each cell's run to DIR (new or empty): show, timeline and check read them",
+    )
+    bench.add_argument(
+        "--frontier-on",
+        metavar="GAIN",
+        help="--frontier, ranked on GAIN: answers_correct, probe_retention or harmful_losses",
+    )
+    bench.add_argument(
         "--columns",
         metavar="NAME,...",
         help=(

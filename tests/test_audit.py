@@ -19,7 +19,6 @@ from memtape.policies.window.compaction_records import CompactionRecord
 from memtape.policies.window.recorded import RecordedCompaction
 from memtape.policies.window.rolling_summary import RollingSummary
 from memtape.policies.window.tiered import TieredCompaction
-from memtape.projections import audit as audit_module
 from memtape.projections.audit import (
     BlockTarget,
     FactTarget,
@@ -31,6 +30,7 @@ from memtape.projections.audit import (
     parse_target,
     render_life,
 )
+from memtape.projections.audit import lives as seeking
 from memtape.reducers import fold
 from memtape.scenarios import load_scenario, parse_scenario
 from tests.blocked import blocked_session
@@ -495,7 +495,7 @@ class TestCost:
         session.execute(WriteFact("name", "Dana", 0.9))
         session.execute(AdvanceClock(1))
         session.execute_all(ReadFact(key="name") for _ in range(300))
-        monkeypatch.setattr(audit_module, "fold", _counting(folded, fold))
+        monkeypatch.setattr(seeking, "fold", _counting(folded, fold))
         folded[0] = 0
 
         life = audit(run, policies, KeyTarget("name"))
@@ -510,7 +510,7 @@ class TestCost:
         run = Run(_counting(folded, fold), snapshot_every=16)
         session = Session(policies, run=run)
         session.execute_all(AddTurn("user", "a b c d") for _ in range(500))
-        monkeypatch.setattr(audit_module, "fold", _counting(folded, fold))
+        monkeypatch.setattr(seeking, "fold", _counting(folded, fold))
         folded[0] = 0
 
         life = audit(run, policies, TurnTarget(400))

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import structlog
 
@@ -28,11 +29,13 @@ from memtape.lab.bench import (
     run_cell,
     run_cells,
 )
+from memtape.lab.bench import cells as running
 from memtape.lab.generate import support_session
 from memtape.policies.session import Session
 from memtape.policies.text.tokenizers import WordCount
 from memtape.policies.window.tiered import TieredCompaction
 from memtape.projections.metrics import compaction_metrics
+from memtape.runs.files import load_run
 from memtape.scenarios import load_scenario
 
 SUPPORT = """
@@ -305,9 +308,9 @@ class TestWarmUp:
             order.append("clock")
             return len(order)
 
-        monkeypatch.setattr(bench, "_warmed_in", None)
-        monkeypatch.setattr(bench, "warm_up", lambda: order.append("warm"))
-        monkeypatch.setattr(bench, "_clock", clock)
+        monkeypatch.setattr(running, "_warmed_in", None)
+        monkeypatch.setattr(running, "warm_up", lambda: order.append("warm"))
+        monkeypatch.setattr(running, "_clock", clock)
         return order
 
     def test_a_process_warms_up_before_its_first_command_is_timed(self, order: list[str]) -> None:
@@ -336,7 +339,7 @@ class TestWarmUp:
         self, order: list[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """A forked worker inherits its parent's flag, not its parent's warmth."""
-        monkeypatch.setattr(bench, "_warmed_in", os.getpid() + 1)
+        monkeypatch.setattr(running, "_warmed_in", os.getpid() + 1)
         bench.run_cell(plan(["refund-desk"], ["tiered"])[0])
 
         assert ["warm", "clock"] == order[:2]
@@ -356,9 +359,9 @@ class TestWarmUp:
             noted("clock")
             return 0
 
-        monkeypatch.setattr(bench, "_warmed_in", None)
-        monkeypatch.setattr(bench, "warm_up", lambda: noted("warm"))
-        monkeypatch.setattr(bench, "_clock", clock)
+        monkeypatch.setattr(running, "_warmed_in", None)
+        monkeypatch.setattr(running, "warm_up", lambda: noted("warm"))
+        monkeypatch.setattr(running, "_clock", clock)
         run_cells(plan(["refund-desk"], ["tiered"] * 4), jobs=2)
 
         workers = [path.read_text("utf-8").split() for path in tmp_path.iterdir()]
@@ -617,3 +620,37 @@ class TestCost:
             "got 'cheap'\n"
         )
         assert (2, "", expected, False) == (status, printed, err, out.exists())
+
+
+class TestRuns:
+    def test_each_cell_writes_its_run_under_a_name_of_its_own(self, tmp_path: Path) -> None:
+        runs = tmp_path / "runs"
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--grid", "compaction.budget=40,60"]
+        assert 0 == main([*argv, "--runs", str(runs), "-q", "--jobs", "1"])
+        names = sorted(path.name for path in runs.iterdir())
+        assert 2 == len(names)
+        assert all(name.startswith("refund-desk-tiered-compaction.budget-") for name in names)
+
+    def test_the_run_written_is_the_cells(self, tmp_path: Path) -> None:
+        (cell,) = plan(["refund-desk"], ["sliding-window"])
+        run_cell(attrs.evolve(cell, runs=str(tmp_path)))
+        scenario = load_scenario("refund-desk")
+        session = Session(scenario.policies.with_settings(["compaction.policy=sliding-window"]))
+        session.execute_all(scenario.steps)
+        loaded = load_run(tmp_path / cell.run_name)
+        assert session.run.events == loaded.session.run.events
+
+    @pytest.mark.parametrize("holding", ["a file", "a directory with a file"])
+    def test_a_runs_path_that_holds_anything_is_one_line_and_runs_nothing(
+        self, tmp_path: Path, holding: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        runs = tmp_path / "runs"
+        if holding == "a file":
+            runs.write_text("mine", "utf-8")
+        else:
+            runs.mkdir()
+            (runs / "old.jsonl").write_text("mine", "utf-8")
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--runs", str(runs), "-q"]
+        assert 2 == main([*argv, "--json", str(tmp_path / "out.json")])
+        assert 1 == len(capsys.readouterr().err.splitlines())
+        assert not (tmp_path / "out.json").exists()

@@ -23,6 +23,7 @@ from memtape.core.commands import (
     COMMAND_TYPES,
     AddTurn,
     AdvanceClock,
+    Ask,
     Command,
     Consolidate,
     CreateBlock,
@@ -37,6 +38,7 @@ from memtape.core.errors import BadInput
 from memtape.core.events import (
     EVENT_TYPES,
     OMITTED_WHEN_EMPTY,
+    Answered,
     BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
@@ -116,6 +118,18 @@ EVENTS: list[Event] = [
         3,
         (ModelCall('{"decision": "DELETE"}', "m", "ab", 2, 1, AWKWARD, True),),
     ),
+    Answered("Which order × é?", "ORD-1", "ORD-1", True, False),
+    Answered(
+        "Which fee?",
+        "10%",
+        "ten per cent",
+        True,
+        True,
+        (
+            ModelCall("ten per cent", "m", "ab", 9, 3, AWKWARD, False),
+            ModelCall("Yes.", "m", "cd", 4, 1, 0.5, True, 2),
+        ),
+    ),
 ]
 
 COMMANDS: list[Command] = [
@@ -134,6 +148,8 @@ COMMANDS: list[Command] = [
     Query("who is the user", "name", 2),
     Query(),
     Recall("cracked screen", 2),
+    Ask("Which order?", "ORD-1", "judge-model"),
+    Ask("Which fee?", "10%", "judge-model", seed=3),
     RecordEpisode("something happened"),
     Consolidate(),
     CreateBlock("human", 200, "Name: Dana."),

@@ -8,8 +8,10 @@ import pytest
 from memtape.core.commands import (
     COMMAND_KINDS,
     COMMAND_TYPES,
+    STEP_KINDS,
     AddTurn,
     AdvanceClock,
+    Ask,
     Command,
     Consolidate,
     CreateBlock,
@@ -22,6 +24,7 @@ from memtape.core.commands import (
 )
 from memtape.core.events import (
     EVENT_TYPES,
+    Answered,
     BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
@@ -59,6 +62,7 @@ EVENTS: list[Event] = [
     Recalled("order", 2, (3, 1), (1.5, 0.25), (WarmItem(3, "order ORD-7731", 4),)),
     BlockEdited("human", 1, "create", "Name: Dana.", 2, 200),
     Judged("pet", "UPDATE", (1, 3), 3),
+    Answered("Which order is it?", "ORD-7731", "ORD-7731", True, False),
 ]
 
 COMMANDS: list[Command] = [
@@ -72,6 +76,7 @@ COMMANDS: list[Command] = [
     Recall("order number", 2),
     CreateBlock("human", 200, "Name: Dana."),
     EditBlock("human", "append", "Lives in Porto."),
+    Ask("Which order is it?", "ORD-7731", "judge-model"),
 ]
 
 
@@ -97,6 +102,7 @@ class TestEventTypes:
             "Recalled",
             "BlockEdited",
             "Judged",
+            "Answered",
         } == set(EVENT_TYPES)
 
     def test_each_registered_name_is_its_class_name(self) -> None:
@@ -164,9 +170,12 @@ class TestEventsAreImmutableValues:
 
 
 class TestCommands:
-    def test_command_kinds_are_the_scenario_step_names(self) -> None:
+    def test_command_kinds_are_the_scenario_step_names_and_ask(self) -> None:
         kinds = ["turn", "advance", "write", "read", "query", "episode", "consolidate"]
-        assert [*kinds, "recall", "block", "edit"] == list(COMMAND_TYPES)
+        assert [*kinds, "recall", "block", "edit", "ask"] == list(COMMAND_TYPES)
+
+    def test_a_scenario_step_is_any_command_but_an_ask(self) -> None:
+        assert [kind for kind in COMMAND_TYPES if kind != "ask"] == list(STEP_KINDS)
 
     def test_command_kinds_invert_command_types(self) -> None:
         assert {cls: kind for kind, cls in COMMAND_TYPES.items()} == COMMAND_KINDS

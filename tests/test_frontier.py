@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from memtape.cli import main
+from memtape.core.errors import BadInput
 from memtape.lab.bench import METRICS, Result
-from memtape.lab.frontier import Frontier, Point, frontier_lines, frontiers
+from memtape.lab.frontier import Frontier, Point, check_gain, frontier_lines, frontiers
 from memtape.lab.plot import write_plot
 
 
@@ -59,6 +60,39 @@ class TestFrontiers:
         assert [None, None] == [point.beaten_by for point in frontiers(results)[0].points]
 
 
+class TestHarmfulLosses:
+    def test_fewer_harmful_losses_is_better(self) -> None:
+        results = [
+            _result("cheap", tokens_resent=100, harmful_losses=3, probe_retention=1.0),
+            _result("careful", tokens_resent=300, harmful_losses=0, probe_retention=0.0),
+            _result("careless", tokens_resent=200, harmful_losses=3, probe_retention=1.0),
+        ]
+        (frontier,) = frontiers(results, "harmful_losses")
+        assert ("harmful_losses", [None, None, "cheap"]) == (
+            frontier.gain,
+            [point.beaten_by for point in frontier.points],
+        )
+
+    def test_the_line_says_fewer_is_better(self) -> None:
+        results = [
+            _result("cheap", tokens_resent=100, harmful_losses=3),
+            _result("careful", tokens_resent=300, harmful_losses=0),
+        ]
+        (line,) = frontier_lines(frontiers(results, "harmful_losses"))
+        assert (
+            "frontier of s (tokens_resent against harmful_losses, fewer is better): "
+            "cheap (100, 3), careful (300, 0)"
+        ) == line
+
+    def test_a_gain_of_another_name_is_refused(self) -> None:
+        with pytest.raises(BadInput) as refused:
+            check_gain("peak_tokens")
+        assert (
+            "--frontier-on 'peak_tokens': rank on one of answers_correct, probe_retention, "
+            "harmful_losses"
+        ) == str(refused.value)
+
+
 class TestLines:
     def test_the_frontier_cheapest_first_then_each_policy_below_it(self) -> None:
         results = [
@@ -90,6 +124,51 @@ class TestBench:
             written["cost"],
             written["gain"],
         )
+
+    def test_frontier_on_harmful_losses_is_said_and_written(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "bench.json"
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--policy", "sliding-window"]
+        argv += ["--frontier-on", "harmful_losses", "-q", "--jobs", "1", "--json", str(out)]
+        assert 0 == main(argv)
+        printed = capsys.readouterr().out
+        assert "(tokens_resent against harmful_losses, fewer is better)" in printed
+        data = json.loads(out.read_text("utf-8"))
+        (written,) = data["frontiers"]
+        harmful = {r["policy"]: r["metrics"]["harmful_losses"] for r in data["results"]}
+        assert ("harmful_losses", harmful) == (
+            written["gain"],
+            {point["label"]: point["gain"] for point in written["points"]},
+        )
+
+    def test_frontier_on_another_metric_is_one_line_before_any_cell_runs(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "bench.json"
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--policy", "sliding-window"]
+        assert 2 == main([*argv, "--frontier-on", "usd", "-q", "--json", str(out)])
+        err = capsys.readouterr().err.splitlines()
+        assert (1, False) == (len(err), out.exists())
+        assert "--frontier-on 'usd': rank on one of" in err[0]
+
+    def test_frontier_on_answers_without_a_judge_is_one_line(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--policy", "sliding-window"]
+        assert 2 == main([*argv, "--frontier-on", "answers_correct", "-q"])
+        assert [
+            "memtape: error: --frontier-on answers_correct: give --judge MODEL, which answers them"
+        ] == capsys.readouterr().err.splitlines()
+
+    def test_the_plot_draws_the_harmful_frontier(self, tmp_path: Path) -> None:
+        pytest.importorskip("matplotlib")
+        results = [
+            _result("cheap", tokens_resent=100, harmful_losses=2),
+            _result("dear", tokens_resent=300, harmful_losses=0),
+        ]
+        _, svg = write_plot(results, tmp_path / "m.png", frontiers(results, "harmful_losses"))
+        assert "harmful_losses (fewer is better)" in svg.read_text("utf-8")
 
     def test_the_plot_draws_it_beside_the_meter(self, tmp_path: Path) -> None:
         pytest.importorskip("matplotlib")

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from memtape.cli import main
-from memtape.lab.gate import Measured
+from memtape.lab.gate import Measured, read_baseline
 from memtape.scenarios import read_scenario
 
 POLICIES = ["--policy", "tiered", "--policy", "sliding-window", "--jobs", "1", "-q"]
@@ -419,3 +419,23 @@ def _edit(path: Path, change: Any) -> None:
     for result in data["results"]:
         change(result)
     path.write_text(json.dumps(data), "utf-8")
+
+
+class TestReplicatedBaseline:
+    def test_a_results_file_of_replicates_is_compared_by_its_medians(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Each cell once, as the sweep reports it: a baseline of each replicate would hold
+        every cell twice, and the second of each would be no cell of this sweep."""
+        base, out = tmp_path / "base.jsonl", tmp_path / "out.json"
+        argv = ["bench", "refund-desk", *POLICIES, "--replicates", "2"]
+        assert 0 == main([*argv, "--results", str(base), "--json", str(out)])
+        written = json.loads(out.read_text("utf-8"))["results"]
+        baseline = read_baseline(base)
+        assert [(r["policy"], r["metrics"]["tokens_resent"]) for r in written] == [
+            (cell.policy, cell.metrics["tokens_resent"]) for cell in baseline
+        ]
+        capsys.readouterr()
+        rule = ["--fail-if", "tokens_resent > baseline", "--baseline", str(base)]
+        assert 0 == main([*argv, *rule])
+        assert "not in the baseline" not in capsys.readouterr().out

@@ -1,5 +1,6 @@
-"""memtape.lab.judge and ``bench --judge``: questions asked against the window at their
-turn, through a loopback server and the real ``openai`` SDK, recorded and replayed."""
+"""memtape.lab.judge, memtape.policies.text.answering and ``bench --judge``: questions
+asked against the window at their turn, through a loopback server and the real ``openai``
+SDK, recorded as events and replayed."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -10,14 +11,20 @@ from typing import Any, cast
 import attrs
 import pytest
 
+from memtape.checking.check import check_file
 from memtape.cli import main
+from memtape.core.commands import Ask
 from memtape.core.errors import BadInput
-from memtape.lab import bench
-from memtape.lab.bench import Cell, Result, parse_policy, plan, run_cell
-from memtape.lab.judge import matches, normalized
+from memtape.core.events import Answered
+from memtape.lab.bench import Cell, Result, parse_policy, plan, planning, run_cell
+from memtape.llm.cache import caching
 from memtape.llm.config import BASE_URL_ENV
 from memtape.policies.session import Session
-from memtape.projections.request import chat_messages
+from memtape.policies.text.answering import matches, normalized
+from memtape.policies.text.request import chat_messages
+from memtape.projections.answers import answer_metrics, verdicts
+from memtape.runs.files import load_run, save_run
+from memtape.runs.redact import export_redacted
 from memtape.scenarios import Probe, Scenario, load_scenario
 from tests.llm_server import ChatServer
 
@@ -141,7 +148,7 @@ class TestReplay:
         says was not cached; the second, the server stopped, prints the same table and
         writes the same answers, every call read from the cache."""
         monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
-        monkeypatch.setattr(bench, "_file_probes", lambda path: QUESTIONS)
+        monkeypatch.setattr(planning, "file_probes", lambda path: QUESTIONS)
         chat_server.answerer = _answerer
         argv = ["bench", "refund-desk", "--policy", "tiered", "--policy", "sliding-window"]
         argv += ["--judge", MODEL, "--probes", "q.toml", "--jobs", "1", "-q"]
@@ -177,6 +184,141 @@ def _without_cached(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in call.items() if k not in ("cached", "seconds")} for call in calls]
 
 
+class TestRecordedInEvents:
+    def test_each_question_is_an_answered_event_of_the_cells_run(
+        self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Asked after its turn's command, as a command of its own, decided into one event
+        with the reply, the verdict and the calls that decided it."""
+        sessions: list[Session] = []
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        chat_server.answerer = _answerer
+        cell = Cell("refund-desk", parse_policy("tiered"), (), (), judge=MODEL)
+        run_cell(cell, scenario=_desk(), kept=sessions.append)
+        run = sessions[0].run
+        asked = [
+            (step, command.question)
+            for step, command in enumerate(run.commands, start=1)
+            if isinstance(command, Ask)
+        ]
+        answered = [e for e in run.events if isinstance(e, Answered)]
+        assert [(3, "Which order is it?"), (8, "What is the restocking fee?")] == asked[:2]
+        assert [(True, False, 1), (True, True, 2), (False, True, 2)] == [
+            (event.correct, event.judged, len(event.asked)) for event in answered
+        ]
+
+    def test_recorded_then_replayed_and_checked_with_the_server_stopped(
+        self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The run written, the server stopped and no cache in force: the run reads back its
+        answers and their counts from its events, and check decides every question again
+        from the recorded calls."""
+        sessions: list[Session] = []
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        chat_server.answerer = _answerer
+        cell = Cell("refund-desk", parse_policy("tiered"), (), (), judge=MODEL)
+        result = run_cell(cell, scenario=_desk(), kept=sessions.append)
+        save_run(sessions[0], Path("judged.jsonl"), "refund-desk")
+        chat_server.stop()
+        with caching(None):
+            loaded = load_run(Path("judged.jsonl"))
+            report = check_file(Path("judged.jsonl"))
+        again = verdicts(loaded.session.run.events)
+        assert (2, 2) == (result.metrics["answers_correct"], result.metrics["answers_judged"])
+        assert {"answers_correct": 2, "answers_judged": 2} == answer_metrics(again)
+        assert result.verdicts == again
+        assert (True, True, ()) == (report.redecided, report.ok, report.problems)
+
+    def test_a_redacted_copy_keeps_no_question_answer_nor_reply_and_checks_clean(
+        self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        sessions: list[Session] = []
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        chat_server.answerer = _answerer
+        cell = Cell("refund-desk", parse_policy("tiered"), (), (), judge=MODEL)
+        run_cell(cell, scenario=_desk(), kept=sessions.append)
+        save_run(sessions[0], Path("judged.jsonl"), "refund-desk")
+        export_redacted(Path("judged.jsonl"), Path("copy.jsonl"))
+        copied = Path("copy.jsonl").read_text("utf-8")
+        words = ("restocking", "Which order", "The fee is", "I do not know", "ORD-3300")
+        assert ([], True) == ([w for w in words if w in copied], check_file(Path("copy.jsonl")).ok)
+
+    def test_a_fork_of_a_received_run_asks_no_model_it_names(
+        self,
+        chat_server: ChatServer,
+        llm_env: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """Re-deciding the questions live would send the user's key to the model the file
+        names: without --trust it is one line, and nothing is sent."""
+        sessions: list[Session] = []
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        chat_server.answerer = _answerer
+        cell = Cell("refund-desk", parse_policy("tiered"), (), (), judge=MODEL)
+        run_cell(cell, scenario=_desk(), kept=sessions.append)
+        save_run(sessions[0], Path("judged.jsonl"), "refund-desk")
+        before = chat_server.requests
+        with caching(None):
+            status = main(["fork", "judged.jsonl", "--at", "0", "--out", "f.jsonl"])
+        err = capsys.readouterr().err.splitlines()
+        assert (2, 1, before) == (status, len(err), chat_server.requests)
+        assert f"ask steps name model {MODEL!r}" in err[0]
+        assert not Path("f.jsonl").exists()
+
+    def test_timeline_show_and_view_read_a_judged_run_with_the_server_stopped(
+        self,
+        chat_server: ChatServer,
+        llm_env: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        sessions: list[Session] = []
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        chat_server.answerer = _answerer
+        cell = Cell("refund-desk", parse_policy("tiered"), (), (), judge=MODEL)
+        run_cell(cell, scenario=_desk(), kept=sessions.append)
+        save_run(sessions[0], Path("judged.jsonl"), "refund-desk")
+        chat_server.stop()
+        capsys.readouterr()
+        assert 0 == main(["timeline", "judged.jsonl"])
+        said = [line for line in capsys.readouterr().out.splitlines() if "Answered" in line]
+        assert 3 == len(said)
+        assert "asked 'Which order is it?': replied 'ORD-3300', correct; asked" in said[0]
+        assert "replied 'I do not know.', wrong, as a judge said" in said[2]
+        assert (0, 0) == (main(["show", "judged.jsonl"]), main(["view", "judged.jsonl"]))
+
+    def test_bench_runs_writes_the_run_check_reads_with_the_server_stopped(
+        self,
+        chat_server: ChatServer,
+        llm_env: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        monkeypatch.setattr(planning, "file_probes", lambda path: QUESTIONS)
+        chat_server.answerer = _answerer
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--judge", MODEL]
+        argv += ["--probes", "q.toml", "--runs", "runs", "--jobs", "1", "-q", "--json", "o.json"]
+        assert 0 == main(argv)
+        (path,) = Path("runs").iterdir()
+        chat_server.stop()
+        capsys.readouterr()
+        with caching(None):
+            assert 0 == main(["check", str(path)])
+        (result,) = json.loads(Path("o.json").read_text("utf-8"))["results"]
+        counted = answer_metrics(verdicts(load_run(path).session.run.events))
+        assert (True, result["metrics"]["answers_correct"]) == (
+            ": ok: " in capsys.readouterr().out,
+            counted["answers_correct"],
+        )
+
+    def test_the_judges_calls_are_not_the_policys(
+        self, chat_server: ChatServer, llm_env: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        assert 0 == _judged(chat_server, monkeypatch).metrics["llm_calls"]
+
+
 class TestCommandLine:
     def test_a_server_that_fails_is_one_line(
         self,
@@ -186,7 +328,7 @@ class TestCommandLine:
         capsys: pytest.CaptureFixture[str],
     ) -> None:
         monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
-        monkeypatch.setattr(bench, "_file_probes", lambda path: QUESTIONS)
+        monkeypatch.setattr(planning, "file_probes", lambda path: QUESTIONS)
         chat_server.fail(500, times=10)
         argv = [
             "bench",
@@ -211,7 +353,7 @@ class TestCommandLine:
         capsys: pytest.CaptureFixture[str],
     ) -> None:
         monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
-        monkeypatch.setattr(bench, "_file_probes", lambda path: QUESTIONS)
+        monkeypatch.setattr(planning, "file_probes", lambda path: QUESTIONS)
         chat_server.answerer = _answerer
         argv = [
             "bench",

@@ -10,8 +10,9 @@ import pytest
 from memtape import __version__
 from memtape.core.chain import Signature, sign
 from memtape.core.codec import command_data, event_data
+from memtape.core.commands import Ask
 from memtape.core.errors import BadInput
-from memtape.core.events import EVENT_TYPES
+from memtape.core.events import EVENT_TYPES, Answered, ModelCall
 from memtape.core.logfile import FORMAT, read_run, verify_run, write_run
 from memtape.core.run import Run
 from memtape.policies.session import Session
@@ -46,7 +47,18 @@ def _run(name: str) -> Run:
 @pytest.fixture(scope="module")
 def runs() -> dict[str, Run]:
     judged = load_run(EXAMPLES / "judged-facts.jsonl").session.run  # recorded: asks no model
-    return {**{name: _run(name) for name in (*SHIPPED, QUERIES, *FAMILIES)}, "judged": judged}
+    shipped = {name: _run(name) for name in (*SHIPPED, QUERIES, *FAMILIES)}
+    return {**shipped, "judged": judged, "answered": _answered()}
+
+
+def _answered() -> Run:
+    """The refund desk, then a question asked of its window, recorded as a bench's judge
+    records one (no model asked: the answer is written here)."""
+    run = _run("refund-desk")
+    call = ModelCall("ORD-3300", "judge-model", "0" * 32, 120, 3, 0.25, False)
+    answered = Answered("Which order?", "ORD-3300", "ORD-3300", True, False, (call,))
+    run.append(Ask("Which order?", "ORD-3300", "judge-model"), (answered,))
+    return run
 
 
 def _written(tmp_path: Path, run: Run, name: str = "run.jsonl") -> Path:

@@ -6,6 +6,7 @@ losses a later turn needed."""
 from pathlib import Path
 
 import attrs
+import pytest
 
 from memtape.core.commands import AddTurn
 from memtape.policies.session import Policies, Session
@@ -159,3 +160,32 @@ class TestEvidence:
 
     def test_a_probe_without_evidence_is_not_checked(self) -> None:
         assert () == _ledger().evidence
+
+
+class TestHarmfulCount:
+    @pytest.mark.parametrize("policy", ["tiered", "sliding-window"])
+    def test_the_bench_counts_the_audits_harmful_losses(self, policy: str) -> None:
+        """The ledger fixture: the path, asked about again at turn 8, is the one harmful loss
+        under either policy (its other losses are not mentioned again)."""
+        scenario = load_scenario(str(LEDGER))
+        session = Session(scenario.policies.with_settings([f"compaction.policy={policy}"]))
+        session.execute_all(scenario.steps)
+        audited = loss_audit(session.run, scenario.probes).by_kind()
+        measured = compaction_metrics(session.run, scenario.probes)
+        assert (1, 1, True) == (
+            sum(count.harmful for count in audited.values()),
+            measured.harmful_losses,
+            len(measured.losses) > 1,
+        )
+
+    def test_a_turn_before_the_loss_does_not_make_it_harmful(self) -> None:
+        session = Session(Policies(TieredCompaction(budget=6, hot_n=1)))
+        session.execute_all(AddTurn("user", text) for text in ("a b ORD-1", "ORD-1 c", "d e f"))
+        measured = compaction_metrics(session.run, [Probe("ORD-1", 1)])
+        assert (True, 0) == (bool(measured.losses), measured.harmful_losses)
+
+    def test_a_turn_after_the_loss_makes_it_harmful(self) -> None:
+        session = Session(Policies(TieredCompaction(budget=6, hot_n=1)))
+        texts = ("a b ORD-1", "c d e", "f g h", "ORD-1 again")
+        session.execute_all(AddTurn("user", text) for text in texts)
+        assert 1 == compaction_metrics(session.run, [Probe("ORD-1", 1)]).harmful_losses

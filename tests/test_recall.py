@@ -13,11 +13,11 @@ from memtape.core.commands import AddTurn, CreateBlock, EditBlock, Recall
 from memtape.core.errors import BadInput, CorruptLog, Rejected
 from memtape.core.events import Recalled, TurnAdded, WarmItem
 from memtape.policies.session import Policies, Session
+from memtape.policies.text.request import chat_messages
 from memtape.projections.audit import audit, parse_target
 from memtape.projections.billing.prompt import PromptTracker
 from memtape.projections.metrics import steps, visible
 from memtape.projections.probe_parts import ProbeParts
-from memtape.projections.request import chat_messages
 from memtape.projections.text import render_view
 from memtape.projections.timeline import summarize
 from memtape.projections.view import view_data

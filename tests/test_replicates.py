@@ -179,13 +179,10 @@ class TestFolded:
             result.metrics["tokens_resent"],
         )
 
-    def test_results_and_replicates_are_refused_together(
-        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-    ) -> None:
-        argv = ["bench", "refund-desk", "--policy", "tiered", "--replicates", "2"]
-        assert 2 == main([*argv, "--results", str(tmp_path / "r.jsonl"), "-q"])
-        assert "not with --replicates" in capsys.readouterr().err
-        assert [] == list(tmp_path.iterdir())
+    def test_results_and_replicates_go_together(self, tmp_path: Path) -> None:
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--replicates", "2", "--jobs", "1"]
+        assert 0 == main([*argv, "--results", str(tmp_path / "r.jsonl"), "-q"])
+        assert 3 == len((tmp_path / "r.jsonl").read_text("utf-8").splitlines())
 
 
 def test_a_cell_keeps_its_replicate() -> None:

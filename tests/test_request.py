@@ -1,11 +1,11 @@
-"""memtape.projections.request: the window as the chat request a policy would send."""
+"""memtape.policies.text.request: the window as the chat request a policy would send."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
 from memtape.core.commands import AddTurn
 from memtape.policies.session import Policies, Session
+from memtape.policies.text.request import GIST_HEADING, TOOL_PREFIX, WARM_HEADING, chat_messages
 from memtape.policies.window.tiered import TieredCompaction
-from memtape.projections.request import GIST_HEADING, TOOL_PREFIX, WARM_HEADING, chat_messages
 
 
 def _window(*turns: AddTurn, budget: int = 100, hot_n: int = 2) -> Session:

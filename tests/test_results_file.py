@@ -17,6 +17,8 @@ import pytest
 from memtape.cli import main
 from memtape.lab.bench import plan, run_cells
 from memtape.lab.results_file import ResultsFile, cell_key, read_results, sweep_id
+from memtape.llm.cache_location import CACHE_ENV
+from memtape.llm.config import BASE_URL_ENV
 from tests.llm_runs import scenario
 from tests.llm_server import ChatServer
 
@@ -65,7 +67,7 @@ class TestWriting:
             header
         )
         assert sorted(map(cell_key, cells)) == sorted(
-            (e["scenario"], e["policy"], tuple(e["settings"])) for e in entries
+            (e["scenario"], e["policy"], tuple(e["settings"]), None) for e in entries
         )
         wrote = json.loads(out.read_text("utf-8"))["results"]
         # Lines come in the order cells finish: on a pool, in any order.
@@ -315,7 +317,9 @@ class TestReadingAnySweep:
 
         found = read_results(results)
 
-        assert [(e["scenario"], e["policy"], tuple(e["settings"])) for e in lines] == list(found)
+        assert [(e["scenario"], e["policy"], tuple(e["settings"]), None) for e in lines] == list(
+            found
+        )
         assert [e["result"]["metrics"] for e in lines] == [r.metrics for r in found.values()]
 
     def test_a_last_line_cut_short_is_no_result(self, tmp_path: Path) -> None:
@@ -325,3 +329,75 @@ class TestReadingAnySweep:
         results.write_bytes(b"".join(lines[:3]) + lines[3][:40])
 
         assert 2 == len(read_results(results))
+
+
+QUESTIONS = """\
+[[probe]]
+text = "ORD-3300"
+from = 2
+question = "Which order is it?"
+answer = "ORD-3300"
+
+[[probe]]
+text = "10%"
+from = 6
+question = "What is the restocking fee?"
+answer = "10%"
+"""
+"""Two questions of the refund desk, in a --probes file."""
+
+
+def _answerer(model: str, prompt: str) -> str:
+    """The first question's answer as written; "No." to anything else (the judge too)."""
+    return "ORD-3300" if "Which order" in prompt and "Reply to grade" not in prompt else "No."
+
+
+class TestReplicatesJudgeAndProbes:
+    def test_each_replicate_is_a_line_and_a_resume_runs_none_again(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        results = tmp_path / "sweep.jsonl"
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--policy", "sliding-window"]
+        argv += ["--replicates", "2", "--jobs", "1", "-q", "--results", str(results)]
+        assert 0 == main([*argv, "--json", str(tmp_path / "first.json")])
+        first = capsys.readouterr().out.replace("first.json", "again.json")
+        entries = _lines(results)[1:]
+        assert [("tiered", 0), ("tiered", 1), ("sliding-window", 0), ("sliding-window", 1)] == [
+            (entry["policy"], entry["replicate"]) for entry in entries
+        ]
+        assert 0 == main([*argv, "--resume", "--json", str(tmp_path / "again.json")])
+        assert (first, 5) == (capsys.readouterr().out, len(_lines(results)))
+        assert _untimed(tmp_path / "first.json") == _untimed(tmp_path / "again.json")
+
+    def test_a_judged_sweep_keeps_its_answers_and_resumes_with_the_server_stopped(
+        self,
+        tmp_path: Path,
+        chat_server: ChatServer,
+        llm_env: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        chat_server.answerer = _answerer
+        Path("q.toml").write_text(QUESTIONS, "utf-8")
+        results = tmp_path / "sweep.jsonl"
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--probes", "q.toml"]
+        argv += ["--judge", "judge-model", "--jobs", "1", "-q", "--results", str(results)]
+        assert 0 == main([*argv, "--json", "first.json"])
+        (entry,) = _lines(results)[1:]
+        assert (1, ["ORD-3300", "No."]) == (
+            entry["result"]["metrics"]["answers_correct"],
+            [verdict["reply"] for verdict in entry["result"]["verdicts"]],
+        )
+        chat_server.stop()
+        monkeypatch.setenv(CACHE_ENV, str(tmp_path / "empty.sqlite"))
+        assert 0 == main([*argv, "--resume", "--json", "again.json"])
+        assert _untimed(Path("first.json")) == _untimed(Path("again.json"))
+
+    def test_another_judge_or_probes_file_is_another_sweep(self, tmp_path: Path) -> None:
+        probes = tmp_path / "q.toml"
+        probes.write_text(QUESTIONS, "utf-8")
+        cells = plan(["refund-desk"], ["tiered"], judge="a", probes=str(probes))
+        other = plan(["refund-desk"], ["tiered"], judge="b", probes=str(probes))
+        before = sweep_id(cells)
+        probes.write_text(QUESTIONS.replace("10%", "15%"), "utf-8")
+        assert len({before, sweep_id(other), sweep_id(cells)}) == 3

@@ -18,6 +18,8 @@ from memtape.cli import main
 from memtape.core.errors import BadInput
 from memtape.lab.bench import Result, plan
 from memtape.lab.results_table import LEADING, read_table, write_table
+from memtape.llm.config import BASE_URL_ENV
+from tests.llm_server import ChatServer
 
 SWEEP = ["refund-desk", "dana-facts", "--policy", "tiered", "--policy", "lru", "--jobs", "1"]
 GRID = ["--grid", "compaction.budget=40,60"]
@@ -240,3 +242,58 @@ class TestUnsafeReaders:
             f"{table}: pyarrow 14.0.0 may run code a Parquet file holds (CVE-2023-47248): "
             "install pyarrow 14.0.1 or later"
         ) == str(refused.value)
+
+
+class TestReplicatesAndJudge:
+    def test_a_replicated_row_holds_its_medians_intervals_and_overlaps(
+        self, tmp_path: Path
+    ) -> None:
+        out, table = tmp_path / "out.json", tmp_path / "out.parquet"
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--policy", "sliding-window"]
+        argv += ["--replicates", "3", "--jobs", "1", "-q", "--json", str(out)]
+        assert 0 == main([*argv, "--results", str(table)])
+        written = json.loads(out.read_text("utf-8"))["results"]
+        rows = read_table(table)
+        assert [3, 3] == [row["replicates"] for row in rows]
+        assert [result["metrics"] for result in written] == [_as_json(r)["metrics"] for r in rows]
+        for result, row in zip(written, rows, strict=True):
+            for name, spread in result["spread"].items():
+                assert (spread["low"], spread["high"], spread["interval"]) == (
+                    row[f"spread.{name}.low"],
+                    row[f"spread.{name}.high"],
+                    row[f"spread.{name}.interval"],
+                )
+            within = {
+                name.removeprefix("within_spread."): value
+                for name, value in row.items()
+                if name.startswith("within_spread.") and value is not None
+            }
+            assert result["within_spread"] == within
+
+    def test_a_judged_row_holds_the_judge_the_probes_and_the_answers(
+        self,
+        tmp_path: Path,
+        chat_server: ChatServer,
+        llm_env: Path,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        monkeypatch.setenv(BASE_URL_ENV, chat_server.url)
+        Path("q.toml").write_text(
+            '[[probe]]\ntext = "ORD-3300"\nfrom = 2\nquestion = "Which order is it?"\n'
+            'answer = "ORD-3300"\n',
+            "utf-8",
+        )
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--probes", "q.toml"]
+        argv += ["--judge", "judge-model", "--jobs", "1", "-q", "--json", "out.json"]
+        assert 0 == main([*argv, "--results", "out.parquet"])
+        (result,) = json.loads(Path("out.json").read_text("utf-8"))["results"]
+        (row,) = read_table(Path("out.parquet"))
+        assert ("judge-model", "q.toml", result["answers"]) == (
+            row["judge"],
+            row["probes"],
+            row["answers"],
+        )
+        assert (result["metrics"]["answers_correct"], result["metrics"]["answers_judged"]) == (
+            row["metric.answers_correct"],
+            row["metric.answers_judged"],
+        )

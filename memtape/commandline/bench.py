@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from memtape.commandline.output import print_lines, terminal_width
 from memtape.core.errors import BadInput
 from memtape.lab.files import output_path
+from memtape.lab.frontier import check_gain
 from memtape.lab.report import bench
 from memtape.lab.results_table import SUFFIX
 
@@ -26,6 +27,9 @@ def run(args: argparse.Namespace) -> int:
         return _calibrate(args, prices)
     columns = None if args.columns is None else column_names(args.columns)
     results_out, table_out = _results(args.results or ())
+    gain = None if args.frontier_on is None else check_gain(args.frontier_on)
+    if gain == "answers_correct" and args.judge is None:
+        raise BadInput("--frontier-on answers_correct: give --judge MODEL, which answers them")
     return bench(
         args.scenarios,
         args.policy,
@@ -48,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
         replicates=args.replicates,
         judge=args.judge,
         probes=args.probes,
-        frontier=args.frontier,
+        frontier=args.frontier or gain is not None,
+        frontier_on=gain,
+        runs=None if args.runs is None else Path(args.runs),
         verbose=args.verbose,
         width=terminal_width(),
         prices=prices,
@@ -88,6 +94,8 @@ _NOT_CALIBRATING: dict[str, object] = {
     "probes": None,
     "judge": None,
     "frontier": False,
+    "frontier_on": None,
+    "runs": None,
     "columns": None,
 }
 """The bench options --calibrate does not take, each with its value when not given: given,

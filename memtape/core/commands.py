@@ -147,6 +147,18 @@ class Recall:
     k: int = 3
 
 
+@attrs.frozen
+class Ask:
+    """Ask model ``model`` (with ``seed``, when given) ``question`` against the window as it
+    stands, and score its reply against the reference ``answer`` (``bench --judge`` asks a
+    probe's question at its turn); no scenario step is one."""
+
+    question: str
+    answer: str
+    model: str
+    seed: int | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
+
+
 Command = (
     AddTurn
     | AdvanceClock
@@ -158,6 +170,7 @@ Command = (
     | CreateBlock
     | EditBlock
     | Recall
+    | Ask
 )
 """Any command of the kernel."""
 
@@ -172,8 +185,13 @@ COMMAND_TYPES: dict[str, type[Command]] = {
     "recall": Recall,
     "block": CreateBlock,
     "edit": EditBlock,
+    "ask": Ask,
 }
 """Every command type by its kind, the name it carries in scenarios and logs."""
+
+STEP_KINDS: tuple[str, ...] = tuple(kind for kind in COMMAND_TYPES if kind != "ask")
+"""The kinds a scenario's steps may be: every command's but ``ask``, which only a bench's
+judge gives."""
 
 COMMAND_KINDS: dict[type[Command], str] = {cls: kind for kind, cls in COMMAND_TYPES.items()}
 """The kind of each command type (the inverse of ``COMMAND_TYPES``)."""

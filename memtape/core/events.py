@@ -336,6 +336,26 @@ class Recalled:
     brought: tuple[WarmItem, ...]
 
 
+@attrs.frozen
+class Answered:
+    """A model was asked ``question`` against the window as it stood (``bench --judge``), and
+    replied ``reply``; ``correct`` is the verdict against the reference ``answer``, which a
+    judge model gave when the reply and the answer differed (``judged``).
+
+    ``asked`` holds the model calls that decided it: the reply's, then the judge's when one
+    was asked. It changes no memory: the fold keeps the state as it was, and what a bench
+    counts of the answers is read from these events.
+    """
+
+    VERSION: ClassVar[int] = 1
+    question: str
+    answer: str
+    reply: str
+    correct: bool
+    judged: bool
+    asked: tuple[ModelCall, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
+
+
 Event = (
     TurnAdded
     | CompactionTriggered
@@ -352,6 +372,7 @@ Event = (
     | Recalled
     | BlockEdited
     | Judged
+    | Answered
 )
 """Any event of the kernel."""
 
@@ -373,6 +394,7 @@ EVENT_TYPES: dict[str, type[Event]] = {
         Recalled,
         BlockEdited,
         Judged,
+        Answered,
     )
 }
 """Every event type by its class name, the name it carries in a log."""

@@ -4,8 +4,10 @@ A policy is *on the frontier* when no other policy on the same scenario costs
 no more and does at least as well, and one of the two strictly. The cost is
 ``usd`` when the runs were priced (the cost model's metric), else the tokens
 re-sent; what a policy does well is ``answers_correct`` when a judge answered
-questions (``bench --judge``), else the share of probe checks passed. Each
-policy below the frontier is named with one that beats it.
+questions (``bench --judge``), else the share of probe checks passed, unless
+``bench --frontier-on`` names the gain: one of ``GAINS`` or ``harmful_losses``
+(the probes a compaction lost that a later turn mentioned again), where fewer
+is better. Each policy below the frontier is named with one that beats it.
 """
 
 from collections.abc import Sequence
@@ -13,6 +15,7 @@ from typing import Any
 
 import attrs
 
+from memtape.core.errors import BadInput
 from memtape.core.visible import visible
 from memtape.lab.bench import Result
 
@@ -20,7 +23,13 @@ COSTS = ("usd", "tokens_resent")
 """The cost a frontier weighs, the first that every applied result of a scenario has."""
 
 GAINS = ("answers_correct", "probe_retention")
-"""What it weighs the cost against, likewise."""
+"""What it weighs the cost against, likewise, unless one is named."""
+
+FEWER_IS_BETTER = frozenset({"harmful_losses"})
+"""The gains that count something lost: a policy does better with fewer."""
+
+RANKED_ON = (*GAINS, "harmful_losses")
+"""The gains ``bench --frontier-on`` may name."""
 
 
 @attrs.frozen
@@ -58,22 +67,32 @@ class Frontier:
         }
 
 
-def frontiers(results: Sequence[Result]) -> list[Frontier]:
+def check_gain(name: str) -> str:
+    """``name`` when it is one of ``RANKED_ON``; refused in one line otherwise."""
+    if name not in RANKED_ON:
+        raise BadInput(f"--frontier-on {name!r}: rank on one of {', '.join(RANKED_ON)}")
+    return name
+
+
+def frontiers(results: Sequence[Result], gain: str | None = None) -> list[Frontier]:
     """The frontier of each scenario with two applied results or more that have a cost and a
-    gain, in the order the scenarios first appear."""
+    gain (``gain``, or by default the first of ``GAINS`` they all have), in the order the
+    scenarios first appear."""
     found = []
     for scenario in dict.fromkeys(result.scenario for result in results):
         applied = [r for r in results if r.scenario == scenario and r.params is not None]
         cost = _shared(applied, COSTS)
-        gain = _shared(applied, GAINS)
-        if cost is None or gain is None or len(applied) < 2:
+        weighed = _shared(applied, GAINS if gain is None else (gain,))
+        if cost is None or weighed is None or len(applied) < 2:
             continue
-        placed = [(r.label, float(r.metrics[cost]), float(r.metrics[gain])) for r in applied]
+        placed = [(r.label, float(r.metrics[cost]), float(r.metrics[weighed])) for r in applied]
+        # Fewer of a loss is better: weighed negated, it is beaten as a gain is.
+        sign = -1.0 if weighed in FEWER_IS_BETTER else 1.0
         points = tuple(
-            Point(label, spent, won, _beaten_by(label, spent, won, placed))
+            Point(label, spent, won, _beaten_by(label, spent, sign * won, placed, sign))
             for label, spent, won in placed
         )
-        found.append(Frontier(scenario, cost, gain, points))
+        found.append(Frontier(scenario, cost, weighed, points))
     return found
 
 
@@ -86,10 +105,16 @@ def _shared(results: Sequence[Result], names: Sequence[str]) -> str | None:
 
 
 def _beaten_by(
-    label: str, cost: float, gain: float, placed: Sequence[tuple[str, float, float]]
+    label: str,
+    cost: float,
+    gain: float,
+    placed: Sequence[tuple[str, float, float]],
+    sign: float = 1.0,
 ) -> str | None:
-    """The first other policy costing no more and gaining no less, one of them strictly."""
-    for other, spent, won in placed:
+    """The first other policy costing no more and gaining no less (its gain times ``sign``),
+    one of them strictly."""
+    for other, spent, value in placed:
+        won = sign * value
         if other != label and spent <= cost and won >= gain and (spent < cost or won > gain):
             return other
     return None
@@ -106,7 +131,9 @@ def frontier_lines(found: Sequence[Frontier]) -> list[str]:
             for point in frontier.front
         )
         scenario = visible(frontier.scenario)
-        lines.append(f"frontier of {scenario} ({frontier.cost} against {frontier.gain}): {front}")
+        fewer = ", fewer is better" if frontier.gain in FEWER_IS_BETTER else ""
+        weighed = f"{frontier.cost} against {frontier.gain}{fewer}"
+        lines.append(f"frontier of {scenario} ({weighed}): {front}")
         lines.extend(
             f"{scenario}, {visible(point.label)}: below the frontier, beaten by "
             f"{visible(point.beaten_by)}"

@@ -23,6 +23,7 @@ from memtape.core.paths import read_regular, regular_file
 from memtape.core.plural import counted
 from memtape.core.visible import visible
 from memtape.lab.bench import METRICS, Result
+from memtape.lab.replicates import folded_groups
 from memtape.lab.results_file import read_results
 from memtape.lab.results_table import SUFFIX, check_tables, metrics, parameters, read_table
 from memtape.lab.rules import Rule, parse_rule
@@ -71,7 +72,14 @@ def read_baseline(path: Path) -> list[Measured]:
         return [_from_row(path, number, row) for number, row in enumerate(read_table(path), 1)]
     if suffix == ".json":
         return _from_json(path)
-    return [measured(result) for result in read_results(path).values()]
+    # A cell run --replicates times is compared as the sweep reports it: by its medians.
+    once, replicated = [], defaultdict(list)
+    for (scenario, policy, settings, replicate), result in read_results(path).items():
+        if replicate is None:
+            once.append(result)
+        else:
+            replicated[scenario, policy, settings].append(result)
+    return [measured(result) for result in (*once, *folded_groups(replicated.values()))]
 
 
 @attrs.frozen

@@ -14,7 +14,7 @@ from memtape.core.errors import BadInput
 from memtape.core.visible import visible
 from memtape.lab.bench import Result
 from memtape.lab.files import check_writable, write_atomic
-from memtape.lab.frontier import Frontier
+from memtape.lab.frontier import FEWER_IS_BETTER, Frontier
 
 
 def plot_paths(out: Path) -> tuple[Path, Path]:
@@ -107,4 +107,5 @@ def _draw_frontier(axis: Any, frontier: Frontier) -> None:
     axis.plot([p.cost for p in front], [p.gain for p in front], color="grey", linewidth=0.8)
     axis.set_title(f"{visible(frontier.scenario)}: frontier (x: below it)")
     axis.set_xlabel(frontier.cost)
-    axis.set_ylabel(frontier.gain)
+    fewer = " (fewer is better)" if frontier.gain in FEWER_IS_BETTER else ""
+    axis.set_ylabel(f"{frontier.gain}{fewer}")

@@ -13,7 +13,7 @@ metric overlap differ, on that metric, by no more than their own spread:
 """
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from numbers import Real
 from typing import Any
 
@@ -40,6 +40,15 @@ def spread_of(values: Sequence[float]) -> Spread:
     return Spread(median, cuts[0], cuts[-1], PERCENTILE_95)
 
 
+def once(cells: Sequence[Cell]) -> list[Cell]:
+    """Each cell run ``--replicates`` times once (its first replicate), in the order
+    ``folded`` gives their results."""
+    first: dict[tuple[str, str, tuple[str, ...]], Cell] = {}
+    for cell in cells:
+        first.setdefault((cell.scenario, cell.label, cell.settings), cell)
+    return list(first.values())
+
+
 def folded(cells: Sequence[Cell], results: Sequence[Result]) -> list[Result]:
     """One result per cell run ``--replicates`` times, in the cells' order: the first
     replicate's result (its series and losses, which a plot and ``--losses`` show), its
@@ -49,7 +58,12 @@ def folded(cells: Sequence[Cell], results: Sequence[Result]) -> list[Result]:
     groups: dict[tuple[str, str, tuple[str, ...]], list[Result]] = {}
     for cell, result in zip(cells, results, strict=True):
         groups.setdefault((cell.scenario, cell.label, cell.settings), []).append(result)
-    once = [_fold(group) for group in groups.values()]
+    return folded_groups(groups.values())
+
+
+def folded_groups(groups: Iterable[Sequence[Result]]) -> list[Result]:
+    """Each group of a cell's replicates' results as one result, as ``folded`` folds them."""
+    once = [_fold(group) for group in groups]
     return [_with_overlaps(result, once) for result in once]
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+import attrs
 from rich.console import Console
 
 from memtape.core.errors import BadInput
@@ -34,7 +35,7 @@ from memtape.lab.frontier import frontier_lines, frontiers
 from memtape.lab.gate import prepare_gate
 from memtape.lab.plot import check_plotting, plot_paths, write_plot
 from memtape.lab.progress import Progress, progress_mode
-from memtape.lab.replicates import folded
+from memtape.lab.replicates import folded, once
 from memtape.lab.results_file import ResultsFile, cell_key
 from memtape.lab.results_table import check_tables, write_table
 from memtape.lab.table import (
@@ -74,6 +75,8 @@ def bench(
     judge: str | None = None,
     probes: str | None = None,
     frontier: bool = False,
+    frontier_on: str | None = None,
+    runs: Path | None = None,
     verbose: bool = False,
     width: int | None = None,
     out: TextIO | None = None,
@@ -104,27 +107,23 @@ def bench(
     file) adds its probes to every scenario; ``judge`` (a model) answers the probes'
     questions (``memtape.lab.judge``). With ``frontier``, each scenario's cost frontier is
     said under the table, written in the JSON and drawn in the plot
-    (``memtape.lab.frontier``). ``prices`` (``--prices``) bills the cells' runs in place
-    of the shipped price table."""
+    (``memtape.lab.frontier``), ranked on ``frontier_on`` when it names a gain
+    (``harmful_losses`` among them; ``memtape.lab.frontier.check_gain``). ``prices``
+    (``--prices``) bills the cells' runs in place of the shipped price table. With ``runs``
+    (a new or empty directory), each cell run writes its run there (``Cell.run_name``)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     gate = prepare_gate(fail_if, baseline, fail_if_missing=fail_if_missing)
     _check_outputs(json_out, plot_out, (results_out, table_out), baseline)
-    _refuse_results_of_extended((results_out, table_out), replicates, judge, probes)
     cells = plan(
         scenarios, policies, settings, grid, replicates, judge=judge, probes=probes, prices=prices
     )
-    if plot_out is not None and not any(has_meter(cell) for cell in cells):
-        raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
-    if not any(applies(cell) for cell in cells):
-        raise BadInput(
-            "nothing to compare: no --policy applies to these scenarios (a compaction "
-            "policy needs turns, a forgetting policy writes, reads or queries)"
-        )
+    _check_cells(cells, plot_out)
     if resume and results_out is None:
         raise BadInput("--resume needs --results FILE.jsonl, the file of the sweep to go on with")
     # Nothing is written until the store opens, after every option has been checked.
     store = None if results_out is None else ResultsFile(results_out, cells, resume=resume)
+    cells = _recorded(cells, runs)
     todo = cells if store is None else _unfinished(cells, store)
     before = len(cells) - len(todo)
     mode = progress_mode(err, verbose=verbose, quiet=quiet)
@@ -140,15 +139,16 @@ def bench(
     with Progress("bench", len(cells), mode=mode, err=err, unit="cells", clock=clock) as bar:
         shown = bar
         results = _run(cells, todo, run, store, bar if mode != "off" else None)
+    rows = cells
     if replicates is not None:
-        results = folded(cells, results)
+        rows, results = once(cells), folded(cells, results)
     # Wide enough for every column (the model ones too) when not on a terminal.
     wide = None if out.isatty() else 260
     console = Console(file=out, width=wide if width is None else width, highlight=False)
     fitted = comparison_table(results, width=console.width, columns=columns)
     console.print(fitted.table)
     notes = _notes(fitted, results, columns, losses=losses)
-    found = frontiers(results) if frontier else []
+    found = frontiers(results, frontier_on) if frontier else []
     notes.extend(frontier_lines(found))
     fit = console.width if width is not None or out.isatty() else None
     for line in wrapped((note for note in notes if note is not None), fit):
@@ -162,7 +162,7 @@ def bench(
         png, svg = write_plot(results, plot_out, found)
         print(f"wrote {png} and {svg}", file=out)
     if table_out is not None:
-        write_table(table_out, cells, results)
+        write_table(table_out, rows, results)
         print(f"wrote {table_out}", file=out)
     if gate is None:
         return 0
@@ -172,19 +172,31 @@ def bench(
     return 1 if verdict.failed else 0
 
 
-def _refuse_results_of_extended(
-    results: tuple[Path | None, Path | None],
-    replicates: int | None,
-    judge: str | None,
-    probes: str | None,
-) -> None:
-    """A results file keys a cell by scenario, policy and parameters: a replicate, a judged
-    answer or an added probe has no place in it yet."""
-    if replicates is None and judge is None and not probes:
-        return
-    for given in results:
-        if given is not None:
-            raise BadInput(f"--results {given}: not with --replicates, --judge or --probes (yet)")
+def _check_cells(cells: Sequence[Cell], plot_out: Path | None) -> None:
+    """Refuse a bench where no policy applies, or a plot with no meter to draw."""
+    if plot_out is not None and not any(has_meter(cell) for cell in cells):
+        raise BadInput(f"--plot {plot_out}: no scenario has turns, so there is no meter to draw")
+    if not any(applies(cell) for cell in cells):
+        raise BadInput(
+            "nothing to compare: no --policy applies to these scenarios (a compaction "
+            "policy needs turns, a forgetting policy writes, reads or queries)"
+        )
+
+
+def _recorded(cells: list[Cell], runs: Path | None) -> list[Cell]:
+    """``cells``, each told to write its run to ``runs`` (made now, when it is not there)
+    when given; a directory that holds anything, or no directory, is refused."""
+    if runs is None:
+        return cells
+    if runs.exists() and not runs.is_dir():
+        raise BadInput(f"--runs {runs}: not a directory")
+    if runs.is_dir() and any(runs.iterdir()):
+        raise BadInput(f"--runs {runs}: it holds files already: name a new or empty directory")
+    try:
+        runs.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise BadInput(f"--runs {runs}: cannot make it: {error.strerror}") from None
+    return [attrs.evolve(cell, runs=str(runs)) for cell in cells]
 
 
 def _check_outputs(

@@ -1,8 +1,10 @@
 """A sweep's results as a JSONL file, one line per cell written as the cell finishes.
 
-The first line names the sweep (a digest of its cells, its scenarios' texts
-and memtape's version); each line after it holds one cell's key (scenario,
-policy, settings) and its whole result. A line is written with one call and
+The first line names the sweep (a digest of its cells, its scenarios' texts,
+the judge and the probes file's text when there are some, and memtape's
+version); each line after it holds one cell's key (scenario, policy, settings,
+and for a replicate of ``--replicates`` its number) and its whole result, a
+judge's answers among it. A line is written with one call and
 synced, so a sweep killed at any point keeps every cell that finished; a last
 line without its newline is a write cut short (a power cut) and is dropped on
 ``--resume``, which runs only the cells the file does not hold.
@@ -30,28 +32,38 @@ FORMAT = "memtape-bench-results"
 VERSION = 1
 """The ``version`` of a results file's first line."""
 
-Key = tuple[str, str, tuple[str, ...]]
-"""A cell as a results file names it: its scenario, its policy (as ``--policy`` gave it)
-and its settings (the ``--set`` ones, then its grid point)."""
+Key = tuple[str, str, tuple[str, ...], int | None]
+"""A cell as a results file names it: its scenario, its policy (as ``--policy`` gave it),
+its settings (the ``--set`` ones, then its grid point) and which replicate it is (None for
+a cell run once)."""
 
 _converter = cattrs.Converter()
 
 
 def cell_key(cell: Cell) -> Key:
     """The key a results file holds a cell's result under."""
-    return (cell.scenario, cell.spec.label, cell.settings)
+    return (cell.scenario, cell.spec.label, cell.settings, cell.replicate)
 
 
 def sweep_id(cells: Iterable[Cell]) -> str:
     """What a sweep is: its distinct cells, whatever their order, the texts of their
-    scenarios and memtape's version (another version may measure otherwise)."""
-    keys = sorted(set(map(cell_key, cells)))
+    scenarios, the model that judges their answers and the text of the probes file they
+    add (``--judge``, ``--probes``), and memtape's version (another version may measure
+    otherwise)."""
+    cells = list(cells)
+    keys = sorted(set(map(cell_key, cells)), key=_order)
     texts = {source: read_scenario(source) for source in sorted({key[0] for key in keys})}
-    content = {
+    content: dict[str, Any] = {
         "memtape": __version__,
         "cells": keys,
         "scenarios": {s: hashlib.sha256(t.encode("utf-8")).hexdigest() for s, t in texts.items()},
     }
+    judges = sorted({cell.judge for cell in cells if cell.judge is not None})
+    files = sorted({cell.probes for cell in cells if cell.probes is not None})
+    if judges:
+        content["judges"] = judges
+    if files:
+        content["probes"] = {name: _digest(Path(name)) for name in files}
     text = json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -98,15 +110,12 @@ class ResultsFile:
         if key in self.finished:
             return
         assert self._fd is not None, "the results file is not open"
-        scenario, policy, settings = key
-        line = _line(
-            {
-                "scenario": scenario,
-                "policy": policy,
-                "settings": list(settings),
-                "result": _converter.unstructure(result),
-            }
-        )
+        scenario, policy, settings, replicate = key
+        entry: dict[str, Any] = {"scenario": scenario, "policy": policy, "settings": list(settings)}
+        if replicate is not None:
+            entry["replicate"] = replicate
+        entry["result"] = _converter.unstructure(result)
+        line = _line(entry)
         written = os.write(self._fd, line)
         if written != len(line):
             raise BadInput(f"{self.path}: cannot write it: the disk took {written} bytes")
@@ -186,17 +195,24 @@ class _Contents:
         where = f"{self.path}:{number}"
         entry = _json(raw, where)
         fields = ("scenario", "policy", "settings", "result")
-        if not isinstance(entry, dict) or sorted(entry) != sorted(fields):
-            raise BadInput(f"{where}: not a cell's result: it holds {', '.join(fields)}")
+        if not isinstance(entry, dict) or sorted(set(entry) - {"replicate"}) != sorted(fields):
+            raise BadInput(
+                f"{where}: not a cell's result: it holds {', '.join(fields)} "
+                "(and a replicate's number)"
+            )
         settings = entry["settings"]
+        replicate = entry.get("replicate")
         if not (
             isinstance(entry["scenario"], str)
             and isinstance(entry["policy"], str)
             and isinstance(settings, list)
             and all(isinstance(s, str) for s in settings)
+            and (replicate is None or (type(replicate) is int and replicate >= 0))
         ):
-            raise BadInput(f"{where}: not a cell's result: its scenario, policy or settings")
-        key: Key = (entry["scenario"], entry["policy"], tuple(settings))
+            raise BadInput(
+                f"{where}: not a cell's result: its scenario, policy, settings or replicate"
+            )
+        key: Key = (entry["scenario"], entry["policy"], tuple(settings), replicate)
         if self.keys is not None and key not in self.keys:
             raise BadInput(f"{where}: {_name(key)} is not a cell of this sweep")
         try:
@@ -204,6 +220,17 @@ class _Contents:
         except (cattrs.BaseValidationError, TypeError, ValueError, KeyError) as error:
             raise BadInput(f"{where}: not a cell's result: {_first(error)}") from None
         return key, result
+
+
+def _order(key: Key) -> tuple[str, str, tuple[str, ...], int]:
+    """A key as keys are sorted (a cell run once before its replicates)."""
+    scenario, policy, settings, replicate = key
+    return (scenario, policy, settings, -1 if replicate is None else replicate)
+
+
+def _digest(path: Path) -> str:
+    """The SHA-256 of a probes file's bytes (one not there is refused where it is read)."""
+    return hashlib.sha256(read_regular(path, "probes file")).hexdigest()
 
 
 def _json(raw: bytes, where: str) -> Any:
@@ -218,8 +245,9 @@ def _line(data: Mapping[str, Any]) -> bytes:
 
 
 def _name(key: Key) -> str:
-    scenario, policy, settings = key
-    return " ".join((f"{scenario}, {policy}", *settings))
+    scenario, policy, settings, replicate = key
+    again = () if replicate is None else (f"(replicate {replicate})",)
+    return " ".join((f"{scenario}, {policy}", *settings, *again))
 
 
 def _first(error: Exception) -> str:

@@ -4,8 +4,15 @@ One row per cell, in the order the JSON results list them: its scenario (``scena
 its name; ``source``, as the command named it), its policy (``policy``; ``label``, as
 the table shows it, grid point included), the ``axis`` the policy is on, its
 ``settings`` (the ``--set`` ones, then its grid point) and ``idle`` (why its policy had
-nothing to apply, or null); then one ``param.AXIS.NAME`` column per parameter and one
-``metric.NAME`` column per metric, whatever parameters and metrics the results hold.
+nothing to apply, or null); then, when the sweep had them, ``judge`` (the ``--judge``
+model), ``probes`` (the ``--probes`` file) and ``replicates`` (how many runs a row
+folds); then one ``param.AXIS.NAME`` column per parameter and one ``metric.NAME`` column
+per metric, whatever parameters and metrics the results hold (a replicated row's metric
+is the median of its runs). A replicated row then has, per metric with a spread,
+``spread.NAME.low``, ``spread.NAME.high`` and ``spread.NAME.interval`` (``range`` or
+``percentile-95``), and ``within_spread.NAME``, the labels of the policies whose spread
+overlaps it; a judged row has ``answers``, each question asked with its reply, verdict
+and model calls (``Verdict.data``).
 
 A column's type follows its values: boolean, integer, double (integers and floats
 mixed, or no value at all), string; any other mix, and lists and tables, are JSON text,
@@ -46,6 +53,19 @@ METRIC = "metric."
 LEADING = ("scenario", "source", "policy", "label", "axis", "settings", "idle")
 """The columns every table starts with, naming its cell."""
 
+SWEPT = ("judge", "probes", "replicates")
+"""The columns after ``LEADING`` that a sweep with ``--judge``, ``--probes`` or
+``--replicates`` has."""
+
+SPREAD = "spread."
+"""The start of a replicated metric's interval columns: ``spread.NAME.low`` and so on."""
+
+WITHIN = "within_spread."
+"""The start of the column of the policies whose spread of a metric overlaps a row's."""
+
+ANSWERS = "answers"
+"""The column of a judged row's answers."""
+
 ENCODING = b"memtape.encoding"
 """The field metadata that marks a column of JSON text."""
 
@@ -67,10 +87,31 @@ def table_rows(cells: Sequence[Cell], results: Sequence[Result]) -> list[dict[st
             "settings": list(cell.settings),
             "idle": result.idle,
         }
+        swept: dict[str, str | int | None] = {"judge": cell.judge, "probes": cell.probes}
+        if result.spread is not None:
+            swept["replicates"] = result.spread.replicates
+        row.update({name: value for name, value in swept.items() if value is not None})
         row.update({f"{PARAM}{axis}.{name}": v for name, v in (result.params or {}).items()})
         row.update({f"{METRIC}{name}": value for name, value in result.metrics.items()})
+        row.update(_spread_columns(result))
+        if result.verdicts:
+            row[ANSWERS] = [verdict.data() for verdict in result.verdicts]
         rows.append(row)
     return rows
+
+
+def _spread_columns(result: Result) -> dict[str, Any]:
+    """A replicated result's intervals and overlaps, by column (none for a result run once)."""
+    if result.spread is None:
+        return {}
+    columns: dict[str, Any] = {}
+    for name, spread in result.spread.spreads.items():
+        columns[f"{SPREAD}{name}.low"] = spread.low
+        columns[f"{SPREAD}{name}.high"] = spread.high
+        columns[f"{SPREAD}{name}.interval"] = spread.interval
+    for name, labels in result.spread.within.items():
+        columns[f"{WITHIN}{name}"] = list(labels)
+    return columns
 
 
 def check_tables(option: str) -> None:
@@ -86,8 +127,11 @@ def write_table(path: Path, cells: Sequence[Cell], results: Sequence[Result]) ->
     rows = table_rows(cells, results)
     seen = list(dict.fromkeys(name for row in rows for name in row))
     # The parameters of every axis before the metrics, whichever row came first.
-    names = [*LEADING, *(n for n in seen if n.startswith(PARAM))]
+    names = [*LEADING, *(n for n in SWEPT if n in seen), *(n for n in seen if n.startswith(PARAM))]
     names.extend(n for n in seen if n.startswith(METRIC))
+    names.extend(n for n in seen if n.startswith(SPREAD))
+    names.extend(n for n in seen if n.startswith(WITHIN))
+    names.extend(n for n in (ANSWERS,) if n in seen)
     fields, arrays = [], []
     for name in names:
         values = [row.get(name) for row in rows]

@@ -30,6 +30,7 @@ COLUMNS = (
     ("cache_breaks", "breaks"),
     ("compactions", "compactions"),
     ("probe_retention", "probes kept"),
+    ("harmful_losses", "harmful"),
     ("hit_at_k", "hit@k"),
     ("stale_reads", "stale reads"),
     ("evictions", "evictions"),
@@ -74,6 +75,9 @@ COST_COLUMNS = frozenset(
 ANSWER_COLUMNS = frozenset({"answers_correct", "answers_judged"})
 """The columns of ``bench --judge``, shown only when some result was judged."""
 
+ASKED_FOR = frozenset({"harmful_losses"})
+"""The columns shown only when ``--columns`` names them: the JSON always has them."""
+
 LEAST_IMPORTANT_FIRST = (
     "llm_seconds",
     "llm_cache_hits",
@@ -89,6 +93,7 @@ LEAST_IMPORTANT_FIRST = (
     "llm_calls",
     "cache_breaks",
     "answers_judged",
+    "harmful_losses",
     "compactions",
     "hit_at_k",
     "peak_tokens",
@@ -174,6 +179,7 @@ def comparison_table(
             if (asked or n not in LLM_COLUMNS)
             and (priced or n not in COST_COLUMNS)
             and (judged or n not in ANSWER_COLUMNS)
+            and n not in ASKED_FOR
         ]
     else:
         names = list(dict.fromkeys(columns))

@@ -16,6 +16,7 @@ from memtape.core.codec import event_data
 from memtape.core.commands import (
     AddTurn,
     AdvanceClock,
+    Ask,
     Command,
     Consolidate,
     Query,
@@ -246,6 +247,10 @@ class Policies:
             return self._consolidate(state, command)
         if isinstance(command, Recall):
             return decide_recall(self.recall, self.compaction, state, command)
+        if isinstance(command, Ask):
+            from memtape.policies.text.answering import decide_ask  # noqa: PLC0415 (a model's client)
+
+            return decide_ask(state, command, chosen=self.imports)
         return blocks.decide(self.compaction, state, command)
 
     def _consolidate(self, state: State, command: Consolidate) -> tuple[Event, ...]:
@@ -266,11 +271,8 @@ class Policies:
 
 
 def is_stand_in(policy: object) -> TypeGuard["Unimported"]:
-    """Whether ``policy`` is a stand-in (``memtape.policies.unimported.Unimported``).
-
-    No stand-in exists before its module is imported, so the question
-    imports nothing: without the module, the answer is no.
-    """
+    """Whether ``policy`` is a stand-in (``memtape.policies.unimported.Unimported``): none
+    exists before its module is imported, so the question imports nothing."""
     module = sys.modules.get(_STAND_INS)
     return module is not None and isinstance(policy, module.Unimported)
 
@@ -314,11 +316,9 @@ class Session:
         self.epochs: tuple[Epoch, ...] = tuple(epochs) or (Epoch(0, policies),)
 
     def policies_at(self, position: int) -> Policies:
-        """The policies that decided the event at 1-based ``position`` (0: the first ones).
-
-        A run forked with other settings has more than one epoch; the state
-        after ``position`` events is measured against the policies that made it.
-        """
+        """The policies that decided the event at 1-based ``position`` (0: the first ones):
+        a run forked with other settings has more than one epoch, and the state after
+        ``position`` events is measured against the policies that made it."""
         starts = [epoch.start for epoch in self.epochs]
         return self.epochs[max(bisect_left(starts, position) - 1, 0)].policies
 

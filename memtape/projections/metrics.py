@@ -125,6 +125,8 @@ class CompactionMetrics:
     probe_checks: int
     probe_passes: int
     losses: tuple[ProbeLoss, ...]
+    harmful_losses: int = 0
+    """The losses a compaction made that a later turn's text mentioned again (harmful)."""
     budget: int | None = None
     """The budget the window is measured against (None when no policy was given)."""
     over_budget: str | None = None
@@ -324,7 +326,8 @@ class WindowTally:
 
     def metrics(self) -> CompactionMetrics:
         """The metrics of the steps taken so far."""
-        policy = self._policy
+        policy, mentioned = self._policy, self._tracker.mentioned
+        made = (c for c in self.changes if not c.kept and c.event == "CompactionTriggered")
         return CompactionMetrics(
             tuple(self._sent),
             self._compactions,
@@ -332,6 +335,7 @@ class WindowTally:
             self._checks,
             self._passes,
             tuple(self._losses),
+            sum(mentioned.get(change.index, 0) > change.turn for change in made),
             None if policy is None else policy.budget,
             None if policy is None else _over_budget(policy, self._peak),
         )

@@ -54,6 +54,8 @@ class ProbeParts:
         """The counts, before the event being followed, of the probes it changed."""
         self._lost: dict[int, int] = {}
         """The position of the event that first hid each probe it hid, in the last batch."""
+        self.mentioned: dict[int, int] = {}
+        """The last turn whose own text, as it arrived, showed each probe (by index)."""
         self.followed = True
         """Whether the last batch was followed event by event (``lost_at`` knows its losses);
         not after an old log's compaction, followed by reading the window after it."""
@@ -98,7 +100,7 @@ class ProbeParts:
         if not self._texts:
             return
         for turn in turns:
-            self._enter_hot(turn.turn, turn.text)
+            self._arrive(turn.turn, turn.text)
         self._was.clear()
 
     def follow(self, events: Iterable[Event], window: Window, offset: int) -> None:
@@ -110,7 +112,7 @@ class ProbeParts:
         counts, lost = self._counts, self._lost
         for position, event in enumerate(events, start=offset + 1):
             if isinstance(event, TurnAdded):
-                self._enter_hot(event.turn, event.text)
+                self._arrive(event.turn, event.text)
             elif isinstance(event, BlockEdited):
                 self._see_block(event.label, event.value)
             elif isinstance(event, Recalled):
@@ -181,6 +183,11 @@ class ProbeParts:
         self._recalled = tuple(self._found(item.text) for item in items)
         for found in self._recalled:
             self._count(found, 1)
+
+    def _arrive(self, number: int, text: str) -> None:
+        self._enter_hot(number, text)
+        for index in self._hot.get(number, ()):
+            self.mentioned[index] = number
 
     def _enter_hot(self, number: int, text: str) -> None:
         found = self._found(text)

@@ -7,6 +7,7 @@ import attrs
 
 from memtape.core.codec import event_data
 from memtape.core.events import (
+    Answered,
     BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
@@ -159,6 +160,11 @@ def summarize(event: Event, before: State, after: State) -> str:
             )
         case Judged():
             return describe_judgement(event, before)
+        case Answered(question=question, reply=reply, correct=correct, judged=judged):
+            verdict = "correct" if correct else "wrong"
+            graded = ", as a judge said" if judged else ""
+            asked = "".join(f"; {_asked(call)}" for call in event.asked)
+            return f"asked {quoted(question)}: replied {quoted(reply)}, {verdict}{graded}{asked}"
         case EpisodeRecorded(id=episode_id, text=text):
             return f"episode {episode_id} recorded: {visible(text)}"
         case Consolidated(episodes=episodes, semantic=semantic, procedural=procedural):

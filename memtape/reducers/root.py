@@ -6,6 +6,7 @@ from typing import Any
 
 from memtape.core.errors import CorruptLog
 from memtape.core.events import (
+    Answered,
     BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
@@ -108,6 +109,11 @@ def _judged(state: State, event: Judged) -> State:
     )
 
 
+def _answered(state: State, event: Answered) -> State:
+    # A question asked of the window is a measurement of it: no memory changes.
+    return state
+
+
 def _episode_recorded(state: State, event: EpisodeRecorded) -> State:
     return State(
         state.clock, state.window, state.store, memory.episode_recorded(state.memory, event)
@@ -134,6 +140,7 @@ _REDUCERS: dict[type, Callable[[State, Any], State]] = {
     Consolidated: _consolidated,
     Recalled: _recalled,
     BlockEdited: _block_edited,
+    Answered: _answered,
 }
 
 

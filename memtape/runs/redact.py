@@ -54,6 +54,7 @@ from memtape.core.codec import command_data, event_data
 from memtape.core.commands import (
     AddTurn,
     AdvanceClock,
+    Ask,
     Command,
     Consolidate,
     CreateBlock,
@@ -67,6 +68,7 @@ from memtape.core.commands import (
 )
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import (
+    Answered,
     BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
@@ -425,6 +427,15 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
             event.target,
             _asked(event.asked, masks),
         )
+    if isinstance(event, Answered):
+        return Answered(
+            masks.text(event.question),
+            masks.text(event.answer),
+            masks.text(event.reply),
+            event.correct,
+            event.judged,
+            _asked(event.asked, masks),
+        )
     if isinstance(event, ClockAdvanced | FactRead | Superseded | Evicted | ValidityClosed):
         return event
     assert_never(event)
@@ -485,6 +496,10 @@ def _command(command: Command, masks: Masks) -> Command:
     if isinstance(command, EditBlock):
         find = masks.text(command.find) if command.find else ""
         return EditBlock(masks.text(command.label), command.op, masks.text(command.text), find)
+    if isinstance(command, Ask):
+        return Ask(
+            masks.text(command.question), masks.text(command.answer), command.model, command.seed
+        )
     if isinstance(command, AdvanceClock | Consolidate):
         return command
     assert_never(command)

@@ -7,7 +7,7 @@ from typing import Any
 
 from memtape.core.commands import (
     BLOCK_OPS,
-    COMMAND_TYPES,
+    STEP_KINDS,
     AddTurn,
     AdvanceClock,
     Command,
@@ -27,7 +27,7 @@ from memtape.policies.plumbing.params import Params
 from memtape.policies.session import Policies
 from memtape.policies.zoo import AXIS_OF
 
-_KINDS = tuple(COMMAND_TYPES)
+_KINDS = STEP_KINDS
 
 
 def read_blocks(tables: Any, source: str, policies: Policies) -> tuple[CreateBlock, ...]:

@@ -47,6 +47,7 @@ from typing import Any, TypeVar
 from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import (
+    Answered,
     BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
@@ -91,6 +92,8 @@ FOLLOWED: frozenset[type[Event]] = frozenset(
         ValidityClosed,
         Recalled,
         Judged,
+        # A question asked of the window changes nothing the page shows: its row only.
+        Answered,
     }
 )
 """Every event type the viewer follows (tests/test_payload.py holds it to ``EVENT_TYPES``)."""

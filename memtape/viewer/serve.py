@@ -32,6 +32,7 @@ from memtape.core.codec import command_from_data
 from memtape.core.commands import (
     AddTurn,
     AdvanceClock,
+    Ask,
     Command,
     Consolidate,
     CreateBlock,
@@ -173,6 +174,8 @@ def next_label(command: Command) -> dict[str, str]:
             label = f"Next step: create block {block!r}"
         case EditBlock(label=block, op=op):
             label = f"Next step: {op} in block {block!r}"
+        case Ask(question=question):
+            label = f"Next step: ask {question!r}"
         case _:
             assert_never(command)  # mypy fails here when a command kind has no label
     return {"label": label}
