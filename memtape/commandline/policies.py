@@ -7,7 +7,7 @@ from typing import Any
 
 from memtape.commandline.output import print_json, print_lines
 from memtape.core.visible import visible
-from memtape.policies.mechanisms import Setting
+from memtape.policies.plumbing.mechanisms import Setting
 from memtape.projections.catalogue import (
     Description,
     MechanismDescription,

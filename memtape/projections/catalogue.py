@@ -13,7 +13,7 @@ the class says one. A shared parameter a policy's table leaves out while it is
 unset (``recall``, ``ttl``) is listed with it all the same, unset.
 
 The mechanisms beside the policies (memory blocks, recall, expiry, bi-temporal
-facts, judged supersession: ``memtape.policies.mechanisms``) are described too,
+facts, judged supersession: ``memtape.policies.plumbing.mechanisms``) are described too,
 and found by their name or any of their aliases.
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 
 from memtape.core.errors import BadInput
-from memtape.policies.mechanisms import MECHANISMS, SHARED_SETTINGS, Mechanism, Setting
+from memtape.policies.plumbing.mechanisms import MECHANISMS, SHARED_SETTINGS, Mechanism, Setting
 from memtape.policies.zoo import AXES, SHARED
 
 SAMPLE = {"budget": 1000, "capacity": 100}
@@ -90,7 +90,7 @@ class Description:
 
 @attrs.frozen
 class MechanismDescription:
-    """A mechanism beside the policies (``memtape.policies.mechanisms``), as ``memtape
+    """A mechanism beside the policies (``memtape.policies.plumbing.mechanisms``), as ``memtape
     policies`` shows it."""
 
     name: str
