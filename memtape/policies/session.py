@@ -262,15 +262,16 @@ class Policies:
                     for written in forgetting.decide(state, write):
                         events.append(written)
                         state = evolve(state, written)
+            if isinstance(event, Consolidated) and event.blocks:
+                edits = blocks.consolidated(self.compaction, state, event)
+                events.extend(edits)
+                state = fold(edits, state)
         return tuple(events)
 
 
 def is_stand_in(policy: object) -> TypeGuard["Unimported"]:
-    """Whether ``policy`` is a stand-in (``memtape.policies.unimported.Unimported``).
-
-    No stand-in exists before its module is imported, so the question
-    imports nothing: without the module, the answer is no.
-    """
+    """Whether ``policy`` is a stand-in (``memtape.policies.unimported.Unimported``); none
+    exists before its module is imported, so the question imports nothing."""
     module = sys.modules.get(_STAND_INS)
     return module is not None and isinstance(policy, module.Unimported)
 

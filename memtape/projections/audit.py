@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import attrs
 
+from memtape.core.commands import Consolidate
 from memtape.core.errors import BadInput
 from memtape.core.events import (
     BlockEdited,
@@ -305,8 +306,9 @@ def _block_life(run: Run, label: str) -> Subject:
             moment = seeker.around(at)
             before, after = moment.before.window.tokens, moment.after.window.tokens
             held = f"{len(event.value)}/{block.limit} characters, {counted(event.tokens, 'token')}"
+            by = " by consolidation" if type(run.commands[moment.step - 1]) is Consolidate else ""
             what = (
-                f"{BLOCK_VERBS.get(event.op, visible(event.op))}, version {event.version}: "
+                f"{BLOCK_VERBS.get(event.op, visible(event.op))}{by}, version {event.version}: "
                 f"{visible(event.value)}  ({held}; window {before} → {after})"
             )
             numbers = {
@@ -326,7 +328,8 @@ def _block_life(run: Run, label: str) -> Subject:
         f"of every turn's budget",
         {"version": block.version, "tokens": block.tokens, "chars": len(block.value)},
     )
-    label_line = f"block {quoted(label)} (at most {counted(block.limit, 'character')})"
+    read_only = ", read-only" if block.read_only else ""
+    label_line = f"block {quoted(label)} (at most {counted(block.limit, 'character')}{read_only})"
     return Subject("block", place, label_line, tuple(steps), now)
 
 

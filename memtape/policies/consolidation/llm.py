@@ -18,6 +18,15 @@ refused ones included, is recorded in the ``Consolidated`` event.
 The prompt (``prompt = "..."`` or ``prompt_file``) may say ``{episodes}``,
 the pending episodes one a line as ``[3] text``; ``DEFAULT_PROMPT`` asks
 for the shape above.
+
+In a session with memory blocks the model is a sleep-time agent too: the
+prompt ends with the blocks (``BLOCKS``: each label, limit, read-only or not,
+and value), and the answer may carry ``"blocks": [{"label": "human", "op":
+"append", "text": "..."}]`` (``op`` one of ``replace``, ``append``,
+``find-replace``, the last with ``find``). An edit the blocks would refuse (no
+such block, a read-only one, past its limit, nothing found) refuses the
+answer as any broken contract does, so the pass that is taken edits within
+every limit; a session without blocks is asked exactly what it was before.
 """
 
 import json
@@ -28,9 +37,11 @@ from typing import Any, ClassVar
 
 import attrs
 
+from memtape.core.block_edits import edited_value
 from memtape.core.commands import Consolidate, RecordEpisode
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import (
+    BlockEdit,
     Consolidated,
     EpisodeRecorded,
     Event,
@@ -38,7 +49,7 @@ from memtape.core.events import (
     ProceduralRule,
     SemanticFact,
 )
-from memtape.core.state import State
+from memtape.core.state import State, Window
 from memtape.llm.answers import Question, answer
 from memtape.llm.asking import ask, prompt_hash
 from memtape.llm.config import ModelConfig
@@ -61,6 +72,16 @@ Episodes:
 """
 """The prompt of ``policy = "llm"`` unless the table gives its own."""
 
+BLOCKS = """
+
+Memory blocks (always in the agent's context; each holds at most its limit in characters):
+{blocks}
+You may also rewrite blocks that are not read-only, adding to the object:
+"blocks": [{"label": "...", "op": "append", "text": "..."}] (op is "replace", "append", or \
+"find-replace" with "find": the text to replace). Keep each block within its limit.
+"""
+"""What the prompt ends with in a session with memory blocks, ``{blocks}`` the blocks."""
+
 RETRY = "\n\nYour answer {tries} was refused: {reason}. Answer again, with the JSON object only."
 """What a retry adds to the prompt: why the last answer was refused, and how many came
 before (so that each retry is a new prompt, which no cache answers with the refused one)."""
@@ -77,10 +98,46 @@ def render_episodes(episodes: Sequence[EpisodeRecorded]) -> str:
     return "\n".join(f"[{episode.id}] {episode.text}" for episode in episodes)
 
 
-def distilled(
-    output: str, episodes: Sequence[EpisodeRecorded]
-) -> tuple[tuple[SemanticFact, ...], tuple[ProceduralRule, ...]]:
-    """The facts and rules a model's ``output`` gives, or ``Refused`` saying why none."""
+def render_blocks(window: Window) -> str:
+    """The memory blocks as the prompt lists them: ``[label] (limit N, read-only): value``."""
+    return "\n".join(
+        f"[{block.label}] (limit {block.limit}{', read-only' if block.read_only else ''}): "
+        f"{json.dumps(block.value, ensure_ascii=False)}"
+        for block in window.blocks
+    )
+
+
+def block_edits(output: str, state: State) -> tuple[BlockEdit, ...]:
+    """The block edits a model's ``output`` asks for, each one the blocks would make, or
+    ``Refused`` saying why not."""
+    data = _object(output)
+    edits = tuple(_edit(item, n) for n, item in enumerate(_list(data, "blocks"), start=1))
+    held = {block.label: block for block in state.window.blocks}
+    for number, asked in enumerate(edits, start=1):
+        block = held.get(asked.label)
+        if block is None:
+            raise Refused(f"block edit {number}: there is no block {asked.label!r}")
+        try:
+            value = edited_value(block, asked.op, asked.text, asked.find)
+        except Rejected as error:
+            raise Refused(f"block edit {number}: {error}") from None
+        held[block.label] = attrs.evolve(block, value=value, version=block.version + 1)
+    return edits
+
+
+def _edit(item: Any, number: int) -> BlockEdit:
+    where = f"block edit {number}"
+    if not isinstance(item, dict):
+        raise Refused(f"{where} is not an object")
+    label, op, text, find = (item.get(name, "") for name in ("label", "op", "text", "find"))
+    for name, value in (("label", label), ("op", op), ("text", text), ("find", find)):
+        if not isinstance(value, str):
+            raise Refused(f"{where} has a {name} that is not text: {value!r}")
+    return BlockEdit(label, op, text, find)
+
+
+def _object(output: str) -> dict[str, Any]:
+    """The JSON object of a model's ``output`` (fenced or not), or ``Refused``."""
     match = _FENCE.match(output)
     text = match.group(1) if match else output
     try:
@@ -89,6 +146,14 @@ def distilled(
         raise Refused(f"it is not JSON ({error})") from None
     if not isinstance(data, dict):
         raise Refused("it is not a JSON object")
+    return data
+
+
+def distilled(
+    output: str, episodes: Sequence[EpisodeRecorded]
+) -> tuple[tuple[SemanticFact, ...], tuple[ProceduralRule, ...]]:
+    """The facts and rules a model's ``output`` gives, or ``Refused`` saying why none."""
+    data = _object(output)
     pending = {episode.id for episode in episodes}
     semantic = tuple(
         _fact(item, n, pending) for n, item in enumerate(_list(data, "semantic"), start=1)
@@ -193,6 +258,8 @@ class LlmConsolidation:
         if not episodes:
             return (Consolidated(ids, (), ()),)
         base = self.prompt.replace("{episodes}", render_episodes(episodes))
+        if state.window.blocks:
+            base += BLOCKS.replace("{blocks}", render_blocks(state.window))
         asked: list[ModelCall] = []
         reason = ""
         for tries in range(self.config.max_retries + 1):
@@ -201,10 +268,11 @@ class LlmConsolidation:
             asked.append(call)
             try:
                 semantic, procedural = distilled(call.output, episodes)
+                edits = block_edits(call.output, state) if state.window.blocks else ()
             except Refused as refused:
                 reason = str(refused)
                 continue
-            return (Consolidated(ids, semantic, procedural, tuple(asked)),)
+            return (Consolidated(ids, semantic, procedural, tuple(asked), edits),)
         tries = len(asked)
         raise Rejected(
             f"model {self.config.model!r} gave no usable consolidation in {tries} "

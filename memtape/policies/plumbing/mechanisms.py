@@ -89,7 +89,8 @@ MECHANISMS = (
         "blocks",
         "memtape.policies.window.blocks",
         "[[block]] tables create blocks before the first step, a block step mid-session; edit "
-        "steps edit them; any session with a [compaction] policy",
+        "steps and consolidation passes (a block rule, or the llm's answer) edit them; any "
+        "session with a [compaction] policy",
         (
             Setting("label", "[[block]]", None, "the block's name, one per block", True),
             Setting(
@@ -100,6 +101,7 @@ MECHANISMS = (
                 True,
             ),
             Setting("value", "[[block]]", "", "what it holds at first"),
+            Setting("read_only", "[[block]]", False, "no edit may change it, a step's or a pass's"),
             Setting(
                 "op",
                 "an edit step",
@@ -111,7 +113,7 @@ MECHANISMS = (
         ),
         (BLOCK_LIMIT,),
         "docs/how-to/memory-blocks.md",
-        ("block", "memory-blocks", "core-memory", "letta", BLOCK_LIMIT),
+        ("block", "memory-blocks", "core-memory", "letta", "read_only", "sleep-time", BLOCK_LIMIT),
     ),
     Mechanism(
         "recall",
