@@ -131,7 +131,7 @@ class TestOnePolicy:
             '  placeholder (default "[tool result cleared]")',
             '  tokenizer (default "words")',
             "  recall (unset by default): what searches the turns that left the window for a "
-            'recall step: "bm25" (unset: no recall)',
+            'recall step: "bm25", or "embeddings" (the [llm] model, by cosine; unset: no recall)',
             "promises: budget, pinned, recent-verbatim, well-formed",
         ] == out.splitlines()
 

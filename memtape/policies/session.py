@@ -41,7 +41,7 @@ from memtape.policies.plumbing.protocols import (
 from memtape.policies.settings import CHOICES, check_user_url, choice_params, setting_value
 from memtape.policies.store.expiry import due
 from memtape.policies.window import blocks
-from memtape.policies.window.recall import Bm25Recall, decide_recall, recall_params, with_recall
+from memtape.policies.window.recall import Recaller, decide_recall, recall_params, with_recall
 from memtape.policies.zoo import AXES, LLM, SHARED
 from memtape.reducers import evolve, fold
 
@@ -62,7 +62,7 @@ class Policies:
     forgetting: ForgettingPolicy | None = None
     consolidation: ConsolidationPolicy | None = None
     llm: ModelConfig | None = None
-    recall: Bm25Recall | None = attrs.field(default=None, kw_only=True)
+    recall: Recaller | None = attrs.field(default=None, kw_only=True)
     imports: bool = attrs.field(default=True, eq=False, kw_only=True)
     """Whether names given by import path were imported (False: read from a run file, and
     stood in for); ``with_settings`` builds the changed policies the same way."""

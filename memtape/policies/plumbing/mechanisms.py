@@ -67,7 +67,8 @@ RECALL_SETTING = Setting(
     "recall",
     "[compaction]",
     None,
-    'what searches the turns that left the window for a recall step: "bm25" (unset: no recall)',
+    'what searches the turns that left the window for a recall step: "bm25", or '
+    '"embeddings" (the [llm] model, by cosine; unset: no recall)',
 )
 """A compaction policy's ``recall``, which every compaction policy takes."""
 
