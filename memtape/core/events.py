@@ -340,7 +340,8 @@ class Recalled:
     ``query`` and brought the best of them back, verbatim, into the window's recall tier.
 
     ``found`` holds the turn numbers of the ``k`` best matches, best first, and
-    ``scores`` each one's BM25 score; ``brought`` the items that entered the tier
+    ``scores`` each one's score (BM25, or a cosine under ``recall = "embeddings"``);
+    ``brought`` the items that entered the tier
     (each a found turn's text at its own tokens), in the same order: those that
     fit under the budget. The fold replaces the tier with ``brought`` and never
     searches: what was found is here, so replay is the same without an index.
