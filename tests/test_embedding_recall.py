@@ -62,6 +62,25 @@ class TestParameter:
             policies.recall.config.model,
         )
 
+    def test_the_llm_tables_embedding_model_is_kept_beside_its_model(self) -> None:
+        policies = Policies.from_params(
+            {
+                "compaction": {"policy": "tiered", "budget": 30, "recall": "embeddings"},
+                "llm": {"model": "chatter", "embedding_model": "embedder"},
+            }
+        )
+
+        assert "embedder" == policies.params()["llm"]["embedding_model"]
+
+    def test_an_empty_embedding_model_is_refused(self) -> None:
+        with pytest.raises(BadInput, match="embedding_model must name a model, got ''"):
+            Policies.from_params(
+                {
+                    "compaction": {"policy": "tiered", "budget": 30, "recall": "embeddings"},
+                    "llm": {"model": "chatter", "embedding_model": ""},
+                }
+            )
+
     def test_without_an_llm_table_it_is_one_clear_line(self) -> None:
         with pytest.raises(BadInput, match=r'recall = "embeddings" asks a model for embeddings'):
             Policies.from_params(
@@ -104,6 +123,15 @@ class TestThroughTheServer:
             body["input"][0],
         )
         assert [] == [text for text in body["input"][1:] if text not in left]
+
+    def test_the_embedding_model_is_asked_where_the_table_names_one(
+        self, tmp_path: Path, chat_server: ChatServer
+    ) -> None:
+        out = tmp_path / "recall.jsonl"
+        settings = [*_settings(chat_server), "--set", "llm.embedding_model=vectors"]
+
+        assert 0 == main(["run", str(EXAMPLE), "--out", str(out), *settings])
+        assert ["vectors"] == [body["model"] for body in chat_server.embedded]
 
     def test_the_run_replays_and_checks_with_the_server_stopped(
         self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]

@@ -139,7 +139,8 @@ class Bm25Recall:
 @attrs.frozen
 class EmbeddingsRecall:
     """Recall by the cosine of embeddings over the turns that left the window
-    (``recall = "embeddings"``, asking the ``[llm]`` table's model).
+    (``recall = "embeddings"``, asking the ``[llm]`` table's ``embedding_model``, else its
+    ``model``, on its server).
 
     Each turn's embedding and the query's are asked of an OpenAI-compatible
     ``/v1/embeddings`` endpoint (``memtape.llm.embedding``: each text's vector
@@ -173,7 +174,10 @@ class EmbeddingsRecall:
         left = list(window.left)
         if not left:
             return Recalled(text, k, (), (), ())
-        query, *turns = embedded(self.config, [text, *(turn for _, turn, _ in left)])
+        config = self.config
+        if config.embedding_model is not None:
+            config = attrs.evolve(config, model=config.embedding_model)
+        query, *turns = embedded(config, [text, *(turn for _, turn, _ in left)])
         scored = sorted(
             ((cosine(query, vector), index) for index, vector in enumerate(turns)),
             key=lambda pair: (-pair[0], pair[1]),
