@@ -6,7 +6,10 @@ and counted against the budget by every compaction policy."""
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from memtape.checking.invariants import check_run
 from memtape.core.commands import AddTurn, Consolidate, CreateBlock, EditBlock, RecordEpisode
 from memtape.core.errors import Rejected
 from memtape.core.events import BlockEdit, BlockEdited, Consolidated
@@ -260,3 +263,46 @@ class TestEditedByConsolidation:
 
         assert [2, 3] == [e.version for e in events if isinstance(e, BlockEdited)]
         assert "Name: Dana.\nLives in Porto.\nx" == session.state.window.blocks[0].value
+
+
+class TestPassesKeepTheLimit:
+    @settings(max_examples=60, deadline=None, derandomize=True)
+    @given(
+        limit=st.integers(1, 40),
+        read_only=st.booleans(),
+        episodes=st.lists(
+            st.sampled_from(["Porto", "Lisbon", "Faro", "a long city name"]), max_size=6
+        ),
+        op=st.sampled_from(["append", "replace", "find-replace"]),
+        passes=st.integers(1, 3),
+    )
+    def test_every_pass_keeps_block_limit_or_is_refused_whole(
+        self, limit: int, read_only: bool, episodes: list[str], op: str, passes: int
+    ) -> None:
+        """Whatever the limit and the edits a rules pass asks for, the run keeps every
+        promise (BLOCK_LIMIT checked at each step), and a refused pass appends nothing."""
+        block = {"label": "human", "op": op, "text": "in {city}", "find": "in"}
+        if op != "find-replace":
+            del block["find"]
+        session = Session(
+            Policies.from_params(
+                {
+                    "compaction": {"policy": "sliding-window", "budget": 40},
+                    "consolidation": {
+                        "policy": "rules",
+                        "rule": [{"pattern": "(?P<city>.+)", "block": block}],
+                    },
+                }
+            )
+        )
+        session.execute(CreateBlock("human", max(limit, 5), "in x", read_only))
+        for _ in range(passes):
+            for episode in episodes:
+                session.execute(RecordEpisode(episode))
+            before = len(session.run)
+            try:
+                session.execute(Consolidate())
+            except Rejected:
+                assert before == len(session.run)
+
+        assert [] == check_run(session.run, session.policies)
