@@ -3,6 +3,7 @@ creates a memory block, checked as its table is."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+import json
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,37 @@ class TestRefusals:
         err = capsys.readouterr().err
         assert (2, False) == (status, out.exists())
         assert "step 3: block 'human' holds at most 20 characters" in err
+
+
+class TestBench:
+    def test_a_grid_over_a_blocks_limit_shows_it_beside_the_policys_parameters(
+        self, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "bench.json"
+        argv = ["bench", EXAMPLE, "--policy", "sliding-window:budget=40", "-q"]
+
+        status = main([*argv, "--grid", "block.human.limit=30,60", "--json", str(out)])
+
+        results = json.loads(out.read_text("utf-8"))["results"]
+        assert (0, ["30", "60"]) == (
+            status,
+            [result["params"]["block.human.limit"] for result in results],
+        )
+
+    def test_a_block_too_small_for_the_scenarios_edits_is_one_line(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        argv = ["bench", EXAMPLE, "--policy", "sliding-window:budget=40", "-q"]
+
+        status = main([*argv, "--set", "block.human.limit=20"])
+
+        err = capsys.readouterr().err
+        assert (2, 1) == (status, len(err.splitlines()))
+        assert "block 'human' holds at most 20 characters" in err
+
+    def test_a_scenario_without_the_block_is_benched_as_it_is(self, tmp_path: Path) -> None:
+        other = str(Path(EXAMPLE).parent / "order-recall.toml")
+        out = tmp_path / "bench.json"
+        argv = ["bench", other, "--policy", "sliding-window:budget=40", "-q"]
+
+        assert 0 == main([*argv, "--set", "block.human.limit=60", "--json", str(out)])

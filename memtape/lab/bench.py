@@ -45,6 +45,7 @@ from memtape.projections.metrics import (
 )
 from memtape.projections.model_calls import model_usage
 from memtape.scenarios import SHIPPED, Probe, Scenario, load_scenario
+from memtape.scenarios.block_settings import is_block_setting, with_block_settings
 from memtape.scenarios.cost import Cost, is_cost_setting, with_cost_settings
 
 BENCHED_AXES = ("compaction", "forgetting")
@@ -313,7 +314,7 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
     given = len(cell.settings) - len(cell.point)
     # The priced model is no policy's: ``price_for`` reads the ``cost.`` settings.
     sources = tuple(
-        (option, tuple(s for s in more if not is_cost_setting(s)))
+        (option, tuple(s for s in more if not is_cost_setting(s) and not is_block_setting(s)))
         for option, more in (
             (f"--policy {cell.spec.label}", cell.spec.settings),
             ("--set", cell.settings[:given]),
@@ -408,6 +409,9 @@ def run_cell(
     file was sent its text); by default it is loaded from ``cell.scenario``.
     """
     scenario = _scenario(cell.scenario) if scenario is None else scenario
+    if any(is_block_setting(s) for s in cell.settings):
+        steps = with_block_settings(scenario.steps, cell.settings, strict=False)
+        scenario = attrs.evolve(scenario, steps=steps)
     axis = cell.spec.axis
     metrics: dict[str, Any] = dict.fromkeys(METRICS)
     idle = idle_reason(scenario, cell)
@@ -489,8 +493,7 @@ def _measured(
             evictions=store.evictions,
             regret=store.regret,
         )
-    params = dict(policies.params()[axis])
-    del params["policy"]
+    params = _cell_params(policies, axis, cell)
     return Result(
         scenario.name,
         cell.label,
@@ -598,6 +601,18 @@ def _ready(policies: Policies) -> None:
         tokenizer = getattr(policy, "tokenizer", None)
         if tokenizer is not None:
             tokenizer.count("ready")
+
+
+def _cell_params(policies: Policies, axis: str, cell: Cell) -> dict[str, Any]:
+    """The parameters of the cell's policy, and its block settings beside them (the
+    scenario's memory blocks, not the policy's: ``block.human.limit``)."""
+    params = dict(policies.params()[axis])
+    del params["policy"]
+    for setting in cell.settings:
+        if is_block_setting(setting):
+            name, _, value = setting.partition("=")
+            params[name.strip()] = value.strip()
+    return params
 
 
 def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:

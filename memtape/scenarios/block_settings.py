@@ -30,9 +30,12 @@ def is_block_setting(setting: str) -> bool:
     return setting.partition("=")[0].partition(".")[0].strip() == AXIS
 
 
-def with_block_settings(steps: Sequence[Command], settings: Iterable[str]) -> tuple[Command, ...]:
+def with_block_settings(
+    steps: Sequence[Command], settings: Iterable[str], *, strict: bool = True
+) -> tuple[Command, ...]:
     """``steps`` with the ``block.LABEL.PARAM=VALUE`` ones of ``settings`` applied to the
-    steps that create each block, or one ``BadInput`` naming the setting."""
+    steps that create each block, or one ``BadInput`` naming the setting; not ``strict`` (a
+    bench mixing scenarios), a setting for a block this scenario lacks is skipped."""
     changed = list(steps)
     for setting in settings:
         if not is_block_setting(setting):
@@ -51,6 +54,8 @@ def with_block_settings(steps: Sequence[Command], settings: Iterable[str]) -> tu
                 f"{did_you_mean(param, PARAMS)}"
             )
         at = [n for n, step in enumerate(changed) if _creates(step, label)]
+        if not at and not strict:
+            continue
         if not at:
             known = sorted({s.label for s in changed if isinstance(s, CreateBlock)})
             raise BadInput(

@@ -91,8 +91,8 @@ MECHANISMS = (
         "memtape.policies.window.blocks",
         "[[block]] tables create blocks before the first step, a block step mid-session; edit "
         "steps and consolidation passes (a block rule, or the llm's answer) edit them; any "
-        "session with a [compaction] policy; memtape run --set block.human.limit=400 changes "
-        "one for a run",
+        "session with a [compaction] policy; --set block.human.limit=400 (run, bench) or "
+        "--grid block.human.limit=40,200 (bench) changes one",
         (
             Setting("label", "[[block]]", None, "the block's name, one per block", True),
             Setting(
