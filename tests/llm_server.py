@@ -9,6 +9,12 @@ limit, is not one), each once, in the order they first appear, then the
 server's ``salt`` if it has one. So the same prompt gets the same answer,
 and a summary made of answers keeps the figures a probe looks for.
 
+It answers ``POST /v1/embeddings`` too (``{"data": [{"embedding": [...]}],
+"usage": ...}``), with a hashed bag of words (``vector_for``): each word of
+a text, lowercased and stripped of punctuation, adds 1 to one of ``DIMENSIONS``
+places chosen by its hash, so texts that share words point the same way; the
+embeddings requests are counted apart (``embedded``).
+
 A test may set an ``answerer`` of its own (a consolidation test answers
 JSON). It counts the requests it gets and keeps their bodies and Authorization
 headers; it can be told to fail the next requests with a status (401, 429,
@@ -16,6 +22,7 @@ headers; it can be told to fail the next requests with a status (401, 429,
 these tests from the Chat Completions API's public reference.
 """
 
+import hashlib
 import json
 import re
 import threading
@@ -28,6 +35,22 @@ import attrs
 from tests.serving import POLL, KeepingServer
 
 PATH = "/v1/chat/completions"
+
+EMBEDDINGS_PATH = "/v1/embeddings"
+
+DIMENSIONS = 64
+"""How many numbers an embedding of the test server holds."""
+
+
+def vector_for(text: str) -> list[float]:
+    """The embedding the server gives ``text``: a hashed bag of its words."""
+    vector = [0.0] * DIMENSIONS
+    for word in text.lower().split():
+        stripped = word.strip(".,;:!?()[]{}\"'")
+        if stripped:
+            vector[int(hashlib.sha256(stripped.encode("utf-8")).hexdigest(), 16) % DIMENSIONS] += 1
+    return vector
+
 
 _FIGURE = re.compile(r"[$\d]")
 
@@ -55,6 +78,8 @@ class ChatServer:
 
     def __init__(self) -> None:
         self.bodies: list[dict[str, Any]] = []
+        self.embedded: list[dict[str, Any]] = []
+        """The bodies of the embeddings requests, apart from the chats'."""
         self.authorizations: list[str | None] = []
         self.salt = ""
         self.answerer: Callable[[str, str], str] | None = None
@@ -131,6 +156,9 @@ class ChatServer:
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length)
+        if handler.path == EMBEDDINGS_PATH:
+            self._embed(handler, json.loads(raw))
+            return
         if handler.path != PATH:
             _send(handler, 404, {"error": {"message": f"no route {handler.path}"}})
             return
@@ -173,6 +201,27 @@ class ChatServer:
             },
         }
         _send(handler, 200, reply)
+
+    def _embed(self, handler: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        """An embeddings request: each input's hashed bag of words (or the trouble told)."""
+        with self._lock:
+            self.embedded.append(body)
+        trouble = self._trouble()
+        if trouble is not None and trouble.kind == "status":
+            message = trouble.body or f"told to fail with {trouble.status}"
+            error = {"error": {"message": message, "type": "test", "code": trouble.status}}
+            _send(handler, trouble.status, error, {"retry-after-ms": "1"})
+            return
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        data = [
+            {"object": "embedding", "index": n, "embedding": vector_for(text)}
+            for n, text in enumerate(texts)
+        ]
+        words = sum(len(text.split()) for text in texts)
+        usage = {"prompt_tokens": words, "total_tokens": words}
+        _send(
+            handler, 200, {"object": "list", "data": data, "model": body["model"], "usage": usage}
+        )
 
 
 def _send(

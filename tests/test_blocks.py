@@ -6,10 +6,13 @@ and counted against the budget by every compaction policy."""
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from memtape.core.commands import AddTurn, CreateBlock, EditBlock
+from memtape.checking.invariants import check_run
+from memtape.core.commands import AddTurn, Consolidate, CreateBlock, EditBlock, RecordEpisode
 from memtape.core.errors import Rejected
-from memtape.core.events import BlockEdited
+from memtape.core.events import BlockEdit, BlockEdited, Consolidated
 from memtape.core.state import Block
 from memtape.policies.session import Policies, Session
 
@@ -152,3 +155,154 @@ class TestBudget:
         assert compaction is not None
         floors = [getattr(compaction, "floor")(s.state.window) for s in (plain, blocked)]  # noqa: B009
         assert 3 == floors[1] - floors[0]
+
+
+class TestReadOnly:
+    def test_a_read_only_block_is_created_so(self) -> None:
+        events = _session().execute(CreateBlock("persona", 40, "Polite.", read_only=True))
+
+        assert (BlockEdited("persona", 1, "create", "Polite.", 1, 40, read_only=True),) == events
+
+    def test_the_window_holds_it_read_only(self) -> None:
+        session = _session()
+        session.execute(CreateBlock("persona", 40, "Polite.", read_only=True))
+
+        assert (Block("persona", 40, "Polite.", 1, 1, read_only=True),) == (
+            session.state.window.blocks
+        )
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            EditBlock("persona", "replace", "Rude."),
+            EditBlock("persona", "append", "Brief."),
+            EditBlock("persona", "find-replace", "Rude.", "Polite."),
+        ],
+    )
+    def test_every_edit_of_it_is_refused_and_nothing_is_appended(self, command: EditBlock) -> None:
+        session = _session()
+        session.execute(CreateBlock("persona", 40, "Polite.", read_only=True))
+
+        with pytest.raises(Rejected, match="block 'persona' is read-only: no edit may change it"):
+            session.execute(command)
+        assert (1, 1) == (len(session.run), session.state.window.blocks[0].version)
+
+
+def _sleep_session(*rules: dict[str, Any], limit: int = 40, read_only: bool = False) -> Session:
+    """A session whose rules consolidation edits blocks, with a 'human' block and an episode
+    about a move to Porto pending."""
+    session = Session(
+        Policies.from_params(
+            {
+                "compaction": {"policy": "sliding-window", "budget": 40},
+                "consolidation": {"policy": "rules", "rule": list(rules)},
+            }
+        )
+    )
+    session.execute(CreateBlock("human", limit, "Name: Dana.", read_only))
+    session.execute(RecordEpisode("The user moved to Porto."))
+    return session
+
+
+MOVED: dict[str, Any] = {
+    "pattern": "moved to (?P<city>[A-Z][a-z]+)",
+    "block": {"label": "human", "op": "append", "text": "Lives in {city}."},
+}
+"""A block rule: a move appends the city to the 'human' block."""
+
+
+class TestEditedByConsolidation:
+    def test_a_pass_edits_the_block_in_its_own_step(self) -> None:
+        session = _sleep_session(MOVED)
+
+        events = session.execute(Consolidate())
+
+        assert [
+            Consolidated((1,), (), (), (), (BlockEdit("human", "append", "Lives in Porto."),)),
+            BlockEdited("human", 2, "append", "Name: Dana.\nLives in Porto.", 5),
+        ] == list(events)
+        assert "Name: Dana.\nLives in Porto." == session.state.window.blocks[0].value
+
+    def test_a_pass_whose_edit_passes_the_limit_is_refused_whole(self) -> None:
+        session = _sleep_session(MOVED, limit=20)
+
+        with pytest.raises(
+            Rejected,
+            match="the consolidation pass's block edit 1: block 'human' holds at most 20 "
+            "characters: this edit would make it 27",
+        ):
+            session.execute(Consolidate())
+        assert (2, 1, "Name: Dana.") == (
+            len(session.run),
+            len(session.state.memory.episodes),
+            session.state.window.blocks[0].value,
+        )
+
+    def test_a_pass_that_edits_a_read_only_block_is_refused_whole(self) -> None:
+        session = _sleep_session(MOVED, read_only=True)
+
+        with pytest.raises(Rejected, match="block 'human' is read-only"):
+            session.execute(Consolidate())
+        assert 2 == len(session.run)
+
+    def test_a_pass_that_edits_no_block_there_is_is_refused(self) -> None:
+        rule = {**MOVED, "block": {**MOVED["block"], "label": "persona"}}
+        session = _sleep_session(rule)
+
+        with pytest.raises(Rejected, match="block edit 1: no block 'persona' to edit"):
+            session.execute(Consolidate())
+
+    def test_two_edits_of_a_pass_follow_each_other(self) -> None:
+        session = _sleep_session(
+            MOVED,
+            {"pattern": "Porto", "block": {"label": "human", "op": "append", "text": "x"}},
+        )
+        session.execute(RecordEpisode("Porto again"))
+
+        events = session.execute(Consolidate())
+
+        assert [2, 3] == [e.version for e in events if isinstance(e, BlockEdited)]
+        assert "Name: Dana.\nLives in Porto.\nx" == session.state.window.blocks[0].value
+
+
+class TestPassesKeepTheLimit:
+    @settings(max_examples=60, deadline=None, derandomize=True)
+    @given(
+        limit=st.integers(1, 40),
+        read_only=st.booleans(),
+        episodes=st.lists(
+            st.sampled_from(["Porto", "Lisbon", "Faro", "a long city name"]), max_size=6
+        ),
+        op=st.sampled_from(["append", "replace", "find-replace"]),
+        passes=st.integers(1, 3),
+    )
+    def test_every_pass_keeps_block_limit_or_is_refused_whole(
+        self, limit: int, read_only: bool, episodes: list[str], op: str, passes: int
+    ) -> None:
+        """Whatever the limit and the edits a rules pass asks for, the run keeps every
+        promise (BLOCK_LIMIT checked at each step), and a refused pass appends nothing."""
+        block = {"label": "human", "op": op, "text": "in {city}", "find": "in"}
+        if op != "find-replace":
+            del block["find"]
+        session = Session(
+            Policies.from_params(
+                {
+                    "compaction": {"policy": "sliding-window", "budget": 40},
+                    "consolidation": {
+                        "policy": "rules",
+                        "rule": [{"pattern": "(?P<city>.+)", "block": block}],
+                    },
+                }
+            )
+        )
+        session.execute(CreateBlock("human", max(limit, 5), "in x", read_only))
+        for _ in range(passes):
+            for episode in episodes:
+                session.execute(RecordEpisode(episode))
+            before = len(session.run)
+            try:
+                session.execute(Consolidate())
+            except Rejected:
+                assert before == len(session.run)
+
+        assert [] == check_run(session.run, session.policies)

@@ -17,6 +17,7 @@ from memtape.policies.plumbing.registry import Registry
 from memtape.policies.zoo import AXES
 from memtape.projections import catalogue
 from memtape.projections.wrapping import cells
+from memtape.scenarios.loader import load_scenario
 
 
 def _memtape(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -98,7 +99,7 @@ class TestTheList:
             "  tiered: The seed's compaction: over `budget`, keep `hot_n` turns verbatim."
         )
         assert [
-            '      parameters: budget (required), hot_n = 2, tokenizer = "words"',
+            '      parameters: budget (required), hot_n = 2, tokenizer = "words", recall (unset)',
             "      promises: budget, pinned, recent-verbatim, well-formed",
         ] == lines[at + 1 : at + 3]
 
@@ -129,6 +130,8 @@ class TestOnePolicy:
             "  keep (default 3)",
             '  placeholder (default "[tool result cleared]")',
             '  tokenizer (default "words")',
+            "  recall (unset by default): what searches the turns that left the window for a "
+            'recall step: "bm25", or "embeddings" (the [llm] model, by cosine; unset: no recall)',
             "promises: budget, pinned, recent-verbatim, well-formed",
         ] == out.splitlines()
 
@@ -178,12 +181,12 @@ class TestAnUnknownName:
 
         assert (2, "") == (status, out)
         assert [
-            "memtape: error: no policy 'clear-tool-result' (see memtape policies for the "
-            "list): did you mean 'clear-tool-results'?"
+            "memtape: error: no policy or mechanism 'clear-tool-result' (see memtape policies "
+            "for the list): did you mean 'clear-tool-results'?"
         ] == err.splitlines()
 
     def test_far_from_any_name_has_no_guess(self) -> None:
-        with pytest.raises(BadInput, match=r"no policy 'zzz' \(see memtape policies "):
+        with pytest.raises(BadInput, match=r"no policy or mechanism 'zzz' \(see memtape policies "):
             catalogue.find("zzz")
 
 
@@ -201,3 +204,141 @@ class TestRequired:
             tokenizer.default,
             tokenizer.required,
         )
+
+
+class TestMechanisms:
+    @pytest.mark.parametrize(
+        ("name", "found"),
+        [
+            ("blocks", "blocks"),
+            ("block-limit", "blocks"),
+            ("ttl", "expiry"),
+            ("expires", "expiry"),
+            ("as_of", "bi-temporal"),
+            ("valid-as-of", "bi-temporal"),
+            ("recall", "recall"),
+            ("recall-budget", "recall"),
+            ("judged", "supersession"),
+        ],
+    )
+    def test_a_mechanism_is_found_by_its_name_a_setting_or_its_promise(
+        self, capsys: pytest.CaptureFixture[str], name: str, found: str
+    ) -> None:
+        status, out, err = _memtape(capsys, "policies", name)
+
+        assert (0, "", f"{found} (a mechanism beside the policies)") == (
+            status,
+            err,
+            out.splitlines()[0],
+        )
+
+    def test_blocks_in_full_say_where_they_are_written_and_their_promise(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        _, out, _ = _memtape(capsys, "policies", "blocks")
+
+        lines = out.splitlines()
+        assert (
+            "  limit in [[block]] (required): the most characters it holds: an edit past it "
+            "is refused",
+            "promises: block-limit",
+            "guide: docs/how-to/memory-blocks.md",
+        ) == (
+            next(line for line in lines if line.startswith("  limit ")),
+            next(line for line in lines if line.startswith("promises:")),
+            lines[-1],
+        )
+
+    def test_the_list_ends_with_every_mechanism_and_its_promises(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        _, out, _ = _memtape(capsys, "policies")
+
+        lines = out.splitlines()
+        at = lines.index("mechanisms beside the policies:")
+        listed = [line.split(":")[0].strip() for line in lines[at + 1 :: 3] if line]
+        assert ["blocks", "recall", "expiry", "bi-temporal", "supersession"] == listed[:5]
+        assert "      promises: expires" in lines[at:]
+
+    def test_a_mechanism_as_json_names_its_settings_and_where_each_is_written(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        _, out, _ = _memtape(capsys, "policies", "ttl", "--json")
+
+        described = json.loads(out)
+        assert ("expiry", "mechanism", ["expires"]) == (
+            described["name"],
+            described["kind"],
+            described["promises"],
+        )
+        assert [("ttl", "[forgetting]"), ("expires_at", "a write step")] == [
+            (setting["name"], setting["table"]) for setting in described["settings"]
+        ]
+
+    def test_a_mistyped_mechanism_gets_the_closest_name(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status, out, err = _memtape(capsys, "policies", "blokcs")
+
+        assert (2, "") == (status, out)
+        assert [
+            "memtape: error: no policy or mechanism 'blokcs' (see memtape policies for the "
+            "list): did you mean 'blocks'?"
+        ] == err.splitlines()
+
+    def test_a_mechanisms_module_says_what_it_is(self) -> None:
+        summaries = {mechanism.name: mechanism.summary for mechanism in catalogue.mechanisms()}
+
+        assert summaries["expiry"].startswith("Expiry: ")
+
+
+class TestSharedParametersUnset:
+    def test_every_compaction_policy_lists_recall_unset(self) -> None:
+        recalls = [
+            [
+                (p.default, p.required)
+                for p in catalogue.describe("compaction", n).parameters
+                if p.name == "recall"
+            ]
+            for n in AXES["compaction"]
+        ]
+
+        assert [[(None, False)]] * len(AXES["compaction"]) == recalls
+
+    def test_every_forgetting_policy_lists_ttl_unset(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        _, out, _ = _memtape(capsys, "policies", "lru")
+
+        assert (
+            "  ttl (unset by default): clock units after which a fact written from then on" in out
+        )
+
+    def test_the_list_shows_an_unset_parameter_as_unset(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        _, out, _ = _memtape(capsys, "policies")
+
+        assert '      parameters: capacity (required), supersession = "key", ttl (unset)' in (
+            out.splitlines()
+        )
+
+    @pytest.mark.parametrize(
+        ("scenario", "setting", "table", "expected"),
+        [
+            ("refund-desk", "compaction.recall=bm25", "compaction", ("recall", "bm25")),
+            ("dana-facts", "forgetting.ttl=600", "forgetting", ("ttl", 600.0)),
+            (
+                "dana-facts",
+                "forgetting.supersession=add-only",
+                "forgetting",
+                ("supersession", "add-only"),
+            ),
+        ],
+    )
+    def test_set_reaches_a_mechanisms_parameter(
+        self, scenario: str, setting: str, table: str, expected: tuple[str, Any]
+    ) -> None:
+        policies = load_scenario(scenario).policies.with_settings([setting])
+
+        assert expected[1] == policies.params()[table][expected[0]]

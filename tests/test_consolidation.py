@@ -8,7 +8,13 @@ import pytest
 
 from memtape.core.commands import Consolidate, RecordEpisode
 from memtape.core.errors import BadInput
-from memtape.core.events import Consolidated, EpisodeRecorded, ProceduralRule, SemanticFact
+from memtape.core.events import (
+    BlockEdit,
+    Consolidated,
+    EpisodeRecorded,
+    ProceduralRule,
+    SemanticFact,
+)
 from memtape.core.state import INITIAL_STATE, State
 from memtape.policies.consolidation.rules import RuleConsolidation
 from memtape.reducers import evolve
@@ -184,13 +190,13 @@ class TestRulesFromParams:
         rule = {**NAME_RULE, "procedural": "x"}
 
         assert (
-            "f.toml: [consolidation] rule 2: give exactly one of procedural or semantic"
+            "f.toml: [consolidation] rule 2: give exactly one of procedural, semantic or block"
             == _refused(rule)
         )
 
     def test_a_rule_with_neither_procedural_nor_semantic_is_refused(self) -> None:
         assert (
-            "f.toml: [consolidation] rule 2: give exactly one of procedural or semantic"
+            "f.toml: [consolidation] rule 2: give exactly one of procedural, semantic or block"
             == _refused({"pattern": "x"})
         )
 
@@ -276,3 +282,44 @@ class TestRulesFromParams:
     def test_an_unknown_parameter_of_the_policy_is_refused(self) -> None:
         with pytest.raises(BadInput, match=r"^here: unknown parameter rules: did you mean rule\?$"):
             RuleConsolidation.from_params({"rules": [FEE_RULE]}, "here")
+
+
+MOVED_RULE: dict[str, Any] = {
+    "pattern": "moved to (?P<city>[A-Z][a-z]+)",
+    "block": {"label": "human", "op": "find-replace", "find": "Lisbon", "text": "{city}"},
+}
+
+
+class TestBlockRules:
+    def test_a_matching_episode_becomes_a_block_edit_of_the_pass(self) -> None:
+        event = _pass(_policy(MOVED_RULE, FEE_RULE), "Dana moved to Porto.", "a restocking fee")
+
+        assert (
+            (BlockEdit("human", "find-replace", "Porto", "Lisbon"),),
+            (ProceduralRule(FEE_RULE["procedural"], 2),),
+        ) == (event.blocks, event.procedural)
+
+    def test_a_block_rule_reads_back_to_the_same_policy(self) -> None:
+        policy = _policy(MOVED_RULE)
+        data = policy.params()
+        del data["policy"]
+
+        assert policy == RuleConsolidation.from_params(data, "here")
+
+    def test_a_block_rule_with_an_unknown_op_is_refused(self) -> None:
+        rule = {**MOVED_RULE, "block": {"label": "human", "op": "insert", "text": "x"}}
+
+        assert (
+            "f.toml: [consolidation] rule 2 block: op must be one of replace, append, "
+            "find-replace, got 'insert'"
+        ) == _refused(rule)
+
+    def test_a_block_text_naming_an_unknown_group_is_refused(self) -> None:
+        rule = {**MOVED_RULE, "block": {"label": "human", "op": "append", "text": "{town}"}}
+
+        assert (
+            "f.toml: [consolidation] rule 2 block text: {town} names no group of the pattern"
+        ) == _refused(rule)
+
+    def test_a_pass_without_a_block_rule_edits_nothing(self) -> None:
+        assert () == _pass(_policy(NAME_RULE), "my name is Dana").blocks

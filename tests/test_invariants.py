@@ -1046,6 +1046,18 @@ class TestBlocks:
         checker = StepChecker(INITIAL_STATE, own_texts=False)
         assert [] == checker.check(Policies(), [self.OVER], start=0)
 
+    def test_a_read_only_block_that_was_edited_is_caught(self) -> None:
+        created = BlockEdited("persona", 1, "create", "Polite.", 1, 40, read_only=True)
+        edited = BlockEdited("persona", 2, "replace", "Rude.", 1)
+
+        window = fold([created, edited]).window
+
+        assert [
+            Violation(
+                2, "block-limit", "block 'persona' is read-only, but an edit made its version 2"
+            )
+        ] == check_blocks(window, [edited], at=2)
+
     def test_the_token_total_counts_the_blocks(self) -> None:
         window = fold([self.OVER, TurnAdded(1, "user", "hi", 2, False)]).window
         assert [] == check_token_total(window._replace(tokens=4), at=2)

@@ -10,6 +10,7 @@ import pytest
 
 from memtape.cli import main
 from memtape.core.events import (
+    BlockEdit,
     Consolidated,
     EpisodeRecorded,
     FactWritten,
@@ -195,7 +196,7 @@ class TestSleepPass:
         assert 0 == main(["run", "sleep-pass", "--out", str(out), *_settings(chat_server)])
 
         (line,) = [line for line in lines_of(out)[1:] if line["type"] == "Consolidated"]
-        assert 3 == line["v"]
+        assert 4 == line["v"]
         assert ["episodes", "semantic", "procedural", "asked"] == list(line["event"])
 
     def test_a_rules_pass_writes_a_version_2_line_without_asked(self, tmp_path: Path) -> None:
@@ -204,3 +205,127 @@ class TestSleepPass:
 
         (line,) = [line for line in lines_of(out)[1:] if line["type"] == "Consolidated"]
         assert ["episodes", "semantic", "procedural"] == list(line["event"])
+
+
+HUMAN_BLOCK_SCENARIO = """\
+[scenario]
+name = "sleep-blocks"
+
+[compaction]
+policy = "sliding-window"
+budget = 60
+
+[forgetting]
+policy = "lru"
+capacity = 4
+
+[consolidation]
+policy = "rules"
+
+[[block]]
+label = "human"
+limit = 40
+value = "Name: Dana."
+
+[[block]]
+label = "persona"
+limit = 40
+value = "Polite."
+read_only = true
+
+[[step]]
+episode = "The user moved to Porto."
+
+[[step]]
+consolidate = true
+"""
+
+
+def mover(model: str, prompt: str) -> str:
+    """A sleep-time agent: a move in the episodes is appended to the 'human' block."""
+    city = re.search(r"moved to ([A-Z][a-z]+)", prompt)
+    edits = (
+        [{"label": "human", "op": "append", "text": f"Lives in {city.group(1)}."}] if city else []
+    )
+    return json.dumps({"semantic": [], "procedural": [], "blocks": edits})
+
+
+@pytest.mark.usefixtures("llm_env")
+class TestBlocksEditedByTheModel:
+    def _run(self, tmp_path: Path, server: ChatServer, retries: int = 0) -> tuple[int, Path]:
+        scenario = tmp_path / "sleep-blocks.toml"
+        scenario.write_text(HUMAN_BLOCK_SCENARIO, "utf-8")
+        out = tmp_path / "sleep-blocks.jsonl"
+        return main(["run", str(scenario), "--out", str(out), *_settings(server, retries)]), out
+
+    def test_the_prompt_lists_the_blocks_and_the_answer_edits_one(
+        self, tmp_path: Path, chat_server: ChatServer
+    ) -> None:
+        chat_server.answerer = mover
+
+        status, out = self._run(tmp_path, chat_server)
+
+        session = load_run(out).session
+        (consolidated,) = [e for e in session.run.events if isinstance(e, Consolidated)]
+        prompt = chat_server.bodies[0]["messages"][0]["content"]
+        assert 0 == status
+        assert (
+            '[human] (limit 40): "Name: Dana."',
+            '[persona] (limit 40, read-only): "Polite."',
+        ) == (
+            prompt.splitlines()[-4],
+            prompt.splitlines()[-3],
+        )
+        assert (BlockEdit("human", "append", "Lives in Porto."),) == consolidated.blocks
+        human = session.state.window.block("human")
+        assert "Name: Dana.\nLives in Porto." == (human.value if human else None)
+
+    def test_an_edit_past_the_limit_is_asked_again_with_the_reason(
+        self, tmp_path: Path, chat_server: ChatServer
+    ) -> None:
+        long = json.dumps({"blocks": [{"label": "human", "op": "append", "text": "x" * 40}]})
+        answers = iter([long])
+        chat_server.answerer = lambda model, prompt: next(answers, None) or mover(model, prompt)
+
+        status, _ = self._run(tmp_path, chat_server, retries=1)
+
+        assert (0, 2) == (status, chat_server.requests)
+        assert (
+            "Your answer 1 was refused: block edit 1: block 'human' holds at most 40 characters"
+            in chat_server.bodies[1]["messages"][0]["content"]
+        )
+
+    def test_an_edit_of_a_read_only_block_every_time_writes_nothing(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        rude = json.dumps({"blocks": [{"label": "persona", "op": "replace", "text": "Rude."}]})
+        chat_server.answerer = lambda model, prompt: rude
+
+        status, out = self._run(tmp_path, chat_server)
+
+        err = capsys.readouterr().err
+        assert (2, False, 1) == (status, out.exists(), len(err.splitlines()))
+        assert err.rstrip().endswith(
+            "the last answer was refused: block edit 1: block 'persona' is read-only: no edit "
+            "may change it, so this one is refused"
+        )
+
+    def test_the_run_checks_with_the_server_gone(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        chat_server.answerer = mover
+        _, out = self._run(tmp_path, chat_server)
+        chat_server.stop()
+        capsys.readouterr()
+
+        assert 0 == main(["check", str(out)])
+        assert "re-decides to itself" in capsys.readouterr().out
+
+    def test_a_session_without_blocks_is_asked_what_it_was(
+        self, tmp_path: Path, chat_server: ChatServer
+    ) -> None:
+        chat_server.answerer = distiller
+        out = tmp_path / "sleep.jsonl"
+
+        assert 0 == main(["run", "sleep-pass", "--out", str(out), *_settings(chat_server)])
+        assert "Memory blocks" not in chat_server.bodies[0]["messages"][0]["content"]

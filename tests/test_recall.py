@@ -67,7 +67,9 @@ class TestParameter:
         )
 
     def test_an_unknown_recall_is_one_clear_line(self) -> None:
-        with pytest.raises(BadInput, match=r"^s: \[compaction\]: recall must be one of bm25, got"):
+        with pytest.raises(
+            BadInput, match=r"^s: \[compaction\]: recall must be one of bm25, embeddings, got"
+        ):
             Policies.from_params(
                 {"compaction": {"policy": "tiered", "budget": 30, "recall": "bm52"}}, "s"
             )

@@ -852,3 +852,31 @@ class TestBlocks:
         save_run(session, source, "tight")
         export_redacted(source, out)
         assert () == check_file(out).problems
+
+
+class TestBlocksEditedByAPass:
+    def _copy(self, tmp_path: Path) -> tuple[Path, Path]:
+        scenario = load_scenario(
+            str(Path(__file__).parent.parent / "examples/sleep-time-blocks.toml")
+        )
+        session = Session(scenario.policies)
+        session.execute_all(scenario.steps)
+        source, out = tmp_path / "sleep.jsonl", tmp_path / "sleep.redacted.jsonl"
+        save_run(session, source, scenario.name)
+        export_redacted(source, out)
+        return source, out
+
+    def test_the_pass_s_edits_and_the_block_rules_leave_no_text(self, tmp_path: Path) -> None:
+        _, out = self._copy(tmp_path)
+        content = out.read_text("utf-8")
+
+        assert [] == [t for t in ("Porto", "Lives in", "Prefers", "Acme") if t in content]
+
+    def test_the_copy_keeps_the_read_only_block_and_the_edits(self, tmp_path: Path) -> None:
+        source, out = self._copy(tmp_path)
+        blocks = load_run(out).session.state.window.blocks
+
+        assert [(True, 1), (False, 3)] == [(b.read_only, b.version) for b in blocks]
+        assert [b.tokens for b in load_run(source).session.state.window.blocks] == [
+            b.tokens for b in blocks
+        ]

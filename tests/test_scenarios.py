@@ -875,6 +875,21 @@ class TestBlocks:
         path, message = _refusal(tmp_path, text)
         assert message.startswith(f"{path}: step 1: {problem}")
 
+    def test_a_block_table_may_be_read_only(self, tmp_path: Path) -> None:
+        text = COMPACTION + BLOCK + "read_only = true\n" + TURN
+        scenario = load_scenario(str(_file(tmp_path, text)))
+        assert CreateBlock("human", 40, "Name: Dana.", read_only=True) == scenario.steps[0]
+
+    def test_read_only_is_true_or_false(self, tmp_path: Path) -> None:
+        path, message = _refusal(tmp_path, BLOCK + 'read_only = "yes"\n' + COMPACTION + TURN)
+        assert f"{path}: block 1: read_only must be true or false, got 'yes'" == message
+
+    def test_the_writer_writes_a_read_only_block_that_loads_back(self, tmp_path: Path) -> None:
+        text = COMPACTION + BLOCK + "read_only = true\n" + TURN
+        scenario = load_scenario(str(_file(tmp_path, text)))
+        again = scenario_text("again", "", scenario.policies.params(), scenario.steps)
+        assert scenario.steps == load_scenario(str(_file(tmp_path, again, "again.toml"))).steps
+
     def test_the_writer_writes_block_steps_that_load_back(self, tmp_path: Path) -> None:
         step = '[[step]]\nedit = "human"\nop = "find-replace"\nfind = "Dana"\ntext = "Ana"\n'
         scenario = load_scenario(str(_file(tmp_path, COMPACTION + BLOCK + step)))

@@ -21,10 +21,12 @@ import pytest
 from memtape.cli import main
 from memtape.core.errors import BadInput
 from memtape.llm.standin import (
+    DIMENSIONS,
     MODEL,
     BadRequest,
     StandInServer,
     completion,
+    embeddings,
     extract,
     make_server,
 )
@@ -140,7 +142,14 @@ class TestServer:
 
     def test_another_path_is_a_404(self, standin: StandInServer) -> None:
         with pytest.raises(openai.NotFoundError):
-            _client(standin).embeddings.create(model="m", input="hi")
+            _client(standin).completions.create(model="m", prompt="hi")
+
+    def test_the_sdk_gets_embeddings_as_floats(self, standin: StandInServer) -> None:
+        reply = _client(standin).embeddings.create(
+            model="m", input=["hi there"], encoding_format="float"
+        )
+
+        assert (DIMENSIONS, 2.0) == (len(reply.data[0].embedding), sum(reply.data[0].embedding))
 
     def test_it_listens_on_loopback_only(self, standin: StandInServer) -> None:
         assert "127.0.0.1" == standin.server_address[0]
@@ -208,3 +217,29 @@ class TestCommand:
         assert "Hello there." == reply.choices[0].message.content
         assert "answered m: 2 words in, 2 out\n" == heard
         assert (0, "memtape llm-standin: stopped after 1 answer\n") == (child.returncode, err)
+
+
+class TestEmbeddings:
+    def test_each_text_gets_a_hashed_bag_of_its_words(self) -> None:
+        reply = embeddings({"model": "m", "input": ["Cracked screen.", "cracked SCREEN"]})
+
+        first, second = (item["embedding"] for item in reply["data"])
+        assert (DIMENSIONS, first, 2.0) == (len(first), second, sum(first))
+
+    def test_a_single_text_is_one_embedding(self) -> None:
+        assert 1 == len(embeddings({"model": "m", "input": "order"})["data"])
+
+    @pytest.mark.parametrize(
+        ("body", "reason"),
+        [
+            ({"model": "m", "input": []}, "'input' must be a string or a non-empty array"),
+            ({"model": "m", "input": [3]}, "'input' must be a string or a non-empty array"),
+            ({"input": "x"}, "'model' must be a non-empty string"),
+            ({"model": "m", "input": "x", "encoding_format": "base64"}, "floats only"),
+        ],
+    )
+    def test_a_body_that_is_no_request_is_refused_naming_why(
+        self, body: dict[str, object], reason: str
+    ) -> None:
+        with pytest.raises(BadRequest, match=reason):
+            embeddings(body)

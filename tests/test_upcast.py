@@ -14,6 +14,7 @@ from memtape.core.codec import event_data, event_from_data
 from memtape.core.errors import BadInput
 from memtape.core.events import (
     EVENT_TYPES,
+    BlockEdited,
     CompactionTriggered,
     Consolidated,
     Event,
@@ -30,6 +31,15 @@ from memtape.runs.files import load_run
 from memtape.scenarios import load_scenario
 
 FIXTURES = Path(__file__).parent / "fixtures"
+REPO = Path(__file__).parent.parent
+
+CORE_MEMORY_V1 = FIXTURES / "core-memory-blocks-v1.jsonl"
+"""examples/core-memory.toml as memtape wrote it before read-only blocks: BlockEdited at
+version 1."""
+
+SLEEP_PASS_V3 = FIXTURES / "sleep-pass-consolidated-v3.jsonl"
+"""sleep-pass as memtape wrote it before a pass could edit memory blocks: Consolidated at
+version 3."""
 
 REFUND_DESK_V0 = FIXTURES / "refund-desk-v0.jsonl"
 """refund-desk as a hypothetical pre-release memtape wrote it: its ``TurnAdded``
@@ -469,6 +479,47 @@ class TestAnswersCut:
                 2,
                 {"episodes": [1], "semantic": [], "procedural": [], "asked": "no"},
             )
+
+
+class TestBlockEditedV1:
+    def test_a_version_1_block_was_not_read_only(self) -> None:
+        fields = {"label": "human", "version": 1, "op": "create", "value": "x", "tokens": 1}
+
+        assert BlockEdited("human", 1, "create", "x", 1, None, False) == event_from_data(
+            "BlockEdited", 1, fields
+        )
+
+
+class TestConsolidatedV3:
+    def test_a_version_3_pass_edited_no_block(self) -> None:
+        fields = {"episodes": [1], "semantic": [], "procedural": []}
+
+        assert Consolidated((1,), (), (), (), ()) == event_from_data("Consolidated", 3, fields)
+
+
+class TestBlocksAndPassesOfOldRuns:
+    @pytest.mark.parametrize(
+        ("fixture", "scenario"),
+        [(CORE_MEMORY_V1, "examples/core-memory.toml"), (SLEEP_PASS_V3, "sleep-pass")],
+    )
+    def test_an_old_run_folds_to_the_state_memtape_records_now(
+        self, fixture: Path, scenario: str
+    ) -> None:
+        loaded = load_scenario(scenario if scenario == "sleep-pass" else str(REPO / scenario))
+        session = Session(loaded.policies)
+        session.execute_all(loaded.steps)
+
+        assert session.state == load_run(fixture).session.state
+
+    def test_the_fixtures_hold_the_old_versions(self) -> None:
+        versions = {
+            (line["type"], line["v"])
+            for fixture in (CORE_MEMORY_V1, SLEEP_PASS_V3)
+            for line in map(json.loads, fixture.read_text("utf-8").splitlines()[1:])
+            if line["type"] in ("BlockEdited", "Consolidated")
+        }
+
+        assert {("BlockEdited", 1), ("Consolidated", 3)} == versions
 
 
 class TestOldFormatFixture:

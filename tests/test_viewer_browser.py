@@ -236,7 +236,9 @@ class TestSameAsShowJson:
         open_view(page, tmp_path, loaded)
         assert_same_views(loaded, page_views(page))
 
-    @pytest.mark.parametrize("name", ["session-notes", "dana-moves", "order-recall", "core-memory"])
+    @pytest.mark.parametrize(
+        "name", ["session-notes", "dana-moves", "order-recall", "core-memory", "sleep-time-blocks"]
+    )
     def test_every_event_of_each_memory_family_example(
         self, page: Page, tmp_path: Path, name: str
     ) -> None:

@@ -7,16 +7,26 @@ from typing import Any
 
 from memtape.commandline.output import print_json, print_lines
 from memtape.core.visible import visible
-from memtape.projections.catalogue import Description, described, find
+from memtape.policies.plumbing.mechanisms import Setting
+from memtape.projections.catalogue import (
+    Description,
+    MechanismDescription,
+    described,
+    find,
+    mechanisms,
+)
 
 
 def run(args: argparse.Namespace) -> int:
-    """List every policy with its axis, parameters and promises, or (``NAME``) one in full;
-    ``--json`` prints the same as JSON."""
+    """List every policy with its axis, parameters and promises, then the mechanisms beside
+    them, or (``NAME``) one in full; ``--json`` prints the same as JSON (the list: the
+    policies alone, as it always has)."""
     if args.name is not None:
         description = find(args.name)
         if args.json:
             print_json(description.data())
+        elif isinstance(description, MechanismDescription):
+            print_lines(mechanism_in_full(description))
         else:
             print_lines(in_full(description))
         return 0
@@ -41,7 +51,43 @@ def listed(descriptions: Iterable[Description]) -> Iterator[str]:
         yield f"      parameters: {_parameters(description)}"
         yield f"      promises: {_promises(description)}"
     yield ""
+    yield "mechanisms beside the policies:"
+    for mechanism in mechanisms():
+        yield f"  {mechanism.name}: {visible(mechanism.summary)}"
+        yield f"      settings: {_settings(mechanism.settings)}"
+        yield f"      promises: {', '.join(mechanism.promises)}"
+    yield ""
     yield "memtape policies NAME shows one in full."
+
+
+def mechanism_in_full(mechanism: MechanismDescription) -> Iterator[str]:
+    """One mechanism: what it is, where a scenario turns it on, each setting with where it
+    is written, its default and meaning, its promises, the names it is found by and the
+    page that walks through it."""
+    yield f"{mechanism.name} (a mechanism beside the policies)"
+    yield visible(mechanism.summary)
+    yield ""
+    yield f"where: {visible(mechanism.where)}"
+    yield "settings:"
+    for setting in mechanism.settings:
+        yield (
+            f"  {setting.name} in {setting.table} ({_default(setting)}): {visible(setting.meaning)}"
+        )
+    yield f"promises: {', '.join(mechanism.promises)}"
+    yield f"also found as: {', '.join(mechanism.aliases)}"
+    yield f"guide: {mechanism.guide}"
+
+
+def _default(setting: Setting) -> str:
+    if setting.required:
+        return "required"
+    if setting.default is None:
+        return "unset by default"
+    return f"default {_shown(setting.default)}"
+
+
+def _settings(settings: Iterable[Setting]) -> str:
+    return ", ".join(f"{setting.name} ({setting.table})" for setting in settings)
 
 
 def in_full(description: Description) -> Iterator[str]:
@@ -56,6 +102,8 @@ def in_full(description: Description) -> Iterator[str]:
             default = "required"
         elif parameter.follows is not None:
             default = f"default follows {parameter.follows}"
+        elif parameter.default is None:
+            default = "unset by default"
         else:
             default = f"default {_shown(parameter.default)}"
         meaning = f": {visible(parameter.meaning)}" if parameter.meaning else ""
@@ -74,6 +122,8 @@ def _parameters(description: Description) -> str:
             shown.append(f"{parameter.name} (required)")
         elif parameter.follows is not None:
             shown.append(f"{parameter.name} (follows {parameter.follows})")
+        elif parameter.default is None:
+            shown.append(f"{parameter.name} (unset)")
         else:
             shown.append(f"{parameter.name} = {_shown(parameter.default, SHORT)}")
     return ", ".join(shown) if shown else "none"

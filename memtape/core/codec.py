@@ -20,7 +20,7 @@ import attrs
 
 from memtape.core.commands import COMMAND_KINDS, COMMAND_TYPES, ROLES, Command
 from memtape.core.errors import BadInput
-from memtape.core.events import EVENT_TYPES, OMITTED_WHEN_EMPTY, Event, ModelCall
+from memtape.core.events import EVENT_TYPES, OMITTED_WHEN_EMPTY, BlockEdit, Event, ModelCall
 from memtape.core.upcast import upcast
 from memtape.core.values import impossible
 
@@ -80,7 +80,7 @@ def _strict_tuple(value: Any, hint: Any) -> Any:
     return _converters()[1].structure(value, hint)
 
 
-_NESTED_OMITTING: tuple[type, ...] = (ModelCall,)
+_NESTED_OMITTING: tuple[type, ...] = (ModelCall, BlockEdit)
 """The records inside events whose log lines, too, leave out fields at their default."""
 
 _OMITTING = frozenset((*EVENT_TYPES.values(), *_NESTED_OMITTING, *COMMAND_TYPES.values()))

@@ -115,11 +115,13 @@ class Consolidate:
 
 @attrs.frozen
 class CreateBlock:
-    """Create memory block ``label``, holding ``value``, of at most ``limit`` characters."""
+    """Create memory block ``label``, holding ``value``, of at most ``limit`` characters;
+    ``read_only``: no edit may change it afterwards (Letta's read-only blocks)."""
 
     label: str
     limit: int
     value: str = ""
+    read_only: bool = attrs.field(default=False, metadata={OMITTED_WHEN_EMPTY: True})
 
 
 BLOCK_OPS: tuple[str, ...] = ("replace", "append", "find-replace")

@@ -243,15 +243,29 @@ class BlockEdited:
     later version leaves the limit out (None: the block's own). ``op`` says
     what the edit was: ``create``, ``replace``, ``append`` or ``find-replace``.
     A block is pinned in the window: its tokens count against the budget.
+    Schema version 2: a creation may say the block is ``read_only`` (no later
+    edit is accepted); a schema-1 block was not.
     """
 
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     label: str
     version: int
     op: str
     value: str
     tokens: int
     limit: int | None = attrs.field(default=None, metadata={OMITTED_WHEN_EMPTY: True})
+    read_only: bool = attrs.field(default=False, metadata={OMITTED_WHEN_EMPTY: True})
+
+
+@attrs.frozen
+class BlockEdit:
+    """An edit of memory block ``label`` a consolidation pass asked for: ``op`` (``replace``,
+    ``append`` or ``find-replace``), ``text`` and, for a find-and-replace, ``find``."""
+
+    label: str
+    op: str
+    text: str
+    find: str = attrs.field(default="", metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen
@@ -306,14 +320,18 @@ class Consolidated:
 
     ``asked`` holds each model call the pass made, in order, a refused answer
     and its retries included (version 2; a version-1 pass asked none). Version
-    3: a model call may say it was ``cut`` (``ModelCall``).
+    3: a model call may say it was ``cut`` (``ModelCall``). Version 4: ``blocks``
+    holds the memory-block edits the pass asked for (a sleep-time agent's), each
+    made by a ``BlockEdited`` after it in the same step; the fold of this event
+    leaves the blocks alone.
     """
 
-    VERSION: ClassVar[int] = 3
+    VERSION: ClassVar[int] = 4
     episodes: tuple[int, ...]
     semantic: tuple[SemanticFact, ...]
     procedural: tuple[ProceduralRule, ...]
     asked: tuple[ModelCall, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
+    blocks: tuple[BlockEdit, ...] = attrs.field(default=(), metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen
@@ -322,7 +340,8 @@ class Recalled:
     ``query`` and brought the best of them back, verbatim, into the window's recall tier.
 
     ``found`` holds the turn numbers of the ``k`` best matches, best first, and
-    ``scores`` each one's BM25 score; ``brought`` the items that entered the tier
+    ``scores`` each one's score (BM25, or a cosine under ``recall = "embeddings"``);
+    ``brought`` the items that entered the tier
     (each a found turn's text at its own tokens), in the same order: those that
     fit under the budget. The fold replaces the tier with ``brought`` and never
     searches: what was found is here, so replay is the same without an index.

@@ -69,7 +69,7 @@ class Block:
 
     ``tokens`` is what its value costs (the compaction policy's count, measured
     at its latest edit) and ``version`` how many times it was written (1: as
-    created).
+    created). A ``read_only`` block is never edited after its creation.
     """
 
     label: str
@@ -77,6 +77,7 @@ class Block:
     value: str
     tokens: int
     version: int
+    read_only: bool = False
 
 
 class Window(NamedTuple):

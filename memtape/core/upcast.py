@@ -89,6 +89,16 @@ def _queried_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "as_of": None, "known_at": None}
 
 
+def _block_edited_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-1 block was never read-only."""
+    return {**data, "read_only": False}
+
+
+def _consolidated_v3_v4(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-3 pass edited no memory block."""
+    return {**data, "blocks": []}
+
+
 UPCASTERS: Upcasters = {
     ("TurnAdded", 1): _turn_added_v1_v2,
     ("CompactionTriggered", 1): _compaction_triggered_v1_v2,
@@ -96,6 +106,8 @@ UPCASTERS: Upcasters = {
     ("CompactionTriggered", 3): _never_cut,
     ("Consolidated", 1): _consolidated_v1_v2,
     ("Consolidated", 2): _never_cut,
+    ("Consolidated", 3): _consolidated_v3_v4,
+    ("BlockEdited", 1): _block_edited_v1_v2,
     ("FactWritten", 1): _fact_written_v1_v2,
     ("FactWritten", 2): _fact_written_v2_v3,
     ("Queried", 1): _queried_v1_v2,

@@ -8,6 +8,7 @@ per process and server, with the SDK's own retries and backoff
 no traceback and no key (a key an error body quotes back is masked).
 """
 
+import math
 import os
 import threading
 import time
@@ -68,6 +69,48 @@ def chat(
 
     A ``recorded`` table (a run file's, untrusted) is refused (``NotChosen``) before
     anything is sent: the key goes only where the user chose."""
+    structured = {"response_format": {"type": "json_object"}} if json_object else {}
+    completion, server, seconds = _sent(
+        config,
+        lambda client: client.chat.completions.create(
+            model=config.model, messages=list(messages), **config.parameters(), **structured
+        ),
+    )
+    return _reply(completion, server, config.model, seconds)
+
+
+def embeddings(config: ModelConfig, texts: Sequence[str]) -> tuple[list[list[float]], int, float]:
+    """The embedding of each of ``texts`` by ``config``'s model (``/v1/embeddings``), in order,
+    with the prompt tokens the server counted and the seconds it took; ``ModelUnavailable``
+    (or ``NotChosen``, for a run's recorded table) as ``chat``."""
+    response, server, seconds = _sent(
+        config,
+        lambda client: client.embeddings.create(
+            model=config.model, input=list(texts), encoding_format="float"
+        ),
+    )
+    data = getattr(response, "data", None)
+    vectors = [getattr(item, "embedding", None) for item in data or ()]
+    if len(vectors) != len(texts) or not all(_is_vector(vector) for vector in vectors):
+        raise ModelUnavailable(
+            f"the model server {server} answered model {config.model!r} without an embedding "
+            f"(a list of numbers) for each of the {len(texts)} texts"
+        )
+    usage = getattr(response, "usage", None)
+    tokens = getattr(usage, "prompt_tokens", 0)
+    found = [[float(x) for x in vector or ()] for vector in vectors]
+    return found, tokens if type(tokens) is int else 0, seconds
+
+
+def _is_vector(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        type(x) in (int, float) and math.isfinite(x) for x in value
+    )
+
+
+def _sent(config: ModelConfig, request: Any) -> tuple[Any, str, float]:
+    """``request(client)`` made to ``config``'s server: its response, the server and the
+    seconds it took; each way it can fail is one ``ModelUnavailable`` line."""
     refusal = config.refusal()
     if refusal is not None:
         raise NotChosen(refusal)
@@ -85,10 +128,7 @@ def chat(
     client = _client(openai, server, key, config)
     began = time.perf_counter()
     try:
-        structured = {"response_format": {"type": "json_object"}} if json_object else {}
-        completion = client.chat.completions.create(
-            model=config.model, messages=list(messages), **config.parameters(), **structured
-        )
+        response = request(client)
     except openai.APITimeoutError:
         raise ModelUnavailable(
             f"the model server {server} did not answer within {config.timeout:g} s "
@@ -109,8 +149,7 @@ def chat(
         raise ModelUnavailable(
             f"asking the model server {server} failed: {_masked(str(error), key)}"
         ) from None
-    seconds = time.perf_counter() - began
-    return _reply(completion, server, config.model, seconds)
+    return response, server, time.perf_counter() - began
 
 
 def _key(server: str) -> str:

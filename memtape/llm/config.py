@@ -9,6 +9,7 @@ seed = 7                                 # optional
 timeout = 60                             # seconds per attempt (the default)
 max_retries = 2                          # the SDK's retries with backoff (the default)
 max_answer_bytes = 65536                 # a longer answer is cut, and says so (the default)
+embedding_model = "nomic-embed-text"     # what recall = "embeddings" asks (default: model)
 ```
 
 The key is never a setting: it comes from ``OPENAI_API_KEY`` (the SDK's own
@@ -51,6 +52,8 @@ class ModelConfig:
     timeout: float = 60.0
     max_retries: int = 2
     max_answer_bytes: int = MAX_ANSWER_BYTES
+    embedding_model: str | None = None
+    """The model ``recall = "embeddings"`` asks, on the same server (None: ``model``)."""
     recorded: str | None = attrs.field(default=None, eq=False, kw_only=True)
     """The run file this table was read from, untrusted (None: the user's own table).
     Its ``model`` and ``base_url`` are the file's word: shown, never asked."""
@@ -66,6 +69,8 @@ class ModelConfig:
         table.update(timeout=self.timeout, max_retries=self.max_retries)
         if self.max_answer_bytes != MAX_ANSWER_BYTES:
             table["max_answer_bytes"] = self.max_answer_bytes
+        if self.embedding_model is not None:
+            table["embedding_model"] = self.embedding_model
         return table
 
     def server(self) -> str:

@@ -8,9 +8,15 @@ and tool messages it was sent (after their last heading, a line ending in a colo
 verbatim, the same for the same request. For memtape's summary prompts those lines are
 the newest turns, so the "summary" is their openings.
 
-It answers ``POST /v1/chat/completions`` and ``GET /v1/models`` as an OpenAI-compatible
-server does, a request it cannot answer with an OpenAI-style error, and listens on
-127.0.0.1 only. It keeps nothing it is sent (the Authorization header is never read).
+Its answer to an embeddings request (``POST /v1/embeddings``) is a hashed bag of
+words: each word of a text, lowercased and stripped of punctuation, adds 1 to one of
+``DIMENSIONS`` numbers chosen by its hash, so texts that share words point alike (what
+``recall = "embeddings"`` ranks by), and texts that mean the same in other words do not.
+
+It answers ``POST /v1/chat/completions``, ``POST /v1/embeddings`` and ``GET /v1/models``
+as an OpenAI-compatible server does, a request it cannot answer with an OpenAI-style
+error, and listens on 127.0.0.1 only. It keeps nothing it is sent (the Authorization
+header is never read).
 """
 
 import hashlib
@@ -37,7 +43,11 @@ READ_TIMEOUT = 10.0
 """Seconds a connection may stay silent before it is dropped."""
 
 COMPLETIONS = "/v1/chat/completions"
+EMBEDDINGS = "/v1/embeddings"
 MODELS = "/v1/models"
+
+DIMENSIONS = 64
+"""How many numbers a stand-in embedding holds."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 """Where a sentence ends: after a full stop, a bang or a question mark, before a space
@@ -117,6 +127,43 @@ def completion(body: Any) -> dict[str, Any]:
             }
         ],
         "usage": {"prompt_tokens": asked, "completion_tokens": said, "total_tokens": asked + said},
+    }
+
+
+def vector(text: str) -> list[float]:
+    """The stand-in's embedding of ``text``: a hashed bag of its words (not a model's)."""
+    numbers = [0.0] * DIMENSIONS
+    for word in text.lower().split():
+        stripped = word.strip(".,;:!?()[]{}\"'")
+        if stripped:
+            digest = hashlib.sha256(stripped.encode("utf-8")).digest()
+            numbers[int.from_bytes(digest[:8], "big") % DIMENSIONS] += 1.0
+    return numbers
+
+
+def embeddings(body: Any) -> dict[str, Any]:
+    """The embeddings response to a request ``body`` (a model and a text or a list of
+    them); a body that is not one raises ``BadRequest`` naming what is wrong."""
+    if not isinstance(body, dict):
+        raise BadRequest("the body must be a JSON object")
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise BadRequest("'model' must be a non-empty string")
+    given = body.get("input")
+    texts = [given] if isinstance(given, str) else given
+    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+        raise BadRequest("'input' must be a string or a non-empty array of strings")
+    if body.get("encoding_format", "float") != "float":
+        raise BadRequest("the stand-in gives embeddings as floats only: encoding_format 'float'")
+    words = sum(len(text.split()) for text in texts)
+    return {
+        "object": "list",
+        "data": [
+            {"object": "embedding", "index": n, "embedding": vector(text)}
+            for n, text in enumerate(texts)
+        ],
+        "model": model,
+        "usage": {"prompt_tokens": words, "total_tokens": words},
     }
 
 
@@ -210,11 +257,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(missing, error(f"no route GET {self.path}", missing))
 
     def do_POST(self) -> None:
-        """A completion, or an error saying why not."""
+        """A completion, an embedding, or an error saying why not."""
         try:
             body = self._body()
-            if self.path.split("?")[0] != COMPLETIONS:
+            route = self.path.split("?")[0]
+            if route not in (COMPLETIONS, EMBEDDINGS):
                 raise BadRequest(f"no route POST {self.path}", HTTPStatus.NOT_FOUND)
+            if route == EMBEDDINGS:
+                self._send(HTTPStatus.OK, embeddings(body))
+                return
             reply = completion(body)
         except BadRequest as refused:
             # What is left of a refused body would read as the next request.

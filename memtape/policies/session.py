@@ -42,7 +42,7 @@ from memtape.policies.plumbing.protocols import (
 from memtape.policies.settings import CHOICES, check_user_url, choice_params, setting_value
 from memtape.policies.store.expiry import due
 from memtape.policies.window import blocks
-from memtape.policies.window.recall import Bm25Recall, decide_recall, recall_params, with_recall
+from memtape.policies.window.recall import Recaller, decide_recall, recall_params, with_recall
 from memtape.policies.zoo import AXES, LLM, SHARED
 from memtape.reducers import evolve, fold
 
@@ -63,7 +63,7 @@ class Policies:
     forgetting: ForgettingPolicy | None = None
     consolidation: ConsolidationPolicy | None = None
     llm: ModelConfig | None = None
-    recall: Bm25Recall | None = attrs.field(default=None, kw_only=True)
+    recall: Recaller | None = attrs.field(default=None, kw_only=True)
     imports: bool = attrs.field(default=True, eq=False, kw_only=True)
     """Whether names given by import path were imported (False: read from a run file, and
     stood in for); ``with_settings`` builds the changed policies the same way."""
@@ -267,12 +267,16 @@ class Policies:
                     for written in forgetting.decide(state, write):
                         events.append(written)
                         state = evolve(state, written)
+            if isinstance(event, Consolidated) and event.blocks:
+                edits = blocks.consolidated(self.compaction, state, event)
+                events.extend(edits)
+                state = fold(edits, state)
         return tuple(events)
 
 
 def is_stand_in(policy: object) -> TypeGuard["Unimported"]:
-    """Whether ``policy`` is a stand-in (``memtape.policies.unimported.Unimported``): none
-    exists before its module is imported, so the question imports nothing."""
+    """Whether ``policy`` is a stand-in (``memtape.policies.unimported.Unimported``)."""
+    # None exists before its module is imported, so the question imports nothing.
     module = sys.modules.get(_STAND_INS)
     return module is not None and isinstance(policy, module.Unimported)
 
@@ -381,10 +385,8 @@ class Session:
     def _log(self, before: State, events: tuple[Event, ...]) -> None:
         """One entry per event, with the numbers that decided it."""
         compaction = self.policies.compaction
-        step = self.run.steps
-        position = len(self.run) - len(events)
-        state = before
-        log = get_logger()
+        step, position = self.run.steps, len(self.run) - len(events)
+        state, log = before, get_logger()
         for event in events:
             position += 1
             numbers = event_data(event)

@@ -9,19 +9,25 @@ docstring of the class field of the same name, where the class has one. A policy
 that its shared parameters alone cannot build (``recorded`` needs the compactions a
 transcript recorded, the ``llm`` consolidation a model) is described from its
 fields, with what it needs. Its upstream source is its class's ``upstream``, when
-the class says one.
+the class says one. A shared parameter a policy's table leaves out while it is
+unset (``recall``, ``ttl``) is listed with it all the same, unset.
+
+The mechanisms beside the policies (memory blocks, recall, expiry, bi-temporal
+facts, judged supersession: ``memtape.policies.plumbing.mechanisms``) are described too,
+and found by their name or any of their aliases.
 """
 
 import ast
 import inspect
 import itertools
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import attrs
 
 from memtape.core.errors import BadInput
+from memtape.policies.plumbing.mechanisms import MECHANISMS, SHARED_SETTINGS, Mechanism, Setting
 from memtape.policies.zoo import AXES, SHARED
 
 SAMPLE = {"budget": 1000, "capacity": 100}
@@ -82,9 +88,58 @@ class Description:
         }
 
 
+@attrs.frozen
+class MechanismDescription:
+    """A mechanism beside the policies (``memtape.policies.plumbing.mechanisms``), as ``memtape
+    policies`` shows it."""
+
+    name: str
+    summary: str
+    """The first paragraph of its module's docstring, on one line."""
+    where: str
+    settings: tuple[Setting, ...]
+    promises: tuple[str, ...]
+    guide: str
+    aliases: tuple[str, ...]
+
+    def data(self) -> dict[str, Any]:
+        """The description as ``memtape policies NAME --json`` writes it."""
+        return {
+            "name": self.name,
+            "kind": "mechanism",
+            "summary": self.summary,
+            "where": self.where,
+            "settings": [setting.data() for setting in self.settings],
+            "promises": list(self.promises),
+            "guide": self.guide,
+            "aliases": list(self.aliases),
+        }
+
+
 def names() -> list[str]:
     """Every policy name the zoo holds, on every axis."""
     return [name for registry in AXES.values() for name in registry]
+
+
+def mechanisms() -> Iterator[MechanismDescription]:
+    """Every mechanism beside the policies, in ``MECHANISMS``'s order."""
+    for mechanism in MECHANISMS:
+        yield _mechanism(mechanism)
+
+
+def _mechanism(mechanism: Mechanism) -> MechanismDescription:
+    import importlib  # noqa: PLC0415 (a mechanism's module only when it is described)
+
+    module = importlib.import_module(mechanism.module)
+    return MechanismDescription(
+        mechanism.name,
+        _summary(module),
+        mechanism.where,
+        mechanism.settings,
+        mechanism.promises,
+        mechanism.guide,
+        mechanism.aliases,
+    )
 
 
 def described() -> Iterator[Description]:
@@ -94,16 +149,21 @@ def described() -> Iterator[Description]:
             yield describe(axis, name)
 
 
-def find(name: str) -> Description:
-    """The policy called ``name``, on whichever axis holds it; ``BadInput`` naming the
-    closest name when none does."""
+def find(name: str) -> Description | MechanismDescription:
+    """The policy called ``name``, on whichever axis holds it, else the mechanism of that
+    name or alias; ``BadInput`` naming the closest name when none is."""
     for axis, registry in AXES.items():
         if name in registry:
             return describe(axis, name)
+    for mechanism in MECHANISMS:
+        if name == mechanism.name or name in mechanism.aliases:
+            return _mechanism(mechanism)
     from memtape.core.spelling import did_you_mean  # noqa: PLC0415 (a refusal only)
 
+    known = [*names(), *(n for m in MECHANISMS for n in (m.name, *m.aliases))]
     raise BadInput(
-        f"no policy {name!r} (see memtape policies for the list){did_you_mean(name, names())}"
+        f"no policy or mechanism {name!r} (see memtape policies for the list)"
+        f"{did_you_mean(name, known)}"
     )
 
 
@@ -117,7 +177,7 @@ def describe(axis: str, name: str) -> Description:
     try:
         policy = policy_class.from_params(shared, where)
     except BadInput as error:
-        parameters = tuple(_from_fields(policy_class, required, meanings))
+        parameters = (*_from_fields(policy_class, required, meanings), *_unset(axis, {}))
         needs = str(error).removeprefix(f"{where}: ")
         return Description(
             name, axis, _summary(policy_class), parameters, None, _upstream(policy_class), needs
@@ -136,11 +196,19 @@ def describe(axis: str, name: str) -> Description:
             follows if key in moved and key not in required else None,
         )
         for key, value in table.items()
-    )
+    ) + tuple(_unset(axis, table))
     promises = tuple(sorted(getattr(policy, "promises", ())))
     return Description(
         name, axis, _summary(policy_class), parameters, promises, _upstream(policy_class)
     )
+
+
+def _unset(axis: str, table: Mapping[str, Any]) -> Iterator[Parameter]:
+    """The axis's shared parameters that ``table`` leaves out while unset, each unset."""
+    for key in SHARED[axis]:
+        setting = SHARED_SETTINGS.get((axis, key))
+        if setting is not None and key not in table:
+            yield Parameter(key, None, False, setting.meaning)
 
 
 def _needs(policy_class: Any, axis: str, shared: dict[str, Any], key: str) -> bool:
@@ -181,9 +249,10 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def _summary(policy_class: Any) -> str:
-    """The first paragraph of the class's docstring, on one line, without reST's quotes."""
-    paragraph = inspect.cleandoc(policy_class.__doc__ or "").split("\n\n")[0]
+def _summary(documented: Any) -> str:
+    """The first paragraph of a class's or module's docstring, on one line, without reST's
+    quotes."""
+    paragraph = inspect.cleandoc(documented.__doc__ or "").split("\n\n")[0]
     return " ".join(paragraph.replace("``", "`").split())
 
 

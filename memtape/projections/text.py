@@ -69,6 +69,8 @@ def _window_lines(window: dict[str, Any], color: bool, width: int | None) -> Ite
     for n, block in enumerate(window.get("blocks", ())):
         tier = "BLOCK" if n == 0 else "     "
         held = f"v{block['version']}, {block['chars']}/{block['limit']} chars"
+        if block.get("read_only"):
+            held += ", read-only"
         said = f"{visible(block['label'])} ({held}): {visible(block['value'])}"
         yield f"  {tier} {said}  ({block['tokens']})"
     cold = window["cold"]

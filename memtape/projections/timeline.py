@@ -154,8 +154,9 @@ def summarize(event: Event, before: State, after: State) -> str:
         case BlockEdited(label=label, version=version, op=op, value=value, tokens=tokens):
             block = after.window.block(label)
             limit = f"/{block.limit}" if block is not None else ""
+            verb = BLOCK_VERBS.get(op, visible(op)) + (" read-only" if event.read_only else "")
             return (
-                f"block {quoted(label)} {BLOCK_VERBS.get(op, visible(op))}, version {version}: "
+                f"block {quoted(label)} {verb}, version {version}: "
                 f"{len(value)}{limit} characters, {counted(tokens, 'token')}"
             )
         case Judged():
@@ -169,10 +170,11 @@ def summarize(event: Event, before: State, after: State) -> str:
             return f"episode {episode_id} recorded: {visible(text)}"
         case Consolidated(episodes=episodes, semantic=semantic, procedural=procedural):
             asked = "".join(f"; {_asked(call)}" for call in event.asked)
+            edits = f", {counted(len(event.blocks), 'block edit')}" if event.blocks else ""
             return (
                 f"consolidation consumed {counted(len(episodes), 'episode')}: "
                 f"{counted(len(semantic), 'semantic fact')}, "
-                f"{counted(len(procedural), 'procedural rule')}{asked}"
+                f"{counted(len(procedural), 'procedural rule')}{edits}{asked}"
             )
     raise TypeError(f"no summary for {type(event).__name__}")
 

@@ -48,7 +48,8 @@ def window_data(window: Window, compaction: CompactionPolicy | None) -> dict[str
 
 def blocks_data(window: Window) -> dict[str, Any]:
     """The memory blocks, in the order they were created, under ``blocks``; nothing while
-    there is none (so a window without blocks reads as it always did)."""
+    there is none (so a window without blocks reads as it always did). A read-only block
+    says so (``read_only``); the others leave it out."""
     if not window.blocks:
         return {}
     return {
@@ -60,6 +61,7 @@ def blocks_data(window: Window) -> dict[str, Any]:
                 "limit": block.limit,
                 "tokens": block.tokens,
                 "version": block.version,
+                **({"read_only": True} if block.read_only else {}),
             }
             for block in window.blocks
         ]

@@ -24,13 +24,15 @@ def block_edited(window: Window, event: BlockEdited) -> Window:
                 f"block {event.label!r} does not exist, so an edit cannot make "
                 f"its version {event.version}"
             )
-        block = Block(event.label, event.limit, event.value, event.tokens, 1)
+        block = Block(event.label, event.limit, event.value, event.tokens, 1, event.read_only)
         return window._replace(blocks=(*window.blocks, block), tokens=window.tokens + event.tokens)
-    if event.version != current.version + 1 or event.limit is not None:
+    if event.version != current.version + 1 or event.limit is not None or event.read_only:
         raise CorruptLog(
             f"block {event.label!r} is at version {current.version}: an edit makes version "
             f"{current.version + 1}, without a limit (got version {event.version})"
         )
-    block = Block(current.label, current.limit, event.value, event.tokens, event.version)
+    block = Block(
+        current.label, current.limit, event.value, event.tokens, event.version, current.read_only
+    )
     blocks = tuple(block if b.label == event.label else b for b in window.blocks)
     return window._replace(blocks=blocks, tokens=window.tokens - current.tokens + event.tokens)

@@ -69,6 +69,7 @@ from memtape.core.commands import (
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.events import (
     Answered,
+    BlockEdit,
     BlockEdited,
     ClockAdvanced,
     CompactionTriggered,
@@ -120,11 +121,12 @@ _NAMES = frozenset(
         "relevance",
         "model",
         "recall",
+        "op",
     }
 )
 """Header entries whose strings name a policy, a tokenizer, a summarizer, what writes
-tiered's WARM items and gist, a rule of one, the model asked or how a recall searches,
-kept so the copy loads."""
+tiered's WARM items and gist, a rule of one, the model asked, how a recall searches or
+what a consolidation's block rule does to a block, kept so the copy loads."""
 
 _UNKNOWN_PROMPT = "0" * PROMPT_HASH_HEX
 """The prompt hash of a model call in a redacted copy: the real one is not kept."""
@@ -403,7 +405,11 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
             for f in event.semantic
         )
         procedural = tuple(ProceduralRule(masks.text(r.text), r.episode) for r in event.procedural)
-        return Consolidated(event.episodes, semantic, procedural, _asked(event.asked, masks))
+        edits = tuple(
+            BlockEdit(masks.text(e.label), e.op, masks.text(e.text), masks.text(e.find))
+            for e in event.blocks
+        )
+        return Consolidated(event.episodes, semantic, procedural, _asked(event.asked, masks), edits)
     if isinstance(event, Expired):
         return Expired(event.id, masks.text(event.reason))
     if isinstance(event, Recalled):
@@ -418,6 +424,7 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
             masks.text(event.value),
             event.tokens,
             event.limit,
+            event.read_only,
         )
     if isinstance(event, Judged):
         return Judged(
@@ -492,7 +499,9 @@ def _command(command: Command, masks: Masks) -> Command:
     if isinstance(command, Recall):
         return Recall(masks.text(command.text), command.k)
     if isinstance(command, CreateBlock):
-        return CreateBlock(masks.text(command.label), command.limit, masks.text(command.value))
+        return CreateBlock(
+            masks.text(command.label), command.limit, masks.text(command.value), command.read_only
+        )
     if isinstance(command, EditBlock):
         find = masks.text(command.find) if command.find else ""
         return EditBlock(masks.text(command.label), command.op, masks.text(command.text), find)

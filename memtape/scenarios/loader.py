@@ -42,6 +42,7 @@ created before the first step by ``[[block]]`` tables::
     label = "human"
     limit = 200               # characters; an edit past it is refused
     value = "Name: Dana."
+    read_only = true          # optional: no edit may change it (default false)
 
 A scenario may plant probes, strings that must stay visible in the window
 (HOT text, WARM items or the gist) from a given turn on::
@@ -113,13 +114,17 @@ class Scenario:
 
 def with_settings(scenario: Scenario, settings: Sequence[str]) -> Scenario:
     """``scenario`` with ``AXIS.PARAM=VALUE`` settings on top: the ``cost.`` ones change the
-    priced model (``memtape.scenarios.cost``), the others its policies."""
+    priced model (``memtape.scenarios.cost``), the ``block.`` ones its memory blocks
+    (``memtape.scenarios.block_settings``), the others its policies."""
     if not settings:
         return scenario
+    from memtape.scenarios.block_settings import is_block_setting, with_block_settings  # noqa: PLC0415
+
     cost = with_cost_settings(scenario.cost, settings, "--set")
-    others = [setting for setting in settings if not is_cost_setting(setting)]
+    steps = with_block_settings(scenario.steps, settings)
+    others = [s for s in settings if not is_cost_setting(s) and not is_block_setting(s)]
     policies = scenario.policies.with_settings(others) if others else scenario.policies
-    return attrs.evolve(scenario, policies=policies, cost=cost)
+    return attrs.evolve(scenario, policies=policies, cost=cost, steps=steps)
 
 
 def load_scenario(name_or_path: str) -> Scenario:

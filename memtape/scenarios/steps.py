@@ -53,14 +53,16 @@ def read_blocks(tables: Any, source: str, policies: Policies) -> tuple[CreateBlo
 
 
 def _block(params: Params, label: str) -> CreateBlock:
-    """A block's label, limit and value, read and checked (the limit holds the value)."""
+    """A block's label, limit, value and whether it is read-only, read and checked (the
+    limit holds the value)."""
     if not label.strip():
         raise params.error("label", "must not be empty")
     limit = params.integer("limit", minimum=1)
     value = params.text("value", "")
+    read_only = params.flag("read_only", False)
     if len(value) > limit:
         raise params.error("value", f"is {len(value)} characters, over the limit of {limit}")
-    return CreateBlock(label, limit, value)
+    return CreateBlock(label, limit, value, read_only)
 
 
 def _block_step(kind: str, params: Params) -> CreateBlock | EditBlock:

@@ -161,7 +161,14 @@ def step_fields(command: Command) -> dict[str, Any]:
     if isinstance(command, Consolidate):
         return {"consolidate": True}
     if isinstance(command, CreateBlock):
-        return {"block": command.label, "limit": command.limit, "value": command.value}
+        block: dict[str, Any] = {
+            "block": command.label,
+            "limit": command.limit,
+            "value": command.value,
+        }
+        if command.read_only:
+            block["read_only"] = True
+        return block
     if isinstance(command, EditBlock):
         edit: dict[str, Any] = {"edit": command.label, "op": command.op, "text": command.text}
         if command.op == "find-replace":

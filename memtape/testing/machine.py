@@ -219,11 +219,13 @@ class PolicyMachine(RuleBasedStateMachine):
         label=st.sampled_from(BLOCK_LABELS),
         limit=st.integers(0, 120),
         value=st.text(BLOCK_TEXT, max_size=60),
+        read_only=st.booleans(),
     )
-    def create_block(self, label: str, limit: int, value: str) -> None:
+    def create_block(self, label: str, limit: int, value: str, read_only: bool) -> None:
         """A memory block is created (a label taken, a limit below 1 or a value past it is
-        refused); its tokens count against the budget from now on."""
-        self.step(CreateBlock(label, limit, value))
+        refused), read-only or not; its tokens count against the budget from now on, and
+        under BLOCK_LIMIT a read-only one is never edited."""
+        self.step(CreateBlock(label, limit, value, read_only))
 
     @precondition(lambda self: self.served == "compaction")
     @rule(

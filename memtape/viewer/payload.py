@@ -369,6 +369,8 @@ def window_delta(event: Event, before: Window, after: Window) -> dict[str, Any]:
         block = after.block(event.label)
         limit = block.limit if block is not None else event.limit
         delta["b"] = [event.label, event.value, event.tokens, event.version, limit]
+        if block is not None and block.read_only:
+            delta["b"].append(True)
     return delta
 
 

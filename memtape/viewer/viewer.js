@@ -281,7 +281,10 @@
   };
 
   function blockView(b) {
-    return { label: b[0], value: b[1], chars: [...b[1]].length, limit: b[4], tokens: b[2], version: b[3] };
+    return {
+      label: b[0], value: b[1], chars: [...b[1]].length, limit: b[4], tokens: b[2], version: b[3],
+      ...(b[5] ? { read_only: true } : {}),
+    };
   }
 
   function blockText(b) {

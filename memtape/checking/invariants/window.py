@@ -97,11 +97,17 @@ def check_tiers(window: Window, *, at: int) -> list[Violation]:
 
 
 def check_blocks(window: Window, events: Sequence[Event], *, at: int) -> list[Violation]:
-    """BLOCK_LIMIT after ``events``: no memory block holds more characters than its limit
-    (looked at only when one of them edited a block)."""
+    """BLOCK_LIMIT after ``events``: no memory block holds more characters than its limit,
+    and no read-only one was edited after its creation (looked at only when one of them
+    edited a block)."""
     if not any(type(event) is BlockEdited for event in events):
         return []
     for block in window.blocks:
+        if block.read_only and block.version > 1:
+            message = (
+                f"block {block.label!r} is read-only, but an edit made its version {block.version}"
+            )
+            return [Violation(at, BLOCK_LIMIT, message)]
         if len(block.value) > block.limit:
             message = (
                 f"block {block.label!r} holds {len(block.value)} characters at version "

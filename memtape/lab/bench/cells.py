@@ -9,6 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from memtape.core.commands import AddTurn, Ask
 from memtape.core.errors import NothingToApply, Rejected
 from memtape.core.events import Answered, Event
@@ -41,6 +43,7 @@ from memtape.projections.metrics import (
 from memtape.projections.model_calls import model_usage
 from memtape.runs.files import save_run
 from memtape.scenarios import Probe, Scenario, load_scenario
+from memtape.scenarios.block_settings import is_block_setting, with_block_settings
 
 
 def run_cell(
@@ -61,6 +64,9 @@ def run_cell(
     file was sent its text); by default it is loaded from ``cell.scenario``.
     """
     scenario = cached_scenario(cell.scenario) if scenario is None else scenario
+    if any(is_block_setting(s) for s in cell.settings):
+        steps = with_block_settings(scenario.steps, cell.settings, strict=False)
+        scenario = attrs.evolve(scenario, steps=steps)
     axis = cell.spec.axis
     metrics: dict[str, Any] = dict.fromkeys(METRICS)
     idle = idle_reason(scenario, cell)
@@ -143,8 +149,7 @@ def _measured(
             evictions=store.evictions,
             regret=store.regret,
         )
-    params = dict(policies.params()[axis])
-    del params["policy"]
+    params = _cell_params(policies, axis, cell)
     return Result(
         scenario.name,
         cell.label,
@@ -267,6 +272,18 @@ def _ready(policies: Policies) -> None:
         tokenizer = getattr(policy, "tokenizer", None)
         if tokenizer is not None:
             tokenizer.count("ready")
+
+
+def _cell_params(policies: Policies, axis: str, cell: Cell) -> dict[str, Any]:
+    """The parameters of the cell's policy, and its block settings beside them (the
+    scenario's memory blocks, not the policy's: ``block.human.limit``)."""
+    params = dict(policies.params()[axis])
+    del params["policy"]
+    for setting in cell.settings:
+        if is_block_setting(setting):
+            name, _, value = setting.partition("=")
+            params[name.strip()] = value.strip()
+    return params
 
 
 def _notable(axis: str, name: str, params: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from memtape.policies.session import Policies
 from memtape.policies.zoo import AXES, AXIS_OF, LLM
 from memtape.projections.billing.prices import Price, PriceTable, shipped_prices
 from memtape.scenarios import SHIPPED, Probe, Scenario, load_scenario
+from memtape.scenarios.block_settings import is_block_setting
 from memtape.scenarios.cost import Cost, is_cost_setting, with_cost_settings
 
 MAX_REPLICATES = 1000
@@ -123,7 +124,7 @@ def policies_for(scenario: Scenario, cell: Cell) -> Policies | None:
     given = len(cell.settings) - len(cell.point)
     # The priced model is no policy's: ``price_for`` reads the ``cost.`` settings.
     sources = tuple(
-        (option, tuple(s for s in more if not is_cost_setting(s)))
+        (option, tuple(s for s in more if not is_cost_setting(s) and not is_block_setting(s)))
         for option, more in (
             (f"--policy {cell.spec.label}", cell.spec.settings),
             ("--set", cell.settings[:given]),

@@ -18,24 +18,36 @@ refused ones included, is recorded in the ``Consolidated`` event.
 The prompt (``prompt = "..."`` or ``prompt_file``) may say ``{episodes}``,
 the pending episodes one a line as ``[3] text``; ``DEFAULT_PROMPT`` asks
 for the shape above.
+
+In a session with memory blocks the model is a sleep-time agent too: the
+prompt ends with the blocks (``BLOCKS``: each label, limit, read-only or not,
+and value), and the answer may carry ``"blocks": [{"label": "human", "op":
+"append", "text": "..."}]`` (``op`` one of ``replace``, ``append``,
+``find-replace``, the last with ``find``). An edit the blocks would refuse (no
+such block, a read-only one, past its limit, nothing found) refuses the
+answer as any broken contract does, so the pass that is taken edits within
+every limit; a session without blocks is asked exactly what it was before.
 """
 
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import attrs
 
+from memtape.core.block_edits import edited_value
 from memtape.core.commands import Consolidate, RecordEpisode
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import (
+    BlockEdit,
     Consolidated,
     EpisodeRecorded,
     Event,
     ProceduralRule,
     SemanticFact,
 )
-from memtape.core.state import State
+from memtape.core.state import State, Window
 from memtape.llm.config import ModelConfig
 from memtape.llm.usable import Refused, ask_until_usable, json_object
 from memtape.policies.plumbing.building import build_settings
@@ -57,10 +69,58 @@ Episodes:
 """
 """The prompt of ``policy = "llm"`` unless the table gives its own."""
 
+BLOCKS = """
+
+Memory blocks (always in the agent's context; each holds at most its limit in characters):
+{blocks}
+You may also rewrite blocks that are not read-only, adding to the object:
+"blocks": [{"label": "...", "op": "append", "text": "..."}] (op is "replace", "append", or \
+"find-replace" with "find": the text to replace). Keep each block within its limit.
+"""
+"""What the prompt ends with in a session with memory blocks, ``{blocks}`` the blocks."""
+
 
 def render_episodes(episodes: Sequence[EpisodeRecorded]) -> str:
     """The pending episodes as the prompt lists them: ``[id] text``, one a line."""
     return "\n".join(f"[{episode.id}] {episode.text}" for episode in episodes)
+
+
+def render_blocks(window: Window) -> str:
+    """The memory blocks as the prompt lists them: ``[label] (limit N, read-only): value``."""
+    return "\n".join(
+        f"[{block.label}] (limit {block.limit}{', read-only' if block.read_only else ''}): "
+        f"{json.dumps(block.value, ensure_ascii=False)}"
+        for block in window.blocks
+    )
+
+
+def block_edits(output: str, state: State) -> tuple[BlockEdit, ...]:
+    """The block edits a model's ``output`` asks for, each one the blocks would make, or
+    ``Refused`` saying why not."""
+    data = json_object(output)
+    edits = tuple(_edit(item, n) for n, item in enumerate(_list(data, "blocks"), start=1))
+    held = {block.label: block for block in state.window.blocks}
+    for number, asked in enumerate(edits, start=1):
+        block = held.get(asked.label)
+        if block is None:
+            raise Refused(f"block edit {number}: there is no block {asked.label!r}")
+        try:
+            value = edited_value(block, asked.op, asked.text, asked.find)
+        except Rejected as error:
+            raise Refused(f"block edit {number}: {error}") from None
+        held[block.label] = attrs.evolve(block, value=value, version=block.version + 1)
+    return edits
+
+
+def _edit(item: Any, number: int) -> BlockEdit:
+    where = f"block edit {number}"
+    if not isinstance(item, dict):
+        raise Refused(f"{where} is not an object")
+    label, op, text, find = (item.get(name, "") for name in ("label", "op", "text", "find"))
+    for name, value in (("label", label), ("op", op), ("text", text), ("find", find)):
+        if not isinstance(value, str):
+            raise Refused(f"{where} has a {name} that is not text: {value!r}")
+    return BlockEdit(label, op, text, find)
 
 
 def distilled(
@@ -76,6 +136,10 @@ def distilled(
         _rule(item, n, pending) for n, item in enumerate(_list(data, "procedural"), start=1)
     )
     return semantic, procedural
+
+
+Distilled = tuple[tuple[SemanticFact, ...], tuple[ProceduralRule, ...], tuple[BlockEdit, ...]]
+"""What a usable answer gives: the facts, the rules and the block edits."""
 
 
 def _list(data: Mapping[str, Any], name: str) -> list[Any]:
@@ -172,7 +236,14 @@ class LlmConsolidation:
         if not episodes:
             return (Consolidated(ids, (), ()),)
         prompt = self.prompt.replace("{episodes}", render_episodes(episodes))
-        (semantic, procedural), asked = ask_until_usable(
-            self.config, prompt, lambda output: distilled(output, episodes), "consolidation"
+        if state.window.blocks:
+            prompt += BLOCKS.replace("{blocks}", render_blocks(state.window))
+
+        def read(output: str) -> Distilled:
+            edits = block_edits(output, state) if state.window.blocks else ()
+            return (*distilled(output, episodes), edits)
+
+        (semantic, procedural, edits), asked = ask_until_usable(
+            self.config, prompt, read, "consolidation"
         )
-        return (Consolidated(ids, semantic, procedural, asked),)
+        return (Consolidated(ids, semantic, procedural, asked, edits),)

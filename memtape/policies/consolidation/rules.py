@@ -1,5 +1,11 @@
 """Rule-based consolidation: a sleep-time pass distills episodes into durable
-semantic facts and procedural rules, and prunes every episode it consumed."""
+semantic facts, procedural rules and memory-block edits, and prunes every episode
+it consumed.
+
+A block rule (``block = {label = "human", op = "append", text = "Lives in {city}."}``)
+is a sleep-time agent rewriting a memory block: the pass's ``Consolidated``
+carries the edit, which the session decides as an edit step
+(``memtape.policies.window.blocks.consolidated``)."""
 
 import re
 import string
@@ -8,9 +14,10 @@ from typing import Any, ClassVar
 
 import attrs
 
-from memtape.core.commands import Consolidate, RecordEpisode
+from memtape.core.commands import BLOCK_OPS, Consolidate, RecordEpisode
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import (
+    BlockEdit,
     Consolidated,
     EpisodeRecorded,
     Event,
@@ -67,7 +74,28 @@ class ProceduralPattern:
         return ProceduralRule(self.text.format_map(groups), episode.id)
 
 
-Rule = SemanticPattern | ProceduralPattern
+@attrs.frozen
+class BlockPattern:
+    """An episode matching ``pattern`` becomes an edit of memory block ``label``: ``op``
+    with ``text`` (and ``find``), which may name the pattern's groups."""
+
+    pattern: re.Pattern[str]
+    label: str
+    op: str
+    text: str
+    find: str = ""
+
+    def distill(self, episode: EpisodeRecorded) -> BlockEdit | None:
+        """The block edit ``episode`` becomes, or None if it does not match."""
+        groups = _groups(self.pattern, episode.text)
+        if groups is None:
+            return None
+        return BlockEdit(
+            self.label, self.op, self.text.format_map(groups), self.find.format_map(groups)
+        )
+
+
+Rule = SemanticPattern | ProceduralPattern | BlockPattern
 """A consolidation rule: a pattern and what a matching episode becomes."""
 
 
@@ -115,6 +143,7 @@ class RuleConsolidation:
         """The pass over ``episodes``: each distilled by its first matching rule."""
         semantic: list[SemanticFact] = []
         procedural: list[ProceduralRule] = []
+        edits: list[BlockEdit] = []
         for episode in episodes:
             for rule in self.rules:
                 found = rule.distill(episode)
@@ -122,9 +151,12 @@ class RuleConsolidation:
                     semantic.append(found)
                 elif isinstance(found, ProceduralRule):
                     procedural.append(found)
+                elif isinstance(found, BlockEdit):
+                    edits.append(found)
                 if found is not None:
                     break
-        return Consolidated(tuple(e.id for e in episodes), tuple(semantic), tuple(procedural))
+        ids = tuple(e.id for e in episodes)
+        return Consolidated(ids, tuple(semantic), tuple(procedural), (), tuple(edits))
 
 
 def _rule(data: Mapping[str, Any], where: str) -> Rule:
@@ -136,10 +168,13 @@ def _rule(data: Mapping[str, Any], where: str) -> Rule:
         raise params.error("pattern", f"is not a regular expression: {error}") from None
     procedural = params.optional("procedural")
     semantic = params.optional("semantic")
+    block = params.optional("block")
     params.done()
-    if (procedural is None) == (semantic is None):
-        raise BadInput(f"{where}: give exactly one of procedural or semantic")
+    if sum(kind is not None for kind in (procedural, semantic, block)) != 1:
+        raise BadInput(f"{where}: give exactly one of procedural, semantic or block")
     groups = set(pattern.groupindex)
+    if block is not None:
+        return _block_rule(pattern, block, groups, where)
     if procedural is not None:
         if not isinstance(procedural, str):
             raise BadInput(f"{where}: procedural must be a string, got {procedural!r}")
@@ -155,6 +190,23 @@ def _rule(data: Mapping[str, Any], where: str) -> Rule:
     for name, template in (("key", key), ("text", text)):
         _check_fields(template, groups, f"{where} semantic {name}")
     return SemanticPattern(pattern, key, text, importance)
+
+
+def _block_rule(pattern: re.Pattern[str], block: Any, groups: set[str], where: str) -> BlockPattern:
+    """A block rule's ``{label, op, text, find}`` table, read and checked."""
+    if not isinstance(block, dict):
+        raise BadInput(f"{where}: block must be a table with label, op and text")
+    edit = Params(block, f"{where} block")
+    label = edit.text("label")
+    op = edit.text("op")
+    if op not in BLOCK_OPS:
+        raise edit.error("op", f"must be one of {', '.join(BLOCK_OPS)}, got {op!r}")
+    text = edit.text("text")
+    find = edit.text("find") if op == "find-replace" else ""
+    edit.done()
+    for name, template in (("text", text), ("find", find)):
+        _check_fields(template, groups, f"{where} block {name}")
+    return BlockPattern(pattern, label, op, text, find)
 
 
 def _check_fields(template: str, groups: set[str], where: str) -> None:

@@ -44,6 +44,11 @@ def model_config(
     timeout = params.number("timeout", 60.0, minimum=0.0, exclusive_minimum=True)
     max_retries = params.integer("max_retries", 2, minimum=0)
     max_answer_bytes = params.integer("max_answer_bytes", MAX_ANSWER_BYTES, minimum=1)
+    embedding_model = params.optional("embedding_model")
+    if embedding_model is not None and (
+        not isinstance(embedding_model, str) or not embedding_model.strip()
+    ):
+        raise params.error("embedding_model", f"must name a model, got {embedding_model!r}")
     params.done()
     return ModelConfig(
         model,
@@ -53,6 +58,7 @@ def model_config(
         timeout,
         max_retries,
         max_answer_bytes,
+        embedding_model,
         recorded=recorded,
     )
 

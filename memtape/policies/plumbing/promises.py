@@ -86,7 +86,9 @@ and it brings back only turns that had left HOT, verbatim. No compaction moves t
 tier, so ``BUDGET``'s floor counts it, as it counts pinned turns."""
 BLOCK_LIMIT = "block-limit"
 """A memory block is never over its limit: after each command every block holds at most
-its ``limit`` characters (an edit that would pass it is refused).
+its ``limit`` characters (an edit that would pass it is refused), and a ``read_only``
+block is at its first version (every edit of it is refused), whether a step or a
+consolidation pass asked for the edit.
 
 Blocks are the session's, not a policy's (``memtape.policies.window.blocks``),
 so every session keeps this whatever its policies promise: the checks hold

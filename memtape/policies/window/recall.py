@@ -1,4 +1,5 @@
-"""Recall of what left the window: a compaction policy's ``recall = "bm25"``.
+"""Recall of what left the window: a compaction policy's ``recall = "bm25"`` (or
+``"embeddings"``: ``EmbeddingsRecall``).
 
 Every turn that leaves HOT by a drop or a fold joins ``Window.left``; a
 ``Recall`` command searches them with BM25 (``memtape.policies.text.bm25``)
@@ -22,7 +23,7 @@ seek and show never search.
 
 import threading
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import attrs
 
@@ -31,14 +32,33 @@ from memtape.core.errors import BadInput, Rejected
 from memtape.core.events import Event, Recalled, WarmItem
 from memtape.core.seq import Seq
 from memtape.core.state import Left, State
+from memtape.llm.config import ModelConfig
 from memtape.policies.plumbing.promises import RECALL_BUDGET
 from memtape.policies.plumbing.protocols import CompactionPolicy
 
 if TYPE_CHECKING:
     from memtape.policies.text.bm25 import Bm25Index
 
-RECALLS = ("bm25",)
+RECALLS = ("bm25", "embeddings")
 """What a compaction policy's ``recall`` may name."""
+
+
+class Recaller(Protocol):
+    """What a ``Recall`` searches with: ``Bm25Recall``, or ``EmbeddingsRecall``."""
+
+    @property
+    def name(self) -> str:
+        """What the ``[compaction]`` table's ``recall`` names it."""
+        ...
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """What it promises (``RECALL_BUDGET``)."""
+        ...
+
+    def decide(self, state: State, command: Recall, compaction: CompactionPolicy) -> Recalled:
+        """What ``command`` finds among the turns that left, and what of it fits."""
+        ...
 
 
 class _Projection:
@@ -116,6 +136,63 @@ class Bm25Recall:
         return Recalled(text, k, found, scores, tuple(brought))
 
 
+@attrs.frozen
+class EmbeddingsRecall:
+    """Recall by the cosine of embeddings over the turns that left the window
+    (``recall = "embeddings"``, asking the ``[llm]`` table's ``embedding_model``, else its
+    ``model``, on its server).
+
+    Each turn's embedding and the query's are asked of an OpenAI-compatible
+    ``/v1/embeddings`` endpoint (``memtape.llm.embedding``: each text's vector
+    cached, so a turn is embedded once and a re-run or a fork sends nothing);
+    ties go to the earlier turn. The ``Recalled`` event records what was found
+    and each score, so replay, seek and show never ask; a re-decision (``check``,
+    a fork) embeds again from the cache. A run read without trust never chooses
+    where a request goes: its recorded ``[llm]`` table finds the vectors cached
+    for it, and sends nothing.
+    """
+
+    name: ClassVar[str] = "embeddings"
+    config: ModelConfig
+
+    @property
+    def promises(self) -> frozenset[str]:
+        """A recall never takes the window over budget."""
+        return frozenset({RECALL_BUDGET})
+
+    def decide(self, state: State, command: Recall, compaction: CompactionPolicy) -> Recalled:
+        """What ``command`` finds among the turns that left, best first by cosine, and what
+        of it fits under ``limit(compaction)``."""
+        from memtape.llm.embedding import cosine, embedded  # noqa: PLC0415 (show never recalls)
+
+        text, k = command.text, command.k
+        if not isinstance(text, str):
+            raise Rejected(f"a recall's query is text, got {text!r}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise Rejected(f"a recall's k is a whole number of at least 1, got {k!r}")
+        window = state.window
+        left = list(window.left)
+        if not left:
+            return Recalled(text, k, (), (), ())
+        config = self.config
+        if config.embedding_model is not None:
+            config = attrs.evolve(config, model=config.embedding_model)
+        query, *turns = embedded(config, [text, *(turn for _, turn, _ in left)])
+        scored = sorted(
+            ((cosine(query, vector), index) for index, vector in enumerate(turns)),
+            key=lambda pair: (-pair[0], pair[1]),
+        )[:k]
+        room = limit(compaction) - window.tokens + sum(item.tokens for item in window.recalled)
+        brought: list[WarmItem] = []
+        for _, index in scored:
+            number, found_text, tokens = left[index]
+            if tokens <= room:
+                brought.append(WarmItem(number, found_text, tokens))
+                room -= tokens
+        found = tuple(left[index][0] for _, index in scored)
+        return Recalled(text, k, found, tuple(score for score, _ in scored), tuple(brought))
+
+
 def limit(compaction: CompactionPolicy) -> int:
     """The most tokens a recall may fill the window to: the budget, or the lowest token
     count the policy's trigger fires over when that is lower. A policy that compacts to a
@@ -128,10 +205,21 @@ def limit(compaction: CompactionPolicy) -> int:
     return budget if bound is None else min(budget, bound)
 
 
-def recall_from(value: object, where: str) -> Bm25Recall:
-    """The recall a ``[compaction]`` table's ``recall`` names, or one clear error."""
+def recall_from(value: object, where: str) -> Recaller:
+    """The recall a ``[compaction]`` table's ``recall`` names, or one clear error; an
+    ``embeddings`` recall asks the session's ``[llm]`` model, which it needs."""
     if value == Bm25Recall.name:
         return Bm25Recall()
+    if value == "embeddings":
+        from memtape.policies.plumbing.building import build_settings  # noqa: PLC0415
+
+        config = build_settings().llm
+        if config is None:
+            raise BadInput(
+                f'{where}: recall = "embeddings" asks a model for embeddings: add an [llm] '
+                'table with model = "..." (the embeddings model), or --set llm.model=...'
+            )
+        return EmbeddingsRecall(config)
     from memtape.core.spelling import did_you_mean  # noqa: PLC0415 (a refusal only)
 
     hint = did_you_mean(value, RECALLS) if isinstance(value, str) else ""
@@ -152,7 +240,7 @@ def recall_params(
 
 
 def with_recall(
-    tables: dict[str, dict[str, Any]], recall: Bm25Recall | None
+    tables: dict[str, dict[str, Any]], recall: Recaller | None
 ) -> dict[str, dict[str, Any]]:
     """A session's parameter tables with its ``recall`` named in the compaction table."""
     if recall is not None and "compaction" in tables:
@@ -161,12 +249,12 @@ def with_recall(
 
 
 def decide_recall(
-    recall: Bm25Recall | None, compaction: CompactionPolicy | None, state: State, command: object
+    recall: Recaller | None, compaction: CompactionPolicy | None, state: State, command: object
 ) -> tuple[Event, ...]:
     """The events of a ``Recall`` (the last command a session routes), or ``Rejected``: for
     a recall in a session with none, or for a command no policy knows."""
     if not isinstance(command, Recall):
         raise Rejected(f"unknown command {command!r}")
     if compaction is None or recall is None:
-        raise Rejected('a recall needs recall = "bm25" in the [compaction] table')
+        raise Rejected('a recall needs recall = "bm25" (or "embeddings") in the [compaction] table')
     return (recall.decide(state, command, compaction),)

@@ -4,6 +4,7 @@ it) and of a memory block (each version an edit made)."""
 from collections.abc import Callable
 from typing import Any
 
+from memtape.core.commands import Consolidate
 from memtape.core.errors import BadInput
 from memtape.core.events import (
     BlockEdited,
@@ -103,8 +104,9 @@ def block_life(run: Run, label: str) -> Subject:
             moment = seeker.around(at)
             before, after = moment.before.window.tokens, moment.after.window.tokens
             held = f"{len(event.value)}/{block.limit} characters, {counted(event.tokens, 'token')}"
+            by = " by consolidation" if type(run.commands[moment.step - 1]) is Consolidate else ""
             what = (
-                f"{BLOCK_VERBS.get(event.op, visible(event.op))}, version {event.version}: "
+                f"{BLOCK_VERBS.get(event.op, visible(event.op))}{by}, version {event.version}: "
                 f"{visible(event.value)}  ({held}; window {before} → {after})"
             )
             numbers = {
@@ -124,7 +126,8 @@ def block_life(run: Run, label: str) -> Subject:
         f"of every turn's budget",
         {"version": block.version, "tokens": block.tokens, "chars": len(block.value)},
     )
-    label_line = f"block {quoted(label)} (at most {counted(block.limit, 'character')})"
+    read_only = ", read-only" if block.read_only else ""
+    label_line = f"block {quoted(label)} (at most {counted(block.limit, 'character')}{read_only})"
     return Subject("block", place, label_line, tuple(steps), now)
 
 
