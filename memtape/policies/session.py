@@ -268,15 +268,14 @@ class Policies:
                         events.append(written)
                         state = evolve(state, written)
             if isinstance(event, Consolidated) and event.blocks:
-                edits = blocks.consolidated(self.compaction, state, event)
-                events.extend(edits)
+                events.extend(edits := blocks.consolidated(self.compaction, state, event))
                 state = fold(edits, state)
         return tuple(events)
 
 
 def is_stand_in(policy: object) -> TypeGuard["Unimported"]:
-    """Whether ``policy`` is a stand-in (``memtape.policies.unimported.Unimported``)."""
-    # None exists before its module is imported, so the question imports nothing.
+    """Whether ``policy`` is a stand-in (``unimported.Unimported``), importing nothing: none
+    exists before its module is imported."""
     module = sys.modules.get(_STAND_INS)
     return module is not None and isinstance(policy, module.Unimported)
 
