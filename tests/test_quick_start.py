@@ -68,7 +68,6 @@ SHOW_MODULES = sorted(
         "memtape.core.state",
         "memtape.core.upcast",
         "memtape.core.values",
-        "memtape.llm.config",
         "memtape.policies",
         "memtape.policies.plumbing",
         "memtape.policies.plumbing.building",
@@ -77,18 +76,12 @@ SHOW_MODULES = sorted(
         "memtape.policies.plumbing.imports",
         "memtape.policies.plumbing.params",
         "memtape.policies.plumbing.promises",
-        "memtape.policies.plumbing.protocols",
         "memtape.policies.plumbing.registry",
         "memtape.policies.session",
-        "memtape.policies.settings",
-        "memtape.policies.store",
-        "memtape.policies.store.expiry",
         "memtape.policies.text",
         "memtape.policies.text.tokenizers",
         "memtape.policies.plumbing.trust",
         "memtape.policies.window",
-        "memtape.policies.window.blocks",
-        "memtape.policies.window.recall",
         "memtape.policies.window.turns",
         "memtape.policies.window.units",
         "memtape.policies.zoo",
@@ -253,6 +246,19 @@ class TestShow:
             "memtape.projections.timeline",
         }
         assert [] == sorted(later & set(loaded))
+
+    def test_show_imports_nothing_only_deciding_needs(self, loaded: list[str]) -> None:
+        """Reading a run folds what was decided: no routing of a clock, a recall or a block,
+        no settings to change, no policy protocols, no model settings (the run has none)."""
+        deciding = {
+            "memtape.llm.config",
+            "memtape.policies.plumbing.protocols",
+            "memtape.policies.settings",
+            "memtape.policies.store.expiry",
+            "memtape.policies.window.blocks",
+            "memtape.policies.window.recall",
+        }
+        assert [] == sorted(deciding & set(loaded))
 
     def test_show_imports_only_the_policies_the_run_names(self, loaded: list[str]) -> None:
         """refund-desk names tiered compaction only: no other policy of any axis."""

@@ -2,6 +2,10 @@
 
 ``Policies`` bundles one policy per axis and routes each command to the one
 that decides it; ``Session`` appends what they decide to a ``Run``.
+
+A run that is only read (``memtape show``) folds what was decided: what
+routes a clock, a recall or a block, and what changes settings, is imported
+when a session first needs it.
 """
 
 import math
@@ -30,23 +34,20 @@ from memtape.core.logs import debug_enabled, get_logger
 from memtape.core.plural import noun_for
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State
-from memtape.llm.config import ModelConfig
 from memtape.policies.plumbing.building import Building, building
 from memtape.policies.plumbing.imports import import_path, is_import_path, policy_class
-from memtape.policies.plumbing.protocols import (
-    CompactionPolicy,
-    ConsolidationPolicy,
-    ForgettingPolicy,
-)
-from memtape.policies.settings import CHOICES, check_user_url, choice_params, setting_value
-from memtape.policies.store.expiry import due
-from memtape.policies.window import blocks
-from memtape.policies.window.recall import Bm25Recall, decide_recall, recall_params, with_recall
 from memtape.policies.zoo import AXES, LLM, SHARED
 from memtape.reducers import evolve, fold
 
 if TYPE_CHECKING:
+    from memtape.llm.config import ModelConfig
+    from memtape.policies.plumbing.protocols import (
+        CompactionPolicy,
+        ConsolidationPolicy,
+        ForgettingPolicy,
+    )
     from memtape.policies.unimported import Unimported
+    from memtape.policies.window.recall import Bm25Recall
 
 _STAND_INS = "memtape.policies.unimported"
 
@@ -58,11 +59,11 @@ class Policies:
     """One policy per axis (any may be absent), the model they may ask (``llm``), what a
     ``Recall`` searches with (``recall``, from the compaction table), and the routing."""
 
-    compaction: CompactionPolicy | None = None
-    forgetting: ForgettingPolicy | None = None
-    consolidation: ConsolidationPolicy | None = None
-    llm: ModelConfig | None = None
-    recall: Bm25Recall | None = attrs.field(default=None, kw_only=True)
+    compaction: "CompactionPolicy | None" = None
+    forgetting: "ForgettingPolicy | None" = None
+    consolidation: "ConsolidationPolicy | None" = None
+    llm: "ModelConfig | None" = None
+    recall: "Bm25Recall | None" = attrs.field(default=None, kw_only=True)
     imports: bool = attrs.field(default=True, eq=False, kw_only=True)
     """Whether names given by import path were imported (False: read from a run file, and
     stood in for); ``with_settings`` builds the changed policies the same way."""
@@ -113,7 +114,12 @@ class Policies:
     @classmethod
     def _axes(cls, tables: Mapping[str, Any], where: str, *, imports: bool) -> dict[str, Any]:
         """Each axis's policy, built from its table."""
-        tables, built = recall_params(tables, where)
+        built: dict[str, Any] = {}
+        compaction = tables.get("compaction")
+        if isinstance(compaction, Mapping) and "recall" in compaction:
+            from memtape.policies.window.recall import recall_params  # noqa: PLC0415 (a recall tier)
+
+            tables, built = recall_params(tables, where)
         for axis, known in AXES.items():
             table = tables.get(axis)
             if table is None:
@@ -171,6 +177,10 @@ class Policies:
             tables[axis] = table
         if self.llm is not None:
             tables[LLM] = self.llm.table()
+        if self.recall is None:
+            return tables
+        from memtape.policies.window.recall import with_recall  # noqa: PLC0415 (a recall tier)
+
         return with_recall(tables, self.recall)
 
     def with_settings(self, settings: Iterable[str]) -> "Policies":
@@ -186,6 +196,13 @@ class Policies:
         stays the file's word until ``llm.model`` names the model: then the user chose
         it, and its server is ``llm.base_url`` if set, never the file's.
         """
+        from memtape.policies.settings import (  # noqa: PLC0415 (settings changed only)
+            CHOICES,
+            check_user_url,
+            choice_params,
+            setting_value,
+        )
+
         tables = self.params()
         recorded = self.llm.recorded if self.llm is not None else None
         chosen: set[str] = set()
@@ -236,6 +253,8 @@ class Policies:
         if isinstance(command, Query):
             return _require(self.forgetting, "a query", "forgetting").decide(state, command)
         if isinstance(command, AdvanceClock):
+            from memtape.policies.store.expiry import due  # noqa: PLC0415 (a clock only)
+
             advanced = _advance(state, command)
             return (advanced, *due(evolve(state, advanced)))
         if isinstance(command, RecordEpisode):
@@ -245,7 +264,11 @@ class Policies:
         if isinstance(command, Consolidate):
             return self._consolidate(state, command)
         if isinstance(command, Recall):
+            from memtape.policies.window.recall import decide_recall  # noqa: PLC0415 (a recall)
+
             return decide_recall(self.recall, self.compaction, state, command)
+        from memtape.policies.window import blocks  # noqa: PLC0415 (a block, or unknown)
+
         return blocks.decide(self.compaction, state, command)
 
     def _consolidate(self, state: State, command: Consolidate) -> tuple[Event, ...]:
