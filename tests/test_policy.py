@@ -53,6 +53,7 @@ IMPORTED = [
     "memtape.core.integers",
     "memtape.core.packing",
     "memtape.core.plural",
+    "memtape.core.reprs",
     "memtape.core.seq",
     "memtape.core.state",
     "memtape.core.values",

@@ -63,6 +63,7 @@ SHOW_MODULES = sorted(
         "memtape.core.packing",
         "memtape.core.paths",
         "memtape.core.plural",
+        "memtape.core.reprs",
         "memtape.core.run",
         "memtape.core.seq",
         "memtape.core.state",

@@ -18,6 +18,8 @@ from typing import ClassVar
 
 import attrs
 
+from memtape.core.reprs import fields_repr
+
 OMITTED_WHEN_EMPTY = "memtape_omitted_when_empty"
 """The metadata key of a field a log line carries only when it is not its (empty) default."""
 
@@ -30,6 +32,8 @@ class TurnAdded:
     calls whose results it carries (version 2; a version-1 turn has neither),
     and a ``pinned`` turn is one no policy moves.
     """
+
+    __repr__ = fields_repr
 
     VERSION: ClassVar[int] = 2
     turn: int
@@ -46,6 +50,8 @@ class TurnAdded:
 class WarmItem:
     """A turn's stand-in, a text and its tokens: what it became in the WARM tier, or the
     text a HOT turn now reads in place of its own (a cleared tool result)."""
+
+    __repr__ = fields_repr
 
     turn: int
     text: str
@@ -68,6 +74,8 @@ class ModelCall:
     ``cut`` says how many characters were dropped (0, and left out of the
     log line, when none was; a call of the versions before it was never cut).
     """
+
+    __repr__ = fields_repr
 
     output: str
     model: str
@@ -111,6 +119,8 @@ class CompactionTriggered:
     Version 4: a model call may say it was ``cut`` (``ModelCall``).
     """
 
+    __repr__ = fields_repr
+
     VERSION: ClassVar[int] = 4
     budget: int
     warm: tuple[WarmItem, ...]
@@ -128,6 +138,8 @@ class CompactionTriggered:
 @attrs.frozen
 class ClockAdvanced:
     """The logical clock moved forward to ``to``."""
+
+    __repr__ = fields_repr
 
     VERSION: ClassVar[int] = 1
     to: float
@@ -149,6 +161,8 @@ class FactWritten:
     versions before says neither.
     """
 
+    __repr__ = fields_repr
+
     VERSION: ClassVar[int] = 3
     id: int
     key: str
@@ -163,6 +177,8 @@ class FactWritten:
 @attrs.frozen
 class FactRead:
     """An active fact was read (its read count goes up by one)."""
+
+    __repr__ = fields_repr
 
     VERSION: ClassVar[int] = 1
     id: int
@@ -182,6 +198,8 @@ class Queried:
     version 1 asked about now.
     """
 
+    __repr__ = fields_repr
+
     VERSION: ClassVar[int] = 2
     text: str
     key: str
@@ -196,6 +214,8 @@ class Queried:
 class Superseded:
     """An active fact was retired because fact ``by`` replaces it; it is kept."""
 
+    __repr__ = fields_repr
+
     VERSION: ClassVar[int] = 1
     id: int
     by: int
@@ -204,6 +224,8 @@ class Superseded:
 @attrs.frozen
 class Evicted:
     """An active fact left the store over capacity; ``score`` is why it was chosen."""
+
+    __repr__ = fields_repr
 
     VERSION: ClassVar[int] = 1
     id: int
@@ -218,6 +240,8 @@ class Expired:
     that set one at its write), in words a reader of ``why`` can use.
     """
 
+    __repr__ = fields_repr
+
     VERSION: ClassVar[int] = 1
     id: int
     reason: str
@@ -227,6 +251,8 @@ class Expired:
 class ValidityClosed:
     """Fact ``id`` stopped being true at valid time ``to``, as fact ``by`` (a later write,
     which names when it became true) says; it is kept, and true before ``to``."""
+
+    __repr__ = fields_repr
 
     VERSION: ClassVar[int] = 1
     id: int
@@ -244,6 +270,8 @@ class BlockEdited:
     what the edit was: ``create``, ``replace``, ``append`` or ``find-replace``.
     A block is pinned in the window: its tokens count against the budget.
     """
+
+    __repr__ = fields_repr
 
     VERSION: ClassVar[int] = 1
     label: str
@@ -265,6 +293,8 @@ class Judged:
     included. ``target`` is 0 for ``ADD`` and ``NOOP``.
     """
 
+    __repr__ = fields_repr
+
     VERSION: ClassVar[int] = 1
     key: str
     decision: str
@@ -277,6 +307,8 @@ class Judged:
 class EpisodeRecorded:
     """A raw episode was recorded for a later consolidation pass."""
 
+    __repr__ = fields_repr
+
     VERSION: ClassVar[int] = 1
     id: int
     text: str
@@ -285,6 +317,8 @@ class EpisodeRecorded:
 @attrs.frozen
 class SemanticFact:
     """A durable fact distilled from an episode; it is also written to the store."""
+
+    __repr__ = fields_repr
 
     key: str
     text: str
@@ -295,6 +329,8 @@ class SemanticFact:
 @attrs.frozen
 class ProceduralRule:
     """A durable how-to rule distilled from an episode."""
+
+    __repr__ = fields_repr
 
     text: str
     episode: int
@@ -308,6 +344,8 @@ class Consolidated:
     and its retries included (version 2; a version-1 pass asked none). Version
     3: a model call may say it was ``cut`` (``ModelCall``).
     """
+
+    __repr__ = fields_repr
 
     VERSION: ClassVar[int] = 3
     episodes: tuple[int, ...]
@@ -327,6 +365,8 @@ class Recalled:
     fit under the budget. The fold replaces the tier with ``brought`` and never
     searches: what was found is here, so replay is the same without an index.
     """
+
+    __repr__ = fields_repr
 
     VERSION: ClassVar[int] = 1
     query: str

@@ -2,13 +2,10 @@
 
 ``Policies`` bundles one policy per axis and routes each command to the one
 that decides it; ``Session`` appends what they decide to a ``Run``.
-
-A run that is only read (``memtape show``) folds what was decided: what
-routes a clock, a recall or a block, and what changes settings, is imported
-when a session first needs it.
+A run only read (``memtape show``) imports none of what decides a clock, a
+recall or a block, nor what changes settings.
 """
 
-import math
 import sys
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,7 +26,7 @@ from memtape.core.commands import (
     WriteFact,
 )
 from memtape.core.errors import BadInput, Rejected
-from memtape.core.events import ClockAdvanced, CompactionTriggered, Consolidated, Event, TurnAdded
+from memtape.core.events import CompactionTriggered, Consolidated, Event, TurnAdded
 from memtape.core.logs import debug_enabled, get_logger
 from memtape.core.plural import noun_for
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
@@ -41,11 +38,7 @@ from memtape.reducers import evolve, fold
 
 if TYPE_CHECKING:
     from memtape.llm.config import ModelConfig
-    from memtape.policies.plumbing.protocols import (
-        CompactionPolicy,
-        ConsolidationPolicy,
-        ForgettingPolicy,
-    )
+    from memtape.policies.plumbing import protocols
     from memtape.policies.unimported import Unimported
     from memtape.policies.window.recall import Bm25Recall
 
@@ -59,9 +52,9 @@ class Policies:
     """One policy per axis (any may be absent), the model they may ask (``llm``), what a
     ``Recall`` searches with (``recall``, from the compaction table), and the routing."""
 
-    compaction: "CompactionPolicy | None" = None
-    forgetting: "ForgettingPolicy | None" = None
-    consolidation: "ConsolidationPolicy | None" = None
+    compaction: "protocols.CompactionPolicy | None" = None
+    forgetting: "protocols.ForgettingPolicy | None" = None
+    consolidation: "protocols.ConsolidationPolicy | None" = None
     llm: "ModelConfig | None" = None
     recall: "Bm25Recall | None" = attrs.field(default=None, kw_only=True)
     imports: bool = attrs.field(default=True, eq=False, kw_only=True)
@@ -177,9 +170,7 @@ class Policies:
             tables[axis] = table
         if self.llm is not None:
             tables[LLM] = self.llm.table()
-        if self.recall is None:
-            return tables
-        from memtape.policies.window.recall import with_recall  # noqa: PLC0415 (a recall tier)
+        from memtape.policies.window.recall import with_recall  # noqa: PLC0415 (a write only)
 
         return with_recall(tables, self.recall)
 
@@ -196,12 +187,7 @@ class Policies:
         stays the file's word until ``llm.model`` names the model: then the user chose
         it, and its server is ``llm.base_url`` if set, never the file's.
         """
-        from memtape.policies.settings import (  # noqa: PLC0415 (settings changed only)
-            CHOICES,
-            check_user_url,
-            choice_params,
-            setting_value,
-        )
+        from memtape.policies import settings as rules  # noqa: PLC0415 (a change only)
 
         tables = self.params()
         recorded = self.llm.recorded if self.llm is not None else None
@@ -214,7 +200,7 @@ class Policies:
                     f"--set {setting!r}: write AXIS.PARAM=VALUE, e.g. compaction.budget=60"
                 )
             if axis == LLM:
-                tables.setdefault(LLM, {})[param] = setting_value(raw.strip(), name.strip())
+                tables.setdefault(LLM, {})[param] = rules.setting_value(raw.strip(), name.strip())
                 chosen.add(param)
                 continue
             if axis not in AXES:
@@ -226,11 +212,11 @@ class Policies:
                 )
             if axis not in tables:
                 raise BadInput(f"--set {setting!r}: this scenario has no [{axis}] policy")
-            value = setting_value(raw.strip(), name.strip())
+            value = rules.setting_value(raw.strip(), name.strip())
             if param == "policy" and value != tables[axis].get("policy"):
                 tables[axis] = {k: v for k, v in tables[axis].items() if k in SHARED[axis]}
-            if param in CHOICES and value != tables[axis].get(param):
-                for own in choice_params(param):
+            if param in rules.CHOICES and value != tables[axis].get(param):
+                for own in rules.choice_params(param):
                     tables[axis].pop(own, None)
             tables[axis][param] = value
         if recorded is not None and "model" in chosen:
@@ -238,7 +224,7 @@ class Policies:
             if "base_url" not in chosen:
                 tables[LLM].pop("base_url", None)
         if "base_url" in chosen:
-            check_user_url(tables[LLM]["base_url"])
+            rules.check_user_url(tables[LLM]["base_url"])
         return Policies.from_params(tables, "--set", imports=self.imports, recorded=recorded)
 
     def decide(self, state: State, command: Command) -> tuple[Event, ...]:
@@ -253,9 +239,9 @@ class Policies:
         if isinstance(command, Query):
             return _require(self.forgetting, "a query", "forgetting").decide(state, command)
         if isinstance(command, AdvanceClock):
-            from memtape.policies.store.expiry import due  # noqa: PLC0415 (a clock only)
+            from memtape.policies.store.expiry import advance, due  # noqa: PLC0415 (a clock)
 
-            advanced = _advance(state, command)
+            advanced = advance(state, command)
             return (advanced, *due(evolve(state, advanced)))
         if isinstance(command, RecordEpisode):
             return _require(self.consolidation, "an episode", "consolidation").decide(
@@ -302,15 +288,6 @@ def _require(policy: P | None, what: str, axis: str) -> P:
     if policy is None:
         raise Rejected(f"{what} needs a [{axis}] policy, and this session has none")
     return policy
-
-
-def _advance(state: State, command: AdvanceClock) -> ClockAdvanced:
-    to = command.to
-    if isinstance(to, bool) or not isinstance(to, int | float) or not math.isfinite(to):
-        raise Rejected(f"the clock moves to a finite number, got {to!r}")
-    if to < state.clock:
-        raise Rejected(f"the clock cannot move backwards, from t={state.clock:g} to t={to:g}")
-    return ClockAdvanced(float(to))
 
 
 @attrs.frozen
