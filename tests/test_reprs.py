@@ -1,5 +1,6 @@
-"""The events', commands' and states' one ``__repr__`` (``memtape.core.reprs``): each class
-stays a frozen attrs class, and its repr is the text attrs' own would write."""
+"""The one ``__repr__`` (``memtape.core.reprs``) of the events', commands' and states'
+classes, and of the other frozen classes ``memtape show`` makes: each stays a frozen attrs
+class, and its repr is the text attrs' own would write."""
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
@@ -8,12 +9,17 @@ from typing import Any
 import attrs
 import pytest
 
-from memtape.core import commands, events, state
+from memtape.core import chain, commands, events, logfile, state
 from memtape.core.commands import AddTurn, Consolidate
 from memtape.core.events import TurnAdded, WarmItem
 from memtape.core.reprs import fields_repr
+from memtape.policies.plumbing import building
+from memtape.policies.text import tokenizers
+from memtape.policies.window import trigger
+from memtape.projections import meter
+from memtape.runs import files
 
-MODULES = (events, commands, state)
+MODULES = (events, commands, state, chain, logfile, building, tokenizers, trigger, meter, files)
 
 CLASSES = [
     value
@@ -21,7 +27,9 @@ CLASSES = [
     for value in vars(module).values()
     if isinstance(value, type) and attrs.has(value) and value.__module__ == module.__name__
 ]
-"""Every attrs class the events, commands and states modules make."""
+"""Every attrs class these modules make: the events, commands and states, and those of what
+reading a run needs (its file, its chain, its policies' building, tokenizers and trigger,
+the meter, the loaded run)."""
 
 VALUES: list[Any] = ['it\'s "quoted"', 3, 1.5, None, (1, "two"), WarmItem(2, "warm", 1), True]
 """Field values of every kind a repr shows differently, one per field in turn."""

@@ -4,6 +4,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from memtape.core.reprs import fields_repr
 from memtape.core.state import Window
 
 if TYPE_CHECKING:
@@ -13,6 +14,8 @@ if TYPE_CHECKING:
 @attrs.frozen
 class Meter:
     """Tokens in the window, the budget, and whether the window is over it (strictly)."""
+
+    __repr__ = fields_repr
 
     tokens: int
     budget: int

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from memtape.core.reprs import fields_repr
+
 if TYPE_CHECKING:
     from memtape.llm.config import ModelConfig
 
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
 @attrs.frozen
 class Building:
     """The settings in force while policies are built."""
+
+    __repr__ = fields_repr
 
     llm: "ModelConfig | None" = None
     """The ``[llm]`` table's settings, if the scenario or run has one."""
