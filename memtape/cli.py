@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 
-from memtape.commandline.parsing.top import EVERY, EXIT_USAGE, build, named, subcommands
+from memtape.commandline.parsing.top import EVERY, EXIT_USAGE, build, for_arguments, subcommands
 from memtape.core.collector import collector_paused
 from memtape.core.errors import MemtapeError
 from memtape.core.visible import visible
@@ -45,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     as_process = argv is None
     with collector_paused(file_as_old=as_process):  # the parser lives as long as the command
-        parser = build(named(sys.argv[1:] if argv is None else argv))
+        parser = for_arguments(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     args.as_process = as_process
     try:

@@ -11,7 +11,14 @@ import pytest
 from memtape.cli import main
 from memtape.commandline.parsing import lab
 from memtape.commandline.parsing.arguments import Command
-from memtape.commandline.parsing.top import EVERY, FAMILIES, build, named, subcommands
+from memtape.commandline.parsing.top import (
+    EVERY,
+    FAMILIES,
+    build,
+    for_arguments,
+    named,
+    subcommands,
+)
 
 NAMES = [name for commands in FAMILIES for name in commands]
 """Every command, in the order the help lists them."""
@@ -107,11 +114,32 @@ class TestBuild:
         assert defaults(_whole()[path]) == defaults(_alone(path))
 
 
+class TestForArguments:
+    def test_a_command_first_is_alone(self) -> None:
+        parser = for_arguments(["show", "run.jsonl", "--json"])
+        assert ["memtape show"] == [command.prog for command in subcommands(parser)]
+
+    @pytest.mark.parametrize(
+        "argv", [["-v", "show", "run.jsonl"], ["--help", "show"], ["shwo"], []], ids=str
+    )
+    def test_else_every_command_is_listed(self, argv: list[str]) -> None:
+        parser = for_arguments(argv)
+        assert NAMES == [command.prog.removeprefix("memtape ") for command in subcommands(parser)]
+
+
 class TestMain:
     @pytest.mark.parametrize("path", PATHS)
     def test_a_commands_help(self, path: str, capsys: pytest.CaptureFixture[str]) -> None:
         with pytest.raises(SystemExit) as stopped:
             main([*path.split(), "--help"])
+        assert (0, _whole()[path].format_help()) == (stopped.value.code, capsys.readouterr().out)
+
+    @pytest.mark.parametrize("path", ["show", "generate support", "import"])
+    def test_a_commands_help_after_an_option(
+        self, path: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        with pytest.raises(SystemExit) as stopped:
+            main(["-v", *path.split(), "--help"])
         assert (0, _whole()[path].format_help()) == (stopped.value.code, capsys.readouterr().out)
 
     def test_the_top_help(self, capsys: pytest.CaptureFixture[str]) -> None:

@@ -77,9 +77,18 @@ def named(argv: Sequence[str]) -> str | None:
     return None
 
 
-def build(command: str | None = EVERY) -> argparse.ArgumentParser:
+def for_arguments(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser ``argv`` needs: with the arguments of the command it names only, and that
+    command alone when it is the first word (no option before it, such as ``--help``,
+    can ask for the others), else listed among every command."""
+    command = named(argv)
+    return build(command, alone=bool(argv) and argv[0] == command)
+
+
+def build(command: str | None = EVERY, *, alone: bool = False) -> argparse.ArgumentParser:
     """The ``memtape`` parser, with the arguments of ``command`` only (None: of no
-    command, as ``memtape --help`` needs), or of every command (``EVERY``)."""
+    command, as ``memtape --help`` needs), or of every command (``EVERY``); with
+    ``alone``, ``command`` is the only command it lists."""
     parser = _Parser(
         prog="memtape",
         description="Simulate the memory policies of LLM agents as an event-sourced system.",
@@ -90,8 +99,9 @@ def build(command: str | None = EVERY) -> argparse.ArgumentParser:
     for commands in FAMILIES:
         for name, listed in commands.items():
             if command not in (name, EVERY):
-                # Listed, never parsed: a word names one command only, the one filled in.
-                chosen.add_parser(name, help=listed.help, add_help=False)
+                if not alone:
+                    # Listed, never parsed: a word names one command only, the one filled in.
+                    chosen.add_parser(name, help=listed.help, add_help=False)
                 continue
             filled: argparse.ArgumentParser = chosen.add_parser(name, help=listed.help)
             listed.fill(filled)
