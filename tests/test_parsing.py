@@ -127,6 +127,28 @@ class TestForArguments:
         assert NAMES == [command.prog.removeprefix("memtape ") for command in subcommands(parser)]
 
 
+class TestFormatter:
+    """memtape's formatter measures the terminal only when it formats, and wraps as argparse's."""
+
+    @pytest.mark.parametrize("columns", ["40", "100", "200"])
+    def test_every_help_as_argparse_wraps_it(
+        self, columns: str, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("COLUMNS", columns)
+        parser = build()
+        ours = [command.format_help() for command in (parser, *subcommands(parser))]
+        for command in (parser, *subcommands(parser)):
+            command.formatter_class = argparse.HelpFormatter
+        assert [command.format_help() for command in (parser, *subcommands(parser))] == ours
+
+    def test_a_usage_as_argparse_wraps_it(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("COLUMNS", "40")
+        parser = _whole()["bench"]
+        ours = parser.format_usage()
+        parser.formatter_class = argparse.HelpFormatter
+        assert parser.format_usage() == ours
+
+
 class TestMain:
     @pytest.mark.parametrize("path", PATHS)
     def test_a_commands_help(self, path: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -248,6 +248,13 @@ class TestShow:
         }
         assert [] == sorted(later & set(loaded))
 
+    def test_show_measures_no_terminal_for_a_help_it_does_not_print(
+        self, loaded: list[str]
+    ) -> None:
+        """argparse's own formatter imports shutil (and its compression modules) for every
+        argument added, to measure a terminal it formats nothing for."""
+        assert [] == sorted({"shutil", "bz2", "lzma"} & set(loaded))
+
     def test_show_imports_nothing_only_deciding_needs(self, loaded: list[str]) -> None:
         """Reading a run folds what was decided: no routing of a clock, a recall or a block,
         no settings to change, no policy protocols, no model settings (the run has none)."""

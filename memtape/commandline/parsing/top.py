@@ -37,8 +37,39 @@ EVERY = "*"
 """``build``'s word for the whole parser: every command filled in."""
 
 
+HELP_POSITION = 24
+"""argparse's default: the column where an option's help starts, at most."""
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, measuring the terminal when it formats, not when it is made.
+
+    argparse makes a formatter for every argument it adds, only to check its
+    metavar, and measuring the terminal imports shutil (and the compression
+    modules shutil imports): a command that prints no help or usage needs neither.
+    """
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=0)  # measured by format_help
+
+    def format_help(self) -> str:
+        """The help or usage, wrapped to the terminal as argparse's own formatter wraps it."""
+        import shutil  # noqa: PLC0415 (help or usage is being printed)
+
+        # What argparse's formatter sets when it is made without a width.
+        self._width = shutil.get_terminal_size().columns - 2
+        self._max_help_position = min(
+            HELP_POSITION, max(self._width - 20, self._indent_increment * 2)
+        )
+        return super().format_help()
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with its errors in memtape's one-line form."""
+    """argparse with its errors in memtape's one-line form, formatting with ``_Formatter``."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         self.exit(
@@ -95,7 +126,11 @@ def build(command: str | None = EVERY, *, alone: bool = False) -> argparse.Argum
     )
     parser.add_argument("--version", action="version", version=f"memtape {__version__}")
     _add_global_options(parser, defaults=True)
-    chosen = parser.add_subparsers(title="commands", metavar="COMMAND", required=True)
+    # The commands' usage starts "memtape" (no argument comes before a command): said, where
+    # argparse would format the top usage to find it, measuring the terminal.
+    chosen = parser.add_subparsers(
+        title="commands", metavar="COMMAND", required=True, prog=parser.prog
+    )
     for commands in FAMILIES:
         for name, listed in commands.items():
             if command not in (name, EVERY):
