@@ -26,6 +26,14 @@ HELP_MODULES = [
     "memtape.cli",
     "memtape.commandline",
     "memtape.commandline.numbers",
+    "memtape.commandline.parsing",
+    "memtape.commandline.parsing.arguments",
+    "memtape.commandline.parsing.importing",
+    "memtape.commandline.parsing.lab",
+    "memtape.commandline.parsing.runs",
+    "memtape.commandline.parsing.servers",
+    "memtape.commandline.parsing.top",
+    "memtape.commandline.parsing.viewer",
     "memtape.core",
     "memtape.core.collector",
     "memtape.core.errors",
@@ -35,8 +43,6 @@ HELP_MODULES = [
     "memtape.lab.choices",
     "memtape.llm",
     "memtape.llm.cache_location",
-    "memtape.scenarios",
-    "memtape.scenarios.shipped",
 ]
 """Every memtape module ``memtape --help`` imports: a new eager import fails the test."""
 
@@ -51,18 +57,22 @@ SHOW_MODULES = sorted(
         "memtape.core.codec",
         "memtape.core.commands",
         "memtape.core.events",
+        "memtape.core.events.memory",
+        "memtape.core.events.parts",
+        "memtape.core.events.store",
+        "memtape.core.events.window",
         "memtape.core.history",
         "memtape.core.logs",
         "memtape.core.logfile",
         "memtape.core.packing",
         "memtape.core.paths",
         "memtape.core.plural",
+        "memtape.core.reprs",
         "memtape.core.run",
         "memtape.core.seq",
         "memtape.core.state",
         "memtape.core.upcast",
         "memtape.core.values",
-        "memtape.llm.config",
         "memtape.policies",
         "memtape.policies.plumbing",
         "memtape.policies.plumbing.building",
@@ -71,18 +81,12 @@ SHOW_MODULES = sorted(
         "memtape.policies.plumbing.imports",
         "memtape.policies.plumbing.params",
         "memtape.policies.plumbing.promises",
-        "memtape.policies.plumbing.protocols",
         "memtape.policies.plumbing.registry",
         "memtape.policies.session",
-        "memtape.policies.settings",
-        "memtape.policies.store",
-        "memtape.policies.store.expiry",
         "memtape.policies.text",
         "memtape.policies.text.tokenizers",
         "memtape.policies.plumbing.trust",
         "memtape.policies.window",
-        "memtape.policies.window.blocks",
-        "memtape.policies.window.recall",
         "memtape.policies.window.turns",
         "memtape.policies.window.units",
         "memtape.policies.zoo",
@@ -100,6 +104,8 @@ SHOW_MODULES = sorted(
         "memtape.runs",
         "memtape.runs.files",
         "memtape.runs.signed",
+        "memtape.scenarios",
+        "memtape.scenarios.shipped",
         "memtape.storage",
     ]
 )
@@ -201,7 +207,12 @@ class TestShow:
         assert SHOW_PACKAGES == _third_party(loaded, baseline)
 
     def test_show_runs_its_command_only(self, loaded: list[str]) -> None:
-        commands = [name for name in loaded if name.startswith("memtape.commandline.")]
+        commands = [
+            name
+            for name in loaded
+            if name.startswith("memtape.commandline.")
+            and not name.startswith("memtape.commandline.parsing")
+        ]
         expected = ["numbers", "opening", "output", "priced", "show"]
         assert [f"memtape.commandline.{name}" for name in expected] == commands
 
@@ -240,6 +251,26 @@ class TestShow:
             "memtape.projections.timeline",
         }
         assert [] == sorted(later & set(loaded))
+
+    def test_show_measures_no_terminal_for_a_help_it_does_not_print(
+        self, loaded: list[str]
+    ) -> None:
+        """argparse's own formatter imports shutil (and its compression modules) for every
+        argument added, to measure a terminal it formats nothing for."""
+        assert [] == sorted({"shutil", "bz2", "lzma"} & set(loaded))
+
+    def test_show_imports_nothing_only_deciding_needs(self, loaded: list[str]) -> None:
+        """Reading a run folds what was decided: no routing of a clock, a recall or a block,
+        no settings to change, no policy protocols, no model settings (the run has none)."""
+        deciding = {
+            "memtape.llm.config",
+            "memtape.policies.plumbing.protocols",
+            "memtape.policies.settings",
+            "memtape.policies.store.expiry",
+            "memtape.policies.window.blocks",
+            "memtape.policies.window.recall",
+        }
+        assert [] == sorted(deciding & set(loaded))
 
     def test_show_imports_only_the_policies_the_run_names(self, loaded: list[str]) -> None:
         """refund-desk names tiered compaction only: no other policy of any axis."""

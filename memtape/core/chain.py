@@ -43,6 +43,8 @@ from typing import Any
 import attrs
 import orjson
 
+from memtape.core.reprs import fields_repr
+
 LINK = "h"
 """The field of an event line holding its link (the first ``LINK_HEX`` hex digits)."""
 
@@ -152,6 +154,8 @@ class Signature(enum.Enum):
 class Break:
     """Where a chain first fails: an event's position (0: the header), and how."""
 
+    __repr__ = fields_repr
+
     position: int
     problem: str
 
@@ -168,6 +172,8 @@ class Verdict:
     reaches it before ``broken``: the events the head, and so the signature,
     vouches for are those up to it.
     """
+
+    __repr__ = fields_repr
 
     chained: bool
     broken: Break | None

@@ -7,6 +7,7 @@ honour it, or rejects it.
 import attrs
 
 from memtape.core.events import OMITTED_WHEN_EMPTY
+from memtape.core.reprs import fields_repr
 
 ROLES: tuple[str, ...] = ("system", "user", "assistant", "tool")
 """The roles a turn may have: a closed set (an importer maps its format's roles onto it),
@@ -38,6 +39,8 @@ class AddTurn:
     back, and folds, as it did.
     """
 
+    __repr__ = fields_repr
+
     role: str
     text: str
     salient: bool | None = None
@@ -50,6 +53,8 @@ class AddTurn:
 @attrs.frozen
 class AdvanceClock:
     """Move the logical clock forward to the time ``to``."""
+
+    __repr__ = fields_repr
 
     to: float
 
@@ -65,6 +70,8 @@ class WriteFact:
     facts it supersedes there.
     """
 
+    __repr__ = fields_repr
+
     key: str
     text: str
     importance: float
@@ -77,6 +84,8 @@ class WriteFact:
 @attrs.frozen
 class ReadFact:
     """Read one active fact, named by its ``key`` or by its ``id`` (exactly one)."""
+
+    __repr__ = fields_repr
 
     key: str | None = None
     id: int | None = None
@@ -94,6 +103,8 @@ class Query:
     ``known_at`` (each defaulting to the other, then to the clock).
     """
 
+    __repr__ = fields_repr
+
     text: str = ""
     key: str = ""
     k: int = 3
@@ -105,6 +116,8 @@ class Query:
 class RecordEpisode:
     """Record a raw episode for the next consolidation pass."""
 
+    __repr__ = fields_repr
+
     text: str
 
 
@@ -112,11 +125,15 @@ class RecordEpisode:
 class Consolidate:
     """Run a sleep-time consolidation pass over every recorded episode."""
 
+    __repr__ = fields_repr
+
 
 @attrs.frozen
 class CreateBlock:
     """Create memory block ``label``, holding ``value``, of at most ``limit`` characters;
     ``read_only``: no edit may change it afterwards (Letta's read-only blocks)."""
+
+    __repr__ = fields_repr
 
     label: str
     limit: int
@@ -133,6 +150,8 @@ class EditBlock:
     """Edit memory block ``label``: ``replace`` its value with ``text``, ``append`` ``text``
     to it (on a new line), or ``find-replace`` the first ``find`` in it with ``text``."""
 
+    __repr__ = fields_repr
+
     label: str
     op: str
     text: str
@@ -145,6 +164,8 @@ class Recall:
     into its recall tier (those that fit under the budget); it needs a compaction policy
     with ``recall`` set."""
 
+    __repr__ = fields_repr
+
     text: str
     k: int = 3
 
@@ -154,6 +175,8 @@ class Ask:
     """Ask model ``model`` (with ``seed``, when given) ``question`` against the window as it
     stands, and score its reply against the reference ``answer`` (``bench --judge`` asks a
     probe's question at its turn); no scenario step is one."""
+
+    __repr__ = fields_repr
 
     question: str
     answer: str

@@ -32,6 +32,7 @@ from memtape.core.commands import Command
 from memtape.core.errors import BadInput
 from memtape.core.events import Event
 from memtape.core.paths import read_regular
+from memtape.core.reprs import fields_repr
 from memtape.core.run import Run
 
 if TYPE_CHECKING:
@@ -44,6 +45,8 @@ FORMAT = 1
 @attrs.frozen
 class RecordedBatch:
     """One command and the events that honoured it, as read from a file."""
+
+    __repr__ = fields_repr
 
     step: int
     command: Command
@@ -60,6 +63,8 @@ class RunFile:
     ``uncovered`` describes the steps dropped because they come after the
     header's chain head (``cut_at_head``), or is None.
     """
+
+    __repr__ = fields_repr
 
     header: dict[str, Any]
     batches: tuple[RecordedBatch, ...]

@@ -27,6 +27,7 @@ import attrs
 from immutables import Map
 
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, TurnAdded, WarmItem
+from memtape.core.reprs import fields_repr
 from memtape.core.seq import Seq
 
 Tier = Literal["hot", "warm", "cold", "dropped"]
@@ -71,6 +72,8 @@ class Block:
     at its latest edit) and ``version`` how many times it was written (1: as
     created). A ``read_only`` block is never edited after its creation.
     """
+
+    __repr__ = fields_repr
 
     label: str
     limit: int
@@ -161,6 +164,8 @@ class Fact:
     open), and ``closed_to`` the valid time a later write (``closed_by``, at
     the clock ``closed_at``) closed it at (``memtape.policies.store.temporal``).
     """
+
+    __repr__ = fields_repr
 
     id: int
     key: str
@@ -299,6 +304,8 @@ class Store:
     not cost a walk through every active fact.
     """
 
+    __repr__ = fields_repr
+
     facts: Facts
     active: Map[int, None]
     by_key: Map[str, int]
@@ -316,6 +323,8 @@ class Store:
 @attrs.frozen
 class Memory:
     """Episodes waiting for consolidation, and what passes distilled from them."""
+
+    __repr__ = fields_repr
 
     episodes: Seq[EpisodeRecorded]
     recorded: int

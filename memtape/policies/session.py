@@ -2,12 +2,14 @@
 
 ``Policies`` bundles one policy per axis and routes each command to the one
 that decides it; ``Session`` appends what they decide to a ``Run``.
+A run only read (``memtape show``) imports none of what decides a clock, a
+recall or a block, nor what changes settings.
 """
 
-import math
 import sys
 from bisect import bisect_left
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 import attrs
@@ -26,28 +28,21 @@ from memtape.core.commands import (
     WriteFact,
 )
 from memtape.core.errors import BadInput, Rejected
-from memtape.core.events import ClockAdvanced, CompactionTriggered, Consolidated, Event, TurnAdded
+from memtape.core.events import CompactionTriggered, Event, TurnAdded
 from memtape.core.logs import debug_enabled, get_logger
 from memtape.core.plural import noun_for
 from memtape.core.run import DEFAULT_SNAPSHOT_EVERY, Run
 from memtape.core.state import State
-from memtape.llm.config import ModelConfig
 from memtape.policies.plumbing.building import Building, building
 from memtape.policies.plumbing.imports import import_path, is_import_path, policy_class
-from memtape.policies.plumbing.protocols import (
-    CompactionPolicy,
-    ConsolidationPolicy,
-    ForgettingPolicy,
-)
-from memtape.policies.settings import CHOICES, check_user_url, choice_params, setting_value
-from memtape.policies.store.expiry import due
-from memtape.policies.window import blocks
-from memtape.policies.window.recall import Recaller, decide_recall, recall_params, with_recall
 from memtape.policies.zoo import AXES, LLM, SHARED
 from memtape.reducers import evolve, fold
 
 if TYPE_CHECKING:
+    from memtape.llm.config import ModelConfig
+    from memtape.policies.plumbing import protocols
     from memtape.policies.unimported import Unimported
+    from memtape.policies.window.recall import Recaller
 
 _STAND_INS = "memtape.policies.unimported"
 
@@ -59,11 +54,11 @@ class Policies:
     """One policy per axis (any may be absent), the model they may ask (``llm``), what a
     ``Recall`` searches with (``recall``, from the compaction table), and the routing."""
 
-    compaction: CompactionPolicy | None = None
-    forgetting: ForgettingPolicy | None = None
-    consolidation: ConsolidationPolicy | None = None
-    llm: ModelConfig | None = None
-    recall: Recaller | None = attrs.field(default=None, kw_only=True)
+    compaction: "protocols.CompactionPolicy | None" = None
+    forgetting: "protocols.ForgettingPolicy | None" = None
+    consolidation: "protocols.ConsolidationPolicy | None" = None
+    llm: "ModelConfig | None" = None
+    recall: "Recaller | None" = attrs.field(default=None, kw_only=True)
     imports: bool = attrs.field(default=True, eq=False, kw_only=True)
     """Whether names given by import path were imported (False: read from a run file, and
     stood in for); ``with_settings`` builds the changed policies the same way."""
@@ -114,7 +109,12 @@ class Policies:
     @classmethod
     def _axes(cls, tables: Mapping[str, Any], where: str, *, imports: bool) -> dict[str, Any]:
         """Each axis's policy, built from its table."""
-        tables, built = recall_params(tables, where)
+        built: dict[str, Any] = {}
+        compaction = tables.get("compaction")
+        if isinstance(compaction, Mapping) and "recall" in compaction:
+            from memtape.policies.window.recall import recall_params  # noqa: PLC0415 (a recall tier)
+
+            tables, built = recall_params(tables, where)
         for axis, known in AXES.items():
             table = tables.get(axis)
             if table is None:
@@ -172,6 +172,8 @@ class Policies:
             tables[axis] = table
         if self.llm is not None:
             tables[LLM] = self.llm.table()
+        from memtape.policies.window.recall import with_recall  # noqa: PLC0415 (a write only)
+
         return with_recall(tables, self.recall)
 
     def with_settings(self, settings: Iterable[str]) -> "Policies":
@@ -187,6 +189,8 @@ class Policies:
         stays the file's word until ``llm.model`` names the model: then the user chose
         it, and its server is ``llm.base_url`` if set, never the file's.
         """
+        from memtape.policies import settings as rules  # noqa: PLC0415 (a change only)
+
         tables = self.params()
         recorded = self.llm.recorded if self.llm is not None else None
         chosen: set[str] = set()
@@ -198,7 +202,7 @@ class Policies:
                     f"--set {setting!r}: write AXIS.PARAM=VALUE, e.g. compaction.budget=60"
                 )
             if axis == LLM:
-                tables.setdefault(LLM, {})[param] = setting_value(raw.strip(), name.strip())
+                tables.setdefault(LLM, {})[param] = rules.setting_value(raw.strip(), name.strip())
                 chosen.add(param)
                 continue
             if axis not in AXES:
@@ -210,11 +214,11 @@ class Policies:
                 )
             if axis not in tables:
                 raise BadInput(f"--set {setting!r}: this scenario has no [{axis}] policy")
-            value = setting_value(raw.strip(), name.strip())
+            value = rules.setting_value(raw.strip(), name.strip())
             if param == "policy" and value != tables[axis].get("policy"):
                 tables[axis] = {k: v for k, v in tables[axis].items() if k in SHARED[axis]}
-            if param in CHOICES and value != tables[axis].get(param):
-                for own in choice_params(param):
+            if param in rules.CHOICES and value != tables[axis].get(param):
+                for own in rules.choice_params(param):
                     tables[axis].pop(own, None)
             tables[axis][param] = value
         if recorded is not None and "model" in chosen:
@@ -222,7 +226,7 @@ class Policies:
             if "base_url" not in chosen:
                 tables[LLM].pop("base_url", None)
         if "base_url" in chosen:
-            check_user_url(tables[LLM]["base_url"])
+            rules.check_user_url(tables[LLM]["base_url"])
         return Policies.from_params(tables, "--set", imports=self.imports, recorded=recorded)
 
     def decide(self, state: State, command: Command) -> tuple[Event, ...]:
@@ -237,40 +241,32 @@ class Policies:
         if isinstance(command, Query):
             return _require(self.forgetting, "a query", "forgetting").decide(state, command)
         if isinstance(command, AdvanceClock):
-            advanced = _advance(state, command)
+            from memtape.policies.store.expiry import advance, due  # noqa: PLC0415 (a clock)
+
+            advanced = advance(state, command)
             return (advanced, *due(evolve(state, advanced)))
         if isinstance(command, RecordEpisode):
             return _require(self.consolidation, "an episode", "consolidation").decide(
                 state, command
             )
         if isinstance(command, Consolidate):
-            return self._consolidate(state, command)
+            from memtape.policies.consolidation.passes import consolidate  # noqa: PLC0415
+            from memtape.policies.window import blocks  # noqa: PLC0415 (a pass's edits)
+
+            policy = _require(self.consolidation, "a consolidation pass", "consolidation")
+            edits = partial(blocks.consolidated, self.compaction)
+            return consolidate(policy, self.forgetting, edits, state, command)
         if isinstance(command, Recall):
+            from memtape.policies.window.recall import decide_recall  # noqa: PLC0415 (a recall)
+
             return decide_recall(self.recall, self.compaction, state, command)
         if isinstance(command, Ask):
             from memtape.policies.text.answering import decide_ask  # noqa: PLC0415 (a model's client)
 
             return decide_ask(state, command, chosen=self.imports)
-        return blocks.decide(self.compaction, state, command)
+        from memtape.policies.window import blocks  # noqa: PLC0415 (a block, or unknown)
 
-    def _consolidate(self, state: State, command: Consolidate) -> tuple[Event, ...]:
-        policy = _require(self.consolidation, "a consolidation pass", "consolidation")
-        events: list[Event] = []
-        for event in policy.decide(state, command):
-            events.append(event)
-            state = evolve(state, event)
-            if isinstance(event, Consolidated) and event.semantic:
-                # Distilled facts enter the store like any other write.
-                forgetting = _require(self.forgetting, "a distilled fact", "forgetting")
-                for fact in event.semantic:
-                    write = WriteFact(fact.key, fact.text, fact.importance)
-                    for written in forgetting.decide(state, write):
-                        events.append(written)
-                        state = evolve(state, written)
-            if isinstance(event, Consolidated) and event.blocks:
-                events.extend(edits := blocks.consolidated(self.compaction, state, event))
-                state = fold(edits, state)
-        return tuple(events)
+        return blocks.decide(self.compaction, state, command)
 
 
 def is_stand_in(policy: object) -> TypeGuard["Unimported"]:
@@ -284,15 +280,6 @@ def _require(policy: P | None, what: str, axis: str) -> P:
     if policy is None:
         raise Rejected(f"{what} needs a [{axis}] policy, and this session has none")
     return policy
-
-
-def _advance(state: State, command: AdvanceClock) -> ClockAdvanced:
-    to = command.to
-    if isinstance(to, bool) or not isinstance(to, int | float) or not math.isfinite(to):
-        raise Rejected(f"the clock moves to a finite number, got {to!r}")
-    if to < state.clock:
-        raise Rejected(f"the clock cannot move backwards, from t={state.clock:g} to t={to:g}")
-    return ClockAdvanced(float(to))
 
 
 @attrs.frozen
@@ -319,9 +306,11 @@ class Session:
         self.epochs: tuple[Epoch, ...] = tuple(epochs) or (Epoch(0, policies),)
 
     def policies_at(self, position: int) -> Policies:
-        """The policies that decided the event at 1-based ``position`` (0: the first ones):
-        a run forked with other settings has more than one epoch, and the state after
-        ``position`` events is measured against the policies that made it."""
+        """The policies that decided the event at 1-based ``position`` (0: the first ones).
+
+        A run forked with other settings has more than one epoch; the state
+        after ``position`` events is measured against the policies that made it.
+        """
         starts = [epoch.start for epoch in self.epochs]
         return self.epochs[max(bisect_left(starts, position) - 1, 0)].policies
 

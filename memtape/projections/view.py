@@ -3,14 +3,16 @@
 Field names here are a contract (``memtape show --json``); numbers are exact.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memtape.core.events import EpisodeRecorded, ProceduralRule, SemanticFact, TurnAdded
 from memtape.core.state import Fact, State, Store, Window
-from memtape.policies.plumbing.protocols import CompactionPolicy, ForgettingPolicy, Scored
 from memtape.policies.plumbing.trust import NotImported
 from memtape.policies.session import Policies
 from memtape.projections.meter import meter
+
+if TYPE_CHECKING:
+    from memtape.policies.plumbing.protocols import CompactionPolicy, ForgettingPolicy, Scored
 
 
 def view_data(state: State, at: int, policies: Policies) -> dict[str, Any]:
@@ -28,7 +30,7 @@ def view_data(state: State, at: int, policies: Policies) -> dict[str, Any]:
     }
 
 
-def window_data(window: Window, compaction: CompactionPolicy | None) -> dict[str, Any] | None:
+def window_data(window: Window, compaction: "CompactionPolicy | None") -> dict[str, Any] | None:
     """The meter and the tiers: HOT turns, WARM items, the COLD gist, dropped turns, the
     recall tier (the turns the latest recall brought back, verbatim), and the memory blocks,
     pinned beside them."""
@@ -82,7 +84,7 @@ def turn_data(turn: TurnAdded) -> dict[str, Any]:
     }
 
 
-def store_data(state: State, forgetting: ForgettingPolicy | None) -> dict[str, Any] | None:
+def store_data(state: State, forgetting: "ForgettingPolicy | None") -> dict[str, Any] | None:
     """The ranking at the state's clock with each factor, and the retired and evicted facts.
 
     A policy a run file names by import path is not imported, so it cannot
@@ -135,7 +137,7 @@ def _expired(store: Store) -> dict[str, Any]:
     }
 
 
-def ranked_data(scored: Scored) -> dict[str, Any]:
+def ranked_data(scored: "Scored") -> dict[str, Any]:
     """One ranked fact: its fields, each factor of its score, and the score."""
     # The fact's own fields win over a factor of the same name (a normalized
     # importance is a factor, not the fact's importance).

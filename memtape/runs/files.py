@@ -14,6 +14,7 @@ import attrs
 
 from memtape.core.errors import BadInput, CorruptLog
 from memtape.core.logfile import write_run
+from memtape.core.reprs import fields_repr
 from memtape.core.run import Run
 from memtape.policies.plumbing.trust import TRUST_HINT
 from memtape.policies.session import Epoch, Policies, Session
@@ -26,6 +27,8 @@ class LoadedRun:
     """A session rebuilt from a run file, the scenario it recorded, any torn tail
     dropped, whether its texts were redacted (then it cannot be re-decided), and any
     steps dropped for coming after its header's chain head (``uncovered``)."""
+
+    __repr__ = fields_repr
 
     session: Session
     scenario: str

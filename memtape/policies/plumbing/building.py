@@ -10,17 +10,23 @@ policy's own ``from_params(data, where)`` keeps its signature.
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from typing import TYPE_CHECKING
 
 import attrs
 
-from memtape.llm.config import ModelConfig
+from memtape.core.reprs import fields_repr
+
+if TYPE_CHECKING:
+    from memtape.llm.config import ModelConfig
 
 
 @attrs.frozen
 class Building:
     """The settings in force while policies are built."""
 
-    llm: ModelConfig | None = None
+    __repr__ = fields_repr
+
+    llm: "ModelConfig | None" = None
     """The ``[llm]`` table's settings, if the scenario or run has one."""
     imports: bool = True
     """Whether a name given by import path is imported (False: a run file is read)."""

@@ -7,7 +7,7 @@ table of key patterns (``fnmatch`` globs, ``{"session.*" = 3600, "*" =
 deciding. The time is written into the fact's ``FactWritten``; when a command
 moves the clock to or past it, the fact leaves as ``Expired``, with its
 reason, in that command's events (``due``), so nothing ranks or returns it
-after its time.
+after its time. The clock itself moves forward only, to a finite time (``advance``).
 """
 
 import math
@@ -17,8 +17,9 @@ from typing import Any
 
 import attrs
 
+from memtape.core.commands import AdvanceClock
 from memtape.core.errors import BadInput, Rejected
-from memtape.core.events import Expired
+from memtape.core.events import ClockAdvanced, Expired
 from memtape.core.state import Fact, State
 from memtape.policies.plumbing.params import Params
 
@@ -147,3 +148,13 @@ def due(state: State) -> tuple[Expired, ...]:
     ripe = [f for f in facts if f.expires_at is not None and f.expires_at <= state.clock]
     ripe.sort(key=lambda f: (f.expires_at, f.id))
     return tuple(Expired(f.id, reason(f)) for f in ripe)
+
+
+def advance(state: State, command: AdvanceClock) -> ClockAdvanced:
+    """The clock's move to ``command.to``, or ``Rejected``: to a finite time, never back."""
+    to = command.to
+    if isinstance(to, bool) or not isinstance(to, int | float) or not math.isfinite(to):
+        raise Rejected(f"the clock moves to a finite number, got {to!r}")
+    if to < state.clock:
+        raise Rejected(f"the clock cannot move backwards, from t={state.clock:g} to t={to:g}")
+    return ClockAdvanced(float(to))

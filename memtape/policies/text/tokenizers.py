@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol
 import attrs
 
 from memtape.core.errors import BadInput
+from memtape.core.reprs import fields_repr
 
 
 class Tokenizer(Protocol):
@@ -32,6 +33,8 @@ class Tokenizer(Protocol):
 @attrs.frozen
 class WordCount:
     """Tokens are whitespace-separated words: reproducible, and the seed's estimate."""
+
+    __repr__ = fields_repr
 
     name: ClassVar[str] = "words"
 
@@ -78,12 +81,16 @@ class _BytePairCount:
 class Cl100kBase(_BytePairCount):
     """The encoding of GPT-4 and GPT-3.5-turbo (needs the ``bpe`` extra)."""
 
+    __repr__ = fields_repr
+
     name: ClassVar[str] = "cl100k_base"
 
 
 @attrs.frozen
 class O200kBase(_BytePairCount):
     """The encoding of GPT-4o and later OpenAI models (needs the ``bpe`` extra)."""
+
+    __repr__ = fields_repr
 
     name: ClassVar[str] = "o200k_base"
 

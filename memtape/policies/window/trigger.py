@@ -33,6 +33,7 @@ import attrs
 
 from memtape.core.errors import BadInput
 from memtape.core.events import CompactionTriggered, TurnAdded
+from memtape.core.reprs import fields_repr
 from memtape.core.state import State, Window
 from memtape.policies.plumbing.params import MAX_INT, Params
 
@@ -45,6 +46,8 @@ class Trigger:
     """When a compaction fires (``tokens``, ``percents`` of ``context_window``,
     ``messages``, ``every``: any of them) and how far it goes (``target``), with the least a
     compaction must free (``clear_at_least``). No trigger given: the budget triggers."""
+
+    __repr__ = fields_repr
 
     tokens: tuple[int, ...] = ()
     percents: tuple[str, ...] = ()
