@@ -114,13 +114,14 @@ class TestEventTypes:
     @pytest.mark.parametrize("cls", EVENT_TYPES.values(), ids=list(EVENT_TYPES))
     def test_every_event_type_carries_its_schema_version(self, cls: type[Event]) -> None:
         """TurnAdded is at 2 (calls, answers, pinned), Consolidated at 4 (asked, then a
-        call's cut, then block edits), CompactionTriggered at 4 (what moves, not what stays,
-        then a call's cut), BlockEdited at 2 (read_only); every other type is at its first."""
+        call's cut, then block edits), CompactionTriggered at 5 (what moves, not what stays,
+        then a call's cut, then recall), BlockEdited at 2 (read_only); every other type is
+        at its first."""
         versions = {
             TurnAdded: 2,
             Consolidated: 4,
             BlockEdited: 2,
-            CompactionTriggered: 4,
+            CompactionTriggered: 5,
             FactWritten: 3,
             Queried: 2,
         }

@@ -11,7 +11,7 @@ from memtape.checking.check import check_file
 from memtape.checking.invariants import check_recall, check_run, check_token_total
 from memtape.core.commands import AddTurn, CreateBlock, EditBlock, Recall
 from memtape.core.errors import BadInput, CorruptLog, Rejected
-from memtape.core.events import Recalled, TurnAdded, WarmItem
+from memtape.core.events import CompactionTriggered, Recalled, TurnAdded, WarmItem
 from memtape.policies.session import Policies, Session
 from memtape.policies.text.request import chat_messages
 from memtape.projections.audit import audit, parse_target
@@ -87,6 +87,19 @@ class TestLeaving:
         window = session.state.window
         folded = sorted([*(item.turn for item in window.warm), *window.cold])
         assert ([1, 2, 3], [1, 2, 3]) == ([number for number, _, _ in window.left], folded)
+
+    def test_a_session_that_recalls_marks_each_compaction_to_keep_what_it_moves(self) -> None:
+        events = _session().run.events
+        marked = [event.recall for event in events if isinstance(event, CompactionTriggered)]
+        assert (True, [True] * len(marked)) == (bool(marked), marked)
+
+    def test_a_session_that_does_not_recall_keeps_nothing_of_what_left(self) -> None:
+        """Kept always, what left would cost every run a tenth of each turn's time."""
+        session = Session(Policies.from_params({"compaction": {"policy": "tiered", "budget": 30}}))
+        for text in TURNS:
+            session.execute(AddTurn("user", text))
+        window = session.state.window
+        assert (True, []) == (bool(window.dropped), list(window.left))
 
 
 class TestRecall:

@@ -368,8 +368,16 @@ class TestCompactionTriggeredV1:
         assert 0 == main(["run", "refund-desk", "--out", str(path)])
         lines = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
         compactions = [line for line in lines[1:] if line["type"] == "CompactionTriggered"]
-        assert [4] * 5 == [line["v"] for line in compactions]
-        assert all(not {"asked", "cleared", "kept"} & set(line["event"]) for line in compactions)
+        assert [5] * 5 == [line["v"] for line in compactions]
+        assert all(
+            not {"asked", "cleared", "kept", "recall"} & set(line["event"]) for line in compactions
+        )
+
+    def test_a_version_4_compaction_kept_nothing_for_a_recall(self) -> None:
+        """Version 4 was written before recall: its upcast keeps nothing of what it moved."""
+        fields = {"budget": 40, "warm": [], "dropped": [1], "cold": 0, "gist": "", "gist_tokens": 0}
+        event = event_from_data("CompactionTriggered", 4, fields)
+        assert (CompactionTriggered(40, (), (1,), 0, "", 0), False) == (event, event.recall)
 
     @pytest.mark.parametrize("version", [1, 2])
     @pytest.mark.parametrize("policy", ["tiered", "clear-tool-results", "sliding-window"])

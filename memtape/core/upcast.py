@@ -94,6 +94,11 @@ def _block_edited_v1_v2(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "read_only": False}
 
 
+def _compaction_triggered_v4_v5(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-4 compaction kept nothing for a recall: none was written by one."""
+    return {**data, "recall": False}
+
+
 def _consolidated_v3_v4(data: dict[str, Any]) -> dict[str, Any]:
     """A version-3 pass edited no memory block."""
     return {**data, "blocks": []}
@@ -104,6 +109,7 @@ UPCASTERS: Upcasters = {
     ("CompactionTriggered", 1): _compaction_triggered_v1_v2,
     ("CompactionTriggered", 2): _compaction_triggered_v2_v3,
     ("CompactionTriggered", 3): _never_cut,
+    ("CompactionTriggered", 4): _compaction_triggered_v4_v5,
     ("Consolidated", 1): _consolidated_v1_v2,
     ("Consolidated", 2): _never_cut,
     ("Consolidated", 3): _consolidated_v3_v4,

@@ -235,7 +235,11 @@ class Policies:
             compaction = self.compaction
             if compaction is None:
                 raise Rejected("a turn needs a [compaction] policy, and this session has none")
-            return compaction.decide(state, command)
+            if self.recall is None:
+                return compaction.decide(state, command)
+            from memtape.policies.window.recall import kept_for_recall  # noqa: PLC0415 (a recall)
+
+            return kept_for_recall(compaction.decide(state, command))
         if isinstance(command, WriteFact | ReadFact):
             return _require(self.forgetting, "a fact", "forgetting").decide(state, command)
         if isinstance(command, Query):

@@ -177,12 +177,11 @@ def _compact(
         kept, tokens, leaving = _leave(hot, tokens, event)
     else:
         kept, tokens, leaving = _keep_listed(hot, tokens, event, event.kept)
-    # The turns that left HOT join what a recall searches; the recall tier stays.
-    if len(leaving) == 1:
-        turn = leaving[0]
-        left = window.left.append((turn.turn, turn.text, turn.tokens))
-    else:
-        left = window.left.extend([(turn.turn, turn.text, turn.tokens) for turn in leaving])
+    # The turns that left HOT join what a recall searches, in a session that recalls; the
+    # recall tier stays.
+    left = window.left
+    if event.recall:
+        left = left.extend([(turn.turn, turn.text, turn.tokens) for turn in leaving])
     cleared = window.cleared
     if event.cleared:
         kept, tokens = _clear(kept, tokens, event)

@@ -375,6 +375,7 @@ def _event(event: Event, masks: Masks, cold: int) -> Event:
             asked,
             cleared,
             event.kept,
+            event.recall,
         )
     if isinstance(event, FactWritten):
         return FactWritten(

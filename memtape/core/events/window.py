@@ -64,11 +64,17 @@ class CompactionTriggered:
     today (``memtape check`` re-decides old logs cleanly).
 
     Version 4: a model call may say it was ``cut`` (``ModelCall``).
+
+    Version 5: ``recall`` says the turns it moves out of HOT are kept, as they
+    arrived, for a recall to search (``Window.left``); a session that recalls
+    sets it (``Policies.recall``), and the fold of any other keeps nothing
+    (kept always, they cost a turn a tenth of its time). A version-4
+    compaction was written before recall was (its upcast keeps nothing).
     """
 
     __repr__ = fields_repr
 
-    VERSION: ClassVar[int] = 4
+    VERSION: ClassVar[int] = 5
     budget: int
     warm: tuple[WarmItem, ...]
     dropped: tuple[int, ...]
@@ -80,6 +86,7 @@ class CompactionTriggered:
     kept: tuple[int, ...] | None = attrs.field(
         default=None, eq=False, metadata={OMITTED_WHEN_EMPTY: True}
     )
+    recall: bool = attrs.field(default=False, eq=False, metadata={OMITTED_WHEN_EMPTY: True})
 
 
 @attrs.frozen

@@ -240,8 +240,10 @@ class LlmConsolidation:
             prompt += BLOCKS.replace("{blocks}", render_blocks(state.window))
 
         def read(output: str) -> Distilled:
+            # The facts and rules first: an answer broken in both is refused for them.
+            semantic, procedural = distilled(output, episodes)
             edits = block_edits(output, state) if state.window.blocks else ()
-            return (*distilled(output, episodes), edits)
+            return semantic, procedural, edits
 
         (semantic, procedural, edits), asked = ask_until_usable(
             self.config, prompt, read, "consolidation"

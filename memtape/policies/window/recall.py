@@ -29,7 +29,7 @@ import attrs
 
 from memtape.core.commands import Recall
 from memtape.core.errors import BadInput, Rejected
-from memtape.core.events import Event, Recalled, WarmItem
+from memtape.core.events import CompactionTriggered, Event, Recalled, WarmItem
 from memtape.core.seq import Seq
 from memtape.core.state import Left, State
 from memtape.llm.config import ModelConfig
@@ -248,13 +248,19 @@ def with_recall(
     return tables
 
 
+def kept_for_recall(events: tuple[Event, ...]) -> tuple[Event, ...]:
+    """``events`` with each compaction marked to keep the turns it moves out of HOT for a
+    recall to search (``CompactionTriggered.recall``): what a session that recalls decides."""
+    return tuple(
+        attrs.evolve(event, recall=True) if isinstance(event, CompactionTriggered) else event
+        for event in events
+    )
+
+
 def decide_recall(
-    recall: Recaller | None, compaction: CompactionPolicy | None, state: State, command: object
+    recall: Recaller | None, compaction: CompactionPolicy | None, state: State, command: Recall
 ) -> tuple[Event, ...]:
-    """The events of a ``Recall`` (the last command a session routes), or ``Rejected``: for
-    a recall in a session with none, or for a command no policy knows."""
-    if not isinstance(command, Recall):
-        raise Rejected(f"unknown command {command!r}")
+    """The events of a ``Recall``, or ``Rejected`` for a recall in a session with none."""
     if compaction is None or recall is None:
         raise Rejected('a recall needs recall = "bm25" (or "embeddings") in the [compaction] table')
     return (recall.decide(state, command, compaction),)

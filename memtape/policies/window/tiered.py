@@ -193,6 +193,7 @@ class TieredCompaction:
             tuple(asked),
             (),
             None,
+            False,
         )
 
     def _push(
