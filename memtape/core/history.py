@@ -44,8 +44,8 @@ class History:
         "_ends",
         "_events",
         "_first_step",
-        "_length",
         "_read",
+        "length",
     )
 
     def __init__(self, block: int) -> None:
@@ -56,11 +56,12 @@ class History:
         self._first_step = 0
         # Machine integers, 8 bytes a step, not an int object each.
         self._ends = array("q")
-        self._length = 0
+        self.length = 0
+        """How many events it holds (an attribute, not a call: every append reads it)."""
         self._read: tuple[int, tuple[list[Row], list[Row]]] | None = None
 
     def __len__(self) -> int:
-        return self._length
+        return self.length
 
     @property
     def ends(self) -> Sequence[int]:
@@ -71,8 +72,8 @@ class History:
         """Add a step; pack each block it completes."""
         self._events.extend(events)
         self._commands.append(command)
-        self._length += len(events)
-        self._ends.append(self._length)
+        self.length += len(events)
+        self._ends.append(self.length)
         while len(self._events) >= self._block:
             self._pack()
 

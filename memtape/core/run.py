@@ -98,7 +98,7 @@ class Run:
         """
         if not events:
             raise BadInput(f"a command must be honoured by at least one event: {command!r}")
-        start = len(self._history)
+        start = self._history.length
         end = start + len(events)
         every = self._snapshot_every
         try:
