@@ -108,3 +108,21 @@ class TestBench:
         argv = ["bench", other, "--policy", "sliding-window:budget=40", "-q"]
 
         assert 0 == main([*argv, "--set", "block.human.limit=60", "--json", str(out)])
+
+    def test_a_mistyped_block_setting_is_one_line_and_writes_nothing(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        results, runs = tmp_path / "res.jsonl", tmp_path / "runs"
+        argv = ["bench", EXAMPLE, "--policy", "sliding-window:budget=40", "-q"]
+
+        status = main(
+            [*argv, "--set", "block.human.limt=40", "--results", str(results), "--runs", str(runs)]
+        )
+
+        err = capsys.readouterr().err
+        assert (2, 1, False, False) == (
+            status,
+            len(err.splitlines()),
+            results.exists(),
+            runs.exists(),
+        )
