@@ -6,6 +6,7 @@ import json
 import logging
 import multiprocessing
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import structlog
 from memtape.cli import main
 from memtape.core.errors import BadInput
 from memtape.core.logs import LOGGER_NAME
-from memtape.lab import bench
+from memtape.lab import bench, report
 from memtape.lab.bench import (
     METRICS,
     Cell,
@@ -639,6 +640,31 @@ class TestRuns:
         session.execute_all(scenario.steps)
         loaded = load_run(tmp_path / cell.run_name)
         assert session.run.events == loaded.session.run.events
+
+    def test_a_relative_runs_path_is_the_one_a_worker_elsewhere_writes_to(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+
+        def worker(jobs: int, within: object) -> bench.Engine:
+            def run(cells: Sequence[Cell]) -> Iterator[tuple[int, Result]]:
+                # A Ray worker runs in a working directory of its own.
+                monkeypatch.chdir(elsewhere)
+                for number, cell in enumerate(cells):
+                    yield number, run_cell(cell)
+
+            return run
+
+        monkeypatch.setattr(report, "process_pool", worker)
+        monkeypatch.chdir(tmp_path)
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--runs", "runs", "-q"]
+
+        assert 0 == main(argv)
+        assert (1, False) == (
+            len(list((tmp_path / "runs").iterdir())),
+            (elsewhere / "runs").exists(),
+        )
 
     @pytest.mark.parametrize("holding", ["a file", "a directory with a file"])
     def test_a_runs_path_that_holds_anything_is_one_line_and_runs_nothing(

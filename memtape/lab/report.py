@@ -196,7 +196,9 @@ def _recorded(cells: list[Cell], runs: Path | None) -> list[Cell]:
         runs.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise BadInput(f"--runs {runs}: cannot make it: {error.strerror}") from None
-    return [attrs.evolve(cell, runs=str(runs)) for cell in cells]
+    # Resolved here: a worker in another working directory (Ray's) writes to this one.
+    where = str(runs.resolve())
+    return [attrs.evolve(cell, runs=where) for cell in cells]
 
 
 def _check_outputs(
