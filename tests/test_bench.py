@@ -666,6 +666,48 @@ class TestRuns:
             (elsewhere / "runs").exists(),
         )
 
+    def test_a_resumed_sweep_writes_the_runs_of_the_cells_it_runs_into_its_own_directory(
+        self, tmp_path: Path
+    ) -> None:
+        results, runs = tmp_path / "res.jsonl", tmp_path / "runs"
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--grid", "compaction.budget=40,60"]
+        argv += ["--results", str(results), "--runs", str(runs), "-q", "--jobs", "1"]
+        assert 0 == main(argv)
+        # Cut short after its first cell: the second's result and run are not there.
+        header, first, _ = results.read_text("utf-8").splitlines(keepends=True)
+        results.write_text(header + first, "utf-8")
+        kept = {path.name: path.read_bytes() for path in runs.iterdir()}
+        cells = plan(["refund-desk"], ["tiered"], grid=["compaction.budget=40,60"])
+        done = json.loads(first)["settings"]
+        (lost,) = [cell.run_name for cell in cells if list(cell.settings) != done]
+        (runs / lost).unlink()
+        (finished,) = set(kept) - {lost}
+        kept[finished] = b"the first attempt's, left as it is"
+        (runs / finished).write_bytes(kept[finished])
+
+        status = main([*argv, "--resume"])
+
+        assert (0, kept) == (status, {path.name: path.read_bytes() for path in runs.iterdir()})
+
+    def test_a_resumed_sweep_refuses_a_runs_directory_holding_another_file(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        results, runs = tmp_path / "res.jsonl", tmp_path / "runs"
+        runs.mkdir()
+        (runs / "old.jsonl").write_text("mine", "utf-8")
+        argv = ["bench", "refund-desk", "--policy", "tiered", "-q", "--jobs", "1"]
+
+        status = main([*argv, "--results", str(results), "--runs", str(runs), "--resume"])
+
+        err = capsys.readouterr().err
+        assert (2, 1, False, ["old.jsonl"]) == (
+            status,
+            len(err.splitlines()),
+            results.exists(),
+            [path.name for path in runs.iterdir()],
+        )
+        assert "old.jsonl" in err
+
     @pytest.mark.parametrize("holding", ["a file", "a directory with a file"])
     def test_a_runs_path_that_holds_anything_is_one_line_and_runs_nothing(
         self, tmp_path: Path, holding: str, capsys: pytest.CaptureFixture[str]
