@@ -6,6 +6,7 @@ import json
 import logging
 import multiprocessing
 import os
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ import structlog
 from memtape.cli import main
 from memtape.core.errors import BadInput
 from memtape.core.logs import LOGGER_NAME
-from memtape.lab import bench
+from memtape.lab import bench, report
 from memtape.lab.bench import (
     METRICS,
     Cell,
@@ -639,6 +640,73 @@ class TestRuns:
         session.execute_all(scenario.steps)
         loaded = load_run(tmp_path / cell.run_name)
         assert session.run.events == loaded.session.run.events
+
+    def test_a_relative_runs_path_is_the_one_a_worker_elsewhere_writes_to(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+
+        def worker(jobs: int, within: object) -> bench.Engine:
+            def run(cells: Sequence[Cell]) -> Iterator[tuple[int, Result]]:
+                # A Ray worker runs in a working directory of its own.
+                monkeypatch.chdir(elsewhere)
+                for number, cell in enumerate(cells):
+                    yield number, run_cell(cell)
+
+            return run
+
+        monkeypatch.setattr(report, "process_pool", worker)
+        monkeypatch.chdir(tmp_path)
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--runs", "runs", "-q"]
+
+        assert 0 == main(argv)
+        assert (1, False) == (
+            len(list((tmp_path / "runs").iterdir())),
+            (elsewhere / "runs").exists(),
+        )
+
+    def test_a_resumed_sweep_writes_the_runs_of_the_cells_it_runs_into_its_own_directory(
+        self, tmp_path: Path
+    ) -> None:
+        results, runs = tmp_path / "res.jsonl", tmp_path / "runs"
+        argv = ["bench", "refund-desk", "--policy", "tiered", "--grid", "compaction.budget=40,60"]
+        argv += ["--results", str(results), "--runs", str(runs), "-q", "--jobs", "1"]
+        assert 0 == main(argv)
+        # Cut short after its first cell: the second's result and run are not there.
+        header, first, _ = results.read_text("utf-8").splitlines(keepends=True)
+        results.write_text(header + first, "utf-8")
+        kept = {path.name: path.read_bytes() for path in runs.iterdir()}
+        cells = plan(["refund-desk"], ["tiered"], grid=["compaction.budget=40,60"])
+        done = json.loads(first)["settings"]
+        (lost,) = [cell.run_name for cell in cells if list(cell.settings) != done]
+        (runs / lost).unlink()
+        (finished,) = set(kept) - {lost}
+        kept[finished] = b"the first attempt's, left as it is"
+        (runs / finished).write_bytes(kept[finished])
+
+        status = main([*argv, "--resume"])
+
+        assert (0, kept) == (status, {path.name: path.read_bytes() for path in runs.iterdir()})
+
+    def test_a_resumed_sweep_refuses_a_runs_directory_holding_another_file(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        results, runs = tmp_path / "res.jsonl", tmp_path / "runs"
+        runs.mkdir()
+        (runs / "old.jsonl").write_text("mine", "utf-8")
+        argv = ["bench", "refund-desk", "--policy", "tiered", "-q", "--jobs", "1"]
+
+        status = main([*argv, "--results", str(results), "--runs", str(runs), "--resume"])
+
+        err = capsys.readouterr().err
+        assert (2, 1, False, ["old.jsonl"]) == (
+            status,
+            len(err.splitlines()),
+            results.exists(),
+            [path.name for path in runs.iterdir()],
+        )
+        assert "old.jsonl" in err
 
     @pytest.mark.parametrize("holding", ["a file", "a directory with a file"])
     def test_a_runs_path_that_holds_anything_is_one_line_and_runs_nothing(

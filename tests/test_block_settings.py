@@ -11,7 +11,7 @@ import pytest
 from memtape.cli import main
 from memtape.core.commands import CreateBlock
 from memtape.core.errors import BadInput
-from memtape.scenarios.block_settings import with_block_settings
+from memtape.scenarios.block_settings import taken, with_block_settings
 from memtape.scenarios.loader import load_scenario, with_settings
 
 EXAMPLE = str(Path(__file__).parent.parent / "examples" / "core-memory.toml")
@@ -76,6 +76,14 @@ class TestRefusals:
         assert "step 3: block 'human' holds at most 20 characters" in err
 
 
+class TestTaken:
+    def test_only_the_settings_of_blocks_the_steps_create_are_taken(self) -> None:
+        steps = load_scenario(EXAMPLE).steps
+        settings = ["block.human.limit=60", "block.persona.limit=9", "compaction.budget=40"]
+
+        assert {"block.human.limit": "60"} == taken(steps, settings)
+
+
 class TestBench:
     def test_a_grid_over_a_blocks_limit_shows_it_beside_the_policys_parameters(
         self, tmp_path: Path
@@ -108,3 +116,31 @@ class TestBench:
         argv = ["bench", other, "--policy", "sliding-window:budget=40", "-q"]
 
         assert 0 == main([*argv, "--set", "block.human.limit=60", "--json", str(out)])
+
+    def test_a_scenario_without_the_block_shows_no_block_setting(self, tmp_path: Path) -> None:
+        other = str(Path(EXAMPLE).parent / "order-recall.toml")
+        out = tmp_path / "bench.json"
+        argv = ["bench", EXAMPLE, other, "--policy", "sliding-window:budget=40", "-q"]
+
+        main([*argv, "--set", "block.human.limit=60", "--json", str(out)])
+
+        results = json.loads(out.read_text("utf-8"))["results"]
+        assert ["60", None] == [result["params"].get("block.human.limit") for result in results]
+
+    def test_a_mistyped_block_setting_is_one_line_and_writes_nothing(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        results, runs = tmp_path / "res.jsonl", tmp_path / "runs"
+        argv = ["bench", EXAMPLE, "--policy", "sliding-window:budget=40", "-q"]
+
+        status = main(
+            [*argv, "--set", "block.human.limt=40", "--results", str(results), "--runs", str(runs)]
+        )
+
+        err = capsys.readouterr().err
+        assert (2, 1, False, False) == (
+            status,
+            len(err.splitlines()),
+            results.exists(),
+            runs.exists(),
+        )

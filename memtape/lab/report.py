@@ -110,7 +110,8 @@ def bench(
     (``memtape.lab.frontier``), ranked on ``frontier_on`` when it names a gain
     (``harmful_losses`` among them; ``memtape.lab.frontier.check_gain``). ``prices``
     (``--prices``) bills the cells' runs in place of the shipped price table. With ``runs``
-    (a new or empty directory), each cell run writes its run there (``Cell.run_name``)."""
+    (a new or empty directory; on ``resume``, the one the sweep wrote its runs to), each cell
+    run writes its run there (``Cell.run_name``)."""
     out = sys.stdout if out is None else out
     err = sys.stderr if err is None else err
     gate = prepare_gate(fail_if, baseline, fail_if_missing=fail_if_missing)
@@ -123,7 +124,7 @@ def bench(
         raise BadInput("--resume needs --results FILE.jsonl, the file of the sweep to go on with")
     # Nothing is written until the store opens, after every option has been checked.
     store = None if results_out is None else ResultsFile(results_out, cells, resume=resume)
-    cells = _recorded(cells, runs)
+    cells = _recorded(cells, runs, resume=resume)
     todo = cells if store is None else _unfinished(cells, store)
     before = len(cells) - len(todo)
     mode = progress_mode(err, verbose=verbose, quiet=quiet)
@@ -183,20 +184,32 @@ def _check_cells(cells: Sequence[Cell], plot_out: Path | None) -> None:
         )
 
 
-def _recorded(cells: list[Cell], runs: Path | None) -> list[Cell]:
+def _recorded(cells: list[Cell], runs: Path | None, *, resume: bool = False) -> list[Cell]:
     """``cells``, each told to write its run to ``runs`` (made now, when it is not there)
-    when given; a directory that holds anything, or no directory, is refused."""
+    when given; no directory is refused, and so is one that holds anything, but for a
+    ``resume``: then it may hold this sweep's runs (those of the cells already finished
+    stay, as the cells are not run again), and nothing else."""
     if runs is None:
         return cells
     if runs.exists() and not runs.is_dir():
         raise BadInput(f"--runs {runs}: not a directory")
-    if runs.is_dir() and any(runs.iterdir()):
+    held = sorted(path.name for path in runs.iterdir()) if runs.is_dir() else []
+    if held and not resume:
         raise BadInput(f"--runs {runs}: it holds files already: name a new or empty directory")
+    names = {cell.run_name for cell in cells}
+    other = next((name for name in held if name not in names), None)
+    if other is not None:
+        raise BadInput(
+            f"--runs {runs}: it holds {other}, no run of this sweep: --resume goes on "
+            "in the sweep's own directory"
+        )
     try:
         runs.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise BadInput(f"--runs {runs}: cannot make it: {error.strerror}") from None
-    return [attrs.evolve(cell, runs=str(runs)) for cell in cells]
+    # Resolved here: a worker in another working directory (Ray's) writes to this one.
+    where = str(runs.resolve())
+    return [attrs.evolve(cell, runs=where) for cell in cells]
 
 
 def _check_outputs(

@@ -72,6 +72,21 @@ def with_block_settings(
     return tuple(changed)
 
 
+def taken(steps: Sequence[Command], settings: Iterable[str]) -> dict[str, str]:
+    """The ``block.`` settings of ``settings`` that a block of ``steps`` takes, each name
+    with its value as written (the last of a name's wins, as it does when applied)."""
+    labels = {step.label for step in steps if isinstance(step, CreateBlock)}
+    found = {}
+    for setting in settings:
+        if not is_block_setting(setting):
+            continue
+        name, _, value = setting.partition("=")
+        label = name.strip().partition(".")[2].rpartition(".")[0]
+        if label in labels:
+            found[name.strip()] = value.strip()
+    return found
+
+
 def _creates(step: Command, label: str) -> bool:
     return isinstance(step, CreateBlock) and step.label == label
 

@@ -142,7 +142,8 @@ def _add_lab_tail(bench: argparse.ArgumentParser) -> None:
     bench.add_argument(
         "--runs",
         metavar="DIR",
-        help="write each cell's run to DIR (new or empty): show, timeline and check read them",
+        help="write each cell's run to DIR (new or empty, or with --resume the sweep's own): "
+        "show, timeline and check read them",
     )
     bench.add_argument(
         "--frontier-on",

@@ -43,7 +43,7 @@ from memtape.projections.metrics import (
 from memtape.projections.model_calls import model_usage
 from memtape.runs.files import save_run
 from memtape.scenarios import Probe, Scenario, load_scenario
-from memtape.scenarios.block_settings import is_block_setting, with_block_settings
+from memtape.scenarios.block_settings import is_block_setting, taken, with_block_settings
 
 
 def run_cell(
@@ -149,7 +149,7 @@ def _measured(
             evictions=store.evictions,
             regret=store.regret,
         )
-    params = _cell_params(policies, axis, cell)
+    params = _cell_params(policies, axis, cell, scenario)
     return Result(
         scenario.name,
         cell.label,
@@ -274,15 +274,13 @@ def _ready(policies: Policies) -> None:
             tokenizer.count("ready")
 
 
-def _cell_params(policies: Policies, axis: str, cell: Cell) -> dict[str, Any]:
-    """The parameters of the cell's policy, and its block settings beside them (the
-    scenario's memory blocks, not the policy's: ``block.human.limit``)."""
+def _cell_params(policies: Policies, axis: str, cell: Cell, scenario: Scenario) -> dict[str, Any]:
+    """The parameters of the cell's policy, and beside them the block settings the
+    scenario's memory blocks took (not the policy's: ``block.human.limit``); one for a
+    block the scenario lacks was not applied, so it is not shown."""
     params = dict(policies.params()[axis])
     del params["policy"]
-    for setting in cell.settings:
-        if is_block_setting(setting):
-            name, _, value = setting.partition("=")
-            params[name.strip()] = value.strip()
+    params.update(taken(scenario.steps, cell.settings))
     return params
 
 

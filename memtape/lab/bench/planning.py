@@ -16,7 +16,7 @@ from memtape.policies.session import Policies
 from memtape.policies.zoo import AXES, AXIS_OF, LLM
 from memtape.projections.billing.prices import Price, PriceTable, shipped_prices
 from memtape.scenarios import SHIPPED, Probe, Scenario, load_scenario
-from memtape.scenarios.block_settings import is_block_setting
+from memtape.scenarios.block_settings import is_block_setting, with_block_settings
 from memtape.scenarios.cost import Cost, is_cost_setting, with_cost_settings
 
 MAX_REPLICATES = 1000
@@ -36,8 +36,8 @@ def plan(
     prices: PriceTable | None = None,
 ) -> list[Cell]:
     """Every cell to run, each checked to build (its priced model too, in ``prices`` or the
-    shipped table), so bad input fails before any work; with ``replicates``, each cell
-    that many times, one after the other (``Cell.replicate``)."""
+    shipped table, and its block settings), so bad input fails before any work; with
+    ``replicates``, each cell that many times, one after the other (``Cell.replicate``)."""
     if replicates is not None and replicates < 1:
         raise BadInput(f"--replicates must be at least 1, got {replicates}")
     if replicates is not None and replicates > MAX_REPLICATES:
@@ -77,6 +77,8 @@ def plan(
                 cell = Cell(source, spec, (*settings, *point), point, judge, probes, prices=prices)
                 idle_reason(scenario, cell)
                 price_for(scenario, cell)
+                # As run_cell applies them: a mistyped one is refused before anything is written.
+                with_block_settings(scenario.steps, cell.settings, strict=False)
                 if replicates is None:
                     cells.append(cell)
                     continue

@@ -91,7 +91,8 @@ class Cell:
     prices: PriceTable | None = None
     """The price table its run is billed at (``--prices``); None: the shipped one."""
     runs: str | None = None
-    """The directory its run is written to (``bench --runs``), or None."""
+    """The directory its run is written to (``bench --runs``, resolved: a worker may run
+    elsewhere), or None."""
 
     @property
     def label(self) -> str:
