@@ -377,6 +377,7 @@ class TestCompactionTriggeredV1:
         """Version 4 was written before recall: its upcast keeps nothing of what it moved."""
         fields = {"budget": 40, "warm": [], "dropped": [1], "cold": 0, "gist": "", "gist_tokens": 0}
         event = event_from_data("CompactionTriggered", 4, fields)
+        assert isinstance(event, CompactionTriggered)
         assert (CompactionTriggered(40, (), (1,), 0, "", 0), False) == (event, event.recall)
 
     @pytest.mark.parametrize("version", [1, 2])
