@@ -205,3 +205,51 @@ class TestThroughTheServer:
         main(["run", str(EXAMPLE), "--out", str(out), *_settings(chat_server)])
 
         assert all(math.isfinite(s) and -1 <= s <= 1 for r in _recalls(out) for s in r.scores)
+
+
+@pytest.mark.usefixtures("llm_env")
+class TestCheckSendsNothing:
+    def test_a_trusted_check_without_the_cache_reports_the_vectors_and_sends_nothing(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "recall.jsonl"
+        main(["run", str(EXAMPLE), "--out", str(out), *_settings(chat_server)])
+        sent = len(chat_server.embedded)
+        capsys.readouterr()
+
+        status = main(["--no-cache", "check", "--trust", str(out)])
+
+        report = capsys.readouterr().out
+        assert (1, sent) == (status, len(chat_server.embedded))
+        assert "step 7 (Recall) cannot be re-decided" in report
+        assert "not cached" in report
+        assert "--live" in report
+
+    def test_an_untrusted_check_with_an_empty_cache_says_the_vectors_are_not_cached(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "recall.jsonl"
+        main(["run", str(EXAMPLE), "--out", str(out), *_settings(chat_server)])
+        sent = len(chat_server.embedded)
+        capsys.readouterr()
+
+        status = main(["--no-cache", "check", str(out)])
+
+        report = capsys.readouterr().out
+        assert (1, sent) == (status, len(chat_server.embedded))
+        assert "not cached" in report
+        assert "--live" in report
+        assert "the policies reject" not in report
+
+    def test_a_live_check_asks_the_vectors_not_cached(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "recall.jsonl"
+        main(["run", str(EXAMPLE), "--out", str(out), *_settings(chat_server)])
+        sent = len(chat_server.embedded)
+        capsys.readouterr()
+
+        status = main(["--no-cache", "check", "--trust", "--live", str(out)])
+
+        assert (0, True) == (status, len(chat_server.embedded) > sent)
+        assert "re-decides to itself" in capsys.readouterr().out
