@@ -81,6 +81,38 @@ class TestParameter:
                 }
             )
 
+    def test_naming_the_model_of_a_recorded_run_drops_its_embedding_model(self) -> None:
+        recorded = Policies.from_params(
+            {
+                "compaction": {"policy": "tiered", "budget": 30, "recall": "embeddings"},
+                "llm": {"model": "theirs", "embedding_model": "their-vectors"},
+            },
+            recorded="run.jsonl",
+        )
+
+        mine = recorded.with_settings(["llm.model=mine"])
+
+        assert isinstance(mine.recall, EmbeddingsRecall)
+        assert ("mine", None, None) == (
+            mine.recall.config.model,
+            mine.recall.config.embedding_model,
+            mine.recall.config.recorded,
+        )
+
+    def test_an_embedding_model_named_with_the_model_is_kept(self) -> None:
+        recorded = Policies.from_params(
+            {
+                "compaction": {"policy": "tiered", "budget": 30, "recall": "embeddings"},
+                "llm": {"model": "theirs", "embedding_model": "their-vectors"},
+            },
+            recorded="run.jsonl",
+        )
+
+        mine = recorded.with_settings(["llm.model=mine", "llm.embedding_model=my-vectors"])
+
+        assert isinstance(mine.recall, EmbeddingsRecall)
+        assert "my-vectors" == mine.recall.config.embedding_model
+
     def test_without_an_llm_table_it_is_one_clear_line(self) -> None:
         with pytest.raises(BadInput, match=r'recall = "embeddings" asks a model for embeddings'):
             Policies.from_params(
