@@ -12,6 +12,7 @@ import pytest
 from memtape.cli import main
 from memtape.core.errors import BadInput
 from memtape.core.events import Recalled
+from memtape.llm import embedding
 from memtape.llm.embedding import cosine
 from memtape.policies.session import Policies
 from memtape.policies.window.recall import EmbeddingsRecall
@@ -155,6 +156,23 @@ class TestThroughTheServer:
             body["input"][0],
         )
         assert [] == [text for text in body["input"][1:] if text not in left]
+
+    def test_texts_are_sent_in_requests_of_at_most_a_chunk(
+        self, tmp_path: Path, chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        whole, chunked = tmp_path / "whole.jsonl", tmp_path / "chunked.jsonl"
+        main(["run", str(EXAMPLE), "--out", str(whole), *_settings(chat_server), "--no-cache"])
+        (body,) = chat_server.embedded
+        monkeypatch.setattr(embedding, "CHUNK", 2)
+
+        main(["run", str(EXAMPLE), "--out", str(chunked), *_settings(chat_server), "--no-cache"])
+
+        sizes = [len(sent["input"]) for sent in chat_server.embedded[1:]]
+        assert ([2, 2, 1], body["input"]) == (
+            sizes,
+            [text for sent in chat_server.embedded[1:] for text in sent["input"]],
+        )
+        assert _recalls(whole) == _recalls(chunked)
 
     def test_the_embedding_model_is_asked_where_the_table_names_one(
         self, tmp_path: Path, chat_server: ChatServer

@@ -5,7 +5,8 @@ the model and the text (``memtape.llm.cache``), so a recall sends only the
 texts no earlier recall embedded (a turn that left the window is embedded
 once, whatever the number of recalls that search it), a re-run or a fork
 sends nothing, and a run's recorded table, which may send nothing, finds the
-vectors it was given. The texts not cached are sent in one request. While
+vectors it was given. The texts not cached are sent in one request, or in
+requests of ``CHUNK`` (OpenAI's cap on a request's inputs). While
 recorded answers only are in force (``memtape check`` without ``--live``),
 nothing is sent: a vector not cached is ``Unanswered``.
 """
@@ -19,6 +20,9 @@ from memtape.llm.config import ModelConfig
 
 KIND = {"kind": "embedding"}
 """The parameters a cached vector is keyed under, beside its text: never a chat answer's."""
+
+CHUNK = 2048
+"""The most texts one request sends: OpenAI refuses a request of more inputs."""
 
 
 def embedded(config: ModelConfig, texts: Sequence[str]) -> list[list[float]]:
@@ -44,12 +48,14 @@ def embedded(config: ModelConfig, texts: Sequence[str]) -> list[list[float]]:
     if missing:
         from memtape.llm.client import embeddings  # noqa: PLC0415 (the SDK only when asked)
 
-        found, tokens, seconds = embeddings(config, [texts[index] for index in missing])
-        for index, vector in zip(missing, found, strict=True):
-            vectors[index] = vector
-            if cache is not None:
-                share = tokens // len(missing)
-                cache.put(keys[index], StoredAnswer(json.dumps(vector), share, 0, seconds))
+        for first in range(0, len(missing), CHUNK):
+            chunk = missing[first : first + CHUNK]
+            found, tokens, seconds = embeddings(config, [texts[index] for index in chunk])
+            for index, vector in zip(chunk, found, strict=True):
+                vectors[index] = vector
+                if cache is not None:
+                    share = tokens // len(chunk)
+                    cache.put(keys[index], StoredAnswer(json.dumps(vector), share, 0, seconds))
     return [vectors[index] for index in range(len(texts))]
 
 
