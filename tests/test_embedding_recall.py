@@ -303,3 +303,18 @@ class TestCheckSendsNothing:
 
         assert (0, True) == (status, len(chat_server.embedded) > sent)
         assert "re-decides to itself" in capsys.readouterr().out
+
+    def test_a_live_check_of_an_untrusted_run_sends_nothing_and_says_why(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "recall.jsonl"
+        main(["run", str(EXAMPLE), "--out", str(out), *_settings(chat_server)])
+        sent = len(chat_server.embedded)
+        capsys.readouterr()
+
+        status = main(["--no-cache", "check", "--live", str(out)])
+
+        report = capsys.readouterr().out
+        assert (1, sent) == (status, len(chat_server.embedded))
+        assert "step 7 (Recall) cannot be re-decided" in report
+        assert "a file never chooses the model or the server" in report
