@@ -12,6 +12,7 @@ import pytest
 from memtape.cli import main
 from memtape.core.errors import BadInput
 from memtape.core.events import Recalled
+from memtape.llm import embedding
 from memtape.llm.embedding import cosine
 from memtape.policies.session import Policies
 from memtape.policies.window.recall import EmbeddingsRecall
@@ -81,6 +82,38 @@ class TestParameter:
                 }
             )
 
+    def test_naming_the_model_of_a_recorded_run_drops_its_embedding_model(self) -> None:
+        recorded = Policies.from_params(
+            {
+                "compaction": {"policy": "tiered", "budget": 30, "recall": "embeddings"},
+                "llm": {"model": "theirs", "embedding_model": "their-vectors"},
+            },
+            recorded="run.jsonl",
+        )
+
+        mine = recorded.with_settings(["llm.model=mine"])
+
+        assert isinstance(mine.recall, EmbeddingsRecall)
+        assert ("mine", None, None) == (
+            mine.recall.config.model,
+            mine.recall.config.embedding_model,
+            mine.recall.config.recorded,
+        )
+
+    def test_an_embedding_model_named_with_the_model_is_kept(self) -> None:
+        recorded = Policies.from_params(
+            {
+                "compaction": {"policy": "tiered", "budget": 30, "recall": "embeddings"},
+                "llm": {"model": "theirs", "embedding_model": "their-vectors"},
+            },
+            recorded="run.jsonl",
+        )
+
+        mine = recorded.with_settings(["llm.model=mine", "llm.embedding_model=my-vectors"])
+
+        assert isinstance(mine.recall, EmbeddingsRecall)
+        assert "my-vectors" == mine.recall.config.embedding_model
+
     def test_without_an_llm_table_it_is_one_clear_line(self) -> None:
         with pytest.raises(BadInput, match=r'recall = "embeddings" asks a model for embeddings'):
             Policies.from_params(
@@ -123,6 +156,23 @@ class TestThroughTheServer:
             body["input"][0],
         )
         assert [] == [text for text in body["input"][1:] if text not in left]
+
+    def test_texts_are_sent_in_requests_of_at_most_a_chunk(
+        self, tmp_path: Path, chat_server: ChatServer, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        whole, chunked = tmp_path / "whole.jsonl", tmp_path / "chunked.jsonl"
+        main(["run", str(EXAMPLE), "--out", str(whole), *_settings(chat_server), "--no-cache"])
+        (body,) = chat_server.embedded
+        monkeypatch.setattr(embedding, "CHUNK", 2)
+
+        main(["run", str(EXAMPLE), "--out", str(chunked), *_settings(chat_server), "--no-cache"])
+
+        sizes = [len(sent["input"]) for sent in chat_server.embedded[1:]]
+        assert ([2, 2, 1], body["input"]) == (
+            sizes,
+            [text for sent in chat_server.embedded[1:] for text in sent["input"]],
+        )
+        assert _recalls(whole) == _recalls(chunked)
 
     def test_the_embedding_model_is_asked_where_the_table_names_one(
         self, tmp_path: Path, chat_server: ChatServer
@@ -205,3 +255,66 @@ class TestThroughTheServer:
         main(["run", str(EXAMPLE), "--out", str(out), *_settings(chat_server)])
 
         assert all(math.isfinite(s) and -1 <= s <= 1 for r in _recalls(out) for s in r.scores)
+
+
+@pytest.mark.usefixtures("llm_env")
+class TestCheckSendsNothing:
+    def test_a_trusted_check_without_the_cache_reports_the_vectors_and_sends_nothing(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "recall.jsonl"
+        main(["run", str(EXAMPLE), "--out", str(out), *_settings(chat_server)])
+        sent = len(chat_server.embedded)
+        capsys.readouterr()
+
+        status = main(["--no-cache", "check", "--trust", str(out)])
+
+        report = capsys.readouterr().out
+        assert (1, sent) == (status, len(chat_server.embedded))
+        assert "step 7 (Recall) cannot be re-decided" in report
+        assert "not cached" in report
+        assert "--live" in report
+
+    def test_an_untrusted_check_with_an_empty_cache_says_the_vectors_are_not_cached(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "recall.jsonl"
+        main(["run", str(EXAMPLE), "--out", str(out), *_settings(chat_server)])
+        sent = len(chat_server.embedded)
+        capsys.readouterr()
+
+        status = main(["--no-cache", "check", str(out)])
+
+        report = capsys.readouterr().out
+        assert (1, sent) == (status, len(chat_server.embedded))
+        assert "not cached" in report
+        assert "--live" in report
+        assert "the policies reject" not in report
+
+    def test_a_live_check_asks_the_vectors_not_cached(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "recall.jsonl"
+        main(["run", str(EXAMPLE), "--out", str(out), *_settings(chat_server)])
+        sent = len(chat_server.embedded)
+        capsys.readouterr()
+
+        status = main(["--no-cache", "check", "--trust", "--live", str(out)])
+
+        assert (0, True) == (status, len(chat_server.embedded) > sent)
+        assert "re-decides to itself" in capsys.readouterr().out
+
+    def test_a_live_check_of_an_untrusted_run_sends_nothing_and_says_why(
+        self, tmp_path: Path, chat_server: ChatServer, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        out = tmp_path / "recall.jsonl"
+        main(["run", str(EXAMPLE), "--out", str(out), *_settings(chat_server)])
+        sent = len(chat_server.embedded)
+        capsys.readouterr()
+
+        status = main(["--no-cache", "check", "--live", str(out)])
+
+        report = capsys.readouterr().out
+        assert (1, sent) == (status, len(chat_server.embedded))
+        assert "step 7 (Recall) cannot be re-decided" in report
+        assert "a file never chooses the model or the server" in report

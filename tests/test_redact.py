@@ -503,6 +503,13 @@ class TestHeader:
 
         assert rules_masked(header(source)["policies"]) == rules_masked(header(out)["policies"])
 
+    def test_the_embedding_model_is_kept_as_the_model_is(self, tmp_path: Path) -> None:
+        settings = ("llm.model=chatter", "llm.embedding_model=vectors")
+        _, out = exported(tmp_path, "refund-desk", settings)
+        llm = header(out)["policies"]["llm"]
+
+        assert ("chatter", "vectors") == (llm["model"], llm["embedding_model"])
+
     def test_rule_patterns_and_templates_are_placeholders(self, tmp_path: Path) -> None:
         _, out = exported(tmp_path, "sleep-pass")
         rules = header(out)["policies"]["consolidation"]["rule"]

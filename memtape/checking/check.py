@@ -162,9 +162,11 @@ def check_file(
     code is the user's to run (run files are data).
 
     A re-decision gets the model answers the run recorded, so it asks no model
-    (and a summarizer named by import path need not be imported). With ``live``,
-    each recorded question is also asked of the model again (the cache
-    bypassed), and each answer that differs from the recorded one is a
+    (and a summarizer named by import path need not be imported); what a run does
+    not record (a recall's embeddings) comes from the cache, and a vector not
+    cached is a step that cannot be re-decided, never a request. With ``live``,
+    such a vector is asked, and each recorded question is also asked of the model
+    again (the cache bypassed), and each answer that differs from the recorded one is a
     problem (``live``); a model that cannot be asked is ``ModelUnavailable``.
     An untrusted run's recorded model is never asked (``NotChosen``): ``settings``
     (``llm.model=NAME``, ``llm.base_url=URL``; only ``llm.*``) name the model
@@ -218,7 +220,7 @@ def check_file(
     )
     if policies is not None and not redacted:
         divergence, chance = redecide_twice(
-            run, session.policies_at, progress=_stage(progress, 2, run)
+            run, session.policies_at, progress=_stage(progress, 2, run), live=live
         )
         problems.extend(found for found in (divergence, chance) if found is not None)
     reasked = None

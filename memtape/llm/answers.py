@@ -8,6 +8,9 @@ the cache). ``memtape check`` decides each recorded command again under
 in order, after checking that the policy asked the same prompt; with
 ``--live`` it uses ``Reask``, which also asks the model again and notes
 each answer that differs, while the check goes on with the recorded one.
+What a run does not record (an embedding's vector) comes from the cache
+while recorded answers only are in force (``recorded_only``): one not
+cached is ``Unanswered``, never a request.
 """
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -52,12 +55,20 @@ class NotRecorded(Rejected):
     one more question): the policy decided differently from the run."""
 
 
-class Replay:
-    """The answers one recorded command got, given back in order; nothing is asked."""
+class Unanswered(Rejected):
+    """A re-decision needs what its run does not record and the cache does not hold (an
+    embedding's vector), and recorded answers only are in force: nothing was asked, so the
+    command cannot be re-decided."""
 
-    def __init__(self, recorded: Sequence[ModelCall]) -> None:
+
+class Replay:
+    """The answers one recorded command got, given back in order; nothing is asked, unless
+    ``asking``: then what a run does not record (an embedding's vector) may be asked."""
+
+    def __init__(self, recorded: Sequence[ModelCall], *, asking: bool = False) -> None:
         self.recorded = tuple(recorded)
         self.used = 0
+        self.asking = asking
 
     def answer(self, question: Question) -> ModelCall:
         """The next recorded answer, if the policy asked the prompt it answered."""
@@ -91,7 +102,7 @@ class Reask(Replay):
     answers that differ from the recorded ones are kept in ``differing``."""
 
     def __init__(self, recorded: Sequence[ModelCall]) -> None:
-        super().__init__(recorded)
+        super().__init__(recorded, asking=True)
         self.differing: list[Differing] = []
 
     def answer(self, question: Question) -> ModelCall:
@@ -116,6 +127,13 @@ _in_force: ContextVar[Answers] = ContextVar("answers", default=Live())  # noqa: 
 def answer(question: Question) -> ModelCall:
     """The answers in force answer ``question``."""
     return _in_force.get().answer(question)
+
+
+def recorded_only() -> bool:
+    """Whether the answers in force are recorded ones only (a ``Replay`` not ``asking``):
+    then nothing a run does not record may be asked of a model."""
+    answers = _in_force.get()
+    return isinstance(answers, Replay) and not answers.asking
 
 
 @contextmanager

@@ -223,8 +223,10 @@ class Policies:
             tables[axis][param] = value
         if recorded is not None and "model" in chosen:
             recorded = None
-            if "base_url" not in chosen:
-                tables[LLM].pop("base_url", None)
+            # What the file named beside the model goes too: the user chose none of it.
+            for param in ("base_url", "embedding_model"):
+                if param not in chosen:
+                    tables[LLM].pop(param, None)
         if "base_url" in chosen:
             rules.check_user_url(tables[LLM]["base_url"])
         return Policies.from_params(tables, "--set", imports=self.imports, recorded=recorded)

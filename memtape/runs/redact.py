@@ -120,13 +120,15 @@ _NAMES = frozenset(
         "supersession",
         "relevance",
         "model",
+        "embedding_model",
         "recall",
         "op",
     }
 )
 """Header entries whose strings name a policy, a tokenizer, a summarizer, what writes
-tiered's WARM items and gist, a rule of one, the model asked, how a recall searches or
-what a consolidation's block rule does to a block, kept so the copy loads."""
+tiered's WARM items and gist, a rule of one, the models asked (for chat and for
+embeddings), how a recall searches or what a consolidation's block rule does to a block,
+kept so the copy loads."""
 
 _UNKNOWN_PROMPT = "0" * PROMPT_HASH_HEX
 """The prompt hash of a model call in a redacted copy: the real one is not kept."""

@@ -17,8 +17,8 @@ from memtape.core.events import (
 )
 from memtape.core.run import Run
 from memtape.core.state import State
-from memtape.llm.answers import Reask, Replay, answering, recorded_calls
-from memtape.llm.client import ModelUnavailable
+from memtape.llm.answers import Reask, Replay, Unanswered, answering, recorded_calls
+from memtape.llm.client import ModelUnavailable, NotChosen
 from memtape.policies.session import Policies
 from memtape.reducers import fold
 
@@ -53,12 +53,16 @@ def redecide_twice(
     policies: Policies | Callable[[int], Policies],
     *,
     progress: Callable[[int], None] | None = None,
+    live: bool = False,
 ) -> tuple[Violation | None, Violation | None]:
     """``redecide`` and ``redecide_in_worlds`` in one pass, folding the run once: what
     each finds, the same as each alone would. ``progress(steps)`` hears how many
-    commands are done, every ``PROGRESS_EVERY`` and at the end."""
+    commands are done, every ``PROGRESS_EVERY`` and at the end. With ``live``, what the
+    run does not record (an embedding's vector not cached) may be asked."""
     with made_up_worlds():
-        plain, worlds = _each_decision(run, policies, [_agrees, _alike], progress=progress)
+        plain, worlds = _each_decision(
+            run, policies, [_agrees, _alike], progress=progress, live=live
+        )
     return plain, worlds
 
 
@@ -77,6 +81,8 @@ class _Decision:
     recorded: Sequence[Event]
     policies: Policies
     state: State
+    live: bool = False
+    """Whether what the run does not record may be asked (``Replay``'s ``asking``)."""
 
 
 def _each_decision(
@@ -85,6 +91,7 @@ def _each_decision(
     checks: Sequence[Callable[[_Decision], Violation | None]],
     *,
     progress: Callable[[int], None] | None = None,
+    live: bool = False,
 ) -> list[Violation | None]:
     """Each of ``checks`` on every recorded command in turn, until it finds something: the
     first violation each finds, or an integrity one where the log stops folding (for each
@@ -99,7 +106,7 @@ def _each_decision(
             progress(step)
         start, end = run.batch(step)
         recorded = events[start:end]
-        decision = _Decision(step, command, start, recorded, policies_at(end), state)
+        decision = _Decision(step, command, start, recorded, policies_at(end), state, live)
         for index in list(pending):
             violation = checks[index](decision)
             if violation is not None:
@@ -180,8 +187,13 @@ def _agrees(decision: _Decision) -> Violation | None:
     events."""
     step, command, start = decision.step, decision.command, decision.start
     try:
-        with answering(Replay(recorded_calls(decision.recorded))):
+        with answering(Replay(recorded_calls(decision.recorded), asking=decision.live)):
             expected = decision.policies.decide(decision.state, command)
+    except (Unanswered, NotChosen) as error:
+        # Nothing the log says is contradicted: what deciding needs is not at hand.
+        return Violation(
+            start + 1, "re-decide", f"{_step(step, command)} cannot be re-decided: {error}"
+        )
     except Rejected as error:
         message = f"{_step(step, command)}: the policies reject the command: {error}"
         return Violation(start + 1, "re-decide", message)
@@ -198,7 +210,7 @@ def _alike(decision: _Decision) -> Violation | None:
         decision.state,
         decision.command,
         at=decision.start + 1,
-        answers=lambda: Replay(recorded),
+        answers=lambda: Replay(recorded, asking=decision.live),
     )
     return found[0] if found else None
 
