@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 
 from memtape.core.errors import BadInput
 from memtape.lab.importers import read_transcript
@@ -117,6 +117,7 @@ class TestMessages:
 class TestAnyRecords:
     @settings(max_examples=150, deadline=None)
     @given(records=any_records())
+    @example(records=[{"type": None, "payload": None, "tool_calls": True}])
     def test_records_import_or_are_refused_in_one_line(self, records: list[dict[str, Any]]) -> None:
         with tempfile.TemporaryDirectory() as folder:
             path = write_json(

@@ -78,7 +78,7 @@ class TestRecorded:
 
         assert 3 == len(compactions)
         for line in compactions:
-            assert 4 == line["v"]
+            assert 5 == line["v"]
             assert [*COMPACTION_FIELDS, "asked"] == list(line["event"])
             (call,) = line["event"]["asked"]
             assert [

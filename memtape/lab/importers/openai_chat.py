@@ -81,8 +81,12 @@ class Ids:
 
     def __call__(self, data: Any) -> tuple[list[str], list[str]]:
         self.messages += 1
+        # Counted before the message is read: what is not a list of calls is refused there.
+        listed = data.get("tool_calls")
         calls = [
-            str(call.get("id")) for call in (data.get("tool_calls") or ()) if isinstance(call, dict)
+            str(call.get("id"))
+            for call in (listed if isinstance(listed, list) else ())
+            if isinstance(call, dict)
         ]
         if data.get("function_call") is not None:
             calls.append(f"function_call.{self.messages}")
