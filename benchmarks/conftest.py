@@ -86,13 +86,15 @@ class Bench:
 
         A ratio of two figures timed minutes apart swings with whatever else the
         machine does meanwhile (a third, here); timed in turn, what weighs on one
-        side weighs on the others. Each side starts after a full collection.
+        side weighs on the others. Each side starts after a full collection, and is
+        timed ``side.repeat`` times a round, each a sample of its median.
         """
         times: dict[str, list[float]] = {side.name: [] for side in sides}
 
         def one_round() -> None:
             for side in sides:
-                times[side.name].append(side.timed())
+                for _ in range(side.repeat if self.timed else 1):
+                    times[side.name].append(side.timed())
 
         self.measure(name, one_round, rounds=rounds if self.timed else 1)
         for side_name, kept in times.items():
@@ -134,6 +136,10 @@ class Side:
     """What times it: the wall clock, or ``time.process_time`` for the CPU time this
     process spent (a ratio of a run to itself at another length, which the machine's
     other work would otherwise swing by more than the bound)."""
+    repeat: int = 1
+    """How many times a round times it, each its own sample: a short run (a tenth of the
+    turns of the side it is compared with) is timed as many times over, so each side of a
+    ratio rests on as many turns, and a short run's noise weighs no more than a long one's."""
 
     def timed(self) -> float:
         """Seconds one ``run()`` takes, from a full collection."""
@@ -224,14 +230,14 @@ TARGETS = (
     ),
     Target(
         "budget 2000 / hot_n 8, memtape: 100k turns / 10k turns",
-        slower="memtape-2000-8-100k",
-        faster="memtape-2000-8-10k",
+        slower="tiered-2000-8-100k",
+        faster="tiered-2000-8-10k",
         most=11,
     ),
     Target(
         "budget 40 / hot_n 2, memtape: 100k turns / 10k turns",
-        slower="memtape-40-2-100k",
-        faster="memtape-40-2-10k",
+        slower="tiered-40-2-100k",
+        faster="tiered-40-2-10k",
         most=11,
     ),
     Target(

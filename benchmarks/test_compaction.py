@@ -9,15 +9,22 @@ honest; ``conftest.py`` checks the ratios of their median times.
 
 This machine's speed swings by a third from one minute to the next, and a
 ratio of two figures timed minutes apart swings with it. So every round runs
-each side in turn (the yardstick, then memtape three ways), and each figure
+each side in turn (the yardstick, then memtape two ways), and each figure
 is the median of its rounds: what weighs on one side weighs on the others.
 memtape's figures are the 100k-turn session with the cyclic garbage
-collector paused (as ``timeit`` times: memtape's own work), the same with
-it running (as in any program: it walks what memtape keeps), and a
-10k-turn session paused (a turn must cost the same at every length). The
-yardstick keeps next to nothing for the collector to walk, and runs paused.
+collector paused (as ``timeit`` times: memtape's own work) and the same with
+it running (as in any program: it walks what memtape keeps). The yardstick
+keeps next to nothing for the collector to walk, and runs paused.
+
+A turn must cost the same at every length: ``test_length`` times memtape
+alone at 100k and 10k turns, in rounds of its own. Timed inside the
+yardstick's rounds, the 10k-turn figure was one run of a tenth of a second
+a round, three a setting, and the ratio swung across its bound from one
+``make bench`` to the next, while the instructions a turn costs grow 2% from
+10k to 100k turns (``python -m benchmarks.count_instructions``).
 """
 
+import time
 from functools import partial
 
 import attrs
@@ -38,7 +45,7 @@ SIZES = {"10k": 10_000, "100k": 100_000}
 """Session lengths in turns, by the name the targets use."""
 
 ROUNDS = {(2000, 8): 3, (40, 2): 9}
-"""Timed rounds per setting; each runs the yardstick and memtape's three figures in turn,
+"""Timed rounds per setting; each runs the yardstick and memtape's two figures in turn,
 and the targets compare medians. The tight setting's ratio lies near its target, so it
 has more rounds (each a few seconds; the roomy setting's yardstick alone takes 20)."""
 
@@ -149,7 +156,6 @@ def note_per_turn(bench: Bench, who: str, setting: Setting, turns: int, median: 
 def test_compaction(bench: Bench, setting: Setting) -> None:
     budget, hot_n = setting
     long = support_session(bench.size(SIZES["100k"]))
-    short = support_session(bench.size(SIZES["10k"]))
     prefix = f"{budget}-{hot_n}"
     sides = (
         Side(f"yardstick-{prefix}-100k", partial(run_yardstick, long, budget, hot_n)),
@@ -159,17 +165,44 @@ def test_compaction(bench: Bench, setting: Setting) -> None:
             partial(run_tiered, long, budget, hot_n),
             collector=True,
         ),
-        Side(f"memtape-{prefix}-10k", partial(run_tiered, short, budget, hot_n)),
     )
     bench.benchmark.group = f"compaction, budget {budget} / hot_n {hot_n}"
     bench.in_turn(f"compaction-{prefix}-round", sides, rounds=ROUNDS[setting])
     if bench.timed:
         for side in sides:
-            turns = len(short) if side.name.endswith("-10k") else len(long)
             who = side.name.split("-")[0] + (
                 " with the collector running" if side.collector else ""
             )
-            note_per_turn(bench, who, setting, turns, bench.medians[side.name])
+            note_per_turn(bench, who, setting, len(long), bench.medians[side.name])
     memtape = run_tiered(long, budget, hot_n)
     assert len(memtape.run.commands) == len(long)
     assert run_yardstick(long, budget, hot_n).figures() == memtape_figures(memtape.state.window)
+
+
+LENGTH_ROUNDS = 5
+"""Timed rounds of ``test_length``: each times the 100k-turn session once and the 10k-turn
+one ten times, so both figures rest on as many turns (one 10k-turn run lasts a tenth of a
+second, and one such sample swung the ratio by a tenth)."""
+
+
+@pytest.mark.parametrize("setting", SETTINGS)
+def test_length(bench: Bench, setting: Setting) -> None:
+    budget, hot_n = setting
+    sessions = {size: support_session(bench.size(turns)) for size, turns in SIZES.items()}
+    most = max(len(session) for session in sessions.values())
+    sides = [
+        Side(
+            f"tiered-{budget}-{hot_n}-{size}",
+            partial(run_tiered, session, budget, hot_n),
+            clock=time.process_time,
+            repeat=most // len(session),
+        )
+        for size, session in sessions.items()
+    ]
+    bench.benchmark.group = f"compaction at two lengths, budget {budget} / hot_n {hot_n}"
+    bench.in_turn(f"tiered-{budget}-{hot_n}-round", sides, rounds=LENGTH_ROUNDS)
+    if bench.timed:
+        for side, session in zip(sides, sessions.values(), strict=True):
+            note_per_turn(bench, "memtape alone", setting, len(session), bench.medians[side.name])
+    short = sessions["10k"]
+    assert len(short) == len(run_tiered(short, budget, hot_n).run.commands)
