@@ -35,7 +35,7 @@ from memtape.policies.plumbing.params import Params
 PROVIDERS = ("anthropic", "openai", "google")
 """The providers whose cache rules memtape models (``memtape.projections.billing.caches``)."""
 
-DEFAULT_MINIMUM = {"anthropic": 1024, "openai": 1024, "google": 1024}
+DEFAULT_MINIMUM = {"anthropic": 1024, "openai": 1024, "google": 2048}
 """The fewest tokens a cached prefix holds when a row does not say (each provider's
 smallest documented minimum)."""
 
