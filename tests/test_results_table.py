@@ -167,6 +167,15 @@ class TestTheBill:
         assert expected == cursor.fetchall()
         assert [] == [row for row in expected if None in row]
 
+    def test_each_row_names_the_model_its_bill_was_priced_as(self, tmp_path: Path) -> None:
+        """cache-breaker's [cost] table names it; no column said which."""
+        _, table = self._table(tmp_path)
+
+        found = duckdb.connect().execute(
+            "SELECT DISTINCT priced_as FROM read_parquet(?)", [str(table)]
+        )
+        assert [("claude-sonnet-4-5",)] == found.fetchall()
+
     def test_the_policy_that_re_sends_fewest_tokens_costs_most(self, tmp_path: Path) -> None:
         _, table = self._table(tmp_path)
 
