@@ -598,6 +598,20 @@ class TestCost:
         )
         assert expected == pytest.approx(result.metrics["usd"], rel=1e-12)
 
+    def test_a_priced_result_names_the_model_it_was_billed_as(self) -> None:
+        """From the scenario's [cost] table, a dated snapshot priced as its model's row, or
+        from --set; the JSON said neither."""
+        priced = run_cell(plan(["cache-breaker"], ["none"])[0])
+        snapshot = ["cost.model=claude-sonnet-4-5-20250929"]
+        dated = run_cell(plan(["refund-desk"], ["tiered"], snapshot)[0])
+        unpriced = run_cell(plan(["refund-desk"], ["tiered"])[0])
+        assert ("claude-sonnet-4-5", "claude-sonnet-4-5", None) == (
+            priced.data().get("priced_as"),
+            dated.data().get("priced_as"),
+            unpriced.priced_as,
+        )
+        assert "priced_as" not in unpriced.data()
+
     def test_an_unknown_model_is_refused_before_any_cell_runs(self) -> None:
         with pytest.raises(BadInput) as error:
             plan(["refund-desk"], ["tiered"], ["cost.model=gpt5"])

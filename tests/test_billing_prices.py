@@ -1,5 +1,8 @@
 """The price table: the shipped rows, a price file over them, and bad files refused."""
 
+import datetime
+import tomllib
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -26,8 +29,29 @@ class TestShipped:
         expected = table.price("claude-sonnet-4-5", "here")
         assert expected == table.price("claude-sonnet-4-5-20250929", "here")
 
+    def test_every_row_names_the_day_it_was_read(self) -> None:
+        text = resources.files("memtape.projections.billing").joinpath("prices.toml").read_text()
+        rows = tomllib.loads(text)["models"]
+        days = {name: row.get("read_on") for name, row in rows.items()}
+        undated = [name for name, day in days.items() if not isinstance(day, str)]
+        assert ([], len(rows)) == (undated, len(shipped_prices().models))
+        assert all(datetime.date.fromisoformat(day) for day in days.values())
+
     def test_claude_opus_caches_from_4096_tokens(self) -> None:
         assert 4096 == shipped_prices().price("claude-opus-4-5", "here").cache_minimum
+
+    def test_gemini_2_5_caches_from_2048_tokens(self) -> None:
+        """Google's caching page (updated 2026-10) gives 2,048 for both 2.5 models; the
+        table said 1,024 for Flash, as the page did when implicit caching began."""
+        table = shipped_prices()
+        assert [2048, 2048] == [
+            table.price(model, "here").cache_minimum
+            for model in ("gemini-2.5-flash", "gemini-2.5-pro")
+        ]
+
+    def test_a_google_row_that_names_no_minimum_caches_from_2048(self) -> None:
+        row = ROW.replace('"openai"', '"google"')
+        assert 2048 == parse_prices(row, "p.toml").price("my-model", "here").cache_minimum
 
 
 class TestUnknownModel:

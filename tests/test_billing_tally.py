@@ -167,11 +167,15 @@ class TestGoogle:
     def test_a_cache_idle_past_five_minutes_is_gone(self) -> None:
         metrics = billed(LATE, GEMINI)
         expected = (1_100 * 0.3 + 50 * 2.5 + 1_250 * 0.3) / 1e6
+        assert (2_350, 0) == (metrics.billed_input_tokens, metrics.cache_read_tokens)
         assert expected == pytest.approx(metrics.usd, rel=1e-12)
 
     def test_a_prompt_below_the_minimum_is_not_cached(self) -> None:
         metrics = billed(SHORT, GEMINI)
+        # Both prompts (500, then 650) are below 1,024: billed whole as input.
+        expected = (500 * 0.3 + 50 * 2.5 + 650 * 0.3) / 1e6
         assert (1_150, 0) == (metrics.billed_input_tokens, metrics.cache_read_tokens)
+        assert expected == pytest.approx(metrics.usd, rel=1e-12)
 
     def test_a_compaction_that_drops_the_first_turn_breaks_the_cached_prefix(self) -> None:
         metrics = billed(SLIDING, GEMINI, policy="sliding-window")

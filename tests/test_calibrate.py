@@ -78,6 +78,9 @@ class TestCalibrated:
         with pytest.raises(BadInput) as error:
             calibrated("refund-desk", ["cost.model=gpt-5"])
         assert str(error.value).startswith("refund-desk: --calibrate needs turns with the usage")
+        assert str(error.value).endswith(
+            "Claude Code, Codex, OpenTelemetry, a capture, Gemini CLI)"
+        )
 
     def test_a_session_without_a_model_is_refused(self, session: str, tmp_path: Path) -> None:
         unpriced = tmp_path / "unpriced.toml"
@@ -89,6 +92,32 @@ class TestCalibrated:
 
     def test_the_imported_model_is_priced(self, session: str) -> None:
         assert "claude-sonnet-4-5" == calibrated(session).model
+
+
+class TestTheFixtures:
+    @pytest.mark.parametrize(
+        ("name", "settings", "error"),
+        [
+            ("otel-trace.json", [], -0.876),
+            ("codex-rollout.jsonl", [], -0.874),
+            ("capture-session.jsonl", ["cost.model=claude-sonnet-4-5"], -0.418),
+            ("gemini-cli-session.json", [], -0.958),
+        ],
+    )
+    def test_each_prompt_bill_is_off_as_the_docs_table_says(
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        name: str,
+        settings: list[str],
+        error: float,
+    ) -> None:
+        """docs/how-to/cost.md's tolerance table, as imported (a Gemini CLI session was
+        refused: its import named no model)."""
+        out = tmp_path / "session.toml"
+        assert 0 == main(["import", str(FIXTURE.parent / name), "--out", str(out), "-q"])
+        found = calibrated(str(out), settings).calibration.usd_error
+        assert error == pytest.approx(found, abs=5e-4)
 
 
 class TestCommand:

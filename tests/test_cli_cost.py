@@ -97,3 +97,69 @@ class TestRun:
         # The sliding window's two compactions before event 19 broke two cached prefixes
         # (its whole run broke 14); under none, from there on, nothing breaks another.
         assert ("claude-sonnet-4-5", 2) == (cost["model"], cost["cache_breaks"])
+
+
+PRICES = str(Path(__file__).parent.parent / "examples" / "prices.toml")
+"""A price file of one model, ``my-gateway-sonnet`` (Sonnet's rules at 80% of its prices)."""
+
+
+@pytest.fixture
+def gateway(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """cache-breaker recorded as priced by the price file's model."""
+    out = tmp_path / "run.jsonl"
+    argv = ["run", "cache-breaker", "--set", "cost.model=my-gateway-sonnet"]
+    assert 0 == main([*argv, "--prices", PRICES, "--out", str(out)])
+    capsys.readouterr()
+    return out
+
+
+class TestPriceFile:
+    """A run priced by a model of a price file is shown and explained with that file; a
+    bench --runs directory holds such runs, and show and why took no --prices."""
+
+    def test_show_bills_the_run_at_the_file_s_prices(
+        self, gateway: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        cost = show(capsys, str(gateway), "--prices", PRICES)["cost"]
+        # The shipped run's bill at Sonnet's prices ($0.1428), at 80% of each of them.
+        assert ("my-gateway-sonnet", 14) == (cost["model"], cost["cache_breaks"])
+        assert 0.1428 * 0.8 == pytest.approx(cost["usd"], rel=1e-12)
+
+    def test_why_names_the_break_at_the_file_s_prices(
+        self, gateway: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        assert 0 == main(["why", str(gateway), "turn:33", "--prices", PRICES])
+        last = capsys.readouterr().out.splitlines()[-1]
+        assert last.startswith("       billed as my-gateway-sonnet: the request after turn 32")
+
+    def test_without_the_file_the_model_is_refused_in_one_line(
+        self, gateway: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        status = main(["show", str(gateway)])
+        expected = (
+            f"memtape: error: {gateway}: [cost] model: no price for model "
+            "'my-gateway-sonnet' (--prices FILE.toml adds one)\n"
+        )
+        assert (2, expected) == (status, capsys.readouterr().err)
+
+    def test_a_price_file_that_is_not_there_is_refused_in_one_line(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        missing = tmp_path / "nope.toml"
+        status = main(["show", "refund-desk", "--prices", str(missing)])
+        assert (2, f"memtape: error: {missing}: no such price file\n") == (
+            status,
+            capsys.readouterr().err,
+        )
+
+    def test_run_refuses_a_bad_price_file_and_writes_nothing(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        bad, out = tmp_path / "bad.toml", tmp_path / "run.jsonl"
+        bad.write_text('[models."x"]\nprovider = "azure"\n', "utf-8")
+        status = main(["run", "refund-desk", "--prices", str(bad), "--out", str(out)])
+        expected = (
+            f"memtape: error: {bad}: models.'x': provider must be one of anthropic, openai, "
+            "google, got 'azure'\n"
+        )
+        assert (2, expected, False) == (status, capsys.readouterr().err, out.exists())

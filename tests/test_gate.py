@@ -148,6 +148,38 @@ class TestRegressions:
         ] == lines
 
 
+class TestCost:
+    def test_a_session_that_breaks_more_caches_fails_a_usd_rule(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """The issue's own rule: the same re-sent tokens, a higher bill."""
+        breaker = tmp_path / "breaker.toml"
+        breaker.write_text(read_scenario("cache-breaker"), "utf-8")
+        policies = ["--policy", "none", "--policy", "sliding-window", "--jobs", "1", "-q"]
+        base = tmp_path / "base.parquet"
+        assert 0 == main(["bench", str(breaker), *policies, "--results", str(base)])
+        text = breaker.read_text("utf-8")
+        # The agent pauses ten minutes before its tenth tool call: every cached entry expires.
+        at = text.index('[[step]]\nturn = "tool"\ntext = "line 10.0')
+        breaker.write_text(text[:at] + "[[step]]\nadvance = 600\n\n" + text[at:], "utf-8")
+
+        status, lines = _bench(
+            capsys, str(breaker), *policies, "--baseline", str(base),
+            "--fail-if", "usd > baseline * 1.05", "--fail-if", "tokens_resent > baseline",
+        )  # fmt: skip
+
+        # Under none the request after the pause writes the 3,700 tokens it read before
+        # (1,100 pinned and eight exchanges of 300, then 200), at $3.75 a million instead
+        # of $0.30: 3,700 * 3.45 / 1e6 = $0.012765 more, 16% over the baseline's $0.07938.
+        # The sliding window's prefix was broken there anyway: 2.7% more, within 5%.
+        assert 1 == status
+        assert [
+            "regressed: cache-breaker, none budget=3000: usd is 0.092145, the baseline "
+            "0.07938: breaks 'usd > baseline * 1.05' (0.092145 > 0.07938 * 1.05)",
+            f"gate: failed: 1 of 2 cells broke a rule (2 rules, against {base})",
+        ] == lines
+
+
 class TestMatching:
     def test_a_cell_the_baseline_lacks_is_said_and_does_not_fail(
         self, capsys: pytest.CaptureFixture[str], desk: Path

@@ -27,6 +27,13 @@ class TestModel:
             imported(fixture("capture-session.jsonl")).cost,
         )
 
+    def test_a_gemini_cli_session_is_priced_as_its_messages_model(self) -> None:
+        """Each gemini message names its model; the import wrote no [cost] table."""
+        assert (Cost("gemini-2.5-pro"), Cost("gemini-2.5-pro")) == (
+            imported(fixture("gemini-cli-session.json")).cost,
+            imported(fixture("gemini-cli-session.jsonl")).cost,
+        )
+
     def test_a_transcript_naming_no_model_is_not_priced(self) -> None:
         assert Cost() == imported(fixture("openai-chat.json")).cost
 

@@ -19,6 +19,7 @@ from memtape.core.errors import BadInput
 from memtape.lab.bench import Result, plan
 from memtape.lab.results_table import LEADING, read_table, write_table
 from memtape.llm.config import BASE_URL_ENV
+from memtape.projections.billing.tally import COST_METRICS
 from tests.llm_server import ChatServer
 
 SWEEP = ["refund-desk", "dana-facts", "--policy", "tiered", "--policy", "lru", "--jobs", "1"]
@@ -139,6 +140,51 @@ class TestTheTable:
         metadata = pq.read_table(table).schema.metadata
         assert b"memtape-bench-table" == metadata[b"memtape.format"]
         assert b"1" == metadata[b"memtape.version"]
+
+
+class TestTheBill:
+    """cache-breaker is priced (claude-sonnet-4-5): its cells' cost columns hold figures."""
+
+    def _table(self, tmp_path: Path) -> tuple[Path, Path]:
+        out, table = tmp_path / "out.json", tmp_path / "out.parquet"
+        argv = ["bench", "cache-breaker", "--policy", "none", "--policy", "sliding-window"]
+        argv += ["--policy", "tiered", "--jobs", "1", "-q", "--json", str(out)]
+        assert 0 == main([*argv, "--results", str(table)])
+        return out, table
+
+    def test_duckdb_reads_each_cell_s_bill_equal_to_the_json(self, tmp_path: Path) -> None:
+        out, table = self._table(tmp_path)
+
+        columns = ", ".join(f'"metric.{name}"' for name in COST_METRICS)
+        cursor = duckdb.connect().execute(
+            f"SELECT policy, {columns} FROM read_parquet(?)", [str(table)]
+        )
+        written = json.loads(out.read_text("utf-8"))["results"]
+        expected = [
+            (result["policy"], *(result["metrics"][name] for name in COST_METRICS))
+            for result in written
+        ]
+        assert expected == cursor.fetchall()
+        assert [] == [row for row in expected if None in row]
+
+    def test_each_row_names_the_model_its_bill_was_priced_as(self, tmp_path: Path) -> None:
+        """cache-breaker's [cost] table names it; no column said which."""
+        _, table = self._table(tmp_path)
+
+        found = duckdb.connect().execute(
+            "SELECT DISTINCT priced_as FROM read_parquet(?)", [str(table)]
+        )
+        assert [("claude-sonnet-4-5",)] == found.fetchall()
+
+    def test_the_policy_that_re_sends_fewest_tokens_costs_most(self, tmp_path: Path) -> None:
+        _, table = self._table(tmp_path)
+
+        found = duckdb.connect().execute(
+            'SELECT arg_min(policy, "metric.tokens_resent"), arg_max(policy, "metric.usd") '
+            "FROM read_parquet(?)",
+            [str(table)],
+        )
+        assert [("sliding-window", "sliding-window")] == found.fetchall()
 
 
 class TestValuesOfAnyShape:

@@ -3,6 +3,7 @@
 import argparse
 
 from memtape.commandline.opening import simulate
+from memtape.commandline.priced import price_table
 from memtape.commandline.writing import run_output
 from memtape.core.visible import visible
 from memtape.runs.files import save_run
@@ -15,11 +16,11 @@ def run(args: argparse.Namespace) -> int:
     out = run_output(args.out)
     scenario = load_scenario(args.scenario)
     scenario = with_settings(scenario, args.set)
+    table = None if args.prices is None else price_table(args.prices)
     if scenario.cost.model is not None:
         # A model without a price is refused before the run, not when it is shown.
-        from memtape.projections.billing.prices import shipped_prices  # noqa: PLC0415
-
-        shipped_prices().price(scenario.cost.model, f"{scenario.source}: [cost] model")
+        table = price_table(None) if table is None else table
+        table.price(scenario.cost.model, f"{scenario.source}: [cost] model")
     session = simulate(scenario, args)
     address = save_run(session, out, scenario.name, cost=scenario.cost.table() or None)
     print(

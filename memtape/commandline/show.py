@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     run = loaded.session.run
     at = len(run) if args.at is None else within(args.at, len(run), f"{args.run}: --at")
     view = view_data(run.state_at(at), at, loaded.session.policies_at(at))
-    billed = _billed(loaded, at, args.run)
+    billed = _billed(loaded, at, args.run, args.prices)
     if billed is not None:
         view["cost"] = billed
     width = terminal_width()
@@ -38,9 +38,10 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _billed(loaded: LoadedRun, at: int, where: str) -> dict[str, Any] | None:
-    """The run's bill up to event ``at`` (its cost metrics and the model), when priced."""
-    priced = run_price(loaded, where)
+def _billed(loaded: LoadedRun, at: int, where: str, prices: str | None) -> dict[str, Any] | None:
+    """The run's bill up to event ``at`` (its cost metrics and the model), when priced (at
+    the ``--prices`` file's prices, when given)."""
+    priced = run_price(loaded, where, prices)
     if priced is None:
         return None
     # Only a priced run pays for this import.

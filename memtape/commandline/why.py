@@ -21,7 +21,8 @@ def run(args: argparse.Namespace) -> int:
     except MemtapeError as error:
         raise MemtapeError(f"{args.run}: {error}") from None
     data = life_data(life)
-    billed = _billed(loaded, target.turn, args.run) if isinstance(target, TurnTarget) else None
+    turn = target.turn if isinstance(target, TurnTarget) else None
+    billed = None if turn is None else _billed(loaded, turn, args.run, args.prices)
     if billed is not None:
         data["cost"] = billed[1]
 
@@ -36,9 +37,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _billed(loaded: LoadedRun, turn: int, where: str) -> tuple[str, dict[str, Any]] | None:
-    """The model and the ``cost`` data of turn ``turn``'s request, when the run is priced."""
-    priced = run_price(loaded, where)
+def _billed(
+    loaded: LoadedRun, turn: int, where: str, prices: str | None
+) -> tuple[str, dict[str, Any]] | None:
+    """The model and the ``cost`` data of turn ``turn``'s request, when the run is priced (at
+    the ``--prices`` file's prices, when given)."""
+    priced = run_price(loaded, where, prices)
     if priced is None:
         return None
     # Only a priced run pays for these imports.

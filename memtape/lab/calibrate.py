@@ -51,7 +51,8 @@ def calibrated(
     if not scenario.usage:
         raise BadInput(
             f"{source}: --calibrate needs turns with the usage their provider billed "
-            "(import a Claude Code session or an OpenTelemetry trace that recorded it)"
+            "(import a session that recorded it: Claude Code, Codex, OpenTelemetry, a "
+            "capture, Gemini CLI)"
         )
     policies, name = _as_recorded(scenario)
     spec = PolicySpec("compaction", name, (), name)

@@ -5,10 +5,11 @@ its name; ``source``, as the command named it), its policy (``policy``; ``label`
 the table shows it, grid point included), the ``axis`` the policy is on, its
 ``settings`` (the ``--set`` ones, then its grid point) and ``idle`` (why its policy had
 nothing to apply, or null); then, when the sweep had them, ``judge`` (the ``--judge``
-model), ``probes`` (the ``--probes`` file) and ``replicates`` (how many runs a row
-folds); then one ``param.AXIS.NAME`` column per parameter and one ``metric.NAME`` column
-per metric, whatever parameters and metrics the results hold (a replicated row's metric
-is the median of its runs). A replicated row then has, per metric with a spread,
+model), ``probes`` (the ``--probes`` file), ``replicates`` (how many runs a row
+folds) and ``priced_as`` (the model the cost metrics were billed as); then one
+``param.AXIS.NAME`` column per parameter and one ``metric.NAME`` column per metric,
+whatever parameters and metrics the results hold (a replicated row's metric is the
+median of its runs). A replicated row then has, per metric with a spread,
 ``spread.NAME.low``, ``spread.NAME.high`` and ``spread.NAME.interval`` (``range`` or
 ``percentile-95``), and ``within_spread.NAME``, the labels of the policies whose spread
 overlaps it; a judged row has ``answers``, each question asked with its reply, verdict
@@ -53,9 +54,9 @@ METRIC = "metric."
 LEADING = ("scenario", "source", "policy", "label", "axis", "settings", "idle")
 """The columns every table starts with, naming its cell."""
 
-SWEPT = ("judge", "probes", "replicates")
+SWEPT = ("judge", "probes", "replicates", "priced_as")
 """The columns after ``LEADING`` that a sweep with ``--judge``, ``--probes`` or
-``--replicates`` has."""
+``--replicates``, or with a priced model, has."""
 
 SPREAD = "spread."
 """The start of a replicated metric's interval columns: ``spread.NAME.low`` and so on."""
@@ -90,6 +91,7 @@ def table_rows(cells: Sequence[Cell], results: Sequence[Result]) -> list[dict[st
         swept: dict[str, str | int | None] = {"judge": cell.judge, "probes": cell.probes}
         if result.spread is not None:
             swept["replicates"] = result.spread.replicates
+        swept["priced_as"] = result.priced_as
         row.update({name: value for name, value in swept.items() if value is not None})
         row.update({f"{PARAM}{axis}.{name}": v for name, v in (result.params or {}).items()})
         row.update({f"{METRIC}{name}": value for name, value in result.metrics.items()})

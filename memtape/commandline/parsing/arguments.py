@@ -65,6 +65,15 @@ def add_quiet(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_prices(parser: argparse.ArgumentParser) -> None:
+    """``--prices FILE.toml``: rows over the shipped price table."""
+    parser.add_argument(
+        "--prices",
+        metavar="FILE.toml",
+        help='prices to bill at, over the shipped ones ([models."NAME"] tables, USD per million)',
+    )
+
+
 def add_settings(parser: argparse.ArgumentParser) -> None:
     """``--set AXIS.PARAM=VALUE``, repeatable."""
     parser.add_argument(

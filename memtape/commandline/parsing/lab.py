@@ -5,7 +5,7 @@ import argparse
 from typing import Any
 
 from memtape.commandline.numbers import integer
-from memtape.commandline.parsing.arguments import Command, add_settings, handler
+from memtape.commandline.parsing.arguments import Command, add_prices, add_settings, handler
 from memtape.lab.choices import DEFAULT_BUDGET, DEFAULT_HOT_N
 
 
@@ -26,11 +26,7 @@ def bench(bench: argparse.ArgumentParser) -> None:
         help="a policy to compare, e.g. rolling-summary:keep=4 (repeatable; not with --calibrate)",
     )
     add_settings(bench)
-    bench.add_argument(
-        "--prices",
-        metavar="FILE.toml",
-        help='prices to bill at, over the shipped ones ([models."NAME"] tables, USD per million)',
-    )
+    add_prices(bench)
     bench.add_argument(
         "--calibrate",
         action="store_true",

@@ -9,6 +9,7 @@ from memtape.commandline.parsing.arguments import (
     RUN_FILE_HELP,
     RUN_HELP,
     Command,
+    add_prices,
     add_quiet,
     add_settings,
     add_trust,
@@ -37,6 +38,7 @@ def run(parser: argparse.ArgumentParser) -> None:
         help="a JSONL file (replaced), or a .db store the run is added to",
     )
     add_settings(parser)
+    add_prices(parser)
     add_quiet(parser)
     parser.set_defaults(handler=handler("record"))
 
@@ -49,6 +51,7 @@ def show(parser: argparse.ArgumentParser) -> None:
         "--at", type=integer, metavar="N", help="after the N-th event (default: the end)"
     )
     parser.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    add_prices(parser)
     add_trust(parser)
     parser.set_defaults(handler=handler("show"))
 
@@ -188,6 +191,7 @@ def why(parser: argparse.ArgumentParser) -> None:
         "or a memory block (block:LABEL)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON (exact numbers)")
+    add_prices(parser)
     add_trust(parser)
     parser.set_defaults(handler=handler("why"))
 

@@ -163,6 +163,7 @@ def _measured(
         losses,
         over_budget,
         verdicts=found,
+        priced_as=None if bill is None else bill.price.model,
     )
 
 

@@ -77,17 +77,22 @@ class Result:
     spread: Replicated | None = None
     """For a cell run ``--replicates N`` times, each metric's spread over the replicates
     (``metrics`` then holds the medians); None for a cell run once."""
+    priced_as: str | None = None
+    """The price table's model the cost metrics were billed as (a dated snapshot is priced
+    as its model's row), or None when no model is priced."""
 
     def data(self, *, losses: bool = False) -> dict[str, Any]:
         """The result as the JSON contract writes it; with ``losses``, each lost probe too
         (``ProbeLoss.data``, its kind among its fields); for replicates, their ``spread``
-        (``Replicated.data``)."""
+        (``Replicated.data``); for a priced cell, the model it was billed as."""
         data: dict[str, Any] = {
             "scenario": self.scenario,
             "policy": self.policy,
             "params": self.params,
             "metrics": self.metrics,
         }
+        if self.priced_as is not None:
+            data["priced_as"] = self.priced_as
         if self.metrics.get("answers_correct") is not None:
             data["answers"] = [verdict.data() for verdict in self.verdicts]
         if self.spread is not None:

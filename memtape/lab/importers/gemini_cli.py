@@ -21,7 +21,8 @@ becomes:
   DESCRIPTION``), its content, and its ``toolCalls`` as ``call
   NAME(ARGS)``, their ``id`` among the turn's calls; its ``tokens`` are the
   turn's usage (the uncached prompt, the output with the thoughts, the
-  cached prompt). Each call's result
+  cached prompt), its ``model`` the model the import prices the scenario
+  as (``[cost] model``). Each call's result
   follows as a tool turn answering its ``id``: the ``result`` parts (a
   ``functionResponse``'s ``response.output``, or its ``error`` as ``[error]
   ...``) or, when the file kept none, the ``resultDisplay`` it showed; a
@@ -176,6 +177,7 @@ def _gemini(data: Mapping[str, Any], where: str, turns: Turns) -> int:
         ids.append(identity)
         parts.append(call_text(call.get("name"), call.get("args"), place))
     turns.add("assistant", parts, where, calls=ids, usage=_usage(data.get("tokens"), where))
+    turns.asked(data.get("model"))
     unanswered = 0
     for number, call in enumerate(calls):
         place = f"{where}: toolCalls[{number}]"

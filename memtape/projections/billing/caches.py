@@ -16,7 +16,7 @@
   cache left idle is cleared after 5 to 10 minutes (documented); memtape takes
   the 5 minutes (or the ``ttl``), the least a user can count on.
 - **Google** caches implicitly, like OpenAI, token by token, above the model's
-  documented minimum (1,024 tokens for Gemini 2.5 Flash, 2,048 for 2.5 Pro),
+  documented minimum (2,048 tokens for Gemini 2.5 Flash and Pro),
   with no write billed and the same idle lifetime. Google promises no hit; the
   model takes every one it could have.
 """

@@ -1,9 +1,10 @@
 """The price table: what a model's tokens cost, USD per million, by kind.
 
-The shipped table (``prices.toml`` beside this module) holds the Anthropic,
-OpenAI and Google models of late 2026, each with the page its prices were
-read from and the day; ``--prices FILE.toml`` overrides a row or adds one,
-in the same form::
+The shipped table (``prices.toml`` beside this module) holds Anthropic,
+OpenAI and Google models still sold in late 2026 (Claude Opus and Sonnet 4.5
+and 4.6, Haiku 4.5, GPT-5, 5.1 and 4.1, Gemini 2.5; not the newest generation,
+whose cache minimums no provider page gave), each with the page its prices
+were read from and the day; ``--prices FILE.toml`` overrides a row or adds one, in the same form::
 
     [models."my-model"]
     provider = "openai"          # anthropic | openai | google
@@ -35,7 +36,7 @@ from memtape.policies.plumbing.params import Params
 PROVIDERS = ("anthropic", "openai", "google")
 """The providers whose cache rules memtape models (``memtape.projections.billing.caches``)."""
 
-DEFAULT_MINIMUM = {"anthropic": 1024, "openai": 1024, "google": 1024}
+DEFAULT_MINIMUM = {"anthropic": 1024, "openai": 1024, "google": 2048}
 """The fewest tokens a cached prefix holds when a row does not say (each provider's
 smallest documented minimum)."""
 

@@ -132,6 +132,11 @@ class CostTally:
         self._waiting: State | None = None
         """The state after the last tool result, whose request is not sent yet."""
 
+    @property
+    def price(self) -> Price:
+        """The price the run is billed at."""
+        return self._price
+
     def step(
         self, command: Command, batch: Sequence[Event], before: State, after: State, offset: int
     ) -> None:
