@@ -86,15 +86,14 @@ class Bench:
 
         A ratio of two figures timed minutes apart swings with whatever else the
         machine does meanwhile (a third, here); timed in turn, what weighs on one
-        side weighs on the others. Each side starts after a full collection, and is
-        timed ``side.repeat`` times a round, each a sample of its median.
+        side weighs on the others. Each side starts after a full collection; a sample is
+        the mean of ``side.repeat`` runs.
         """
         times: dict[str, list[float]] = {side.name: [] for side in sides}
 
         def one_round() -> None:
             for side in sides:
-                for _ in range(side.repeat if self.timed else 1):
-                    times[side.name].append(side.timed())
+                times[side.name].append(side.timed(side.repeat if self.timed else 1))
 
         self.measure(name, one_round, rounds=rounds if self.timed else 1)
         for side_name, kept in times.items():
@@ -137,24 +136,28 @@ class Side:
     process spent (a ratio of a run to itself at another length, which the machine's
     other work would otherwise swing by more than the bound)."""
     repeat: int = 1
-    """How many times a round times it, each its own sample: a short run (a tenth of the
-    turns of the side it is compared with) is timed as many times over, so each side of a
-    ratio rests on as many turns, and a short run's noise weighs no more than a long one's."""
+    """How many runs one sample is the mean of: a short run (a tenth of the turns of the
+    side it is compared with) is run ten times a sample, so both samples of a ratio last as
+    long, and what the machine does meanwhile weighs on them alike (the median of samples a
+    tenth as long would miss most of what the longer ones catch)."""
 
-    def timed(self) -> float:
-        """Seconds one ``run()`` takes, from a full collection."""
-        gc.collect()
-        was_enabled = gc.isenabled()
-        if not self.collector:
-            gc.disable()
-        clock = self.clock
-        try:
-            started = clock()
-            self.run()
-            return clock() - started
-        finally:
-            if was_enabled:
-                gc.enable()
+    def timed(self, repeat: int = 1) -> float:
+        """Seconds one ``run()`` takes, from a full collection: the mean of ``repeat`` runs."""
+        spent = 0.0
+        for _ in range(repeat):
+            gc.collect()
+            was_enabled = gc.isenabled()
+            if not self.collector:
+                gc.disable()
+            clock = self.clock
+            try:
+                started = clock()
+                self.run()
+                spent += clock() - started
+            finally:
+                if was_enabled:
+                    gc.enable()
+        return spent / repeat
 
 
 def _collect() -> None:

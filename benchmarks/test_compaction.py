@@ -179,10 +179,10 @@ def test_compaction(bench: Bench, setting: Setting) -> None:
     assert run_yardstick(long, budget, hot_n).figures() == memtape_figures(memtape.state.window)
 
 
-LENGTH_ROUNDS = 5
-"""Timed rounds of ``test_length``: each times the 100k-turn session once and the 10k-turn
-one ten times, so both figures rest on as many turns (one 10k-turn run lasts a tenth of a
-second, and one such sample swung the ratio by a tenth)."""
+LENGTH_ROUNDS = 9
+"""Timed rounds of ``test_length``: each times the 100k-turn session once, and the 10k-turn
+one ten times over as one sample (their mean), so both samples last as long (one 10k-turn
+run lasts a tenth of a second, and one such sample swung the ratio by a tenth)."""
 
 
 @pytest.mark.parametrize("setting", SETTINGS)

@@ -3,7 +3,7 @@
 Under ``none`` HOT holds the whole session, so a fold that copied it at each
 turn would make 100k turns cost a hundred times what 10k do. Timed as the
 compaction benchmarks are, the sizes in turn with the collector paused, in CPU time,
-the 10k-turn session ten times a round (see ``test_compaction.py``); ``conftest.py``
+the 10k-turn session ten times a sample (see ``test_compaction.py``); ``conftest.py``
 checks the ratio.
 """
 
