@@ -3,6 +3,9 @@ for it (``[cost] model``)."""
 
 from pathlib import Path
 
+import pytest
+
+from memtape.cli import main
 from memtape.scenarios.cost import Cost
 from tests.transcripts import fixture, imported
 
@@ -42,3 +45,20 @@ class TestModel:
         path = tmp_path / "session.jsonl"
         path.write_text(text.replace("claude-sonnet-4-5-20250929", "claude-next-9"), "utf-8")
         assert Cost() == imported(path).cost
+
+    def test_the_import_says_a_model_without_a_price_is_not_priced(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        text = fixture("claude-code-usage.jsonl").read_text("utf-8")
+        path = tmp_path / "session.jsonl"
+        path.write_text(text.replace("claude-sonnet-4-5-20250929", "claude-next-9"), "utf-8")
+        status = main(["import", str(path), "--out", str(tmp_path / "s.toml")])
+        said = [line for line in capsys.readouterr().out.splitlines() if "claude-next-9" in line]
+        assert (
+            0,
+            [
+                "cost: memtape ships no price for 'claude-next-9', so the scenario is not "
+                "priced; a [cost] table naming it, with bench --prices FILE.toml holding its "
+                "row, prices it"
+            ],
+        ) == (status, said)

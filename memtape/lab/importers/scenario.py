@@ -177,9 +177,20 @@ def transcript_scenario(
         progress(total, total)
     # Priced as the transcript's model only when memtape has its price: a bench of the
     # scenario is then never refused for a model it cannot price.
-    if transcript.model is not None and shipped_prices().knows(transcript.model):
-        policies["cost"] = {"model": transcript.model}
+    if transcript.model is not None:
+        if shipped_prices().knows(transcript.model):
+            policies["cost"] = {"model": transcript.model}
+        elif told is not None:
+            told(unpriced(transcript.model))
     return scenario_file(comment, info, policies, steps, probes, imported=imported)
+
+
+def unpriced(model: str) -> str:
+    """The line an import tells when memtape ships no price for the transcript's model."""
+    return (
+        f"cost: memtape ships no price for {model!r}, so the scenario is not priced; "
+        f"a [cost] table naming it, with bench --prices FILE.toml holding its row, prices it"
+    )
 
 
 Step = dict[str, Value | list[str] | dict[str, int]]
