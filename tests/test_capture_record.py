@@ -298,6 +298,58 @@ class TestCommand:
             out.exists(),
         )
 
+    def test_an_upstream_refused_from_the_environment_names_its_variable(
+        self, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
+        environment = {**os.environ, "OPENAI_BASE_URL": "localhost:8000"}
+        result = subprocess.run(
+            command, capture_output=True, text=True, check=False, timeout=60, env=environment
+        )
+        assert (
+            2,
+            [
+                "memtape: error: $OPENAI_BASE_URL: upstream 'localhost:8000': "
+                "not an http:// or https:// URL"
+            ],
+            False,
+        ) == (result.returncode, result.stderr.splitlines(), out.exists())
+
+    @pytest.mark.parametrize(
+        ("given", "named"),
+        [
+            ({"OPENAI_BASE_URL": "http://127.0.0.1:{port}/v1"}, "$OPENAI_BASE_URL"),
+            ({"ANTHROPIC_BASE_URL": "http://localhost:{port}"}, "$ANTHROPIC_BASE_URL"),
+            ({"--upstream-openai": "http://127.0.0.1:{port}/v1"}, "--upstream-openai"),
+        ],
+    )
+    def test_an_upstream_that_is_the_proxy_itself_is_refused(
+        self, tmp_path: Path, given: dict[str, str], named: str
+    ) -> None:
+        """A shell that exported an earlier ``--serve-only``'s variables, then records on
+        the same port: each request would go round to the proxy for ever."""
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            port = str(free.getsockname()[1])
+        ((name, url),) = given.items()
+        url = url.format(port=port)
+        out = tmp_path / "c.jsonl"
+        options = [name, url] if name.startswith("--") else []
+        environment = {**os.environ, name: url} if not options else dict(os.environ)
+        command = [*MEMTAPE, "record", "--port", port, *options, "--out", str(out), "--", "true"]
+        result = subprocess.run(
+            command, capture_output=True, text=True, check=False, timeout=60, env=environment
+        )
+        assert (
+            2,
+            [
+                f"memtape: error: {named} ({url}) is this proxy's own address, "
+                f"127.0.0.1:{port}: each request would come back to it"
+            ],
+            False,
+        ) == (result.returncode, result.stderr.splitlines(), out.exists())
+
     def test_an_out_in_no_directory_is_refused(self, tmp_path: Path) -> None:
         out = tmp_path / "missing" / "c.jsonl"
         command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]

@@ -3,6 +3,8 @@ and the connections to it, kept open between requests as an HTTP/1.1 client keep
 them (a TLS handshake per request would cost more than everything else)."""
 
 import asyncio
+import ipaddress
+import socket
 import ssl
 from urllib.parse import urlsplit
 
@@ -47,6 +49,21 @@ class Upstream:
         self.host_header = name if default else f"{name}:{self.port}"
         self._idle: list[Connection] = []
         self._context = ssl.create_default_context() if self.tls else None
+
+    def reaches_loopback(self, port: int) -> bool:
+        """Whether a connection to this upstream would reach 127.0.0.1:``port`` (where the
+        proxy listens): its host is ``localhost``, 127.0.0.1 in any spelling
+        ``inet_aton`` takes (``127.1``), or 0.0.0.0, which a connection takes for this
+        machine; and its port is ``port``."""
+        if self.port != port or self.tls:
+            return False
+        if self.host.lower().rstrip(".") == "localhost":
+            return True
+        try:
+            address = ipaddress.IPv4Address(socket.inet_aton(self.host))
+        except OSError:
+            return False
+        return address in (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv4Address("0.0.0.0"))
 
     def target(self, path: str, *, strip: str = "") -> str:
         """The request target upstream of an agent's ``path``: the base path, then the

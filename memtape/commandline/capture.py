@@ -41,9 +41,11 @@ def run(args: argparse.Namespace) -> int:
         raise MemtapeError("record needs a command to run after --, or --serve-only")
     if not 0 <= args.port <= 65535:
         raise MemtapeError(f"--port {args.port} is not a port (0..65535)")
-    openai = Upstream(args.upstream_openai or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT)
-    anthropic = Upstream(
-        args.upstream_anthropic or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT
+    openai, openai_from = _upstream(
+        args.upstream_openai, "--upstream-openai", "OPENAI_BASE_URL", OPENAI_DEFAULT
+    )
+    anthropic, anthropic_from = _upstream(
+        args.upstream_anthropic, "--upstream-anthropic", "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT
     )
     out = Path(args.out)
     check_writable(out)
@@ -61,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         raise MemtapeError(f"port {args.port}: {error.strerror or error}") from None
     size_before = out.stat().st_size if out.exists() else None
     try:
+        _refuse_itself(port, [(openai_from, openai), (anthropic_from, anthropic)])
         capture = CaptureWriter(out)
     except MemtapeError:
         proxy.stop()
@@ -92,6 +95,34 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return status
+
+
+def _upstream(given: str | None, option: str, variable: str, default: str) -> tuple[Upstream, str]:
+    """The upstream the option names, else the environment's variable, else ``default``;
+    and where it came from (the option, ``$VARIABLE``, or the default), which a refusal
+    of it names."""
+    if given:
+        url, named = given, option
+    elif os.environ.get(variable):
+        url, named = os.environ[variable], f"${variable}"
+    else:
+        url, named = default, "the default upstream"
+    try:
+        return Upstream(url), named
+    except MemtapeError as error:
+        raise MemtapeError(f"{named}: {error}") from None
+
+
+def _refuse_itself(port: int, upstreams: list[tuple[str, Upstream]]) -> None:
+    """Refuse an upstream that is the proxy's own address (a shell that exported an
+    earlier ``--serve-only``'s variables, recording on its port again): each request
+    would be sent back to the proxy, again and again."""
+    for named, upstream in upstreams:
+        if upstream.reaches_loopback(port):
+            raise MemtapeError(
+                f"{named} ({visible(upstream.url)}) is this proxy's own address, "
+                f"127.0.0.1:{port}: each request would come back to it"
+            )
 
 
 def _serve(urls: dict[str, str]) -> int:
