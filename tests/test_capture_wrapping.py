@@ -102,6 +102,30 @@ class TestSync:
         messages.messages.create(model="c", max_tokens=10, messages=CHAT)
         assert [None, 1, 2] == [line.get("exchange") for line in _lines(out)]
 
+    def test_a_client_wrapped_twice_to_one_file_records_each_exchange_once(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        client = wrap(anthropic.Anthropic(api_key="k", base_url=provider.url), out=out)
+        again = wrap(client, out=tmp_path / "." / "c.jsonl")
+        again.messages.create(model="c", max_tokens=10, messages=CHAT)
+        assert (True, [None, 1]) == (
+            again is client,
+            [line.get("exchange") for line in _lines(out)],
+        )
+
+    def test_a_client_wrapped_to_another_file_is_refused(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        out, other = tmp_path / "c.jsonl", tmp_path / "d.jsonl"
+        client = wrap(openai.AsyncOpenAI(api_key="k", base_url=provider.url + "/v1"), out=out)
+        with pytest.raises(MemtapeError) as refused:
+            wrap(client, out=other)
+        assert (
+            f"wrap: this AsyncOpenAI already writes its exchanges to {out}: wrap it once",
+            False,
+        ) == (str(refused.value), other.exists())
+
     def test_a_capture_that_cannot_be_written_is_one_line_and_the_call_answers(
         self,
         provider: Provider,
