@@ -507,22 +507,29 @@ importer detects: a tool result cleared in place (request 5), a dropped prefix (
 turns replaced by a summary (7), and the provider's compaction (its block in reply 8)."""
 
 
+@pytest.fixture(scope="module")
+def detected(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The capture of ``DETECTING_AGENT`` run under ``memtape record``."""
+    folder = tmp_path_factory.mktemp("detecting")
+    agent = folder / "agent.py"
+    agent.write_text(DETECTING_AGENT)
+    out = folder / "capture.jsonl"
+    result = subprocess.run(
+        _record(provider, out, sys.executable, str(agent)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert (0, "Traceback" in result.stderr) == (result.returncode, False), result.stderr
+    return out
+
+
 class TestDetectedThroughTheProxy:
     def test_each_change_the_agent_made_is_found_at_the_request_it_made_it(
-        self, provider: Provider, tmp_path: Path
+        self, detected: Path
     ) -> None:
-        agent = tmp_path / "agent.py"
-        agent.write_text(DETECTING_AGENT)
-        out = tmp_path / "capture.jsonl"
-        result = subprocess.run(
-            _record(provider, out, sys.executable, str(agent)),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert (0, "Traceback" in result.stderr) == (result.returncode, False), result.stderr
-        transcript = read_transcript(out)
+        transcript = read_transcript(detected)
         found = [
             ((compaction.label or "").split(",")[0], compaction.trigger)
             for compaction in transcript.compactions
@@ -533,3 +540,27 @@ class TestDetectedThroughTheProxy:
             ("exchange 7", "summary"),
             ("exchange 8", "compaction block"),
         ] == found
+
+    def test_the_import_benches_with_a_recorded_row_beside_memtapes_policies(
+        self, detected: Path, tmp_path: Path
+    ) -> None:
+        scenario = tmp_path / "agent.toml"
+        imported = subprocess.run(
+            [*MEMTAPE, "import", str(detected), "--out", str(scenario), "--tokenizer", "words"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert 0 == imported.returncode, imported.stderr
+        command = [*MEMTAPE, "bench", str(scenario), "-q"]
+        command += ["--policy", "recorded", "--policy", "tiered", "--policy", "clear-tool-results"]
+        wide = {**os.environ, "COLUMNS": "300"}  # a row a line
+        benched = subprocess.run(command, capture_output=True, text=True, check=False, env=wide)
+        rows = [line.split() for line in benched.stdout.splitlines()]
+        policies = [row[1] for row in rows if row[:1] == ["capture"]]
+        recorded = next(row for row in rows if row[:2] == ["capture", "recorded"])
+        assert (0, ["recorded", "tiered", "clear-tool-results"], True) == (
+            benched.returncode,
+            policies,
+            "compactions=4" in recorded,
+        )
