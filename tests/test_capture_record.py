@@ -217,6 +217,43 @@ class TestCommand:
         port = anthropic.rsplit(":", 1)[1]
         assert (f"http://127.0.0.1:{port}/v1", f"http://127.0.0.1:{port}") == (openai, anthropic)
 
+    def test_the_upstreams_are_the_variables_the_agent_would_have_read(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        """Without ``--upstream-*``, ``OPENAI_BASE_URL`` and ``ANTHROPIC_BASE_URL`` as they
+        were when ``record`` started name the providers (the public endpoints, which this
+        machine may not reach, only when they are unset)."""
+        out = tmp_path / "c.jsonl"
+        ask = (
+            "import os, urllib.request\n"
+            "for base, path in (('OPENAI_BASE_URL', '/chat/completions'),"
+            " ('ANTHROPIC_BASE_URL', '/v1/messages')):\n"
+            "    request = urllib.request.Request(os.environ[base] + path, "
+            'data=b\'{"model": "m", "messages": []}\', '
+            "headers={'content-type': 'application/json'})\n"
+            "    urllib.request.urlopen(request).read()\n"
+        )
+        environment = {
+            **os.environ,
+            "OPENAI_BASE_URL": provider.url + "/v1",
+            "ANTHROPIC_BASE_URL": provider.url,
+        }
+        before = len(provider.received)
+        command = [*MEMTAPE, "record", "--out", str(out), "--", sys.executable, "-c", ask]
+        result = subprocess.run(
+            command, capture_output=True, text=True, check=False, timeout=120, env=environment
+        )
+        lines = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+        assert (
+            0,
+            ["/v1/chat/completions", "/v1/messages"],
+            [(200, "openai.chat"), (200, "anthropic.messages")],
+        ) == (
+            result.returncode,
+            [received.path for received in provider.received[before:]],
+            [(line["status"], line["endpoint"]) for line in lines],
+        )
+
     def test_a_command_that_cannot_start_is_one_line_and_127(
         self, provider: Provider, tmp_path: Path
     ) -> None:
