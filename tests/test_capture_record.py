@@ -254,6 +254,43 @@ class TestCommand:
             [(line["status"], line["endpoint"]) for line in lines],
         )
 
+    def test_an_agent_whose_environment_names_an_http_proxy_reaches_the_recorder(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        """The SDKs send a request for 127.0.0.1 through ``HTTP_PROXY`` unless ``NO_PROXY``
+        spares it: the agent's ``NO_PROXY`` (and ``no_proxy``) get 127.0.0.1 and
+        localhost, keeping the hosts they named."""
+        agent = (
+            "import os, openai\n"
+            "client = openai.OpenAI(api_key='k', max_retries=0)\n"
+            "client.chat.completions.create(model='m', messages=[])\n"
+            "print(os.environ['NO_PROXY'], os.environ['no_proxy'])\n"
+        )
+        dead = "http://127.0.0.1:9"
+        environment = {
+            **os.environ,
+            "HTTP_PROXY": dead,
+            "HTTPS_PROXY": dead,
+            "ALL_PROXY": dead,
+            "NO_PROXY": "corp.example",
+        }
+        environment.pop("no_proxy", None)
+        out = tmp_path / "c.jsonl"
+        result = subprocess.run(
+            _record(provider, out, sys.executable, "-c", agent),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+            env=environment,
+        )
+        spared = "corp.example,127.0.0.1,localhost"
+        assert (0, [spared, spared], 2) == (
+            result.returncode,
+            result.stdout.split(),
+            len(out.read_text().splitlines()),
+        ), result.stderr
+
     def test_a_command_that_cannot_start_is_one_line_and_127(
         self, provider: Provider, tmp_path: Path
     ) -> None:
@@ -456,6 +493,26 @@ class TestServeOnly:
             0,
             False,
         ) == (exports, models, process.returncode, "Traceback" in stderr)
+
+    def test_a_shell_with_an_http_proxy_is_told_to_spare_the_recorder_too(
+        self, tmp_path: Path
+    ) -> None:
+        command = [*MEMTAPE, "record", "--serve-only", "--out", str(tmp_path / "c.jsonl")]
+        environment = {**os.environ, "https_proxy": "http://proxy.example:3128"}
+        for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+            environment.pop(name, None)
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
+        )
+        assert process.stderr is not None
+        process.stderr.readline()  # "(Ctrl-C stops)", said once every export is printed
+        process.send_signal(signal.SIGINT)
+        exports = process.communicate(timeout=60)[0].splitlines()
+        assert ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "NO_PROXY=127.0.0.1,localhost"] == [
+            exports[0].split("=")[0].removeprefix("export "),
+            exports[1].split("=")[0].removeprefix("export "),
+            *[line.removeprefix("export ") for line in exports[2:]],
+        ]
 
 
 class TestKilled:

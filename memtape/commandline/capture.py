@@ -3,6 +3,7 @@
 
 import argparse
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -125,10 +126,18 @@ def _refuse_itself(port: int, upstreams: list[tuple[str, Upstream]]) -> None:
             )
 
 
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+"""The variables (in either case) that send an SDK's requests through an HTTP proxy."""
+
+
 def _serve(urls: dict[str, str]) -> int:
+    exports = dict(urls)
+    if any(os.environ.get(name) or os.environ.get(name.upper()) for name in PROXY_VARIABLES):
+        # The shell the exports go to sends requests through its proxy, 127.0.0.1's too.
+        exports["NO_PROXY"] = _sparing_loopback()["NO_PROXY"]
     try:
-        for name, url in urls.items():
-            print(f"export {name}={url}", flush=True)
+        for name, value in exports.items():
+            print(f"export {name}={shlex.quote(value)}", flush=True)
         print("(Ctrl-C stops)", file=sys.stderr, flush=True)
         while True:
             time.sleep(3600)
@@ -140,7 +149,7 @@ def _start(command: list[str], urls: dict[str, str]) -> "subprocess.Popen[bytes]
     """The agent's process, or the status a shell gives a command it cannot start (and
     its one line said)."""
     try:
-        return subprocess.Popen(command, env={**os.environ, **urls})
+        return subprocess.Popen(command, env={**os.environ, **urls, **_sparing_loopback()})
     except FileNotFoundError:
         print(f"memtape: error: {visible(command[0])}: command not found", file=sys.stderr)
         return EXIT_NOT_FOUND
@@ -148,6 +157,24 @@ def _start(command: list[str], urls: dict[str, str]) -> "subprocess.Popen[bytes]
         reason = error.strerror or str(error)
         print(f"memtape: error: {visible(command[0])}: {reason}", file=sys.stderr)
         return EXIT_NOT_EXECUTABLE
+
+
+LOOPBACK = ("127.0.0.1", "localhost")
+"""The hosts an agent must reach directly, never through an HTTP proxy: the recorder's."""
+
+
+def _sparing_loopback() -> dict[str, str]:
+    """``NO_PROXY`` and ``no_proxy`` for the agent: the hosts either named (the lower-case
+    one first, as the SDKs read them), then ``LOOPBACK``. An SDK sends a request for
+    127.0.0.1 through ``HTTP_PROXY`` or ``ALL_PROXY`` unless ``NO_PROXY`` spares it."""
+    hosts: list[str] = []
+    for name in ("no_proxy", "NO_PROXY"):
+        for host in os.environ.get(name, "").split(","):
+            if host.strip() and host.strip() not in hosts:
+                hosts.append(host.strip())
+    hosts += [host for host in LOOPBACK if host not in hosts]
+    spared = ",".join(hosts)
+    return {"NO_PROXY": spared, "no_proxy": spared}
 
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP)
