@@ -595,10 +595,56 @@ m += [said("Paris."), user("Compact, then go on")]
 compacted = ask(m, model="compact")                                 # 8: provider compaction
 m += [{"role": "assistant", "content": compacted["content"]}, user("Then?")]
 ask(m)                                                              # 9
+m += [said("Paris."), user("Look ORD-11 up")]
+call = ask(m, tools=TOOLS)["content"][0]                            # 10: a tool call
+result = {"type": "tool_result", "tool_use_id": call["id"], "content": "ORD-11: open"}
+m += [{"role": "assistant", "content": [call]}, {"role": "user", "content": [result]}]
+edits = {"edits": [{"type": "clear_tool_uses_20250919"}]}
+ask(m, extra_body={"context_management": edits})                    # 11: the provider clears
 """
 """An agent, on the real ``anthropic`` SDK, that does to its own context each thing the
 importer detects: a tool result cleared in place (request 5), a dropped prefix (6), earlier
-turns replaced by a summary (7), and the provider's compaction (its block in reply 8)."""
+turns replaced by a summary (7), the provider's compaction (its block in reply 8) and the
+provider's context management (the edit reply 11 says it applied)."""
+
+RESPONSES_AGENT = """
+import openai
+
+client = openai.OpenAI(api_key="sk-e2e-key")
+TOOLS = [{"type": "function", "name": "lookup", "parameters": {"type": "object"}}]
+
+
+def user(text):
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def ask(items, **more):
+    # As Codex asks: the whole input each time, nothing stored, a session header.
+    raw = client.responses.with_raw_response.create(
+        model="gpt-test", instructions="You fix bugs.", input=items, store=False,
+        extra_headers={"session_id": "codex-7"}, **more,
+    )
+    return raw.http_response.json()["output"]
+
+
+items = [user("Fix the failing test")]
+stream = client.responses.create(
+    model="gpt-test", instructions="You fix bugs.", input=items, store=False, tools=TOOLS,
+    stream=True, extra_headers={"session_id": "codex-7"},
+)
+done = [event.response for event in stream if event.type == "response.completed"]
+call = done[0].output[0]                                            # 1: a call, streamed
+items += [{"type": "function_call", "call_id": call.call_id, "name": call.name,
+           "arguments": call.arguments},
+          {"type": "function_call_output", "call_id": call.call_id, "output": "1 failed"}]
+items += ask(items) + [user("Go on")]                               # 2: extends
+items += ask(items) + [user("And the docs?")]                       # 3
+compacted = {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAB-opaque"}
+ask([compacted, user("And the docs?")])                             # 4: a compaction item
+"""
+"""An agent on the real ``openai`` SDK's Responses API as Codex drives it (no stored
+responses, a ``session_id`` header): a function call streamed (request 1) and answered,
+then its history replaced by a compaction item (4)."""
 
 
 @pytest.fixture(scope="module")
@@ -633,7 +679,34 @@ class TestDetectedThroughTheProxy:
             ("exchange 6", "truncation"),
             ("exchange 7", "summary"),
             ("exchange 8", "compaction block"),
+            ("exchange 11", "context management"),
         ] == found
+
+    def test_a_responses_agents_call_and_compaction_item_are_found(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        agent = tmp_path / "agent.py"
+        agent.write_text(RESPONSES_AGENT)
+        out = tmp_path / "capture.jsonl"
+        result = subprocess.run(
+            _record(provider, out, sys.executable, str(agent)),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert 0 == result.returncode, result.stderr
+        transcript = read_transcript(out)
+        ledger = transcript.ledger
+        assert ledger is not None
+        found = [
+            ((compaction.label or "").split(",")[0], compaction.trigger)
+            for compaction in transcript.compactions
+        ]
+        assert ([("exchange 4", "compaction item")], (1, 1, 1, 1)) == (
+            found,
+            (ledger.calls_in, ledger.calls_out, ledger.results_in, ledger.results_out),
+        )
 
     def test_the_import_benches_with_a_recorded_row_beside_memtapes_policies(
         self, detected: Path, tmp_path: Path
@@ -656,5 +729,5 @@ class TestDetectedThroughTheProxy:
         assert (0, ["recorded", "tiered", "clear-tool-results"], True) == (
             benched.returncode,
             policies,
-            "compactions=4" in recorded,
+            "compactions=5" in recorded,
         )
