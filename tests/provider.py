@@ -4,7 +4,9 @@ not, with a tool call when the request offers tools.
 
 The request's ``model`` chooses trouble: ``fail`` is answered 500, ``drop`` gets the
 start of a stream and then a closed connection, ``slow`` a stream with a pause before
-each piece (streams in flight at once overlap). A chat's ``user`` field, when sent,
+each piece (streams in flight at once overlap); a message asked of ``compact`` begins
+with a compaction block, and one whose request configures ``context_management`` edits
+says it applied one (``CLEARED``). A chat's ``user`` field, when sent,
 names its completion (``chatcmpl-USER``). Every body it sends is kept
 (``sent``), with each request's headers and body (``received``), so a test compares
 what the agent got with what was sent. Written for these tests from the providers'
@@ -156,15 +158,25 @@ def chat_answer(body: dict[str, Any]) -> tuple[bytes, list[bytes]]:
 
 
 def responses_answer(body: dict[str, Any]) -> tuple[bytes, list[bytes]]:
-    """A Responses ``response`` (its JSON) and the events that stream it."""
+    """A Responses ``response`` (its JSON) and the events that stream it: a function call
+    when the request offers tools, else a message."""
     text = "Paris."
-    item = {
+    item: dict[str, Any] = {
         "id": "msg_1",
         "type": "message",
         "role": "assistant",
         "status": "completed",
         "content": [{"type": "output_text", "text": text, "annotations": []}],
     }
+    if body.get("tools"):
+        item = {
+            "id": "fc_1",
+            "type": "function_call",
+            "status": "completed",
+            "call_id": f"call_{len(str(body.get('input')))}",
+            "name": "lookup",
+            "arguments": '{"city": "Paris"}',
+        }
     number = len(str(body.get("input")))
     response = {
         "id": f"resp_{number}",
@@ -212,24 +224,34 @@ def responses_answer(body: dict[str, Any]) -> tuple[bytes, list[bytes]]:
             {"type": "response.completed", "sequence_number": 3, "response": response},
         ),
     ]
+    if item["type"] != "message":
+        del events[1]
     return json.dumps(response).encode(), _sse(list(events))
 
 
 COMPACTION_BLOCK = {"type": "compaction", "content": "Summary: ORD-9 refunded, ORD-10 pending."}
 """The block a message asked of model ``compact`` starts with (not streamed)."""
 
+CLEARED = {"type": "clear_tool_uses_20250919", "cleared_tool_uses": 1, "cleared_input_tokens": 40}
+"""The edit a message says it applied when its request's ``context_management`` has
+edits: the oldest tool result cleared."""
+
 
 def messages_answer(body: dict[str, Any]) -> tuple[bytes, list[bytes]]:
     """An Anthropic ``message`` (its JSON) and the events that stream it."""
     tool = bool(body.get("tools"))
+    # Each call of a conversation its own id, as a provider's are.
+    call_id = f"toolu_{len(body.get('messages') or [])}"
     block: dict[str, Any] = (
-        {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {"city": "Paris"}}
+        {"type": "tool_use", "id": call_id, "name": "lookup", "input": {"city": "Paris"}}
         if tool
         else {"type": "text", "text": "Paris."}
     )
     stop = "tool_use" if tool else "end_turn"
     # As Anthropic's server-side compaction answers: a compaction block before the reply.
     compacted = [COMPACTION_BLOCK] if body.get("model") == "compact" else []
+    # As its context management answers a request that configured edits: one applied.
+    applied = [CLEARED] if (body.get("context_management") or {}).get("edits") else []
     message = {
         "id": "msg_01",
         "type": "message",
@@ -239,13 +261,13 @@ def messages_answer(body: dict[str, Any]) -> tuple[bytes, list[bytes]]:
         "stop_reason": stop,
         "stop_sequence": None,
         "usage": USAGE_ANTHROPIC,
-        "context_management": {"applied_edits": []},
+        "context_management": {"applied_edits": applied},
     }
     start_usage = {**USAGE_ANTHROPIC, "output_tokens": 1}
     started = {**message, "content": [], "stop_reason": None, "usage": start_usage}
     del started["context_management"]
     if tool:
-        first = {"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": {}}
+        first = {"type": "tool_use", "id": call_id, "name": "lookup", "input": {}}
         deltas = [
             {"type": "input_json_delta", "partial_json": '{"city": '},
             {"type": "input_json_delta", "partial_json": '"Paris"}'},
@@ -271,7 +293,7 @@ def messages_answer(body: dict[str, Any]) -> tuple[bytes, list[bytes]]:
                 "type": "message_delta",
                 "delta": {"stop_reason": stop, "stop_sequence": None},
                 "usage": {"output_tokens": 3},
-                "context_management": {"applied_edits": []},
+                "context_management": {"applied_edits": applied},
             },
         ),
         ("message_stop", {"type": "message_stop"}),

@@ -2,10 +2,12 @@
 chunked requests, an unreachable upstream, a close-delimited body, the route to each
 upstream. The SDKs' end-to-end runs are tests/test_capture_record.py's."""
 
+import contextlib
 import http.client
 import json
 import shutil
 import socket
+import socketserver
 import subprocess
 import threading
 import time
@@ -19,6 +21,7 @@ from memtape.capture.exchanges import Exchange
 from memtape.capture.proxy import CaptureProxy, ProxyThread
 from memtape.capture.upstream import Upstream
 from tests.provider import Provider
+from tests.serving import serving
 
 CHAT = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
 
@@ -165,6 +168,60 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return cert, key
 
 
+class Tunnels(socketserver.ThreadingTCPServer):
+    """An HTTP proxy on 127.0.0.1 that answers ``CONNECT host:port`` with a tunnel, as a
+    company's HTTPS proxy does; ``asked`` holds each CONNECT's target and its
+    ``Proxy-Authorization``."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Tunnel)
+        self.asked: list[tuple[str, str | None]] = []
+
+    @property
+    def url(self) -> str:
+        """The proxy's URL, as ``HTTPS_PROXY`` names it."""
+        return f"http://user:pw@127.0.0.1:{self.server_address[1]}"
+
+
+class _Tunnel(socketserver.StreamRequestHandler):
+    server: Tunnels
+
+    def handle(self) -> None:
+        lines = []
+        while (line := self.rfile.readline().decode("latin-1").strip()) != "":
+            lines.append(line)
+        target = lines[0].split(" ")[1]
+        authorization = next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in lines[1:]
+                if line.lower().startswith("proxy-authorization:")
+            ),
+            None,
+        )
+        self.server.asked.append((target, authorization))
+        host, port = target.rsplit(":", 1)
+        with socket.create_connection((host, int(port))) as upstream:
+            self.wfile.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            self.wfile.flush()
+            client = self.connection
+
+            def pipe(source: socket.socket, sink: socket.socket) -> None:
+                with contextlib.suppress(OSError):
+                    while data := source.recv(65536):
+                        sink.sendall(data)
+                with contextlib.suppress(OSError):
+                    sink.shutdown(socket.SHUT_WR)
+
+            back = threading.Thread(target=pipe, args=(upstream, client), daemon=True)
+            back.start()
+            pipe(client, upstream)
+            back.join()
+
+
 class TestTls:
     def test_an_https_upstream_is_reached_with_its_certificate_verified(
         self, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
@@ -180,6 +237,63 @@ class TestTls:
             running.thread.stop()
             provider.stop()
         assert ([200, 200], provider.sent) == ([first[0], second[0]], [first[1], second[1]])
+
+    def test_an_https_upstream_is_reached_through_the_environments_https_proxy(
+        self, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Where the provider is reached only through a company's proxy: ``HTTPS_PROXY``
+        (with its credentials) carries a tunnel to the provider, which is still verified."""
+        monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+        provider = Provider().start(tls=certificate)
+        with serving(Tunnels()) as tunnels:
+            monkeypatch.setenv("HTTPS_PROXY", tunnels.url)
+            monkeypatch.delenv("NO_PROXY", raising=False)
+            monkeypatch.delenv("no_proxy", raising=False)
+            running = Running(provider.url + "/v1", provider.url)
+            try:
+                status, body = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+            finally:
+                running.thread.stop()
+                provider.stop()
+        port = provider.url.rsplit(":", 1)[1]
+        assert (200, provider.sent, [(f"127.0.0.1:{port}", "Basic dXNlcjpwdw==")]) == (
+            status,
+            [body],
+            tunnels.asked,
+        )
+
+    def test_a_proxy_that_refuses_the_tunnel_is_an_unreachable_upstream(
+        self, provider: Provider, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("HTTPS_PROXY", provider.url)  # it answers CONNECT with a 501
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        running = Running("https://api.example/v1", "https://api.example")
+        try:
+            status, _ = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+        finally:
+            running.thread.stop()
+        proxy = provider.url.removeprefix("http://")
+        assert (
+            502,
+            f"upstream unreachable: the proxy {proxy} answered 501 to CONNECT api.example:443",
+        ) == (status, running.exchanges[-1].error)
+
+    def test_a_host_no_proxy_names_is_reached_directly(
+        self, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+        provider = Provider().start(tls=certificate)
+        with serving(Tunnels()) as tunnels:
+            monkeypatch.setenv("HTTPS_PROXY", tunnels.url)
+            monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+            running = Running(provider.url + "/v1", provider.url)
+            try:
+                status, _ = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+            finally:
+                running.thread.stop()
+                provider.stop()
+        assert (200, []) == (status, tunnels.asked)
 
     def test_an_unverified_certificate_is_an_unreachable_upstream(
         self, certificate: tuple[Path, Path]

@@ -217,6 +217,80 @@ class TestCommand:
         port = anthropic.rsplit(":", 1)[1]
         assert (f"http://127.0.0.1:{port}/v1", f"http://127.0.0.1:{port}") == (openai, anthropic)
 
+    def test_the_upstreams_are_the_variables_the_agent_would_have_read(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        """Without ``--upstream-*``, ``OPENAI_BASE_URL`` and ``ANTHROPIC_BASE_URL`` as they
+        were when ``record`` started name the providers (the public endpoints, which this
+        machine may not reach, only when they are unset)."""
+        out = tmp_path / "c.jsonl"
+        ask = (
+            "import os, urllib.request\n"
+            "for base, path in (('OPENAI_BASE_URL', '/chat/completions'),"
+            " ('ANTHROPIC_BASE_URL', '/v1/messages')):\n"
+            "    request = urllib.request.Request(os.environ[base] + path, "
+            'data=b\'{"model": "m", "messages": []}\', '
+            "headers={'content-type': 'application/json'})\n"
+            "    urllib.request.urlopen(request).read()\n"
+        )
+        environment = {
+            **os.environ,
+            "OPENAI_BASE_URL": provider.url + "/v1",
+            "ANTHROPIC_BASE_URL": provider.url,
+        }
+        before = len(provider.received)
+        command = [*MEMTAPE, "record", "--out", str(out), "--", sys.executable, "-c", ask]
+        result = subprocess.run(
+            command, capture_output=True, text=True, check=False, timeout=120, env=environment
+        )
+        lines = [json.loads(line) for line in out.read_text().splitlines()[1:]]
+        assert (
+            0,
+            ["/v1/chat/completions", "/v1/messages"],
+            [(200, "openai.chat"), (200, "anthropic.messages")],
+        ) == (
+            result.returncode,
+            [received.path for received in provider.received[before:]],
+            [(line["status"], line["endpoint"]) for line in lines],
+        )
+
+    def test_an_agent_whose_environment_names_an_http_proxy_reaches_the_recorder(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        """The SDKs send a request for 127.0.0.1 through ``HTTP_PROXY`` unless ``NO_PROXY``
+        spares it: the agent's ``NO_PROXY`` (and ``no_proxy``) get 127.0.0.1 and
+        localhost, keeping the hosts they named."""
+        agent = (
+            "import os, openai\n"
+            "client = openai.OpenAI(api_key='k', max_retries=0)\n"
+            "client.chat.completions.create(model='m', messages=[])\n"
+            "print(os.environ['NO_PROXY'], os.environ['no_proxy'])\n"
+        )
+        dead = "http://127.0.0.1:9"
+        environment = {
+            **os.environ,
+            "HTTP_PROXY": dead,
+            "HTTPS_PROXY": dead,
+            "ALL_PROXY": dead,
+            "NO_PROXY": "corp.example",
+        }
+        environment.pop("no_proxy", None)
+        out = tmp_path / "c.jsonl"
+        result = subprocess.run(
+            _record(provider, out, sys.executable, "-c", agent),
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=120,
+            env=environment,
+        )
+        spared = "corp.example,127.0.0.1,localhost"
+        assert (0, [spared, spared], 2) == (
+            result.returncode,
+            result.stdout.split(),
+            len(out.read_text().splitlines()),
+        ), result.stderr
+
     def test_a_command_that_cannot_start_is_one_line_and_127(
         self, provider: Provider, tmp_path: Path
     ) -> None:
@@ -298,6 +372,58 @@ class TestCommand:
             out.exists(),
         )
 
+    def test_an_upstream_refused_from_the_environment_names_its_variable(
+        self, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
+        environment = {**os.environ, "OPENAI_BASE_URL": "localhost:8000"}
+        result = subprocess.run(
+            command, capture_output=True, text=True, check=False, timeout=60, env=environment
+        )
+        assert (
+            2,
+            [
+                "memtape: error: $OPENAI_BASE_URL: upstream 'localhost:8000': "
+                "not an http:// or https:// URL"
+            ],
+            False,
+        ) == (result.returncode, result.stderr.splitlines(), out.exists())
+
+    @pytest.mark.parametrize(
+        ("given", "named"),
+        [
+            ({"OPENAI_BASE_URL": "http://127.0.0.1:{port}/v1"}, "$OPENAI_BASE_URL"),
+            ({"ANTHROPIC_BASE_URL": "http://localhost:{port}"}, "$ANTHROPIC_BASE_URL"),
+            ({"--upstream-openai": "http://127.0.0.1:{port}/v1"}, "--upstream-openai"),
+        ],
+    )
+    def test_an_upstream_that_is_the_proxy_itself_is_refused(
+        self, tmp_path: Path, given: dict[str, str], named: str
+    ) -> None:
+        """A shell that exported an earlier ``--serve-only``'s variables, then records on
+        the same port: each request would go round to the proxy for ever."""
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            port = str(free.getsockname()[1])
+        ((name, url),) = given.items()
+        url = url.format(port=port)
+        out = tmp_path / "c.jsonl"
+        options = [name, url] if name.startswith("--") else []
+        environment = {**os.environ, name: url} if not options else dict(os.environ)
+        command = [*MEMTAPE, "record", "--port", port, *options, "--out", str(out), "--", "true"]
+        result = subprocess.run(
+            command, capture_output=True, text=True, check=False, timeout=60, env=environment
+        )
+        assert (
+            2,
+            [
+                f"memtape: error: {named} ({url}) is this proxy's own address, "
+                f"127.0.0.1:{port}: each request would come back to it"
+            ],
+            False,
+        ) == (result.returncode, result.stderr.splitlines(), out.exists())
+
     def test_an_out_in_no_directory_is_refused(self, tmp_path: Path) -> None:
         out = tmp_path / "missing" / "c.jsonl"
         command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
@@ -367,6 +493,26 @@ class TestServeOnly:
             0,
             False,
         ) == (exports, models, process.returncode, "Traceback" in stderr)
+
+    def test_a_shell_with_an_http_proxy_is_told_to_spare_the_recorder_too(
+        self, tmp_path: Path
+    ) -> None:
+        command = [*MEMTAPE, "record", "--serve-only", "--out", str(tmp_path / "c.jsonl")]
+        environment = {**os.environ, "https_proxy": "http://proxy.example:3128"}
+        for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+            environment.pop(name, None)
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
+        )
+        assert process.stderr is not None
+        process.stderr.readline()  # "(Ctrl-C stops)", said once every export is printed
+        process.send_signal(signal.SIGINT)
+        exports = process.communicate(timeout=60)[0].splitlines()
+        assert ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "NO_PROXY=127.0.0.1,localhost"] == [
+            exports[0].split("=")[0].removeprefix("export "),
+            exports[1].split("=")[0].removeprefix("export "),
+            *[line.removeprefix("export ") for line in exports[2:]],
+        ]
 
 
 class TestKilled:
@@ -449,28 +595,81 @@ m += [said("Paris."), user("Compact, then go on")]
 compacted = ask(m, model="compact")                                 # 8: provider compaction
 m += [{"role": "assistant", "content": compacted["content"]}, user("Then?")]
 ask(m)                                                              # 9
+m += [said("Paris."), user("Look ORD-11 up")]
+call = ask(m, tools=TOOLS)["content"][0]                            # 10: a tool call
+result = {"type": "tool_result", "tool_use_id": call["id"], "content": "ORD-11: open"}
+m += [{"role": "assistant", "content": [call]}, {"role": "user", "content": [result]}]
+edits = {"edits": [{"type": "clear_tool_uses_20250919"}]}
+ask(m, extra_body={"context_management": edits})                    # 11: the provider clears
 """
 """An agent, on the real ``anthropic`` SDK, that does to its own context each thing the
 importer detects: a tool result cleared in place (request 5), a dropped prefix (6), earlier
-turns replaced by a summary (7), and the provider's compaction (its block in reply 8)."""
+turns replaced by a summary (7), the provider's compaction (its block in reply 8) and the
+provider's context management (the edit reply 11 says it applied)."""
+
+RESPONSES_AGENT = """
+import openai
+
+client = openai.OpenAI(api_key="sk-e2e-key")
+TOOLS = [{"type": "function", "name": "lookup", "parameters": {"type": "object"}}]
+
+
+def user(text):
+    return {"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}
+
+
+def ask(items, **more):
+    # As Codex asks: the whole input each time, nothing stored, a session header.
+    raw = client.responses.with_raw_response.create(
+        model="gpt-test", instructions="You fix bugs.", input=items, store=False,
+        extra_headers={"session_id": "codex-7"}, **more,
+    )
+    return raw.http_response.json()["output"]
+
+
+items = [user("Fix the failing test")]
+stream = client.responses.create(
+    model="gpt-test", instructions="You fix bugs.", input=items, store=False, tools=TOOLS,
+    stream=True, extra_headers={"session_id": "codex-7"},
+)
+done = [event.response for event in stream if event.type == "response.completed"]
+call = done[0].output[0]                                            # 1: a call, streamed
+items += [{"type": "function_call", "call_id": call.call_id, "name": call.name,
+           "arguments": call.arguments},
+          {"type": "function_call_output", "call_id": call.call_id, "output": "1 failed"}]
+items += ask(items) + [user("Go on")]                               # 2: extends
+items += ask(items) + [user("And the docs?")]                       # 3
+compacted = {"type": "compaction", "id": "cmp_1", "encrypted_content": "gAAAAB-opaque"}
+ask([compacted, user("And the docs?")])                             # 4: a compaction item
+"""
+"""An agent on the real ``openai`` SDK's Responses API as Codex drives it (no stored
+responses, a ``session_id`` header): a function call streamed (request 1) and answered,
+then its history replaced by a compaction item (4)."""
+
+
+@pytest.fixture(scope="module")
+def detected(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The capture of ``DETECTING_AGENT`` run under ``memtape record``."""
+    folder = tmp_path_factory.mktemp("detecting")
+    agent = folder / "agent.py"
+    agent.write_text(DETECTING_AGENT)
+    out = folder / "capture.jsonl"
+    result = subprocess.run(
+        _record(provider, out, sys.executable, str(agent)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert (0, "Traceback" in result.stderr) == (result.returncode, False), result.stderr
+    return out
 
 
 class TestDetectedThroughTheProxy:
     def test_each_change_the_agent_made_is_found_at_the_request_it_made_it(
-        self, provider: Provider, tmp_path: Path
+        self, detected: Path
     ) -> None:
-        agent = tmp_path / "agent.py"
-        agent.write_text(DETECTING_AGENT)
-        out = tmp_path / "capture.jsonl"
-        result = subprocess.run(
-            _record(provider, out, sys.executable, str(agent)),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert (0, "Traceback" in result.stderr) == (result.returncode, False), result.stderr
-        transcript = read_transcript(out)
+        transcript = read_transcript(detected)
         found = [
             ((compaction.label or "").split(",")[0], compaction.trigger)
             for compaction in transcript.compactions
@@ -480,4 +679,55 @@ class TestDetectedThroughTheProxy:
             ("exchange 6", "truncation"),
             ("exchange 7", "summary"),
             ("exchange 8", "compaction block"),
+            ("exchange 11", "context management"),
         ] == found
+
+    def test_a_responses_agents_call_and_compaction_item_are_found(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        agent = tmp_path / "agent.py"
+        agent.write_text(RESPONSES_AGENT)
+        out = tmp_path / "capture.jsonl"
+        result = subprocess.run(
+            _record(provider, out, sys.executable, str(agent)),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert 0 == result.returncode, result.stderr
+        transcript = read_transcript(out)
+        ledger = transcript.ledger
+        assert ledger is not None
+        found = [
+            ((compaction.label or "").split(",")[0], compaction.trigger)
+            for compaction in transcript.compactions
+        ]
+        assert ([("exchange 4", "compaction item")], (1, 1, 1, 1)) == (
+            found,
+            (ledger.calls_in, ledger.calls_out, ledger.results_in, ledger.results_out),
+        )
+
+    def test_the_import_benches_with_a_recorded_row_beside_memtapes_policies(
+        self, detected: Path, tmp_path: Path
+    ) -> None:
+        scenario = tmp_path / "agent.toml"
+        imported = subprocess.run(
+            [*MEMTAPE, "import", str(detected), "--out", str(scenario), "--tokenizer", "words"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert 0 == imported.returncode, imported.stderr
+        command = [*MEMTAPE, "bench", str(scenario), "-q"]
+        command += ["--policy", "recorded", "--policy", "tiered", "--policy", "clear-tool-results"]
+        wide = {**os.environ, "COLUMNS": "300"}  # a row a line
+        benched = subprocess.run(command, capture_output=True, text=True, check=False, env=wide)
+        rows = [line.split() for line in benched.stdout.splitlines()]
+        policies = [row[1] for row in rows if row[:1] == ["capture"]]
+        recorded = next(row for row in rows if row[:2] == ["capture", "recorded"])
+        assert (0, ["recorded", "tiered", "clear-tool-results"], True) == (
+            benched.returncode,
+            policies,
+            "compactions=5" in recorded,
+        )

@@ -2,7 +2,14 @@
 
 import hashlib
 
-from memtape.capture.threads import OTHER, content_text, thread_key
+from memtape.capture.threads import (
+    OTHER,
+    Threads,
+    content_text,
+    first_user_text,
+    system_text,
+    thread_key,
+)
 
 
 def _digest(text: str) -> str:
@@ -84,6 +91,11 @@ class TestSessionKey:
         actual = thread_key("openai.responses", request, headers={"session_id": "abc"}, seen={})
         assert expected == actual
 
+    def test_a_session_header_is_read_whatever_its_case(self) -> None:
+        request = {"messages": [{"role": "user", "content": "hi"}]}
+        expected = "s-" + _digest("abc\x00")
+        assert expected == thread_key("openai.chat", request, headers={"X-Session-Id": "abc"})
+
     def test_a_session_id_body_field_keys_the_thread(self) -> None:
         request = {"session_id": "z", "messages": []}
         assert "s-" + _digest("z\x00") == thread_key("openai.chat", request, headers={}, seen={})
@@ -95,6 +107,18 @@ class TestPreviousResponse:
         assert "f-older" == thread_key(
             "openai.responses", request, headers={}, seen={"resp_1": "f-older"}
         )
+
+    def test_threads_remember_each_response_for_its_successor(self) -> None:
+        threads = Threads()
+        first = threads.key(
+            "openai.responses", {"instructions": "S", "input": "hi"}, {"id": "resp_1"}
+        )
+        second = threads.key(
+            "openai.responses",
+            {"instructions": "S", "input": "next", "previous_response_id": "resp_1"},
+            {"id": "resp_2"},
+        )
+        assert ("f-" + _digest("S\x00hi"), first) == (first, second)
 
     def test_an_unknown_previous_response_falls_back_to_the_fingerprint(self) -> None:
         request = {"previous_response_id": "resp_9", "input": "next"}
@@ -111,3 +135,19 @@ class TestContentText:
 
     def test_responses_input_text_parts_are_text(self) -> None:
         assert "a\nb" == content_text([{"type": "input_text", "text": "a"}, {"text": "b"}])
+
+
+class TestTexts:
+    def test_the_system_prompt_of_each_endpoint(self) -> None:
+        chat = {"messages": [{"role": "developer", "content": [{"type": "text", "text": "Brief"}]}]}
+        blocks = {"system": [{"type": "text", "text": "A"}, {"type": "text", "text": "B"}]}
+        responses = {"input": [{"role": "system", "content": "Sys"}]}
+        assert ["Brief", "A\nB", "Sys"] == [
+            system_text("openai.chat", chat),
+            system_text("anthropic.messages", blocks),
+            system_text("openai.responses", responses),
+        ]
+
+    def test_the_first_user_message_skips_the_system_one(self) -> None:
+        chat = {"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]}
+        assert "u" == first_user_text("openai.chat", chat)

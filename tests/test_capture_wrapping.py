@@ -63,6 +63,21 @@ class TestSync:
             pass
         assert [None] == [line["error"] for line in _lines(out)[1:]]
 
+    def test_an_anthropic_stream_is_recorded_whole(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        client = wrap(anthropic.Anthropic(api_key=CANARY, base_url=provider.url), out=out)
+        with client.messages.stream(model="c", max_tokens=10, messages=CHAT) as stream:
+            text = stream.get_final_text()
+        line = _lines(out)[1]
+        assert ("Paris.", "Paris.", True, None) == (
+            text,
+            line["response"]["content"][0]["text"],
+            line["stream"],
+            line["error"],
+        )
+
     def test_a_body_closed_before_its_end_says_so(self, provider: Provider, tmp_path: Path) -> None:
         out = tmp_path / "c.jsonl"
         client = wrap(openai.OpenAI(api_key="k", base_url=provider.url + "/v1"), out=out)
@@ -101,6 +116,30 @@ class TestSync:
         chat.chat.completions.create(model="m", messages=CHAT)
         messages.messages.create(model="c", max_tokens=10, messages=CHAT)
         assert [None, 1, 2] == [line.get("exchange") for line in _lines(out)]
+
+    def test_a_client_wrapped_twice_to_one_file_records_each_exchange_once(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        client = wrap(anthropic.Anthropic(api_key="k", base_url=provider.url), out=out)
+        again = wrap(client, out=tmp_path / "." / "c.jsonl")
+        again.messages.create(model="c", max_tokens=10, messages=CHAT)
+        assert (True, [None, 1]) == (
+            again is client,
+            [line.get("exchange") for line in _lines(out)],
+        )
+
+    def test_a_client_wrapped_to_another_file_is_refused(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        out, other = tmp_path / "c.jsonl", tmp_path / "d.jsonl"
+        client = wrap(openai.AsyncOpenAI(api_key="k", base_url=provider.url + "/v1"), out=out)
+        with pytest.raises(MemtapeError) as refused:
+            wrap(client, out=other)
+        assert (
+            f"wrap: this AsyncOpenAI already writes its exchanges to {out}: wrap it once",
+            False,
+        ) == (str(refused.value), other.exists())
 
     def test_a_capture_that_cannot_be_written_is_one_line_and_the_call_answers(
         self,
@@ -150,6 +189,35 @@ class TestAsync:
             str({"city": "Paris"}),
             line["response"]["content"][0]["input"],
             line["stream"],
+        )
+
+    def test_an_async_openai_chat_stream_with_a_tool_call_is_recorded_whole(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        out = tmp_path / "c.jsonl"
+        tools: Any = [{"type": "function", "function": {"name": "lookup", "parameters": {}}}]
+
+        async def ask() -> str:
+            client = wrap(
+                openai.AsyncOpenAI(api_key=CANARY, base_url=provider.url + "/v1"), out=out
+            )
+            stream = await client.chat.completions.create(
+                model="m", messages=CHAT, tools=tools, stream=True
+            )
+            arguments = ""
+            async for chunk in stream:
+                for call in (chunk.choices[0].delta.tool_calls or []) if chunk.choices else []:
+                    arguments += call.function.arguments or ""
+            return arguments
+
+        streamed = asyncio.run(ask())
+        line = _lines(out)[1]
+        call = line["response"]["choices"][0]["message"]["tool_calls"][0]
+        assert ('{"city": "Paris"}', '{"city": "Paris"}', True, None) == (
+            streamed,
+            call["function"]["arguments"],
+            line["stream"],
+            line["error"],
         )
 
     def test_an_async_openai_responses_call_is_recorded(

@@ -579,6 +579,65 @@ class TestLedger:
             ledger.results_out,
         )
 
+    def test_a_call_id_a_reply_uses_again_after_its_first_call_left_is_a_call_of_its_own(
+        self, tmp_path: Path
+    ) -> None:
+        """A provider that numbers calls per reply (``call_0`` each time): once the first
+        call and its result left the context, the next ``call_0`` and its result are new."""
+        again, answer = calling("call_1", "again"), result("call_1", "second")
+        lines = _chat_session(
+            [S, U1],
+            [S, U1, A1, T1],
+            [S, U2],
+            [S, U2, again, answer],
+            replies=[A1, A2, again, A4],
+        )
+        ledger = _read(write_capture(tmp_path / "cap.jsonl", *lines)).ledger
+        assert ledger is not None
+        assert (2, 2, 2, 2) == (
+            ledger.calls_in,
+            ledger.calls_out,
+            ledger.results_in,
+            ledger.results_out,
+        )
+
+    def test_a_call_and_result_sent_again_after_they_left_are_turns_again_counted_again(
+        self, tmp_path: Path
+    ) -> None:
+        """An agent that builds each request from a store (retrieval) sends an old call
+        and its result again: turns where they come back, and in the ledger there too."""
+        lines = _chat_session(
+            [S, U1],
+            [S, U1, A1, T1],
+            [S, U2],
+            [S, U2, A3, A1, T1, U3],
+            replies=[A1, A3, A3, A4],
+        )
+        ledger = _read(write_capture(tmp_path / "cap.jsonl", *lines)).ledger
+        assert ledger is not None
+        assert (2, 2, 2, 2) == (
+            ledger.calls_in,
+            ledger.calls_out,
+            ledger.results_in,
+            ledger.results_out,
+        )
+
+    def test_the_calls_of_a_reply_cut_short_are_left_out_with_it(self, tmp_path: Path) -> None:
+        """A stream dropped once the model had begun a call: the retry's reply is the turn,
+        the cut reply's call is no call of the session's."""
+        cut = exchange(1, CHAT, chat(S, U1), chat_reply(calling("call_cut")))
+        cut["error"] = "connection dropped after 310 bytes"
+        retried = _chat_session([S, U1], [S, U1, A1, T1], replies=[A1, A2])
+        for number, line in enumerate(retried, start=2):
+            line["exchange"] = number
+        ledger = _read(write_capture(tmp_path / "cap.jsonl", cut, *retried)).ledger
+        assert ledger is not None
+        assert ({"capture header": (1, 0, 0), "failed reply": (1, 1, 0)}, 2, 1) == (
+            {kind.kind: (kind.entries, kind.calls, kind.results) for kind in ledger.left_out},
+            ledger.calls_in,
+            ledger.calls_out,
+        )
+
     def test_headers_other_endpoints_and_other_threads_are_left_out_by_kind(
         self, tmp_path: Path
     ) -> None:

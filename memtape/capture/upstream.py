@@ -1,14 +1,24 @@
 """An upstream provider: where the proxy sends a request (its origin and base path),
 and the connections to it, kept open between requests as an HTTP/1.1 client keeps
-them (a TLS handshake per request would cost more than everything else)."""
+them (a TLS handshake per request would cost more than everything else).
+
+An ``https://`` upstream is reached through the HTTP proxy the environment names for
+it (``HTTPS_PROXY``, else ``ALL_PROXY``; not for a host ``NO_PROXY`` names), as the
+SDKs reach it: a ``CONNECT`` tunnel, TLS to the provider inside it. A plain
+``http://`` upstream (a server on this machine or network) is reached directly.
+"""
 
 import asyncio
+import base64
+import ipaddress
+import socket
 import ssl
-from urllib.parse import urlsplit
+import urllib.request
+from urllib.parse import unquote, urlsplit
 
 import attrs
 
-from memtape.capture.http1 import HEAD_LIMIT
+from memtape.capture.http1 import HEAD_LIMIT, head_bytes, read_head, status_of
 from memtape.core.errors import MemtapeError
 
 CONNECT_TIMEOUT = 30.0
@@ -47,6 +57,23 @@ class Upstream:
         self.host_header = name if default else f"{name}:{self.port}"
         self._idle: list[Connection] = []
         self._context = ssl.create_default_context() if self.tls else None
+        self.proxy = _environment_proxy(self.host) if self.tls else None
+        """The HTTP proxy that carries the tunnel to this upstream, or None (directly)."""
+
+    def reaches_loopback(self, port: int) -> bool:
+        """Whether a connection to this upstream would reach 127.0.0.1:``port`` (where the
+        proxy listens): its host is ``localhost``, 127.0.0.1 in any spelling
+        ``inet_aton`` takes (``127.1``), or 0.0.0.0, which a connection takes for this
+        machine; and its port is ``port``."""
+        if self.port != port or self.tls:
+            return False
+        if self.host.lower().rstrip(".") == "localhost":
+            return True
+        try:
+            address = ipaddress.IPv4Address(socket.inet_aton(self.host))
+        except OSError:
+            return False
+        return address in (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv4Address("0.0.0.0"))
 
     def target(self, path: str, *, strip: str = "") -> str:
         """The request target upstream of an agent's ``path``: the base path, then the
@@ -63,6 +90,8 @@ class Upstream:
             if not connection.reader.at_eof() and not connection.writer.is_closing():
                 return connection
             connection.writer.close()
+        if self.proxy is not None:
+            return await asyncio.wait_for(self._tunnel(self.proxy), CONNECT_TIMEOUT)
         reader, writer = await asyncio.wait_for(
             asyncio.open_connection(
                 self.host,
@@ -75,6 +104,23 @@ class Upstream:
         )
         return Connection(reader, writer)
 
+    async def _tunnel(self, proxy: "Proxy") -> Connection:
+        """A connection through ``proxy``'s ``CONNECT`` tunnel, TLS to the upstream in it."""
+        reader, writer = await asyncio.open_connection(proxy.host, proxy.port, limit=HEAD_LIMIT)
+        target = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        headers = [("Host", target), *proxy.headers]
+        writer.write(head_bytes(f"CONNECT {target} HTTP/1.1", headers))
+        await writer.drain()
+        head = await read_head(reader)
+        status = status_of(head) if head is not None else None
+        if status != 200:
+            writer.close()
+            said = f"answered {status}" if status is not None else "closed the connection"
+            raise OSError(f"the proxy {proxy.host}:{proxy.port} {said} to CONNECT {target}")
+        assert self._context is not None, "only an https upstream is tunnelled"
+        await writer.start_tls(self._context, server_hostname=self.host)
+        return Connection(reader, writer)
+
     def release(self, connection: Connection) -> None:
         """Keep a connection whose response was read to its end, for the next request."""
         connection.reused = True
@@ -85,3 +131,52 @@ class Upstream:
         for connection in self._idle:
             connection.writer.close()
         self._idle.clear()
+
+
+@attrs.frozen
+class Proxy:
+    """An HTTP proxy the environment names, and the headers a ``CONNECT`` to it carries
+    (its credentials, when its URL has them)."""
+
+    host: str
+    port: int
+    headers: tuple[tuple[str, str], ...]
+
+
+def _environment_proxy(host: str) -> Proxy | None:
+    """The proxy ``HTTPS_PROXY`` (else ``ALL_PROXY``) names for ``host``, either case;
+    None when neither is set, ``NO_PROXY`` spares ``host``, or it is no ``http://`` URL
+    (a SOCKS or TLS proxy is not spoken: the upstream is then reached directly)."""
+    proxies = urllib.request.getproxies_environment()
+    url = proxies.get("https") or proxies.get("all")
+    if not url or _spared(host, proxies.get("no", "")):
+        return None
+    try:
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        port = parts.port or 80
+    except ValueError:
+        raise MemtapeError(f"the HTTPS proxy {url!r}: not a URL") from None
+    if parts.scheme != "http" or not parts.hostname:
+        return None
+    headers: tuple[tuple[str, str], ...] = ()
+    if parts.username is not None:
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        headers = (("Proxy-Authorization", "Basic " + base64.b64encode(pair.encode()).decode()),)
+    return Proxy(parts.hostname, port, headers)
+
+
+def _spared(host: str, no_proxy: str) -> bool:
+    """Whether ``NO_PROXY``'s list spares ``host``: ``*``, the host itself, or a domain it
+    is in (``example.com`` and ``.example.com`` both spare ``api.example.com``); a port
+    after a name is not compared."""
+    host = host.lower().rstrip(".")
+    for entry in no_proxy.split(","):
+        name = entry.strip().lower()
+        if name.startswith("[") and "]" in name:
+            name = name[1 : name.index("]")]
+        elif name.count(":") == 1:
+            name = name.split(":")[0]
+        name = name.lstrip(".").rstrip(".")
+        if name == "*" or (name and (host == name or host.endswith("." + name))):
+            return True
+    return False

@@ -36,25 +36,34 @@ def wrap(client: Client, *, out: str | Path) -> Client:
     """Make ``client`` (``openai.OpenAI`` or ``AsyncOpenAI``, ``anthropic.Anthropic`` or
     ``AsyncAnthropic``) append each exchange it has from now on to the capture file
     ``out``; returns the same client. Clients wrapped with the same ``out`` share one
-    writer: one header, one numbering."""
+    writer: one header, one numbering. A client wrapped already (or one whose HTTP
+    client another wrapped client shares) is returned as it is when ``out`` is its
+    file, and refused when it is another: each exchange is written once."""
     http = getattr(client, "_client", None)
     if not isinstance(http, httpx2.Client | httpx2.AsyncClient):
         raise MemtapeError(
             f"wrap: {type(client).__name__} is not an openai or anthropic client "
             "(no HTTP client of its own to wrap)"
         )
+    if isinstance(http._transport, _Tee | _AsyncTee):
+        if http._transport.writer.path.resolve() == Path(out).resolve():
+            return client
+        raise MemtapeError(
+            f"wrap: this {type(client).__name__} already writes its exchanges to "
+            f"{visible(str(http._transport.writer.path))}: wrap it once"
+        )
     anthropic = type(client).__module__.split(".")[0] == "anthropic"
-    record = _unfailing(_writer(Path(out)))
+    writer = _writer(Path(out))
     if isinstance(http, httpx2.Client):
-        http._transport = _Tee(http._transport, record, anthropic=anthropic)
+        http._transport = _Tee(http._transport, writer, anthropic=anthropic)
         http._mounts = {
-            pattern: None if mounted is None else _Tee(mounted, record, anthropic=anthropic)
+            pattern: None if mounted is None else _Tee(mounted, writer, anthropic=anthropic)
             for pattern, mounted in http._mounts.items()
         }
     else:
-        http._transport = _AsyncTee(http._transport, record, anthropic=anthropic)
+        http._transport = _AsyncTee(http._transport, writer, anthropic=anthropic)
         http._mounts = {
-            pattern: None if mounted is None else _AsyncTee(mounted, record, anthropic=anthropic)
+            pattern: None if mounted is None else _AsyncTee(mounted, writer, anthropic=anthropic)
             for pattern, mounted in http._mounts.items()
         }
     return client
@@ -129,9 +138,12 @@ def _ended(exchange: Exchange, record: Recorder, error: str | None = None) -> No
 
 
 class _Tee(httpx2.BaseTransport):
-    def __init__(self, inner: httpx2.BaseTransport, record: Recorder, *, anthropic: bool) -> None:
+    def __init__(
+        self, inner: httpx2.BaseTransport, writer: CaptureWriter, *, anthropic: bool
+    ) -> None:
         self.inner = inner
-        self.record = record
+        self.writer = writer
+        self.record = _unfailing(writer)
         self.anthropic = anthropic
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
@@ -180,10 +192,11 @@ class _TeeStream(httpx2.SyncByteStream):
 
 class _AsyncTee(httpx2.AsyncBaseTransport):
     def __init__(
-        self, inner: httpx2.AsyncBaseTransport, record: Recorder, *, anthropic: bool
+        self, inner: httpx2.AsyncBaseTransport, writer: CaptureWriter, *, anthropic: bool
     ) -> None:
         self.inner = inner
-        self.record = record
+        self.writer = writer
+        self.record = _unfailing(writer)
         self.anthropic = anthropic
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:

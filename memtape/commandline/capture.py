@@ -3,6 +3,7 @@
 
 import argparse
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -41,9 +42,11 @@ def run(args: argparse.Namespace) -> int:
         raise MemtapeError("record needs a command to run after --, or --serve-only")
     if not 0 <= args.port <= 65535:
         raise MemtapeError(f"--port {args.port} is not a port (0..65535)")
-    openai = Upstream(args.upstream_openai or os.environ.get("OPENAI_BASE_URL") or OPENAI_DEFAULT)
-    anthropic = Upstream(
-        args.upstream_anthropic or os.environ.get("ANTHROPIC_BASE_URL") or ANTHROPIC_DEFAULT
+    openai, openai_from = _upstream(
+        args.upstream_openai, "--upstream-openai", "OPENAI_BASE_URL", OPENAI_DEFAULT
+    )
+    anthropic, anthropic_from = _upstream(
+        args.upstream_anthropic, "--upstream-anthropic", "ANTHROPIC_BASE_URL", ANTHROPIC_DEFAULT
     )
     out = Path(args.out)
     check_writable(out)
@@ -61,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         raise MemtapeError(f"port {args.port}: {error.strerror or error}") from None
     size_before = out.stat().st_size if out.exists() else None
     try:
+        _refuse_itself(port, [(openai_from, openai), (anthropic_from, anthropic)])
         capture = CaptureWriter(out)
     except MemtapeError:
         proxy.stop()
@@ -94,10 +98,46 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _serve(urls: dict[str, str]) -> int:
+def _upstream(given: str | None, option: str, variable: str, default: str) -> tuple[Upstream, str]:
+    """The upstream the option names, else the environment's variable, else ``default``;
+    and where it came from (the option, ``$VARIABLE``, or the default), which a refusal
+    of it names."""
+    if given:
+        url, named = given, option
+    elif os.environ.get(variable):
+        url, named = os.environ[variable], f"${variable}"
+    else:
+        url, named = default, "the default upstream"
     try:
-        for name, url in urls.items():
-            print(f"export {name}={url}", flush=True)
+        return Upstream(url), named
+    except MemtapeError as error:
+        raise MemtapeError(f"{named}: {error}") from None
+
+
+def _refuse_itself(port: int, upstreams: list[tuple[str, Upstream]]) -> None:
+    """Refuse an upstream that is the proxy's own address (a shell that exported an
+    earlier ``--serve-only``'s variables, recording on its port again): each request
+    would be sent back to the proxy, again and again."""
+    for named, upstream in upstreams:
+        if upstream.reaches_loopback(port):
+            raise MemtapeError(
+                f"{named} ({visible(upstream.url)}) is this proxy's own address, "
+                f"127.0.0.1:{port}: each request would come back to it"
+            )
+
+
+PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
+"""The variables (in either case) that send an SDK's requests through an HTTP proxy."""
+
+
+def _serve(urls: dict[str, str]) -> int:
+    exports = dict(urls)
+    if any(os.environ.get(name) or os.environ.get(name.upper()) for name in PROXY_VARIABLES):
+        # The shell the exports go to sends requests through its proxy, 127.0.0.1's too.
+        exports["NO_PROXY"] = _sparing_loopback()["NO_PROXY"]
+    try:
+        for name, value in exports.items():
+            print(f"export {name}={shlex.quote(value)}", flush=True)
         print("(Ctrl-C stops)", file=sys.stderr, flush=True)
         while True:
             time.sleep(3600)
@@ -109,7 +149,7 @@ def _start(command: list[str], urls: dict[str, str]) -> "subprocess.Popen[bytes]
     """The agent's process, or the status a shell gives a command it cannot start (and
     its one line said)."""
     try:
-        return subprocess.Popen(command, env={**os.environ, **urls})
+        return subprocess.Popen(command, env={**os.environ, **urls, **_sparing_loopback()})
     except FileNotFoundError:
         print(f"memtape: error: {visible(command[0])}: command not found", file=sys.stderr)
         return EXIT_NOT_FOUND
@@ -117,6 +157,24 @@ def _start(command: list[str], urls: dict[str, str]) -> "subprocess.Popen[bytes]
         reason = error.strerror or str(error)
         print(f"memtape: error: {visible(command[0])}: {reason}", file=sys.stderr)
         return EXIT_NOT_EXECUTABLE
+
+
+LOOPBACK = ("127.0.0.1", "localhost")
+"""The hosts an agent must reach directly, never through an HTTP proxy: the recorder's."""
+
+
+def _sparing_loopback() -> dict[str, str]:
+    """``NO_PROXY`` and ``no_proxy`` for the agent: the hosts either named (the lower-case
+    one first, as the SDKs read them), then ``LOOPBACK``. An SDK sends a request for
+    127.0.0.1 through ``HTTP_PROXY`` or ``ALL_PROXY`` unless ``NO_PROXY`` spares it."""
+    hosts: list[str] = []
+    for name in ("no_proxy", "NO_PROXY"):
+        for host in os.environ.get(name, "").split(","):
+            if host.strip() and host.strip() not in hosts:
+                hosts.append(host.strip())
+    hosts += [host for host in LOOPBACK if host not in hosts]
+    spared = ",".join(hosts)
+    return {"NO_PROXY": spared, "no_proxy": spared}
 
 
 FORWARDED = (signal.SIGTERM, signal.SIGHUP)

@@ -44,10 +44,15 @@ compaction in a response (an Anthropic ``compaction`` block, a Responses
 
 What does not import is counted in the ledger, by kind: the header lines,
 the exchanges of other endpoints, those with no request body, those of the
-other threads. A request resends its conversation: the ledger counts each
-tool call and result once, at the exchange it first appears in.
+other threads, and a failed reply's calls and results (an error's, or one
+a dropped connection cut short: no turn). A request resends its
+conversation: the ledger counts a call or result where it comes in, as the
+turns are made: in a reply, or in a request beyond what the request before
+and its reply held (so a call id a provider uses again, once the first call
+left, is a second call).
 """
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -74,6 +79,9 @@ HEADERS = "capture header"
 OTHER_ENDPOINT = "other endpoint"
 NO_BODY = "exchange without a request body"
 OTHER_THREAD = "other thread"
+FAILED_REPLY = "failed reply"
+"""The kind of a reply that is no turn (an error's, or one its dropped connection cut
+short), left out with the calls and results it holds."""
 """The ledger's kinds of the lines left out."""
 
 
@@ -139,11 +147,19 @@ def read(
     for kind, record in left:
         tally.left_out(kind, record.where)
     for number, group in enumerate(groups.values()):
-        for exchange, (calls, results) in zip(group, _new_ids(group, readers), strict=True):
-            if number == chosen:
-                tally.took(exchange.where, calls=calls, results=results)
-            else:
+        for exchange, new in zip(group, _new_ids(group, readers), strict=True):
+            if number != chosen:
+                calls, results = new.calls + new.failed_calls, new.results + new.failed_results
                 tally.left_out(OTHER_THREAD, exchange.where, calls=calls, results=results)
+                continue
+            tally.took(exchange.where, calls=new.calls, results=new.results)
+            if new.failed_calls or new.failed_results:
+                tally.left_out(
+                    FAILED_REPLY,
+                    exchange.where,
+                    calls=new.failed_calls,
+                    results=new.failed_results,
+                )
     builder = built[chosen]
     summary = summaries[chosen]
     notes = [
@@ -262,33 +278,38 @@ def _chosen(thread: str | None, names: list[str], built: list[Builder], source: 
     raise BadInput(f"{source.path}: --thread {thread!r}: no such thread; the capture has {there}")
 
 
-def _new_ids(
-    group: list[Exchange], readers: dict[str, Reader]
-) -> list[tuple[list[str], list[str]]]:
-    """Each exchange's tool calls and results that no earlier exchange of the thread held
-    as often (a request resends those before it), read from the raw bodies."""
-    most_calls: dict[str, int] = {}
-    most_results: dict[str, int] = {}
+@attrs.frozen
+class NewIds:
+    """The ids of the tool calls and results one exchange brings to its thread, and those
+    of its reply when the reply failed (no turn)."""
+
+    calls: list[str]
+    results: list[str]
+    failed_calls: list[str]
+    failed_results: list[str]
+
+
+def _new_ids(group: list[Exchange], readers: dict[str, Reader]) -> list[NewIds]:
+    """What each exchange of a thread brings, read from the raw bodies as the turns are
+    built: a request's calls and results beyond what the request before it and that
+    request's answered reply held (a request resends its conversation), and each call and
+    result of an answered reply (the model made them now, even under the id of a call
+    that had left the context: a provider may number calls per reply)."""
+    held_calls: Counter[str] = Counter()
+    held_results: Counter[str] = Counter()
     found = []
     for exchange in group:
         reader = readers[exchange.endpoint]
         request_calls, request_results = reader.ids(exchange.request)
         response_calls, response_results = reader.ids(exchange.response)
-        calls = _beyond([*request_calls, *response_calls], most_calls)
-        results = _beyond([*request_results, *response_results], most_results)
-        found.append((calls, results))
+        sent_calls, sent_results = Counter(request_calls), Counter(request_results)
+        calls = list((sent_calls - held_calls).elements())
+        results = list((sent_results - held_results).elements())
+        if exchange.answered:
+            found.append(NewIds(calls + response_calls, results + response_results, [], []))
+            sent_calls.update(response_calls)
+            sent_results.update(response_results)
+        else:
+            found.append(NewIds(calls, results, response_calls, response_results))
+        held_calls, held_results = sent_calls, sent_results
     return found
-
-
-def _beyond(now: list[str], most: dict[str, int]) -> list[str]:
-    """The ids ``now`` holds more often than ``most`` says (which it raises to them)."""
-    counts: dict[str, int] = {}
-    for identity in now:
-        counts[identity] = counts.get(identity, 0) + 1
-    new = []
-    for identity, count in counts.items():
-        before = most.get(identity, 0)
-        if count > before:
-            new.extend([identity] * (count - before))
-            most[identity] = count
-    return new

@@ -1,0 +1,82 @@
+"""An upstream provider's address (memtape.capture.upstream): whether it is the recording
+proxy's own."""
+
+import pytest
+
+from memtape.capture.upstream import Upstream
+
+
+class TestReaches:
+    @pytest.mark.parametrize(
+        "url",
+        [
+            "http://127.0.0.1:8787/v1",
+            "http://localhost:8787",
+            "http://LOCALHOST.:8787/",
+            "http://127.1:8787/v1",
+            "http://0.0.0.0:8787",
+        ],
+    )
+    def test_a_loopback_address_on_the_proxys_port_is_the_proxy(self, url: str) -> None:
+        assert Upstream(url).reaches_loopback(8787)
+
+    @pytest.mark.parametrize(
+        "url",
+        [
+            "http://127.0.0.1:8788/v1",
+            "https://127.0.0.1",
+            "http://api.example:8787",
+            "http://10.0.0.1:8787",
+            "http://[::1]:8787",
+        ],
+    )
+    def test_another_port_or_host_is_not(self, url: str) -> None:
+        assert not Upstream(url).reaches_loopback(8787)
+
+
+PROXY_NAMES = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY", "no_proxy")
+
+
+class TestEnvironmentProxy:
+    @pytest.fixture(autouse=True)
+    def _no_proxy_set(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        for name in PROXY_NAMES:
+            monkeypatch.delenv(name, raising=False)
+
+    def test_https_proxy_carries_an_https_upstream_with_its_credentials(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("https_proxy", "http://me:p%40ss@proxy.corp:3128")
+        proxy = Upstream("https://api.example/v1").proxy
+        assert ("proxy.corp", 3128, (("Proxy-Authorization", "Basic bWU6cEBzcw=="),)) == (
+            (proxy.host, proxy.port, proxy.headers) if proxy else None
+        )
+
+    def test_all_proxy_stands_in_when_no_https_proxy_is_named(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setenv("ALL_PROXY", "proxy.corp:8080")
+        proxy = Upstream("https://api.example").proxy
+        assert ("proxy.corp", 8080, ()) == (
+            (proxy.host, proxy.port, proxy.headers) if proxy else None
+        )
+
+    @pytest.mark.parametrize(
+        ("no_proxy", "url"),
+        [
+            ("example", "https://api.example"),
+            (".example:443", "https://api.example"),
+            ("*", "https://api.example"),
+            ("", "http://api.example"),
+        ],
+    )
+    def test_no_proxy_or_a_plain_http_upstream_is_reached_directly(
+        self, monkeypatch: pytest.MonkeyPatch, no_proxy: str, url: str
+    ) -> None:
+        monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
+        monkeypatch.setenv("NO_PROXY", no_proxy)
+        assert None is Upstream(url).proxy
+
+    def test_a_socks_proxy_is_not_spoken(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:1080")
+        assert None is Upstream("https://api.example").proxy
