@@ -13,7 +13,7 @@ from memtape.lab.importers import Ledger, import_transcript
 from memtape.lab.importers.capture import Thread
 from memtape.lab.importers.fields import UnreadCount
 from memtape.lab.importers.records import SkippedLine, UnfinishedLine
-from memtape.lab.importers.scenario import NothingSalient
+from memtape.lab.importers.scenario import CallsLeftWaiting, NothingSalient
 from memtape.lab.importers.tokens import Comparison, TokenizerWarning
 from memtape.projections.wrapping import cells
 
@@ -47,6 +47,7 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
     comparisons: list[Comparison] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NothingSalient)
+        warnings.simplefilter("always", CallsLeftWaiting)
         warnings.simplefilter("always", UnfinishedLine)
         warnings.simplefilter("always", SkippedLine)
         warnings.simplefilter("always", TokenizerWarning)
@@ -79,7 +80,8 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
         )
     for warning in caught:
         if isinstance(
-            warning.message, NothingSalient | UnfinishedLine | SkippedLine | TokenizerWarning
+            warning.message,
+            NothingSalient | CallsLeftWaiting | UnfinishedLine | SkippedLine | TokenizerWarning,
         ):
             print(f"memtape: warning: {visible(str(warning.message), 'message')}", file=sys.stderr)
     unread = [
