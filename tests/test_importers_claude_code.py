@@ -441,6 +441,48 @@ class TestCompactions:
         assert (6, 8) == read_transcript(path).compactions[0].preserved
 
 
+def _kept_tail_written_after(tmp_path: Path) -> Path:
+    """A partial compaction whose last kept message (the boundary's logical parent) is
+    written after the summary, chained to it: the boundary's logical parent is a later
+    entry than the boundary."""
+    boundary = _boundary("b", "k3")
+    boundary["compactMetadata"]["preservedSegment"] = {
+        "headUuid": "k1",
+        "anchorUuid": "s",
+        "tailUuid": "k3",
+    }
+    return write_lines(
+        tmp_path / "s.jsonl",
+        _user("u1", None, "Plan the migration."),
+        _assistant("a1", "u1", "Step one: back up."),
+        _user("k1", "a1", "Go on."),
+        _assistant("k2", "k1", "Step two: migrate."),
+        boundary,
+        _summary("s", "b", "Summary: a two-step migration plan."),
+        _assistant("k3", "s", "Step three: verify."),
+        _user("u2", "k3", "Done?"),
+    )
+
+
+class TestKeptTailWrittenAfter:
+    def test_the_thread_crosses_the_boundary_to_the_entry_before_it(self, tmp_path: Path) -> None:
+        transcript = read_transcript(_kept_tail_written_after(tmp_path))
+        assert [
+            "Plan the migration.",
+            "Step one: back up.",
+            "Go on.",
+            "Step two: migrate.",
+            "Step three: verify.",
+            "Done?",
+        ] == [turn.text for turn in transcript.turns]
+
+    def test_the_kept_messages_before_the_boundary_are_the_preserved_turns(
+        self, tmp_path: Path
+    ) -> None:
+        (compaction,) = read_transcript(_kept_tail_written_after(tmp_path)).compactions
+        assert (5, (3, 4)) == (compaction.before, compaction.preserved)
+
+
 class TestUsage:
     def test_each_response_keeps_the_usage_it_reported(self) -> None:
         scenario = imported(PARALLEL)

@@ -15,8 +15,9 @@ What imports:
 - The main thread, as Claude Code's own resume rebuilds it: walked back
   along ``parentUuid`` from the last entry that is not on a sidechain,
   across each compact boundary to its ``logicalParentUuid`` (or, when the
-  boundary has none or names an entry this file does not hold, to the entry
-  before it in the file); then every side branch that belongs to that
+  boundary has none or names an entry this file does not hold before it, such
+  as a kept message written again after the summary, to the entry before it
+  in the file); then every side branch that belongs to that
   thread: the entries of a response the thread holds (one ``message.id``:
   parallel calls are written as one entry each, chained or side by side)
   and the tool results that hang off them (each result's ``parentUuid`` is

@@ -51,11 +51,8 @@ class Graph:
             data = records[index].data
             parent = data.get("parentUuid")
             if parent is None and data.get("subtype") == BOUNDARY:
-                logical = data.get("logicalParentUuid")
-                if logical not in self.by_uuid:
-                    index = self._before(index)
-                    continue
-                parent = logical
+                index = self._across(index)
+                continue
             if parent is None:
                 break
             if parent not in self.by_uuid:
@@ -109,8 +106,12 @@ class Graph:
             walked.append(index)
             if self.records[index].data.get("uuid") == head:
                 return walked
-            parent = self.records[index].data.get("parentUuid")
-            index = self.by_uuid.get(parent) if isinstance(parent, str) else None
+            data = self.records[index].data
+            parent = data.get("parentUuid")
+            if parent is None and data.get("subtype") == BOUNDARY:
+                index = self._across(index)
+            else:
+                index = self.by_uuid.get(parent) if isinstance(parent, str) else None
         return None
 
     def listed(self, uuids: tuple[str, ...]) -> list[int] | None:
@@ -127,6 +128,15 @@ class Graph:
             if self.records[child].data.get("type") == "user"
             and holds_results(message_content(self.records[child].data))
         ]
+
+    def _across(self, index: int) -> int | None:
+        """Where the thread goes on before the compact boundary at ``index``: its
+        ``logicalParentUuid``, or, when the file does not hold that entry before the
+        boundary (none, or a kept message written again after the summary), the message
+        before the boundary in file order."""
+        logical = self.records[index].data.get("logicalParentUuid")
+        parent = self.by_uuid.get(logical) if isinstance(logical, str) else None
+        return parent if parent is not None and parent < index else self._before(index)
 
     def _before(self, index: int) -> int | None:
         """The main-thread message before ``index`` in file order (a boundary without its
