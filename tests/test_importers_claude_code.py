@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.lab.importers import (
     Compaction,
@@ -488,6 +489,45 @@ class TestUsage:
         scenario = imported(PARALLEL)
         assert Usage(input=6, output=212, cache_read=21480, cache_write=940) == scenario.usage[2]
         assert [2, 6, 7, 10, 12] == sorted(scenario.usage.keys())
+
+    def _with_synthetic(self, tmp_path: Path) -> Path:
+        """A session where Claude Code wrote a response itself (model ``<synthetic>``, every
+        usage count zero: no request was made) between two the model answered."""
+
+        def answered(uuid: str, parent: str, text: str, model: str, *counts: int) -> Any:
+            keys = (
+                "input_tokens",
+                "output_tokens",
+                "cache_read_input_tokens",
+                "cache_creation_input_tokens",
+            )
+            entry = _assistant(uuid, parent, text)
+            entry["message"].update(model=model, usage=dict(zip(keys, counts, strict=True)))
+            return entry
+
+        return write_lines(
+            tmp_path / "s.jsonl",
+            _user("u1", None, "Build it."),
+            answered("a1", "u1", "Built.", "claude-sonnet-4-5", 10, 50, 0, 3000),
+            _user("u2", "a1", "Run it."),
+            answered("a2", "u2", "API Error: overloaded", "<synthetic>", 0, 0, 0, 0),
+            _user("u3", "a2", "Again."),
+            answered("a3", "u3", "It passes.", "claude-sonnet-4-5", 12, 40, 3050, 30),
+            _user("u4", "a3", "ok"),
+            answered("a4", "u4", "No response requested.", "<synthetic>", 0, 0, 0, 0),
+        )
+
+    def test_a_response_claude_code_wrote_itself_has_no_usage(self, tmp_path: Path) -> None:
+        transcript = read_transcript(self._with_synthetic(tmp_path))
+        assert [2, 6] == [n for n, turn in enumerate(transcript.turns, 1) if turn.usage]
+
+    def test_nor_names_the_session_s_model(self, tmp_path: Path) -> None:
+        assert "claude-sonnet-4-5" == read_transcript(self._with_synthetic(tmp_path)).model
+
+    def test_recorded_counts_share_the_prompt_s_growth_across_it(self, tmp_path: Path) -> None:
+        scenario = imported(self._with_synthetic(tmp_path), tokenizer="recorded", salient="all")
+        counts = [step.tokens for step in scenario.steps if isinstance(step, AddTurn)]
+        assert 32 == sum(count or 0 for count in counts[2:5])
 
 
 class TestTolerance:

@@ -35,7 +35,9 @@ What imports:
   the results written between them. Its ``usage`` (``input_tokens``,
   ``output_tokens``, ``cache_read_input_tokens``,
   ``cache_creation_input_tokens``, as the response's last entry says) is
-  the turn's ``usage``.
+  the turn's ``usage``; a response Claude Code wrote itself (model
+  ``<synthetic>``: an API error, "No response requested.") made no request,
+  and has none.
 - Each compact boundary becomes a ``Compaction`` (the summary, the
   trigger, ``preTokens`` and ``postTokens``) before the turn that follows
   it, never a turn: the summary is not conversation but what the agent kept

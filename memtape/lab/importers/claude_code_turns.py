@@ -16,6 +16,9 @@ from memtape.lab.importers.records import Record, Source
 from memtape.lab.importers.transcript import Compaction, Transcript, Turns
 from memtape.scenarios.usage import Usage
 
+SYNTHETIC = "<synthetic>"
+"""The model Claude Code names on a response it wrote itself, without asking one."""
+
 
 @attrs.define
 class _Boundary:
@@ -146,9 +149,12 @@ class Reader:
             self._flush()
             response = self.response = _Response(identity, where, [], [], [])
         response.entries.append(index)
-        self.turns.asked(message.get("model"))
+        # Claude Code writes some responses itself (an API error, "No response requested."):
+        # model <synthetic>, every count zero. No request was made: no model, no usage.
+        if message.get("model") != SYNTHETIC:
+            self.turns.asked(message.get("model"))
         usage = anthropic_usage(message.get("usage"), f"{where}: usage")
-        if usage is not None:
+        if usage is not None and any(attrs.astuple(usage)):
             response.usage = usage
         for number, block in enumerate(content, start=1):
             text, call = anthropic.assistant_block(block, f"{where}: block {number}")
