@@ -484,6 +484,35 @@ class TestKeptTailWrittenAfter:
         assert (5, (3, 4)) == (compaction.before, compaction.preserved)
 
 
+class TestKeptWrittenAgain:
+    def test_kept_messages_written_again_after_the_summary_are_said_so(
+        self, tmp_path: Path
+    ) -> None:
+        boundary = _boundary("b", "k2")
+        boundary["compactMetadata"]["preservedSegment"] = {
+            "headUuid": "c1",
+            "anchorUuid": "s",
+            "tailUuid": "c2",
+        }
+        path = write_lines(
+            tmp_path / "s.jsonl",
+            _user("u1", None, "Plan the migration."),
+            _assistant("k1", "u1", "Step one: back up."),
+            _user("k2", "k1", "Go on."),
+            boundary,
+            _summary("s", "b", "Summary: a migration plan."),
+            _assistant("c1", "s", "Step one: back up."),
+            _user("c2", "c1", "Go on."),
+            _assistant("a2", "c2", "Step two: migrate."),
+        )
+        transcript = read_transcript(path)
+        assert (None, 6) == (transcript.compactions[0].preserved, len(transcript.turns))
+        assert (
+            f"the messages the compaction at {path}:4 kept verbatim are written again after "
+            "its summary: they are turns after it, and recorded folds every turn before it",
+        ) == transcript.notes
+
+
 class TestUsage:
     def test_each_response_keeps_the_usage_it_reported(self) -> None:
         scenario = imported(PARALLEL)

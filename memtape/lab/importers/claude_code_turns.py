@@ -216,29 +216,34 @@ class Reader:
             )
         for number, segment, where in self.segments:
             compaction = self.compactions[number]
-            preserved = self._preserved(graph, segment, compaction.before)
+            kept = self._kept_turns(graph, segment)
+            earlier = [turn for turn in kept or () if turn < compaction.before]
+            preserved = (min(earlier), max(earlier)) if earlier else None
             if preserved is None:
+                found = (
+                    "are written again after its summary: they are turns after it, and"
+                    if kept
+                    else "cannot be found in this file:"
+                )
                 self.notes.append(
-                    f"the messages the compaction at {where} kept verbatim cannot be found "
-                    "in this file: recorded folds every turn before it"
+                    f"the messages the compaction at {where} kept verbatim {found} recorded "
+                    "folds every turn before it"
                 )
             self.compactions[number] = attrs.evolve(compaction, preserved=preserved)
         return self.turns.transcript(format, self.compactions, self.notes, tally)
 
-    def _preserved(self, graph: Graph, kept: Kept, before: int) -> tuple[int, int] | None:
-        """The first and last turn the kept entries became, before turn ``before``; None when
-        they cannot be found."""
+    def _kept_turns(self, graph: Graph, kept: Kept) -> list[int] | None:
+        """The turns the kept entries (and their results) became, wherever they are in the
+        file; None when they cannot be found."""
         entries = graph.listed(kept.listed) if kept.listed else graph.segment(kept.head, kept.tail)
         if entries is None:
             return None
-        numbers = [
+        return [
             turn
             for index in entries
             for side in (index, *graph.results_of(index))
             for turn in self.origin.get(side, ())
-            if turn < before
         ]
-        return (min(numbers), max(numbers)) if numbers else None
 
 
 def _kept(metadata: Mapping[str, Any]) -> Kept | None:
