@@ -189,8 +189,9 @@ def transcript_scenario(
         "name": path.stem,
         "about": f"A transcript ({transcript.format}) imported from {path.name}.",
     }
+    by = tokenizer if tokens is None else f"the provider's counts or {tokenizer}"
     lines = [*said] + (
-        [m.line(tokenizer) for m in measured(recorded, commands)] if recorded is not None else []
+        [m.line(by) for m in measured(recorded, commands)] if recorded is not None else []
     )
     for line in lines:
         if told is not None:
