@@ -333,6 +333,21 @@ class TestLedgerOnTheCommandLine:
         assert imported is not None
         assert 2 == imported["calls_in"]
 
+    def test_its_lines_fit_the_terminal_s_width(
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        monkeypatch.setenv("COLUMNS", "60")
+        out = tmp_path / "s.toml"
+        assert 0 == main(["import", str(fixture("claude-code-rewound.jsonl")), "--out", str(out)])
+        _wrote, *lines = capsys.readouterr().out.splitlines()
+        assert ([], "    usage recorded (22,426) rounded down; --budget sets") == (
+            [line for line in lines if len(line) > 60],
+            lines[6],
+        )
+
     def test_a_half_written_last_line_is_a_warning_naming_it(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -5,7 +5,7 @@ import sys
 import warnings
 from collections.abc import Callable
 
-from memtape.commandline.output import terminal_width
+from memtape.commandline.output import print_lines, terminal_width
 from memtape.commandline.writing import write_scenario
 from memtape.core.visible import visible
 from memtape.lab.choices import AUTO, DATA_SETS
@@ -93,13 +93,9 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
     width = terminal_width()
     for thread in threads:
         print(_cut(visible(thread.line(), "message"), width))
-    for ledger in ledgers:
-        for line in ledger.lines():
-            print(visible(line, "message"))
-    for line in compared:
-        print(visible(line, "message"))
-    for comparison in comparisons if status == 0 else ():
-        print(visible(comparison.line(), "message"))
+    said = [line for ledger in ledgers for line in ledger.lines()] + compared
+    said += [comparison.line() for comparison in comparisons] if status == 0 else []
+    print_lines((visible(line, "message") for line in said), width)
     return status
 
 
