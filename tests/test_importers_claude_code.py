@@ -260,6 +260,51 @@ class TestThreads:
             turn.text for turn in read_transcript(path, sidechains=True).turns
         ]
 
+    def test_an_entry_whose_parent_was_never_written_links_to_the_message_before_it(
+        self, tmp_path: Path
+    ) -> None:
+        """Claude Code writes a hook's progress hanging off an entry it never wrote; the walk
+        back stopped there and took the conversation before it for a rewound branch."""
+        call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}
+        hook = {
+            "type": "progress",
+            "uuid": "p1",
+            "parentUuid": "never-written",
+            "isSidechain": False,
+            "data": {"type": "hook_progress"},
+        }
+        summary = {
+            "type": "system",
+            "subtype": "stop_hook_summary",
+            "uuid": "h1",
+            "parentUuid": "p1",
+            "isSidechain": False,
+        }
+        path = write_lines(
+            tmp_path / "s.jsonl",
+            _user("u1", None, "Read it."),
+            {**_assistant("a1", "u1", ""), "message": {"id": "m1", "content": [call]}},
+            _user("r1", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
+            _assistant("a2", "r1", "It is fine."),
+            hook,
+            summary,
+            _user("u2", "h1", "Thanks."),
+            _assistant("a3", "u2", "Welcome."),
+        )
+        transcript = read_transcript(path)
+        ledger = transcript.ledger
+        assert ledger is not None
+        assert (6, 1, 1, ()) == (
+            len(transcript.turns),
+            ledger.calls_out,
+            ledger.results_out,
+            tuple(kind.kind for kind in ledger.left_out if kind.kind == "rewound branch"),
+        )
+        assert (
+            f"{path}:5: its parent 'never-written' is not in this file: the thread goes on "
+            "from the message before it"
+        ) in transcript.notes
+
     def test_a_loop_of_parents_is_refused(self, tmp_path: Path) -> None:
         path = write_lines(
             tmp_path / "s.jsonl", _user("u1", "a1", "one"), _assistant("a1", "u1", "two")

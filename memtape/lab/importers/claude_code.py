@@ -17,7 +17,9 @@ What imports:
   across each compact boundary to its ``logicalParentUuid`` (or, when the
   boundary has none or names an entry this file does not hold before it, such
   as a kept message written again after the summary, to the entry before it
-  in the file); then every side branch that belongs to that
+  in the file), and across an entry whose parent the file does not hold (a
+  hook's progress hanging off an entry Claude Code never wrote) to the
+  message before it in the file, said in a note; then every side branch that belongs to that
   thread: the entries of a response the thread holds (one ``message.id``:
   parallel calls are written as one entry each, chained or side by side)
   and the tool results that hang off them (each result's ``parentUuid`` is
@@ -87,7 +89,7 @@ def read(source: Source, *, sidechains: bool = False) -> Transcript:
         if not isinstance(record.data, dict) or not isinstance(record.data.get("type"), str):
             raise BadInput(f"{record.where}: a Claude Code entry is an object with a type")
     graph = Graph(records)
-    spine, start = graph.spine()
+    spine, walked = graph.spine()
     thread = graph.thread(spine)
     side = {i for i, r in enumerate(records) if is_message(r.data) and r.data.get("isSidechain")}
     if not any(is_message(records[i].data) for i in thread) and side and not sidechains:
@@ -97,8 +99,7 @@ def read(source: Source, *, sidechains: bool = False) -> Transcript:
         )
     order = sorted(thread | side) if sidechains else sorted(thread)
     reader = Reader(source)
-    if start is not None:
-        reader.notes.append(start)
+    reader.notes.extend(walked)
     tally = Tally(source)
     imported = {index for index in order if reader.entry(index, records[index])}
     for index, record in enumerate(records):

@@ -29,9 +29,12 @@ class Graph:
             if isinstance(parent, str):
                 self.children.setdefault(parent, []).append(index)
 
-    def spine(self) -> tuple[list[int], str | None]:
+    def spine(self) -> tuple[list[int], list[str]]:
         """The main thread's entries from the last one back, in ``parentUuid`` order, and a
-        note when the thread's first parent is not in the file."""
+        note for each parent the walk did not find in the file: an entry whose parent was
+        never written (a hook's progress hanging off an entry Claude Code did not keep) goes
+        on from the message before it in the file, as a compact boundary without its logical
+        parent does; the first entry's is where the thread starts."""
         records = self.records
         index = next(
             (
@@ -42,6 +45,7 @@ class Graph:
             None,
         )
         spine: list[int] = []
+        notes: list[str] = []
         seen: set[int] = set()
         while index is not None:
             if index in seen:
@@ -56,13 +60,21 @@ class Graph:
             if parent is None:
                 break
             if parent not in self.by_uuid:
-                note = (
-                    f"the thread starts at {records[index].where}: its parent {parent!r} is not "
-                    "in this file"
+                before = self._before(index)
+                if before is None:
+                    notes.append(
+                        f"the thread starts at {records[index].where}: its parent {parent!r} is "
+                        "not in this file"
+                    )
+                    return spine, notes
+                notes.append(
+                    f"{records[index].where}: its parent {parent!r} is not in this file: the "
+                    "thread goes on from the message before it"
                 )
-                return spine, note
+                index = before
+                continue
             index = self.by_uuid[parent]
-        return spine, None
+        return spine, notes
 
     def thread(self, spine: list[int]) -> set[int]:
         """The spine and every side branch of it that belongs to the thread: the other
