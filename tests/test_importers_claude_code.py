@@ -305,6 +305,37 @@ class TestThreads:
             "from the message before it"
         ) in transcript.notes
 
+    def test_a_result_for_a_call_the_file_never_makes_is_left_out_and_counted(
+        self, tmp_path: Path
+    ) -> None:
+        """A transcript cut from a longer one (a checkpoint's) can open on the result of a call
+        made before it began; Claude Code's own loader drops such a result."""
+        result = {"type": "tool_result", "tool_use_id": "made-before", "content": "ok"}
+        path = write_lines(
+            tmp_path / "s.jsonl",
+            _user("r0", "elsewhere", [result]),
+            _user("u1", "r0", "Go on."),
+            _assistant("a1", "u1", "Done."),
+        )
+        transcript = read_transcript(path)
+        ledger = transcript.ledger
+        assert ledger is not None
+        assert (["Go on.", "Done."], [("result of a call not in this file", 1, 1)]) == (
+            [turn.text for turn in transcript.turns],
+            [(k.kind, k.entries, k.results) for k in ledger.left_out],
+        )
+
+    def test_a_result_before_the_call_the_file_makes_is_still_refused(self, tmp_path: Path) -> None:
+        call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}
+        result = {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}
+        path = write_lines(
+            tmp_path / "s.jsonl",
+            _user("r0", None, [result]),
+            {**_assistant("a1", "r0", ""), "message": {"id": "m1", "content": [call]}},
+        )
+        with pytest.raises(BadInput, match="a tool result for call 't1', which no earlier"):
+            read_transcript(path)
+
     def test_a_loop_of_parents_is_refused(self, tmp_path: Path) -> None:
         path = write_lines(
             tmp_path / "s.jsonl", _user("u1", "a1", "one"), _assistant("a1", "u1", "two")

@@ -56,7 +56,9 @@ What does not import is counted in the ledger (``memtape.lab.importers.
 ledger``), by kind: entries that are not messages (``summary`` titles,
 ``file-history-snapshot``, ``progress``, ``system`` events other than a
 compact boundary), sidechain entries, and messages on a branch the session
-left (``rewound branch``). The ledger counts every ``tool_use`` and
+left (``rewound branch``), and an entry of tool results only whose calls
+the file never makes (a transcript cut from a longer one opens so; Claude
+Code's own loader drops such results). The ledger counts every ``tool_use`` and
 ``tool_result`` block of every message entry, so a call or result that is
 neither imported nor in an entry left out refuses the import, named.
 """
@@ -80,6 +82,10 @@ SIDECHAIN = "sidechain"
 REWOUND = "rewound branch"
 """The ledger's kind for the messages of a branch the session left."""
 
+ORPHAN = "result of a call not in this file"
+"""The ledger's kind for an entry of tool results whose calls the file never makes (made
+before it began: a transcript cut from a longer one)."""
+
 
 def read(source: Source, *, sidechains: bool = False) -> Transcript:
     """The turns and compactions of a Claude Code session's main thread (and, with
@@ -97,9 +103,17 @@ def read(source: Source, *, sidechains: bool = False) -> Transcript:
             f"{source.path}: every message is on a sidechain (a subagent's own file): "
             "--sidechains imports them"
         )
-    order = sorted(thread | side) if sidechains else sorted(thread)
+    made = {call for record in records for call in _blocks(record.data)[0]}
+    orphans = {i for i, record in enumerate(records) if _orphan(record.data, made)}
+    order = [i for i in sorted(thread | side if sidechains else thread) if i not in orphans]
     reader = Reader(source)
     reader.notes.extend(walked)
+    if orphans:
+        held = "entry holds" if len(orphans) == 1 else "entries hold"
+        reader.notes.append(
+            f"{len(orphans)} {held} only results of calls this file never makes (made before "
+            "it began): left out, as Claude Code's own loader drops them"
+        )
     tally = Tally(source)
     imported = {index for index in order if reader.entry(index, records[index])}
     for index, record in enumerate(records):
@@ -107,7 +121,7 @@ def read(source: Source, *, sidechains: bool = False) -> Transcript:
         if index in imported:
             tally.took(record.where, calls=calls, results=results)
         else:
-            kind = _kind(record.data, index in side)
+            kind = ORPHAN if index in orphans else _kind(record.data, index in side)
             tally.left_out(kind, record.where, calls=calls, results=results)
     if side and not sidechains:
         reader.notes.append(
@@ -123,6 +137,20 @@ def _kind(data: Mapping[str, Any], sidechain: bool) -> str:
     if data.get("type") == "system" and isinstance(data.get("subtype"), str):
         return f"system ({data['subtype']})"
     return str(data["type"])
+
+
+def _orphan(data: Mapping[str, Any], made: set[str]) -> bool:
+    """Whether an entry is a user message of tool results only, none of whose calls the file
+    makes."""
+    calls, results = _blocks(data)
+    content = message_content(data)
+    return (
+        data.get("type") == "user"
+        and bool(results)
+        and len(results) == len(content)
+        and not calls
+        and not made.intersection(results)
+    )
 
 
 def _blocks(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:
