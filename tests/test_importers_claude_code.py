@@ -336,6 +336,39 @@ class TestThreads:
         with pytest.raises(BadInput, match="a tool result for call 't1', which no earlier"):
             read_transcript(path)
 
+    def test_a_new_chain_after_earlier_messages_is_the_context_cleared(
+        self, tmp_path: Path
+    ) -> None:
+        """Accepting a plan with a fresh context starts a chain of its own in the same file;
+        the conversation before it was counted a rewound branch."""
+        call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}
+        start = {
+            "type": "progress",
+            "uuid": "p1",
+            "parentUuid": None,
+            "isSidechain": False,
+            "data": {"type": "hook_progress"},
+        }
+        path = write_lines(
+            tmp_path / "s.jsonl",
+            _user("u1", None, "Plan the flag change."),
+            {**_assistant("a1", "u1", ""), "message": {"id": "m1", "content": [call]}},
+            _user("r1", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
+            _assistant("a2", "r1", "Plan: invert the flag."),
+            start,
+            _user("u2", "p1", "Implement the following plan: invert the flag."),
+            _assistant("a3", "u2", "Done."),
+        )
+        transcript = read_transcript(path)
+        ledger = transcript.ledger
+        assert ledger is not None
+        assert (6, [(5, "", "context cleared")], 1, []) == (
+            len(transcript.turns),
+            [(c.before, c.summary, c.trigger) for c in transcript.compactions],
+            ledger.results_out,
+            [kind.kind for kind in ledger.left_out if kind.kind == "rewound branch"],
+        )
+
     def test_a_loop_of_parents_is_refused(self, tmp_path: Path) -> None:
         path = write_lines(
             tmp_path / "s.jsonl", _user("u1", "a1", "one"), _assistant("a1", "u1", "two")

@@ -95,7 +95,7 @@ def read(source: Source, *, sidechains: bool = False) -> Transcript:
         if not isinstance(record.data, dict) or not isinstance(record.data.get("type"), str):
             raise BadInput(f"{record.where}: a Claude Code entry is an object with a type")
     graph = Graph(records)
-    spine, walked = graph.spine()
+    spine, walked, cleared = graph.spine()
     thread = graph.thread(spine)
     side = {i for i, r in enumerate(records) if is_message(r.data) and r.data.get("isSidechain")}
     if not any(is_message(records[i].data) for i in thread) and side and not sidechains:
@@ -115,7 +115,12 @@ def read(source: Source, *, sidechains: bool = False) -> Transcript:
             "it began): left out, as Claude Code's own loader drops them"
         )
     tally = Tally(source)
-    imported = {index for index in order if reader.entry(index, records[index])}
+    imported = set()
+    for index in order:
+        if index in cleared:
+            reader.cleared(records[index].where)
+        if reader.entry(index, records[index]):
+            imported.add(index)
     for index, record in enumerate(records):
         calls, results = _blocks(record.data)
         if index in imported:

@@ -29,12 +29,16 @@ class Graph:
             if isinstance(parent, str):
                 self.children.setdefault(parent, []).append(index)
 
-    def spine(self) -> tuple[list[int], list[str]]:
+    def spine(self) -> tuple[list[int], list[str], set[int]]:
         """The main thread's entries from the last one back, in ``parentUuid`` order, and a
         note for each parent the walk did not find in the file: an entry whose parent was
         never written (a hook's progress hanging off an entry Claude Code did not keep) goes
         on from the message before it in the file, as a compact boundary without its logical
-        parent does; the first entry's is where the thread starts."""
+        parent does; the first entry's is where the thread starts. And the entries where a
+        chain of the thread begins (no ``parentUuid``, no compact boundary) after messages of
+        the main thread: the context was cleared there (accepting a plan with a fresh
+        context starts such a chain in the same file), and the walk goes on from the message
+        before it."""
         records = self.records
         index = next(
             (
@@ -46,6 +50,7 @@ class Graph:
         )
         spine: list[int] = []
         notes: list[str] = []
+        cleared: set[int] = set()
         seen: set[int] = set()
         while index is not None:
             if index in seen:
@@ -58,7 +63,10 @@ class Graph:
                 index = self._across(index)
                 continue
             if parent is None:
-                break
+                index = self._before(index)
+                if index is not None:
+                    cleared.add(spine[-1])
+                continue
             if parent not in self.by_uuid:
                 before = self._before(index)
                 if before is None:
@@ -66,7 +74,7 @@ class Graph:
                         f"the thread starts at {records[index].where}: its parent {parent!r} is "
                         "not in this file"
                     )
-                    return spine, notes
+                    return spine, notes, cleared
                 notes.append(
                     f"{records[index].where}: its parent {parent!r} is not in this file: the "
                     "thread goes on from the message before it"
@@ -74,7 +82,7 @@ class Graph:
                 index = before
                 continue
             index = self.by_uuid[parent]
-        return spine, notes
+        return spine, notes, cleared
 
     def thread(self, spine: list[int]) -> set[int]:
         """The spine and every side branch of it that belongs to the thread: the other

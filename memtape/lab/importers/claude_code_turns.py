@@ -16,6 +16,9 @@ from memtape.lab.importers.records import Record, Source
 from memtape.lab.importers.transcript import Compaction, Transcript, Turns
 from memtape.scenarios.usage import Usage
 
+CLEARED = "context cleared"
+"""The trigger of the compaction standing for a context cleared within the session's file."""
+
 SYNTHETIC = "<synthetic>"
 """The model Claude Code names on a response it wrote itself, without asking one."""
 
@@ -126,6 +129,18 @@ class Reader:
             token_count(metadata.get("postTokens"), f"{where}: postTokens"),
             kept,
         )
+
+    def cleared(self, where: str) -> None:
+        """A chain of the thread begins at ``where`` after turns of it: the context was
+        cleared, a compaction to nothing before the turn that follows."""
+        self._flush()
+        if not self.turns or self.boundary is not None:
+            return
+        self.notes.append(
+            f"{where}: a chain begins here (no parentUuid) after the session's earlier "
+            "messages: the context was cleared, a compaction to nothing before the next turn"
+        )
+        self.boundary = _Boundary(where, len(self.turns), CLEARED, None, None, None, "")
 
     def _summary(self, content: Any, where: str) -> None:
         self._flush()
