@@ -15,7 +15,7 @@ from memtape.lab.importers import (
     salient_roles,
     transcript_scenario,
 )
-from memtape.lab.importers.scenario import NothingSalient
+from memtape.lab.importers.scenario import CallsLeftWaiting, NothingSalient
 from memtape.scenarios import parse_scenario
 from tests.test_importers_detect import FIXTURES
 from tests.transcripts import fixture, imported, turns_of, write_lines
@@ -232,6 +232,83 @@ class TestNothingSalient:
         assert [] == [w for w in recwarn if issubclass(w.category, NothingSalient)]
 
 
+def _went_on(tmp_path: Path, *after: dict[str, object]) -> Path:
+    """A chat whose second turn calls ``c1``; ``after`` follows it."""
+    call = {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}
+    return write_lines(
+        tmp_path / "chat.jsonl",
+        {"role": "user", "content": "list the files"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        *after,
+    )
+
+
+class TestCallsLeftWaiting:
+    def test_a_call_the_conversation_went_on_past_is_a_warning_naming_it(
+        self, tmp_path: Path
+    ) -> None:
+        path = _went_on(
+            tmp_path,
+            {"role": "user", "content": "never mind, what is 2 + 2?"},
+            {"role": "assistant", "content": "4"},
+        )
+
+        with pytest.warns(CallsLeftWaiting) as caught:
+            imported(path, salient="all")
+
+        expected = (
+            f"{path}: 1 tool call never got its result and the conversation went on past "
+            f"it: call 'c1' of turn 2 ({path}:2); every turn after it is one unit no policy "
+            "can compact (memtape check on the run names each)"
+        )
+        assert [expected] == [str(w.message) for w in caught]
+
+    def test_several_are_counted_and_the_first_named(self, tmp_path: Path) -> None:
+        call = {"id": "c2", "type": "function", "function": {"name": "pwd", "arguments": "{}"}}
+        path = _went_on(
+            tmp_path,
+            {"role": "user", "content": "stop; where are we?"},
+            {"role": "assistant", "content": "", "tool_calls": [call]},
+            {"role": "user", "content": "stop again"},
+        )
+
+        with pytest.warns(CallsLeftWaiting) as caught:
+            imported(path, salient="all")
+
+        assert str(caught[0].message).startswith(
+            f"{path}: 2 tool calls never got their results and the conversation went on past "
+            f"them, the first call 'c1' of turn 2 ({path}:2); "
+        )
+
+    def test_a_call_the_session_stopped_on_is_no_warning(
+        self, tmp_path: Path, recwarn: pytest.WarningsRecorder
+    ) -> None:
+        imported(_went_on(tmp_path), salient="all")
+
+        assert [] == [w for w in recwarn if issubclass(w.category, CallsLeftWaiting)]
+
+    def test_every_fixture_answers_what_it_went_on_past(
+        self, recwarn: pytest.WarningsRecorder
+    ) -> None:
+        for name in ("support-chat.jsonl", "claude-code-parallel.jsonl", "codex-rollout.jsonl"):
+            imported(fixture(name))
+
+        assert [] == [w for w in recwarn if issubclass(w.category, CallsLeftWaiting)]
+
+    def test_the_command_prints_it_in_one_line(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        path = _went_on(tmp_path, {"role": "user", "content": "never mind"})
+
+        status = main(
+            ["import", str(path), "--out", str(tmp_path / "s.toml"), "-q", "--salient", "all"]
+        )
+
+        err = capsys.readouterr().err.splitlines()
+        assert (0, 1) == (status, len(err))
+        assert err[0].startswith(f"memtape: warning: {path}: 1 tool call never got its result")
+
+
 class TestLedgerOnTheCommandLine:
     def test_import_prints_the_ledger_after_writing(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -255,6 +332,21 @@ class TestLedgerOnTheCommandLine:
         imported = parse_scenario(out.read_text("utf-8"), str(out)).imported
         assert imported is not None
         assert 2 == imported["calls_in"]
+
+    def test_its_lines_fit_the_terminal_s_width(
+        self,
+        tmp_path: Path,
+        capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        monkeypatch.setenv("COLUMNS", "60")
+        out = tmp_path / "s.toml"
+        assert 0 == main(["import", str(fixture("claude-code-rewound.jsonl")), "--out", str(out)])
+        _wrote, *lines = capsys.readouterr().out.splitlines()
+        assert ([], "    usage recorded (22,426) rounded down; --budget sets") == (
+            [line for line in lines if len(line) > 60],
+            lines[6],
+        )
 
     def test_a_half_written_last_line_is_a_warning_naming_it(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]

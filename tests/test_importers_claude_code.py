@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from memtape.core.commands import AddTurn
 from memtape.core.errors import BadInput
 from memtape.lab.importers import (
     Compaction,
@@ -259,6 +260,115 @@ class TestThreads:
             turn.text for turn in read_transcript(path, sidechains=True).turns
         ]
 
+    def test_an_entry_whose_parent_was_never_written_links_to_the_message_before_it(
+        self, tmp_path: Path
+    ) -> None:
+        """Claude Code writes a hook's progress hanging off an entry it never wrote; the walk
+        back stopped there and took the conversation before it for a rewound branch."""
+        call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}
+        hook = {
+            "type": "progress",
+            "uuid": "p1",
+            "parentUuid": "never-written",
+            "isSidechain": False,
+            "data": {"type": "hook_progress"},
+        }
+        summary = {
+            "type": "system",
+            "subtype": "stop_hook_summary",
+            "uuid": "h1",
+            "parentUuid": "p1",
+            "isSidechain": False,
+        }
+        path = write_lines(
+            tmp_path / "s.jsonl",
+            _user("u1", None, "Read it."),
+            {**_assistant("a1", "u1", ""), "message": {"id": "m1", "content": [call]}},
+            _user("r1", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
+            _assistant("a2", "r1", "It is fine."),
+            hook,
+            summary,
+            _user("u2", "h1", "Thanks."),
+            _assistant("a3", "u2", "Welcome."),
+        )
+        transcript = read_transcript(path)
+        ledger = transcript.ledger
+        assert ledger is not None
+        assert (6, 1, 1, ()) == (
+            len(transcript.turns),
+            ledger.calls_out,
+            ledger.results_out,
+            tuple(kind.kind for kind in ledger.left_out if kind.kind == "rewound branch"),
+        )
+        assert (
+            f"{path}:5: its parent 'never-written' is not in this file: the thread goes on "
+            "from the message before it"
+        ) in transcript.notes
+
+    def test_a_result_for_a_call_the_file_never_makes_is_left_out_and_counted(
+        self, tmp_path: Path
+    ) -> None:
+        """A transcript cut from a longer one (a checkpoint's) can open on the result of a call
+        made before it began; Claude Code's own loader drops such a result."""
+        result = {"type": "tool_result", "tool_use_id": "made-before", "content": "ok"}
+        path = write_lines(
+            tmp_path / "s.jsonl",
+            _user("r0", "elsewhere", [result]),
+            _user("u1", "r0", "Go on."),
+            _assistant("a1", "u1", "Done."),
+        )
+        transcript = read_transcript(path)
+        ledger = transcript.ledger
+        assert ledger is not None
+        assert (["Go on.", "Done."], [("result of a call not in this file", 1, 1)]) == (
+            [turn.text for turn in transcript.turns],
+            [(k.kind, k.entries, k.results) for k in ledger.left_out],
+        )
+
+    def test_a_result_before_the_call_the_file_makes_is_still_refused(self, tmp_path: Path) -> None:
+        call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}
+        result = {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}
+        path = write_lines(
+            tmp_path / "s.jsonl",
+            _user("r0", None, [result]),
+            {**_assistant("a1", "r0", ""), "message": {"id": "m1", "content": [call]}},
+        )
+        with pytest.raises(BadInput, match="a tool result for call 't1', which no earlier"):
+            read_transcript(path)
+
+    def test_a_new_chain_after_earlier_messages_is_the_context_cleared(
+        self, tmp_path: Path
+    ) -> None:
+        """Accepting a plan with a fresh context starts a chain of its own in the same file;
+        the conversation before it was counted a rewound branch."""
+        call = {"type": "tool_use", "id": "t1", "name": "Read", "input": {}}
+        start = {
+            "type": "progress",
+            "uuid": "p1",
+            "parentUuid": None,
+            "isSidechain": False,
+            "data": {"type": "hook_progress"},
+        }
+        path = write_lines(
+            tmp_path / "s.jsonl",
+            _user("u1", None, "Plan the flag change."),
+            {**_assistant("a1", "u1", ""), "message": {"id": "m1", "content": [call]}},
+            _user("r1", "a1", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
+            _assistant("a2", "r1", "Plan: invert the flag."),
+            start,
+            _user("u2", "p1", "Implement the following plan: invert the flag."),
+            _assistant("a3", "u2", "Done."),
+        )
+        transcript = read_transcript(path)
+        ledger = transcript.ledger
+        assert ledger is not None
+        assert (6, [(5, "", "context cleared")], 1, []) == (
+            len(transcript.turns),
+            [(c.before, c.summary, c.trigger) for c in transcript.compactions],
+            ledger.results_out,
+            [kind.kind for kind in ledger.left_out if kind.kind == "rewound branch"],
+        )
+
     def test_a_loop_of_parents_is_refused(self, tmp_path: Path) -> None:
         path = write_lines(
             tmp_path / "s.jsonl", _user("u1", "a1", "one"), _assistant("a1", "u1", "two")
@@ -441,11 +551,121 @@ class TestCompactions:
         assert (6, 8) == read_transcript(path).compactions[0].preserved
 
 
+def _kept_tail_written_after(tmp_path: Path) -> Path:
+    """A partial compaction whose last kept message (the boundary's logical parent) is
+    written after the summary, chained to it: the boundary's logical parent is a later
+    entry than the boundary."""
+    boundary = _boundary("b", "k3")
+    boundary["compactMetadata"]["preservedSegment"] = {
+        "headUuid": "k1",
+        "anchorUuid": "s",
+        "tailUuid": "k3",
+    }
+    return write_lines(
+        tmp_path / "s.jsonl",
+        _user("u1", None, "Plan the migration."),
+        _assistant("a1", "u1", "Step one: back up."),
+        _user("k1", "a1", "Go on."),
+        _assistant("k2", "k1", "Step two: migrate."),
+        boundary,
+        _summary("s", "b", "Summary: a two-step migration plan."),
+        _assistant("k3", "s", "Step three: verify."),
+        _user("u2", "k3", "Done?"),
+    )
+
+
+class TestKeptTailWrittenAfter:
+    def test_the_thread_crosses_the_boundary_to_the_entry_before_it(self, tmp_path: Path) -> None:
+        transcript = read_transcript(_kept_tail_written_after(tmp_path))
+        assert [
+            "Plan the migration.",
+            "Step one: back up.",
+            "Go on.",
+            "Step two: migrate.",
+            "Step three: verify.",
+            "Done?",
+        ] == [turn.text for turn in transcript.turns]
+
+    def test_the_kept_messages_before_the_boundary_are_the_preserved_turns(
+        self, tmp_path: Path
+    ) -> None:
+        (compaction,) = read_transcript(_kept_tail_written_after(tmp_path)).compactions
+        assert (5, (3, 4)) == (compaction.before, compaction.preserved)
+
+
+class TestKeptWrittenAgain:
+    def test_kept_messages_written_again_after_the_summary_are_said_so(
+        self, tmp_path: Path
+    ) -> None:
+        boundary = _boundary("b", "k2")
+        boundary["compactMetadata"]["preservedSegment"] = {
+            "headUuid": "c1",
+            "anchorUuid": "s",
+            "tailUuid": "c2",
+        }
+        path = write_lines(
+            tmp_path / "s.jsonl",
+            _user("u1", None, "Plan the migration."),
+            _assistant("k1", "u1", "Step one: back up."),
+            _user("k2", "k1", "Go on."),
+            boundary,
+            _summary("s", "b", "Summary: a migration plan."),
+            _assistant("c1", "s", "Step one: back up."),
+            _user("c2", "c1", "Go on."),
+            _assistant("a2", "c2", "Step two: migrate."),
+        )
+        transcript = read_transcript(path)
+        assert (None, 6) == (transcript.compactions[0].preserved, len(transcript.turns))
+        assert (
+            f"the messages the compaction at {path}:4 kept verbatim are written again after "
+            "its summary: they are turns after it, and recorded folds every turn before it",
+        ) == transcript.notes
+
+
 class TestUsage:
     def test_each_response_keeps_the_usage_it_reported(self) -> None:
         scenario = imported(PARALLEL)
         assert Usage(input=6, output=212, cache_read=21480, cache_write=940) == scenario.usage[2]
         assert [2, 6, 7, 10, 12] == sorted(scenario.usage.keys())
+
+    def _with_synthetic(self, tmp_path: Path) -> Path:
+        """A session where Claude Code wrote a response itself (model ``<synthetic>``, every
+        usage count zero: no request was made) between two the model answered."""
+
+        def answered(uuid: str, parent: str, text: str, model: str, *counts: int) -> Any:
+            keys = (
+                "input_tokens",
+                "output_tokens",
+                "cache_read_input_tokens",
+                "cache_creation_input_tokens",
+            )
+            entry = _assistant(uuid, parent, text)
+            entry["message"].update(model=model, usage=dict(zip(keys, counts, strict=True)))
+            return entry
+
+        return write_lines(
+            tmp_path / "s.jsonl",
+            _user("u1", None, "Build it."),
+            answered("a1", "u1", "Built.", "claude-sonnet-4-5", 10, 50, 0, 3000),
+            _user("u2", "a1", "Run it."),
+            answered("a2", "u2", "API Error: overloaded", "<synthetic>", 0, 0, 0, 0),
+            _user("u3", "a2", "Again."),
+            answered("a3", "u3", "It passes.", "claude-sonnet-4-5", 12, 40, 3050, 30),
+            _user("u4", "a3", "ok"),
+            answered("a4", "u4", "No response requested.", "<synthetic>", 0, 0, 0, 0),
+        )
+
+    def test_a_response_claude_code_wrote_itself_has_no_usage(self, tmp_path: Path) -> None:
+        transcript = read_transcript(self._with_synthetic(tmp_path))
+        assert [2, 6] == [n for n, turn in enumerate(transcript.turns, 1) if turn.usage]
+
+    def test_nor_names_the_session_s_model(self, tmp_path: Path) -> None:
+        assert "claude-sonnet-4-5" == read_transcript(self._with_synthetic(tmp_path)).model
+
+    def test_recorded_counts_share_the_prompt_s_growth_across_it(self, tmp_path: Path) -> None:
+        scenario = imported(self._with_synthetic(tmp_path), tokenizer="recorded", salient="all")
+        counts = [step.tokens for step in scenario.steps if isinstance(step, AddTurn)]
+        assert 32 == sum(count or 0 for count in counts[2:5])
 
 
 class TestTolerance:

@@ -247,6 +247,43 @@ class TestItems:
             read_transcript(path)
 
 
+def _count(prompt: int, cached: int, output: int, total: int) -> dict[str, Any]:
+    usage = {
+        "input_tokens": prompt,
+        "cached_input_tokens": cached,
+        "output_tokens": output,
+        "reasoning_output_tokens": 0,
+        "total_tokens": total,
+    }
+    return _record("event_msg", type="token_count", info={"last_token_usage": usage})
+
+
+class TestCountsAroundACompaction:
+    """Codex writes a token count measuring no request before and after it compacts: every
+    part zero, and a total that is no context's (past the model's window, on a real one)."""
+
+    def _rollout(self, tmp_path: Path) -> Path:
+        return write_lines(
+            tmp_path / "rollout.jsonl",
+            _user("one"),
+            _assistant("two"),
+            _count(2000, 1500, 120, 2120),
+            _count(0, 0, 0, 940499),
+            _record("compacted", message="We talked about one and two."),
+            _count(0, 0, 0, 940499),
+            _user("three"),
+        )
+
+    def test_the_agent_s_count_before_is_its_last_request_s(self, tmp_path: Path) -> None:
+        (compaction,) = read_transcript(self._rollout(tmp_path)).compactions
+        assert 2120 == compaction.pre_tokens
+
+    def test_a_count_of_no_request_bills_no_turn(self, tmp_path: Path) -> None:
+        usage = read_transcript(self._rollout(tmp_path)).turns[1].usage
+        assert usage is not None
+        assert {"input": 500, "output": 120, "cache_read": 1500} == usage.table()
+
+
 class TestBeforeTheEnvelope:
     OLD = fixture("codex-rollout-2025.jsonl")
 

@@ -45,6 +45,25 @@ class TestDetect:
         )
         assert "openai-chat" == detect(read_source(path))
 
+    def test_plain_messages_with_a_command_s_output_as_user_are_mini_swe_agent(
+        self, tmp_path: Path
+    ) -> None:
+        path = write_lines(
+            tmp_path / "plain.jsonl",
+            {"role": "user", "content": "fix it"},
+            {"role": "assistant", "content": "```bash\nls\n```"},
+            {"role": "user", "content": "<returncode>0</returncode>\n<output>\na.py\n"},
+        )
+        assert "mini-swe-agent" == detect(read_source(path))
+
+    def test_that_output_beside_another_format_s_marks_is_that_format(self, tmp_path: Path) -> None:
+        path = write_lines(
+            tmp_path / "chat.jsonl",
+            {"role": "user", "content": "<returncode>0</returncode>"},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        )
+        assert "openai-chat" == detect(read_source(path))
+
     def test_an_anthropic_response_is_not_a_responses_item(self, tmp_path: Path) -> None:
         path = write_lines(
             tmp_path / "m.jsonl",

@@ -137,6 +137,94 @@ class TestLines:
         assert expected == str(caught.value)
 
 
+def _read_file_call(identity: str) -> dict[str, Any]:
+    response = {"id": identity, "name": "read_file", "response": {"output": "port = 80"}}
+    return {
+        "id": identity,
+        "name": "read_file",
+        "args": {"path": "app.ini"},
+        "result": [{"functionResponse": response}],
+        "status": "success",
+    }
+
+
+class TestMessagesSet:
+    """A record setting the chat's messages whole: ``{"$set": {"messages": [...]}}``."""
+
+    def test_a_set_after_the_metadata_is_the_chat_s_messages(self, tmp_path: Path) -> None:
+        path = write_lines(
+            tmp_path / "session.jsonl",
+            {"sessionId": "s1", "projectHash": "p1"},
+            {
+                "$set": {
+                    "messages": [
+                        {"id": "m1", "type": "user", "content": "Which port?"},
+                        {
+                            "id": "m2",
+                            "type": "gemini",
+                            "content": "",
+                            "toolCalls": [_read_file_call("c1")],
+                        },
+                    ]
+                }
+            },
+            {"id": "m3", "type": "user", "content": "Thanks."},
+        )
+        transcript = read_transcript(path)
+        ledger = transcript.ledger
+        assert ledger is not None
+        assert (["user", "assistant", "tool", "user"], (1, 1, 1, 1)) == (
+            [turn.role for turn in transcript.turns],
+            (ledger.calls_in, ledger.calls_out, ledger.results_in, ledger.results_out),
+        )
+
+    def test_a_set_keeping_every_message_read_replaces_their_versions(self, tmp_path: Path) -> None:
+        path = write_lines(
+            tmp_path / "session.jsonl",
+            {"sessionId": "s1", "projectHash": "p1"},
+            {"id": "m1", "type": "user", "content": "Which port?"},
+            {"id": "m2", "type": "gemini", "content": "Looking."},
+            {
+                "$set": {
+                    "messages": [
+                        {"id": "m1", "type": "user", "content": "Which port?"},
+                        {"id": "m2", "type": "gemini", "content": "It is 80."},
+                    ]
+                }
+            },
+        )
+        assert ["Which port?", "It is 80."] == [t.text for t in read_transcript(path).turns]
+
+    def test_a_set_dropping_messages_read_before_is_refused_naming_them(
+        self, tmp_path: Path
+    ) -> None:
+        path = write_lines(
+            tmp_path / "session.jsonl",
+            {"sessionId": "s1", "projectHash": "p1"},
+            {"id": "m1", "type": "user", "content": "Which port?"},
+            {"id": "m2", "type": "gemini", "content": "It is 80."},
+            {"$set": {"messages": [{"id": "s", "type": "user", "content": "summary"}]}},
+        )
+        with pytest.raises(BadInput) as caught:
+            read_transcript(path)
+        assert str(caught.value).startswith(
+            f"{path}:4: $set replaces the chat's messages and drops 2 read before it "
+            f"(the first, 'm1', at {path}:2)"
+        )
+
+    def test_the_metadata_s_messages_are_the_chat_s_first(self, tmp_path: Path) -> None:
+        path = write_lines(
+            tmp_path / "session.jsonl",
+            {
+                "sessionId": "s1",
+                "projectHash": "p1",
+                "messages": [{"id": "m1", "type": "user", "content": "Which port?"}],
+            },
+            {"id": "m2", "type": "gemini", "content": "It is 80."},
+        )
+        assert ["Which port?", "It is 80."] == [t.text for t in read_transcript(path).turns]
+
+
 class TestMessages:
     def test_a_call_without_a_result_is_made_and_said(self, tmp_path: Path) -> None:
         call = {"id": "c1", "name": "read_file", "args": {}, "status": "executing"}

@@ -60,6 +60,42 @@ class TestTextMode:
         assert note.startswith("3 user messages after an action read as its observation")
 
 
+class TestBareMessages:
+    """mini-swe-agent's messages saved alone, a JSON array without the document around them."""
+
+    def _bare(self, tmp_path: Path) -> Path:
+        return write_json(
+            tmp_path / "messages.json",
+            [
+                {"role": "system", "content": "You run one shell command a reply."},
+                {"role": "user", "content": "Why does make fail?"},
+                {"role": "assistant", "content": "Look first.\n```bash\nmake 2>&1 | tail\n```"},
+                {"role": "user", "content": "<returncode>2</returncode>\n<output>\nno rule\n"},
+                {"role": "assistant", "content": "The Makefile lacks the target."},
+            ],
+        )
+
+    def test_an_output_after_a_command_is_told_and_answers_it(self, tmp_path: Path) -> None:
+        transcript = read_transcript(self._bare(tmp_path))
+        assert ("mini-swe-agent", ("action.3",), ("action.3",)) == (
+            transcript.format,
+            transcript.turns[2].calls,
+            transcript.turns[3].answers,
+        )
+
+    def test_a_chat_whose_user_says_returncode_later_in_a_line_stays_a_chat(
+        self, tmp_path: Path
+    ) -> None:
+        path = write_json(
+            tmp_path / "chat.json",
+            [
+                {"role": "user", "content": "What does <returncode> mean?"},
+                {"role": "assistant", "content": "The exit status."},
+            ],
+        )
+        assert "openai-chat" == read_transcript(path).format
+
+
 class TestToolCalls:
     def test_every_call_and_result_is_kept_and_paired(self) -> None:
         messages = _messages(TOOLS)

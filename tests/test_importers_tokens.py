@@ -309,6 +309,16 @@ class TestRecordedTokens:
         )
         assert expected in capsys.readouterr().out.splitlines()
 
+    def test_the_compaction_s_counts_name_what_measured_the_turns(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        argv = ["import", str(USAGE), "--tokenizer", RECORDED, "--out", str(tmp_path / "u.toml")]
+        assert 0 == main(argv)
+        (line,) = [
+            line for line in capsys.readouterr().out.splitlines() if line.startswith("compaction")
+        ]
+        assert line.endswith("(the provider's counts or o200k_base, turns only)")
+
 
 class TestShares:
     @pytest.mark.parametrize(

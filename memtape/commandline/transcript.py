@@ -5,7 +5,7 @@ import sys
 import warnings
 from collections.abc import Callable
 
-from memtape.commandline.output import terminal_width
+from memtape.commandline.output import print_lines, terminal_width
 from memtape.commandline.writing import write_scenario
 from memtape.core.visible import visible
 from memtape.lab.choices import AUTO, DATA_SETS
@@ -13,7 +13,7 @@ from memtape.lab.importers import Ledger, import_transcript
 from memtape.lab.importers.capture import Thread
 from memtape.lab.importers.fields import UnreadCount
 from memtape.lab.importers.records import SkippedLine, UnfinishedLine
-from memtape.lab.importers.scenario import NothingSalient
+from memtape.lab.importers.scenario import CallsLeftWaiting, NothingSalient
 from memtape.lab.importers.tokens import Comparison, TokenizerWarning
 from memtape.projections.wrapping import cells
 
@@ -47,6 +47,7 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
     comparisons: list[Comparison] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NothingSalient)
+        warnings.simplefilter("always", CallsLeftWaiting)
         warnings.simplefilter("always", UnfinishedLine)
         warnings.simplefilter("always", SkippedLine)
         warnings.simplefilter("always", TokenizerWarning)
@@ -79,7 +80,8 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
         )
     for warning in caught:
         if isinstance(
-            warning.message, NothingSalient | UnfinishedLine | SkippedLine | TokenizerWarning
+            warning.message,
+            NothingSalient | CallsLeftWaiting | UnfinishedLine | SkippedLine | TokenizerWarning,
         ):
             print(f"memtape: warning: {visible(str(warning.message), 'message')}", file=sys.stderr)
     unread = [
@@ -91,13 +93,9 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
     width = terminal_width()
     for thread in threads:
         print(_cut(visible(thread.line(), "message"), width))
-    for ledger in ledgers:
-        for line in ledger.lines():
-            print(visible(line, "message"))
-    for line in compared:
-        print(visible(line, "message"))
-    for comparison in comparisons if status == 0 else ():
-        print(visible(comparison.line(), "message"))
+    said = [line for ledger in ledgers for line in ledger.lines()] + compared
+    said += [comparison.line() for comparison in comparisons] if status == 0 else []
+    print_lines((visible(line, "message") for line in said), width)
     return status
 
 

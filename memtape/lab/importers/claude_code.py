@@ -15,8 +15,11 @@ What imports:
 - The main thread, as Claude Code's own resume rebuilds it: walked back
   along ``parentUuid`` from the last entry that is not on a sidechain,
   across each compact boundary to its ``logicalParentUuid`` (or, when the
-  boundary has none or names an entry this file does not hold, to the entry
-  before it in the file); then every side branch that belongs to that
+  boundary has none or names an entry this file does not hold before it, such
+  as a kept message written again after the summary, to the entry before it
+  in the file), and across an entry whose parent the file does not hold (a
+  hook's progress hanging off an entry Claude Code never wrote) to the
+  message before it in the file, said in a note; then every side branch that belongs to that
   thread: the entries of a response the thread holds (one ``message.id``:
   parallel calls are written as one entry each, chained or side by side)
   and the tool results that hang off them (each result's ``parentUuid`` is
@@ -34,7 +37,9 @@ What imports:
   the results written between them. Its ``usage`` (``input_tokens``,
   ``output_tokens``, ``cache_read_input_tokens``,
   ``cache_creation_input_tokens``, as the response's last entry says) is
-  the turn's ``usage``.
+  the turn's ``usage``; a response Claude Code wrote itself (model
+  ``<synthetic>``: an API error, "No response requested.") made no request,
+  and has none.
 - Each compact boundary becomes a ``Compaction`` (the summary, the
   trigger, ``preTokens`` and ``postTokens``) before the turn that follows
   it, never a turn: the summary is not conversation but what the agent kept
@@ -51,7 +56,9 @@ What does not import is counted in the ledger (``memtape.lab.importers.
 ledger``), by kind: entries that are not messages (``summary`` titles,
 ``file-history-snapshot``, ``progress``, ``system`` events other than a
 compact boundary), sidechain entries, and messages on a branch the session
-left (``rewound branch``). The ledger counts every ``tool_use`` and
+left (``rewound branch``), and an entry of tool results only whose calls
+the file never makes (a transcript cut from a longer one opens so; Claude
+Code's own loader drops such results). The ledger counts every ``tool_use`` and
 ``tool_result`` block of every message entry, so a call or result that is
 neither imported nor in an entry left out refuses the import, named.
 """
@@ -75,6 +82,10 @@ SIDECHAIN = "sidechain"
 REWOUND = "rewound branch"
 """The ledger's kind for the messages of a branch the session left."""
 
+ORPHAN = "result of a call not in this file"
+"""The ledger's kind for an entry of tool results whose calls the file never makes (made
+before it began: a transcript cut from a longer one)."""
+
 
 def read(source: Source, *, sidechains: bool = False) -> Transcript:
     """The turns and compactions of a Claude Code session's main thread (and, with
@@ -84,7 +95,7 @@ def read(source: Source, *, sidechains: bool = False) -> Transcript:
         if not isinstance(record.data, dict) or not isinstance(record.data.get("type"), str):
             raise BadInput(f"{record.where}: a Claude Code entry is an object with a type")
     graph = Graph(records)
-    spine, start = graph.spine()
+    spine, walked, cleared = graph.spine()
     thread = graph.thread(spine)
     side = {i for i, r in enumerate(records) if is_message(r.data) and r.data.get("isSidechain")}
     if not any(is_message(records[i].data) for i in thread) and side and not sidechains:
@@ -92,18 +103,30 @@ def read(source: Source, *, sidechains: bool = False) -> Transcript:
             f"{source.path}: every message is on a sidechain (a subagent's own file): "
             "--sidechains imports them"
         )
-    order = sorted(thread | side) if sidechains else sorted(thread)
+    made = {call for record in records for call in _blocks(record.data)[0]}
+    orphans = {i for i, record in enumerate(records) if _orphan(record.data, made)}
+    order = [i for i in sorted(thread | side if sidechains else thread) if i not in orphans]
     reader = Reader(source)
-    if start is not None:
-        reader.notes.append(start)
+    reader.notes.extend(walked)
+    if orphans:
+        held = "entry holds" if len(orphans) == 1 else "entries hold"
+        reader.notes.append(
+            f"{len(orphans)} {held} only results of calls this file never makes (made before "
+            "it began): left out, as Claude Code's own loader drops them"
+        )
     tally = Tally(source)
-    imported = {index for index in order if reader.entry(index, records[index])}
+    imported = set()
+    for index in order:
+        if index in cleared:
+            reader.cleared(records[index].where)
+        if reader.entry(index, records[index]):
+            imported.add(index)
     for index, record in enumerate(records):
         calls, results = _blocks(record.data)
         if index in imported:
             tally.took(record.where, calls=calls, results=results)
         else:
-            kind = _kind(record.data, index in side)
+            kind = ORPHAN if index in orphans else _kind(record.data, index in side)
             tally.left_out(kind, record.where, calls=calls, results=results)
     if side and not sidechains:
         reader.notes.append(
@@ -119,6 +142,20 @@ def _kind(data: Mapping[str, Any], sidechain: bool) -> str:
     if data.get("type") == "system" and isinstance(data.get("subtype"), str):
         return f"system ({data['subtype']})"
     return str(data["type"])
+
+
+def _orphan(data: Mapping[str, Any], made: set[str]) -> bool:
+    """Whether an entry is a user message of tool results only, none of whose calls the file
+    makes."""
+    calls, results = _blocks(data)
+    content = message_content(data)
+    return (
+        data.get("type") == "user"
+        and bool(results)
+        and len(results) == len(content)
+        and not calls
+        and not made.intersection(results)
+    )
 
 
 def _blocks(data: Mapping[str, Any]) -> tuple[list[str], list[str]]:

@@ -29,9 +29,16 @@ class Graph:
             if isinstance(parent, str):
                 self.children.setdefault(parent, []).append(index)
 
-    def spine(self) -> tuple[list[int], str | None]:
+    def spine(self) -> tuple[list[int], list[str], set[int]]:
         """The main thread's entries from the last one back, in ``parentUuid`` order, and a
-        note when the thread's first parent is not in the file."""
+        note for each parent the walk did not find in the file: an entry whose parent was
+        never written (a hook's progress hanging off an entry Claude Code did not keep) goes
+        on from the message before it in the file, as a compact boundary without its logical
+        parent does; the first entry's is where the thread starts. And the entries where a
+        chain of the thread begins (no ``parentUuid``, no compact boundary) after messages of
+        the main thread: the context was cleared there (accepting a plan with a fresh
+        context starts such a chain in the same file), and the walk goes on from the message
+        before it."""
         records = self.records
         index = next(
             (
@@ -42,6 +49,8 @@ class Graph:
             None,
         )
         spine: list[int] = []
+        notes: list[str] = []
+        cleared: set[int] = set()
         seen: set[int] = set()
         while index is not None:
             if index in seen:
@@ -51,21 +60,29 @@ class Graph:
             data = records[index].data
             parent = data.get("parentUuid")
             if parent is None and data.get("subtype") == BOUNDARY:
-                logical = data.get("logicalParentUuid")
-                if logical not in self.by_uuid:
-                    index = self._before(index)
-                    continue
-                parent = logical
+                index = self._across(index)
+                continue
             if parent is None:
-                break
+                index = self._before(index)
+                if index is not None:
+                    cleared.add(spine[-1])
+                continue
             if parent not in self.by_uuid:
-                note = (
-                    f"the thread starts at {records[index].where}: its parent {parent!r} is not "
-                    "in this file"
+                before = self._before(index)
+                if before is None:
+                    notes.append(
+                        f"the thread starts at {records[index].where}: its parent {parent!r} is "
+                        "not in this file"
+                    )
+                    return spine, notes, cleared
+                notes.append(
+                    f"{records[index].where}: its parent {parent!r} is not in this file: the "
+                    "thread goes on from the message before it"
                 )
-                return spine, note
+                index = before
+                continue
             index = self.by_uuid[parent]
-        return spine, None
+        return spine, notes, cleared
 
     def thread(self, spine: list[int]) -> set[int]:
         """The spine and every side branch of it that belongs to the thread: the other
@@ -109,8 +126,12 @@ class Graph:
             walked.append(index)
             if self.records[index].data.get("uuid") == head:
                 return walked
-            parent = self.records[index].data.get("parentUuid")
-            index = self.by_uuid.get(parent) if isinstance(parent, str) else None
+            data = self.records[index].data
+            parent = data.get("parentUuid")
+            if parent is None and data.get("subtype") == BOUNDARY:
+                index = self._across(index)
+            else:
+                index = self.by_uuid.get(parent) if isinstance(parent, str) else None
         return None
 
     def listed(self, uuids: tuple[str, ...]) -> list[int] | None:
@@ -127,6 +148,15 @@ class Graph:
             if self.records[child].data.get("type") == "user"
             and holds_results(message_content(self.records[child].data))
         ]
+
+    def _across(self, index: int) -> int | None:
+        """Where the thread goes on before the compact boundary at ``index``: its
+        ``logicalParentUuid``, or, when the file does not hold that entry before the
+        boundary (none, or a kept message written again after the summary), the message
+        before the boundary in file order."""
+        logical = self.records[index].data.get("logicalParentUuid")
+        parent = self.by_uuid.get(logical) if isinstance(logical, str) else None
+        return parent if parent is not None and parent < index else self._before(index)
 
     def _before(self, index: int) -> int | None:
         """The main-thread message before ``index`` in file order (a boundary without its

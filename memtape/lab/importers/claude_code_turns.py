@@ -16,6 +16,12 @@ from memtape.lab.importers.records import Record, Source
 from memtape.lab.importers.transcript import Compaction, Transcript, Turns
 from memtape.scenarios.usage import Usage
 
+CLEARED = "context cleared"
+"""The trigger of the compaction standing for a context cleared within the session's file."""
+
+SYNTHETIC = "<synthetic>"
+"""The model Claude Code names on a response it wrote itself, without asking one."""
+
 
 @attrs.define
 class _Boundary:
@@ -124,6 +130,18 @@ class Reader:
             kept,
         )
 
+    def cleared(self, where: str) -> None:
+        """A chain of the thread begins at ``where`` after turns of it: the context was
+        cleared, a compaction to nothing before the turn that follows."""
+        self._flush()
+        if not self.turns or self.boundary is not None:
+            return
+        self.notes.append(
+            f"{where}: a chain begins here (no parentUuid) after the session's earlier "
+            "messages: the context was cleared, a compaction to nothing before the next turn"
+        )
+        self.boundary = _Boundary(where, len(self.turns), CLEARED, None, None, None, "")
+
     def _summary(self, content: Any, where: str) -> None:
         self._flush()
         text = "\n".join(_texts(content, where))
@@ -146,9 +164,12 @@ class Reader:
             self._flush()
             response = self.response = _Response(identity, where, [], [], [])
         response.entries.append(index)
-        self.turns.asked(message.get("model"))
+        # Claude Code writes some responses itself (an API error, "No response requested."):
+        # model <synthetic>, every count zero. No request was made: no model, no usage.
+        if message.get("model") != SYNTHETIC:
+            self.turns.asked(message.get("model"))
         usage = anthropic_usage(message.get("usage"), f"{where}: usage")
-        if usage is not None:
+        if usage is not None and any(attrs.astuple(usage)):
             response.usage = usage
         for number, block in enumerate(content, start=1):
             text, call = anthropic.assistant_block(block, f"{where}: block {number}")
@@ -210,29 +231,34 @@ class Reader:
             )
         for number, segment, where in self.segments:
             compaction = self.compactions[number]
-            preserved = self._preserved(graph, segment, compaction.before)
+            kept = self._kept_turns(graph, segment)
+            earlier = [turn for turn in kept or () if turn < compaction.before]
+            preserved = (min(earlier), max(earlier)) if earlier else None
             if preserved is None:
+                found = (
+                    "are written again after its summary: they are turns after it, and"
+                    if kept
+                    else "cannot be found in this file:"
+                )
                 self.notes.append(
-                    f"the messages the compaction at {where} kept verbatim cannot be found "
-                    "in this file: recorded folds every turn before it"
+                    f"the messages the compaction at {where} kept verbatim {found} recorded "
+                    "folds every turn before it"
                 )
             self.compactions[number] = attrs.evolve(compaction, preserved=preserved)
         return self.turns.transcript(format, self.compactions, self.notes, tally)
 
-    def _preserved(self, graph: Graph, kept: Kept, before: int) -> tuple[int, int] | None:
-        """The first and last turn the kept entries became, before turn ``before``; None when
-        they cannot be found."""
+    def _kept_turns(self, graph: Graph, kept: Kept) -> list[int] | None:
+        """The turns the kept entries (and their results) became, wherever they are in the
+        file; None when they cannot be found."""
         entries = graph.listed(kept.listed) if kept.listed else graph.segment(kept.head, kept.tail)
         if entries is None:
             return None
-        numbers = [
+        return [
             turn
             for index in entries
             for side in (index, *graph.results_of(index))
             for turn in self.origin.get(side, ())
-            if turn < before
         ]
-        return (min(numbers), max(numbers)) if numbers else None
 
 
 def _kept(metadata: Mapping[str, Any]) -> Kept | None:

@@ -25,10 +25,12 @@ becomes:
   without one, ``message`` (the summary) becomes a ``Compaction`` before the
   turn that follows, which the ``recorded`` policy applies, never a turn;
   its ``pre_tokens`` is the agent's own count of its context before it, from
-  the last ``token_count`` event. A compaction before the first turn is the
-  context the file starts from: it imports as the first (user) turn. A
-  ``token_count`` event's ``last_token_usage`` is the usage of the response
-  it follows (the turn's ``usage``).
+  the last ``token_count`` event (the prompt and the reply of its last
+  request). A compaction before the first turn is the context the file
+  starts from: it imports as the first (user) turn. A ``token_count``
+  event's ``last_token_usage`` is the usage of the response it follows (the
+  turn's ``usage``); one that counts no request (every part zero, as Codex
+  writes around a compaction, beside a total no context has) is neither.
 - ``session_meta`` (the session's id, directory, base instructions),
   ``turn_context`` (each turn's model and settings) and ``event_msg`` (what
   the interface showed, repeating the items, and token counts) are left out
@@ -146,11 +148,19 @@ class _Reader:
         event = payload.get("type")
         if event == "token_count":
             info = payload.get("info")
-            usage = info.get("last_token_usage") if isinstance(info, Mapping) else None
-            total = usage.get("total_tokens") if isinstance(usage, Mapping) else None
-            if token_count(total, f"{where}: total_tokens") is not None:
-                self.context_tokens = total
-            self._bill(_usage(usage, where))
+            counts = info.get("last_token_usage") if isinstance(info, Mapping) else None
+            usage = _usage(counts, where)
+            if usage is None:
+                total = counts.get("total_tokens") if isinstance(counts, Mapping) else None
+                if token_count(total, f"{where}: total_tokens") is not None:
+                    self.context_tokens = total
+                return _kind("event_msg", event)
+            measured = sum(n or 0 for n in (usage.input, usage.cache_read, usage.output))
+            # Around a compaction Codex counts no request: every part zero, beside a total
+            # that is no context's size. It is neither the context nor a response's bill.
+            if measured > 0:
+                self.context_tokens = measured
+                self._bill(usage)
         return _kind("event_msg", event)
 
     def _bill(self, usage: Usage | None) -> None:

@@ -35,7 +35,7 @@ class Measured:
     post: int
 
     def line(self, tokenizer: str) -> str:
-        """The comparison in one line."""
+        """The comparison in one line, ``tokenizer`` naming what measured the turns."""
         head = f"compaction before turn {self.before}{f' ({self.trigger})' if self.trigger else ''}"
         ours = f"memtape counts {self.pre:,} → {self.post:,} ({tokenizer}, turns only)"
         if self.agent_pre is None and self.agent_post is None:

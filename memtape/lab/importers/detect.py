@@ -9,7 +9,10 @@ Each record is looked at for a mark that only one format makes:
 - ``swe-agent``: a history message's ``message_type`` or ``tool_call_ids``;
   a document with ``history`` beside ``trajectory`` or ``info``.
 - ``mini-swe-agent``: a document whose ``trajectory_format`` is
-  mini-swe-agent's, or an ``exit`` message.
+  mini-swe-agent's, or an ``exit`` message; and a file of messages no format
+  marks (below) of which a ``user`` one opens as mini-swe-agent's command
+  output does (``<returncode>``, after an ``<exception>`` if any): its
+  messages saved without the document around them.
 - ``gemini-cli``: a message of ``type: "gemini"`` or with ``toolCalls``, a
   session's metadata (``projectHash``), a ``$set`` or ``$rewindTo`` record;
   a document with ``projectHash``, or ``sessionId`` and messages typed
@@ -39,6 +42,7 @@ same in every format that has its role, so a file of only those is read as
 such a message, is refused in one line saying what was seen, and where.
 """
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -135,6 +139,9 @@ PLAIN_ROLES = ("user", "assistant", "system", "developer")
 NEUTRAL = "openai-chat"
 """The format of a file of messages no format marks: every reader reads them alike."""
 
+OBSERVED = re.compile(r"\s*(?:<exception>.*?</exception>\s*)?<returncode>", re.DOTALL)
+"""How mini-swe-agent's harness opens the user message holding a command's output."""
+
 
 def detect(source: Source) -> str:
     """The format of the transcript ``source``; a file that cannot be told is refused."""
@@ -167,6 +174,8 @@ def detect(source: Source) -> str:
         raise BadInput(f"{unread.where}: cannot tell the format: {_seen(unread.data)}")
     if not source.records:
         raise BadInput(f"{source.path}: no messages to import")
+    if any(_observed(record.data) for record in source.records):
+        return "mini-swe-agent"
     return NEUTRAL
 
 
@@ -259,6 +268,18 @@ def _document_mark(document: Mapping[str, Any]) -> str | None:
     if "system" in document:
         return "anthropic"
     return None
+
+
+def _observed(data: Any) -> bool:
+    """Whether ``data`` is a user message opening as mini-swe-agent's command output."""
+    content = data.get("content") if isinstance(data, dict) else None
+    if isinstance(content, list):
+        content = content[0].get("text") if content and _is_text(content[0]) else None
+    return (
+        data.get("role") == "user"
+        and isinstance(content, str)
+        and OBSERVED.match(content) is not None
+    )
 
 
 def _plain_message(data: Any) -> bool:

@@ -9,7 +9,11 @@ Two shapes, both read:
   grew: its tool calls finished, its tokens were counted) replaces the
   earlier version in its place; ``{"$rewindTo": ID}`` (the user rewound)
   drops that message and every one after it (an ID no earlier message has
-  is refused, named); ``{"$set": {...}}`` updates the metadata.
+  is refused, named); ``{"$set": {...}}`` updates the metadata. A ``$set``
+  of ``messages`` (and the metadata's own ``messages``) sets the chat to
+  them whole: read as the chat's messages when each message read before is
+  among them (their earlier versions superseded), refused, named, when it
+  drops some (a rollback or a compression, not read here).
 
 Each message has an ``id``, a ``type`` and ``content`` (a string, or parts:
 ``text``, a thought ``text`` with ``thought: true`` as ``[thinking] TEXT``,
@@ -83,11 +87,15 @@ def read(source: Source) -> Transcript:
             unanswered += _gemini(data, where, turns)
     tally = Tally(source)
     for record in source.records:
-        calls, results = _ids(record.data)
-        if record.where in left:
-            tally.left_out(left[record.where], record.where, calls=calls, results=results)
-        else:
-            tally.took(record.where, calls=calls, results=results)
+        entries = [(record.where, record.data)]
+        if source.document is None:
+            entries += list(_set_messages(record.data, record.where).items())
+        for where, data in entries:
+            calls, results = _ids(data)
+            if where in left:
+                tally.left_out(left[where], where, calls=calls, results=results)
+            else:
+                tally.took(where, calls=calls, results=results)
     notes = [f"{unanswered} tool calls have no result in the file"] if unanswered else []
     return turns.transcript(FORMAT, notes=notes, tally=tally)
 
@@ -105,6 +113,7 @@ def _messages(source: Source, left: dict[str, str]) -> list[_Message]:
             _rewind(kept, data["$rewindTo"], where, left)
         elif "$set" in data:
             left[where] = "$set"
+            _replace(kept, _set_messages(data, where), where, left)
         elif isinstance(data.get("id"), str) and "type" in data:
             if data["type"] not in TYPES:
                 raise BadInput(
@@ -117,9 +126,56 @@ def _messages(source: Source, left: dict[str, str]) -> list[_Message]:
             kept[identity] = _Message(data, where)
         elif "sessionId" in data:
             left[where] = "session metadata"
+            if source.document is None:
+                _replace(kept, _set_messages(data, where), where, left)
         else:
             raise BadInput(_unread(record))
     return list(kept.values())
+
+
+def _set_messages(data: Any, where: str) -> dict[str, Any]:
+    """The messages a JSONL record sets the chat to (a ``$set`` of ``messages``, or the
+    metadata's own), each by its place (``WHERE: messages[I]``); none for any other."""
+    patch = data.get("$set") if isinstance(data, dict) and "$set" in data else data
+    messages = patch.get("messages") if isinstance(patch, dict) else None
+    if not messages:
+        return {}
+    if not isinstance(messages, list):
+        raise BadInput(f"{where}: messages must be a list, got {messages!r}")
+    return {f"{where}: messages[{i}]": message for i, message in enumerate(messages)}
+
+
+def _replace(
+    kept: dict[str, _Message], messages: Mapping[str, Any], where: str, left: dict[str, str]
+) -> None:
+    """Set the chat to ``messages`` (by place), as a record setting them whole does: each
+    message read before is in them again (its earlier version superseded), or the record is
+    refused: one that drops messages (a rollback, or a compression) is not read here, and
+    reading past it would keep what the agent let go or lose what it kept."""
+    if not messages:
+        return
+    for place, data in messages.items():
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            raise BadInput(f"{place}: a message is an object with an id")
+        if data.get("type") not in TYPES:
+            raise BadInput(
+                f"{place}: a message's type is one of {', '.join(TYPES)}, got {data.get('type')!r}"
+            )
+    listed = {data["id"] for data in messages.values()}
+    dropped = [identity for identity in kept if identity not in listed]
+    if dropped:
+        raise BadInput(
+            f"{where}: $set replaces the chat's messages and drops {len(dropped)} read before "
+            f"it (the first, {dropped[0]!r}, at {kept[dropped[0]].where}): a rollback or a "
+            "compression, which is not read here"
+        )
+    for message in kept.values():
+        left[message.where] = "superseded message"
+    kept.clear()
+    for place, data in messages.items():
+        if data["id"] in kept:
+            left[kept[data["id"]].where] = "superseded message"
+        kept[data["id"]] = _Message(data, place)
 
 
 def _rewind(kept: dict[str, _Message], target: Any, where: str, left: dict[str, str]) -> None:

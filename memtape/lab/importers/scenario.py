@@ -80,6 +80,34 @@ class NothingSalient(UserWarning):
     """An import in which no turn is salient: every summary of the run will be empty."""
 
 
+class CallsLeftWaiting(UserWarning):
+    """An import holding a tool call the file never answered though the conversation went on
+    past it: the run's unit from that call on never closes."""
+
+
+def _warn_if_left_waiting(transcript: Transcript, path: Path) -> None:
+    """Warn when the conversation went on past a call the file never answered: said at
+    import, not first by ``memtape check`` on the run."""
+    waiting = transcript.left_waiting()
+    if not waiting:
+        return
+    call, number = waiting[0]
+    first = f"call {call!r} of turn {number} ({transcript.turns[number - 1].where})"
+    said = (
+        f"1 tool call never got its result and the conversation went on past it: {first}"
+        if len(waiting) == 1
+        else f"{len(waiting)} tool calls never got their results and the conversation went "
+        f"on past them, the first {first}"
+    )
+    warnings.warn(
+        CallsLeftWaiting(
+            f"{path}: {said}; every turn after it is one unit no policy can compact "
+            "(memtape check on the run names each)"
+        ),
+        stacklevel=3,
+    )
+
+
 def _warn_if_nothing_salient(
     path: Path, rule: str, roles: frozenset[str] | None, present: set[str]
 ) -> None:
@@ -137,6 +165,7 @@ def transcript_scenario(
     if pin == "system":
         _check_roles(frozenset({"system"}), present, path, "--pin system")
     _warn_if_nothing_salient(path, rule, roles, present)
+    _warn_if_left_waiting(transcript, path)
     recorded = _recorded(transcript, budget, tokenizer) if transcript.compactions else None
     if recorded is not None:
         policies["compaction"] = recorded.params()
@@ -160,8 +189,9 @@ def transcript_scenario(
         "name": path.stem,
         "about": f"A transcript ({transcript.format}) imported from {path.name}.",
     }
+    by = tokenizer if tokens is None else f"the provider's counts or {tokenizer}"
     lines = [*said] + (
-        [m.line(tokenizer) for m in measured(recorded, commands)] if recorded is not None else []
+        [m.line(by) for m in measured(recorded, commands)] if recorded is not None else []
     )
     for line in lines:
         if told is not None:

@@ -93,6 +93,22 @@ class Transcript:
         """How many tool results the turns carry."""
         return sum(len(turn.answers) for turn in self.turns)
 
+    def left_waiting(self) -> tuple[tuple[str, int], ...]:
+        """Each call no turn answers though a user or assistant turn came after its own (the
+        conversation went on without it), with the number of the turn that made it, in the
+        order they were made. A call of the last such turn is one the session stopped on,
+        not among them (as ``memtape check`` tells the two apart)."""
+        waiting: dict[str, int] = {}
+        last_spoken = 0
+        for number, turn in enumerate(self.turns, start=1):
+            if turn.role != "tool":
+                last_spoken = number
+            for answer in turn.answers:
+                waiting.pop(answer, None)
+            for call in turn.calls:
+                waiting[call] = number
+        return tuple((call, number) for call, number in waiting.items() if number < last_spoken)
+
 
 class Turns:
     """A transcript's turns as an importer reads them, with the call/result pairing checked."""
