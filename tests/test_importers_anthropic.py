@@ -115,6 +115,22 @@ class TestMessages:
             (t.role, t.text) for t in turns
         ]
 
+    def test_a_server_tool_s_blocks_are_notes_in_the_assistant_s_turn(self, tmp_path: Path) -> None:
+        """A web search the provider ran inside its reply: no call for the agent to answer."""
+        search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+        found = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+        reply = [search, found, {"type": "text", "text": "It rained."}]
+        path = write_lines(
+            tmp_path / "m.jsonl",
+            {"role": "user", "content": "weather?"},
+            {"role": "assistant", "content": reply},
+        )
+        transcript = read_transcript(path)
+        assert (
+            ["weather?", "[server_tool_use: web_search]\n[web_search_tool_result]\nIt rained."],
+            (),
+        ) == ([turn.text for turn in transcript.turns], transcript.turns[1].calls)
+
 
 class TestCompaction:
     def test_a_compaction_block_is_a_compaction_before_the_turn_after_it_never_a_turn(
@@ -183,8 +199,8 @@ class TestRefusals:
             ({"role": "system", "content": "x"}, "role must be user or assistant"),
             ({"role": "user"}, "a message needs content"),
             (
-                {"role": "assistant", "content": [{"type": "server_tool_use", "id": "s"}]},
-                "block 1 is 'server_tool_use'",
+                {"role": "assistant", "content": [{"type": "server_tool_usage", "id": "s"}]},
+                "block 1 is 'server_tool_usage'",
             ),
             (
                 {"role": "assistant", "content": [{"type": "tool_use", "name": "f"}]},

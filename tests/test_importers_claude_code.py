@@ -476,6 +476,20 @@ class TestParallelCalls:
         assert {} == dict(session.state.window.waiting)
 
 
+class TestServerTools:
+    def test_a_web_search_the_provider_ran_is_a_note_in_the_assistant_s_turn(
+        self, tmp_path: Path
+    ) -> None:
+        answer = _assistant("a1", "u1", "It rained.")
+        search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+        answer["message"]["content"].insert(0, search)
+        path = write_lines(tmp_path / "s.jsonl", _user("u1", None, "weather?"), answer)
+        assert [
+            ("user", "weather?"),
+            ("assistant", "[server_tool_use: web_search]\nIt rained."),
+        ] == [(turn.role, turn.text) for turn in turns_of(path)]
+
+
 class TestRewoundBranch:
     def test_a_branch_the_session_left_does_not_import(self) -> None:
         texts = [turn.text for turn in turns_of(REWOUND)]

@@ -33,9 +33,13 @@ are the assistant turn, those before it (if any) a turn of their own. A block
 whose content is null is a compaction that failed, which the API treats as
 none: it is noted, and nothing is recorded.
 
+A server tool's blocks in an assistant message (``server_tool_use``,
+``web_search_tool_result``, ``mcp_tool_use``..., any type ending ``_tool_use`` or
+``_tool_result``: the provider ran the tool inside its reply) are notes in the turn,
+``[server_tool_use: web_search]``, and no call: nothing is sent back for them.
+
 Other keys of a message (``id``, ``model``, ``usage``, ``cache_control``...)
-are metadata and do not import; a block of another type (a server tool's,
-say) is refused, named.
+are metadata and do not import; a block of another type is refused, named.
 """
 
 from collections.abc import Mapping
@@ -180,8 +184,18 @@ def _is_compaction(block: Any) -> bool:
     return isinstance(block, dict) and block.get("type") == COMPACTION
 
 
+def server_tool(kind: Any) -> bool:
+    """Whether an assistant block of type ``kind`` is a server tool's call or result (web
+    search, web fetch, code execution, MCP...): the provider ran the tool inside its reply,
+    so the block is the model's act, with no result for the agent to send back."""
+    return isinstance(kind, str) and kind.endswith(("_tool_use", "_tool_result"))
+
+
 def assistant_block(block: Any, where: str) -> tuple[str, str | None]:
-    """An assistant block's text, and the id of the call it makes (None for none)."""
+    """An assistant block's text, and the id of the call it makes (None for none); a server
+    tool's block is a note of its type and name."""
+    if isinstance(block, Mapping) and server_tool(block.get("type")):
+        return noted(str(block["type"]), block.get("name")), None
     kind = _type(block, ASSISTANT_BLOCKS, where)
     if kind == "text":
         return _string(block, "text", where), None

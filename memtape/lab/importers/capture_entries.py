@@ -121,8 +121,8 @@ def anthropic_entries(message: Any, where: str) -> tuple[Entry, ...]:
                 raise BadInput(f"{place}: a compaction block's content is a string or null")
             continue
         if role == "assistant" and kind not in anthropic.ASSISTANT_BLOCKS:
-            # A server tool's call or result (web search, code execution...) is the model's
-            # act, done by the provider: a note in its turn, its name when it has one.
+            # A server tool's call or result (anthropic.server_tool), or a block type newer
+            # than this reader: a capture of a live agent is never refused for it, a note.
             parts.append(
                 noted(str(kind), block.get("name") if isinstance(block, Mapping) else None)
             )

@@ -25,7 +25,7 @@ Each record is looked at for a mark that only one format makes:
   ``function_call``, ``reasoning``...), or ``input_text``/``output_text``
   parts; a document with ``input``, ``output`` or ``instructions``.
 - ``anthropic``: ``tool_use``, ``tool_result``, ``thinking``, ``image``
-  (with a ``source``) or ``document`` blocks, a response (``type:
+  (with a ``source``), ``document`` or a server tool's blocks, a response (``type:
   "message"``) of ``text`` blocks; a document with ``system``.
 - ``openai-chat``: ``tool_calls``, ``tool_call_id`` or ``function_call``, a
   ``tool`` or ``function`` role, a ``name``, or ``image_url``,
@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers.anthropic import server_tool
 from memtape.lab.importers.capture import FORMAT as CAPTURE
 from memtape.lab.importers.capture import is_capture
 from memtape.lab.importers.records import Source
@@ -244,7 +245,7 @@ def _part_mark(part: Any) -> str | None:
     kind = part.get("type") if isinstance(part, Mapping) else None
     if kind in RESPONSES_PARTS:
         return "openai-responses"
-    if kind in ANTHROPIC_BLOCKS or (kind == "image" and "source" in part):
+    if kind in ANTHROPIC_BLOCKS or server_tool(kind) or (kind == "image" and "source" in part):
         return "anthropic"
     if kind in CHAT_PARTS:
         return "openai-chat"
