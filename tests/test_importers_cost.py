@@ -58,7 +58,7 @@ class TestModel:
             0,
             [
                 "cost: memtape ships no price for 'claude-next-9', so the scenario is not "
-                "priced; a [cost] table naming it, with bench --prices FILE.toml holding its "
-                "row, prices it"
+                "priced; bench --prices FILE.toml --set cost.model=claude-next-9 prices it "
+                "(FILE.toml holding a row for the model)"
             ],
         ) == (status, said)

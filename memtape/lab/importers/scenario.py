@@ -219,7 +219,8 @@ def unpriced(model: str) -> str:
     """The line an import tells when memtape ships no price for the transcript's model."""
     return (
         f"cost: memtape ships no price for {model!r}, so the scenario is not priced; "
-        f"a [cost] table naming it, with bench --prices FILE.toml holding its row, prices it"
+        f"bench --prices FILE.toml --set cost.model={model} prices it (FILE.toml holding "
+        f"a row for the model)"
     )
 
 
