@@ -15,6 +15,7 @@ from tests.transcripts import fixture, imported, turns_of, unpaired, write_json
 
 TRACE = fixture("otel-trace.json")
 OPENINFERENCE = fixture("openinference-trace.json")
+OPENLLMETRY = fixture("openllmetry-trace.json")
 
 
 def _text(role: str, content: str) -> dict[str, Any]:
@@ -36,6 +37,11 @@ def _call(
         "gen_ai.output.messages": json.dumps(output if isinstance(output, list) else [output]),
         **extra,
     }
+    return _span(number, attributes)
+
+
+def _span(number: int, attributes: dict[str, Any]) -> dict[str, Any]:
+    """A span of the trace ``ab...ab`` with these attributes."""
     return {
         "traceId": "ab" * 16,
         "spanId": f"{number:016x}",
@@ -182,6 +188,109 @@ class TestOpenInference:
         assert [("CHAIN span", 1), ("TOOL span", 2)] == [
             (kind.kind, kind.entries) for kind in ledger.left_out
         ]
+
+
+def _flat(number: int, **attributes: Any) -> dict[str, Any]:
+    """An LLM-call span as OpenLLMetry flattens it (keys given with ``__`` for ``.``)."""
+    given = {key.replace("__", "."): value for key, value in attributes.items()}
+    return _span(number, {"llm.request.type": "chat", **given})
+
+
+class TestOpenLLMetry:
+    def test_flattened_prompts_and_completions_import_as_turns(self) -> None:
+        turns = read_transcript(OPENLLMETRY).turns
+        assert [
+            ("system", (), ()),
+            ("user", (), ()),
+            ("assistant", ("call_sailings", "call_bikes"), ()),
+            ("tool", (), ("call_sailings",)),
+            ("tool", (), ("call_bikes",)),
+            ("assistant", (), ()),
+        ] == [(t.role, t.calls, t.answers) for t in turns]
+
+    def test_every_call_and_result_is_counted_in_and_out(self) -> None:
+        ledger = read_transcript(OPENLLMETRY).ledger
+        assert ledger is not None
+        assert (2, 2, 2, 2) == (
+            ledger.calls_in,
+            ledger.calls_out,
+            ledger.results_in,
+            ledger.results_out,
+        )
+
+    def test_the_older_token_counts_are_the_usage(self) -> None:
+        turns = read_transcript(OPENLLMETRY).turns
+        assert (Usage(212, 51), Usage(190, 44, 128)) == (turns[2].usage, turns[5].usage)
+
+    def test_a_call_without_messages_and_traceloop_kinds_are_left_out_counted(self) -> None:
+        ledger = read_transcript(OPENLLMETRY).ledger
+        assert ledger is not None
+        assert [("LLM call without messages", 1), ("tool span", 2), ("workflow span", 1)] == [
+            (kind.kind, kind.entries) for kind in ledger.left_out
+        ]
+
+    def test_anthropic_blocks_pair_and_thinking_is_the_reply_s_reasoning(
+        self, tmp_path: Path
+    ) -> None:
+        use = {"type": "tool_use", "id": "toolu_1", "name": "tide", "input": {"port": "Kiel"}}
+        result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "high at 14:02"}
+        first = _flat(
+            1,
+            gen_ai__prompt__0__role="user",
+            gen_ai__prompt__0__content="When is high tide in Kiel?",
+            gen_ai__completion__0__role="assistant",
+            gen_ai__completion__0__tool_calls__0__id="toolu_1",
+            gen_ai__completion__0__tool_calls__0__name="tide",
+            gen_ai__completion__0__tool_calls__0__arguments='{"port": "Kiel"}',
+        )
+        second = _flat(
+            2,
+            gen_ai__prompt__0__role="user",
+            gen_ai__prompt__0__content="When is high tide in Kiel?",
+            gen_ai__prompt__1__role="assistant",
+            gen_ai__prompt__1__content=json.dumps([use]),
+            gen_ai__prompt__1__tool_calls__0__id="toolu_1",
+            gen_ai__prompt__1__tool_calls__0__name="tide",
+            gen_ai__prompt__1__tool_calls__0__arguments='{"port": "Kiel"}',
+            gen_ai__prompt__2__role="user",
+            gen_ai__prompt__2__content=json.dumps([result]),
+            gen_ai__completion__0__role="thinking",
+            gen_ai__completion__0__content="The tool said 14:02.",
+            gen_ai__completion__1__role="assistant",
+            gen_ai__completion__1__content="High tide in Kiel is at 14:02.",
+        )
+        turns = read_transcript(_trace(tmp_path / "t.json", first, second)).turns
+        assert [
+            ("user", (), ()),
+            ("assistant", ("toolu_1",), ()),
+            ("tool", (), ("toolu_1",)),
+            ("assistant", (), ()),
+        ] == [(t.role, t.calls, t.answers) for t in turns]
+        assert "[reasoning] The tool said 14:02.\nHigh tide in Kiel is at 14:02." == turns[3].text
+
+    def test_a_role_that_is_no_string_is_one_line_naming_span_and_attribute(
+        self, tmp_path: Path
+    ) -> None:
+        span = _flat(1, gen_ai__prompt__0__role=3, gen_ai__prompt__0__content="hi")
+        path = _trace(tmp_path / "t.json", span)
+        with pytest.raises(BadInput) as caught:
+            read_transcript(path)
+        assert str(caught.value).startswith(f"{_where(path, 0)}: gen_ai.prompt.0.role: ")
+
+    def test_a_tool_call_without_a_name_is_one_line_naming_it(self, tmp_path: Path) -> None:
+        span = _flat(
+            1,
+            gen_ai__prompt__0__role="user",
+            gen_ai__prompt__0__content="hi",
+            gen_ai__completion__0__role="assistant",
+            gen_ai__completion__0__tool_calls__0__id="c1",
+        )
+        path = _trace(tmp_path / "t.json", span)
+        with pytest.raises(BadInput) as caught:
+            read_transcript(path)
+        assert str(caught.value).startswith(
+            f"{_where(path, 0)}: gen_ai.completion.0.tool_calls.0.name: "
+        )
 
 
 class TestCompactions:

@@ -79,11 +79,12 @@ took for resent is a call or result lost, and refuses the import.
 """
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers import otel_openllmetry
 from memtape.lab.importers.ledger import Tally
 from memtape.lab.importers.otel_calls import Call, conversations, span_kind
-from memtape.lab.importers.otel_messages import span_messages
+from memtape.lab.importers.otel_messages import recorded, span_messages
 from memtape.lab.importers.otel_turns import Reader
-from memtape.lab.importers.otlp import spans
+from memtape.lab.importers.otlp import Span, spans
 from memtape.lab.importers.records import Record, Source
 from memtape.lab.importers.transcript import Transcript
 
@@ -102,14 +103,22 @@ def read(source: Source) -> Transcript:
         if kind is not None:
             tally.left_out(kind, span.where)
             continue
-        instructions, inputs, outputs = span_messages(span.attributes, span.where)
-        calls.append(Call(span, instructions, inputs, outputs))
+        calls.append(_call(span))
     if not calls:
         raise BadInput(
             f"{source.path}: no LLM call span records its messages (gen_ai.input.messages, "
-            "llm.input_messages...): was the instrumentation's content capture on?"
+            "llm.input_messages, gen_ai.prompt...): was the instrumentation's content capture on?"
         )
     reader = Reader(source)
     for number, (name, conversation) in enumerate(conversations(calls, found)):
         reader.conversation(name, conversation, tally, first=number == 0)
     return reader.finish(FORMAT, tally)
+
+
+def _call(span: Span) -> Call:
+    """An LLM call's span with its messages, in whichever convention it records them."""
+    if otel_openllmetry.recorded(span.attributes) and not recorded(span.attributes):
+        inputs, outputs = otel_openllmetry.span_messages(span.attributes, span.where)
+        return Call(span, None, inputs, outputs)
+    instructions, inputs, outputs = span_messages(span.attributes, span.where)
+    return Call(span, instructions, inputs, outputs)

@@ -127,7 +127,7 @@ def _parts(parts: list[Any], where: str) -> list[dict[str, Any]]:
 _FLAT = re.compile(r"(\d+)\.(.+)")
 
 
-def _indexed(attributes: Mapping[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
+def indexed(attributes: Mapping[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
     """The attributes under ``PREFIX.N.`` by N, each with the rest of its key."""
     found: dict[int, dict[str, Any]] = {}
     for key, given in attributes.items():
@@ -140,14 +140,14 @@ def _indexed(attributes: Mapping[str, Any], prefix: str) -> dict[int, dict[str, 
 
 def _openinference(attributes: Mapping[str, Any], prefix: str, where: str) -> list[Message]:
     found = []
-    for index, fields in _indexed(attributes, prefix).items():
+    for index, fields in indexed(attributes, prefix).items():
         place = f"{where}: {prefix}.{index}"
         role = fields.get("message.role")
         if not isinstance(role, str):
             raise BadInput(f"{place}: a message needs message.role")
         parts: list[dict[str, Any]] = []
         ordered = False
-        for content in _indexed(fields, "message.contents").values():
+        for content in indexed(fields, "message.contents").values():
             kind = content.get("message_content.type")
             text = content.get("message_content.text")
             if kind == "text" and isinstance(text, str):
@@ -173,7 +173,7 @@ def _openinference(attributes: Mapping[str, Any], prefix: str, where: str) -> li
         if not ordered:
             # The ordered contents, when they hold the calls, say them already.
             parts.extend(
-                _oi_call(call, place) for call in _indexed(fields, "message.tool_calls").values()
+                _oi_call(call, place) for call in indexed(fields, "message.tool_calls").values()
             )
         found.append(Message(role, tuple(parts), place))
     return found
