@@ -268,6 +268,21 @@ class TestOpenLLMetry:
         ] == [(t.role, t.calls, t.answers) for t in turns]
         assert "[reasoning] The tool said 14:02.\nHigh tide in Kiel is at 14:02." == turns[3].text
 
+    def test_a_text_completion_s_prompt_is_the_user_s_and_its_completion_the_assistant_s(
+        self, tmp_path: Path
+    ) -> None:
+        span = _flat(
+            1,
+            llm__request__type="completion",
+            gen_ai__prompt__0__user="Tell me a haiku about ferries",
+            gen_ai__completion__0__content="Grey water parting",
+            gen_ai__completion__0__finish_reason="stop",
+        )
+        turns = read_transcript(_trace(tmp_path / "t.json", span)).turns
+        assert [("user", "Tell me a haiku about ferries"), ("assistant", "Grey water parting")] == [
+            (t.role, t.text) for t in turns
+        ]
+
     def test_a_role_that_is_no_string_is_one_line_naming_span_and_attribute(
         self, tmp_path: Path
     ) -> None:

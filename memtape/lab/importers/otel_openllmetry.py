@@ -13,6 +13,9 @@ field, and many traces still carry them:
   ``finish_reason``. A completion whose role is ``thinking`` (Anthropic's
   instrumentation writes the model's thinking so, before its answer) is the
   reasoning of the completion after it, not a choice of its own;
+- a text completion (``llm.request.type`` ``completion``) writes its prompt
+  as ``gen_ai.prompt.0.user`` and its completions without a role: that is a
+  user message, and the completions the assistant's;
 - ``llm.request.type`` (``chat``, ``completion``) marks the span an LLM
   call; ``llm.request.functions.N.*`` are the tools offered (not messages:
   left as they are).
@@ -72,9 +75,13 @@ def span_messages(attributes: Mapping[str, Any], where: str) -> tuple[list[Messa
 
 def _messages(attributes: Mapping[str, Any], prefix: str, where: str) -> list[Message]:
     found = []
-    for index, fields in indexed(attributes, prefix).items():
+    for index, given in indexed(attributes, prefix).items():
         place = f"{where}: {prefix}.{index}"
-        role = fields.get("role")
+        fields, role = given, given.get("role")
+        if role is None and isinstance(given.get("user"), str):
+            role, fields = "user", {**given, "content": given["user"]}
+        elif role is None and prefix == COMPLETION and "content" in fields:
+            role = "assistant"
         if not isinstance(role, str) or not role:
             raise BadInput(f"{place}.role: a message needs a role string, got {role!r}")
         calls = [
