@@ -308,6 +308,43 @@ class TestOpenLLMetry:
         )
 
 
+class TestChatStyleMessages:
+    def test_a_string_content_is_one_text_part(self, tmp_path: Path) -> None:
+        inputs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
+        output = {"role": "assistant", "content": "hello", "finish_reason": "stop"}
+        path = _trace(tmp_path / "t.json", _call(1, inputs, output))
+        assert [("system", "Be brief."), ("user", "hi"), ("assistant", "hello")] == [
+            (t.role, t.text) for t in read_transcript(path).turns
+        ]
+
+    def test_a_tool_message_s_string_content_answers_its_call(self, tmp_path: Path) -> None:
+        asked: dict[str, Any] = {
+            "role": "assistant",
+            "parts": [{"type": "tool_call", "id": "c7", "name": "tide", "arguments": {}}],
+        }
+        inputs: list[dict[str, Any]] = [
+            {"role": "user", "content": "tide?"},
+            asked,
+            {"role": "tool", "tool_call_id": "c7", "content": "14:02"},
+        ]
+        path = _trace(tmp_path / "t.json", _call(1, inputs, {"role": "assistant", "content": "ok"}))
+        assert [
+            ("user", (), ()),
+            ("assistant", ("c7",), ()),
+            ("tool", (), ("c7",)),
+            ("assistant", (), ()),
+        ] == [(t.role, t.calls, t.answers) for t in read_transcript(path).turns]
+
+    def test_a_message_with_neither_parts_nor_a_string_content_is_refused(
+        self, tmp_path: Path
+    ) -> None:
+        inputs = [{"role": "user", "content": 7}]
+        path = _trace(tmp_path / "t.json", _call(1, inputs, _text("assistant", "x")))
+        with pytest.raises(BadInput) as caught:
+            read_transcript(path)
+        assert str(caught.value).startswith(f"{_where(path, 0)}: gen_ai.input.messages[0]: ")
+
+
 class TestCompactions:
     def test_dropped_messages_with_nothing_in_their_place_are_an_empty_summary(
         self, tmp_path: Path

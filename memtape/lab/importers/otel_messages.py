@@ -10,7 +10,9 @@ each structured or a JSON string. A message is ``{"role", "parts": [...],
 ``tool_call_response`` (``id``, ``response``), ``blob``, ``file`` and
 ``uri`` (media, by ``mime_type`` or ``modality``), ``server_tool_call`` and
 ``server_tool_call_response`` (a provider's own tools), or any other
-``type`` (a generic part).
+``type`` (a generic part). Several SDKs' samples write a message chat-style
+instead, ``{"role", "content": "TEXT"}``: its string content is one text
+part (a ``tool_call_response`` answering its ``tool_call_id`` when it has one).
 
 OpenInference flattens the same into attributes:
 ``llm.input_messages.N.message.role``, ``...message.content`` or
@@ -111,10 +113,21 @@ def _genai(given: Any, where: str) -> list[Message]:
         if not isinstance(data, dict) or not isinstance(data.get("role"), str):
             raise BadInput(f"{place}: a message is an object with a role and parts")
         parts = data.get("parts")
+        if parts is None and isinstance(data.get("content"), str):
+            parts = [_chat_content(data)]
         if not isinstance(parts, list):
-            raise BadInput(f"{place}: a message's parts must be a list")
+            raise BadInput(f"{place}: a message's parts must be a list (or its content a string)")
         found.append(Message(data["role"], tuple(_parts(parts, place)), place))
     return found
+
+
+def _chat_content(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A chat-style message's string content as its one part: the result of the call it
+    names by ``tool_call_id``, else text."""
+    answer = data.get("tool_call_id")
+    if isinstance(answer, str) and answer:
+        return {"type": "tool_call_response", "id": answer, "response": data["content"]}
+    return {"type": "text", "content": data["content"]}
 
 
 def _parts(parts: list[Any], where: str) -> list[dict[str, Any]]:
