@@ -335,6 +335,19 @@ class TestChatStyleMessages:
             ("assistant", (), ()),
         ] == [(t.role, t.calls, t.answers) for t in read_transcript(path).turns]
 
+    def test_an_assistant_s_openai_tool_calls_are_its_calls(self, tmp_path: Path) -> None:
+        call = {"id": "c7", "type": "function", "function": {"name": "tide", "arguments": "{}"}}
+        inputs: list[dict[str, Any]] = [
+            {"role": "user", "content": "tide?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c7", "content": "14:02"},
+        ]
+        path = _trace(tmp_path / "t.json", _call(1, inputs, {"role": "assistant", "content": "ok"}))
+        turns = read_transcript(path).turns
+        assert [("assistant", ("c7",), "call tide({})"), ("tool", (), "14:02")] == [
+            (t.role, t.calls, t.text) for t in turns[1:3]
+        ]
+
     def test_a_message_with_neither_parts_nor_a_string_content_is_refused(
         self, tmp_path: Path
     ) -> None:

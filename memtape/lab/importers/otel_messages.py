@@ -12,7 +12,9 @@ each structured or a JSON string. A message is ``{"role", "parts": [...],
 ``server_tool_call_response`` (a provider's own tools), or any other
 ``type`` (a generic part). Several SDKs' samples write a message chat-style
 instead, ``{"role", "content": "TEXT"}``: its string content is one text
-part (a ``tool_call_response`` answering its ``tool_call_id`` when it has one).
+part (a ``tool_call_response`` answering its ``tool_call_id`` when it has one),
+and an assistant's OpenAI-style ``tool_calls`` (``id``, ``function.name``,
+``function.arguments``) its ``tool_call`` parts.
 
 OpenInference flattens the same into attributes:
 ``llm.input_messages.N.message.role``, ``...message.content`` or
@@ -113,12 +115,36 @@ def _genai(given: Any, where: str) -> list[Message]:
         if not isinstance(data, dict) or not isinstance(data.get("role"), str):
             raise BadInput(f"{place}: a message is an object with a role and parts")
         parts = data.get("parts")
-        if parts is None and isinstance(data.get("content"), str):
-            parts = [_chat_content(data)]
+        if parts is None:
+            parts = _chat_parts(data, place)
         if not isinstance(parts, list):
-            raise BadInput(f"{place}: a message's parts must be a list (or its content a string)")
+            raise BadInput(
+                f"{place}: a message's parts must be a list (or its content a string, or its "
+                "tool_calls a list)"
+            )
         found.append(Message(data["role"], tuple(_parts(parts, place)), place))
     return found
+
+
+def _chat_parts(data: Mapping[str, Any], where: str) -> list[dict[str, Any]] | None:
+    """A chat-style message's parts: its string content, then its OpenAI-style
+    ``tool_calls``; None when it has neither."""
+    content, calls = data.get("content"), data.get("tool_calls")
+    if not isinstance(content, str | None) or (content is None and not isinstance(calls, list)):
+        return None
+    if calls is not None and not isinstance(calls, list):
+        return None
+    parts = [_chat_content(data)] if isinstance(content, str) and (content or not calls) else []
+    for number, call in enumerate(calls or []):
+        function = call.get("function") if isinstance(call, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(function, dict) or not isinstance(name, str) or not name:
+            raise BadInput(f"{where}: tool_calls[{number}] needs a function with a name")
+        arguments = function.get("arguments")
+        parts.append(
+            {"type": "tool_call", "id": call.get("id"), "name": name, "arguments": arguments}
+        )
+    return parts
 
 
 def _chat_content(data: Mapping[str, Any]) -> dict[str, Any]:
