@@ -466,6 +466,36 @@ class TestCalls:
             transcript.notes[-1],
         )
 
+    def test_a_call_recorded_again_around_a_nested_span_imports_once(self, tmp_path: Path) -> None:
+        first = {
+            "gen_ai.prompt.0.role": "user",
+            "gen_ai.prompt.0.content": "hi",
+            "gen_ai.completion.0.role": "assistant",
+            "gen_ai.completion.0.content": "hello",
+        }
+        second = {
+            **first,
+            "gen_ai.prompt.1.role": "assistant",
+            "gen_ai.prompt.1.content": "hello",
+            "gen_ai.prompt.2.role": "user",
+            "gen_ai.prompt.2.content": "bye",
+            "gen_ai.completion.0.content": "ciao",
+        }
+        spans = [_flat(number, **given) for number, given in enumerate([first] * 2 + [second] * 2)]
+        spans[1]["parentSpanId"] = spans[0]["spanId"]
+        spans[3]["parentSpanId"] = spans[2]["spanId"]
+        transcript = read_transcript(_trace(tmp_path / "t.json", *spans))
+        assert transcript.ledger is not None
+        assert (
+            ["hi", "hello", "bye", "ciao"],
+            (),
+            [("LLM call recorded again around a nested span", 2)],
+        ) == (
+            [turn.text for turn in transcript.turns],
+            tuple(transcript.compactions),
+            [(kind.kind, kind.entries) for kind in transcript.ledger.left_out],
+        )
+
     def test_a_call_without_messages_is_left_out_counted(self, tmp_path: Path) -> None:
         bare = _call(2, [], _text("assistant", "x"))
         bare["attributes"] = bare["attributes"][:2]

@@ -87,6 +87,35 @@ def conversations(calls: list[Call], found: list[Span]) -> list[tuple[str, list[
     )
 
 
+def recorded_twice(calls: list[Call], found: list[Span]) -> set[str]:
+    """The places of the LLM-call spans that record the same call as the nearest LLM-call
+    span nested in them (the same context sent, the same reply): a framework's span around
+    the provider's, both instrumented. The innermost is the call; the others repeat it."""
+    by_id = {(span.trace, span.id): span for span in found}
+    by_span = {call.span.where: call for call in calls}
+    twice: set[str] = set()
+    for call in calls:
+        seen: set[str] = set()
+        parent = call.span.parent
+        while parent is not None and parent not in seen:
+            seen.add(parent)
+            outer = by_id.get((call.span.trace, parent))
+            if outer is None:
+                break
+            if outer.where in by_span:
+                if _said(by_span[outer.where]) == _said(call):
+                    twice.add(outer.where)
+                break
+            parent = outer.parent
+    return twice
+
+
+def _said(call: Call) -> tuple[tuple[str, ...], str | None]:
+    """What a call sent and its first reply, as they are compared."""
+    reply = call.outputs[0].key if call.outputs else None
+    return tuple(message.key for message in call.sent), reply
+
+
 def _conversation(span: Span, by_id: Mapping[tuple[str, str], Span]) -> str:
     """A span's conversation id, its nearest ancestor's, or its trace's."""
     seen: set[str] = set()
