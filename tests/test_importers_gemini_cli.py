@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 
 from memtape.core.errors import BadInput
-from memtape.lab.importers import read_transcript
+from memtape.lab.importers import Compaction, read_transcript
 from tests.transcripts import any_records, fixture, turns_of, unpaired, write_json, write_lines
 
 CHAT = fixture("gemini-cli-session.json")
@@ -195,21 +195,32 @@ class TestMessagesSet:
         )
         assert ["Which port?", "It is 80."] == [t.text for t in read_transcript(path).turns]
 
-    def test_a_set_dropping_messages_read_before_is_refused_naming_them(
+    def test_a_set_taking_back_the_last_messages_is_a_rollback_counted(
         self, tmp_path: Path
     ) -> None:
+        first = {"id": "m1", "type": "user", "content": "Which port?"}
+        answer = {"id": "m2", "type": "gemini", "content": "It is 80."}
         path = write_lines(
             tmp_path / "session.jsonl",
             {"sessionId": "s1", "projectHash": "p1"},
-            {"id": "m1", "type": "user", "content": "Which port?"},
-            {"id": "m2", "type": "gemini", "content": "It is 80."},
-            {"$set": {"messages": [{"id": "s", "type": "user", "content": "summary"}]}},
+            first,
+            answer,
+            {"id": "m3", "type": "user", "content": "And the host?"},
+            {"id": "m4", "type": "gemini", "content": "It is"},
+            {"$set": {"messages": [first, answer]}},
         )
-        with pytest.raises(BadInput) as caught:
-            read_transcript(path)
-        assert str(caught.value).startswith(
-            f"{path}:4: $set replaces the chat's messages and drops 2 read before it "
-            f"(the first, 'm1', at {path}:2)"
+        transcript = read_transcript(path)
+        assert transcript.ledger is not None
+        assert (
+            ["Which port?", "It is 80."],
+            [("$set rolling back", 1), ("rewound message", 2), ("session metadata", 1)],
+        ) == (
+            [t.text for t in transcript.turns],
+            [
+                (k.kind, k.entries)
+                for k in transcript.ledger.left_out
+                if k.kind != "superseded message"
+            ],
         )
 
     def test_the_metadata_s_messages_are_the_chat_s_first(self, tmp_path: Path) -> None:
@@ -223,6 +234,91 @@ class TestMessagesSet:
             {"id": "m2", "type": "gemini", "content": "It is 80."},
         )
         assert ["Which port?", "It is 80."] == [t.text for t in read_transcript(path).turns]
+
+
+def _compressed(tmp_path: Path, *after: dict[str, Any]) -> Path:
+    """A chat of four messages (a call and its result among them) that Gemini CLI
+    compressed: a summary, the model's acknowledgement, the last two kept; then ``after``."""
+    kept = [
+        {"id": "m3", "type": "user", "content": "And the host?"},
+        {"id": "m4", "type": "gemini", "content": "localhost"},
+    ]
+    return write_lines(
+        tmp_path / "session.jsonl",
+        {"sessionId": "s1", "projectHash": "p1"},
+        {"id": "m1", "type": "user", "content": "Which port?"},
+        {"id": "m2", "type": "gemini", "content": "", "toolCalls": [_read_file_call("c1")]},
+        *kept,
+        {
+            "$set": {
+                "messages": [
+                    {
+                        "id": "s",
+                        "type": "user",
+                        "content": "<state_snapshot>port 80</state_snapshot>",
+                    },
+                    {"id": "g", "type": "gemini", "content": [{"text": "Got it."}]},
+                    *kept,
+                ]
+            }
+        },
+        *after,
+    )
+
+
+class TestCompression:
+    """A ``$set`` of messages that rewrites the chat: Gemini CLI compressed it."""
+
+    def test_it_is_a_recorded_compaction_its_summary_the_new_leading_messages(
+        self, tmp_path: Path
+    ) -> None:
+        path = _compressed(tmp_path, {"id": "m5", "type": "user", "content": "Thanks."})
+        transcript = read_transcript(path)
+        assert (
+            ["user", "assistant", "tool", "user", "assistant", "user"],
+            [
+                Compaction(
+                    6,
+                    "<state_snapshot>port 80</state_snapshot>\nGot it.",
+                    f"{path}:6",
+                    preserved=(4, 5),
+                )
+            ],
+        ) == ([t.role for t in transcript.turns], list(transcript.compactions))
+
+    def test_every_call_and_result_balances_and_the_kept_copies_are_counted(
+        self, tmp_path: Path
+    ) -> None:
+        ledger = read_transcript(
+            _compressed(tmp_path, {"id": "m5", "type": "user", "content": "Thanks."})
+        ).ledger
+        assert ledger is not None
+        assert ((1, 1, 1, 1), [("$set compressing", 1), ("message a compression kept", 2)]) == (
+            (ledger.calls_in, ledger.calls_out, ledger.results_in, ledger.results_out),
+            [(k.kind, k.entries) for k in ledger.left_out if k.kind.startswith(("$", "message"))],
+        )
+
+    def test_a_later_set_listing_the_compressed_chat_again_imports_nothing_twice(
+        self, tmp_path: Path
+    ) -> None:
+        later = {"id": "m5", "type": "user", "content": "Thanks."}
+        again = [
+            {"id": "s", "type": "user", "content": "<state_snapshot>port 80</state_snapshot>"},
+            {"id": "g", "type": "gemini", "content": [{"text": "Got it."}]},
+            {"id": "m3", "type": "user", "content": "And the host?"},
+            {"id": "m4", "type": "gemini", "content": "localhost"},
+            later,
+        ]
+        path = _compressed(tmp_path, later, {"$set": {"messages": again}})
+        assert 6 == len(read_transcript(path).turns)
+
+    def test_a_rewind_past_the_compression_is_refused_naming_it(self, tmp_path: Path) -> None:
+        path = _compressed(tmp_path, {"$rewindTo": "m3"})
+        with pytest.raises(BadInput) as caught:
+            read_transcript(path)
+        assert str(caught.value).startswith(
+            f"{path}:7: the chat is taken back to before message 'm3'"
+        )
 
 
 class TestMessages:

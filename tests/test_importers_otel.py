@@ -15,6 +15,7 @@ from tests.transcripts import fixture, imported, turns_of, unpaired, write_json
 
 TRACE = fixture("otel-trace.json")
 OPENINFERENCE = fixture("openinference-trace.json")
+OPENLLMETRY = fixture("openllmetry-trace.json")
 
 
 def _text(role: str, content: str) -> dict[str, Any]:
@@ -36,6 +37,11 @@ def _call(
         "gen_ai.output.messages": json.dumps(output if isinstance(output, list) else [output]),
         **extra,
     }
+    return _span(number, attributes)
+
+
+def _span(number: int, attributes: dict[str, Any]) -> dict[str, Any]:
+    """A span of the trace ``ab...ab`` with these attributes."""
     return {
         "traceId": "ab" * 16,
         "spanId": f"{number:016x}",
@@ -184,6 +190,174 @@ class TestOpenInference:
         ]
 
 
+def _flat(number: int, **attributes: Any) -> dict[str, Any]:
+    """An LLM-call span as OpenLLMetry flattens it (keys given with ``__`` for ``.``)."""
+    given = {key.replace("__", "."): value for key, value in attributes.items()}
+    return _span(number, {"llm.request.type": "chat", **given})
+
+
+class TestOpenLLMetry:
+    def test_flattened_prompts_and_completions_import_as_turns(self) -> None:
+        turns = read_transcript(OPENLLMETRY).turns
+        assert [
+            ("system", (), ()),
+            ("user", (), ()),
+            ("assistant", ("call_sailings", "call_bikes"), ()),
+            ("tool", (), ("call_sailings",)),
+            ("tool", (), ("call_bikes",)),
+            ("assistant", (), ()),
+        ] == [(t.role, t.calls, t.answers) for t in turns]
+
+    def test_every_call_and_result_is_counted_in_and_out(self) -> None:
+        ledger = read_transcript(OPENLLMETRY).ledger
+        assert ledger is not None
+        assert (2, 2, 2, 2) == (
+            ledger.calls_in,
+            ledger.calls_out,
+            ledger.results_in,
+            ledger.results_out,
+        )
+
+    def test_the_older_token_counts_are_the_usage(self) -> None:
+        turns = read_transcript(OPENLLMETRY).turns
+        assert (Usage(212, 51), Usage(190, 44, 128)) == (turns[2].usage, turns[5].usage)
+
+    def test_a_call_without_messages_and_traceloop_kinds_are_left_out_counted(self) -> None:
+        ledger = read_transcript(OPENLLMETRY).ledger
+        assert ledger is not None
+        assert [("LLM call without messages", 1), ("tool span", 2), ("workflow span", 1)] == [
+            (kind.kind, kind.entries) for kind in ledger.left_out
+        ]
+
+    def test_anthropic_blocks_pair_and_thinking_is_the_reply_s_reasoning(
+        self, tmp_path: Path
+    ) -> None:
+        use = {"type": "tool_use", "id": "toolu_1", "name": "tide", "input": {"port": "Kiel"}}
+        result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "high at 14:02"}
+        first = _flat(
+            1,
+            gen_ai__prompt__0__role="user",
+            gen_ai__prompt__0__content="When is high tide in Kiel?",
+            gen_ai__completion__0__role="assistant",
+            gen_ai__completion__0__tool_calls__0__id="toolu_1",
+            gen_ai__completion__0__tool_calls__0__name="tide",
+            gen_ai__completion__0__tool_calls__0__arguments='{"port": "Kiel"}',
+        )
+        second = _flat(
+            2,
+            gen_ai__prompt__0__role="user",
+            gen_ai__prompt__0__content="When is high tide in Kiel?",
+            gen_ai__prompt__1__role="assistant",
+            gen_ai__prompt__1__content=json.dumps([use]),
+            gen_ai__prompt__1__tool_calls__0__id="toolu_1",
+            gen_ai__prompt__1__tool_calls__0__name="tide",
+            gen_ai__prompt__1__tool_calls__0__arguments='{"port": "Kiel"}',
+            gen_ai__prompt__2__role="user",
+            gen_ai__prompt__2__content=json.dumps([result]),
+            gen_ai__completion__0__role="thinking",
+            gen_ai__completion__0__content="The tool said 14:02.",
+            gen_ai__completion__1__role="assistant",
+            gen_ai__completion__1__content="High tide in Kiel is at 14:02.",
+        )
+        turns = read_transcript(_trace(tmp_path / "t.json", first, second)).turns
+        assert [
+            ("user", (), ()),
+            ("assistant", ("toolu_1",), ()),
+            ("tool", (), ("toolu_1",)),
+            ("assistant", (), ()),
+        ] == [(t.role, t.calls, t.answers) for t in turns]
+        assert "[reasoning] The tool said 14:02.\nHigh tide in Kiel is at 14:02." == turns[3].text
+
+    def test_a_text_completion_s_prompt_is_the_user_s_and_its_completion_the_assistant_s(
+        self, tmp_path: Path
+    ) -> None:
+        span = _flat(
+            1,
+            llm__request__type="completion",
+            gen_ai__prompt__0__user="Tell me a haiku about ferries",
+            gen_ai__completion__0__content="Grey water parting",
+            gen_ai__completion__0__finish_reason="stop",
+        )
+        turns = read_transcript(_trace(tmp_path / "t.json", span)).turns
+        assert [("user", "Tell me a haiku about ferries"), ("assistant", "Grey water parting")] == [
+            (t.role, t.text) for t in turns
+        ]
+
+    def test_a_role_that_is_no_string_is_one_line_naming_span_and_attribute(
+        self, tmp_path: Path
+    ) -> None:
+        span = _flat(1, gen_ai__prompt__0__role=3, gen_ai__prompt__0__content="hi")
+        path = _trace(tmp_path / "t.json", span)
+        with pytest.raises(BadInput) as caught:
+            read_transcript(path)
+        assert str(caught.value).startswith(f"{_where(path, 0)}: gen_ai.prompt.0.role: ")
+
+    def test_a_tool_call_without_a_name_is_one_line_naming_it(self, tmp_path: Path) -> None:
+        span = _flat(
+            1,
+            gen_ai__prompt__0__role="user",
+            gen_ai__prompt__0__content="hi",
+            gen_ai__completion__0__role="assistant",
+            gen_ai__completion__0__tool_calls__0__id="c1",
+        )
+        path = _trace(tmp_path / "t.json", span)
+        with pytest.raises(BadInput) as caught:
+            read_transcript(path)
+        assert str(caught.value).startswith(
+            f"{_where(path, 0)}: gen_ai.completion.0.tool_calls.0.name: "
+        )
+
+
+class TestChatStyleMessages:
+    def test_a_string_content_is_one_text_part(self, tmp_path: Path) -> None:
+        inputs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
+        output = {"role": "assistant", "content": "hello", "finish_reason": "stop"}
+        path = _trace(tmp_path / "t.json", _call(1, inputs, output))
+        assert [("system", "Be brief."), ("user", "hi"), ("assistant", "hello")] == [
+            (t.role, t.text) for t in read_transcript(path).turns
+        ]
+
+    def test_a_tool_message_s_string_content_answers_its_call(self, tmp_path: Path) -> None:
+        asked: dict[str, Any] = {
+            "role": "assistant",
+            "parts": [{"type": "tool_call", "id": "c7", "name": "tide", "arguments": {}}],
+        }
+        inputs: list[dict[str, Any]] = [
+            {"role": "user", "content": "tide?"},
+            asked,
+            {"role": "tool", "tool_call_id": "c7", "content": "14:02"},
+        ]
+        path = _trace(tmp_path / "t.json", _call(1, inputs, {"role": "assistant", "content": "ok"}))
+        assert [
+            ("user", (), ()),
+            ("assistant", ("c7",), ()),
+            ("tool", (), ("c7",)),
+            ("assistant", (), ()),
+        ] == [(t.role, t.calls, t.answers) for t in read_transcript(path).turns]
+
+    def test_an_assistant_s_openai_tool_calls_are_its_calls(self, tmp_path: Path) -> None:
+        call = {"id": "c7", "type": "function", "function": {"name": "tide", "arguments": "{}"}}
+        inputs: list[dict[str, Any]] = [
+            {"role": "user", "content": "tide?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c7", "content": "14:02"},
+        ]
+        path = _trace(tmp_path / "t.json", _call(1, inputs, {"role": "assistant", "content": "ok"}))
+        turns = read_transcript(path).turns
+        assert [("assistant", ("c7",), "call tide({})"), ("tool", (), "14:02")] == [
+            (t.role, t.calls, t.text) for t in turns[1:3]
+        ]
+
+    def test_a_message_with_neither_parts_nor_a_string_content_is_refused(
+        self, tmp_path: Path
+    ) -> None:
+        inputs = [{"role": "user", "content": 7}]
+        path = _trace(tmp_path / "t.json", _call(1, inputs, _text("assistant", "x")))
+        with pytest.raises(BadInput) as caught:
+            read_transcript(path)
+        assert str(caught.value).startswith(f"{_where(path, 0)}: gen_ai.input.messages[0]: ")
+
+
 class TestCompactions:
     def test_dropped_messages_with_nothing_in_their_place_are_an_empty_summary(
         self, tmp_path: Path
@@ -290,6 +464,36 @@ class TestCalls:
         assert (["hi", "first"], "not imported: 1 other choice of a reply") == (
             [turn.text for turn in transcript.turns],
             transcript.notes[-1],
+        )
+
+    def test_a_call_recorded_again_around_a_nested_span_imports_once(self, tmp_path: Path) -> None:
+        first = {
+            "gen_ai.prompt.0.role": "user",
+            "gen_ai.prompt.0.content": "hi",
+            "gen_ai.completion.0.role": "assistant",
+            "gen_ai.completion.0.content": "hello",
+        }
+        second = {
+            **first,
+            "gen_ai.prompt.1.role": "assistant",
+            "gen_ai.prompt.1.content": "hello",
+            "gen_ai.prompt.2.role": "user",
+            "gen_ai.prompt.2.content": "bye",
+            "gen_ai.completion.0.content": "ciao",
+        }
+        spans = [_flat(number, **given) for number, given in enumerate([first] * 2 + [second] * 2)]
+        spans[1]["parentSpanId"] = spans[0]["spanId"]
+        spans[3]["parentSpanId"] = spans[2]["spanId"]
+        transcript = read_transcript(_trace(tmp_path / "t.json", *spans))
+        assert transcript.ledger is not None
+        assert (
+            ["hi", "hello", "bye", "ciao"],
+            (),
+            [("LLM call recorded again around a nested span", 2)],
+        ) == (
+            [turn.text for turn in transcript.turns],
+            tuple(transcript.compactions),
+            [(kind.kind, kind.entries) for kind in transcript.ledger.left_out],
         )
 
     def test_a_call_without_messages_is_left_out_counted(self, tmp_path: Path) -> None:

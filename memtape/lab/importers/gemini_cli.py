@@ -11,9 +11,10 @@ Two shapes, both read:
   drops that message and every one after it (an ID no earlier message has
   is refused, named); ``{"$set": {...}}`` updates the metadata. A ``$set``
   of ``messages`` (and the metadata's own ``messages``) sets the chat to
-  them whole: read as the chat's messages when each message read before is
-  among them (their earlier versions superseded), refused, named, when it
-  drops some (a rollback or a compression, not read here).
+  them whole: the chat's messages when each message read before is among
+  them, a rollback (read as a rewind) when they are the first few read, a
+  compression otherwise: a recorded compaction whose summary is the new
+  leading messages (``memtape.lab.importers.gemini_cli_log`` says how).
 
 Each message has an ``id``, a ``type`` and ``content`` (a string, or parts:
 ``text``, a thought ``text`` with ``thought: true`` as ``[thinking] TEXT``,
@@ -36,7 +37,8 @@ becomes:
   never sent to the model: left out and counted.
 
 The metadata, ``$set`` and ``$rewindTo`` records, the earlier versions of a
-message written again, and the messages a rewind dropped are left out,
+message written again, the messages a rewind or a rollback dropped and
+those a compression kept (imported before it) are left out,
 counted by kind in the import's ledger (``memtape.lab.importers.ledger``);
 a record of any other shape is refused, named.
 """
@@ -44,12 +46,12 @@ a record of any other shape is refused, named.
 from collections.abc import Mapping
 from typing import Any
 
-import attrs
-
 from memtape.core.errors import BadInput
+from memtape.lab.importers.compactions import Compactions
 from memtape.lab.importers.fields import inclusive_usage, listed, token_count
+from memtape.lab.importers.gemini_cli_log import SHOWN, Compressed, chat, set_messages
 from memtape.lab.importers.ledger import Tally
-from memtape.lab.importers.records import Record, Source
+from memtape.lab.importers.records import Source
 from memtape.lab.importers.texts import call_text, json_text, marked, noted
 from memtape.lab.importers.transcript import Transcript, Turns
 from memtape.scenarios.usage import Usage
@@ -57,141 +59,58 @@ from memtape.scenarios.usage import Usage
 FORMAT = "gemini-cli"
 """The name ``--format`` gives this format."""
 
-SHOWN = ("info", "error", "warning")
-"""The message types the interface showed the user and never sent to the model."""
-
-TYPES = ("user", "gemini", *SHOWN)
-"""Every message type."""
-
-
-@attrs.frozen
-class _Message:
-    data: Mapping[str, Any]
-    where: str
-
 
 def read(source: Source) -> Transcript:
     """The turns of a Gemini CLI chat."""
     left: dict[str, str] = {}
-    messages = _messages(source, left)
     turns = Turns(source.path)
+    compactions = Compactions(turns)
+    made: dict[str, tuple[int, int]] = {}
     unanswered = 0
-    for message in messages:
+    for message in chat(source, left):
+        if isinstance(message, Compressed):
+            _compressed(message, made, compactions)
+            continue
         data, where = message.data, message.where
         kind = data["type"]
+        first = len(turns) + 1
         if kind in SHOWN:
             left[where] = kind
         elif kind == "user":
             turns.add("user", _content(data.get("content"), where), where)
         else:
             unanswered += _gemini(data, where, turns)
+        if len(turns) >= first:
+            made[data["id"]] = (first, len(turns))
     tally = Tally(source)
     for record in source.records:
         entries = [(record.where, record.data)]
         if source.document is None:
-            entries += list(_set_messages(record.data, record.where).items())
+            entries += list(set_messages(record.data, record.where).items())
         for where, data in entries:
             calls, results = _ids(data)
             if where in left:
                 tally.left_out(left[where], where, calls=calls, results=results)
             else:
                 tally.took(where, calls=calls, results=results)
+    placed, said = compactions.recorded()
     notes = [f"{unanswered} tool calls have no result in the file"] if unanswered else []
-    return turns.transcript(FORMAT, notes=notes, tally=tally)
+    return turns.transcript(FORMAT, placed, [*notes, *said], tally)
 
 
-def _messages(source: Source, left: dict[str, str]) -> list[_Message]:
-    """The chat's messages in order: the last version of each, rewinds applied; each record
-    left out is put in ``left`` (its place: its kind)."""
-    kept: dict[str, _Message] = {}
-    for record in source.records:
-        data, where = record.data, record.where
-        if not isinstance(data, dict):
-            raise BadInput(f"{where}: a Gemini CLI record is an object")
-        if "$rewindTo" in data:
-            left[where] = "$rewindTo"
-            _rewind(kept, data["$rewindTo"], where, left)
-        elif "$set" in data:
-            left[where] = "$set"
-            _replace(kept, _set_messages(data, where), where, left)
-        elif isinstance(data.get("id"), str) and "type" in data:
-            if data["type"] not in TYPES:
-                raise BadInput(
-                    f"{where}: a message's type is one of {', '.join(TYPES)}, got {data['type']!r}"
-                )
-            # Only the JSONL log writes a message again; a document's list is the chat as is.
-            identity = data["id"] if source.document is None else where
-            if identity in kept:
-                left[kept[identity].where] = "superseded message"
-            kept[identity] = _Message(data, where)
-        elif "sessionId" in data:
-            left[where] = "session metadata"
-            if source.document is None:
-                _replace(kept, _set_messages(data, where), where, left)
-        else:
-            raise BadInput(_unread(record))
-    return list(kept.values())
-
-
-def _set_messages(data: Any, where: str) -> dict[str, Any]:
-    """The messages a JSONL record sets the chat to (a ``$set`` of ``messages``, or the
-    metadata's own), each by its place (``WHERE: messages[I]``); none for any other."""
-    patch = data.get("$set") if isinstance(data, dict) and "$set" in data else data
-    messages = patch.get("messages") if isinstance(patch, dict) else None
-    if not messages:
-        return {}
-    if not isinstance(messages, list):
-        raise BadInput(f"{where}: messages must be a list, got {messages!r}")
-    return {f"{where}: messages[{i}]": message for i, message in enumerate(messages)}
-
-
-def _replace(
-    kept: dict[str, _Message], messages: Mapping[str, Any], where: str, left: dict[str, str]
+def _compressed(
+    compression: Compressed, made: Mapping[str, tuple[int, int]], compactions: Compactions
 ) -> None:
-    """Set the chat to ``messages`` (by place), as a record setting them whole does: each
-    message read before is in them again (its earlier version superseded), or the record is
-    refused: one that drops messages (a rollback, or a compression) is not read here, and
-    reading past it would keep what the agent let go or lose what it kept."""
-    if not messages:
-        return
-    for place, data in messages.items():
-        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
-            raise BadInput(f"{place}: a message is an object with an id")
-        if data.get("type") not in TYPES:
-            raise BadInput(
-                f"{place}: a message's type is one of {', '.join(TYPES)}, got {data.get('type')!r}"
-            )
-    listed = {data["id"] for data in messages.values()}
-    dropped = [identity for identity in kept if identity not in listed]
-    if dropped:
-        raise BadInput(
-            f"{where}: $set replaces the chat's messages and drops {len(dropped)} read before "
-            f"it (the first, {dropped[0]!r}, at {kept[dropped[0]].where}): a rollback or a "
-            "compression, which is not read here"
-        )
-    for message in kept.values():
-        left[message.where] = "superseded message"
-    kept.clear()
-    for place, data in messages.items():
-        if data["id"] in kept:
-            left[kept[data["id"]].where] = "superseded message"
-        kept[data["id"]] = _Message(data, place)
-
-
-def _rewind(kept: dict[str, _Message], target: Any, where: str, left: dict[str, str]) -> None:
-    """Drop the message ``target`` and every one after it. A target no message before it
-    has is refused: dropping every message (as a missing target would) loses the whole
-    chat without a word, and ignoring the rewind keeps what the user took back."""
-    if not isinstance(target, str):
-        raise BadInput(f"{where}: $rewindTo must be a message id, got {target!r}")
-    ids = list(kept)
-    if target not in kept:
-        raise BadInput(
-            f"{where}: $rewindTo names message {target!r}, which no message before it has: "
-            "the rewind cannot be applied (it would drop the whole chat)"
-        )
-    for identity in ids[ids.index(target) :]:
-        left[kept.pop(identity).where] = "rewound message"
+    """A compression as a recorded compaction before the next turn: its summary the texts of
+    the messages standing for what it dropped, its preserved turns those of the messages it
+    kept."""
+    texts = [
+        "\n".join(_content(message.data.get("content"), message.where))
+        for message in compression.summary
+    ]
+    spans = [made[identity] for identity in compression.preserved if identity in made]
+    preserved = (spans[0][0], spans[-1][1]) if spans else None
+    compactions.met("\n".join(texts), compression.where, preserved=preserved)
 
 
 def _ids(data: Any) -> tuple[list[str], list[str]]:
@@ -207,14 +126,6 @@ def _ids(data: Any) -> tuple[list[str], list[str]]:
         if c.get("result") is not None or isinstance(c.get("resultDisplay"), str | Mapping)
     ]
     return [str(c.get("id")) for c in calls], [str(c.get("id")) for c in answered]
-
-
-def _unread(record: Record) -> str:
-    keys = ", ".join(sorted(map(str, record.data))[:8]) or "no keys"
-    return (
-        f"{record.where}: a Gemini CLI record is a message (id, type), $set, $rewindTo or the "
-        f"session's metadata; got an object with {keys}"
-    )
 
 
 def _gemini(data: Mapping[str, Any], where: str, turns: Turns) -> int:

@@ -14,6 +14,12 @@ sorted into what imports and what does not:
   execution span holds no call of its own: the call and its result are in
   the messages of the LLM calls around it.
 
+A call recorded twice, by an LLM-call span and the nearest LLM-call span
+nested in it, with the same context sent and the same reply (a framework's
+span around the provider's, when both are instrumented, as LangChain's
+around OpenAI's), is one call: the innermost span imports, the outer is
+left out, counted as ``LLM call recorded again around a nested span``.
+
 A conversation is the LLM calls of one ``gen_ai.conversation.id`` (or
 OpenInference ``session.id``; a span without one takes its nearest
 ancestor's), else of one trace, in order of start time. Conversations import
@@ -79,11 +85,12 @@ took for resent is a call or result lost, and refuses the import.
 """
 
 from memtape.core.errors import BadInput
+from memtape.lab.importers import otel_openllmetry
 from memtape.lab.importers.ledger import Tally
-from memtape.lab.importers.otel_calls import Call, conversations, span_kind
-from memtape.lab.importers.otel_messages import span_messages
+from memtape.lab.importers.otel_calls import Call, conversations, recorded_twice, span_kind
+from memtape.lab.importers.otel_messages import recorded, span_messages
 from memtape.lab.importers.otel_turns import Reader
-from memtape.lab.importers.otlp import spans
+from memtape.lab.importers.otlp import Span, spans
 from memtape.lab.importers.records import Record, Source
 from memtape.lab.importers.transcript import Transcript
 
@@ -102,14 +109,27 @@ def read(source: Source) -> Transcript:
         if kind is not None:
             tally.left_out(kind, span.where)
             continue
-        instructions, inputs, outputs = span_messages(span.attributes, span.where)
-        calls.append(Call(span, instructions, inputs, outputs))
+        calls.append(_call(span))
     if not calls:
         raise BadInput(
             f"{source.path}: no LLM call span records its messages (gen_ai.input.messages, "
-            "llm.input_messages...): was the instrumentation's content capture on?"
+            "llm.input_messages, gen_ai.prompt...): was the instrumentation's content capture on?"
         )
+    twice = recorded_twice(calls, found)
+    for call in calls:
+        if call.span.where in twice:
+            tally.left_out("LLM call recorded again around a nested span", call.span.where)
+    calls = [call for call in calls if call.span.where not in twice]
     reader = Reader(source)
     for number, (name, conversation) in enumerate(conversations(calls, found)):
         reader.conversation(name, conversation, tally, first=number == 0)
     return reader.finish(FORMAT, tally)
+
+
+def _call(span: Span) -> Call:
+    """An LLM call's span with its messages, in whichever convention it records them."""
+    if otel_openllmetry.recorded(span.attributes) and not recorded(span.attributes):
+        inputs, outputs = otel_openllmetry.span_messages(span.attributes, span.where)
+        return Call(span, None, inputs, outputs)
+    instructions, inputs, outputs = span_messages(span.attributes, span.where)
+    return Call(span, instructions, inputs, outputs)

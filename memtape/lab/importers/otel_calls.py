@@ -6,6 +6,7 @@ from typing import Any
 
 import attrs
 
+from memtape.lab.importers import otel_openllmetry
 from memtape.lab.importers.fields import inclusive_usage, token_count
 from memtape.lab.importers.otel_messages import Message, recorded
 from memtape.lab.importers.otlp import Span
@@ -16,16 +17,26 @@ LLM_OPERATIONS = ("chat", "text_completion", "generate_content")
 
 OPERATION = "gen_ai.operation.name"
 OPENINFERENCE_KIND = "openinference.span.kind"
+TRACELOOP_KIND = "traceloop.span.kind"
 CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id")
 """The attributes naming a span's conversation: GenAI's, then OpenInference's."""
 
 USAGE_KEYS = (
-    ("gen_ai.usage.input_tokens", "llm.token_count.prompt"),
-    ("gen_ai.usage.output_tokens", "llm.token_count.completion"),
-    ("gen_ai.usage.cache_read.input_tokens", "llm.token_count.prompt_details.cache_read"),
-    ("gen_ai.usage.cache_creation.input_tokens", "llm.token_count.prompt_details.cache_write"),
+    ("gen_ai.usage.input_tokens", "llm.token_count.prompt", "gen_ai.usage.prompt_tokens"),
+    ("gen_ai.usage.output_tokens", "llm.token_count.completion", "gen_ai.usage.completion_tokens"),
+    (
+        "gen_ai.usage.cache_read.input_tokens",
+        "llm.token_count.prompt_details.cache_read",
+        "gen_ai.usage.cache_read_input_tokens",
+    ),
+    (
+        "gen_ai.usage.cache_creation.input_tokens",
+        "llm.token_count.prompt_details.cache_write",
+        "gen_ai.usage.cache_creation_input_tokens",
+    ),
 )
-"""The usage attributes (GenAI's, OpenInference's) of input, output, cache read, cache write."""
+"""The usage attributes of input, output, cache read, cache write: GenAI's, OpenInference's,
+then OpenLLMetry's older names."""
 
 
 @attrs.frozen
@@ -48,12 +59,16 @@ def span_kind(span: Span) -> str | None:
     attributes = span.attributes
     operation = attributes.get(OPERATION)
     kind = attributes.get(OPENINFERENCE_KIND)
-    if operation in LLM_OPERATIONS or kind == "LLM":
-        return None if recorded(attributes) else "LLM call without messages"
+    if operation in LLM_OPERATIONS or kind == "LLM" or otel_openllmetry.is_call(attributes):
+        said = recorded(attributes) or otel_openllmetry.recorded(attributes)
+        return None if said else "LLM call without messages"
     if isinstance(operation, str) and operation:
         return f"{operation} span"
     if isinstance(kind, str) and kind:
         return f"{kind} span"
+    traceloop = attributes.get(TRACELOOP_KIND)
+    if isinstance(traceloop, str) and traceloop:
+        return f"{traceloop} span"
     return "other span"
 
 
@@ -72,6 +87,35 @@ def conversations(calls: list[Call], found: list[Span]) -> list[tuple[str, list[
     )
 
 
+def recorded_twice(calls: list[Call], found: list[Span]) -> set[str]:
+    """The places of the LLM-call spans that record the same call as the nearest LLM-call
+    span nested in them (the same context sent, the same reply): a framework's span around
+    the provider's, both instrumented. The innermost is the call; the others repeat it."""
+    by_id = {(span.trace, span.id): span for span in found}
+    by_span = {call.span.where: call for call in calls}
+    twice: set[str] = set()
+    for call in calls:
+        seen: set[str] = set()
+        parent = call.span.parent
+        while parent is not None and parent not in seen:
+            seen.add(parent)
+            outer = by_id.get((call.span.trace, parent))
+            if outer is None:
+                break
+            if outer.where in by_span:
+                if _said(by_span[outer.where]) == _said(call):
+                    twice.add(outer.where)
+                break
+            parent = outer.parent
+    return twice
+
+
+def _said(call: Call) -> tuple[tuple[str, ...], str | None]:
+    """What a call sent and its first reply, as they are compared."""
+    reply = call.outputs[0].key if call.outputs else None
+    return tuple(message.key for message in call.sent), reply
+
+
 def _conversation(span: Span, by_id: Mapping[tuple[str, str], Span]) -> str:
     """A span's conversation id, its nearest ancestor's, or its trace's."""
     seen: set[str] = set()
@@ -87,9 +131,9 @@ def _conversation(span: Span, by_id: Mapping[tuple[str, str], Span]) -> str:
     return f"trace {span.trace}"
 
 
-def _count(attributes: Mapping[str, Any], keys: tuple[str, str], where: str) -> int | None:
-    """The first token count under ``keys`` (GenAI's name, then OpenInference's), of the
-    span at ``where``."""
+def _count(attributes: Mapping[str, Any], keys: tuple[str, ...], where: str) -> int | None:
+    """The first token count under ``keys`` (GenAI's name, then the others'), of the span at
+    ``where``."""
     for key in keys:
         given = token_count(attributes.get(key), f"{where}: {key}")
         if given is not None:

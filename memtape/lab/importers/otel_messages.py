@@ -10,7 +10,11 @@ each structured or a JSON string. A message is ``{"role", "parts": [...],
 ``tool_call_response`` (``id``, ``response``), ``blob``, ``file`` and
 ``uri`` (media, by ``mime_type`` or ``modality``), ``server_tool_call`` and
 ``server_tool_call_response`` (a provider's own tools), or any other
-``type`` (a generic part).
+``type`` (a generic part). Several SDKs' samples write a message chat-style
+instead, ``{"role", "content": "TEXT"}``: its string content is one text
+part (a ``tool_call_response`` answering its ``tool_call_id`` when it has one),
+and an assistant's OpenAI-style ``tool_calls`` (``id``, ``function.name``,
+``function.arguments``) its ``tool_call`` parts.
 
 OpenInference flattens the same into attributes:
 ``llm.input_messages.N.message.role``, ``...message.content`` or
@@ -111,10 +115,45 @@ def _genai(given: Any, where: str) -> list[Message]:
         if not isinstance(data, dict) or not isinstance(data.get("role"), str):
             raise BadInput(f"{place}: a message is an object with a role and parts")
         parts = data.get("parts")
+        if parts is None:
+            parts = _chat_parts(data, place)
         if not isinstance(parts, list):
-            raise BadInput(f"{place}: a message's parts must be a list")
+            raise BadInput(
+                f"{place}: a message's parts must be a list (or its content a string, or its "
+                "tool_calls a list)"
+            )
         found.append(Message(data["role"], tuple(_parts(parts, place)), place))
     return found
+
+
+def _chat_parts(data: Mapping[str, Any], where: str) -> list[dict[str, Any]] | None:
+    """A chat-style message's parts: its string content, then its OpenAI-style
+    ``tool_calls``; None when it has neither."""
+    content, calls = data.get("content"), data.get("tool_calls")
+    if not isinstance(content, str | None) or (content is None and not isinstance(calls, list)):
+        return None
+    if calls is not None and not isinstance(calls, list):
+        return None
+    parts = [_chat_content(data)] if isinstance(content, str) and (content or not calls) else []
+    for number, call in enumerate(calls or []):
+        function = call.get("function") if isinstance(call, dict) else None
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(function, dict) or not isinstance(name, str) or not name:
+            raise BadInput(f"{where}: tool_calls[{number}] needs a function with a name")
+        arguments = function.get("arguments")
+        parts.append(
+            {"type": "tool_call", "id": call.get("id"), "name": name, "arguments": arguments}
+        )
+    return parts
+
+
+def _chat_content(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A chat-style message's string content as its one part: the result of the call it
+    names by ``tool_call_id``, else text."""
+    answer = data.get("tool_call_id")
+    if isinstance(answer, str) and answer:
+        return {"type": "tool_call_response", "id": answer, "response": data["content"]}
+    return {"type": "text", "content": data["content"]}
 
 
 def _parts(parts: list[Any], where: str) -> list[dict[str, Any]]:
@@ -127,7 +166,7 @@ def _parts(parts: list[Any], where: str) -> list[dict[str, Any]]:
 _FLAT = re.compile(r"(\d+)\.(.+)")
 
 
-def _indexed(attributes: Mapping[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
+def indexed(attributes: Mapping[str, Any], prefix: str) -> dict[int, dict[str, Any]]:
     """The attributes under ``PREFIX.N.`` by N, each with the rest of its key."""
     found: dict[int, dict[str, Any]] = {}
     for key, given in attributes.items():
@@ -140,14 +179,14 @@ def _indexed(attributes: Mapping[str, Any], prefix: str) -> dict[int, dict[str, 
 
 def _openinference(attributes: Mapping[str, Any], prefix: str, where: str) -> list[Message]:
     found = []
-    for index, fields in _indexed(attributes, prefix).items():
+    for index, fields in indexed(attributes, prefix).items():
         place = f"{where}: {prefix}.{index}"
         role = fields.get("message.role")
         if not isinstance(role, str):
             raise BadInput(f"{place}: a message needs message.role")
         parts: list[dict[str, Any]] = []
         ordered = False
-        for content in _indexed(fields, "message.contents").values():
+        for content in indexed(fields, "message.contents").values():
             kind = content.get("message_content.type")
             text = content.get("message_content.text")
             if kind == "text" and isinstance(text, str):
@@ -173,7 +212,7 @@ def _openinference(attributes: Mapping[str, Any], prefix: str, where: str) -> li
         if not ordered:
             # The ordered contents, when they hold the calls, say them already.
             parts.extend(
-                _oi_call(call, place) for call in _indexed(fields, "message.tool_calls").values()
+                _oi_call(call, place) for call in indexed(fields, "message.tool_calls").values()
             )
         found.append(Message(role, tuple(parts), place))
     return found
