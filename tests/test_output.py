@@ -80,6 +80,7 @@ COMMANDS = {
     "diff": ["diff", "{dir}/s.jsonl", "0", "6"],
     "runs": ["runs", "{dir}/runs.db"],
     "check": ["check", "{dir}/r.jsonl", "-q"],
+    "run": ["run", "refund-desk", "--out", "{dir}/recorded-again-to-a-long-name.jsonl", "-q"],
 }
 """Each command, with what it reads (``{dir}``: the ``recorded`` directory)."""
 
