@@ -52,7 +52,9 @@ def _main(argv: Sequence[str] | None) -> int:
         with _verbosity(args.verbose), _no_cache() if args.no_cache else nullcontext():
             status: int = args.handler(args)
     except MemtapeError as error:
-        print(f"memtape: error: {visible(str(error), 'message')}", file=sys.stderr)
+        from memtape.commandline.output import complain  # noqa: PLC0415 (an error only)
+
+        complain("error", visible(str(error), "message"))
         return EXIT_USAGE
     except BrokenPipeError:
         # The reader (``| head``) left: not an error of ours.

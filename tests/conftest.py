@@ -153,8 +153,12 @@ def _no_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _no_terminal_width(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Commands print their lines whole, as to a pipe, unless a test sets COLUMNS itself."""
+    """Commands print their lines whole, as to a pipe, unless a test sets COLUMNS itself,
+    in this process and in the ones a test starts."""
     monkeypatch.delenv("COLUMNS", raising=False)
+    # readline (pytest imports it) exports the terminal's COLUMNS to the process's own
+    # environment, which a child inherits though os.environ does not hold it.
+    os.unsetenv("COLUMNS")
 
 
 SECRET_KEY = "sk-test-5ecret-never-written"

@@ -436,6 +436,14 @@ def _bench(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, st
 
 
 class TestCli:
+    def test_bench_without_a_policy_says_how_to_name_one(
+        self, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A newcomer's first ``memtape bench refund-desk`` learns what to add."""
+        status, _, err = _bench(capsys, "refund-desk")
+
+        assert (2, True, True) == (status, "--policy tiered" in err, "memtape policies" in err)
+
     def test_bench_prints_a_row_per_cell_and_writes_json(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -188,7 +188,8 @@ class TestCommand:
         self, capsys: pytest.CaptureFixture[str]
     ) -> None:
         status = main(["bench", "refund-desk"])
-        assert (2, "memtape: error: bench needs at least one --policy\n") == (
-            status,
-            capsys.readouterr().err,
+        expected = (
+            "memtape: error: bench needs at least one --policy to compare, e.g. --policy "
+            "tiered --policy none (memtape policies lists them)\n"
         )
+        assert (2, expected) == (status, capsys.readouterr().err)

@@ -1272,6 +1272,15 @@ class TestRealProcess:
 
         assert show_json(cli, "refund-desk", 11) == json.loads(shown.stdout)
 
+    def test_python_m_memtape_runs_the_command_line(self) -> None:
+        """As a newcomer without the script on the PATH would try it, and its usage names
+        memtape."""
+        done = subprocess.run(
+            [sys.executable, "-m", "memtape", "shwo"], check=False, capture_output=True, text=True
+        )
+
+        assert (2, True) == (done.returncode, done.stderr.endswith("(see memtape --help)\n"))
+
     def test_bad_input_exits_2_with_one_line_and_no_traceback(self, tmp_path: Path) -> None:
         out = tmp_path / "o.jsonl"
         done = subprocess.run(

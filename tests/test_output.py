@@ -8,6 +8,7 @@ than the width unless it is a single word.
 
 # Tests read `assert expected == actual`, which SIM300 would turn around.
 
+import contextlib
 import fcntl
 import os
 import pty
@@ -79,6 +80,7 @@ COMMANDS = {
     "diff": ["diff", "{dir}/s.jsonl", "0", "6"],
     "runs": ["runs", "{dir}/runs.db"],
     "check": ["check", "{dir}/r.jsonl", "-q"],
+    "run": ["run", "refund-desk", "--out", "{dir}/recorded-again-to-a-long-name.jsonl", "-q"],
 }
 """Each command, with what it reads (``{dir}``: the ``recorded`` directory)."""
 
@@ -208,3 +210,63 @@ class TestTerminalWidth:
         monkeypatch.setattr(sys, "stdout", terminal)
 
         assert 93 == terminal_width()
+
+
+COMPLAINTS = {
+    "error": [
+        "bench",
+        "refund-desk",
+        "-q",
+        "--policy",
+        "tiered",
+        "--set",
+        "cost.model=claude-sonet",
+    ],
+    "usage": ["bench", "refund-desk", "--columns"],
+    "warning": [
+        "import",
+        "tests/fixtures/coding-chat.jsonl",
+        "--out",
+        "{dir}/c.toml",
+        "--tokenizer",
+        "words",
+    ],
+}
+"""A command for each kind of line on stderr: an error of ours, argparse's, a warning."""
+
+
+@pytest.fixture
+def complained(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Callable[[str, int | None], str]:
+    """What the command ``COMPLAINTS[kind]`` prints on stderr at ``columns``."""
+
+    def run(kind: str, columns: int | None) -> str:
+        if columns is None:
+            monkeypatch.delenv("COLUMNS", raising=False)
+        else:
+            monkeypatch.setenv("COLUMNS", str(columns))
+        capsys.readouterr()
+        with contextlib.suppress(SystemExit):
+            main([arg.format(dir=tmp_path) for arg in COMPLAINTS[kind]])
+        return capsys.readouterr().err
+
+    return run
+
+
+class TestComplaints:
+    @pytest.mark.parametrize("kind", sorted(COMPLAINTS))
+    def test_a_complaint_fits_the_width(
+        self, complained: Callable[[str, int | None], str], kind: str
+    ) -> None:
+        said = complained(kind, 60)
+
+        assert ([], True) == (_too_wide(said, 60), said.startswith("memtape: "))
+
+    @pytest.mark.parametrize("kind", sorted(COMPLAINTS))
+    def test_its_words_are_the_whole_line_s(
+        self, complained: Callable[[str, int | None], str], kind: str
+    ) -> None:
+        whole = complained(kind, None)
+
+        assert (1, whole.split()) == (len(whole.splitlines()), complained(kind, 60).split())

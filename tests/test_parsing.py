@@ -170,8 +170,10 @@ class TestMain:
         assert build(EVERY).format_help() == capsys.readouterr().out
 
     def test_a_mistyped_command_is_one_line_with_a_hint(
-        self, capsys: pytest.CaptureFixture[str]
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
+        """To a pipe: on a terminal (or with ``COLUMNS``) the line is broken at its width."""
+        monkeypatch.delenv("COLUMNS")
         with pytest.raises(SystemExit) as stopped:
             main(["shwo", "run.jsonl"])
         error = capsys.readouterr().err

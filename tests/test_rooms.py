@@ -70,10 +70,11 @@ def test_an_upward_import_is_seen(tmp_path: Path) -> None:
 
 
 def test_no_module_is_left_loose_at_the_root() -> None:
-    """Every module but the entry points (the package, the command line, the demo, the
-    surface for writing a policy) lives in a room that says what it is."""
+    """Every module but the entry points (the package, the command line and ``python -m``'s
+    way to it, the demo, the surface for writing a policy) lives in a room that says what
+    it is."""
     loose = sorted(path.name for path in PACKAGE.glob("*.py"))
-    assert ["__init__.py", "_version.py", "cli.py", "demo.py", "policy.py"] == loose
+    assert ["__init__.py", "__main__.py", "_version.py", "cli.py", "demo.py", "policy.py"] == loose
 
 
 def test_the_policy_surface_imports_only_what_a_policy_may() -> None:

@@ -33,12 +33,24 @@ class TestWrap:
         assert ["  one two three", "      four five"] == wrap("  one two three four five", 16)
 
     def test_spaces_inside_a_line_are_kept(self) -> None:
-        assert ["id  key   score", "    text"] == wrap("id  key   score  text", 15)
+        assert ["id  key   score", "       text"] == wrap("id  key   score  text", 15)
 
     def test_a_word_longer_than_the_line_overflows_whole(self) -> None:
         assert ["see", "    /a/very/long/path/indeed", "    ok"] == wrap(
             "see /a/very/long/path/indeed ok", 12
         )
+
+    def test_a_row_continues_under_the_column_it_breaks_in(self) -> None:
+        assert ["5  a  hot keeps", "      3, 4"] == wrap("5  a  hot keeps 3, 4", 16)
+
+    def test_rows_of_one_table_continue_at_one_column(self) -> None:
+        """However many spaces right-align a row's first cell, or a label leads it."""
+        rows = ["  HOT   turn   1  user: one two three", "        turn   2  user: one two three"]
+
+        assert [" " * 18 + "three"] * 2 == [wrap(row, 36)[1] for row in rows]
+
+    def test_a_word_that_starts_a_column_continues_under_the_one_before(self) -> None:
+        assert ["  turn  user: a b c", "        (11)"] == wrap("  turn  user: a b c  (11)", 20)
 
     def test_the_hang_is_at_most_half_the_width(self) -> None:
         lines = wrap(" " * 30 + "aaaa bbbb cccc", 40)

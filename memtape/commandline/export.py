@@ -1,8 +1,8 @@
 """``memtape export --redact``: a copy of a run with every free text replaced."""
 
 import argparse
-import sys
 
+from memtape.commandline.output import complain
 from memtape.core.errors import MemtapeError
 from memtape.core.visible import visible
 from memtape.lab.files import output_path
@@ -19,7 +19,7 @@ def run(args: argparse.Namespace) -> int:
     redacted = export_redacted(args.run, out, require=signature_required())
     for dropped in redacted.dropped:
         warning = visible(f"{args.run}: {dropped}", "message")
-        print(f"memtape: warning: {warning}", file=sys.stderr)
+        complain("warning", warning)
     print(
         f"wrote a redacted copy of {visible(str(args.run))} ({len(redacted.run)} events) "
         f"to {visible(str(out))}"

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memtape.commandline.output import complain
 from memtape.core.errors import BadInput, Rejected
 from memtape.core.paths import regular_file
 from memtape.core.visible import visible
@@ -93,5 +94,5 @@ def open_run(
     unvouched = check_reading(target, len(loaded.session.run), require=signature_required())
     for said in (*loaded.dropped, *([unvouched] if unvouched else [])):
         warning = visible(f"{target}: {said}", "message")
-        print(f"memtape: warning: {warning}", file=sys.stderr)
+        complain("warning", warning)
     return loaded

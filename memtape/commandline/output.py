@@ -5,7 +5,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TextIO
 
 from memtape.core.visible import visible
 from memtape.projections.wrapping import wrapped
@@ -21,22 +21,32 @@ def color(args: argparse.Namespace) -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ
 
 
-def terminal_width() -> int | None:
+def terminal_width(stream: TextIO | None = None) -> int | None:
     """The width to fit the output to: ``COLUMNS`` when it is set (a whole number), else the
-    width of the terminal stdout is, never under ``NARROWEST``; None when stdout is not a
-    terminal and ``COLUMNS`` is unset, so a pipe or a file gets the lines whole."""
+    width of the terminal ``stream`` (default: stdout) is, never under ``NARROWEST``; None
+    when ``stream`` is not a terminal and ``COLUMNS`` is unset, so a pipe or a file gets the
+    lines whole."""
+    stream = sys.stdout if stream is None else stream
     columns = os.environ.get("COLUMNS", "")
     # A width past four digits is no terminal's: ignored, as a malformed one is.
     if columns.isascii() and columns.isdigit() and len(columns) <= 4 and int(columns) > 0:
         return max(int(columns), NARROWEST)
-    if not sys.stdout.isatty():
+    if not stream.isatty():
         return None
     try:
-        # stdout's own terminal: shutil.get_terminal_size asks sys.__stdout__'s.
-        measured = os.get_terminal_size(sys.stdout.fileno()).columns
+        # The stream's own terminal: shutil.get_terminal_size asks sys.__stdout__'s.
+        measured = os.get_terminal_size(stream.fileno()).columns
     except (OSError, ValueError):
         return None
     return max(measured, NARROWEST) if measured else None
+
+
+def complain(kind: str, message: str) -> None:
+    """``memtape: KIND: MESSAGE`` on stderr (``kind`` error or warning; ``message`` made
+    visible by the caller): one line to a pipe or a file, broken at spaces to the terminal's
+    width as stdout's lines are, so a narrow terminal never cuts one of its words."""
+    for line in wrapped([f"memtape: {kind}: {message}"], terminal_width(sys.stderr)):
+        print(line, file=sys.stderr)
 
 
 def print_lines(lines: Iterable[str], width: int | None = None) -> None:

@@ -3,6 +3,7 @@
 import argparse
 
 from memtape.commandline.opening import simulate
+from memtape.commandline.output import print_lines
 from memtape.commandline.priced import price_table
 from memtape.commandline.writing import run_output
 from memtape.core.visible import visible
@@ -23,8 +24,10 @@ def run(args: argparse.Namespace) -> int:
         table.price(scenario.cost.model, f"{scenario.source}: [cost] model")
     session = simulate(scenario, args)
     address = save_run(session, out, scenario.name, cost=scenario.cost.table() or None)
-    print(
-        f"recorded {len(session.run)} events from {len(scenario.steps)} steps "
-        f"of {visible(scenario.name)} to {visible(str(address))}"
+    print_lines(
+        [
+            f"recorded {len(session.run)} events from {len(scenario.steps)} steps "
+            f"of {visible(scenario.name)} to {visible(str(address))}"
+        ]
     )
     return 0

@@ -5,7 +5,7 @@ import sys
 import warnings
 from collections.abc import Callable
 
-from memtape.commandline.output import print_lines, terminal_width
+from memtape.commandline.output import complain, print_lines, terminal_width
 from memtape.commandline.writing import write_scenario
 from memtape.core.visible import visible
 from memtape.lab.choices import AUTO, DATA_SETS
@@ -83,13 +83,13 @@ def _write(args: argparse.Namespace, heard: Callable[[int, int], None] | None) -
             warning.message,
             NothingSalient | CallsLeftWaiting | UnfinishedLine | SkippedLine | TokenizerWarning,
         ):
-            print(f"memtape: warning: {visible(str(warning.message), 'message')}", file=sys.stderr)
+            complain("warning", visible(str(warning.message), "message"))
     unread = [
         str(warning.message) for warning in caught if isinstance(warning.message, UnreadCount)
     ]
     if unread:
         more = f" (and {len(unread) - 1} more such counts)" if len(unread) > 1 else ""
-        print(f"memtape: warning: {visible(unread[0], 'message')}{more}", file=sys.stderr)
+        complain("warning", f"{visible(unread[0], 'message')}{more}")
     width = terminal_width()
     for thread in threads:
         print(_cut(visible(thread.line(), "message"), width))

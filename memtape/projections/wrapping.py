@@ -38,15 +38,18 @@ def wrap(line: str, width: int) -> list[str]:
     """``line`` as lines of at most ``width`` cells, broken only at spaces.
 
     The spaces inside a line stay as they were (a row keeps its columns); a break drops the
-    spaces where it falls. A continuation is indented ``HANG`` further than the line (at
-    most half the width); a word too long for a line of its own (a path) overflows it
-    rather than being cut.
+    spaces where it falls. A row's continuation lines up under the column its first break
+    falls in (a column begins after two or more spaces), so the rows of one table continue
+    at one place however their first cells are aligned; a line of one column (prose) is
+    indented ``HANG`` further than itself. Either is at most half the width. A word too
+    long for a line of its own (a path) overflows it rather than being cut.
     """
     if cells(line) <= width:
         return [line]
     text = line.lstrip(" ")
     indent = line[: len(line) - len(text)]
-    hang = " " * min(len(indent) + HANG, width // 2)
+    hang: str | None = None
+    column = len(indent)  # the cell where the column being filled begins
     lines: list[str] = []
     current, used, space = indent, len(indent), ""
     started = False
@@ -56,10 +59,15 @@ def wrap(line: str, width: int) -> list[str]:
             continue
         size = cells(piece)
         if started and used + len(space) + size > width:
+            if hang is None:
+                start = column if column > len(indent) else len(indent) + HANG
+                hang = " " * min(start, width // 2)
             lines.append(current)
             current, used = hang + piece, len(hang) + size
         else:
             gap = space if started else ""
+            if len(gap) > 1 and hang is None:
+                column = used + len(gap)
             current, used = current + gap + piece, used + len(gap) + size
         started, space = True, ""
     lines.append(current)

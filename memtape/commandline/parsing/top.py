@@ -72,11 +72,10 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
-        self.exit(
-            EXIT_USAGE,
-            f"memtape: error: {visible(message, 'message')}{_hint(message)} "
-            f"(see {self.prog} --help)\n",
-        )
+        from memtape.commandline.output import complain  # noqa: PLC0415 (an error only)
+
+        complain("error", f"{visible(message, 'message')}{_hint(message)} (see {self.prog} --help)")
+        self.exit(EXIT_USAGE)
 
 
 def _hint(message: str) -> str:

@@ -66,7 +66,10 @@ def plan(
                 "(a [[probe]] table's question and answer)"
             )
     if not policies:
-        raise BadInput("bench needs at least one --policy")
+        raise BadInput(
+            "bench needs at least one --policy to compare, e.g. --policy tiered "
+            "--policy none (memtape policies lists them)"
+        )
     specs = [parse_policy(text) for text in policies]
     points = parse_grid(grid)
     cells = []
