@@ -11,6 +11,7 @@ SDKs reach it: a ``CONNECT`` tunnel, TLS to the provider inside it. A plain
 import asyncio
 import base64
 import ipaddress
+import os
 import socket
 import ssl
 import urllib.request
@@ -148,14 +149,19 @@ def _environment_proxy(host: str) -> Proxy | None:
     None when neither is set, ``NO_PROXY`` spares ``host``, or it is no ``http://`` URL
     (a SOCKS or TLS proxy is not spoken: the upstream is then reached directly)."""
     proxies = urllib.request.getproxies_environment()
-    url = proxies.get("https") or proxies.get("all")
+    scheme = "https" if proxies.get("https") else "all"
+    url = proxies.get(scheme)
     if not url or _spared(host, proxies.get("no", "")):
         return None
     try:
         parts = urlsplit(url if "://" in url else f"http://{url}")
         port = parts.port or 80
     except ValueError:
-        raise MemtapeError(f"the HTTPS proxy {url!r}: not a URL") from None
+        # Never the URL itself: a refusal is printed, and a CI job's log keeps it.
+        raise MemtapeError(
+            f"${_variable(scheme)} is not a proxy URL (an http:// URL with a host and a "
+            "port; its value is not shown, as it may hold a password)"
+        ) from None
     if parts.scheme != "http" or not parts.hostname:
         return None
     headers: tuple[tuple[str, str], ...] = ()
@@ -163,6 +169,13 @@ def _environment_proxy(host: str) -> Proxy | None:
         pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
         headers = (("Proxy-Authorization", "Basic " + base64.b64encode(pair.encode()).decode()),)
     return Proxy(parts.hostname, port, headers)
+
+
+def _variable(scheme: str) -> str:
+    """The variable the environment's proxy for ``scheme`` came from: its lower-case
+    name when that one is set (it wins, as ``urllib`` reads them), else the upper."""
+    lower = f"{scheme}_proxy"
+    return lower if os.environ.get(lower) else lower.upper()
 
 
 def _spared(host: str, no_proxy: str) -> bool:
