@@ -424,6 +424,36 @@ class TestCommand:
             False,
         ) == (result.returncode, result.stderr.splitlines(), out.exists())
 
+    @pytest.mark.parametrize("name", ["HTTPS_PROXY", "all_proxy"])
+    def test_an_https_proxy_that_is_the_proxy_itself_is_refused(
+        self, tmp_path: Path, name: str
+    ) -> None:
+        """An https upstream's tunnel through the recorder's own address: each ``CONNECT``
+        came back to the recorder, which tunnelled it again, until no file descriptor was
+        left (123 capture lines from one request, and a traceback)."""
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            port = str(free.getsockname()[1])
+        out = tmp_path / "c.jsonl"
+        environment = {
+            key: value
+            for key, value in os.environ.items()
+            if key.lower() not in ("https_proxy", "all_proxy", "no_proxy")
+        }
+        environment[name] = f"http://me:secret@localhost:{port}"
+        command = [*MEMTAPE, "record", "--port", port, "--out", str(out), "--", "true"]
+        result = subprocess.run(
+            command, capture_output=True, text=True, check=False, timeout=60, env=environment
+        )
+        assert (
+            2,
+            [
+                f"memtape: error: the default upstream's proxy, ${name}, is this proxy's "
+                f"own address, 127.0.0.1:{port}: each request would come back to it"
+            ],
+            False,
+        ) == (result.returncode, result.stderr.splitlines(), out.exists())
+
     def test_an_out_in_no_directory_is_refused(self, tmp_path: Path) -> None:
         out = tmp_path / "missing" / "c.jsonl"
         command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]

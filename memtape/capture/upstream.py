@@ -66,15 +66,7 @@ class Upstream:
         proxy listens): its host is ``localhost``, 127.0.0.1 in any spelling
         ``inet_aton`` takes (``127.1``), or 0.0.0.0, which a connection takes for this
         machine; and its port is ``port``."""
-        if self.port != port or self.tls:
-            return False
-        if self.host.lower().rstrip(".") == "localhost":
-            return True
-        try:
-            address = ipaddress.IPv4Address(socket.inet_aton(self.host))
-        except OSError:
-            return False
-        return address in (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv4Address("0.0.0.0"))
+        return self.port == port and not self.tls and _this_machine(self.host)
 
     def target(self, path: str, *, strip: str = "") -> str:
         """The request target upstream of an agent's ``path``: the base path, then the
@@ -142,6 +134,25 @@ class Proxy:
     host: str
     port: int
     headers: tuple[tuple[str, str], ...]
+    variable: str
+    """The variable that named it (``HTTPS_PROXY``...), which a refusal names."""
+
+    def reaches_loopback(self, port: int) -> bool:
+        """Whether a connection to this proxy would reach 127.0.0.1:``port``, as
+        ``Upstream.reaches_loopback`` says of an upstream."""
+        return self.port == port and _this_machine(self.host)
+
+
+def _this_machine(host: str) -> bool:
+    """Whether ``host`` is ``localhost``, 127.0.0.1 in any spelling ``inet_aton`` takes
+    (``127.1``), or 0.0.0.0, which a connection takes for this machine."""
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        address = ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return False
+    return address in (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv4Address("0.0.0.0"))
 
 
 def _environment_proxy(host: str) -> Proxy | None:
@@ -168,7 +179,7 @@ def _environment_proxy(host: str) -> Proxy | None:
     if parts.username is not None:
         pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
         headers = (("Proxy-Authorization", "Basic " + base64.b64encode(pair.encode()).decode()),)
-    return Proxy(parts.hostname, port, headers)
+    return Proxy(parts.hostname, port, headers, _variable(scheme))
 
 
 def _variable(scheme: str) -> str:

@@ -115,13 +115,19 @@ def _upstream(given: str | None, option: str, variable: str, default: str) -> tu
 
 
 def _refuse_itself(port: int, upstreams: list[tuple[str, Upstream]]) -> None:
-    """Refuse an upstream that is the proxy's own address (a shell that exported an
-    earlier ``--serve-only``'s variables, recording on its port again): each request
-    would be sent back to the proxy, again and again."""
+    """Refuse an upstream, or the HTTP proxy tunnelling to it, that is the proxy's own
+    address (a shell that exported an earlier ``--serve-only``'s variables, recording on
+    its port again): each request would be sent back to the proxy, again and again."""
     for named, upstream in upstreams:
         if upstream.reaches_loopback(port):
             raise MemtapeError(
                 f"{named} ({visible(upstream.url)}) is this proxy's own address, "
+                f"127.0.0.1:{port}: each request would come back to it"
+            )
+        if upstream.proxy is not None and upstream.proxy.reaches_loopback(port):
+            # Its URL is not shown: it may hold the proxy's password.
+            raise MemtapeError(
+                f"{named}'s proxy, ${upstream.proxy.variable}, is this proxy's own address, "
                 f"127.0.0.1:{port}: each request would come back to it"
             )
 
