@@ -4,6 +4,7 @@ agent got and the capture holds (memtape.commandline.capture, memtape.capture.pr
 
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -538,11 +539,42 @@ class TestServeOnly:
         process.stderr.readline()  # "(Ctrl-C stops)", said once every export is printed
         process.send_signal(signal.SIGINT)
         exports = process.communicate(timeout=60)[0].splitlines()
-        assert ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "NO_PROXY=127.0.0.1,localhost"] == [
+        assert [
+            "OPENAI_BASE_URL",
+            "ANTHROPIC_BASE_URL",
+            "NO_PROXY=127.0.0.1,localhost",
+            "no_proxy=127.0.0.1,localhost",
+        ] == [
             exports[0].split("=")[0].removeprefix("export "),
             exports[1].split("=")[0].removeprefix("export "),
             *[line.removeprefix("export ") for line in exports[2:]],
         ]
+
+    def test_a_shell_whose_lower_case_no_proxy_is_set_is_told_to_spare_the_recorder(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The SDKs read ``no_proxy`` before ``NO_PROXY`` (as ``urllib`` does): an export
+        of ``NO_PROXY`` alone left the shell's ``no_proxy`` in force, and the agent's
+        requests for 127.0.0.1 went to the HTTP proxy."""
+        command = [*MEMTAPE, "record", "--serve-only", "--out", str(tmp_path / "c.jsonl")]
+        environment = {
+            key: value for key, value in os.environ.items() if not key.lower().endswith("_proxy")
+        }
+        environment.update({"https_proxy": "http://proxy.example:3128", "no_proxy": "corp.example"})
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
+        )
+        assert process.stderr is not None
+        process.stderr.readline()  # "(Ctrl-C stops)", said once every export is printed
+        process.send_signal(signal.SIGINT)
+        exports = process.communicate(timeout=60)[0].splitlines()
+        for line in exports:
+            name, value = shlex.split(line.removeprefix("export "))[0].split("=", 1)
+            environment[name] = value
+        monkeypatch.setattr(os, "environ", environment)
+        # The hosts the SDKs (by urllib's reading of the variables) reach directly.
+        spared = urllib.request.getproxies_environment().get("no", "")
+        assert ["corp.example", "127.0.0.1", "localhost"] == spared.split(",")
 
 
 class TestKilled:

@@ -139,8 +139,9 @@ PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 def _serve(urls: dict[str, str]) -> int:
     exports = dict(urls)
     if any(os.environ.get(name) or os.environ.get(name.upper()) for name in PROXY_VARIABLES):
-        # The shell the exports go to sends requests through its proxy, 127.0.0.1's too.
-        exports["NO_PROXY"] = _sparing_loopback()["NO_PROXY"]
+        # The shell the exports go to sends requests through its proxy, 127.0.0.1's too;
+        # both cases, as the SDKs read no_proxy before NO_PROXY.
+        exports.update(_sparing_loopback())
     try:
         for name, value in exports.items():
             print(f"export {name}={shlex.quote(value)}", flush=True)
