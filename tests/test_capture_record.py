@@ -455,6 +455,29 @@ class TestCommand:
             False,
         ) == (result.returncode, result.stderr.splitlines(), out.exists())
 
+    def test_a_proxy_record_does_not_speak_is_said_not_passed_over_silently(
+        self, tmp_path: Path
+    ) -> None:
+        """A SOCKS ``ALL_PROXY``: the recorder reaches the providers directly, where the
+        SDKs would have gone through the proxy (or failed); it says so, once."""
+        out = tmp_path / "c.jsonl"
+        environment = {
+            key: value for key, value in os.environ.items() if not key.lower().endswith("_proxy")
+        }
+        environment["ALL_PROXY"] = "socks5h://me:secret@127.0.0.1:1080"
+        for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+            environment.pop(name, None)
+        command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
+        result = subprocess.run(
+            command, capture_output=True, text=True, check=False, timeout=60, env=environment
+        )
+        assert (
+            0,
+            "memtape record: warning: $ALL_PROXY names a socks5h:// proxy, which record does "
+            "not speak: it reaches https://api.openai.com/v1 and https://api.anthropic.com "
+            "directly",
+        ) == (result.returncode, result.stderr.splitlines()[0])
+
     def test_an_out_in_no_directory_is_refused(self, tmp_path: Path) -> None:
         out = tmp_path / "missing" / "c.jsonl"
         command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]

@@ -80,7 +80,12 @@ class TestEnvironmentProxy:
 
     def test_a_socks_proxy_is_not_spoken(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:1080")
-        assert None is Upstream("https://api.example").proxy
+        upstream = Upstream("https://api.example")
+        assert (None, "socks5", "ALL_PROXY") == (
+            upstream.proxy,
+            upstream.unspoken.scheme if upstream.unspoken else None,
+            upstream.unspoken.variable if upstream.unspoken else None,
+        )
 
     @pytest.mark.parametrize(
         ("name", "url"),

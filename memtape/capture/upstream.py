@@ -58,8 +58,14 @@ class Upstream:
         self.host_header = name if default else f"{name}:{self.port}"
         self._idle: list[Connection] = []
         self._context = ssl.create_default_context() if self.tls else None
-        self.proxy = _environment_proxy(self.host) if self.tls else None
+        named = _environment_proxy(self.host) if self.tls else None
+        spoken = named is not None and named.scheme == "http"
+        self.proxy = named if spoken else None
         """The HTTP proxy that carries the tunnel to this upstream, or None (directly)."""
+        self.unspoken = None if spoken else named
+        """The proxy the environment names for this upstream in a scheme record does not
+        speak (SOCKS, TLS to the proxy): the upstream is reached directly, which the
+        command says."""
 
     def reaches_loopback(self, port: int) -> bool:
         """Whether a connection to this upstream would reach 127.0.0.1:``port`` (where the
@@ -136,6 +142,8 @@ class Proxy:
     headers: tuple[tuple[str, str], ...]
     variable: str
     """The variable that named it (``HTTPS_PROXY``...), which a refusal names."""
+    scheme: str = "http"
+    """Its URL's scheme: ``http`` is the only one spoken."""
 
     def reaches_loopback(self, port: int) -> bool:
         """Whether a connection to this proxy would reach 127.0.0.1:``port``, as
@@ -156,9 +164,9 @@ def _this_machine(host: str) -> bool:
 
 
 def _environment_proxy(host: str) -> Proxy | None:
-    """The proxy ``HTTPS_PROXY`` (else ``ALL_PROXY``) names for ``host``, either case;
-    None when neither is set, ``NO_PROXY`` spares ``host``, or it is no ``http://`` URL
-    (a SOCKS or TLS proxy is not spoken: the upstream is then reached directly)."""
+    """The proxy ``HTTPS_PROXY`` (else ``ALL_PROXY``) names for ``host``, either case, in
+    whatever scheme (only ``http://`` is spoken); None when neither is set or ``NO_PROXY``
+    spares ``host``."""
     proxies = urllib.request.getproxies_environment()
     scheme = "https" if proxies.get("https") else "all"
     url = proxies.get(scheme)
@@ -168,13 +176,15 @@ def _environment_proxy(host: str) -> Proxy | None:
         parts = urlsplit(url if "://" in url else f"http://{url}")
         port = parts.port or 80
     except ValueError:
+        parts = None
+    if parts is None or not parts.hostname:
         # Never the URL itself: a refusal is printed, and a CI job's log keeps it.
         raise MemtapeError(
             f"${_variable(scheme)} is not a proxy URL (an http:// URL with a host and a "
             "port; its value is not shown, as it may hold a password)"
-        ) from None
-    if parts.scheme != "http" or not parts.hostname:
-        return None
+        )
+    if parts.scheme != "http":
+        return Proxy(parts.hostname, port, (), _variable(scheme), parts.scheme)
     headers: tuple[tuple[str, str], ...] = ()
     if parts.username is not None:
         pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"

@@ -33,13 +33,7 @@ EXIT_NOT_EXECUTABLE = 126
 
 def run(args: argparse.Namespace) -> int:
     """Record an agent's exchanges (or serve until Ctrl-C); the agent's exit status."""
-    command = list(args.command)
-    if command[:1] == ["--"]:
-        command = command[1:]
-    if args.serve_only and command:
-        raise MemtapeError("record --serve-only runs no command: drop the command or the option")
-    if not args.serve_only and not command:
-        raise MemtapeError("record needs a command to run after --, or --serve-only")
+    command = _command(args)
     if not 0 <= args.port <= 65535:
         raise MemtapeError(f"--port {args.port} is not a port (0..65535)")
     openai, openai_from = _upstream(
@@ -50,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     )
     out = Path(args.out)
     check_writable(out)
+    _say_unspoken([openai, anthropic])
 
     capture: CaptureWriter | None = None
 
@@ -98,6 +93,18 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
+def _command(args: argparse.Namespace) -> list[str]:
+    """The agent's command (after ``--``), which ``--serve-only`` goes without."""
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if args.serve_only and command:
+        raise MemtapeError("record --serve-only runs no command: drop the command or the option")
+    if not args.serve_only and not command:
+        raise MemtapeError("record needs a command to run after --, or --serve-only")
+    return command
+
+
 def _upstream(given: str | None, option: str, variable: str, default: str) -> tuple[Upstream, str]:
     """The upstream the option names, else the environment's variable, else ``default``;
     and where it came from (the option, ``$VARIABLE``, or the default), which a refusal
@@ -130,6 +137,23 @@ def _refuse_itself(port: int, upstreams: list[tuple[str, Upstream]]) -> None:
                 f"{named}'s proxy, ${upstream.proxy.variable}, is this proxy's own address, "
                 f"127.0.0.1:{port}: each request would come back to it"
             )
+
+
+def _say_unspoken(upstreams: list[Upstream]) -> None:
+    """Say, once a variable, that the proxy it names is not spoken (SOCKS, or TLS to the
+    proxy) and which upstreams are reached directly instead: the SDKs would have gone
+    through it, or failed."""
+    passed_over: dict[tuple[str, str], list[str]] = {}
+    for upstream in upstreams:
+        if upstream.unspoken is not None:
+            named = (upstream.unspoken.variable, upstream.unspoken.scheme)
+            passed_over.setdefault(named, []).append(visible(upstream.url))
+    for (variable, scheme), urls in passed_over.items():
+        print(
+            f"memtape record: warning: ${variable} names a {visible(scheme)}:// proxy, which "
+            f"record does not speak: it reaches {' and '.join(urls)} directly",
+            file=sys.stderr,
+        )
 
 
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
