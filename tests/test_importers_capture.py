@@ -653,6 +653,20 @@ class TestLedger:
         }
         assert (2, 1) == (ledger.calls_in, ledger.calls_out)
 
+    @pytest.mark.parametrize("tool_calls", [5, True, 1.5, "call_1"])
+    def test_a_failed_reply_whose_tool_calls_are_no_list_is_left_out_holding_none(
+        self, tmp_path: Path, tool_calls: Any
+    ) -> None:
+        """A failed reply is no turn, so nothing read its body but the ledger's count,
+        which iterated its ``tool_calls`` as they came: a number was a traceback."""
+        broken = exchange(2, CHAT, chat(S, U1), chat_reply({"tool_calls": tool_calls}), status=500)
+        path = write_capture(tmp_path / "cap.jsonl", *_chat_session([S, U1], replies=[A2]), broken)
+        ledger = _read(path).ledger
+        assert ledger is not None
+        assert {"capture header": (1, 0, 0)} == {
+            kind.kind: (kind.entries, kind.calls, kind.results) for kind in ledger.left_out
+        }
+
 
 class TestLines:
     def test_a_half_written_last_line_is_skipped_with_a_warning(self, tmp_path: Path) -> None:
