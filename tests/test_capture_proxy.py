@@ -65,6 +65,17 @@ def _post(
     return response.status, response.read()
 
 
+def _one_chat(openai: str, anthropic: str) -> tuple[int, bytes, list[Exchange]]:
+    """One chat request through a proxy started for it (and stopped): the status and body
+    the agent got, and the exchanges the proxy recorded."""
+    running = Running(openai, anthropic)
+    try:
+        status, body = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+    finally:
+        running.thread.stop()
+    return status, body, running.exchanges
+
+
 class TestRelay:
     def test_two_requests_share_one_connection(self, proxy: Running, provider: Provider) -> None:
         connection = proxy.connection()
@@ -249,11 +260,9 @@ class TestTls:
             monkeypatch.setenv("HTTPS_PROXY", tunnels.url)
             monkeypatch.delenv("NO_PROXY", raising=False)
             monkeypatch.delenv("no_proxy", raising=False)
-            running = Running(provider.url + "/v1", provider.url)
             try:
-                status, body = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+                status, body, _ = _one_chat(provider.url + "/v1", provider.url)
             finally:
-                running.thread.stop()
                 provider.stop()
         port = provider.url.rsplit(":", 1)[1]
         assert (200, provider.sent, [(f"127.0.0.1:{port}", "Basic dXNlcjpwdw==")]) == (
@@ -268,16 +277,12 @@ class TestTls:
         monkeypatch.setenv("HTTPS_PROXY", provider.url)  # it answers CONNECT with a 501
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        running = Running("https://api.example/v1", "https://api.example")
-        try:
-            status, _ = _post(running.connection(), "/v1/chat/completions", CHAT, {})
-        finally:
-            running.thread.stop()
+        status, _, exchanges = _one_chat("https://api.example/v1", "https://api.example")
         proxy = provider.url.removeprefix("http://")
         assert (
             502,
             f"upstream unreachable: the proxy {proxy} answered 501 to CONNECT api.example:443",
-        ) == (status, running.exchanges[-1].error)
+        ) == (status, exchanges[-1].error)
 
     def test_a_host_no_proxy_names_is_reached_directly(
         self, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
@@ -287,11 +292,9 @@ class TestTls:
         with serving(Tunnels()) as tunnels:
             monkeypatch.setenv("HTTPS_PROXY", tunnels.url)
             monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-            running = Running(provider.url + "/v1", provider.url)
             try:
-                status, _ = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+                status, _, _ = _one_chat(provider.url + "/v1", provider.url)
             finally:
-                running.thread.stop()
                 provider.stop()
         assert (200, []) == (status, tunnels.asked)
 

@@ -28,6 +28,41 @@ MEMTAPE = [sys.executable, "-c", "import sys; from memtape.cli import main; sys.
 """The command line, in a process of its own."""
 
 
+def _free_port() -> str:
+    """A port nothing listens on now, for ``record --port``."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        return str(free.getsockname()[1])
+
+
+def _without_proxies() -> dict[str, str]:
+    """This process's environment without a ``*_proxy`` variable, in either case."""
+    return {key: value for key, value in os.environ.items() if not key.lower().endswith("_proxy")}
+
+
+def _recording_true(
+    out: Path, *options: str, environment: dict[str, str]
+) -> "subprocess.CompletedProcess[str]":
+    """``record OPTIONS --out OUT -- true`` in ``environment``, as it ended."""
+    command = [*MEMTAPE, "record", *options, "--out", str(out), "--", "true"]
+    return subprocess.run(
+        command, capture_output=True, text=True, check=False, timeout=60, env=environment
+    )
+
+
+def _exports(out: Path, environment: dict[str, str]) -> list[str]:
+    """The lines ``record --serve-only`` prints in ``environment``, stopped by Ctrl-C once
+    it has printed them."""
+    command = [*MEMTAPE, "record", "--serve-only", "--out", str(out)]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
+    )
+    assert process.stderr is not None
+    process.stderr.readline()  # "(Ctrl-C stops)", said once every export is printed
+    process.send_signal(signal.SIGINT)
+    return process.communicate(timeout=60)[0].splitlines()
+
+
 def _record(provider: Provider, out: Path, *command: str) -> list[str]:
     return [
         *MEMTAPE,
@@ -404,18 +439,13 @@ class TestCommand:
     ) -> None:
         """A shell that exported an earlier ``--serve-only``'s variables, then records on
         the same port: each request would go round to the proxy for ever."""
-        with socket.socket() as free:
-            free.bind(("127.0.0.1", 0))
-            port = str(free.getsockname()[1])
+        port = _free_port()
         ((name, url),) = given.items()
         url = url.format(port=port)
         out = tmp_path / "c.jsonl"
         options = [name, url] if name.startswith("--") else []
         environment = {**os.environ, name: url} if not options else dict(os.environ)
-        command = [*MEMTAPE, "record", "--port", port, *options, "--out", str(out), "--", "true"]
-        result = subprocess.run(
-            command, capture_output=True, text=True, check=False, timeout=60, env=environment
-        )
+        result = _recording_true(out, "--port", port, *options, environment=environment)
         assert (
             2,
             [
@@ -432,20 +462,10 @@ class TestCommand:
         """An https upstream's tunnel through the recorder's own address: each ``CONNECT``
         came back to the recorder, which tunnelled it again, until no file descriptor was
         left (123 capture lines from one request, and a traceback)."""
-        with socket.socket() as free:
-            free.bind(("127.0.0.1", 0))
-            port = str(free.getsockname()[1])
+        port = _free_port()
         out = tmp_path / "c.jsonl"
-        environment = {
-            key: value
-            for key, value in os.environ.items()
-            if key.lower() not in ("https_proxy", "all_proxy", "no_proxy")
-        }
-        environment[name] = f"http://me:secret@localhost:{port}"
-        command = [*MEMTAPE, "record", "--port", port, "--out", str(out), "--", "true"]
-        result = subprocess.run(
-            command, capture_output=True, text=True, check=False, timeout=60, env=environment
-        )
+        environment = {**_without_proxies(), name: f"http://me:secret@localhost:{port}"}
+        result = _recording_true(out, "--port", port, environment=environment)
         assert (
             2,
             [
@@ -460,17 +480,10 @@ class TestCommand:
     ) -> None:
         """A SOCKS ``ALL_PROXY``: the recorder reaches the providers directly, where the
         SDKs would have gone through the proxy (or failed); it says so, once."""
-        out = tmp_path / "c.jsonl"
-        environment = {
-            key: value for key, value in os.environ.items() if not key.lower().endswith("_proxy")
-        }
-        environment["ALL_PROXY"] = "socks5h://me:secret@127.0.0.1:1080"
+        environment = {**_without_proxies(), "ALL_PROXY": "socks5h://me:secret@127.0.0.1:1080"}
         for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
             environment.pop(name, None)
-        command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]
-        result = subprocess.run(
-            command, capture_output=True, text=True, check=False, timeout=60, env=environment
-        )
+        result = _recording_true(tmp_path / "c.jsonl", environment=environment)
         assert (
             0,
             "memtape record: warning: $ALL_PROXY names a socks5h:// proxy, which record does "
@@ -551,17 +564,10 @@ class TestServeOnly:
     def test_a_shell_with_an_http_proxy_is_told_to_spare_the_recorder_too(
         self, tmp_path: Path
     ) -> None:
-        command = [*MEMTAPE, "record", "--serve-only", "--out", str(tmp_path / "c.jsonl")]
         environment = {**os.environ, "https_proxy": "http://proxy.example:3128"}
         for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
             environment.pop(name, None)
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
-        )
-        assert process.stderr is not None
-        process.stderr.readline()  # "(Ctrl-C stops)", said once every export is printed
-        process.send_signal(signal.SIGINT)
-        exports = process.communicate(timeout=60)[0].splitlines()
+        exports = _exports(tmp_path / "c.jsonl", environment)
         assert [
             "OPENAI_BASE_URL",
             "ANTHROPIC_BASE_URL",
@@ -579,18 +585,9 @@ class TestServeOnly:
         """The SDKs read ``no_proxy`` before ``NO_PROXY`` (as ``urllib`` does): an export
         of ``NO_PROXY`` alone left the shell's ``no_proxy`` in force, and the agent's
         requests for 127.0.0.1 went to the HTTP proxy."""
-        command = [*MEMTAPE, "record", "--serve-only", "--out", str(tmp_path / "c.jsonl")]
-        environment = {
-            key: value for key, value in os.environ.items() if not key.lower().endswith("_proxy")
-        }
+        environment = _without_proxies()
         environment.update({"https_proxy": "http://proxy.example:3128", "no_proxy": "corp.example"})
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
-        )
-        assert process.stderr is not None
-        process.stderr.readline()  # "(Ctrl-C stops)", said once every export is printed
-        process.send_signal(signal.SIGINT)
-        exports = process.communicate(timeout=60)[0].splitlines()
+        exports = _exports(tmp_path / "c.jsonl", environment)
         for line in exports:
             name, value = shlex.split(line.removeprefix("export "))[0].split("=", 1)
             environment[name] = value
@@ -735,9 +732,13 @@ then its history replaced by a compaction item (4)."""
 @pytest.fixture(scope="module")
 def detected(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The capture of ``DETECTING_AGENT`` run under ``memtape record``."""
-    folder = tmp_path_factory.mktemp("detecting")
+    return _recorded_agent(provider, tmp_path_factory.mktemp("detecting"), DETECTING_AGENT)
+
+
+def _recorded_agent(provider: Provider, folder: Path, source: str) -> Path:
+    """The capture of the agent ``source`` run under ``memtape record`` in ``folder``."""
     agent = folder / "agent.py"
-    agent.write_text(DETECTING_AGENT)
+    agent.write_text(source)
     out = folder / "capture.jsonl"
     result = subprocess.run(
         _record(provider, out, sys.executable, str(agent)),
@@ -750,46 +751,34 @@ def detected(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Pa
     return out
 
 
+def _found(capture: Path) -> list[tuple[str, str | None]]:
+    """Each compaction the import finds in ``capture``: its exchange and its trigger."""
+    return [
+        ((compaction.label or "").split(",")[0], compaction.trigger)
+        for compaction in read_transcript(capture).compactions
+    ]
+
+
 class TestDetectedThroughTheProxy:
     def test_each_change_the_agent_made_is_found_at_the_request_it_made_it(
         self, detected: Path
     ) -> None:
-        transcript = read_transcript(detected)
-        found = [
-            ((compaction.label or "").split(",")[0], compaction.trigger)
-            for compaction in transcript.compactions
-        ]
         assert [
             ("exchange 5", "clearing"),
             ("exchange 6", "truncation"),
             ("exchange 7", "summary"),
             ("exchange 8", "compaction block"),
             ("exchange 11", "context management"),
-        ] == found
+        ] == _found(detected)
 
     def test_a_responses_agents_call_and_compaction_item_are_found(
         self, provider: Provider, tmp_path: Path
     ) -> None:
-        agent = tmp_path / "agent.py"
-        agent.write_text(RESPONSES_AGENT)
-        out = tmp_path / "capture.jsonl"
-        result = subprocess.run(
-            _record(provider, out, sys.executable, str(agent)),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert 0 == result.returncode, result.stderr
-        transcript = read_transcript(out)
-        ledger = transcript.ledger
+        out = _recorded_agent(provider, tmp_path, RESPONSES_AGENT)
+        ledger = read_transcript(out).ledger
         assert ledger is not None
-        found = [
-            ((compaction.label or "").split(",")[0], compaction.trigger)
-            for compaction in transcript.compactions
-        ]
         assert ([("exchange 4", "compaction item")], (1, 1, 1, 1)) == (
-            found,
+            _found(out),
             (ledger.calls_in, ledger.calls_out, ledger.results_in, ledger.results_out),
         )
 

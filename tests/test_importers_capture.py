@@ -76,6 +76,13 @@ def _only(transcript: Transcript) -> Compaction:
     return transcript.compactions[0]
 
 
+def _calls_and_results(folder: Path, lines: list[Any]) -> tuple[int, int, int, int]:
+    """The ledger of a capture of ``lines``: calls in and out, results in and out."""
+    ledger = _read(write_capture(folder / "cap.jsonl", *lines)).ledger
+    assert ledger is not None
+    return (ledger.calls_in, ledger.calls_out, ledger.results_in, ledger.results_out)
+
+
 class TestFormat:
     def test_the_header_line_tells_the_format(self, tmp_path: Path) -> None:
         path = write_capture(tmp_path / "cap.jsonl", *_extending())
@@ -592,14 +599,7 @@ class TestLedger:
             [S, U2, again, answer],
             replies=[A1, A2, again, A4],
         )
-        ledger = _read(write_capture(tmp_path / "cap.jsonl", *lines)).ledger
-        assert ledger is not None
-        assert (2, 2, 2, 2) == (
-            ledger.calls_in,
-            ledger.calls_out,
-            ledger.results_in,
-            ledger.results_out,
-        )
+        assert (2, 2, 2, 2) == _calls_and_results(tmp_path, lines)
 
     def test_a_call_and_result_sent_again_after_they_left_are_turns_again_counted_again(
         self, tmp_path: Path
@@ -613,14 +613,7 @@ class TestLedger:
             [S, U2, A3, A1, T1, U3],
             replies=[A1, A3, A3, A4],
         )
-        ledger = _read(write_capture(tmp_path / "cap.jsonl", *lines)).ledger
-        assert ledger is not None
-        assert (2, 2, 2, 2) == (
-            ledger.calls_in,
-            ledger.calls_out,
-            ledger.results_in,
-            ledger.results_out,
-        )
+        assert (2, 2, 2, 2) == _calls_and_results(tmp_path, lines)
 
     def test_the_calls_of_a_reply_cut_short_are_left_out_with_it(self, tmp_path: Path) -> None:
         """A stream dropped once the model had begun a call: the retry's reply is the turn,
