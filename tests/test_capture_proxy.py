@@ -278,11 +278,27 @@ class TestTls:
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
         status, _, exchanges = _one_chat("https://api.example/v1", "https://api.example")
-        proxy = provider.url.removeprefix("http://")
         assert (
             502,
-            f"upstream unreachable: the proxy {proxy} answered 501 to CONNECT api.example:443",
+            "upstream unreachable: the proxy $HTTPS_PROXY answered 501 to CONNECT api.example:443",
         ) == (status, exchanges[-1].error)
+
+    def test_a_proxy_not_there_is_an_unreachable_upstream_its_address_unwritten(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The error goes into the capture, which is shared: it names the variable, not
+        the company's proxy host (nor the address a refused connection names)."""
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            port = free.getsockname()[1]
+        monkeypatch.setenv("https_proxy", f"http://127.0.0.1:{port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        status, _, exchanges = _one_chat("https://api.example/v1", "https://api.example")
+        assert (502, "upstream unreachable: the proxy $https_proxy: Connection refused") == (
+            status,
+            exchanges[-1].error,
+        )
 
     def test_a_host_no_proxy_names_is_reached_directly(
         self, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch

@@ -104,8 +104,13 @@ class Upstream:
         return Connection(reader, writer)
 
     async def _tunnel(self, proxy: "Proxy") -> Connection:
-        """A connection through ``proxy``'s ``CONNECT`` tunnel, TLS to the upstream in it."""
-        reader, writer = await asyncio.open_connection(proxy.host, proxy.port, limit=HEAD_LIMIT)
+        """A connection through ``proxy``'s ``CONNECT`` tunnel, TLS to the upstream in it.
+        A failure names the proxy by its variable: the error goes into the capture, which
+        is shared, and the proxy's host is the user's network's, not the provider's."""
+        try:
+            reader, writer = await asyncio.open_connection(proxy.host, proxy.port, limit=HEAD_LIMIT)
+        except OSError as error:
+            raise OSError(f"the proxy ${proxy.variable}: {_failure(error)}") from None
         target = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
         headers = [("Host", target), *proxy.headers]
         writer.write(head_bytes(f"CONNECT {target} HTTP/1.1", headers))
@@ -115,7 +120,7 @@ class Upstream:
         if status != 200:
             writer.close()
             said = f"answered {status}" if status is not None else "closed the connection"
-            raise OSError(f"the proxy {proxy.host}:{proxy.port} {said} to CONNECT {target}")
+            raise OSError(f"the proxy ${proxy.variable} {said} to CONNECT {target}")
         assert self._context is not None, "only an https upstream is tunnelled"
         await writer.start_tls(self._context, server_hostname=self.host)
         return Connection(reader, writer)
@@ -130,6 +135,15 @@ class Upstream:
         for connection in self._idle:
             connection.writer.close()
         self._idle.clear()
+
+
+def _failure(error: OSError) -> str:
+    """Why a connection failed, without the address the error names."""
+    if isinstance(error, socket.gaierror):
+        return f"its host is not found ({error.strerror})"
+    if error.errno:
+        return os.strerror(error.errno)
+    return "no connection"
 
 
 @attrs.frozen
