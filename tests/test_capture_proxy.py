@@ -233,6 +233,39 @@ class _Tunnel(socketserver.StreamRequestHandler):
             back.join()
 
 
+class Silent(socketserver.ThreadingTCPServer):
+    """A proxy on 127.0.0.1 that answers a ``CONNECT`` with ``answer`` and says nothing
+    more; ``closed`` is set once the recorder closes a connection."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, answer: bytes) -> None:
+        super().__init__(("127.0.0.1", 0), _Silence)
+        self.answer = answer
+        self.closed = threading.Event()
+
+    @property
+    def url(self) -> str:
+        """The proxy's URL, as ``HTTPS_PROXY`` names it."""
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Silence(socketserver.StreamRequestHandler):
+    server: Silent
+
+    def handle(self) -> None:
+        while self.rfile.readline().strip():
+            pass
+        self.wfile.write(self.server.answer)
+        self.wfile.flush()
+        self.connection.settimeout(60)
+        with contextlib.suppress(OSError):
+            while self.connection.recv(4096):
+                pass
+            self.server.closed.set()
+
+
 class TestTls:
     def test_an_https_upstream_is_reached_with_its_certificate_verified(
         self, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
@@ -299,6 +332,18 @@ class TestTls:
             status,
             exchanges[-1].error,
         )
+
+    def test_a_proxy_that_answers_no_http_is_closed(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A proxy that answers the ``CONNECT`` in another protocol: the recorder closes
+        its connection, where it had left it open for as long as the proxy kept it (one
+        more with each request)."""
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        with serving(Silent(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")) as silent:
+            monkeypatch.setenv("HTTPS_PROXY", silent.url)
+            status, _, _ = _one_chat("https://api.example/v1", "https://api.example")
+            closed = silent.closed.wait(30)
+        assert (502, True) == (status, closed)
 
     def test_a_host_no_proxy_names_is_reached_directly(
         self, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch

@@ -113,16 +113,21 @@ class Upstream:
             raise OSError(f"the proxy ${proxy.variable}: {_failure(error)}") from None
         target = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
         headers = [("Host", target), *proxy.headers]
-        writer.write(head_bytes(f"CONNECT {target} HTTP/1.1", headers))
-        await writer.drain()
-        head = await read_head(reader)
-        status = status_of(head) if head is not None else None
-        if status != 200:
+        try:
+            writer.write(head_bytes(f"CONNECT {target} HTTP/1.1", headers))
+            await writer.drain()
+            head = await read_head(reader)
+            status = status_of(head) if head is not None else None
+            if status != 200:
+                said = f"answered {status}" if status is not None else "closed the connection"
+                raise OSError(f"the proxy ${proxy.variable} {said} to CONNECT {target}")
+            assert self._context is not None, "only an https upstream is tunnelled"
+            await writer.start_tls(self._context, server_hostname=self.host)
+        except BaseException:
+            # Whatever ends the tunnel (an answer in no HTTP, the connect timeout's
+            # cancel): left open, the connection lasted as long as the proxy kept it.
             writer.close()
-            said = f"answered {status}" if status is not None else "closed the connection"
-            raise OSError(f"the proxy ${proxy.variable} {said} to CONNECT {target}")
-        assert self._context is not None, "only an https upstream is tunnelled"
-        await writer.start_tls(self._context, server_hostname=self.host)
+            raise
         return Connection(reader, writer)
 
     def release(self, connection: Connection) -> None:
