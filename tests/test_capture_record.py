@@ -392,6 +392,12 @@ class TestCommand:
             (["--port", "99999", "--", "true"], "--port 99999 is not a port"),
             (["--port", "-1", "--", "true"], "--port -1 is not a port"),
             (["--upstream-anthropic", "http://[::1", "--", "true"], "'http://[::1': not a URL"),
+            # No name the resolver takes: each request was an exchange with no status and
+            # no error, the agent's connection closed unanswered, a line of UnicodeError.
+            (
+                ["--upstream-openai", "https://api..example/v1", "--", "true"],
+                "'https://api..example/v1': its host is not a valid name",
+            ),
         ],
     )
     def test_bad_usage_is_one_line_and_writes_nothing(

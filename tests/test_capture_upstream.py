@@ -93,6 +93,7 @@ class TestEnvironmentProxy:
             ("https_proxy", "http://alice:s3cret@proxy.corp:notaport"),
             ("HTTPS_PROXY", "http://alice:s3cret@[proxy.corp"),
             ("ALL_PROXY", "http://alice:s3cret@proxy.corp:99999"),
+            ("HTTPS_PROXY", "http://alice:s3cret@proxy..corp:3128"),
         ],
     )
     def test_a_proxy_url_that_is_no_url_is_refused_naming_its_variable_not_its_password(

@@ -45,6 +45,8 @@ class Upstream:
             raise MemtapeError(f"upstream {url!r}: not a URL ({error})") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise MemtapeError(f"upstream {url!r}: not an http:// or https:// URL")
+        if not _resolvable(parts.hostname):
+            raise MemtapeError(f"upstream {url!r}: its host is not a valid name")
         self.url = url
         self.tls = parts.scheme == "https"
         self.host = parts.hostname
@@ -142,6 +144,17 @@ class Upstream:
         self._idle.clear()
 
 
+def _resolvable(host: str) -> bool:
+    """Whether ``host`` is a name the resolver takes (each label 1 to 63 characters, by
+    the ``idna`` codec ``getaddrinfo`` encodes it with): another is a ``UnicodeError`` at
+    each connection, which nothing that connects expects."""
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        return False
+    return True
+
+
 def _failure(error: OSError) -> str:
     """Why a connection failed, without the address the error names."""
     if isinstance(error, socket.gaierror):
@@ -196,7 +209,7 @@ def _environment_proxy(host: str) -> Proxy | None:
         port = parts.port or 80
     except ValueError:
         parts = None
-    if parts is None or not parts.hostname:
+    if parts is None or not parts.hostname or not _resolvable(parts.hostname):
         # Never the URL itself: a refusal is printed, and a CI job's log keeps it.
         raise MemtapeError(
             f"${_variable(scheme)} is not a proxy URL (an http:// URL with a host and a "
