@@ -389,6 +389,24 @@ class TestListening:
         )
         assert (403, before, []) == (status, len(provider.received), proxy.exchanges)
 
+    def test_a_connect_is_refused_unforwarded_and_unrecorded(
+        self, proxy: Running, provider: Provider
+    ) -> None:
+        """An agent whose ``HTTPS_PROXY`` names the recorder (a reverse proxy, not a
+        forward one): its ``CONNECT`` went to the provider as a request to the path
+        ``/v1api.openai.com:443`` and into the capture as an exchange."""
+        before = len(provider.received)
+        connection = proxy.connection()
+        connection.request("CONNECT", "api.openai.com:443")
+        response = connection.getresponse()
+        said = json.loads(response.read())["error"]["message"]
+        assert (405, before, [], True) == (
+            response.status,
+            len(provider.received),
+            proxy.exchanges,
+            said.startswith("memtape record is no forward proxy"),
+        )
+
 
 class TestTrouble:
     def test_a_malformed_request_line_is_a_400(self, proxy: Running, provider: Provider) -> None:
