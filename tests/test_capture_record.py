@@ -485,16 +485,17 @@ class TestCommand:
         self, tmp_path: Path
     ) -> None:
         """A SOCKS ``ALL_PROXY``: the recorder reaches the providers directly, where the
-        SDKs would have gone through the proxy (or failed); it says so, once."""
+        SDKs would have gone through the proxy (or failed); it says so, once, naming each
+        upstream without the password its URL holds."""
         environment = {**_without_proxies(), "ALL_PROXY": "socks5h://me:secret@127.0.0.1:1080"}
-        for name in ("OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
-            environment.pop(name, None)
+        environment["OPENAI_BASE_URL"] = "https://me:s3cret@gateway.example:8443/v1"
+        environment.pop("ANTHROPIC_BASE_URL", None)
         result = _recording_true(tmp_path / "c.jsonl", environment=environment)
         assert (
             0,
             "memtape record: warning: $ALL_PROXY names a socks5h:// proxy, which record does "
-            "not speak: it reaches https://api.openai.com/v1 and https://api.anthropic.com "
-            "directly",
+            "not speak: it reaches https://gateway.example:8443/v1 and "
+            "https://api.anthropic.com directly",
         ) == (result.returncode, result.stderr.splitlines()[0])
 
     def test_an_out_in_no_directory_is_refused(self, tmp_path: Path) -> None:

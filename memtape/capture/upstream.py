@@ -69,6 +69,12 @@ class Upstream:
         speak (SOCKS, TLS to the proxy): the upstream is reached directly, which the
         command says."""
 
+    @property
+    def shown(self) -> str:
+        """The URL as a line of memtape's shows it: without the user and password it may
+        hold (a line on stderr is kept by a terminal's scrollback and a CI job's log)."""
+        return f"{'https' if self.tls else 'http'}://{self.host_header}{self.base_path}"
+
     def reaches_loopback(self, port: int) -> bool:
         """Whether a connection to this upstream would reach 127.0.0.1:``port`` (where the
         proxy listens): its host is ``localhost``, 127.0.0.1 in any spelling

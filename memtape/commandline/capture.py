@@ -128,7 +128,7 @@ def _refuse_itself(port: int, upstreams: list[tuple[str, Upstream]]) -> None:
     for named, upstream in upstreams:
         if upstream.reaches_loopback(port):
             raise MemtapeError(
-                f"{named} ({visible(upstream.url)}) is this proxy's own address, "
+                f"{named} ({visible(upstream.shown)}) is this proxy's own address, "
                 f"127.0.0.1:{port}: each request would come back to it"
             )
         if upstream.proxy is not None and upstream.proxy.reaches_loopback(port):
@@ -147,7 +147,7 @@ def _say_unspoken(upstreams: list[Upstream]) -> None:
     for upstream in upstreams:
         if upstream.unspoken is not None:
             named = (upstream.unspoken.variable, upstream.unspoken.scheme)
-            passed_over.setdefault(named, []).append(visible(upstream.url))
+            passed_over.setdefault(named, []).append(visible(upstream.shown))
     for (variable, scheme), urls in passed_over.items():
         print(
             f"memtape record: warning: ${variable} names a {visible(scheme)}:// proxy, which "
