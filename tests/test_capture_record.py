@@ -498,6 +498,28 @@ class TestCommand:
             "https://api.anthropic.com directly",
         ) == (result.returncode, result.stderr.splitlines()[0])
 
+    @pytest.mark.parametrize(
+        ("no_capture", "command", "status"), [(True, "true", 2), (False, "nothing-such", 127)]
+    )
+    def test_a_refusal_with_a_proxy_passed_over_is_still_one_line(
+        self, tmp_path: Path, no_capture: bool, command: str, status: int
+    ) -> None:
+        """The warning is said once nothing is refused: it came before the refusal of an
+        ``--out`` that is no capture, or of a command not found, two lines."""
+        out = tmp_path / "c.jsonl"
+        if no_capture:
+            out.write_text('{"format": "memtape-run"}\n')
+        environment = {**_without_proxies(), "ALL_PROXY": "socks5://127.0.0.1:1080"}
+        result = subprocess.run(
+            [*MEMTAPE, "record", "--out", str(out), "--", command],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            env=environment,
+        )
+        assert (status, 1) == (result.returncode, len(result.stderr.splitlines()))
+
     def test_an_out_in_no_directory_is_refused(self, tmp_path: Path) -> None:
         out = tmp_path / "missing" / "c.jsonl"
         command = [*MEMTAPE, "record", "--out", str(out), "--", "true"]

@@ -44,7 +44,6 @@ def run(args: argparse.Namespace) -> int:
     )
     out = Path(args.out)
     check_writable(out)
-    _say_unspoken([openai, anthropic])
 
     capture: CaptureWriter | None = None
 
@@ -73,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     }
     try:
         if args.serve_only:
+            _say_unspoken([openai, anthropic])
             status = _serve(urls)
         else:
             child = _start(command, urls)
@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
                 capture.close()
                 _restore(out, size_before)
                 return child
+            _say_unspoken([openai, anthropic])  # once nothing is refused: a refusal is one line
             status = _wait(child)
     finally:
         proxy.stop()
