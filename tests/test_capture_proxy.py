@@ -65,6 +65,17 @@ def _post(
     return response.status, response.read()
 
 
+def _one_chat(openai: str, anthropic: str) -> tuple[int, bytes, list[Exchange]]:
+    """One chat request through a proxy started for it (and stopped): the status and body
+    the agent got, and the exchanges the proxy recorded."""
+    running = Running(openai, anthropic)
+    try:
+        status, body = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+    finally:
+        running.thread.stop()
+    return status, body, running.exchanges
+
+
 class TestRelay:
     def test_two_requests_share_one_connection(self, proxy: Running, provider: Provider) -> None:
         connection = proxy.connection()
@@ -222,6 +233,39 @@ class _Tunnel(socketserver.StreamRequestHandler):
             back.join()
 
 
+class Silent(socketserver.ThreadingTCPServer):
+    """A proxy on 127.0.0.1 that answers a ``CONNECT`` with ``answer`` and says nothing
+    more; ``closed`` is set once the recorder closes a connection."""
+
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, answer: bytes) -> None:
+        super().__init__(("127.0.0.1", 0), _Silence)
+        self.answer = answer
+        self.closed = threading.Event()
+
+    @property
+    def url(self) -> str:
+        """The proxy's URL, as ``HTTPS_PROXY`` names it."""
+        return f"http://127.0.0.1:{self.server_address[1]}"
+
+
+class _Silence(socketserver.StreamRequestHandler):
+    server: Silent
+
+    def handle(self) -> None:
+        while self.rfile.readline().strip():
+            pass
+        self.wfile.write(self.server.answer)
+        self.wfile.flush()
+        self.connection.settimeout(60)
+        with contextlib.suppress(OSError):
+            while self.connection.recv(4096):
+                pass
+            self.server.closed.set()
+
+
 class TestTls:
     def test_an_https_upstream_is_reached_with_its_certificate_verified(
         self, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
@@ -249,11 +293,9 @@ class TestTls:
             monkeypatch.setenv("HTTPS_PROXY", tunnels.url)
             monkeypatch.delenv("NO_PROXY", raising=False)
             monkeypatch.delenv("no_proxy", raising=False)
-            running = Running(provider.url + "/v1", provider.url)
             try:
-                status, body = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+                status, body, _ = _one_chat(provider.url + "/v1", provider.url)
             finally:
-                running.thread.stop()
                 provider.stop()
         port = provider.url.rsplit(":", 1)[1]
         assert (200, provider.sent, [(f"127.0.0.1:{port}", "Basic dXNlcjpwdw==")]) == (
@@ -268,16 +310,40 @@ class TestTls:
         monkeypatch.setenv("HTTPS_PROXY", provider.url)  # it answers CONNECT with a 501
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-        running = Running("https://api.example/v1", "https://api.example")
-        try:
-            status, _ = _post(running.connection(), "/v1/chat/completions", CHAT, {})
-        finally:
-            running.thread.stop()
-        proxy = provider.url.removeprefix("http://")
+        status, _, exchanges = _one_chat("https://api.example/v1", "https://api.example")
         assert (
             502,
-            f"upstream unreachable: the proxy {proxy} answered 501 to CONNECT api.example:443",
-        ) == (status, running.exchanges[-1].error)
+            "upstream unreachable: the proxy $HTTPS_PROXY answered 501 to CONNECT api.example:443",
+        ) == (status, exchanges[-1].error)
+
+    def test_a_proxy_not_there_is_an_unreachable_upstream_its_address_unwritten(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The error goes into the capture, which is shared: it names the variable, not
+        the company's proxy host (nor the address a refused connection names)."""
+        with socket.socket() as free:
+            free.bind(("127.0.0.1", 0))
+            port = free.getsockname()[1]
+        monkeypatch.setenv("https_proxy", f"http://127.0.0.1:{port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        status, _, exchanges = _one_chat("https://api.example/v1", "https://api.example")
+        assert (502, "upstream unreachable: the proxy $https_proxy: Connection refused") == (
+            status,
+            exchanges[-1].error,
+        )
+
+    def test_a_proxy_that_answers_no_http_is_closed(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A proxy that answers the ``CONNECT`` in another protocol: the recorder closes
+        its connection, where it had left it open for as long as the proxy kept it (one
+        more with each request)."""
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        with serving(Silent(b"SSH-2.0-OpenSSH_9.6\r\n\r\n")) as silent:
+            monkeypatch.setenv("HTTPS_PROXY", silent.url)
+            status, _, _ = _one_chat("https://api.example/v1", "https://api.example")
+            closed = silent.closed.wait(30)
+        assert (502, True) == (status, closed)
 
     def test_a_host_no_proxy_names_is_reached_directly(
         self, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
@@ -287,11 +353,9 @@ class TestTls:
         with serving(Tunnels()) as tunnels:
             monkeypatch.setenv("HTTPS_PROXY", tunnels.url)
             monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-            running = Running(provider.url + "/v1", provider.url)
             try:
-                status, _ = _post(running.connection(), "/v1/chat/completions", CHAT, {})
+                status, _, _ = _one_chat(provider.url + "/v1", provider.url)
             finally:
-                running.thread.stop()
                 provider.stop()
         assert (200, []) == (status, tunnels.asked)
 
@@ -324,6 +388,24 @@ class TestListening:
             {"Origin": "https://pages.example", "Content-Type": "text/plain"},
         )
         assert (403, before, []) == (status, len(provider.received), proxy.exchanges)
+
+    def test_a_connect_is_refused_unforwarded_and_unrecorded(
+        self, proxy: Running, provider: Provider
+    ) -> None:
+        """An agent whose ``HTTPS_PROXY`` names the recorder (a reverse proxy, not a
+        forward one): its ``CONNECT`` went to the provider as a request to the path
+        ``/v1api.openai.com:443`` and into the capture as an exchange."""
+        before = len(provider.received)
+        connection = proxy.connection()
+        connection.request("CONNECT", "api.openai.com:443")
+        response = connection.getresponse()
+        said = json.loads(response.read())["error"]["message"]
+        assert (405, before, [], True) == (
+            response.status,
+            len(provider.received),
+            proxy.exchanges,
+            said.startswith("memtape record is no forward proxy"),
+        )
 
 
 class TestTrouble:

@@ -4,6 +4,7 @@ agent got and the capture holds (memtape.commandline.capture, memtape.capture.pr
 
 import json
 import os
+import shlex
 import signal
 import socket
 import subprocess
@@ -25,6 +26,41 @@ pytest.importorskip("anthropic")
 
 MEMTAPE = [sys.executable, "-c", "import sys; from memtape.cli import main; sys.exit(main())"]
 """The command line, in a process of its own."""
+
+
+def _free_port() -> str:
+    """A port nothing listens on now, for ``record --port``."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        return str(free.getsockname()[1])
+
+
+def _without_proxies() -> dict[str, str]:
+    """This process's environment without a ``*_proxy`` variable, in either case."""
+    return {key: value for key, value in os.environ.items() if not key.lower().endswith("_proxy")}
+
+
+def _recording_true(
+    out: Path, *options: str, environment: dict[str, str]
+) -> "subprocess.CompletedProcess[str]":
+    """``record OPTIONS --out OUT -- true`` in ``environment``, as it ended."""
+    command = [*MEMTAPE, "record", *options, "--out", str(out), "--", "true"]
+    return subprocess.run(
+        command, capture_output=True, text=True, check=False, timeout=60, env=environment
+    )
+
+
+def _exports(out: Path, environment: dict[str, str]) -> list[str]:
+    """The lines ``record --serve-only`` prints in ``environment``, stopped by Ctrl-C once
+    it has printed them."""
+    command = [*MEMTAPE, "record", "--serve-only", "--out", str(out)]
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
+    )
+    assert process.stderr is not None
+    process.stderr.readline()  # "(Ctrl-C stops)", said once every export is printed
+    process.send_signal(signal.SIGINT)
+    return process.communicate(timeout=60)[0].splitlines()
 
 
 def _record(provider: Provider, out: Path, *command: str) -> list[str]:
@@ -356,6 +392,12 @@ class TestCommand:
             (["--port", "99999", "--", "true"], "--port 99999 is not a port"),
             (["--port", "-1", "--", "true"], "--port -1 is not a port"),
             (["--upstream-anthropic", "http://[::1", "--", "true"], "'http://[::1': not a URL"),
+            # No name the resolver takes: each request was an exchange with no status and
+            # no error, the agent's connection closed unanswered, a line of UnicodeError.
+            (
+                ["--upstream-openai", "https://api..example/v1", "--", "true"],
+                "'https://api..example/v1': its host is not a valid name",
+            ),
         ],
     )
     def test_bad_usage_is_one_line_and_writes_nothing(
@@ -403,18 +445,13 @@ class TestCommand:
     ) -> None:
         """A shell that exported an earlier ``--serve-only``'s variables, then records on
         the same port: each request would go round to the proxy for ever."""
-        with socket.socket() as free:
-            free.bind(("127.0.0.1", 0))
-            port = str(free.getsockname()[1])
+        port = _free_port()
         ((name, url),) = given.items()
         url = url.format(port=port)
         out = tmp_path / "c.jsonl"
         options = [name, url] if name.startswith("--") else []
         environment = {**os.environ, name: url} if not options else dict(os.environ)
-        command = [*MEMTAPE, "record", "--port", port, *options, "--out", str(out), "--", "true"]
-        result = subprocess.run(
-            command, capture_output=True, text=True, check=False, timeout=60, env=environment
-        )
+        result = _recording_true(out, "--port", port, *options, environment=environment)
         assert (
             2,
             [
@@ -423,6 +460,65 @@ class TestCommand:
             ],
             False,
         ) == (result.returncode, result.stderr.splitlines(), out.exists())
+
+    @pytest.mark.parametrize("name", ["HTTPS_PROXY", "all_proxy"])
+    def test_an_https_proxy_that_is_the_proxy_itself_is_refused(
+        self, tmp_path: Path, name: str
+    ) -> None:
+        """An https upstream's tunnel through the recorder's own address: each ``CONNECT``
+        came back to the recorder, which tunnelled it again, until no file descriptor was
+        left (123 capture lines from one request, and a traceback)."""
+        port = _free_port()
+        out = tmp_path / "c.jsonl"
+        environment = {**_without_proxies(), name: f"http://me:secret@localhost:{port}"}
+        result = _recording_true(out, "--port", port, environment=environment)
+        assert (
+            2,
+            [
+                f"memtape: error: the default upstream's proxy, ${name}, is this proxy's "
+                f"own address, 127.0.0.1:{port}: each request would come back to it"
+            ],
+            False,
+        ) == (result.returncode, result.stderr.splitlines(), out.exists())
+
+    def test_a_proxy_record_does_not_speak_is_said_not_passed_over_silently(
+        self, tmp_path: Path
+    ) -> None:
+        """A SOCKS ``ALL_PROXY``: the recorder reaches the providers directly, where the
+        SDKs would have gone through the proxy (or failed); it says so, once, naming each
+        upstream without the password its URL holds."""
+        environment = {**_without_proxies(), "ALL_PROXY": "socks5h://me:secret@127.0.0.1:1080"}
+        environment["OPENAI_BASE_URL"] = "https://me:s3cret@gateway.example:8443/v1"
+        environment.pop("ANTHROPIC_BASE_URL", None)
+        result = _recording_true(tmp_path / "c.jsonl", environment=environment)
+        assert (
+            0,
+            "memtape record: warning: $ALL_PROXY names a socks5h:// proxy, which record does "
+            "not speak: it reaches https://gateway.example:8443/v1 and "
+            "https://api.anthropic.com directly",
+        ) == (result.returncode, result.stderr.splitlines()[0])
+
+    @pytest.mark.parametrize(
+        ("no_capture", "command", "status"), [(True, "true", 2), (False, "nothing-such", 127)]
+    )
+    def test_a_refusal_with_a_proxy_passed_over_is_still_one_line(
+        self, tmp_path: Path, no_capture: bool, command: str, status: int
+    ) -> None:
+        """The warning is said once nothing is refused: it came before the refusal of an
+        ``--out`` that is no capture, or of a command not found, two lines."""
+        out = tmp_path / "c.jsonl"
+        if no_capture:
+            out.write_text('{"format": "memtape-run"}\n')
+        environment = {**_without_proxies(), "ALL_PROXY": "socks5://127.0.0.1:1080"}
+        result = subprocess.run(
+            [*MEMTAPE, "record", "--out", str(out), "--", command],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            env=environment,
+        )
+        assert (status, 1) == (result.returncode, len(result.stderr.splitlines()))
 
     def test_an_out_in_no_directory_is_refused(self, tmp_path: Path) -> None:
         out = tmp_path / "missing" / "c.jsonl"
@@ -497,22 +593,37 @@ class TestServeOnly:
     def test_a_shell_with_an_http_proxy_is_told_to_spare_the_recorder_too(
         self, tmp_path: Path
     ) -> None:
-        command = [*MEMTAPE, "record", "--serve-only", "--out", str(tmp_path / "c.jsonl")]
         environment = {**os.environ, "https_proxy": "http://proxy.example:3128"}
         for name in ("NO_PROXY", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
             environment.pop(name, None)
-        process = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment
-        )
-        assert process.stderr is not None
-        process.stderr.readline()  # "(Ctrl-C stops)", said once every export is printed
-        process.send_signal(signal.SIGINT)
-        exports = process.communicate(timeout=60)[0].splitlines()
-        assert ["OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "NO_PROXY=127.0.0.1,localhost"] == [
+        exports = _exports(tmp_path / "c.jsonl", environment)
+        assert [
+            "OPENAI_BASE_URL",
+            "ANTHROPIC_BASE_URL",
+            "NO_PROXY=127.0.0.1,localhost",
+            "no_proxy=127.0.0.1,localhost",
+        ] == [
             exports[0].split("=")[0].removeprefix("export "),
             exports[1].split("=")[0].removeprefix("export "),
             *[line.removeprefix("export ") for line in exports[2:]],
         ]
+
+    def test_a_shell_whose_lower_case_no_proxy_is_set_is_told_to_spare_the_recorder(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The SDKs read ``no_proxy`` before ``NO_PROXY`` (as ``urllib`` does): an export
+        of ``NO_PROXY`` alone left the shell's ``no_proxy`` in force, and the agent's
+        requests for 127.0.0.1 went to the HTTP proxy."""
+        environment = _without_proxies()
+        environment.update({"https_proxy": "http://proxy.example:3128", "no_proxy": "corp.example"})
+        exports = _exports(tmp_path / "c.jsonl", environment)
+        for line in exports:
+            name, value = shlex.split(line.removeprefix("export "))[0].split("=", 1)
+            environment[name] = value
+        monkeypatch.setattr(os, "environ", environment)
+        # The hosts the SDKs (by urllib's reading of the variables) reach directly.
+        spared = urllib.request.getproxies_environment().get("no", "")
+        assert ["corp.example", "127.0.0.1", "localhost"] == spared.split(",")
 
 
 class TestKilled:
@@ -650,9 +761,13 @@ then its history replaced by a compaction item (4)."""
 @pytest.fixture(scope="module")
 def detected(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The capture of ``DETECTING_AGENT`` run under ``memtape record``."""
-    folder = tmp_path_factory.mktemp("detecting")
+    return _recorded_agent(provider, tmp_path_factory.mktemp("detecting"), DETECTING_AGENT)
+
+
+def _recorded_agent(provider: Provider, folder: Path, source: str) -> Path:
+    """The capture of the agent ``source`` run under ``memtape record`` in ``folder``."""
     agent = folder / "agent.py"
-    agent.write_text(DETECTING_AGENT)
+    agent.write_text(source)
     out = folder / "capture.jsonl"
     result = subprocess.run(
         _record(provider, out, sys.executable, str(agent)),
@@ -665,46 +780,34 @@ def detected(provider: Provider, tmp_path_factory: pytest.TempPathFactory) -> Pa
     return out
 
 
+def _found(capture: Path) -> list[tuple[str, str | None]]:
+    """Each compaction the import finds in ``capture``: its exchange and its trigger."""
+    return [
+        ((compaction.label or "").split(",")[0], compaction.trigger)
+        for compaction in read_transcript(capture).compactions
+    ]
+
+
 class TestDetectedThroughTheProxy:
     def test_each_change_the_agent_made_is_found_at_the_request_it_made_it(
         self, detected: Path
     ) -> None:
-        transcript = read_transcript(detected)
-        found = [
-            ((compaction.label or "").split(",")[0], compaction.trigger)
-            for compaction in transcript.compactions
-        ]
         assert [
             ("exchange 5", "clearing"),
             ("exchange 6", "truncation"),
             ("exchange 7", "summary"),
             ("exchange 8", "compaction block"),
             ("exchange 11", "context management"),
-        ] == found
+        ] == _found(detected)
 
     def test_a_responses_agents_call_and_compaction_item_are_found(
         self, provider: Provider, tmp_path: Path
     ) -> None:
-        agent = tmp_path / "agent.py"
-        agent.write_text(RESPONSES_AGENT)
-        out = tmp_path / "capture.jsonl"
-        result = subprocess.run(
-            _record(provider, out, sys.executable, str(agent)),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert 0 == result.returncode, result.stderr
-        transcript = read_transcript(out)
-        ledger = transcript.ledger
+        out = _recorded_agent(provider, tmp_path, RESPONSES_AGENT)
+        ledger = read_transcript(out).ledger
         assert ledger is not None
-        found = [
-            ((compaction.label or "").split(",")[0], compaction.trigger)
-            for compaction in transcript.compactions
-        ]
         assert ([("exchange 4", "compaction item")], (1, 1, 1, 1)) == (
-            found,
+            _found(out),
             (ledger.calls_in, ledger.calls_out, ledger.results_in, ledger.results_out),
         )
 

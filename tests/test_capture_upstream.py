@@ -4,6 +4,7 @@ proxy's own."""
 import pytest
 
 from memtape.capture.upstream import Upstream
+from memtape.core.errors import MemtapeError
 
 
 class TestReaches:
@@ -79,4 +80,30 @@ class TestEnvironmentProxy:
 
     def test_a_socks_proxy_is_not_spoken(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:1080")
-        assert None is Upstream("https://api.example").proxy
+        upstream = Upstream("https://api.example")
+        assert (None, "socks5", "ALL_PROXY") == (
+            upstream.proxy,
+            upstream.unspoken.scheme if upstream.unspoken else None,
+            upstream.unspoken.variable if upstream.unspoken else None,
+        )
+
+    @pytest.mark.parametrize(
+        ("name", "url"),
+        [
+            ("https_proxy", "http://alice:s3cret@proxy.corp:notaport"),
+            ("HTTPS_PROXY", "http://alice:s3cret@[proxy.corp"),
+            ("ALL_PROXY", "http://alice:s3cret@proxy.corp:99999"),
+            ("HTTPS_PROXY", "http://alice:s3cret@proxy..corp:3128"),
+        ],
+    )
+    def test_a_proxy_url_that_is_no_url_is_refused_naming_its_variable_not_its_password(
+        self, monkeypatch: pytest.MonkeyPatch, name: str, url: str
+    ) -> None:
+        """The refusal is printed (a CI job's log keeps it): the URL's password stays out."""
+        monkeypatch.setenv(name, url)
+        with pytest.raises(MemtapeError) as refused:
+            Upstream("https://api.example")
+        assert (
+            f"${name} is not a proxy URL (an http:// URL with a host and a port; "
+            "its value is not shown, as it may hold a password)"
+        ) == str(refused.value)

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from memtape.capture import wrap
@@ -128,6 +129,26 @@ class TestSync:
             again is client,
             [line.get("exchange") for line in _lines(out)],
         )
+
+    def test_clients_of_both_providers_sharing_one_http_client_record_each_endpoint(
+        self, provider: Provider, tmp_path: Path
+    ) -> None:
+        """The second wrap finds the HTTP client wrapped already and leaves it so: the
+        tee, made for the first client's provider, filed the other's requests under it
+        (an Anthropic message as an OpenAI endpoint: ``other``, which no import reads)."""
+        out, shared = tmp_path / "c.jsonl", httpx2.Client()
+        chats = wrap(
+            openai.OpenAI(api_key="k", base_url=provider.url + "/v1", http_client=shared),
+            out=out,
+        )
+        messages = wrap(
+            anthropic.Anthropic(api_key="k", base_url=provider.url, http_client=shared), out=out
+        )
+        chats.chat.completions.create(model="m", messages=CHAT)
+        messages.messages.create(model="c", max_tokens=10, messages=CHAT)
+        assert ["openai.chat", "anthropic.messages"] == [
+            line["endpoint"] for line in _lines(out)[1:]
+        ]
 
     def test_a_client_wrapped_to_another_file_is_refused(
         self, provider: Provider, tmp_path: Path

@@ -163,3 +163,17 @@ class TestPriceFile:
             "google, got 'azure'\n"
         )
         assert (2, expected, False) == (status, capsys.readouterr().err, out.exists())
+
+    def test_why_of_a_fact_refuses_a_price_file_that_is_not_there(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A fact's life bills nothing, but the option was read only for a turn: a fact's
+        was printed with exit 0, the missing file unsaid."""
+        missing = tmp_path / "nope.toml"
+        status = main(["why", "dana-facts", "name", "--prices", str(missing)])
+        said = capsys.readouterr()
+        assert (2, f"memtape: error: {missing}: no such price file\n", "") == (
+            status,
+            said.err,
+            said.out,
+        )

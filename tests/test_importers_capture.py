@@ -76,6 +76,13 @@ def _only(transcript: Transcript) -> Compaction:
     return transcript.compactions[0]
 
 
+def _calls_and_results(folder: Path, lines: list[Any]) -> tuple[int, int, int, int]:
+    """The ledger of a capture of ``lines``: calls in and out, results in and out."""
+    ledger = _read(write_capture(folder / "cap.jsonl", *lines)).ledger
+    assert ledger is not None
+    return (ledger.calls_in, ledger.calls_out, ledger.results_in, ledger.results_out)
+
+
 class TestFormat:
     def test_the_header_line_tells_the_format(self, tmp_path: Path) -> None:
         path = write_capture(tmp_path / "cap.jsonl", *_extending())
@@ -592,14 +599,7 @@ class TestLedger:
             [S, U2, again, answer],
             replies=[A1, A2, again, A4],
         )
-        ledger = _read(write_capture(tmp_path / "cap.jsonl", *lines)).ledger
-        assert ledger is not None
-        assert (2, 2, 2, 2) == (
-            ledger.calls_in,
-            ledger.calls_out,
-            ledger.results_in,
-            ledger.results_out,
-        )
+        assert (2, 2, 2, 2) == _calls_and_results(tmp_path, lines)
 
     def test_a_call_and_result_sent_again_after_they_left_are_turns_again_counted_again(
         self, tmp_path: Path
@@ -613,14 +613,7 @@ class TestLedger:
             [S, U2, A3, A1, T1, U3],
             replies=[A1, A3, A3, A4],
         )
-        ledger = _read(write_capture(tmp_path / "cap.jsonl", *lines)).ledger
-        assert ledger is not None
-        assert (2, 2, 2, 2) == (
-            ledger.calls_in,
-            ledger.calls_out,
-            ledger.results_in,
-            ledger.results_out,
-        )
+        assert (2, 2, 2, 2) == _calls_and_results(tmp_path, lines)
 
     def test_the_calls_of_a_reply_cut_short_are_left_out_with_it(self, tmp_path: Path) -> None:
         """A stream dropped once the model had begun a call: the retry's reply is the turn,
@@ -652,6 +645,20 @@ class TestLedger:
             kind.kind: kind.entries for kind in ledger.left_out
         }
         assert (2, 1) == (ledger.calls_in, ledger.calls_out)
+
+    @pytest.mark.parametrize("tool_calls", [5, True, 1.5, "call_1"])
+    def test_a_failed_reply_whose_tool_calls_are_no_list_is_left_out_holding_none(
+        self, tmp_path: Path, tool_calls: Any
+    ) -> None:
+        """A failed reply is no turn, so nothing read its body but the ledger's count,
+        which iterated its ``tool_calls`` as they came: a number was a traceback."""
+        broken = exchange(2, CHAT, chat(S, U1), chat_reply({"tool_calls": tool_calls}), status=500)
+        path = write_capture(tmp_path / "cap.jsonl", *_chat_session([S, U1], replies=[A2]), broken)
+        ledger = _read(path).ledger
+        assert ledger is not None
+        assert {"capture header": (1, 0, 0)} == {
+            kind.kind: (kind.entries, kind.calls, kind.results) for kind in ledger.left_out
+        }
 
 
 class TestLines:

@@ -43,6 +43,12 @@ _NOT_RELAYED = HOP_BY_HOP | {"content-length"}
 
 _REFUSED = [("Content-Length", "0"), ("Connection", "close")]
 
+NO_TUNNEL = (
+    "memtape record is no forward proxy: point the agent's OPENAI_BASE_URL or "
+    "ANTHROPIC_BASE_URL at it, not its HTTPS_PROXY"
+)
+"""What a ``CONNECT`` is answered: an agent that takes the recorder for its HTTP proxy."""
+
 Recorder = Callable[[Exchange], None]
 """What the proxy hands each exchange that ended (the capture writer's ``record``)."""
 
@@ -114,6 +120,11 @@ class CaptureProxy:
             # or an SDK sends no Origin. Never forwarded, never in the capture.
             writer.write(head_bytes("HTTP/1.1 403 Forbidden", _REFUSED))
             await writer.drain()
+            return False
+        if method == "CONNECT":
+            # An agent whose HTTPS_PROXY names the recorder: never forwarded, never in
+            # the capture.
+            await _answer_error(agent=writer, status="405 Method Not Allowed", message=NO_TUNNEL)
             return False
         if "100-continue" in head.tokens("expect"):
             writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
@@ -245,10 +256,15 @@ async def _exchange_head(connection: Connection, request: bytes) -> Head:
 
 
 async def _answer_unreachable(agent: asyncio.StreamWriter, message: str) -> None:
+    await _answer_error(agent=agent, status="502 Bad Gateway", message=message)
+
+
+async def _answer_error(*, agent: asyncio.StreamWriter, status: str, message: str) -> None:
+    """Answer the agent ``status`` with ``message`` in a provider's JSON error, and close."""
     body = orjson.dumps({"error": {"type": "memtape_record", "message": message}})
     headers = [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
     headers.append(("Connection", "close"))
-    agent.write(head_bytes("HTTP/1.1 502 Bad Gateway", headers) + body)
+    agent.write(head_bytes(f"HTTP/1.1 {status}", headers) + body)
     with contextlib.suppress(ConnectionError):
         await agent.drain()
 

@@ -11,6 +11,7 @@ SDKs reach it: a ``CONNECT`` tunnel, TLS to the provider inside it. A plain
 import asyncio
 import base64
 import ipaddress
+import os
 import socket
 import ssl
 import urllib.request
@@ -44,6 +45,8 @@ class Upstream:
             raise MemtapeError(f"upstream {url!r}: not a URL ({error})") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise MemtapeError(f"upstream {url!r}: not an http:// or https:// URL")
+        if not _resolvable(parts.hostname):
+            raise MemtapeError(f"upstream {url!r}: its host is not a valid name")
         self.url = url
         self.tls = parts.scheme == "https"
         self.host = parts.hostname
@@ -57,23 +60,27 @@ class Upstream:
         self.host_header = name if default else f"{name}:{self.port}"
         self._idle: list[Connection] = []
         self._context = ssl.create_default_context() if self.tls else None
-        self.proxy = _environment_proxy(self.host) if self.tls else None
+        named = _environment_proxy(self.host) if self.tls else None
+        spoken = named is not None and named.scheme == "http"
+        self.proxy = named if spoken else None
         """The HTTP proxy that carries the tunnel to this upstream, or None (directly)."""
+        self.unspoken = None if spoken else named
+        """The proxy the environment names for this upstream in a scheme record does not
+        speak (SOCKS, TLS to the proxy): the upstream is reached directly, which the
+        command says."""
+
+    @property
+    def shown(self) -> str:
+        """The URL as a line of memtape's shows it: without the user and password it may
+        hold (a line on stderr is kept by a terminal's scrollback and a CI job's log)."""
+        return f"{'https' if self.tls else 'http'}://{self.host_header}{self.base_path}"
 
     def reaches_loopback(self, port: int) -> bool:
         """Whether a connection to this upstream would reach 127.0.0.1:``port`` (where the
         proxy listens): its host is ``localhost``, 127.0.0.1 in any spelling
         ``inet_aton`` takes (``127.1``), or 0.0.0.0, which a connection takes for this
         machine; and its port is ``port``."""
-        if self.port != port or self.tls:
-            return False
-        if self.host.lower().rstrip(".") == "localhost":
-            return True
-        try:
-            address = ipaddress.IPv4Address(socket.inet_aton(self.host))
-        except OSError:
-            return False
-        return address in (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv4Address("0.0.0.0"))
+        return self.port == port and not self.tls and _this_machine(self.host)
 
     def target(self, path: str, *, strip: str = "") -> str:
         """The request target upstream of an agent's ``path``: the base path, then the
@@ -105,20 +112,30 @@ class Upstream:
         return Connection(reader, writer)
 
     async def _tunnel(self, proxy: "Proxy") -> Connection:
-        """A connection through ``proxy``'s ``CONNECT`` tunnel, TLS to the upstream in it."""
-        reader, writer = await asyncio.open_connection(proxy.host, proxy.port, limit=HEAD_LIMIT)
+        """A connection through ``proxy``'s ``CONNECT`` tunnel, TLS to the upstream in it.
+        A failure names the proxy by its variable: the error goes into the capture, which
+        is shared, and the proxy's host is the user's network's, not the provider's."""
+        try:
+            reader, writer = await asyncio.open_connection(proxy.host, proxy.port, limit=HEAD_LIMIT)
+        except OSError as error:
+            raise OSError(f"the proxy ${proxy.variable}: {_failure(error)}") from None
         target = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
         headers = [("Host", target), *proxy.headers]
-        writer.write(head_bytes(f"CONNECT {target} HTTP/1.1", headers))
-        await writer.drain()
-        head = await read_head(reader)
-        status = status_of(head) if head is not None else None
-        if status != 200:
+        try:
+            writer.write(head_bytes(f"CONNECT {target} HTTP/1.1", headers))
+            await writer.drain()
+            head = await read_head(reader)
+            status = status_of(head) if head is not None else None
+            if status != 200:
+                said = f"answered {status}" if status is not None else "closed the connection"
+                raise OSError(f"the proxy ${proxy.variable} {said} to CONNECT {target}")
+            assert self._context is not None, "only an https upstream is tunnelled"
+            await writer.start_tls(self._context, server_hostname=self.host)
+        except BaseException:
+            # Whatever ends the tunnel (an answer in no HTTP, the connect timeout's
+            # cancel): left open, the connection lasted as long as the proxy kept it.
             writer.close()
-            said = f"answered {status}" if status is not None else "closed the connection"
-            raise OSError(f"the proxy {proxy.host}:{proxy.port} {said} to CONNECT {target}")
-        assert self._context is not None, "only an https upstream is tunnelled"
-        await writer.start_tls(self._context, server_hostname=self.host)
+            raise
         return Connection(reader, writer)
 
     def release(self, connection: Connection) -> None:
@@ -133,6 +150,26 @@ class Upstream:
         self._idle.clear()
 
 
+def _resolvable(host: str) -> bool:
+    """Whether ``host`` is a name the resolver takes (each label 1 to 63 characters, by
+    the ``idna`` codec ``getaddrinfo`` encodes it with): another is a ``UnicodeError`` at
+    each connection, which nothing that connects expects."""
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        return False
+    return True
+
+
+def _failure(error: OSError) -> str:
+    """Why a connection failed, without the address the error names."""
+    if isinstance(error, socket.gaierror):
+        return f"its host is not found ({error.strerror})"
+    if error.errno:
+        return os.strerror(error.errno)
+    return "no connection"
+
+
 @attrs.frozen
 class Proxy:
     """An HTTP proxy the environment names, and the headers a ``CONNECT`` to it carries
@@ -141,28 +178,63 @@ class Proxy:
     host: str
     port: int
     headers: tuple[tuple[str, str], ...]
+    variable: str
+    """The variable that named it (``HTTPS_PROXY``...), which a refusal names."""
+    scheme: str = "http"
+    """Its URL's scheme: ``http`` is the only one spoken."""
+
+    def reaches_loopback(self, port: int) -> bool:
+        """Whether a connection to this proxy would reach 127.0.0.1:``port``, as
+        ``Upstream.reaches_loopback`` says of an upstream."""
+        return self.port == port and _this_machine(self.host)
+
+
+def _this_machine(host: str) -> bool:
+    """Whether ``host`` is ``localhost``, 127.0.0.1 in any spelling ``inet_aton`` takes
+    (``127.1``), or 0.0.0.0, which a connection takes for this machine."""
+    if host.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        address = ipaddress.IPv4Address(socket.inet_aton(host))
+    except OSError:
+        return False
+    return address in (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv4Address("0.0.0.0"))
 
 
 def _environment_proxy(host: str) -> Proxy | None:
-    """The proxy ``HTTPS_PROXY`` (else ``ALL_PROXY``) names for ``host``, either case;
-    None when neither is set, ``NO_PROXY`` spares ``host``, or it is no ``http://`` URL
-    (a SOCKS or TLS proxy is not spoken: the upstream is then reached directly)."""
+    """The proxy ``HTTPS_PROXY`` (else ``ALL_PROXY``) names for ``host``, either case, in
+    whatever scheme (only ``http://`` is spoken); None when neither is set or ``NO_PROXY``
+    spares ``host``."""
     proxies = urllib.request.getproxies_environment()
-    url = proxies.get("https") or proxies.get("all")
+    scheme = "https" if proxies.get("https") else "all"
+    url = proxies.get(scheme)
     if not url or _spared(host, proxies.get("no", "")):
         return None
     try:
         parts = urlsplit(url if "://" in url else f"http://{url}")
         port = parts.port or 80
     except ValueError:
-        raise MemtapeError(f"the HTTPS proxy {url!r}: not a URL") from None
-    if parts.scheme != "http" or not parts.hostname:
-        return None
+        parts = None
+    if parts is None or not parts.hostname or not _resolvable(parts.hostname):
+        # Never the URL itself: a refusal is printed, and a CI job's log keeps it.
+        raise MemtapeError(
+            f"${_variable(scheme)} is not a proxy URL (an http:// URL with a host and a "
+            "port; its value is not shown, as it may hold a password)"
+        )
+    if parts.scheme != "http":
+        return Proxy(parts.hostname, port, (), _variable(scheme), parts.scheme)
     headers: tuple[tuple[str, str], ...] = ()
     if parts.username is not None:
         pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
         headers = (("Proxy-Authorization", "Basic " + base64.b64encode(pair.encode()).decode()),)
-    return Proxy(parts.hostname, port, headers)
+    return Proxy(parts.hostname, port, headers, _variable(scheme))
+
+
+def _variable(scheme: str) -> str:
+    """The variable the environment's proxy for ``scheme`` came from: its lower-case
+    name when that one is set (it wins, as ``urllib`` reads them), else the upper."""
+    lower = f"{scheme}_proxy"
+    return lower if os.environ.get(lower) else lower.upper()
 
 
 def _spared(host: str, no_proxy: str) -> bool:

@@ -52,18 +52,17 @@ def wrap(client: Client, *, out: str | Path) -> Client:
             f"wrap: this {type(client).__name__} already writes its exchanges to "
             f"{visible(str(http._transport.writer.path))}: wrap it once"
         )
-    anthropic = type(client).__module__.split(".")[0] == "anthropic"
     writer = _writer(Path(out))
     if isinstance(http, httpx2.Client):
-        http._transport = _Tee(http._transport, writer, anthropic=anthropic)
+        http._transport = _Tee(http._transport, writer)
         http._mounts = {
-            pattern: None if mounted is None else _Tee(mounted, writer, anthropic=anthropic)
+            pattern: None if mounted is None else _Tee(mounted, writer)
             for pattern, mounted in http._mounts.items()
         }
     else:
-        http._transport = _AsyncTee(http._transport, writer, anthropic=anthropic)
+        http._transport = _AsyncTee(http._transport, writer)
         http._mounts = {
-            pattern: None if mounted is None else _AsyncTee(mounted, writer, anthropic=anthropic)
+            pattern: None if mounted is None else _AsyncTee(mounted, writer)
             for pattern, mounted in http._mounts.items()
         }
     return client
@@ -94,10 +93,14 @@ def _unfailing(writer: CaptureWriter) -> Recorder:
     return record
 
 
-def _exchange(request: httpx2.Request, *, anthropic: bool) -> Exchange:
-    """The exchange a request starts; its ``Accept-Encoding`` set to identity."""
+def _exchange(request: httpx2.Request) -> Exchange:
+    """The exchange a request starts; its ``Accept-Encoding`` set to identity. It is
+    Anthropic's when it carries an ``anthropic-version`` header, as the proxy tells it
+    (every Anthropic SDK sends one, no OpenAI one does), whichever client was wrapped:
+    an OpenAI and an Anthropic client may share one HTTP client, and so one tee."""
     request.headers["Accept-Encoding"] = "identity"
     path = request.url.raw_path.decode("ascii", "replace")
+    anthropic = "anthropic-version" in request.headers
     return Exchange(
         method=request.method,
         path=path,
@@ -138,17 +141,14 @@ def _ended(exchange: Exchange, record: Recorder, error: str | None = None) -> No
 
 
 class _Tee(httpx2.BaseTransport):
-    def __init__(
-        self, inner: httpx2.BaseTransport, writer: CaptureWriter, *, anthropic: bool
-    ) -> None:
+    def __init__(self, inner: httpx2.BaseTransport, writer: CaptureWriter) -> None:
         self.inner = inner
         self.writer = writer
         self.record = _unfailing(writer)
-        self.anthropic = anthropic
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
         request.read()
-        exchange = _exchange(request, anthropic=self.anthropic)
+        exchange = _exchange(request)
         try:
             response = self.inner.handle_request(request)
         except Exception as error:
@@ -191,17 +191,14 @@ class _TeeStream(httpx2.SyncByteStream):
 
 
 class _AsyncTee(httpx2.AsyncBaseTransport):
-    def __init__(
-        self, inner: httpx2.AsyncBaseTransport, writer: CaptureWriter, *, anthropic: bool
-    ) -> None:
+    def __init__(self, inner: httpx2.AsyncBaseTransport, writer: CaptureWriter) -> None:
         self.inner = inner
         self.writer = writer
         self.record = _unfailing(writer)
-        self.anthropic = anthropic
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         await request.aread()
-        exchange = _exchange(request, anthropic=self.anthropic)
+        exchange = _exchange(request)
         try:
             response = await self.inner.handle_async_request(request)
         except Exception as error:

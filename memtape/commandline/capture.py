@@ -33,13 +33,7 @@ EXIT_NOT_EXECUTABLE = 126
 
 def run(args: argparse.Namespace) -> int:
     """Record an agent's exchanges (or serve until Ctrl-C); the agent's exit status."""
-    command = list(args.command)
-    if command[:1] == ["--"]:
-        command = command[1:]
-    if args.serve_only and command:
-        raise MemtapeError("record --serve-only runs no command: drop the command or the option")
-    if not args.serve_only and not command:
-        raise MemtapeError("record needs a command to run after --, or --serve-only")
+    command = _command(args)
     if not 0 <= args.port <= 65535:
         raise MemtapeError(f"--port {args.port} is not a port (0..65535)")
     openai, openai_from = _upstream(
@@ -78,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
     }
     try:
         if args.serve_only:
+            _say_unspoken([openai, anthropic])
             status = _serve(urls)
         else:
             child = _start(command, urls)
@@ -87,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
                 capture.close()
                 _restore(out, size_before)
                 return child
+            _say_unspoken([openai, anthropic])  # once nothing is refused: a refusal is one line
             status = _wait(child)
     finally:
         proxy.stop()
@@ -96,6 +92,18 @@ def run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return status
+
+
+def _command(args: argparse.Namespace) -> list[str]:
+    """The agent's command (after ``--``), which ``--serve-only`` goes without."""
+    command = list(args.command)
+    if command[:1] == ["--"]:
+        command = command[1:]
+    if args.serve_only and command:
+        raise MemtapeError("record --serve-only runs no command: drop the command or the option")
+    if not args.serve_only and not command:
+        raise MemtapeError("record needs a command to run after --, or --serve-only")
+    return command
 
 
 def _upstream(given: str | None, option: str, variable: str, default: str) -> tuple[Upstream, str]:
@@ -115,15 +123,38 @@ def _upstream(given: str | None, option: str, variable: str, default: str) -> tu
 
 
 def _refuse_itself(port: int, upstreams: list[tuple[str, Upstream]]) -> None:
-    """Refuse an upstream that is the proxy's own address (a shell that exported an
-    earlier ``--serve-only``'s variables, recording on its port again): each request
-    would be sent back to the proxy, again and again."""
+    """Refuse an upstream, or the HTTP proxy tunnelling to it, that is the proxy's own
+    address (a shell that exported an earlier ``--serve-only``'s variables, recording on
+    its port again): each request would be sent back to the proxy, again and again."""
     for named, upstream in upstreams:
         if upstream.reaches_loopback(port):
             raise MemtapeError(
-                f"{named} ({visible(upstream.url)}) is this proxy's own address, "
+                f"{named} ({visible(upstream.shown)}) is this proxy's own address, "
                 f"127.0.0.1:{port}: each request would come back to it"
             )
+        if upstream.proxy is not None and upstream.proxy.reaches_loopback(port):
+            # Its URL is not shown: it may hold the proxy's password.
+            raise MemtapeError(
+                f"{named}'s proxy, ${upstream.proxy.variable}, is this proxy's own address, "
+                f"127.0.0.1:{port}: each request would come back to it"
+            )
+
+
+def _say_unspoken(upstreams: list[Upstream]) -> None:
+    """Say, once a variable, that the proxy it names is not spoken (SOCKS, or TLS to the
+    proxy) and which upstreams are reached directly instead: the SDKs would have gone
+    through it, or failed."""
+    passed_over: dict[tuple[str, str], list[str]] = {}
+    for upstream in upstreams:
+        if upstream.unspoken is not None:
+            named = (upstream.unspoken.variable, upstream.unspoken.scheme)
+            passed_over.setdefault(named, []).append(visible(upstream.shown))
+    for (variable, scheme), urls in passed_over.items():
+        print(
+            f"memtape record: warning: ${variable} names a {visible(scheme)}:// proxy, which "
+            f"record does not speak: it reaches {' and '.join(urls)} directly",
+            file=sys.stderr,
+        )
 
 
 PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
@@ -133,8 +164,9 @@ PROXY_VARIABLES = ("http_proxy", "https_proxy", "all_proxy")
 def _serve(urls: dict[str, str]) -> int:
     exports = dict(urls)
     if any(os.environ.get(name) or os.environ.get(name.upper()) for name in PROXY_VARIABLES):
-        # The shell the exports go to sends requests through its proxy, 127.0.0.1's too.
-        exports["NO_PROXY"] = _sparing_loopback()["NO_PROXY"]
+        # The shell the exports go to sends requests through its proxy, 127.0.0.1's too;
+        # both cases, as the SDKs read no_proxy before NO_PROXY.
+        exports.update(_sparing_loopback())
     try:
         for name, value in exports.items():
             print(f"export {name}={shlex.quote(value)}", flush=True)

@@ -5,7 +5,7 @@ from typing import Any
 
 from memtape.commandline.opening import open_run
 from memtape.commandline.output import emit
-from memtape.commandline.priced import run_price
+from memtape.commandline.priced import price_table, run_price
 from memtape.core.errors import MemtapeError
 from memtape.projections.audit import TurnTarget, audit, life_data, parse_target, render_life
 from memtape.runs.files import LoadedRun
@@ -22,6 +22,8 @@ def run(args: argparse.Namespace) -> int:
         raise MemtapeError(f"{args.run}: {error}") from None
     data = life_data(life)
     turn = target.turn if isinstance(target, TurnTarget) else None
+    if turn is None and args.prices is not None:
+        price_table(args.prices)  # a fact's life bills nothing, but a bad file is refused
     billed = None if turn is None else _billed(loaded, turn, args.run, args.prices)
     if billed is not None:
         data["cost"] = billed[1]

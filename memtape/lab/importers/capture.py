@@ -79,10 +79,10 @@ HEADERS = "capture header"
 OTHER_ENDPOINT = "other endpoint"
 NO_BODY = "exchange without a request body"
 OTHER_THREAD = "other thread"
+"""The ledger's kinds of the lines left out."""
 FAILED_REPLY = "failed reply"
 """The kind of a reply that is no turn (an error's, or one its dropped connection cut
 short), left out with the calls and results it holds."""
-"""The ledger's kinds of the lines left out."""
 
 
 def is_capture(data: Any) -> bool:

@@ -68,7 +68,9 @@ def ids(endpoint: str, body: Mapping[str, Any] | None) -> tuple[list[str], list[
         for message in messages:
             if not isinstance(message, Mapping):
                 continue
-            for call in message.get("tool_calls") or ():
+            # A failed reply's body is read here alone (it makes no turn): anything goes.
+            made = message.get("tool_calls")
+            for call in made if isinstance(made, list) else ():
                 if isinstance(call, Mapping):
                     calls.append(str(call.get("id")))
             if message.get("role") == "tool":
