@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from memtape.capture import proxy as proxy_module
 from memtape.capture.exchanges import Exchange
 from memtape.capture.proxy import CaptureProxy, ProxyThread
 from memtape.capture.upstream import Upstream
@@ -409,6 +410,32 @@ class TestListening:
 
 
 class TestTrouble:
+    def test_a_fault_of_the_recorder_is_a_502_and_an_exchange_saying_so(
+        self,
+        provider: Provider,
+        monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str],
+    ) -> None:
+        """Whatever goes wrong inside the recorder, the capture holds the exchange with its
+        error (it held one with no status and no error) and the agent gets an answer."""
+
+        async def broken(*args: Any, **kwargs: Any) -> bool:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(proxy_module, "_relay", broken)
+        status, body, exchanges = _one_chat(provider.url + "/v1", provider.url)
+        assert (
+            502,
+            "the recorder failed: a bug",
+            "the recorder failed: a bug",
+            "memtape record: RuntimeError: a bug\n",
+        ) == (
+            status,
+            json.loads(body)["error"]["message"],
+            exchanges[-1].error,
+            capsys.readouterr().err,
+        )
+
     def test_a_malformed_request_line_is_a_400(self, proxy: Running, provider: Provider) -> None:
         before = len(provider.received)
         with socket.create_connection(("127.0.0.1", proxy.port), timeout=30) as agent:

@@ -147,6 +147,16 @@ class CaptureProxy:
         except asyncio.CancelledError:
             exchange.error = exchange.error or "the recorder stopped during the exchange"
             raise
+        except (HttpError, asyncio.IncompleteReadError, ConnectionError):
+            raise
+        except Exception as error:
+            # A fault of the recorder's own: the capture says so (never an exchange with no
+            # status and no error), and an agent that had no answer yet gets a 502.
+            exchange.error = exchange.error or f"the recorder failed: {_reason(error)}"
+            print(f"memtape record: {type(error).__name__}: {error}", file=sys.stderr)
+            if exchange.status is None:
+                await _answer_error(agent=writer, status="502 Bad Gateway", message=exchange.error)
+            return False
         finally:
             exchange.end = time.time()
             self.record(exchange)
