@@ -150,7 +150,8 @@ class TestRelay:
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1 and its key (openssl's command line)."""
+    """A self-signed certificate for 127.0.0.1 and ``PROVIDER_NAME``, and its key (openssl's
+    command line)."""
     if shutil.which("openssl") is None:
         pytest.skip("no openssl command to make a certificate")
     folder = tmp_path_factory.mktemp("tls")
@@ -172,12 +173,17 @@ def certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
             "-subj",
             "/CN=127.0.0.1",
             "-addext",
-            "subjectAltName=IP:127.0.0.1",
+            f"subjectAltName=IP:127.0.0.1,DNS:{PROVIDER_NAME}",
         ],
         check=True,
         capture_output=True,
     )
     return cert, key
+
+
+PROVIDER_NAME = "provider.test"
+"""A provider's host name that is not this machine's: the tunnelling proxy reaches it on
+127.0.0.1 (the recorder never resolves it: the proxy does)."""
 
 
 class Tunnels(socketserver.ThreadingTCPServer):
@@ -216,6 +222,7 @@ class _Tunnel(socketserver.StreamRequestHandler):
         )
         self.server.asked.append((target, authorization))
         host, port = target.rsplit(":", 1)
+        host = "127.0.0.1" if host == PROVIDER_NAME else host
         with socket.create_connection((host, int(port))) as upstream:
             self.wfile.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
             self.wfile.flush()
@@ -294,16 +301,33 @@ class TestTls:
             monkeypatch.setenv("HTTPS_PROXY", tunnels.url)
             monkeypatch.delenv("NO_PROXY", raising=False)
             monkeypatch.delenv("no_proxy", raising=False)
+            named = provider.url.replace("127.0.0.1", PROVIDER_NAME)
             try:
-                status, body, _ = _one_chat(provider.url + "/v1", provider.url)
+                status, body, _ = _one_chat(named + "/v1", named)
             finally:
                 provider.stop()
         port = provider.url.rsplit(":", 1)[1]
-        assert (200, provider.sent, [(f"127.0.0.1:{port}", "Basic dXNlcjpwdw==")]) == (
+        assert (200, provider.sent, [(f"{PROVIDER_NAME}:{port}", "Basic dXNlcjpwdw==")]) == (
             status,
             [body],
             tunnels.asked,
         )
+
+    def test_an_https_upstream_on_this_machine_is_reached_directly(
+        self, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A company's proxy cannot reach a gateway on the user's loopback, NO_PROXY or not."""
+        monkeypatch.setenv("SSL_CERT_FILE", str(certificate[0]))
+        provider = Provider().start(tls=certificate)
+        with serving(Tunnels()) as tunnels:
+            monkeypatch.setenv("HTTPS_PROXY", tunnels.url)
+            monkeypatch.delenv("NO_PROXY", raising=False)
+            monkeypatch.delenv("no_proxy", raising=False)
+            try:
+                status, body, _ = _one_chat(provider.url + "/v1", provider.url)
+            finally:
+                provider.stop()
+        assert (200, provider.sent, []) == (status, [body], tunnels.asked)
 
     def test_a_proxy_that_refuses_the_tunnel_is_an_unreachable_upstream(
         self, provider: Provider, monkeypatch: pytest.MonkeyPatch

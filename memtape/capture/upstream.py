@@ -201,14 +201,31 @@ def _this_machine(host: str) -> bool:
     return address in (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv4Address("0.0.0.0"))
 
 
+def _loopback(host: str) -> bool:
+    """Whether ``host`` is ``localhost`` or a loopback address (127.0.0.0/8, ``::1``), in any
+    spelling ``inet_aton`` takes."""
+    host = host.lower().rstrip(".").strip("[]")
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        pass
+    try:
+        return ipaddress.IPv4Address(socket.inet_aton(host)).is_loopback
+    except OSError:
+        return False
+
+
 def _environment_proxy(host: str) -> Proxy | None:
     """The proxy ``HTTPS_PROXY`` (else ``ALL_PROXY``) names for ``host``, either case, in
-    whatever scheme (only ``http://`` is spoken); None when neither is set or ``NO_PROXY``
-    spares ``host``."""
+    whatever scheme (only ``http://`` is spoken); None when neither is set, when ``host`` is
+    this machine (a company's proxy cannot reach a gateway on the user's loopback), or when
+    ``NO_PROXY`` spares ``host``."""
     proxies = urllib.request.getproxies_environment()
     scheme = "https" if proxies.get("https") else "all"
     url = proxies.get(scheme)
-    if not url or _spared(host, proxies.get("no", "")):
+    if not url or _loopback(host) or _spared(host, proxies.get("no", "")):
         return None
     try:
         parts = urlsplit(url if "://" in url else f"http://{url}")
