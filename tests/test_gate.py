@@ -179,6 +179,24 @@ class TestCost:
             f"gate: failed: 1 of 2 cells broke a rule (2 rules, against {base})",
         ] == lines
 
+    def test_a_cost_regression_names_the_models_when_the_baseline_was_priced_as_another(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """Cells match without their price: the line says why the bill moved."""
+        policies = ["--policy", "none", "--jobs", "1", "-q"]
+        base = tmp_path / "base.parquet"
+        assert 0 == main(["bench", "cache-breaker", *policies, "--results", str(base)])
+
+        status, lines = _bench(
+            capsys, "cache-breaker", *policies, "--set", "cost.model=claude-opus-4-5",
+            "--baseline", str(base), "--fail-if", "usd > baseline * 1.05",
+        )  # fmt: skip
+
+        assert (1, "; priced as claude-opus-4-5 here, as claude-sonnet-4-5 in the baseline") == (
+            status,
+            lines[0][lines[0].index(";") :],
+        )
+
 
 class TestMatching:
     def test_a_cell_the_baseline_lacks_is_said_and_does_not_fail(

@@ -27,6 +27,7 @@ from memtape.lab.replicates import folded_groups
 from memtape.lab.results_file import read_results
 from memtape.lab.results_table import SUFFIX, check_tables, metrics, parameters, read_table
 from memtape.lab.rules import Rule, parse_rule
+from memtape.projections.billing.tally import COST_METRICS
 
 Key = tuple[str, str, tuple[tuple[str, str], ...]]
 """What matches a cell to the baseline's: scenario, policy, and each parameter with a
@@ -44,6 +45,8 @@ class Measured:
     name: str
     """How the gate's lines name the cell: its scenario, policy and notable parameters, as
     the table shows them."""
+    priced_as: str | None = None
+    """The model its cost metrics were billed as (None: not priced, or not said)."""
 
     @property
     def key(self) -> Key:
@@ -59,7 +62,9 @@ def measured(result: Result) -> Measured:
     shown = " ".join(f"{name}={_param(value)}" for name, value in result.notable.items())
     named = (visible(result.policy), shown)
     name = f"{visible(result.scenario)}, {' '.join(filter(None, named))}"
-    return Measured(result.scenario, result.policy, result.params or {}, result.metrics, name)
+    return Measured(
+        result.scenario, result.policy, result.params or {}, result.metrics, name, result.priced_as
+    )
 
 
 def read_baseline(path: Path) -> list[Measured]:
@@ -167,7 +172,7 @@ class Gate:
                 if rule.relative and before is None:
                     continue
                 if rule.fails(value, before if rule.relative else None):
-                    lines.append(_regressed(cell, rule, value, before))
+                    lines.append(_regressed(cell, rule, value, before) + _priced(cell, base, rule))
                     broken = True
         return lines, broken
 
@@ -228,7 +233,7 @@ def _from_row(path: Path, number: int, row: Mapping[str, Any]) -> Measured:
         raise BadInput(f"{path}: row {number}: its scenario or policy is not text")
     label = row.get("label")
     name = f"{scenario}, {label if isinstance(label, str) else policy}"
-    return Measured(scenario, policy, parameters(row), metrics(row), name)
+    return Measured(scenario, policy, parameters(row), metrics(row), name, _model(row))
 
 
 def _from_json(path: Path) -> list[Measured]:
@@ -256,7 +261,8 @@ def _from_json(path: Path) -> list[Measured]:
             )
         scenario, policy = entry["scenario"], entry["policy"]
         name = f"{scenario}, {policy}"
-        cells.append(Measured(scenario, policy, entry["params"] or {}, entry["metrics"], name))
+        params, figures = entry["params"] or {}, entry["metrics"]
+        cells.append(Measured(scenario, policy, params, figures, name, _model(entry)))
     return cells
 
 
@@ -269,6 +275,25 @@ def _regressed(cell: Measured, rule: Rule, value: Any, before: Any) -> str:
         f"{_shown(before)}: breaks {rule.text!r} ({_shown(value)} {rule.comparison} "
         f"{rule.expression(before)})"
     )
+
+
+def _priced(cell: Measured, base: Measured | None, rule: Rule) -> str:
+    """What a cost rule's regression adds when the two sides were billed as different
+    models (cells are matched without it): the models, so the cause is not hunted for."""
+    if base is None or not rule.relative or rule.metric not in COST_METRICS:
+        return ""
+    if cell.priced_as == base.priced_as:
+        return ""
+    here, there = (
+        visible(m) if m is not None else "no model" for m in (cell.priced_as, base.priced_as)
+    )
+    return f"; priced as {here} here, as {there} in the baseline"
+
+
+def _model(found: Mapping[str, Any]) -> str | None:
+    """The model a baseline's cell was priced as, when it says one."""
+    model = found.get("priced_as")
+    return model if isinstance(model, str) else None
 
 
 def _one_null(cell: Measured, metric: str, value: Any, before: Any) -> str:
