@@ -175,11 +175,20 @@ class TestFitting:
 
         assert fitted.left_out
         assert [] == [name for name in fitted.left_out if dict(COLUMNS)[name] in header]
-        headings = ", ".join(dict(COLUMNS)[name] for name in fitted.left_out)
+        fit = ", ".join(dict(COLUMNS)[n] for n in fitted.left_out if n not in fitted.empty)
+        empty = ", ".join(dict(COLUMNS)[n] for n in fitted.left_out if n in fitted.empty)
+        said = [f"left out to fit {width} columns: {fit}"] if fit else []
+        said += [f"left out, no value in any row: {empty}"] if empty else []
+        assert f"columns {'; '.join(said)}; --columns to choose" == left_out_line(fitted)
+
+    def test_columns_with_no_value_are_said_apart_from_those_left_out_for_room(self) -> None:
+        """A compaction-only bench has no store figures: those columns go first, and the
+        line does not say they were left out for room."""
+        results = run_cells(plan(["refund-desk"], ["tiered", "none"]))
         assert (
-            f"columns left out to fit {width} columns: {headings}; --columns to choose"
-            == left_out_line(fitted)
-        )
+            "columns left out to fit 60 columns: µs/command, compactions, peak; left out, no value "
+            "in any row: hit@k, stale reads, evictions, regret; --columns to choose"
+        ) == left_out_line(comparison_table(results, width=60))
 
     def test_the_wider_terminal_leaves_out_fewer(self, bench_results: list[Result]) -> None:
         narrow = comparison_table(bench_results, width=80).left_out

@@ -135,6 +135,8 @@ class Fitted:
     left_out: tuple[str, ...]
     width: int | None
     shared: bool = False
+    empty: tuple[str, ...] = ()
+    """The left-out columns that had no value in any row (left out first)."""
 
 
 def column_names(chosen: str) -> tuple[str, ...]:
@@ -215,7 +217,8 @@ def comparison_table(
     for row in rows:
         text = [row[0], f"{row[1]} {row[2]}"] if shared else row[:3]
         table.add_row(*(Text(cell) for cell in text), *(row[i] for i in places))
-    return Fitted(table, tuple(left_out), width, shared)
+    empty = tuple(name for name in left_out if all(cell == "-" for cell in texts[name]))
+    return Fitted(table, tuple(left_out), width, shared, empty)
 
 
 def _left_out(
@@ -246,8 +249,11 @@ def left_out_line(fitted: Fitted) -> str | None:
     if not fitted.left_out:
         return None
     headings = dict(COLUMNS)
-    names = ", ".join(headings[name] for name in fitted.left_out)
-    return f"columns left out to fit {fitted.width} columns: {names}; --columns to choose"
+    fit = ", ".join(headings[name] for name in fitted.left_out if name not in fitted.empty)
+    empty = ", ".join(headings[name] for name in fitted.left_out if name in fitted.empty)
+    said = [f"left out to fit {fitted.width} columns: {fit}"] if fit else []
+    said += [f"left out, no value in any row: {empty}"] if empty else []
+    return f"columns {'; '.join(said)}; --columns to choose"
 
 
 def _row(result: Result, names: Sequence[str]) -> list[str]:
