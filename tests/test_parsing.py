@@ -96,6 +96,20 @@ class TestBuild:
     def test_no_command_is_filled_in_for_the_top_help(self) -> None:
         assert [] == [command.prog for command in subcommands(build(None)) if command._actions]
 
+    def test_record_takes_no_option_it_would_ignore(self) -> None:
+        """record decides nothing and asks no model: -v and --no-cache after it meant nothing."""
+        options = {
+            option
+            for command in subcommands(build("record"))
+            if command.prog == "memtape record"
+            for action in command._actions
+            for option in action.option_strings
+        }
+        assert (set(), {"--out", "--serve-only"}) == (
+            options & {"-v", "--verbose", "--no-cache"},
+            options & {"--out", "--serve-only"},
+        )
+
     def test_the_top_help_is_the_whole_parsers(self) -> None:
         assert build(EVERY).format_help() == build(None).format_help()
 

@@ -33,6 +33,10 @@ FAMILIES: tuple[Mapping[str, Command], ...] = (
 COLOURED = frozenset({"memtape demo", "memtape show", "memtape timeline"})
 """The commands whose output has colour: the only ones that take ``--color`` after them."""
 
+UNDECIDING = frozenset({"memtape record"})
+"""The commands that decide nothing and ask no model: ``-v`` and ``--no-cache`` would
+mean nothing after them, so they take neither (before the command, any command takes them)."""
+
 EVERY = "*"
 """``build``'s word for the whole parser: every command filled in."""
 
@@ -140,7 +144,8 @@ def build(command: str | None = EVERY, *, alone: bool = False) -> argparse.Argum
             filled: argparse.ArgumentParser = chosen.add_parser(name, help=listed.help)
             listed.fill(filled)
             for each in (filled, *subcommands(filled)):
-                _add_global_options(each, defaults=False, color=each.prog in COLOURED)
+                if each.prog not in UNDECIDING:
+                    _add_global_options(each, defaults=False, color=each.prog in COLOURED)
     return parser
 
 
