@@ -1,6 +1,9 @@
 """An upstream provider's address (memtape.capture.upstream): whether it is the recording
 proxy's own."""
 
+import socket
+from typing import Any
+
 import pytest
 
 from memtape.capture.upstream import Upstream
@@ -20,6 +23,26 @@ class TestReaches:
     )
     def test_a_loopback_address_on_the_proxys_port_is_the_proxy(self, url: str) -> None:
         assert Upstream(url).reaches_loopback(8787)
+
+    def test_a_name_that_resolves_to_this_machine_on_the_proxys_port_is_the_proxy(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        asked: list[str] = []
+
+        def resolve(host: str, *args: Any) -> list[tuple[Any, ...]]:
+            asked.append(host)
+            address = "127.0.0.1" if host == "gateway.internal" else "10.1.2.3"
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, 0))]
+
+        monkeypatch.setattr(socket, "getaddrinfo", resolve)
+        assert ((True, False, False), ["gateway.internal", "api.internal"]) == (
+            (
+                Upstream("http://gateway.internal:8787").reaches_loopback(8787),
+                Upstream("http://api.internal:8787").reaches_loopback(8787),
+                Upstream("http://gateway.internal:9999").reaches_loopback(8787),
+            ),
+            asked,
+        )
 
     @pytest.mark.parametrize(
         "url",

@@ -191,14 +191,22 @@ class Proxy:
 
 def _this_machine(host: str) -> bool:
     """Whether ``host`` is ``localhost``, 127.0.0.1 in any spelling ``inet_aton`` takes
-    (``127.1``), or 0.0.0.0, which a connection takes for this machine."""
+    (``127.1``), 0.0.0.0, which a connection takes for this machine, or a name that
+    resolves to one of them."""
     if host.lower().rstrip(".") == "localhost":
         return True
+    here = (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv4Address("0.0.0.0"))
     try:
-        address = ipaddress.IPv4Address(socket.inet_aton(host))
+        return ipaddress.IPv4Address(socket.inet_aton(host)) in here
     except OSError:
+        pass
+    # Any other name is resolved (a caller asks only when the port is the proxy's own):
+    # localhost.localdomain, or the machine's name, may name 127.0.0.1 too.
+    try:
+        found = socket.getaddrinfo(host, None, socket.AF_INET, socket.SOCK_STREAM)
+    except (OSError, UnicodeError):
         return False
-    return address in (ipaddress.IPv4Address("127.0.0.1"), ipaddress.IPv4Address("0.0.0.0"))
+    return any(ipaddress.IPv4Address(info[4][0]) in here for info in found)
 
 
 def _loopback(host: str) -> bool:
