@@ -157,7 +157,7 @@ class TestBench:
         naming the columns left out, the rule under the headings and the shared column's
         heading."""
         whole = {word.strip(",") for word in printed(*argv).split()}
-        note = re.compile(r"columns left out .*? to choose", re.S)
+        note = re.compile(r"columns left out .*?to\s+choose", re.S)
         fitted = note.sub("", printed(*argv, columns=width), count=1)
         words = [word.strip(",") for word in fitted.split() if not word.startswith("─")]
 
